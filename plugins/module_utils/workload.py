@@ -1,0 +1,190 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Everything one cluster needs for one burn-in, as the original WorkloadRun controller built it.
+
+``plan_workload`` renders the runtime and the platform overrides, keeps the overrides whose ``when`` matches the
+cluster, merges their runtime patches and dependencies, builds the trainer command line (mpiArgs prepended,
+preCommand wrapped into ``/bin/bash -c``) and the TrainJob. No cluster is contacted.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import shlex
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils import merge, nccl, overrides, runtime
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+
+TRAINJOB_API = runtime.API_VERSION
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGER = "gpufleet.burnin"
+ENTRY_LABEL = "gpufleet.burnin/entry"
+RUN_LABEL = "gpufleet.burnin/run-id"
+TOPOLOGY_ANNOTATION = "gpufleet.burnin/topology-key"
+MPI_TIMEOUT_DEFAULT = 3600
+
+_TRAINER_KEYS = {
+    "torch": ("script", "module", "args"),
+    "mpi": ("binary", "args", "mpi_args", "mpirun_path", "timeout"),
+    "exec": ("command", "args"),
+}
+
+
+def _str_list(field, value):
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, (str, int, float)) and not isinstance(item, bool) for item in value):
+        raise ConfigError(field, "must be a list of strings, got %r" % (value,))
+    return ["%s" % item for item in value]
+
+
+def trainer_command(framework, trainer, gpus_per_node, enable_mnnvl):
+    """``(command, args)`` of the trainer container for each framework (original §9.5)."""
+    trainer = trainer or {}
+    if not isinstance(trainer, dict):
+        raise ConfigError("trainer", "must be a mapping, got %r" % (trainer,))
+    allowed = _TRAINER_KEYS[framework]
+    unknown = sorted(set(trainer) - set(allowed))
+    if unknown:
+        raise ConfigError("trainer", "unknown key(s) %s for framework %s; allowed: %s" % (", ".join(unknown), framework, ", ".join(allowed)))
+    args = _str_list("trainer.args", trainer.get("args"))
+    if framework == "torch":
+        if bool(trainer.get("script")) == bool(trainer.get("module")):
+            raise ConfigError("trainer", "torch needs exactly one of 'script' or 'module'")
+        head = [trainer["script"]] if trainer.get("script") else ["-m", trainer["module"]]
+        return ["torchrun"], head + args
+    if framework == "exec":
+        command = _str_list("trainer.command", trainer.get("command"))
+        if not command:
+            raise ConfigError("trainer.command", "exec needs a non-empty command list")
+        return command, args
+    if not trainer.get("binary"):
+        raise ConfigError("trainer.binary", "mpi needs the binary mpirun starts, e.g. /usr/local/bin/all_reduce_perf")
+    timeout = trainer.get("timeout", MPI_TIMEOUT_DEFAULT)
+    if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1:
+        raise ConfigError("trainer.timeout", "must be a positive number of seconds, got %r" % (timeout,))
+    mpi_args = [
+        "-N", str(gpus_per_node), "--allow-run-as-root",
+        "--mca", "plm_rsh_args", "-o StrictHostKeyChecking=no -o ConnectionAttempts=10",
+        "-x", "NCCL_DEBUG=INFO", "-x", "NCCL_MNNVL_ENABLE=%s" % ("1" if enable_mnnvl else "0"),
+    ] + _str_list("trainer.mpi_args", trainer.get("mpi_args"))
+    return ["timeout", str(timeout), trainer.get("mpirun_path") or "mpirun"], mpi_args + [trainer["binary"]] + args
+
+
+def wrap_pre_command(command, args, lines):
+    """Original post-template step: ``/bin/bash -c "<lines>\\nexec <command args>"``.
+
+    DEVIATION: each word is quoted for the shell with shlex.quote (single quotes), so ``$`` and backticks in
+    arguments stay literal; the original used Go's %q (double quotes), which bash expands.
+    """
+    if not lines:
+        return command, args
+    return ["/bin/bash", "-c"], ["\n".join(list(lines) + ["exec " + " ".join(shlex.quote(word) for word in command + args)])]
+
+
+def _labels(obj, labels):
+    metadata = obj.setdefault("metadata", {})
+    metadata["labels"] = dict(metadata.get("labels") or {}, **labels)
+    return obj
+
+
+def plan_workload(config, facts):
+    """Build every object of one burn-in for one cluster.
+
+    ``config``: entry_name, namespace, image, framework, nodes, gpus_per_node, mlnx_per_node, enable_mnnvl,
+    env, volumes, volume_mounts, init_containers, resources, image_pull_secrets, trainer_version, trainer
+    (framework-specific command), overrides (user overrides, applied after the platform ones), run_id.
+    ``facts``: platform, gpuArchitecture (the cluster's, detected or declared).
+    Returns a dict: objects (dependencies, runtime, TrainJob: apply in that order), trainjob_name, matched
+    (positions of matched platform overrides, 1-based), topology_key, pre_command, mpi_args.
+    """
+    framework = config.get("framework", "torch")
+    run_id = config.get("run_id")
+    if not isinstance(run_id, str) or not run_id:
+        raise ConfigError("run_id", "must be a non-empty string")
+    namespace = config.get("namespace")
+    if not isinstance(namespace, str) or not namespace:
+        raise ConfigError("namespace", "must be a non-empty namespace name")
+    enable_mnnvl = config.get("enable_mnnvl", False)
+    env = nccl.merge_env(nccl.base_nccl_env(enable_mnnvl), config.get("env") or [])
+    base_runtime = runtime.build_runtime(framework, dict(config, env=env))
+    cfg = runtime.normalize_runtime_config(dict(config, env=env))
+    platform_overrides = overrides.build_overrides({
+        "entry_name": cfg["entry_name"], "nodes": cfg["nodes"], "gpus_per_node": cfg["gpus_per_node"],
+        "mlnx_per_node": config.get("mlnx_per_node", 0), "enable_mnnvl": enable_mnnvl, "framework": framework,
+    })
+    user_overrides = config.get("overrides") or []
+    if not isinstance(user_overrides, list):
+        raise ConfigError("overrides", "must be a list of override mappings")
+    user_overrides = [overrides.parse_override(item, index) for index, item in enumerate(user_overrides)]
+    match_facts = dict(facts, framework=framework, workloadKind="TrainJob")
+
+    command, args = trainer_command(framework, config.get("trainer"), cfg["gpus_per_node"], enable_mnnvl)
+    trainjob_name = "%s-%s" % (cfg["entry_name"], run_id)
+    trainer = {"image": cfg["image"], "numNodes": cfg["nodes"]}
+    if cfg["gpus_per_node"] > 0:
+        trainer["numProcPerNode"] = cfg["gpus_per_node"]
+    job_template = {"spec": {"workload": {"trainJob": {
+        "runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": base_runtime["metadata"]["name"]},
+        "trainer": trainer,
+    }}}}
+
+    matched, dependencies, pre_command, mpi_args, orchestration = [], [], [], [], {}
+    for origin, items in (("platform", platform_overrides), ("user", user_overrides)):
+        for index, item in enumerate(items):
+            if not merge.matches_when(item["when"], match_facts):
+                continue
+            matched.append({"origin": origin, "position": index + 1, "when": item["when"]})
+            if "jobTemplate" in item:
+                job_template = merge.merge_named(job_template, item["jobTemplate"])
+            if "jobTemplatePatch" in item:
+                job_template = merge.apply_json_patch(job_template, item["jobTemplatePatch"])
+            dependencies.extend(copy.deepcopy(item.get("dependencies", [])))
+            orchestration.update(copy.deepcopy(item.get("orchestration", {})))
+            pre_command.extend(item.get("preCommand", []))
+            if framework == "mpi" and item.get("mpiArgs"):
+                # Each matching override prepends: later overrides end up in front (original §9.1 step 6).
+                mpi_args = list(item["mpiArgs"]) + mpi_args
+
+    if mpi_args:
+        position = args.index("NCCL_MNNVL_ENABLE=%s" % ("1" if enable_mnnvl else "0")) + 1
+        args = args[:position] + mpi_args + args[position:]
+    command, args = wrap_pre_command(command, args, pre_command)
+    trainjob_spec = job_template["spec"]["workload"]["trainJob"]
+    trainjob_spec["trainer"] = dict(trainjob_spec.get("trainer") or {}, command=command, args=args)
+    if cfg["image_pull_secrets"]:
+        # The runtime never carries pull secrets; the TrainJob patches them onto every replicated job.
+        job_names = [job["name"] for job in base_runtime["spec"]["template"]["spec"]["replicatedJobs"]]
+        trainjob_spec["runtimePatches"] = [{"manager": MANAGER, "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+            {"name": name, "template": {"spec": {"template": {"spec": {"imagePullSecrets": cfg["image_pull_secrets"]}}}}}
+            for name in job_names]}}}}]
+
+    shared_labels = {MANAGED_BY_LABEL: MANAGER, ENTRY_LABEL: cfg["entry_name"]}
+    objects = merge.merge_objects([base_runtime] + dependencies)
+    runtime_key = merge.object_key(base_runtime)
+    merged_runtime = [obj for obj in objects if merge.object_key(obj) == runtime_key][0]
+    others = [obj for obj in objects if merge.object_key(obj) != runtime_key]
+    trainjob = {
+        "apiVersion": TRAINJOB_API,
+        "kind": "TrainJob",
+        "metadata": {"name": trainjob_name, "labels": dict(shared_labels, **{RUN_LABEL: run_id})},
+        "spec": trainjob_spec,
+    }
+    topology_key = (orchestration.get("topology") or {}).get("topologyKey")
+    if topology_key:
+        trainjob["metadata"]["annotations"] = {TOPOLOGY_ANNOTATION: topology_key}
+    planned = [_labels(obj, shared_labels) for obj in others + [merged_runtime]] + [trainjob]
+    for obj in planned:
+        obj["metadata"]["namespace"] = namespace
+    return {
+        "objects": planned,
+        "trainjob_name": trainjob_name,
+        "matched": matched,
+        "topology_key": topology_key,
+        "orchestration": orchestration,
+        "pre_command": pre_command,
+        "mpi_args": mpi_args,
+    }
