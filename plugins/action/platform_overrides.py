@@ -1,0 +1,19 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Action plugin of gpufleet.burnin.platform_overrides (documentation in plugins/modules/platform_overrides.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import platform_overrides_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.overrides import build_overrides
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import RenderActionBase
+
+
+class ActionModule(RenderActionBase):
+    argument_spec = platform_overrides_spec()
+
+    def render(self, args):
+        return {"overrides": build_overrides(args)}

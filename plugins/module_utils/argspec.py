@@ -1,0 +1,58 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Argument specs shared by the action plugins and their documentation stubs (kept in sync by validate-modules)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+FRAMEWORK_CHOICES = ["torch", "mpi", "exec"]
+
+_OVERRIDE_DATA = dict(
+    entry_name=dict(type="str", required=True),
+    nodes=dict(type="int", default=1),
+    gpus_per_node=dict(type="int", required=True),
+    mlnx_per_node=dict(type="int", default=0),
+    enable_mnnvl=dict(type="bool", default=False),
+    framework=dict(type="str", default="torch", choices=FRAMEWORK_CHOICES),
+)
+
+_RUNTIME_DATA = dict(
+    entry_name=dict(type="str", required=True),
+    image=dict(type="str", required=True),
+    framework=dict(type="str", default="torch", choices=FRAMEWORK_CHOICES),
+    nodes=dict(type="int", default=1),
+    gpus_per_node=dict(type="int", required=True),
+    env=dict(type="list", elements="dict", default=[]),
+    volumes=dict(type="list", elements="dict", default=[]),
+    volume_mounts=dict(type="list", elements="dict", default=[]),
+    init_containers=dict(type="list", elements="dict", default=[]),
+    resources=dict(type="dict"),
+    image_pull_secrets=dict(type="list", elements="dict", default=[]),
+    trainer_version=dict(type="str", default="v2.3"),
+)
+
+
+def platform_overrides_spec():
+    return copy.deepcopy(_OVERRIDE_DATA)
+
+
+def training_runtime_spec():
+    return copy.deepcopy(_RUNTIME_DATA)
+
+
+def workload_plan_spec():
+    spec = training_runtime_spec()
+    spec.update(copy.deepcopy(_OVERRIDE_DATA))
+    spec.update(
+        namespace=dict(type="str", required=True),
+        run_id=dict(type="str", required=True),
+        platform=dict(type="str", required=True),
+        gpu_architecture=dict(type="str", required=True),
+        trainer=dict(type="dict", required=True),
+        overrides=dict(type="list", elements="dict", default=[]),
+    )
+    return spec

@@ -1,0 +1,153 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: training_runtime
+short_description: Render a Kubeflow Trainer TrainingRuntime for a GPU burn-in
+version_added: 0.1.0
+description:
+  - Renders a C(trainer.kubeflow.org/v1alpha1) C(TrainingRuntime) for the torch, MPI or exec framework, as the
+    original burn-in operator's C(BuildTorchRuntime), C(BuildMPIRuntime) and C(BuildExecRuntime) did.
+  - Runs on the controller (action plugin) and never contacts a cluster. Apply the result with
+    M(kubernetes.core.k8s).
+  - "Deliberate deviations from the original: no C(mlPolicy.torch.numProcPerNode) for Trainer v2.2 and later;
+    the MPI runtime carries O(env), volumes, mounts and init containers; no 800Gi memory default (GPUs only);
+    the MPI worker installs sshd only when the image lacks it. See the collection README."
+author:
+  - gpufleet.burnin maintainers
+attributes:
+  check_mode:
+    support: full
+    description: Renders the same object in check mode.
+  diff_mode:
+    support: none
+    description: Nothing is changed, so there is nothing to diff.
+  action:
+    support: full
+    description: Runs on the controller.
+options:
+  entry_name:
+    description:
+      - Name of the burn-in entry; the runtime is called C(<entry_name>-runtime) and labelled C(app=<entry_name>).
+      - A DNS label of at most 52 characters.
+    type: str
+    required: true
+  image:
+    description: Container image of the trainer (and, for MPI, of the workers and launcher).
+    type: str
+    required: true
+  framework:
+    description:
+      - C(torch) and C(exec) give a torch mlPolicy with one C(node) replicated job.
+      - C(mpi) gives an MPI mlPolicy with C(node) workers running sshd and a C(launcher) that depends on them.
+    type: str
+    choices: [torch, mpi, exec]
+    default: torch
+  nodes:
+    description: Number of nodes (C(mlPolicy.numNodes) for torch and exec; MPI takes it from the TrainJob).
+    type: int
+    default: 1
+  gpus_per_node:
+    description: GPUs requested per node (C(nvidia.com/gpu)); 0 requests none.
+    type: int
+    required: true
+  env:
+    description:
+      - Env of the GPU container, usually C(base_nccl_env | gpufleet.burnin.merge_env(user_env)).
+      - Each item is a Kubernetes C(EnvVar), C(valueFrom) included.
+    type: list
+    elements: dict
+    default: []
+  volumes:
+    description: Extra pod volumes, appended after the C(dshm) shared-memory volume.
+    type: list
+    elements: dict
+    default: []
+  volume_mounts:
+    description: Extra mounts of the C(node) container, appended after C(/dev/shm).
+    type: list
+    elements: dict
+    default: []
+  init_containers:
+    description: Init containers of the worker pods.
+    type: list
+    elements: dict
+    default: []
+  resources:
+    description:
+      - Resources of the GPU container, used as given, plus C(nvidia.com/gpu) unless named.
+      - When omitted only the GPUs are requested.
+    type: dict
+  image_pull_secrets:
+    description:
+      - Pull secrets (C({name} ) references). Never written into the runtime; the TrainJob carries them.
+      - Accepted here so one set of variables feeds every plugin.
+    type: list
+    elements: dict
+    default: []
+  trainer_version:
+    description:
+      - Kubeflow Trainer version the runtime targets, for example C(v2.3) or C(v2.1).
+      - Before v2.2 the torch runtime sets C(mlPolicy.torch.numProcPerNode).
+    type: str
+    default: v2.3
+seealso:
+  - module: gpufleet.burnin.platform_overrides
+  - module: kubernetes.core.k8s
+"""
+
+EXAMPLES = r"""
+- name: Render an MPI runtime for nccl-tests
+  gpufleet.burnin.training_runtime:
+    entry_name: nccl-all-reduce
+    image: nvcr.io/nvidia/pytorch:26.01-py3
+    framework: mpi
+    nodes: 2
+    gpus_per_node: 8
+    env: "{{ false | gpufleet.burnin.base_nccl_env | gpufleet.burnin.merge_env([{'name': 'NCCL_DEBUG', 'value': 'WARN'}]) }}"
+  register: rendered
+
+- name: Apply it
+  kubernetes.core.k8s:
+    namespace: burnin
+    definition: "{{ rendered.runtime }}"
+    apply: true
+    server_side_apply:
+      field_manager: gpufleet.burnin
+"""
+
+RETURN = r"""
+runtime:
+  description: The C(TrainingRuntime) object.
+  returned: success
+  type: dict
+  sample:
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainingRuntime
+    metadata:
+      name: nccl-all-reduce-runtime
+      labels:
+        app: nccl-all-reduce
+        trainer.kubeflow.org/framework: mpi
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import training_runtime_spec
+
+
+def main():
+    module = AnsibleModule(argument_spec=training_runtime_spec(), supports_check_mode=True)
+    module.fail_json(msg="gpufleet.burnin.training_runtime renders on the controller through its action plugin; "
+                         "it cannot run as a module on a host")
+
+
+if __name__ == "__main__":
+    main()
