@@ -1,0 +1,75 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.merge import apply_json_patch, matches_when, merge_named, merge_objects
+
+FACTS = {"platform": "aws", "gpuArchitecture": "gb200", "framework": "mpi"}
+
+
+@pytest.mark.parametrize("when, expected", [
+    ({}, True),
+    (None, True),
+    ({"platform": {"equals": "aws"}}, True),
+    ({"platform": {"equals": "AWS"}}, False),  # case-sensitive (ADR-012)
+    ({"gpuArchitecture": {"in": ["gb200", "gb300"]}}, True),
+    ({"gpuArchitecture": {"in": ["h100"]}}, False),
+    ({"gpuArchitecture": {"notIn": ["gb200"]}}, False),
+    ({"gpuArchitecture": {"notIn": ["h100"]}}, True),
+    ({"platform": {"equals": "aws"}, "gpuArchitecture": {"equals": "h100"}}, False),
+    ({"gpuArchitecture": {"in": ["gb200"], "notIn": ["gb200"]}}, False),
+    ({"framework": {"equals": "torch"}}, False),
+    ({"framework": {"in": ["mpi", "exec"]}}, True),
+    ({"workloadKind": "TrainJob"}, True),
+    ({"workloadKind": "Job"}, False),
+])
+def test_matches_when(when, expected):
+    assert matches_when(when, FACTS) is expected
+
+
+def test_unsupported_condition_is_named():
+    with pytest.raises(ConfigError, match="expression"):
+        matches_when({"expression": "true"}, FACTS)
+    with pytest.raises(ConfigError, match="when.platform"):
+        matches_when({"platform": {"eq": "aws"}}, FACTS)
+
+
+def test_merge_maps_named_lists_and_replaced_lists():
+    base = {"spec": {"containers": [{"name": "node", "image": "a", "args": ["1", "2"],
+                                     "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}],
+                     "tolerations": [{"key": "x"}]}}
+    patch = {"spec": {"containers": [{"name": "node", "args": ["3"], "env": [{"name": "B", "value": "9"}, {"name": "C", "value": "3"}]},
+                                     {"name": "sidecar", "image": "s"}],
+                      "tolerations": [{"key": "y"}], "new": {"k": 1}}}
+    merged = merge_named(base, patch)
+    node = merged["spec"]["containers"][0]
+    assert node["image"] == "a" and node["args"] == ["3"]
+    assert node["env"] == [{"name": "A", "value": "1"}, {"name": "B", "value": "9"}, {"name": "C", "value": "3"}]
+    assert merged["spec"]["containers"][1] == {"name": "sidecar", "image": "s"}
+    assert merged["spec"]["tolerations"] == [{"key": "y"}]
+    assert merged["spec"]["new"] == {"k": 1}
+    assert base["spec"]["containers"][0]["args"] == ["1", "2"]  # inputs untouched
+
+
+def test_json_patch_after_merge_and_errors():
+    doc = {"spec": {"trainer": {"args": ["a"]}}}
+    patched = apply_json_patch(doc, [{"op": "add", "path": "/spec/trainer/args/-", "value": "b"}])
+    assert patched == {"spec": {"trainer": {"args": ["a", "b"]}}} and doc == {"spec": {"trainer": {"args": ["a"]}}}
+    with pytest.raises(ConfigError, match="jobTemplatePatch"):
+        apply_json_patch(doc, [{"op": "test", "path": "/spec/trainer/args/0", "value": "z"}])
+
+
+def test_merge_objects_by_api_kind_name():
+    a = {"apiVersion": "v", "kind": "K", "metadata": {"name": "r"}, "spec": {"x": [{"name": "c", "v": 1}]}}
+    b = {"apiVersion": "v", "kind": "Other", "metadata": {"name": "r"}}
+    c = {"apiVersion": "v", "kind": "K", "metadata": {"name": "r"}, "spec": {"x": [{"name": "d"}]}}
+    merged = merge_objects([a, b, c])
+    assert [o["kind"] for o in merged] == ["K", "Other"]
+    assert merged[0]["spec"]["x"] == [{"name": "c", "v": 1}, {"name": "d"}]

@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl import base_nccl_env, merge_env, to_mpi_args
+
+BASE_NAMES = [
+    "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_NVLS_ENABLE", "NCCL_CUMEM_ENABLE", "NCCL_NET_GDR_C2C",
+    "NCCL_NET_GDR_LEVEL", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_SHM_DISABLE", "NCCL_MNNVL_ENABLE", "NCCL_SOCKET_IFNAME",
+]
+
+
+def test_base_env_has_the_ten_original_variables_in_order():
+    env = base_nccl_env(False)
+    assert [item["name"] for item in env] == BASE_NAMES
+    assert [item["value"] for item in env] == ["INFO", "NET,INIT", "1", "1", "1", "PHB", "2097152", "1", "0", "eth0"]
+    assert all(set(item) == {"name", "value"} and isinstance(item["value"], str) for item in env)
+
+
+@pytest.mark.parametrize("enable, value", [(True, "1"), (False, "0")])
+def test_base_env_mnnvl_toggle(enable, value):
+    assert {item["name"]: item["value"] for item in base_nccl_env(enable)}["NCCL_MNNVL_ENABLE"] == value
+
+
+def test_base_env_rejects_non_bool():
+    with pytest.raises(ConfigError, match="enable_mnnvl"):
+        base_nccl_env("yes")
+
+
+def test_merge_empty_user_returns_base_itself():
+    base = base_nccl_env(False)
+    assert merge_env(base, []) is base
+    assert merge_env(base, None) is base
+
+
+def test_merge_documented_worked_example():
+    user = [{"name": "NCCL_DEBUG", "value": "WARN"}, {"name": "FOO", "value": "1"}, {"name": "FOO", "value": "2"}]
+    merged = merge_env(base_nccl_env(False), user)
+    assert [item["name"] for item in merged] == BASE_NAMES[1:] + ["NCCL_DEBUG", "FOO", "FOO"]
+    assert merged[-3:] == user
+
+
+def test_merge_all_overridden_equals_user():
+    base = [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]
+    user = [{"name": "B", "value": "x"}, {"name": "A", "value": "y"}]
+    assert merge_env(base, user) == user
+
+
+def test_merge_is_case_sensitive_and_keeps_value_from():
+    base = [{"name": "nccl_debug", "value": "INFO"}]
+    user = [{"name": "NCCL_DEBUG", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}]
+    assert merge_env(base, user) == base + user
+
+
+def test_merge_duplicate_base_names_kept_or_dropped_together():
+    base = [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}, {"name": "B", "value": "3"}]
+    assert merge_env(base, [{"name": "C", "value": "4"}])[:2] == base[:2]
+    assert merge_env(base, [{"name": "A", "value": "9"}]) == [base[2], {"name": "A", "value": "9"}]
+
+
+def test_merge_rejects_items_without_name():
+    with pytest.raises(ConfigError, match=r"user\[1\]"):
+        merge_env([], [{"name": "A", "value": "1"}, {"value": "2"}])
+
+
+def test_to_mpi_args_pairs_and_quotes_nothing():
+    assert to_mpi_args([{"name": "A", "value": "x y"}, {"name": "B", "value": 3}]) == ["-x", "A=x y", "-x", "B=3"]
+
+
+def test_to_mpi_args_refuses_value_from():
+    with pytest.raises(ConfigError, match="valueFrom"):
+        to_mpi_args([{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}])
