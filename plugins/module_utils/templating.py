@@ -65,9 +65,17 @@ def load_yaml(text, source):
     if not HAS_YAML:
         raise RenderError("PyYAML is required to render %s; install it on the controller" % source)
     try:
-        return yaml.safe_load(text)
+        # libyaml's loader is ~15x faster than the pure-Python one; rendering runs once per host and task.
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # nosec - a safe loader
     except yaml.YAMLError as exc:
         raise RenderError("%s is not valid YAML: %s" % (source, exc))
+
+
+def _bytecode_cache():
+    try:
+        return jinja2.FileSystemBytecodeCache()
+    except (OSError, RuntimeError):  # no usable temp dir: compile every time
+        return None
 
 
 class TemplateLibrary(object):
@@ -87,6 +95,9 @@ class TemplateLibrary(object):
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
+            # Each Ansible worker is a fresh process: reuse compiled templates across them (per-user temp dir,
+            # keyed by template name and source checksum).
+            bytecode_cache=_bytecode_cache(),
         )
         self._env.filters["indent"] = indent
         self._env.filters["to_mpi_args"] = to_mpi_args_yaml

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Benchmark (not a test): rendering through the action plugins for N hosts versus an empty
+``ansible.builtin.set_fact`` over the same hosts, in the same run. Prints the ratio per N.
+
+Target: <= 1.5x at 500 hosts. Run with scripts/env.sh sourced:  python tests/bench/bench_render.py [10 100 500]
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+RENDER = """
+- name: Render per host
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Runtime
+      gpufleet.burnin.training_runtime:
+        entry_name: nccl
+        image: img
+        framework: mpi
+        nodes: 2
+        gpus_per_node: 8
+        env: "{{ false | gpufleet.burnin.base_nccl_env }}"
+    - name: Overrides
+      gpufleet.burnin.platform_overrides:
+        entry_name: nccl
+        nodes: 2
+        gpus_per_node: 8
+        mlnx_per_node: 8
+        framework: mpi
+"""
+BASELINE = """
+- name: Empty set_fact per host
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Runtime stand-in
+      ansible.builtin.set_fact:
+        nothing: 1
+    - name: Overrides stand-in
+      ansible.builtin.set_fact:
+        nothing: 2
+"""
+
+
+def run(playbook, inventory, forks):
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, "-f", str(forks), playbook]
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main():
+    counts = [int(arg) for arg in sys.argv[1:]] or [10, 100, 500]
+    forks = int(os.environ.get("BENCH_FORKS", "5"))
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {}
+        for name, text in (("render", RENDER), ("baseline", BASELINE)):
+            paths[name] = os.path.join(tmp, name + ".yml")
+            with open(paths[name], "w") as handle:
+                handle.write(text)
+        print("%6s %12s %12s %7s" % ("hosts", "set_fact s", "render s", "ratio"))
+        for count in counts:
+            inventory = os.path.join(tmp, "hosts-%d.yml" % count)
+            with open(inventory, "w") as handle:
+                handle.write("all:\n  vars:\n    ansible_connection: local\n    ansible_python_interpreter: %s\n  hosts:\n" % sys.executable)
+                handle.writelines("    cluster-%04d: {}\n" % index for index in range(count))
+            baseline = min(run(paths["baseline"], inventory, forks) for _ in range(2))
+            render = min(run(paths["render"], inventory, forks) for _ in range(2))
+            print("%6d %12.2f %12.2f %6.2fx" % (count, baseline, render, render / baseline))
+
+
+if __name__ == "__main__":
+    main()
