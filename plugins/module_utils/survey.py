@@ -1,0 +1,78 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Structured role variables that may arrive as strings (AWX survey answers, ``-e NAME=value``).
+
+- env: a list of Kubernetes EnvVar mappings, ``NAME=value`` strings, or one string holding a JSON/YAML list or
+  ``NAME=value`` items separated by commas or new lines;
+- name references (image pull secrets): a list of ``{name: ...}`` mappings or names, or one string of names
+  separated by commas or a JSON list.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import re
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+_SEPARATORS = re.compile(r"[,\n]")
+
+
+def _parse_string(field, value):
+    text = value.strip()
+    if not text:
+        return []
+    if text[0] in "[{":
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise ConfigError(field, "looks like JSON but is not valid JSON: %s" % exc)
+    return [item.strip() for item in _SEPARATORS.split(text) if item.strip()]
+
+
+def env_list(value, field="env"):
+    """Normalise an env value to a list of EnvVar mappings (see the module docstring)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = _parse_string(field, value)
+    if isinstance(value, dict):
+        value = [{"name": key, "value": "%s" % item} for key, item in value.items()]
+    if not isinstance(value, list):
+        raise ConfigError(field, "must be a list of {name, value} mappings or NAME=value strings, got %s" % type(value).__name__)
+    result = []
+    for index, item in enumerate(value):
+        where = "%s[%d]" % (field, index)
+        if isinstance(item, str):
+            name, sep, text = item.partition("=")
+            if not sep:
+                raise ConfigError(where, "must be NAME=value, got %r" % (item,))
+            item = {"name": name.strip(), "value": text}
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not _ENV_NAME.match(item["name"]):
+            raise ConfigError(where, "must be a mapping with a valid 'name' (letters, digits, '_', '-', '.'), got %r" % (item,))
+        if "value" in item and not isinstance(item["value"], str):
+            item = dict(item, value="%s" % item["value"])
+        result.append(item)
+    return result
+
+
+def name_refs(value, field="image_pull_secrets"):
+    """Normalise names or ``{name: ...}`` mappings to a list of ``{name: ...}`` mappings."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = _parse_string(field, value)
+    if not isinstance(value, list):
+        raise ConfigError(field, "must be a list of names or {name: ...} mappings, got %s" % type(value).__name__)
+    result = []
+    for index, item in enumerate(value):
+        if isinstance(item, str) and item:
+            item = {"name": item}
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
+            raise ConfigError("%s[%d]" % (field, index), "must be a name or a mapping with a 'name', got %r" % (item,))
+        result.append(item)
+    return result

@@ -1,0 +1,215 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Platform and GPU detection from Node objects, and the check against the declared values."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils import detect
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+
+
+def node(name="n0", provider_id=None, product=None, instance_type=None, gpus=None, labels=None):
+    node_labels = {"kubernetes.io/hostname": name}
+    if product:
+        node_labels["nvidia.com/gpu.product"] = product
+    if instance_type:
+        node_labels["node.kubernetes.io/instance-type"] = instance_type
+    node_labels.update(labels or {})
+    obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": node_labels}, "spec": {}, "status": {}}
+    if provider_id:
+        obj["spec"]["providerID"] = provider_id
+    if gpus is not None:
+        obj["status"]["capacity"] = {"nvidia.com/gpu": str(gpus)}
+    return obj
+
+
+def aws_h100(i=0):
+    return node("ip-10-1-0-%d.ec2.internal" % i, "aws:///us-east-1a/i-0abc%d" % i, "NVIDIA-H100-80GB-HBM3", "p5.48xlarge", 8)
+
+
+def gcp_h100(i=0):
+    return node("gke-gpu-%d" % i, "gce://proj/us-central1-a/gke-gpu-%d" % i, "NVIDIA-H100-80GB-HBM3", "a3-megagpu-8g", 8)
+
+
+def azure_gb200(i=0):
+    return node("aks-gpu-%d" % i, "azure:///subscriptions/x/resourceGroups/y/providers/Microsoft.Compute/virtualMachineScaleSets/z/virtualMachines/%d" % i,
+                "NVIDIA-GB200", "Standard_ND128isr_GB200_v6", 4)
+
+
+@pytest.mark.parametrize("product, arch", [
+    ("NVIDIA-H100-80GB-HBM3", "h100"),
+    ("NVIDIA-H100-80GB-HBM3-SHARED", "h100"),
+    ("NVIDIA-H100-NVL", "h100"),
+    ("NVIDIA-H200", "h200"),
+    ("NVIDIA-H20", "h20"),
+    ("NVIDIA-GH200-480GB", "gh200"),
+    ("NVIDIA-B200", "b200"),
+    ("NVIDIA-GB200", "gb200"),
+    ("NVIDIA-GB300", "gb300"),
+    ("NVIDIA-A100-SXM4-80GB", "a100"),
+    ("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", "a100"),
+    ("NVIDIA-L40S", "l40s"),
+    ("NVIDIA-L40", "l40"),
+    ("NVIDIA-L4", "l4"),
+    ("NVIDIA-A10G", "a10g"),
+    ("Tesla-V100-SXM2-16GB", "v100"),
+    ("NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", "rtxpro6000"),
+    ("NVIDIA H100 80GB HBM3", "h100"),
+    ("", "unknown"),
+    ("NVIDIA-Something-New", "unknown"),
+    (None, "unknown"),
+])
+def test_gpu_from_product(product, arch):
+    assert detect.gpu_from_product(product) == arch
+
+
+@pytest.mark.parametrize("instance_type, arch", [
+    ("p4d.24xlarge", "a100"), ("p4de.24xlarge", "a100"), ("p5.48xlarge", "h100"), ("p5e.48xlarge", "h200"),
+    ("p5en.48xlarge", "h200"), ("p6-b200.48xlarge", "b200"), ("p6e-gb200.36xlarge", "gb200"), ("p6e-gb300.36xlarge", "gb300"),
+    ("g6e.48xlarge", "l40s"), ("a2-ultragpu-8g", "a100"), ("a3-megagpu-8g", "h100"), ("a3-highgpu-8g", "h100"),
+    ("a3-ultragpu-8g", "h200"), ("a4-highgpu-8g", "b200"), ("a4x-highgpu-4g", "gb200"), ("a4x-maxgpu-4g", "gb300"),
+    ("Standard_ND96isr_H100_v5", "h100"), ("Standard_ND96isr_H200_v5", "h200"), ("Standard_ND96amsr_A100_v4", "a100"),
+    ("Standard_ND128isr_GB200_v6", "gb200"), ("Standard_ND128isr_GB300_v6", "gb300"),
+    ("BM.GPU.H100.8", "h100"), ("BM.GPU.A100-v2.8", "a100"), ("BM.GPU4.8", "a100"), ("BM.GPU.GB200.4", "gb200"),
+    ("gd-8xh100ib-i128", "h100"), ("gb200-4x", "gb200"), ("m5.large", "unknown"), ("", "unknown"),
+])
+def test_gpu_from_instance_type(instance_type, arch):
+    assert detect.gpu_from_instance_type(instance_type) == arch
+
+
+@pytest.mark.parametrize("provider_id, platform", [
+    ("aws:///us-east-1a/i-0123", "aws"),
+    ("gce://proj/us-central1-a/gke-node", "gcp"),
+    ("azure:///subscriptions/x/resourceGroups/y", "azure"),
+    ("oci://ocid1.instance.oc1.iad.abc", "oci"),
+    ("ocid1.instance.oc1.iad.abc", "oci"),
+    ("kind://docker/kind/kind-control-plane", "unknown"),
+    ("", "unknown"),
+    (None, "unknown"),
+])
+def test_platform_from_provider_id(provider_id, platform):
+    assert detect.platform_from_provider_id(provider_id) == platform
+
+
+def test_platform_from_labels_and_instance_type_when_no_provider_id():
+    assert detect.describe_node(node(labels={"eks.amazonaws.com/nodegroup": "gpu"}))["platform"] == "aws"
+    assert detect.describe_node(node(labels={"cloud.google.com/gke-nodepool": "gpu"}))["platform"] == "gcp"
+    assert detect.describe_node(node(labels={"kubernetes.azure.com/agentpool": "gpu"}))["platform"] == "azure"
+    assert detect.describe_node(node(labels={"oci.oraclecloud.com/fault-domain": "FD-1"}))["platform"] == "oci"
+    assert detect.describe_node(node(labels={"node.coreweave.cloud/type": "gd-8xh100ib-i128"}))["platform"] == "coreweave"
+    assert detect.describe_node(node(instance_type="p5.48xlarge"))["platform"] == "aws"
+    assert detect.describe_node(node(instance_type="Standard_ND96isr_H100_v5"))["platform"] == "azure"
+    assert detect.describe_node(node(instance_type="a3-megagpu-8g"))["platform"] == "gcp"
+    assert detect.describe_node(node(instance_type="BM.GPU.H100.8"))["platform"] == "oci"
+    assert detect.describe_node(node())["platform"] == "unknown"
+
+
+def test_gke_accelerator_label_when_no_product():
+    described = detect.describe_node(node(labels={"cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb"}))
+    assert described["gpu_architecture"] == "h100" and described["is_gpu"]
+
+
+def test_cpu_node_is_not_a_gpu_node():
+    cpu = node("cpu-0", "aws:///us-east-1a/i-cpu", instance_type="m5.large")
+    described = detect.describe_node(cpu)
+    assert not described["is_gpu"] and described["gpu_architecture"] == "unknown" and described["platform"] == "aws"
+
+
+def test_detect_cluster_counts_and_majority():
+    nodes = [aws_h100(0), aws_h100(1), node("cpu", "aws:///x/i-cpu", instance_type="m5.large")]
+    result = detect.detect_cluster(nodes)
+    assert result["platform"] == "aws" and result["gpu_architecture"] == "h100"
+    assert result["nodes"] == 3 and result["gpu_nodes"] == 2 and result["gpus"] == 16
+    assert result["gpu_products"] == {"NVIDIA-H100-80GB-HBM3": 2}
+    assert result["instance_types"] == {"p5.48xlarge": 2}
+    assert result["platforms"] == {"aws": 3}
+
+
+def test_majority_never_depends_on_order():
+    a = detect.detect_cluster([aws_h100(0), gcp_h100(1)])
+    b = detect.detect_cluster([gcp_h100(1), aws_h100(0)])
+    assert a["platform"] == b["platform"] == "aws"
+
+
+@pytest.mark.parametrize("nodes, platform, gpu", [
+    ([aws_h100(0), aws_h100(1)], "aws", "h100"),
+    ([gcp_h100(0)], "gcp", "h100"),
+    ([azure_gb200(0)], "azure", "gb200"),
+])
+def test_matching_declarations_pass(nodes, platform, gpu):
+    result = detect.check_cluster(nodes, platform, gpu)
+    assert result["ok"], result["errors"]
+    assert (result["platform"], result["gpu_architecture"]) == (platform, gpu)
+    assert result["platform_source"] == result["gpu_architecture_source"] == "declared"
+    assert result["message"] == "" and result["warnings"] == []
+
+
+def test_empty_declarations_are_detected():
+    result = detect.check_cluster([azure_gb200(0), azure_gb200(1)], "", None)
+    assert result["ok"] and result["platform"] == "azure" and result["gpu_architecture"] == "gb200"
+    assert result["platform_source"] == result["gpu_architecture_source"] == "detected"
+
+
+def test_mismatch_names_both_sides():
+    result = detect.check_cluster([aws_h100(0)], "gcp", "gb200")
+    assert not result["ok"]
+    assert "platform mismatch: the group declares gcp but the nodes are aws (1)" in result["message"]
+    assert "GPU mismatch: the group declares gb200 but the GPU nodes are h100 (1)" in result["message"]
+    assert "NVIDIA-H100-80GB-HBM3" in result["message"]
+
+
+@pytest.mark.parametrize("platform", ["togetherai", "mistral", "onprem"])
+def test_platforms_nodes_cannot_name_only_check_the_gpu(platform):
+    bare = [node("gpu-0", product="NVIDIA-GB300", gpus=4)]
+    assert detect.check_cluster(bare, platform, "gb300")["ok"]
+    wrong = detect.check_cluster(bare, platform, "h100")
+    assert not wrong["ok"] and "GPU mismatch" in wrong["message"] and "platform" not in wrong["message"]
+
+
+def test_unconfirmed_platform_is_a_warning():
+    result = detect.check_cluster([node("gpu-0", product="NVIDIA-H100-80GB-HBM3", gpus=8)], "aws", "h100")
+    assert result["ok"] and "do not confirm platform aws" in result["warnings"][0]
+
+
+def test_undetectable_values_are_errors_when_not_declared():
+    bare = [node("gpu-0", gpus=8)]
+    result = detect.check_cluster(bare, "", "")
+    assert not result["ok"]
+    assert "set burnin_platform" in result["message"] and "set burnin_gpu_architecture" in result["message"]
+
+
+def test_no_gpu_nodes_and_no_nodes():
+    no_gpu = detect.check_cluster([node("cpu", "aws:///x/i-1", instance_type="m5.large")], "aws", "h100")
+    assert not no_gpu["ok"] and "none of the 1 nodes has a GPU" in no_gpu["message"]
+    empty = detect.check_cluster([], "aws", "h100")
+    assert not empty["ok"] and "the cluster has no nodes" in empty["message"]
+
+
+def test_mixed_architectures_warn_and_accept_a_present_one():
+    a100 = node("a100", "aws:///x/i-a", "NVIDIA-A100-SXM4-80GB", "p4d.24xlarge", 8)
+    result = detect.check_cluster([aws_h100(0), aws_h100(1), a100], "aws", "a100")
+    assert result["ok"] and "several architectures" in result["warnings"][0]
+    assert result["detected_gpu_architecture"] == "h100"
+
+
+def test_nodes_not_listed_uses_declared_values_unchecked():
+    result = detect.check_cluster(None, "aws", "h100", nodes_listed=False)
+    assert result["ok"] and result["platform_source"] == "unchecked" and result["warnings"]
+    missing = detect.check_cluster(None, "aws", "", nodes_listed=False)
+    assert not missing["ok"] and "burnin_gpu_architecture is not set" in missing["message"]
+
+
+@pytest.mark.parametrize("nodes, platform, field", [
+    ("nodes", "aws", "nodes"),
+    (["x"], "aws", r"nodes\[0\]"),
+    ([{"metadata": {"labels": ["a"]}}], "aws", r"nodes\[0\].metadata.labels"),
+    ([], 3, "platform"),
+])
+def test_bad_input_names_the_field(nodes, platform, field):
+    with pytest.raises(ConfigError, match="^%s: " % field):
+        detect.check_cluster(nodes, platform, "h100")
