@@ -10,7 +10,7 @@ __metaclass__ = type
 import json
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError, RenderError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.runtime import FRAMEWORKS, _ENTRY_NAME
+from ansible_collections.gpufleet.burnin.plugins.module_utils.names import check_entry_name, check_framework
 from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import TemplateLibrary
 
 OVERRIDES_TEMPLATE = "overrides/workloadrun.yaml"
@@ -28,13 +28,8 @@ def normalize_override_config(config):
     """Validate the override data (the original OverrideConfig) and return the template data dict."""
     if not isinstance(config, dict):
         raise ConfigError("config", "must be a mapping")
-    entry_name = config.get("entry_name")
-    if not isinstance(entry_name, str) or not _ENTRY_NAME.match(entry_name):
-        raise ConfigError("entry_name", "must be a DNS label (lower-case letters, digits and '-', starting with a letter), got %r"
-                          % (entry_name,))
-    framework = config.get("framework", "torch")
-    if framework not in FRAMEWORKS:
-        raise ConfigError("framework", "must be one of %s, got %r" % (", ".join(FRAMEWORKS), framework))
+    entry_name = check_entry_name(config.get("entry_name"))
+    framework = check_framework(config.get("framework", "torch"))
     enable_mnnvl = config.get("enable_mnnvl", False)
     if not isinstance(enable_mnnvl, bool):
         raise ConfigError("enable_mnnvl", "must be a boolean (true or false), got %r" % (enable_mnnvl,))

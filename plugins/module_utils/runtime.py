@@ -15,17 +15,15 @@ import copy
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.names import check_entry_name, check_framework
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
-FRAMEWORKS = ("torch", "mpi", "exec")
 TRAINER_VERSION_DEFAULT = "v2.3"
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 GPU_RESOURCE = "nvidia.com/gpu"
 MPI_SSH_RAW = "/tmp/mpi-ssh-raw"
 
-# RFC 1123 label: the runtime name "<entry_name>-runtime" and TrainJob names derive from it.
-_ENTRY_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _TRAINER_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
 
 _WORKER_SCRIPT = " && ".join([
@@ -75,16 +73,11 @@ def normalize_runtime_config(config):
     """Validate a runtime config dict and return a normalised copy. Errors name the field and allowed values."""
     if not isinstance(config, dict):
         raise ConfigError("config", "must be a mapping")
-    entry_name = config.get("entry_name")
-    if not isinstance(entry_name, str) or not _ENTRY_NAME.match(entry_name) or len(entry_name) > 52:
-        raise ConfigError("entry_name", "must be a DNS label (lower-case letters, digits and '-', starting with a letter, "
-                                        "at most 52 characters so '<entry_name>-runtime' stays valid), got %r" % (entry_name,))
+    entry_name = check_entry_name(config.get("entry_name"))
     image = config.get("image")
     if not isinstance(image, str) or not image.strip():
         raise ConfigError("image", "must be a non-empty container image reference")
-    framework = config.get("framework", "torch")
-    if framework not in FRAMEWORKS:
-        raise ConfigError("framework", "must be one of %s, got %r" % (", ".join(FRAMEWORKS), framework))
+    framework = check_framework(config.get("framework", "torch"))
     resources = config.get("resources")
     if resources is not None and not isinstance(resources, dict):
         raise ConfigError("resources", "must be a mapping with limits/requests/claims, got %r" % (resources,))
@@ -259,6 +252,5 @@ _BUILDERS = {"torch": build_torch_runtime, "mpi": build_mpi_runtime, "exec": bui
 
 def build_runtime(framework, config):
     """Dispatch on ``framework`` (torch, mpi or exec)."""
-    if framework not in _BUILDERS:
-        raise ConfigError("framework", "must be one of %s, got %r" % (", ".join(FRAMEWORKS), framework))
+    check_framework(framework)
     return _BUILDERS[framework](dict(config, framework=framework))
