@@ -1,0 +1,71 @@
+# shellcheck shell=bash
+# Environment for working on gpufleet.burnin. Source it, do not execute it:
+#
+#     source scripts/env.sh
+#
+# It only computes paths and exports variables; it installs nothing. Run
+# scripts/setup.sh (or `make setup`) once first to create what it points at.
+# Safe to source repeatedly: PATH and PYTHONPATH entries are not duplicated.
+#
+# Exports:
+#   GPUFLEET_REPO              absolute, symlink-free path of this checkout
+#   GPUFLEET_CACHE             cache root (default ~/.cache/gpufleet-burnin)
+#   GPUFLEET_VENV              venv with ansible-core 2.21 (Python 3.12+), first on PATH
+#   GPUFLEET_VENV_219          venv with ansible-core 2.19 (Python 3.11)
+#   GPUFLEET_COLLECTIONS_ROOT  per-checkout tree: ansible_collections/{gpufleet/burnin -> repo, kubernetes/core}
+#   GPUFLEET_COLLECTION_DIR    <root>/ansible_collections/gpufleet/burnin
+#   GPUFLEET_ANSIBLE_TEST_ROOT <root>/ansible-test, where scripts/ansible-test.sh runs ansible-test
+#   GPUFLEET_KCORE_VERSION     kubernetes.core version taken from the ansible bundle wheel
+#   GPUFLEET_KCORE_TARBALL     Galaxy-installable kubernetes-core-<ver>.tar.gz rebuilt by setup.sh
+#   ANSIBLE_COLLECTIONS_PATH   the per-checkout root, so both collections are found
+#   ANSIBLE_PYTHON_INTERPRETER the 2.21 venv python (pyenv shims break interpreter discovery)
+#   PYTHONPATH                 the per-checkout root first, so `import ansible_collections.gpufleet.burnin` works
+
+if [ -n "${BASH_VERSION:-}" ]; then
+    _gpufleet_env_src="${BASH_SOURCE[0]}"
+elif [ -n "${ZSH_VERSION:-}" ]; then
+    eval '_gpufleet_env_src="${(%):-%x}"'
+else
+    _gpufleet_env_src=""
+fi
+if [ -n "$_gpufleet_env_src" ] && [ -f "$_gpufleet_env_src" ]; then
+    GPUFLEET_REPO="$(cd -P "$(dirname "$_gpufleet_env_src")/.." && pwd -P)"
+else
+    GPUFLEET_REPO="$(git rev-parse --show-toplevel 2>/dev/null || pwd -P)"
+fi
+unset _gpufleet_env_src
+export GPUFLEET_REPO
+
+export GPUFLEET_CACHE="${GPUFLEET_CACHE:-$HOME/.cache/gpufleet-burnin}"
+export GPUFLEET_VENV="$GPUFLEET_CACHE/venv-core2.21"
+export GPUFLEET_VENV_219="$GPUFLEET_CACHE/venv-core2.19"
+
+# kubernetes.core comes out of the `ansible` community bundle wheel (no Galaxy here).
+export GPUFLEET_ANSIBLE_BUNDLE_VERSION="${GPUFLEET_ANSIBLE_BUNDLE_VERSION:-14.5.0}"
+export GPUFLEET_KCORE_VERSION="${GPUFLEET_KCORE_VERSION:-6.6.0}"
+export GPUFLEET_KCORE_TARBALL="$GPUFLEET_CACHE/dist/kubernetes-core-$GPUFLEET_KCORE_VERSION.tar.gz"
+
+# One ansible-test tree per checkout, keyed by the checkout's absolute path,
+# so that two clones never point the same symlink at different places.
+_gpufleet_key="$(printf '%s' "$GPUFLEET_REPO" | sha256sum | cut -c1-12)"
+export GPUFLEET_COLLECTIONS_ROOT="$GPUFLEET_CACHE/trees/$_gpufleet_key"
+export GPUFLEET_COLLECTION_DIR="$GPUFLEET_COLLECTIONS_ROOT/ansible_collections/gpufleet/burnin"
+# ansible-test needs a physical directory instead of the symlink: see scripts/ansible-test.sh.
+export GPUFLEET_ANSIBLE_TEST_ROOT="$GPUFLEET_COLLECTIONS_ROOT/ansible-test"
+unset _gpufleet_key
+
+export ANSIBLE_COLLECTIONS_PATH="$GPUFLEET_COLLECTIONS_ROOT"
+export ANSIBLE_PYTHON_INTERPRETER="$GPUFLEET_VENV/bin/python"
+
+case ":${PATH:-}:" in
+    *":$GPUFLEET_VENV/bin:"*) ;;
+    *) export PATH="$GPUFLEET_VENV/bin${PATH:+:$PATH}" ;;
+esac
+case ":${PYTHONPATH:-}:" in
+    *":$GPUFLEET_COLLECTIONS_ROOT:"*) ;;
+    *) export PYTHONPATH="$GPUFLEET_COLLECTIONS_ROOT${PYTHONPATH:+:$PYTHONPATH}" ;;
+esac
+
+if [ -z "${GPUFLEET_ENV_QUIET:-}" ] && { [ ! -x "$GPUFLEET_VENV/bin/ansible" ] || [ ! -L "$GPUFLEET_COLLECTION_DIR" ]; }; then
+    echo "gpufleet env: $GPUFLEET_VENV or $GPUFLEET_COLLECTION_DIR is missing; run scripts/setup.sh (make setup)" >&2
+fi

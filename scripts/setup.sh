@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# Prepare everything the tests and developers need, from a fresh clone, offline
+# from Galaxy. Idempotent: every step checks a stamp and is skipped when its
+# inputs did not change, so re-running costs a few seconds.
+#
+#   1. $GPUFLEET_CACHE/venv-core2.21  Python 3.13 (or 3.12+), ansible-core >=2.21,<2.22
+#      $GPUFLEET_CACHE/venv-core2.19  Python 3.11,           ansible-core >=2.19,<2.20
+#      both with requirements.txt + tests/requirements.txt; rebuilt when those change.
+#   2. kubernetes.core, extracted from the `ansible` bundle wheel on PyPI into
+#      $GPUFLEET_CACHE/collections/ansible_collections/kubernetes/core
+#   3. a Galaxy-installable $GPUFLEET_CACHE/dist/kubernetes-core-<ver>.tar.gz
+#   4. the per-checkout collections tree $GPUFLEET_COLLECTIONS_ROOT:
+#        ansible_collections/gpufleet/burnin -> this checkout (symlink)
+#        ansible_collections/kubernetes/core    (copy of 2.)
+#      and beside it ansible-test/ansible_collections/{gpufleet/burnin (empty
+#      mount point), kubernetes/core} for scripts/ansible-test.sh
+#   5. ansible-test's get-pip stand-ins in ~/.ansible/test/cache
+#
+# Environment: GPUFLEET_CACHE (default ~/.cache/gpufleet-burnin),
+# GPUFLEET_PYTHON_221 / GPUFLEET_PYTHON_219 to force interpreters,
+# GPUFLEET_FORCE_REBUILD=1 to rebuild the venvs.
+set -euo pipefail
+
+GPUFLEET_ENV_QUIET=1
+# shellcheck source=scripts/env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+unset GPUFLEET_ENV_QUIET
+
+# Bump when the way the venvs are built changes, to force a rebuild everywhere.
+RECIPE=1
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
+
+mkdir -p "$GPUFLEET_CACHE"/{downloads,collections,dist,trees}
+
+# Two checkouts (or a developer and CI) may run setup at the same time: they
+# share the venvs and caches, so serialise the whole script.
+exec 9>"$GPUFLEET_CACHE/.setup.lock"
+if ! flock -n 9; then
+    log "waiting for another setup.sh holding $GPUFLEET_CACHE/.setup.lock"
+    flock 9
+fi
+
+PYENV_ROOT_DIR="$( (command -v pyenv >/dev/null && pyenv root) 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")"
+
+# py_ok PYTHON MIN_MINOR MAX_MINOR: true when PYTHON runs and is 3.MIN..3.MAX.
+py_ok() {
+    [ -n "$1" ] && [ -x "$1" ] || return 1
+    "$1" -c "import sys; sys.exit(not ((3, $2) <= sys.version_info[:2] <= (3, $3)))" >/dev/null 2>&1
+}
+
+# find_python MIN MAX CANDIDATES...: first runnable candidate within 3.MIN..3.MAX.
+# Only real interpreters: pyenv shims of a non-selected version exit non-zero.
+find_python() {
+    local min="$1" max="$2" cand
+    shift 2
+    for cand in "$@"; do
+        case "$cand" in
+            /*) ;;
+            *) cand="$(command -v "$cand" 2>/dev/null || true)" ;;
+        esac
+        if py_ok "$cand" "$min" "$max"; then
+            # Resolve shims/symlinks to the real binary so venvs do not depend on pyenv state.
+            "$cand" -c 'import os, sys; print(os.path.realpath(sys.executable))'
+            return 0
+        fi
+    done
+    return 1
+}
+
+PY221="${GPUFLEET_PYTHON_221:-}"
+if [ -z "$PY221" ]; then
+    # shellcheck disable=SC2046
+    PY221="$(find_python 12 99 \
+        "$PYENV_ROOT_DIR/versions/3.13.0/bin/python3.13" \
+        $(printf '%s\n' "$PYENV_ROOT_DIR"/versions/3.1[2-9]*/bin/python3 | sort -rV) \
+        python3.14 python3.13 python3.12 python3)" \
+        || die "no Python >= 3.12 found (wanted $PYENV_ROOT_DIR/versions/3.13.0/bin/python3.13); ansible-core 2.21 needs it"
+fi
+PY219="${GPUFLEET_PYTHON_219:-}"
+if [ -z "$PY219" ]; then
+    # shellcheck disable=SC2046
+    PY219="$(find_python 11 11 \
+        $(printf '%s\n' "$PYENV_ROOT_DIR"/versions/3.11*/bin/python3.11 | sort -rV) \
+        python3.11 python3)" \
+        || die "no Python 3.11 found; the ansible-core 2.19 venv needs it"
+fi
+
+# build_venv DIR PYTHON CORE_SPEC: (re)create DIR unless its stamp matches.
+build_venv() {
+    local dir="$1" py="$2" core="$3" key pyver
+    pyver="$("$py" -c 'import sys; print(sys.version.split()[0])')"
+    key="$(
+        {
+            echo "recipe=$RECIPE python=$py/$pyver core=$core"
+            cat "$GPUFLEET_REPO/requirements.txt" "$GPUFLEET_REPO/tests/requirements.txt"
+        } | sha256sum | cut -c1-16
+    )"
+    if [ -z "${GPUFLEET_FORCE_REBUILD:-}" ] && [ "$(cat "$dir/.gpufleet-stamp" 2>/dev/null || true)" = "$key" ] \
+        && "$dir/bin/python" -c 'import ansible, pytest' >/dev/null 2>&1; then
+        log "$(basename "$dir"): up to date (python $pyver, ansible-core $("$dir/bin/python" -c 'import ansible.release as r; print(r.__version__)'))"
+        return 0
+    fi
+    log "$(basename "$dir"): building with $py ($pyver), $core ..."
+    local t0=$SECONDS
+    rm -rf "$dir"
+    local plog
+    plog="$GPUFLEET_CACHE/logs/pip-$(basename "$dir").log"
+    mkdir -p "$GPUFLEET_CACHE/logs"
+    "$py" -m venv "$dir"
+    if ! {
+        "$dir/bin/python" -m pip install --disable-pip-version-check --no-input --upgrade pip &&
+            "$dir/bin/python" -m pip install --disable-pip-version-check --no-input \
+                "$core" -r "$GPUFLEET_REPO/requirements.txt" -r "$GPUFLEET_REPO/tests/requirements.txt"
+    } >"$plog" 2>&1; then
+        grep -v "^WARNING: Location 'file://" "$plog" | tail -n 40 >&2
+        die "pip install into $dir failed; full log: $plog"
+    fi
+    "$dir/bin/python" - "$core" <<'EOF'
+import sys
+from importlib.metadata import version
+spec = sys.argv[1].split("ansible-core", 1)[1]
+lo, hi = (s.strip().lstrip("<>=!~") for s in spec.split(","))
+have = version("ansible-core")
+as_tuple = lambda v: tuple(int(p) for p in v.split(".")[:2])
+if not (as_tuple(lo) <= as_tuple(have) < as_tuple(hi)):
+    sys.exit(f"ansible-core {have} installed, wanted {spec}")
+EOF
+    echo "$key" >"$dir/.gpufleet-stamp"
+    log "$(basename "$dir"): built in $((SECONDS - t0)) s, ansible-core $("$dir/bin/python" -c 'import ansible.release as r; print(r.__version__)')"
+}
+
+build_venv "$GPUFLEET_VENV" "$PY221" "ansible-core>=2.21,<2.22"
+build_venv "$GPUFLEET_VENV_219" "$PY219" "ansible-core>=2.19,<2.20"
+
+# --- kubernetes.core from the `ansible` bundle wheel (tooling.md §2.3) --------
+KCORE_SHARED_ROOT="$GPUFLEET_CACHE/collections"
+KCORE_SHARED="$KCORE_SHARED_ROOT/ansible_collections/kubernetes/core"
+
+# manifest_version DIR: version in DIR/MANIFEST.json, or nothing.
+manifest_version() {
+    "$GPUFLEET_VENV/bin/python" -c '
+import json, sys
+try:
+    print(json.load(open(sys.argv[1] + "/MANIFEST.json"))["collection_info"]["version"])
+except Exception:
+    pass' "$1"
+}
+
+if [ "$(manifest_version "$KCORE_SHARED")" != "$GPUFLEET_KCORE_VERSION" ]; then
+    wheel="$GPUFLEET_CACHE/downloads/ansible-$GPUFLEET_ANSIBLE_BUNDLE_VERSION-py3-none-any.whl"
+    if [ ! -s "$wheel" ]; then
+        log "downloading ansible==$GPUFLEET_ANSIBLE_BUNDLE_VERSION wheel (no deps) for kubernetes.core"
+        "$GPUFLEET_VENV/bin/python" -m pip download -q --disable-pip-version-check --no-input --no-deps \
+            --only-binary :all: -d "$GPUFLEET_CACHE/downloads" "ansible==$GPUFLEET_ANSIBLE_BUNDLE_VERSION"
+        [ -s "$wheel" ] || die "pip download did not produce $wheel"
+    fi
+    log "extracting ansible_collections/kubernetes/core/ from $(basename "$wheel")"
+    tmp="$(mktemp -d "$KCORE_SHARED_ROOT/.extract.XXXXXX")"
+    "$GPUFLEET_VENV/bin/python" - "$wheel" "$tmp" <<'EOF'
+import sys, zipfile
+wheel, dest = sys.argv[1:]
+prefix = "ansible_collections/kubernetes/core/"
+with zipfile.ZipFile(wheel) as zf:
+    members = [m for m in zf.namelist() if m.startswith(prefix)]
+    if not members:
+        sys.exit(f"{wheel} has no {prefix}")
+    zf.extractall(dest, members)
+print(f"{len(members)} files", file=sys.stderr)
+EOF
+    got="$(manifest_version "$tmp/ansible_collections/kubernetes/core")"
+    [ "$got" = "$GPUFLEET_KCORE_VERSION" ] \
+        || { rm -rf "$tmp"; die "ansible $GPUFLEET_ANSIBLE_BUNDLE_VERSION carries kubernetes.core '$got', expected $GPUFLEET_KCORE_VERSION"; }
+    mkdir -p "$KCORE_SHARED_ROOT/ansible_collections/kubernetes"
+    rm -rf "$KCORE_SHARED"
+    mv "$tmp/ansible_collections/kubernetes/core" "$KCORE_SHARED"
+    rm -rf "$tmp" "$GPUFLEET_KCORE_TARBALL"
+fi
+log "kubernetes.core $GPUFLEET_KCORE_VERSION: $KCORE_SHARED"
+
+# --- Galaxy-installable tarball (tooling.md §2.4) ---------------------------
+if [ ! -s "$GPUFLEET_KCORE_TARBALL" ]; then
+    log "rebuilding $(basename "$GPUFLEET_KCORE_TARBALL")"
+    tmp="$(mktemp -d "$GPUFLEET_CACHE/dist/.build.XXXXXX")"
+    cp -a "$KCORE_SHARED" "$tmp/core"
+    "$GPUFLEET_VENV/bin/python" - "$tmp/core" <<'EOF'
+import json, os, sys, yaml
+root = sys.argv[1]
+info = json.load(open(os.path.join(root, "MANIFEST.json")))["collection_info"]
+keys = ("namespace", "name", "version", "readme", "authors", "description", "license", "license_file",
+        "tags", "dependencies", "repository", "documentation", "homepage", "issues")
+galaxy = {k: info[k] for k in keys if info.get(k) not in (None, "", [], {})}
+if galaxy.get("license"):
+    galaxy.pop("license_file", None)
+with open(os.path.join(root, "galaxy.yml"), "w") as fh:
+    yaml.safe_dump(galaxy, fh, sort_keys=False)
+for name in ("MANIFEST.json", "FILES.json"):
+    os.remove(os.path.join(root, name))
+EOF
+    (cd "$tmp/core" && "$GPUFLEET_VENV/bin/ansible-galaxy" collection build --force --output-path "$tmp" >/dev/null)
+    mv "$tmp/$(basename "$GPUFLEET_KCORE_TARBALL")" "$GPUFLEET_KCORE_TARBALL"
+    rm -rf "$tmp"
+fi
+log "kubernetes.core tarball: $GPUFLEET_KCORE_TARBALL"
+
+# --- per-checkout ansible-test tree (tooling.md §3.1) ------------------------
+mkdir -p "$GPUFLEET_COLLECTIONS_ROOT/ansible_collections/gpufleet" "$GPUFLEET_COLLECTIONS_ROOT/ansible_collections/kubernetes"
+link="$GPUFLEET_COLLECTION_DIR"
+if [ -e "$link" ] && [ ! -L "$link" ]; then
+    die "$link exists and is not a symlink; remove it"
+fi
+if [ "$(readlink "$link" 2>/dev/null || true)" != "$GPUFLEET_REPO" ]; then
+    ln -sfn "$GPUFLEET_REPO" "$link"
+fi
+tree_kcore="$GPUFLEET_COLLECTIONS_ROOT/ansible_collections/kubernetes/core"
+if ! cmp -s "$KCORE_SHARED/MANIFEST.json" "$tree_kcore/MANIFEST.json" 2>/dev/null; then
+    rm -rf "$tree_kcore"
+    cp -a "$KCORE_SHARED" "$tree_kcore"
+fi
+printf '%s\n' "$GPUFLEET_REPO" >"$GPUFLEET_COLLECTIONS_ROOT/.checkout"
+log "collections tree: $GPUFLEET_COLLECTION_DIR -> $GPUFLEET_REPO"
+
+# ansible-test itself needs the collection as a real directory (a symlink is
+# resolved by the kernel and ansible-test's child processes then see the path
+# outside ansible_collections/). scripts/ansible-test.sh bind-mounts (or copies)
+# the checkout onto this empty directory for the duration of one run.
+at_coll="$GPUFLEET_ANSIBLE_TEST_ROOT/ansible_collections"
+mkdir -p "$at_coll/gpufleet/burnin" "$at_coll/kubernetes"
+if ! cmp -s "$KCORE_SHARED/MANIFEST.json" "$at_coll/kubernetes/core/MANIFEST.json" 2>/dev/null; then
+    rm -rf "$at_coll/kubernetes/core"
+    cp -a "$KCORE_SHARED" "$at_coll/kubernetes/core"
+fi
+# Tests locate the project's shared reference data (upstream CRDs) at
+# <collection>/../shared, which from the ansible-test tree is
+# ansible_collections/gpufleet/shared: point that at the checkout's ../shared.
+if [ -d "$GPUFLEET_REPO/../shared" ]; then
+    shared_real="$(cd -P "$GPUFLEET_REPO/../shared" && pwd -P)"
+    [ "$(readlink "$at_coll/gpufleet/shared" 2>/dev/null || true)" = "$shared_real" ] || ln -sfn "$shared_real" "$at_coll/gpufleet/shared"
+elif [ -L "$at_coll/gpufleet/shared" ]; then
+    rm -f "$at_coll/gpufleet/shared"
+fi
+log "ansible-test tree: $at_coll/gpufleet/burnin (checkout mounted there by scripts/ansible-test.sh)"
+
+# --- shellcheck for ansible-test's shellcheck sanity test -----------------
+# Without it that test is skipped with only a warning. Debian packages it.
+apt_install() {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null 2>&1
+}
+if ! command -v shellcheck >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        log "installing Debian's shellcheck (for the shellcheck sanity test)"
+        apt_install shellcheck || { apt-get update -qq >/dev/null 2>&1 && apt_install shellcheck; } ||
+            log "WARNING: could not install shellcheck; the shellcheck sanity test will be skipped"
+    else
+        log "WARNING: shellcheck not installed (apt-get install shellcheck); the shellcheck sanity test will be skipped"
+    fi
+fi
+
+# --- get-pip stand-ins for ansible-test --venv (tooling.md §3.3) ------------
+# The file name carries the pip version that the installed ansible-test wants;
+# read it from each core so a core update cannot silently bring the download back.
+ATC="$HOME/.ansible/test/cache"
+mkdir -p "$ATC"
+want_names=(get_pip_25_2.py get_pip_24_2.py)
+for venv in "$GPUFLEET_VENV" "$GPUFLEET_VENV_219"; do
+    v="$("$venv/bin/python" - <<'EOF' || true
+import re, pathlib, ansible_test
+src = pathlib.Path(ansible_test.__file__).parent / "_internal" / "python_requirements.py"
+m = re.search(r"""pip=['"]([0-9.]+)['"]""", src.read_text())
+print(m.group(1).replace(".", "_") if m else "")
+EOF
+)"
+    if [ -n "$v" ]; then want_names+=("get_pip_$v.py"); fi
+done
+for name in $(printf '%s\n' "${want_names[@]}" | sort -u); do
+    if ! cmp -s "$GPUFLEET_REPO/scripts/get_pip_standin.py" "$ATC/$name"; then
+        cp "$GPUFLEET_REPO/scripts/get_pip_standin.py" "$ATC/$name"
+    fi
+done
+log "get-pip stand-ins in $ATC: $(printf '%s\n' "${want_names[@]}" | sort -u | tr '\n' ' ')"
+log "done; use: source scripts/env.sh"
