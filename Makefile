@@ -1,0 +1,15 @@
+# gpufleet.burnin developer entry points. Everything runs through scripts/;
+# see scripts/test.sh for the steps and TEST_ONLY / KEEP_GOING.
+SHELL := /bin/bash
+
+.PHONY: test setup sanity-ignores
+
+test:
+	bash scripts/test.sh
+
+setup:
+	bash scripts/setup.sh
+
+# regenerate the missing-gplv3-license lines of tests/sanity/ignore-*.txt from plugins/modules/
+sanity-ignores:
+	bash scripts/update-sanity-ignores.sh
