@@ -5,6 +5,10 @@
 
 Rules of the original Workflow controller: maps merge recursively, lists whose items all carry a ``name`` merge
 by name, every other list is replaced; ``jobTemplatePatch`` (RFC 6902) runs after the merge.
+
+Extension (not in the original, whose rule for null was not recorded): a ``null`` value in a patch deletes that
+key, as in JSON Merge Patch (RFC 7386) and strategic merge patch. The platform layer uses it to take back a
+seed value that a finer instance type does not want (templates/overrides/platforms/).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,7 +25,9 @@ except ImportError:  # pragma: no cover - a documented requirement of the collec
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
-MATCH_FIELDS = ("platform", "gpuArchitecture", "framework", "workloadKind")
+MATCH_FIELDS = ("platform", "gpuArchitecture", "instanceType", "framework", "workloadKind")
+# Conditions on a fact that may be unknown: a condition on an unknown value never matches (not even notIn).
+_OPTIONAL_FACTS = ("instanceType",)
 _STRING_MATCH_KEYS = ("equals", "in", "notIn")
 
 
@@ -38,16 +44,23 @@ def _string_matches(field, spec, value):
 
 
 def matches_when(when, facts):
-    """True when every condition of ``when`` holds for ``facts`` (platform, gpuArchitecture, framework,
-    workloadKind). Case-sensitive; an empty ``when`` always matches. ``workloadKind`` is a plain string."""
+    """True when every condition of ``when`` holds for ``facts`` (platform, gpuArchitecture, instanceType,
+    framework, workloadKind). Case-sensitive; an empty ``when`` always matches. ``workloadKind`` is a plain string.
+    An entry with an ``instanceType`` condition never matches when the instance type is unknown (None or empty)."""
     when = when or {}
     if not isinstance(when, dict):
         raise ConfigError("when", "must be a mapping, got %r" % (when,))
     unsupported = sorted(set(when) - set(MATCH_FIELDS))
     if unsupported:
         raise ConfigError("when", "unsupported condition(s) %s; supported: %s" % (", ".join(unsupported), ", ".join(MATCH_FIELDS)))
-    for field in ("platform", "gpuArchitecture", "framework"):
-        if field in when and not _string_matches(field, when[field], facts.get(field)):
+    for field in ("platform", "gpuArchitecture", "instanceType", "framework"):
+        if field not in when:
+            continue
+        value = facts.get(field)
+        if field in _OPTIONAL_FACTS and not value:
+            _string_matches(field, when[field], value)  # still refuse a malformed condition
+            return False
+        if not _string_matches(field, when[field], value):
             return False
     if when.get("workloadKind") and when["workloadKind"] != facts.get("workloadKind", "TrainJob"):
         return False
@@ -59,11 +72,19 @@ def _is_named_list(value):
 
 
 def merge_named(base, patch):
-    """Return ``base`` merged with ``patch``: maps recursively, named lists by ``name``, other lists replaced."""
+    """Return ``base`` merged with ``patch``: maps recursively, named lists by ``name``, other lists replaced,
+    and a ``null`` value in a patch map deletes the key (RFC 7386)."""
     if isinstance(base, dict) and isinstance(patch, dict):
         result = dict(base)
         for key, value in patch.items():
-            result[key] = merge_named(base[key], value) if key in base else copy.deepcopy(value)
+            if value is None:
+                result.pop(key, None)
+            elif key in base:
+                result[key] = merge_named(base[key], value)
+            elif isinstance(value, dict):
+                result[key] = merge_named({}, value)  # drops nulls nested in a new map too
+            else:
+                result[key] = copy.deepcopy(value)
         return result
     if _is_named_list(base) and _is_named_list(patch):
         result = list(base)
@@ -103,5 +124,5 @@ def merge_objects(objects):
             merged[index[key]] = merge_named(merged[index[key]], obj)
         else:
             index[key] = len(merged)
-            merged.append(copy.deepcopy(obj))
+            merged.append(merge_named({}, obj) if isinstance(obj, dict) else copy.deepcopy(obj))
     return merged

@@ -9,12 +9,20 @@ Reproduces the original Go template helpers:
   one trailing newline; a missing fragment is an error naming the file;
 - ``indent(n)`` pads every line by ``n`` spaces, the first line and blank lines included (unlike Jinja's own);
 - ``to_mpi_args`` turns a YAML env list into ``- -x`` / ``- "NAME=VALUE"`` YAML list lines.
+
+Added for the platform layer (templates/overrides/platforms/):
+
+- ``lib_yaml(path)`` parses ``_lib/<path>`` as plain YAML data, without rendering it (the platform catalogues
+  ``_lib/platforms/<platform>/platform.yaml``: shapes, NIC resources, variables), cached per library;
+- ``to_env(mapping)`` turns a ``{NAME: value}`` mapping into ``[{name, value}]`` YAML list lines, values quoted;
+- fragments may ``{% import "_lib/platforms/macros.j2" as m with context %}`` Jinja2 macros.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import hashlib
 import json
 import os
 
@@ -61,6 +69,18 @@ def to_mpi_args_yaml(env):
     return "\n".join(lines)
 
 
+def to_env_yaml(mapping):
+    """``{NAME: value}`` (or a list of pairs) -> YAML list lines ``- name: NAME`` / ``  value: "value"``."""
+    items = mapping.items() if isinstance(mapping, dict) else mapping
+    lines = []
+    for name, value in items:
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        lines.append("- name: %s" % name)
+        lines.append("  value: %s" % json.dumps("%s" % (value,)))
+    return "\n".join(lines)
+
+
 def load_yaml(text, source):
     if not HAS_YAML:
         raise RenderError("PyYAML is required to render %s; install it on the controller" % source)
@@ -76,6 +96,29 @@ def _bytecode_cache():
         return jinja2.FileSystemBytecodeCache()
     except (OSError, RuntimeError):  # no usable temp dir: compile every time
         return None
+
+
+# Parsed renders, keyed by the sources' fingerprint, the template and the data: JSON text, in this process and
+# in the per-user directory of Jinja2's bytecode cache (0700, checked by Jinja2), so that Ansible's worker
+# processes rendering the same template with the same data parse its YAML once. PyYAML is the slow part.
+_RENDERED = {}
+_RENDER_CACHE_PREFIX = "gpufleet-burnin-render-"
+
+
+def _fingerprint(*directories):
+    """Paths, sizes and modification times of every file under ``directories``: changes when a source does."""
+    digest = hashlib.sha256()
+    for directory in directories:
+        for root, dirs, files in os.walk(directory):
+            dirs.sort()
+            for name in sorted(files):
+                full = os.path.join(root, name)
+                try:
+                    stat = os.stat(full)
+                except OSError:
+                    continue
+                digest.update(("%s\0%d\0%d\n" % (full, stat.st_size, stat.st_mtime_ns)).encode("utf-8"))
+    return digest.hexdigest()
 
 
 class TemplateLibrary(object):
@@ -101,7 +144,13 @@ class TemplateLibrary(object):
         )
         self._env.filters["indent"] = indent
         self._env.filters["to_mpi_args"] = to_mpi_args_yaml
+        self._env.filters["to_env"] = to_env_yaml
         self._env.globals["lib"] = self._lib
+        self._env.globals["lib_yaml"] = self.lib_yaml
+        self._data = {}
+        cache = self._env.bytecode_cache
+        self._cache_dir = getattr(cache, "directory", None)
+        self._sources = None  # fingerprint of templates/ and _lib/, taken at the first render_yaml
 
     @pass_context
     def _lib(self, context, path):
@@ -109,6 +158,24 @@ class TemplateLibrary(object):
             raise RenderError("fragment _lib/%s does not exist (looked in %s)" % (path, self.lib_dir))
         text = self._render_file("_lib/%s" % path, context.get_all())
         return text[:-1] if text.endswith("\n") else text
+
+    def lib_yaml(self, path):
+        """``_lib/<path>`` parsed as plain YAML (not rendered), cached; a missing file is an error naming it."""
+        if path not in self._data:
+            full = os.path.join(self.lib_dir, path)
+            if not os.path.isfile(full):
+                raise RenderError("data file _lib/%s does not exist (looked in %s)" % (path, self.lib_dir))
+            with open(full) as handle:
+                self._data[path] = load_yaml(handle.read(), "_lib/%s" % path)
+        return self._data[path]
+
+    def list_templates(self, directory):
+        """Paths ``<directory>/<name>.yaml`` of the templates in ``templates/<directory>``, sorted by file name."""
+        full = os.path.join(self.templates_dir, directory)
+        if not os.path.isdir(full):
+            return []
+        return ["%s/%s" % (directory, name) for name in sorted(os.listdir(full))
+                if name.endswith(".yaml") and os.path.isfile(os.path.join(full, name))]
 
     def _render_file(self, label, data):
         try:
@@ -132,5 +199,43 @@ class TemplateLibrary(object):
         return self._render_file("templates/%s" % path, data)
 
     def render_yaml(self, path, data):
-        """Render ``templates/<path>`` and parse the YAML result."""
-        return load_yaml(self.render(path, data), "rendered templates/%s" % path)
+        """Render ``templates/<path>`` and parse the YAML result (a fresh copy each call).
+
+        Results are cached by (fingerprint of templates/ and _lib/, path, data); data must be JSON-serialisable.
+        An instance takes the fingerprint once, at its first call: create a new one to see edited sources.
+        """
+        if self._sources is None:
+            self._sources = _fingerprint(self.templates_dir, self.lib_dir)
+        try:
+            key = hashlib.sha256(json.dumps([self._sources, path, data],
+                                            sort_keys=True).encode("utf-8")).hexdigest()
+        except (TypeError, ValueError):
+            key = None
+        text = _RENDERED.get(key) if key else None
+        cache_file = os.path.join(self._cache_dir, _RENDER_CACHE_PREFIX + key + ".json") if key and self._cache_dir else None
+        if text is None and cache_file:
+            try:
+                with open(cache_file) as handle:
+                    text = handle.read()
+                json.loads(text)
+            except (IOError, OSError, ValueError):
+                text = None
+        if text is None:
+            result = load_yaml(self.render(path, data), "rendered templates/%s" % path)
+            try:
+                text = json.dumps(result)
+            except (TypeError, ValueError):  # YAML values JSON cannot hold (dates, ...): no caching
+                return result
+            if json.loads(text) != result:  # e.g. non-string keys: JSON would change them
+                return result
+            if cache_file:
+                try:
+                    temporary = "%s.%d.tmp" % (cache_file, os.getpid())
+                    with open(temporary, "w") as handle:
+                        handle.write(text)
+                    os.rename(temporary, cache_file)
+                except (IOError, OSError):
+                    pass
+        if key:
+            _RENDERED[key] = text
+        return json.loads(text)

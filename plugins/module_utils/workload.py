@@ -15,7 +15,7 @@ __metaclass__ = type
 import copy
 import shlex
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import merge, nccl, overrides, runtime
+from ansible_collections.gpufleet.burnin.plugins.module_utils import merge, nccl, overrides, runtime, templating
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
 TRAINJOB_API = runtime.API_VERSION
@@ -91,15 +91,53 @@ def _labels(obj, labels):
     return obj
 
 
-def plan_workload(config, facts):
+_PLATFORM_DATA_KEYS = ("server_version", "rct_api_version", "dra_driver_version", "efa_per_node", "rdma_resource",
+                       "rdma_per_node", "platform_vars", "extended_platforms")
+
+
+def resolve_cluster(config, facts, catalog):
+    """Instance type and NIC counts of the cluster, each from the first source that has it: given in ``config``,
+    discovered from ``config["cluster_nodes"]`` (Node objects), or the platform catalogue's default.
+
+    Returns ``{"instance_type", "instance_type_source", "efa_per_node", "rdma_resource", "rdma_per_node",
+    "nic_source"}``; sources are ``given``, ``nodes``, ``default`` or None (unknown / the templates' table).
+    """
+    nodes = config.get("cluster_nodes")
+    discovered = {}
+    if nodes not in (None, []):
+        discovered = overrides.discover_node_resources(nodes, facts.get("platform"), catalog)
+    instance_type, source = config.get("instance_type"), "given"
+    if instance_type is not None and (not isinstance(instance_type, str) or not instance_type.strip()):
+        raise ConfigError("instance_type", "must be a non-empty instance / machine type such as p5.48xlarge, got %r" % (instance_type,))
+    if not instance_type:
+        instance_type, source = discovered.get("instance_type"), "nodes"
+    if not instance_type:
+        instance_type, source = overrides.default_instance_type(facts.get("platform"), facts.get("gpuArchitecture"), catalog), "default"
+    result = {"instance_type": instance_type, "instance_type_source": source if instance_type else None,
+              "efa_per_node": config.get("efa_per_node"), "rdma_resource": config.get("rdma_resource") or None,
+              "rdma_per_node": config.get("rdma_per_node"), "nic_source": None}
+    if result["efa_per_node"] is not None or result["rdma_resource"] is not None or result["rdma_per_node"] is not None:
+        result["nic_source"] = "given"
+    if result["efa_per_node"] is None and discovered.get("efa_per_node") is not None:
+        result["efa_per_node"], result["nic_source"] = discovered["efa_per_node"], result["nic_source"] or "nodes"
+    if result["rdma_resource"] is None and result["rdma_per_node"] is None and discovered.get("rdma_resource"):
+        result["rdma_resource"], result["rdma_per_node"] = discovered["rdma_resource"], discovered["rdma_per_node"]
+        result["nic_source"] = result["nic_source"] or "nodes"
+    return result
+
+
+def plan_workload(config, facts, library=None):
     """Build every object of one burn-in for one cluster.
 
     ``config``: entry_name, namespace, image, framework, nodes, gpus_per_node, mlnx_per_node, enable_mnnvl,
     env, volumes, volume_mounts, init_containers, resources, image_pull_secrets, trainer_version, trainer
-    (framework-specific command), overrides (user overrides, applied after the platform ones), run_id.
+    (framework-specific command), overrides (user overrides, applied after the platform ones), run_id; and for the
+    platform layer: instance_type, cluster_nodes (Node objects to discover from), server_version, rct_api_version,
+    dra_driver_version, efa_per_node, rdma_resource, rdma_per_node, platform_vars, extended_platforms.
     ``facts``: platform, gpuArchitecture (the cluster's, detected or declared).
     Returns a dict: objects (dependencies, runtime, TrainJob: apply in that order), trainjob_name, matched
-    (positions of matched platform overrides, 1-based), topology_key, pre_command, mpi_args.
+    (the matched overrides: origin, 1-based position within their source, source, when), topology_key,
+    orchestration, pre_command, mpi_args, instance_type and platform_data (what the platform layer used).
     """
     framework = config.get("framework", "torch")
     run_id = config.get("run_id")
@@ -112,15 +150,22 @@ def plan_workload(config, facts):
     env = nccl.merge_env(nccl.base_nccl_env(enable_mnnvl), config.get("env") or [])
     base_runtime = runtime.build_runtime(framework, dict(config, env=env))
     cfg = runtime.normalize_runtime_config(dict(config, env=env))
-    platform_overrides = overrides.build_overrides({
+    library = library or templating.TemplateLibrary()
+    catalog = overrides.load_platform_catalog(library.lib_dir)
+    cluster = resolve_cluster(config, facts, catalog)
+    override_config = dict((key, config[key]) for key in _PLATFORM_DATA_KEYS if key in config)
+    override_config.update({
         "entry_name": cfg["entry_name"], "nodes": cfg["nodes"], "gpus_per_node": cfg["gpus_per_node"],
-        "mlnx_per_node": config.get("mlnx_per_node", 0), "enable_mnnvl": enable_mnnvl, "framework": framework,
+        "mlnx_per_node": config.get("mlnx_per_node") or 0, "enable_mnnvl": enable_mnnvl, "framework": framework,
+        "efa_per_node": cluster["efa_per_node"], "rdma_resource": cluster["rdma_resource"], "rdma_per_node": cluster["rdma_per_node"],
     })
+    data = overrides.normalize_override_config(override_config, catalog)
+    platform_overrides = overrides.render_overrides(data, library, platforms=[facts.get("platform")])
     user_overrides = config.get("overrides") or []
     if not isinstance(user_overrides, list):
         raise ConfigError("overrides", "must be a list of override mappings")
-    user_overrides = [overrides.parse_override(item, index) for index, item in enumerate(user_overrides)]
-    match_facts = dict(facts, framework=framework, workloadKind="TrainJob")
+    user_overrides = [(overrides.parse_override(item, index), "overrides") for index, item in enumerate(user_overrides)]
+    match_facts = dict(facts, framework=framework, workloadKind="TrainJob", instanceType=cluster["instance_type"])
 
     command, args = trainer_command(framework, config.get("trainer"), cfg["gpus_per_node"], enable_mnnvl)
     trainjob_name = "%s-%s" % (cfg["entry_name"], run_id)
@@ -133,11 +178,13 @@ def plan_workload(config, facts):
     }}}}
 
     matched, dependencies, pre_command, mpi_args, orchestration = [], [], [], [], {}
+    positions = {}
     for origin, items in (("platform", platform_overrides), ("user", user_overrides)):
-        for index, item in enumerate(items):
+        for item, source in items:
+            positions[source] = positions.get(source, 0) + 1
             if not merge.matches_when(item["when"], match_facts):
                 continue
-            matched.append({"origin": origin, "position": index + 1, "when": item["when"]})
+            matched.append({"origin": origin, "position": positions[source], "source": source, "when": item["when"]})
             if "jobTemplate" in item:
                 job_template = merge.merge_named(job_template, item["jobTemplate"])
             if "jobTemplatePatch" in item:
@@ -179,6 +226,12 @@ def plan_workload(config, facts):
     planned = [_labels(obj, shared_labels) for obj in others + [merged_runtime]] + [trainjob]
     for obj in planned:
         obj["metadata"]["namespace"] = namespace
+    if data["rct_api_version"] == overrides.DRA_UNAVAILABLE:
+        needing = ["%s %s" % (obj["kind"], obj["metadata"]["name"]) for obj in planned if overrides.needs_dra(obj)]
+        if needing:
+            raise overrides.dra_unavailable_error(data["server_version"], ", ".join(needing))
+    platform_data = dict(cluster, rct_api_version=data["rct_api_version"],
+                         compute_domain_num_nodes=data["compute_domain_num_nodes"], platform_vars=data["platform_vars"])
     return {
         "objects": planned,
         "trainjob_name": trainjob_name,
@@ -187,4 +240,6 @@ def plan_workload(config, facts):
         "orchestration": orchestration,
         "pre_command": pre_command,
         "mpi_args": mpi_args,
+        "instance_type": cluster["instance_type"],
+        "platform_data": platform_data,
     }

@@ -2,7 +2,10 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """Golden tests: the original package's three test inputs, asserted against the documented facts
-(original-behaviour.md §6-§7, §13), plus the deliberate deviations with their sources."""
+(original-behaviour.md §6-§7, §13), plus the deliberate deviations with their sources.
+
+The seed (templates/overrides/workloadrun.yaml) is asserted exactly with the platform layer off
+(extended_platforms=False), and as the unchanged prefix of the default list (platform layer on)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -15,7 +18,7 @@ import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils import templating
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError, RenderError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.overrides import build_overrides
+from ansible_collections.gpufleet.burnin.plugins.module_utils.overrides import build_overrides, build_overrides_with_sources
 
 # The upstream inputs of pkg/platform/testdata/build-overrides/*.
 TORCH_WITHOUT_MNNVL = dict(entry_name="test", nodes=8, gpus_per_node=8, mlnx_per_node=8, enable_mnnvl=False, framework="torch")
@@ -44,6 +47,11 @@ WHEN = {
 }
 NON_MPI = ["T%d" % n for n in range(1, 17) if n != 6]
 MPI = ["T%d" % n for n in range(1, 16) if n != 14]
+
+
+def seed_overrides(config, library=None):
+    """The seed alone: the original's list (platform layer off)."""
+    return build_overrides(dict(config, extended_platforms=False), library)
 
 
 def by_name(overrides, names):
@@ -75,15 +83,31 @@ def env_map(env):
     (TORCH_WITHOUT_MNNVL, NON_MPI), (MPI_WITH_MNNVL, MPI), (EXEC_SINGLE_NODE, NON_MPI),
 ], ids=["torch-without-mnnvl", "mpi-with-mnnvl", "exec-framework-single-node"])
 def test_golden_inputs_render_the_documented_entries_in_order(config, names):
-    overrides = build_overrides(config)
+    overrides = seed_overrides(config)
     assert len(overrides) == {"mpi": 14}.get(config["framework"], 15)
     for name, override in by_name(overrides, names).items():
         assert override["when"] == WHEN[name], name
         assert "jobTemplatePatch" not in override
 
 
+@pytest.mark.parametrize("config", [TORCH_WITHOUT_MNNVL, MPI_WITH_MNNVL, EXEC_SINGLE_NODE],
+                         ids=["torch-without-mnnvl", "mpi-with-mnnvl", "exec-framework-single-node"])
+def test_seed_is_the_unchanged_prefix_of_the_default_list(config):
+    seed = seed_overrides(config)
+    full, sources = build_overrides_with_sources(config)
+    assert full == build_overrides(config)
+    assert full[:len(seed)] == seed
+    assert sources[:len(seed)] == ["templates/overrides/workloadrun.yaml"] * len(seed)
+    layer = sources[len(seed):]
+    assert layer and all(source.startswith("templates/overrides/platforms/") for source in layer)
+    assert layer == sorted(layer)  # platform files in file-name order
+    # every platform entry names its file's platform (plan_workload renders only the cluster's file)
+    for override, source in zip(full[len(seed):], layer):
+        assert override["when"]["platform"]["equals"] == source.rsplit("/", 1)[1][:-len(".yaml")]
+
+
 def test_torch_without_mnnvl_entry_contents():
-    t = by_name(build_overrides(TORCH_WITHOUT_MNNVL), NON_MPI)
+    t = by_name(seed_overrides(TORCH_WITHOUT_MNNVL), NON_MPI)
     compute_domain, patch = t["T1"]["dependencies"]
     assert compute_domain["apiVersion"] == "resource.nvidia.com/v1beta1" and compute_domain["kind"] == "ComputeDomain"
     assert compute_domain["metadata"] == {"name": "test-compute-domain", "labels": {"app": "test"}}
@@ -139,7 +163,7 @@ def test_torch_without_mnnvl_entry_contents():
 
 def test_gcp_h100_uses_the_current_tcpxo_profile():
     # DEVIATION: container-engine-accelerators gpudirect-tcpxo README (Jan 2026) / nccl-env-profile.sh.
-    env = trainer_env(by_name(build_overrides(TORCH_WITHOUT_MNNVL), NON_MPI)["T10"])
+    env = trainer_env(by_name(seed_overrides(TORCH_WITHOUT_MNNVL), NON_MPI)["T10"])
     values = env_map(env)
     assert values["NCCL_PROTO"] == "Simple,LL128"
     assert "NCCL_ALGO" not in values and "NCCL_DYNAMIC_CHUNK_SIZE" not in values
@@ -152,7 +176,7 @@ def test_gcp_h100_uses_the_current_tcpxo_profile():
 
 def test_gcp_gb200_network_annotations_on_the_pod_template():
     # DEVIATION: GKE reads multi-network annotations from pods (original put them on the Job template).
-    patch = by_name(build_overrides(TORCH_WITHOUT_MNNVL), NON_MPI)["T11"]["dependencies"][0]
+    patch = by_name(seed_overrides(TORCH_WITHOUT_MNNVL), NON_MPI)["T11"]["dependencies"][0]
     job = patch["spec"]["template"]["spec"]["replicatedJobs"][0]
     assert "metadata" not in job["template"]
     annotations = runtime_pod(patch)["metadata"]["annotations"]
@@ -167,7 +191,7 @@ def test_gcp_gb200_network_annotations_on_the_pod_template():
 
 
 def test_mpi_with_mnnvl_entry_contents():
-    t = by_name(build_overrides(MPI_WITH_MNNVL), MPI)
+    t = by_name(seed_overrides(MPI_WITH_MNNVL), MPI)
     args = t["T6"]["mpiArgs"]
     assert args[:2] == ["-x", "NCCL_NET_PLUGIN=none"]
     # The later upstream RoCE pins (0efef83, ADR-070), folded into T6 for GB300.
@@ -185,7 +209,7 @@ def test_mpi_with_mnnvl_entry_contents():
 
 def test_exec_single_node_zero_nics_requests_none():
     # DEVIATION (original bug 3, ADR-087): mlnx_per_node 0 emits no nvidia.com/mlnxnics request at all.
-    t = by_name(build_overrides(EXEC_SINGLE_NODE), NON_MPI)
+    t = by_name(seed_overrides(EXEC_SINGLE_NODE), NON_MPI)
     for name in ("T12", "T13"):
         assert node_container(t[name]["dependencies"][0]) == {"name": "node"}
     assert t["T1"]["dependencies"][0]["spec"]["numNodes"] == 0

@@ -31,7 +31,11 @@ def test_aws_gb300_mpi_plan():
     plan = plan_workload(MPI, {"platform": "aws", "gpuArchitecture": "gb300"})
     assert kinds(plan) == [("ComputeDomain", "nccl-compute-domain"), ("ResourceClaimTemplate", "nccl-roce"),
                            ("TrainingRuntime", "nccl-runtime"), ("TrainJob", "nccl-r1")]
-    assert [m["position"] for m in plan["matched"]] == [1, 2, 5, 6, 8]
+    seed = "templates/overrides/workloadrun.yaml"
+    assert [m["position"] for m in plan["matched"] if m["source"] == seed] == [1, 2, 5, 6, 8]
+    # the platform layer adds the RoCE HCA entry of templates/overrides/platforms/aws.yaml
+    assert [m["source"] for m in plan["matched"]][5:] == ["templates/overrides/platforms/aws.yaml"]
+    assert plan["instance_type"] == "p6e-gb300.36xlarge" and plan["platform_data"]["instance_type_source"] == "default"
     assert plan["topology_key"] == "topology.k8s.aws/network-node-layer-1"
     runtime = plan["objects"][2]
     pod = node_pod(runtime)
@@ -47,8 +51,9 @@ def test_aws_gb300_mpi_plan():
     assert argv[:4] == ["exec", "timeout", "3600", "mpirun"]
     assert argv[4:14] == ["-N", "4", "--allow-run-as-root", "--mca", "plm_rsh_args", "-o StrictHostKeyChecking=no -o ConnectionAttempts=10",
                           "-x", "NCCL_DEBUG=INFO", "-x", "NCCL_MNNVL_ENABLE=1"]
-    # override mpiArgs come before the user's, then binary and args.
-    assert argv[14:16] == ["-x", "NCCL_NET_PLUGIN=none"]
+    # override mpiArgs come before the user's, then binary and args; a later override's args come first (the
+    # platform layer's RoCE HCA, then the seed's T6).
+    assert argv[14:18] == ["-x", "NCCL_IB_HCA=rocep", "-x", "NCCL_NET_PLUGIN=none"]
     assert argv[-4:] == ["--user", "/opt/all_reduce_perf", "-b", "8"]
     assert plan["objects"][3]["metadata"]["labels"]["gpufleet.burnin/run-id"] == "r1"
     assert "gpufleet.burnin/run-id" not in plan["objects"][2]["metadata"]["labels"]
@@ -84,7 +89,7 @@ def test_user_overrides_apply_after_platform_ones():
     trainjob = plan["objects"][-1]
     assert {"name": "NCCL_PROTO", "value": "Simple"} in trainjob["spec"]["trainer"]["env"]
     assert trainjob["spec"]["activeDeadlineSeconds"] == 600
-    assert plan["matched"][-1] == {"origin": "user", "position": 1, "when": {"platform": {"equals": "gcp"}}}
+    assert plan["matched"][-1] == {"origin": "user", "position": 1, "source": "overrides", "when": {"platform": {"equals": "gcp"}}}
     assert trainjob["spec"]["trainer"]["command"] == ["torchrun"]
 
 
