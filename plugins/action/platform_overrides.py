@@ -8,7 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import platform_overrides_spec
-from ansible_collections.gpufleet.burnin.plugins.module_utils.overrides import build_overrides
+from ansible_collections.gpufleet.burnin.plugins.module_utils.overrides import build_overrides_with_sources
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import RenderActionBase
 
 
@@ -16,4 +16,5 @@ class ActionModule(RenderActionBase):
     argument_spec = platform_overrides_spec()
 
     def render(self, args):
-        return {"overrides": build_overrides(args)}
+        overrides, sources = build_overrides_with_sources(args)
+        return {"overrides": overrides, "sources": sources}

@@ -10,6 +10,7 @@ __metaclass__ = type
 import copy
 
 FRAMEWORK_CHOICES = ["torch", "mpi", "exec"]
+RCT_API_VERSION_CHOICES = ["v1", "v1beta2", "v1beta1"]
 
 _OVERRIDE_DATA = dict(
     entry_name=dict(type="str", required=True),
@@ -18,6 +19,15 @@ _OVERRIDE_DATA = dict(
     mlnx_per_node=dict(type="int", default=0),
     enable_mnnvl=dict(type="bool", default=False),
     framework=dict(type="str", default="torch", choices=FRAMEWORK_CHOICES),
+    # The platform layer (templates/overrides/platforms/).
+    extended_platforms=dict(type="bool", default=True),
+    server_version=dict(type="str"),
+    rct_api_version=dict(type="str", choices=RCT_API_VERSION_CHOICES),
+    dra_driver_version=dict(type="str"),
+    efa_per_node=dict(type="int"),
+    rdma_resource=dict(type="str"),
+    rdma_per_node=dict(type="int"),
+    platform_vars=dict(type="dict", default={}),
 )
 
 _RUNTIME_DATA = dict(
@@ -31,7 +41,8 @@ _RUNTIME_DATA = dict(
     volume_mounts=dict(type="list", elements="dict", default=[]),
     init_containers=dict(type="list", elements="dict", default=[]),
     resources=dict(type="dict"),
-    image_pull_secrets=dict(type="list", elements="dict", default=[]),
+    # Names of pull Secrets, not secrets themselves.
+    image_pull_secrets=dict(type="list", elements="dict", default=[], no_log=False),
     trainer_version=dict(type="str", default="v2.3"),
 )
 
@@ -54,5 +65,7 @@ def workload_plan_spec():
         gpu_architecture=dict(type="str", required=True),
         trainer=dict(type="dict", required=True),
         overrides=dict(type="list", elements="dict", default=[]),
+        instance_type=dict(type="str"),
+        cluster_nodes=dict(type="list", elements="dict"),
     )
     return spec

@@ -424,8 +424,9 @@ def render_overrides(data, library, platforms=None):
 
 
 def needs_dra(obj):
-    """True for objects that only work with the resource.k8s.io DRA API (claim templates, pods with claims)."""
-    if obj.get("apiVersion") == DRA_UNAVAILABLE or obj.get("kind") == "ResourceClaimTemplate":
+    """True for objects that only work with the resource.k8s.io DRA API: claim templates, ComputeDomains (the NVIDIA
+    DRA driver turns them into claim templates) and runtimes whose pods claim devices."""
+    if obj.get("apiVersion") == DRA_UNAVAILABLE or obj.get("kind") in ("ResourceClaimTemplate", "ComputeDomain"):
         return True
     return '"resourceClaims"' in json.dumps(obj.get("spec") or {})
 

@@ -2,7 +2,11 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """Every rendered object validates against the upstream CRD schemas (../shared/crds), structurally:
-an unknown field is a failure, as it would be pruned or rejected by an API server."""
+an unknown field is a failure, as it would be pruned or rejected by an API server.
+
+The matrix: every platform (the platform layer's, the seed-only neoclouds and an unknown one) x GPU (h100, h200,
+b200, gb200, gb300) x framework x MNNVL, plus the instance types and platform variables that change the output.
+Built-in kinds without a CRD here (ResourceClaimTemplate in its three API versions, ConfigMap) are checked by hand."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,6 +14,7 @@ __metaclass__ = type
 
 import copy
 import itertools
+import json
 import os
 import re
 
@@ -28,8 +33,31 @@ CRD_FILES = {
     ("trainer.kubeflow.org/v1alpha1", "TrainJob"): "trainer.kubeflow.org_trainjobs.yaml",
     ("resource.nvidia.com/v1beta1", "ComputeDomain"): "resource.nvidia.com_computedomains.yaml",
 }
-PLATFORMS = ["aws", "gcp", "azure", "togetherai", "mistral", "other"]
-ARCHITECTURES = ["h100", "gb200", "gb300"]
+PLATFORMS = ["aws", "gcp", "azure", "oci", "coreweave", "nebius", "onprem", "togetherai", "mistral", "other"]
+ARCHITECTURES = ["h100", "h200", "b200", "gb200", "gb300"]
+# (platform, gpu, extra plan config): instance types and variables that change the rendered objects.
+VARIANTS = [
+    ("aws", "h200", {"instance_type": "p5e.48xlarge"}),
+    ("aws", "h100", {"platform_vars": {"aws_hugepages_2mi": "5120Mi"}, "efa_per_node": 16}),
+    ("aws", "gb300", {"server_version": "v1.32.4"}),
+    ("aws", "gb300", {"server_version": "v1.33.2"}),
+    ("gcp", "h100", {"instance_type": "a3-highgpu-8g", "platform_vars": {"gcp_tcpx_networks": ["n1", "n2", "n3", "n4"]}}),
+    ("gcp", "h200", {"platform_vars": {"gcp_rdma_mode": "dranet"}, "rct_api_version": "v1beta1"}),
+    ("gcp", "b200", {"platform_vars": {"gcp_gvnic_network": "gvnic-1"}}),
+    ("gcp", "gb200", {"platform_vars": {"gcp_rdma_networks": ["a", "b", "c", "d"], "gcp_gvnic_network": "gvnic-1"}}),
+    ("gcp", "gb300", {"server_version": "v1.33.0", "dra_driver_version": "v25.3.2"}),
+    ("azure", "h100", {"mlnx_per_node": 8}),
+    ("azure", "h200", {"platform_vars": {"azure_topology_configmap": "ndv5-topo", "azure_sharp": False}}),
+    ("azure", "gb300", {"rdma_resource": "rdma/shared_ib"}),
+    ("oci", "h100", {"platform_vars": {"oci_network_mode": "sriov"}}),
+    ("oci", "b200", {"platform_vars": {"oci_network_mode": "sriov", "oci_sriov_network": "burnin/rdma-vf"}}),
+    ("oci", "gb200", {"instance_type": "BM.GPU.GB200-v3.4"}),
+    ("oci", "h200", {"platform_vars": {"oci_ssh_port": 2022}}),
+    ("coreweave", "gb300", {"platform_vars": {"coreweave_gb300_networks": ["cw-multus/ibs0p0-macvlan"], "coreweave_sharp": True}}),
+    ("nebius", "h100", {"rdma_resource": "rdma/ib", "rdma_per_node": 8}),
+    ("onprem", "b200", {"rdma_resource": "nvidia.com/hostdev", "rdma_per_node": 8,
+                        "platform_vars": {"onprem_networks": ["hostdev-net"], "onprem_ib_hca": "=mlx5_0,mlx5_1"}}),
+]
 FRAMEWORKS = ["torch", "mpi", "exec"]
 DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 TRAINERS = {
@@ -82,40 +110,92 @@ def validator(api_version, kind):
     return _VALIDATORS[key]
 
 
+_EXACT_REQUEST = {"deviceClassName", "count", "allocationMode", "selectors", "adminAccess", "tolerations"}
+
+
 def validate_resource_claim_template(obj):
-    # resource.k8s.io is built into Kubernetes 1.34 (no CRD in ../shared): check the v1 shape by hand.
-    assert obj["apiVersion"] == "resource.k8s.io/v1" and set(obj) == {"apiVersion", "kind", "metadata", "spec"}
+    # resource.k8s.io is built into Kubernetes (no CRD in ../shared): check the shapes by hand (platforms §11.4):
+    # v1 and v1beta2 nest the request under "exactly", v1beta1 has it flat.
+    assert obj["apiVersion"] in ("resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1")
+    assert set(obj) == {"apiVersion", "kind", "metadata", "spec"} and set(obj["spec"]) == {"spec"}
+    assert set(obj["spec"]["spec"]) == {"devices"}
     for request in obj["spec"]["spec"]["devices"]["requests"]:
-        assert set(request) == {"name", "exactly"} and DNS_LABEL.match(request["name"])
-        assert set(request["exactly"]) <= {"deviceClassName", "count", "allocationMode", "selectors", "adminAccess", "tolerations"}
+        assert DNS_LABEL.match(request["name"])
+        if obj["apiVersion"] == "resource.k8s.io/v1beta1":
+            assert "exactly" not in request and set(request) <= {"name"} | _EXACT_REQUEST and "deviceClassName" in request
+        else:
+            assert set(request) == {"name", "exactly"} and set(request["exactly"]) <= _EXACT_REQUEST
+            assert "deviceClassName" in request["exactly"]
+        count = request.get("count", (request.get("exactly") or {}).get("count"))
+        assert isinstance(count, int) and count > 0
+
+
+def validate_config_map(obj):
+    assert obj["apiVersion"] == "v1" and set(obj) == {"apiVersion", "kind", "metadata", "data"}
+    assert all(isinstance(key, str) and isinstance(value, str) for key, value in obj["data"].items())
+
+
+_CHECKED = {}
 
 
 def errors_of(obj):
+    """Schema errors of ``obj``; identical objects (the matrix repeats many) are validated once."""
+    key = json.dumps(obj, sort_keys=True)
+    if key not in _CHECKED:
+        _CHECKED[key] = _errors_of(obj)
+    return _CHECKED[key]
+
+
+def _errors_of(obj):
     if obj["kind"] == "ResourceClaimTemplate":
         validate_resource_claim_template(obj)
+        return []
+    if obj["kind"] == "ConfigMap":
+        validate_config_map(obj)
         return []
     return ["%s: %s" % ("/".join(str(p) for p in error.absolute_path), error.message)
             for error in validator(obj["apiVersion"], obj["kind"]).iter_errors(obj)]
 
 
-@pytest.mark.parametrize("platform, architecture, framework, mnnvl",
-                         list(itertools.product(PLATFORMS, ARCHITECTURES, FRAMEWORKS, [True, False])))
-def test_matrix_renders_and_validates(platform, architecture, framework, mnnvl):
+def plan_and_validate(platform, architecture, framework, mnnvl, **extra):
     gpus = 4 if architecture.startswith("gb") else 8
     config = dict(entry_name="burnin-%s" % framework, namespace="burnin", image="nvcr.io/nvidia/pytorch:26.01-py3",
                   framework=framework, nodes=2, gpus_per_node=gpus, mlnx_per_node=8, enable_mnnvl=mnnvl,
                   run_id="r1", trainer=TRAINERS[framework], env=[{"name": "USER_VAR", "value": "1"}],
                   volumes=[{"name": "scratch", "emptyDir": {}}], volume_mounts=[{"name": "scratch", "mountPath": "/scratch"}],
                   image_pull_secrets=[{"name": "regcred"}])
+    config.update(extra)
     plan = plan_workload(config, {"platform": platform, "gpuArchitecture": architecture})
-    assert plan["objects"][-1]["kind"] == "TrainJob" and plan["objects"][-2]["kind"] == "TrainingRuntime"
+    kinds = [obj["kind"] for obj in plan["objects"]]
+    assert kinds[-1] == "TrainJob" and kinds[-2] == "TrainingRuntime" and kinds.count("TrainingRuntime") == 1
     problems = []
     for obj in plan["objects"]:
         assert DNS_LABEL.match(obj["metadata"]["name"]) and len(obj["metadata"]["name"]) <= 63
         problems.extend("%s %s: %s" % (obj["kind"], obj["metadata"]["name"], error) for error in errors_of(obj))
     assert problems == []
+    # no null left behind by the platform layer's deletions
+    assert "null" not in json.dumps(plan["objects"])
     if architecture in ("gb200", "gb300"):
-        assert "ComputeDomain" in [obj["kind"] for obj in plan["objects"]]
+        assert "ComputeDomain" in kinds
+    return plan
+
+
+# MNNVL on and off where it matters (the seed's h100 coverage and the NVL72 GPUs); off for h200 and b200.
+MATRIX = [(platform, architecture, framework, mnnvl)
+          for platform, architecture, framework in itertools.product(PLATFORMS, ARCHITECTURES, FRAMEWORKS)
+          for mnnvl in ([True, False] if architecture in ("h100", "gb200", "gb300") else [False])]
+
+
+@pytest.mark.parametrize("platform, architecture, framework, mnnvl", MATRIX)
+def test_matrix_renders_and_validates(platform, architecture, framework, mnnvl):
+    plan_and_validate(platform, architecture, framework, mnnvl)
+
+
+@pytest.mark.parametrize("platform, architecture, extra, framework",
+                         [variant + (framework,) for variant in VARIANTS for framework in FRAMEWORKS],
+                         ids=["%s-%s-%d-%s" % (v[0], v[1], i, f) for i, v in enumerate(VARIANTS) for f in FRAMEWORKS])
+def test_instance_types_and_variables_render_and_validate(platform, architecture, extra, framework):
+    plan_and_validate(platform, architecture, framework, architecture.startswith("gb"), **extra)
 
 
 def test_structural_validation_catches_unknown_fields():

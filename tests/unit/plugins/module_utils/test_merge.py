@@ -34,6 +34,30 @@ def test_matches_when(when, expected):
     assert matches_when(when, FACTS) is expected
 
 
+@pytest.mark.parametrize("when, instance_type, expected", [
+    ({"instanceType": {"equals": "p5.48xlarge"}}, "p5.48xlarge", True),
+    ({"instanceType": {"equals": "p5.48xlarge"}}, "p5en.48xlarge", False),
+    ({"instanceType": {"in": ["p5.48xlarge", "p5e.48xlarge"]}}, "p5e.48xlarge", True),
+    ({"instanceType": {"notIn": ["p5.48xlarge"]}}, "p5en.48xlarge", True),
+    ({"instanceType": {"notIn": ["p5.48xlarge"]}}, "p5.48xlarge", False),
+    # an entry with instanceType never matches when the instance type is unknown, not even notIn
+    ({"instanceType": {"equals": "p5.48xlarge"}}, None, False),
+    ({"instanceType": {"notIn": ["p5.48xlarge"]}}, None, False),
+    ({"instanceType": {"notIn": ["p5.48xlarge"]}}, "", False),
+    ({"platform": {"equals": "aws"}}, None, True),
+    ({"platform": {"equals": "aws"}, "instanceType": {"in": ["P5.48XLARGE"]}}, "p5.48xlarge", False),  # case-sensitive
+])
+def test_matches_instance_type(when, instance_type, expected):
+    assert matches_when(when, dict(FACTS, instanceType=instance_type)) is expected
+
+
+def test_malformed_instance_type_condition_is_an_error_even_when_unknown():
+    with pytest.raises(ConfigError, match="when.instanceType"):
+        matches_when({"instanceType": {"is": "p5.48xlarge"}}, FACTS)
+    with pytest.raises(ConfigError, match="when.instanceType"):
+        matches_when({"instanceType": "p5.48xlarge"}, dict(FACTS, instanceType="p5.48xlarge"))
+
+
 def test_unsupported_condition_is_named():
     with pytest.raises(ConfigError, match="expression"):
         matches_when({"expression": "true"}, FACTS)
@@ -56,6 +80,23 @@ def test_merge_maps_named_lists_and_replaced_lists():
     assert merged["spec"]["tolerations"] == [{"key": "y"}]
     assert merged["spec"]["new"] == {"k": 1}
     assert base["spec"]["containers"][0]["args"] == ["1", "2"]  # inputs untouched
+
+
+def test_null_in_a_patch_deletes_the_key():
+    # RFC 7386: the platform layer takes seed values back this way (e.g. GKE A4X Max has no multi-networking).
+    base = {"metadata": {"annotations": {"a": "1", "b": "2"}},
+            "containers": [{"name": "node", "resources": {"limits": {"nvidia.com/gpu": "4", "x/rdma-0": "1"}}}]}
+    patch = {"metadata": {"annotations": {"a": None, "missing": None}},
+             "containers": [{"name": "node", "resources": {"limits": {"x/rdma-0": None}, "claims": [{"name": "rdma"}]}}],
+             "fresh": {"keep": 1, "drop": None}}
+    merged = merge_named(base, patch)
+    assert merged["metadata"] == {"annotations": {"b": "2"}}
+    assert merged["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": "4"}, "claims": [{"name": "rdma"}]}
+    assert merged["fresh"] == {"keep": 1}
+    assert base["metadata"]["annotations"] == {"a": "1", "b": "2"}  # inputs untouched
+    # the first object of a key is kept without its nulls too
+    (only,) = merge_objects([{"apiVersion": "v", "kind": "K", "metadata": {"name": "n", "labels": None}, "spec": {"a": None, "b": 1}}])
+    assert only == {"apiVersion": "v", "kind": "K", "metadata": {"name": "n"}, "spec": {"b": 1}}
 
 
 def test_json_patch_after_merge_and_errors():
