@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The README's first command (`make demo`): burn in a local fleet of GPU clusters with gpufleet.burnin.burnin.
+#
+#   1. scripts/setup.sh           venvs, kubernetes.core (idempotent, seconds when done before)
+#   2. tests/fleet/build.sh       kube-apiserver from Debian's sources, once per machine (~5 min the first time)
+#   3. tests/fleet/fleet.py start the default fleet (tests/fleet/default-fleet.yml) into a temp dir: real API
+#                                 servers on 127.0.0.1 with fake GPU nodes and a test controller for TrainJobs
+#   4. ansible-playbook playbooks/burnin.yml against the fleet's inventory, as a user would run it; it prints
+#                                 the fleet summary
+#   5. stop the fleet and remove the temp dir (nothing is left running), unless GPUFLEET_DEMO_KEEP=1
+#
+# The default fleet fails two of its four clusters on purpose, to show how failures are reported:
+#   aws-use1-h100-a, gcp-usc1-h100-a   Complete   (the test controller completes their TrainJobs)
+#   azure-eus-gb200-a                  Failed     (the test controller fails its TrainJob)
+#   aws-use1-h100-mismatch             Mismatch   (group aws_h100, but its nodes are GCP GB200 nodes)
+# so ansible-playbook itself exits 2 ("some hosts failed"). The demo compares every cluster's outcome with what
+# the fleet spec intends and exits:
+#   0  the burn-in ran and every cluster ended as the fleet intends (the two failures above included)
+#   1  setup, build or fleet start failed
+#   2  ansible-playbook did not run to the end (an error other than failed clusters), or wrote no summary
+#   3  a cluster ended differently from what the fleet intends
+#
+# Environment: GPUFLEET_DEMO_SPEC (another fleet spec), GPUFLEET_DEMO_KEEP=1 (leave the fleet running and print
+# how to use and stop it), extra arguments are passed to ansible-playbook (e.g. -e burnin_framework=torch -v).
+set -uo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+spec="${GPUFLEET_DEMO_SPEC:-$repo/tests/fleet/default-fleet.yml}"
+log() { printf '[demo] %s\n' "$*" >&2; }
+
+bash "$repo/scripts/setup.sh" || { log "scripts/setup.sh failed"; exit 1; }
+GPUFLEET_ENV_QUIET=1
+# shellcheck source=scripts/env.sh
+source "$repo/scripts/env.sh"
+bash "$repo/tests/fleet/build.sh" || { log "tests/fleet/build.sh failed"; exit 1; }
+
+dir="$(mktemp -d "${TMPDIR:-/tmp}/gpufleet-demo.XXXXXX")"
+fleet="$dir/fleet"
+finish() {
+    if [ -n "${GPUFLEET_DEMO_KEEP:-}" ]; then
+        log "fleet left running: inventory $fleet/inventory.yml, kubeconfig $fleet/kubeconfig"
+        log "stop it with: python $repo/tests/fleet/fleet.py stop --dir $fleet && rm -rf $dir"
+        return
+    fi
+    python "$repo/tests/fleet/fleet.py" stop --dir "$fleet" >/dev/null 2>&1 || true
+    rm -rf "$dir"
+}
+trap finish EXIT
+
+log "starting the fleet of $spec in $fleet"
+if ! python "$repo/tests/fleet/fleet.py" start --spec "$spec" --dir "$fleet" >&2; then
+    log "the fleet did not start"
+    exit 1
+fi
+
+run_id="demo-$(date -u +%H%M%S)"
+reports="$dir/reports"
+log "running: ansible-playbook -i $fleet/inventory.yml playbooks/burnin.yml -e burnin_run_id=$run_id ..."
+set -x
+ansible-playbook -i "$fleet/inventory.yml" "$repo/playbooks/burnin.yml" \
+    -e burnin_run_id="$run_id" -e burnin_report_dir="$reports" \
+    -e burnin_poll_interval=2 -e burnin_timeout=120 "$@"
+rc=$?
+{ set +x; } 2>/dev/null
+
+summary="$reports/$run_id/summary.json"
+if [ "$rc" != 0 ] && [ "$rc" != 2 ]; then
+    log "ansible-playbook failed with exit code $rc (2 would only mean that clusters failed their burn-in)"
+    exit 2
+fi
+if [ ! -s "$summary" ]; then
+    log "no fleet summary was written ($summary)"
+    exit 2
+fi
+
+python - "$spec" "$summary" <<'EOF'
+import json, sys
+import yaml
+spec = yaml.safe_load(open(sys.argv[1]))
+results = json.load(open(sys.argv[2]))
+bad = 0
+print("\nDemo verdict (what the default fleet intends vs what the burn-in reported):")
+for c in spec["clusters"]:
+    want = "Mismatch" if c.get("nodes_match_group") is False else str(c.get("trainjob_outcome") or "Complete")
+    got = results.get(c["name"], {}).get("outcome", "no result")
+    ok = got == want or (want == "none" and got == "Timeout")
+    bad += not ok
+    print("  %-4s %-26s expected %-9s got %-9s %s" % ("ok" if ok else "DIFF", c["name"], want, got,
+                                                      results.get(c["name"], {}).get("reason", "")[:90]))
+print("\nEvery cluster ended as the fleet intends: the two failures above are the fleet's deliberate ones."
+      if not bad else "\n%d cluster(s) ended differently from what the fleet intends." % bad)
+sys.exit(3 if bad else 0)
+EOF
