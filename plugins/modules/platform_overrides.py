@@ -23,7 +23,7 @@ description:
     change the list at render time.
   - Runs on the controller (action plugin) and never contacts a cluster.
 author:
-  - gpufleet.burnin maintainers
+  - gpufleet.burnin maintainers (!UNKNOWN)
 attributes:
   check_mode:
     support: full

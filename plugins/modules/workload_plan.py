@@ -28,7 +28,7 @@ description:
     C(preCommand) lines wrap the trainer command in C(/bin/bash -c) with C(exec).
   - Returns the objects in apply order, ending with a TrainJob unique to O(run_id). Never contacts a cluster.
 author:
-  - gpufleet.burnin maintainers
+  - gpufleet.burnin maintainers (!UNKNOWN)
 attributes:
   check_mode:
     support: full
