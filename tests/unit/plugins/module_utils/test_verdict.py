@@ -1,0 +1,502 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Thresholds data, threshold selection, verdicts and node attribution."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import os
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils import nccl_results as nr
+from ansible_collections.gpufleet.burnin.plugins.module_utils import verdict as vd
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
+
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures", "nccl")
+H100_AWS = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8, "mnnvl": False}
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name)) as handle:
+        return handle.read()
+
+
+def parsed(name, **kwargs):
+    return nr.parse_nccl_output(fixture(name), **kwargs)
+
+
+def selected(facts, collective="all_reduce", **kwargs):
+    chosen = vd.select_thresholds(facts, collective, **kwargs)
+    return dict((metric, record["id"] if record else None) for metric, record in chosen.items())
+
+
+def record(**values):
+    base = {"collective": "all_reduce", "metric": "peak", "pass": 100, "source": "test"}
+    base.update(values)
+    return base
+
+
+# ------------------------------------------------------------------------------------------------ the data
+
+def test_collection_thresholds_are_valid_and_sourced():
+    data = vd.load_thresholds()
+    records = vd.validate_thresholds(data)
+    assert data["schema"] == "gpufleet.burnin/thresholds/v1" and len(records) >= 20
+    for item, raw in zip(records, data["thresholds"]):
+        assert item["origin"] == "collection"
+        numbers = [key for key in ("pass", "warn", "expected", "nodes", "size", "min_size", "sweep") if raw.get(key) is not None]
+        assert isinstance(raw["source"], dict) and all(raw["source"].get(key) for key in numbers), item["id"]
+        assert item["pass"] is not None and (item["warn"] is None or item["warn"] <= item["pass"]), item["id"]
+
+
+@pytest.mark.parametrize("threshold_id, values", [
+    ("aws-h100-all-reduce-peak", {"pass": 270.0, "warn": 250.0, "expected": 443.7, "nodes": (2, None), "min_size": 1 << 30}),
+    ("aws-b200-all-reduce-1g-in-place", {"pass": 570.0, "warn": 300.0, "size": 1 << 30, "side": "in_place"}),
+    ("aws-gb200-all-reduce-1g-mnnvl", {"pass": 650.0, "warn": 500.0, "side": "both", "mnnvl": True, "gpus_per_node": 4}),
+    ("gcp-h200-all-gather-avg", {"pass": 100.0, "warn": None, "metric": "avg", "sweep": {"min": 1024, "max": 8 << 30}}),
+    ("gcp-h200-all-gather-peak", {"pass": 296.01, "warn": 263.12, "derived": True, "expected": 328.9}),
+    ("azure-h100-all-reduce-peak", {"pass": 400.0, "warn": 300.0}),
+    ("azure-gb300-mnnvl-all-reduce-peak", {"pass": 800.0, "warn": 600.0, "nodes": (2, 18), "min_size": 16 << 30}),
+    ("gb300-mnnvl-all-reduce-peak", {"pass": 823.0, "platform": "*"}),
+    ("coreweave-gb200-2-racks-all-reduce-peak", {"nodes": (19, 36), "pass": 729.36}),
+])
+def test_published_numbers(threshold_id, values):
+    records = dict((item["id"], item) for item in vd.validate_thresholds(vd.load_thresholds()))
+    for key, value in values.items():
+        assert records[threshold_id][key] == value, key
+
+
+def test_load_is_cached_but_returns_copies():
+    first = vd.load_thresholds()
+    first["thresholds"].clear()
+    assert vd.load_thresholds()["thresholds"]
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(ParseError, match="cannot read thresholds"):
+        vd.load_thresholds(str(tmp_path / "missing.yaml"))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("thresholds: [")
+    with pytest.raises(ParseError, match="is not valid YAML"):
+        vd.load_thresholds(str(bad))
+    unsourced = tmp_path / "unsourced.yaml"
+    unsourced.write_text("thresholds:\n  - {id: x, collective: all_reduce, metric: peak, pass: 100, warn: 90, source: {pass: somewhere}}\n")
+    with pytest.raises(ParseError, match=r"thresholds\[0\].source: names no source for warn"):
+        vd.load_thresholds(str(unsourced))
+
+
+@pytest.mark.parametrize("value, span", [(None, (1, None)), (2, (2, 2)), ("2", (2, 2)), ("2-18", (2, 18)), ("2+", (2, None)), ("2-", (2, None)),
+                                         ({"min": 3}, (3, None)), ({"min": 2, "max": 4}, (2, 4))])
+def test_parse_nodes(value, span):
+    assert vd.parse_nodes(value) == span
+
+
+@pytest.mark.parametrize("value", [0, "18-2", "two", True, 2.5, {"min": 2, "top": 3}, {"min": "2"}])
+def test_parse_nodes_rejects(value):
+    with pytest.raises(ConfigError, match="^nodes"):
+        vd.parse_nodes(value)
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"collective": None}, r"^r.collective: is required"),
+    ({"metric": "median"}, r"^r.metric: must be one of peak, avg"),
+    ({"warn": 120}, r"^r.warn: 120.0 is above pass 100.0"),
+    ({"pass": None}, r"^r: needs 'pass'"),
+    ({"pass": -1}, r"^r.pass: must be a number >= 0"),
+    ({"side": "left"}, r"^r.side: must be one of"),
+    ({"platform": ""}, r"^r.platform: must be a non-empty string"),
+    ({"mnnvl": "yes"}, r"^r.mnnvl: must be true or false"),
+    ({"gpus_per_node": 0}, r"^r.gpus_per_node: must be an integer >= 1"),
+    ({"size": "big"}, r"^r.size: must be a size in bytes"),
+    ({"sweep": {"from": "1K"}}, r"^r.sweep: must be a mapping with min and/or max"),
+    ({"colour": "red"}, r"^r: unknown key\(s\) colour"),
+])
+def test_record_errors_name_the_field(values, message):
+    with pytest.raises(ConfigError, match=message):
+        vd.normalize_record(record(**values), "r")
+
+
+def test_expected_with_ratios():
+    item = vd.normalize_record(record(**{"pass": None, "expected": 500, "pass_ratio": 0.8}), "r", defaults={"warn_ratio": 0.7})
+    assert (item["pass"], item["warn"], item["derived"]) == (400.0, 350.0, True)
+    with pytest.raises(ConfigError, match="has 'expected' but no pass_ratio"):
+        vd.normalize_record(record(**{"pass": None, "expected": 500}), "r")
+
+
+def test_duplicate_ids():
+    with pytest.raises(ConfigError, match=r"thresholds\[1\].id: 'a' is already used by thresholds\[0\]"):
+        vd.validate_thresholds({"thresholds": [record(id="a"), record(id="a")]}, origin="inventory")
+
+
+# ------------------------------------------------------------------------------------------------ selection
+
+@pytest.mark.parametrize("facts, collective, expected", [
+    (H100_AWS, "all_reduce", {"peak": "aws-h100-all-reduce-peak", "avg": None}),
+    (dict(H100_AWS, nodes=16), "all_reduce_perf", {"peak": "aws-h100-all-reduce-peak", "avg": None}),
+    (dict(H100_AWS, gpus_per_node=4), "all_reduce", {"peak": None, "avg": None}),
+    (dict(H100_AWS, nodes=1), "all_reduce", {"peak": None, "avg": None}),
+    (dict(H100_AWS, platform="azure", nodes=1), "all_reduce", {"peak": "azure-h100-all-reduce-single-node", "avg": None}),
+    (dict(H100_AWS, platform="azure"), "all_reduce", {"peak": "azure-h100-all-reduce-peak", "avg": None}),
+    (dict(H100_AWS, platform="gcp"), "all_gather", {"peak": "gcp-h100-all-gather-peak", "avg": "gcp-h100-all-gather-avg"}),
+    (dict(H100_AWS, platform="gcp", nodes=4), "all_gather", {"peak": None, "avg": "gcp-h100-all-gather-avg"}),
+    ({"platform": "aws", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4, "mnnvl": True}, "all_reduce",
+     {"peak": "aws-gb200-all-reduce-1g-mnnvl", "avg": None}),
+    ({"platform": "oci", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4, "mnnvl": True}, "all_reduce",
+     {"peak": "gb200-mnnvl-all-reduce-peak", "avg": None}),
+    ({"platform": "oci", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4, "mnnvl": False}, "all_reduce",
+     {"peak": "gb200-network-all-reduce-peak", "avg": None}),
+    ({"platform": "oci", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4}, "all_reduce", {"peak": None, "avg": None}),
+    ({"platform": "coreweave", "gpu_architecture": "gb200", "nodes": 18, "gpus_per_node": 4, "mnnvl": True}, "all_reduce",
+     {"peak": "coreweave-gb200-rack-all-reduce-peak", "avg": None}),
+    ({"platform": "coreweave", "gpu_architecture": "gb200", "nodes": 30, "gpus_per_node": 4, "mnnvl": True}, "all_reduce",
+     {"peak": "coreweave-gb200-2-racks-all-reduce-peak", "avg": None}),
+    ({"platform": "coreweave", "gpu_architecture": "gb200", "nodes": 360, "gpus_per_node": 4, "mnnvl": True}, "all_reduce",
+     {"peak": "coreweave-gb200-20-racks-all-reduce-peak", "avg": None}),
+    ({"platform": "AWS", "gpu_architecture": "H100", "nodes": 2, "gpus_per_node": 8}, "all_reduce", {"peak": "aws-h100-all-reduce-peak", "avg": None}),
+    ({"platform": "togetherai", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8}, "all_reduce", {"peak": None, "avg": None}),
+    (H100_AWS, "broadcast", {"peak": None, "avg": None}),
+])
+def test_selection(facts, collective, expected):
+    assert selected(facts, collective) == expected
+
+
+def test_inventory_overrides_win_and_can_disable():
+    overrides = [dict(record(platform="aws"), id="mine", warn=380, **{"pass": 420}),
+                 dict(record(metric="avg", gpu_architecture="h100"), id="avg-off", disabled=True)]
+    for item in overrides:
+        item.pop("source")
+    chosen = vd.select_thresholds(H100_AWS, "all_reduce", overrides=overrides)
+    assert chosen["peak"]["id"] == "mine" and chosen["peak"]["origin"] == "inventory" and chosen["peak"]["source"] == "inventory"
+    assert chosen["avg"] is None
+    gcp = vd.select_thresholds(dict(H100_AWS, platform="gcp"), "all_gather", overrides={"thresholds": [
+        {"collective": "all_gather", "metric": "avg", "disabled": True}]})
+    assert gcp["avg"] is None and gcp["peak"]["id"] == "gcp-h100-all-gather-peak"
+
+
+def test_overrides_and_thresholds_errors_name_the_field():
+    with pytest.raises(ConfigError, match=r"^overrides.thresholds\[0\].metric: "):
+        vd.select_thresholds(H100_AWS, "all_reduce", overrides=[record(metric="p99")])
+    with pytest.raises(ConfigError, match="^overrides: must be a list"):
+        vd.select_thresholds(H100_AWS, "all_reduce", overrides="pass: 1")
+    with pytest.raises(ConfigError, match=r"^thresholds.thresholds: must be a list"):
+        vd.select_thresholds(H100_AWS, "all_reduce", thresholds={"thresholds": {}})
+
+
+def test_custom_thresholds_document_replaces_the_collection():
+    data = {"defaults": {"pass_ratio": 0.5, "source": {"pass_ratio": "test"}},
+            "thresholds": [{"id": "x", "collective": "all_reduce", "expected": 300, "source": "test"}]}
+    chosen = vd.select_thresholds(H100_AWS, "all_reduce", thresholds=data)
+    assert chosen["peak"]["id"] == "x" and chosen["peak"]["pass"] == 150.0 and chosen["peak"]["warn"] is None
+
+
+# ------------------------------------------------------------------------------------------------ judging
+
+def test_pass():
+    result = vd.judge(parsed("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), H100_AWS, "all_reduce", job_outcome="Complete", workload="w")
+    assert result["verdict"] == "pass" and result["workload"] == "w" and result["collective"] == "all_reduce"
+    assert result["reason"] == ("TrainJob Complete; busbw 441.9 GB/s at 8G (out-of-place) meets aws-h100-all-reduce-peak "
+                                "(>= 270.0 GB/s, warn >= 250.0)")
+    peak = [check for check in result["checks"] if check["name"] == "peak"][0]
+    assert (peak["value"], peak["size"], peak["threshold"], peak["pass"], peak["warn"]) == (441.91, 8 << 30, "aws-h100-all-reduce-peak", 270.0, 250.0)
+    assert result["thresholds"][0]["id"] == "aws-h100-all-reduce-peak" and "AICR" in result["thresholds"][0]["source"]["pass"]
+    assert result["metrics"]["peak_busbw"] == 441.91 and result["metrics"]["nccl_version"] == "2.18.5"
+    assert result["series"][-1] == [8 << 30, 441.91, 444.78]
+
+
+@pytest.mark.parametrize("limits, verdict, words", [
+    ({"pass": 440, "warn": 400}, "pass", "meets"),
+    ({"pass": 450, "warn": 400}, "warn", "is below 450.0 GB/s but above 400.0 GB/s, in the warning band of mine"),
+    ({"pass": 500, "warn": 460}, "fail", "is below mine (>= 500.0 GB/s, warn >= 460.0)"),
+    ({"pass": 500}, "fail", "is below mine (>= 500.0 GB/s)"),
+])
+def test_grades(limits, verdict, words):
+    override = dict(record(id="mine"), **limits)
+    result = vd.judge(parsed("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), H100_AWS, "all_reduce", overrides=[override])
+    assert result["verdict"] == verdict and words in result["reason"]
+
+
+def test_avg_and_peak_both_judged():
+    result = vd.judge(parsed("v2.16-all-gather-2x8-h200-nccl2.27.log"), dict(H100_AWS, platform="gcp", gpu_architecture="h200"))
+    assert result["verdict"] == "pass" and [check["name"] for check in result["checks"]] == ["peak", "avg"]
+    assert result["reason"].endswith("average busbw 144.0 GB/s meets gcp-h200-all-gather-avg (>= 100.0 GB/s)")
+
+
+def test_avg_sweep_must_match():
+    result = parsed("v2.16-all-gather-2x8-h200-nccl2.27.log")
+    result["config"]["min_bytes"] = 8
+    verdict = vd.judge(result, dict(H100_AWS, platform="gcp", gpu_architecture="h200"))
+    assert verdict["verdict"] == "warn"
+    assert "the run's sweep 8..8G differs from the 1K..8G that gcp-h200-all-gather-avg averages over: not comparable" in verdict["reason"]
+
+
+def test_peak_below_min_size_is_not_comparable():
+    result = nr.parse_nccl_output(fixture("v2.16-all-reduce-wrong.log").replace(" 12 FAILED", " 0 OK"))
+    for row in result["rows"]:
+        row["ip"]["wrong"] = 0
+    result["wrong_total"], result["wrong_sizes"], result["warnings"] = 0, [], []
+    verdict = vd.judge(result, dict(H100_AWS, platform="azure"))
+    assert verdict["verdict"] == "warn"
+    assert verdict["reason"] == "largest size 1G is below the 8G that azure-h100-all-reduce-peak was measured at: not comparable"
+
+
+def test_size_specific_threshold_reads_that_row():
+    result = parsed("v2.16-all-reduce-2x8-h100.json")
+    verdict = vd.judge(result, dict(H100_AWS, gpu_architecture="b200"))
+    peak = verdict["checks"][0]
+    assert peak["size"] == 1 << 30 and peak["side"] == "in-place" and peak["value"] == result["rows"][0]["ip"]["busbw"]
+    assert verdict["verdict"] == "warn" and "at 1G (in-place) is below 570.0 GB/s but above 300.0 GB/s, in the warning band" in verdict["reason"]
+    truncated = copy.deepcopy(result)
+    truncated["rows"] = truncated["rows"][1:]
+    verdict = vd.judge(truncated, dict(H100_AWS, gpu_architecture="b200"))
+    assert verdict["verdict"] == "warn" and "busbw not measured at 1G (the run covers 2G..16G)" in verdict["reason"]
+
+
+def test_both_sides_takes_the_lower():
+    result = parsed("v2.16-two-tests-4x4-gb200.log", collective="all_reduce")
+    facts = {"platform": "aws", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4, "mnnvl": True}
+    check = vd.judge(result, facts)["checks"][0]
+    row = [row for row in result["rows"] if row["size"] == 1 << 30][0]
+    assert check["value"] == min(row["oop"]["busbw"], row["ip"]["busbw"]) and check["side"] == "lower of out-of-place and in-place"
+
+
+def test_wrong_elements_fail():
+    verdict = vd.judge(parsed("v2.16-all-reduce-wrong.log"), H100_AWS, job_outcome="Complete")
+    assert verdict["verdict"] == "fail"
+    assert "12 wrong elements (#wrong) at 256M, 512M" in verdict["reason"]
+
+
+def test_out_of_bounds_without_rows_counts_fail():
+    result = parsed("v2.16-all-reduce-2x8-h100.json")
+    result["out_of_bounds"] = 3
+    assert "3 out-of-bounds values reported by nccl-tests" in vd.judge(result, H100_AWS)["reason"]
+
+
+def test_min_bw_check_fails():
+    verdict = vd.judge(parsed("v2.16-all-reduce-cputime-timestamps-minbw-failed.log"), dict(H100_AWS, gpu_architecture="gb200", gpus_per_node=4))
+    assert verdict["verdict"] == "fail" and "nccl-tests' own NCCL_TESTS_MIN_BW check failed (average 341.4 GB/s)" in verdict["reason"]
+
+
+def test_no_threshold_uses_on_missing():
+    facts = dict(H100_AWS, platform="togetherai")
+    result = parsed("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log")
+    verdict = vd.judge(result, facts, "all_reduce")
+    assert verdict["verdict"] == "warn" and verdict["reason"] == "no threshold for togetherai/h100 all_reduce on 2 node(s) without MNNVL: busbw not judged"
+    assert vd.judge(result, facts, "all_reduce", on_missing="pass")["verdict"] == "pass"
+    assert vd.judge(result, facts, "all_reduce", on_missing="fail")["verdict"] == "fail"
+    with pytest.raises(ConfigError, match="^on_missing: "):
+        vd.judge(result, facts, "all_reduce", on_missing="ignore")
+    unnamed = vd.judge(result, H100_AWS)
+    assert unnamed["verdict"] == "warn" and "does not name its collective" in unnamed["reason"]
+
+
+def test_incomplete_results():
+    partial = parsed("v2.16-all-reduce-truncated-mid-row.log", allow_partial=True)
+    alone = vd.judge(partial, H100_AWS)
+    assert alone["verdict"] == "error" and alone["reason"].startswith("no complete result: line 65: truncated")
+    failed = vd.judge(partial, H100_AWS, job_outcome="Failed", job_reason="JobFailed: launcher exited 137")
+    assert failed["verdict"] == "fail"
+    assert failed["reason"].startswith("TrainJob Failed: JobFailed: launcher exited 137; no complete result: line 65")
+    assert failed["problems"] and failed["series"]
+
+
+@pytest.mark.parametrize("outcome, output, verdict, reason", [
+    ("Complete", None, "pass", "TrainJob Complete (no bandwidth to judge)"),
+    ("Failed", None, "fail", "TrainJob Failed: exit 1"),
+    ("Timeout", None, "error", "no result: the TrainJob did not finish in time: exit 1"),
+    ("Unreachable", None, "error", "no result: the burn-in ended Unreachable: exit 1"),
+    (None, None, "error", "no result and no job outcome to judge"),
+])
+def test_workloads_without_a_collective(outcome, output, verdict, reason):
+    result = vd.judge(output, {}, None, job_outcome=outcome, job_reason="exit 1" if outcome != "Complete" else None)
+    assert (result["verdict"], result["reason"]) == (verdict, reason)
+
+
+def test_parse_errors_are_error_verdicts_unless_the_job_failed():
+    text = fixture("v2.16-all-reduce-init-failure.log")
+    result = vd.verdict_for(text, H100_AWS, "all_reduce")
+    assert result["verdict"] == "error" and result["reason"].startswith("no result: nccl-tests output: no result table found")
+    failed = vd.verdict_for(text, H100_AWS, "all_reduce", job_outcome="Failed")
+    assert failed["verdict"] == "fail" and "Test NCCL failure" in failed["reason"]
+    missing = vd.verdict_for(None, H100_AWS, "all_reduce", job_outcome="Complete")
+    assert missing["verdict"] == "error" and "no nccl-tests output to judge" in missing["reason"]
+
+
+def test_bad_result_type():
+    with pytest.raises(ConfigError, match="^result: must be a parsed nccl-tests result"):
+        vd.judge("text", H100_AWS)
+
+
+@pytest.mark.parametrize("verdicts, worst", [([], "pass"), (["pass", "warn"], "warn"), (["fail", "warn"], "fail"), (["fail", "error", "pass"], "error")])
+def test_worst(verdicts, worst):
+    assert vd.worst(verdicts) == worst
+
+
+# ------------------------------------------------------------------------------------------------ attribution
+
+JOB = "nccl-all-reduce-20261130t0800"
+
+
+def pod(name, node, phase, role="node", exit_code=None, reason=None, restarts=0, waiting=None, hostname=None, scheduled=True):
+    state = {}
+    if exit_code is not None:
+        state = {"terminated": {"exitCode": exit_code, "reason": reason or ("Completed" if exit_code == 0 else "Error")}}
+    elif waiting:
+        state = {"waiting": {"reason": waiting, "message": "Back-off pulling image"}}
+    elif phase == "Running":
+        state = {"running": {"startedAt": "2026-11-30T08:00:00Z"}}
+    status = {"phase": phase, "containerStatuses": [{"name": "node", "state": state, "restartCount": restarts}]}
+    if restarts:
+        status["containerStatuses"][0]["lastState"] = {"terminated": {"exitCode": 139, "reason": "Error"}}
+    if not scheduled:
+        status = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                                      "message": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}]}
+    spec = {"hostname": hostname} if hostname else {}
+    if node:
+        spec["nodeName"] = node
+    return {"metadata": {"name": name, "labels": {"jobset.sigs.k8s.io/replicatedjob-name": role}}, "spec": spec, "status": status}
+
+
+def mpi_pods(worker1_exit=143, worker1_reason=None):
+    return [
+        pod("%s-launcher-0-0-q8x2z" % JOB, "gpu-node-a", "Succeeded", role="launcher", exit_code=0),
+        pod("%s-node-0-0-7fk2m" % JOB, "gpu-node-a", "Failed", exit_code=143, hostname="%s-node-0-0" % JOB),
+        pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Failed", exit_code=worker1_exit, reason=worker1_reason, hostname="%s-node-0-1" % JOB),
+    ]
+
+
+def test_workers_stopped_at_the_end_of_a_complete_job_succeeded():
+    result = vd.attribute(mpi_pods(), job_outcome="Complete")
+    assert result["nodes"] == ["gpu-node-a", "gpu-node-b"] and result["succeeded_nodes"] == ["gpu-node-a", "gpu-node-b"]
+    assert result["failed_nodes"] == [] and len(result["succeeded_pods"]) == 3 and result["failed_pods"] == []
+
+
+def test_oom_killed_worker_fails_its_node():
+    result = vd.attribute(mpi_pods(137, "OOMKilled"), job_outcome="Complete")
+    assert result["failed_nodes"] == ["gpu-node-b"] and result["succeeded_nodes"] == ["gpu-node-a"]
+    entry = [item for item in result["pods"] if item["node"] == "gpu-node-b"][0]
+    assert entry["status"] == "failed" and entry["reasons"] == ["pod Failed", "container node exited 137 (OOMKilled)"]
+
+
+def test_failed_job_and_log_evidence_name_the_failing_node():
+    log = fixture("v2.16-all-reduce-truncated-mid-row.log")
+    logs = [{"item": item, "log": log if "launcher" in item["metadata"]["name"] else "sshd started\n"} for item in mpi_pods()]
+    result = vd.attribute(mpi_pods(), pod_logs=logs, job_outcome="Failed")
+    assert result["failed_nodes"] == ["gpu-node-a", "gpu-node-b"]  # both workers were killed by signal once the job failed
+    entry = [item for item in result["pods"] if item["node"] == "gpu-node-b"][0]
+    assert any(reason.startswith("log: mpirun noticed that process rank 11") for reason in entry["reasons"])
+
+
+def test_log_evidence_of_a_test_failure_beats_a_clean_exit():
+    pods = [pod("%s-launcher-0-0-q8x2z" % JOB, "gpu-node-a", "Failed", role="launcher", exit_code=1),
+            pod("%s-node-0-0-7fk2m" % JOB, "gpu-node-a", "Running", hostname="%s-node-0-0" % JOB),
+            pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Running")]
+    log = fixture("v2.16-all-reduce-init-failure.log").replace("20261130t0815", "20261130t0800")
+    result = vd.attribute(pods, pod_logs={pods[0]["metadata"]["name"]: log}, job_outcome="Failed")
+    assert result["failed_nodes"] == ["gpu-node-a", "gpu-node-b"]
+    worker_b = [item for item in result["pods"] if item["node"] == "gpu-node-b"][0]
+    assert worker_b["warnings"] == 0 and worker_b["reasons"][0] == "still running when the TrainJob ended Failed"
+    assert "Test NCCL failure common.cu:1279" in worker_b["reasons"][1]
+    worker_a = [item for item in result["pods"] if item["name"].startswith(JOB + "-node-0-0")][0]
+    assert worker_a["status"] == "unknown" and result["unknown_nodes"] == []
+
+
+def test_warnings_fail_pods_only_when_the_job_failed():
+    pods = [pod("%s-launcher-0-0-q8x2z" % JOB, "gpu-node-a", "Succeeded", role="launcher", exit_code=0),
+            pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Running")]
+    result_text = fixture("v2.16-all-reduce-wrong.log").replace("20261130t0730", "20261130t0800")
+    parsed_result = nr.parse_nccl_output(result_text)
+    logs = {pods[0]["metadata"]["name"]: result_text}
+    ok = vd.attribute(pods, logs, parsed_result, job_outcome="Complete")
+    assert ok["failed_nodes"] == [] and [item["warnings"] for item in ok["pods"]] == [1, 0]
+    bad = vd.attribute(pods, logs, parsed_result, job_outcome="Failed")
+    assert bad["failed_nodes"] == ["gpu-node-b"]
+    assert bad["pods"][1]["reasons"][-1].startswith("NCCL warning while the job failed: %s-node-0-1:94:106 [5]" % JOB)
+
+
+def test_pending_restarted_and_unscheduled_pods():
+    pods = [pod("p-launcher-0-0-aaaaa", "n1", "Running", role="launcher"),
+            pod("p-node-0-0-bbbbb", "n1", "Running", restarts=2),
+            pod("p-node-0-1-ccccc", "n2", "Pending", waiting="ImagePullBackOff"),
+            pod("p-node-0-2-ddddd", None, "Pending", scheduled=False)]
+    running = vd.attribute(pods)
+    assert [item["status"] for item in running["pods"]] == ["running", "failed", "failed", "pending"]
+    assert running["pods"][1]["reasons"] == ["container node restarted 2 time(s), last exit 139 (Error)"]
+    assert running["pods"][2]["reasons"][0] == "container node waiting: ImagePullBackOff - Back-off pulling image"
+    assert running["unscheduled_pods"] == ["p-node-0-2-ddddd"] and running["failed_nodes"] == ["n1", "n2"]
+    ended = vd.attribute(pods, job_outcome="Timeout")
+    assert ended["pods"][3]["status"] == "failed"
+    assert ended["pods"][3]["reasons"] == ["never scheduled: Unschedulable - 0/4 nodes are available: 4 Insufficient nvidia.com/gpu."]
+
+
+def test_pod_for_host():
+    pods = mpi_pods()
+    assert vd.pod_for_host(pods, JOB + "-node-0-1") == JOB + "-node-0-1-x9d4c"
+    assert vd.pod_for_host(pods, JOB + "-node-0-1.%s.burnin.svc" % JOB) == JOB + "-node-0-1-x9d4c"
+    assert vd.pod_for_host(pods, JOB + "-launcher-0-0") == JOB + "-launcher-0-0-q8x2z"
+    assert vd.pod_for_host(pods, JOB + "-node-0") is None and vd.pod_for_host(pods, "elsewhere") is None
+
+
+@pytest.mark.parametrize("pods, pod_logs, message", [
+    ("pods", None, "^pods: must be the pod list"),
+    ([], "log", "^pod_logs: must be the results"),
+    ([], [5], r"^pod_logs\[0\]: must be a k8s_log result"),
+    ([], [{"log": "x"}], r"^pod_logs\[0\]: names no pod"),
+])
+def test_attribution_input_errors(pods, pod_logs, message):
+    with pytest.raises(ConfigError, match=message):
+        vd.attribute(pods, pod_logs)
+
+
+def test_k8s_info_result_and_unreadable_logs():
+    info = {"resources": mpi_pods()}
+    logs = {"results": [{"item": info["resources"][0], "failed": True, "msg": "container not found"}]}
+    result = vd.attribute(info, logs, job_outcome="Complete")
+    assert result["pods"][0]["log_error"] == "container not found" and result["failed_nodes"] == []
+
+
+# ------------------------------------------------------------------------------------------------ one call
+
+def test_verdict_for_pod_logs_finds_the_launcher_output():
+    pods = mpi_pods()
+    text = fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log")
+    logs = [{"item": item, "log": text if "launcher" in item["metadata"]["name"] else "Server listening on 0.0.0.0 port 2222.\n"}
+            for item in pods]
+    result = vd.verdict_for(logs, H100_AWS, "all_reduce", job_outcome="Complete", pods=pods, workload="nccl-all-reduce")
+    assert result["verdict"] == "pass" and result["output_pod"] == pods[0]["metadata"]["name"]
+    assert result["succeeded_nodes"] == ["gpu-node-a", "gpu-node-b"] and result["failed_nodes"] == []
+    assert result["attribution"]["hosts"] == ["nccl-all-reduce-20261130t0700-node-0-0", "nccl-all-reduce-20261130t0700-node-0-1"]
+
+
+def test_verdict_for_without_any_output_in_the_logs():
+    pods = mpi_pods()
+    logs = [{"item": item, "log": "nothing\n"} for item in pods]
+    result = vd.verdict_for(logs, H100_AWS, "all_reduce", job_outcome="Failed", pods=pods)
+    assert result["verdict"] == "fail" and "no pod log holds nccl-tests output" in result["reason"]
+
+
+def test_verdict_for_a_torch_workload_ignores_nccl_lines_in_its_logs():
+    pods = mpi_pods()
+    logs = [{"item": item, "log": "%s:1:1 [0] NCCL INFO NCCL version 2.27.7+cuda12.9\n" % JOB} for item in pods]
+    result = vd.verdict_for(logs, {}, None, job_outcome="Complete", pods=pods, workload="torch-smoke")
+    assert result["verdict"] == "pass" and result["output_pod"] is None and result["reason"] == "TrainJob Complete (no bandwidth to judge)"
+    died = vd.verdict_for(logs, H100_AWS, "all_reduce", job_outcome="Failed", pods=pods)
+    assert died["verdict"] == "fail" and died["output_pod"] == pods[0]["metadata"]["name"] and "no result table found" in died["reason"]
+
+
+def test_verdict_for_two_tests_needs_the_collective():
+    text = fixture("v2.16-two-tests-4x4-gb200.log")
+    result = vd.verdict_for(text, {"platform": "oci", "gpu_architecture": "gb200", "nodes": 4, "gpus_per_node": 4, "mnnvl": True})
+    assert result["verdict"] == "error" and "the output holds 2 tests" in result["reason"]
+    chosen = vd.verdict_for(text, {"platform": "oci", "gpu_architecture": "gb200", "nodes": 4, "gpus_per_node": 4, "mnnvl": True}, "all_reduce")
+    assert chosen["verdict"] == "pass" and chosen["metrics"]["peak_busbw"] == 810.13
+
+
+def test_verdict_for_a_parsed_result_and_find_nccl_output():
+    result = parsed("v2.16-all-reduce-2x8-h100.json")
+    assert vd.verdict_for(result, H100_AWS)["verdict"] == "pass"
+    assert vd.find_nccl_output({"a-node-0-0-x": "sshd", "b": None}) == (None, None)
+    assert vd.find_nccl_output({"w": "# Avg bus bandwidth : 1", "l-launcher-0-0-x": "#  size  count"}) == ("w", "# Avg bus bandwidth : 1")
