@@ -1,0 +1,186 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Fleet reports: JSON, JUnit XML and the self-contained HTML page."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils import report as rp
+from ansible_collections.gpufleet.burnin.plugins.module_utils import verdict as vd
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures", "nccl")
+GENERATED = "2026-11-30T09:00:00Z"
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name)) as handle:
+        return handle.read()
+
+
+def fleet():
+    """Four clusters: a pass, a fail (#wrong), a warn with a nasty name, and one that never ran."""
+    h100 = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8, "mnnvl": False}
+    ok = vd.verdict_for(fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), h100, "all_reduce", job_outcome="Complete",
+                        workload="nccl-all-reduce")
+    smoke = vd.verdict_for(None, {}, None, job_outcome="Complete", workload="torch-smoke")
+    wrong = vd.verdict_for(fixture("v2.16-all-reduce-wrong.log"), h100, job_outcome="Failed", job_reason="exit 1", workload="nccl-all-reduce")
+    warn = vd.verdict_for(fixture("v2.16-all-gather-2x8-h200-nccl2.27.log"), {"platform": "gcp", "gpu_architecture": "h200", "nodes": 2},
+                          overrides=[{"collective": "all_gather", "metric": "peak", "pass": 400, "warn": 300}], workload="nccl-all-gather")
+    return {
+        "aws-p5-a": {"cluster": "aws-p5-a", "platform": "aws", "gpu_architecture": "h100", "outcome": "Complete", "verdicts": [ok, smoke],
+                     "started": "2026-11-30T08:00:00Z", "finished": "2026-11-30T08:04:00Z", "run_id": "20261130t0800",
+                     "namespace": "burnin", "trainjob": "nccl-all-reduce-20261130t0800"},
+        "aws-p5-b": {"platform": "aws", "gpu_architecture": "h100", "outcome": "Failed", "verdicts": [wrong]},
+        "gcp<script>alert(1)</script>": {"platform": "gcp", "gpu_architecture": "h200", "outcome": "Complete", "verdict": warn},
+        "oci-x": {"outcome": "Unreachable", "reason": "Max retries exceeded \x07 <&>"},
+    }
+
+
+def test_build_report_counts_and_order():
+    report = rp.build_report(fleet(), generated=GENERATED)
+    assert report["schema"] == "gpufleet.burnin/report/v1" and report["run_id"] == "20261130t0800" and report["generated"] == GENERATED
+    assert [cluster["cluster"] for cluster in report["clusters"]] == ["aws-p5-a", "aws-p5-b", "gcp<script>alert(1)</script>", "oci-x"]
+    assert report["summary"] == {"pass": 2, "warn": 1, "fail": 1, "error": 1, "clusters": 4, "testcases": 5, "verdict": "error",
+                                 "failed_clusters": ["aws-p5-b", "oci-x"]}
+    first = report["clusters"][0]
+    assert first["seconds"] == 240.0 and first["verdict"] == "pass"
+    assert [case["workload"] for case in first["testcases"]] == ["nccl-all-reduce", "torch-smoke"]
+    never = report["clusters"][3]["testcases"][0]
+    assert never["workload"] == "burn-in" and never["verdict"] == "error" and never["reason"].startswith("Unreachable: Max retries")
+
+
+@pytest.mark.parametrize("outcome, verdict", [("Complete", "pass"), ("Checked", "pass"), ("Failed", "fail"), ("Mismatch", "fail"),
+                                              ("Timeout", "error"), ("Error", "error"), ("Pending", "error"), (None, "error")])
+def test_clusters_without_verdicts_are_judged_by_outcome(outcome, verdict):
+    report = rp.build_report({"c": {"outcome": outcome, "entry": "nccl-burnin"}}, generated=GENERATED)
+    case = report["clusters"][0]["testcases"][0]
+    assert case["verdict"] == verdict and case["workload"] == "nccl-burnin"
+
+
+def test_list_input_and_errors():
+    report = rp.build_report([{"cluster": "a", "outcome": "Complete"}], run_id="r1", generated=GENERATED)
+    assert report["run_id"] == "r1" and report["clusters"][0]["cluster"] == "a"
+    with pytest.raises(ConfigError, match=r"^results\[0\]: must be a cluster result"):
+        rp.build_report([{"outcome": "Complete"}])
+    with pytest.raises(ConfigError, match="^results: must be the fleet's results"):
+        rp.build_report("text")
+    with pytest.raises(ConfigError, match="^results.a: must be the cluster's result"):
+        rp.build_report({"a": 5})
+    with pytest.raises(ConfigError, match="^results.a.verdicts: must be a list"):
+        rp.build_report({"a": {"verdicts": "pass"}})
+    with pytest.raises(ConfigError, match="^results: a verdict must be a gpufleet.burnin.burnin_verdict result"):
+        rp.build_report({"a": {"verdicts": [{"verdict": "great"}]}})
+
+
+def test_json_roundtrip():
+    report = rp.build_report(fleet(), generated=GENERATED)
+    loaded = json.loads(rp.render_json(report))
+    assert loaded == json.loads(json.dumps(report))
+    case = loaded["clusters"][0]["testcases"][0]
+    assert case["metrics"]["peak_busbw"] == 441.91 and case["thresholds"][0]["id"] == "aws-h100-all-reduce-peak"
+    assert case["series"][-1] == [8589934592, 441.91, 444.78]
+
+
+def test_junit():
+    xml = rp.render_junit(rp.build_report(fleet(), generated=GENERATED))
+    root = ET.fromstring(xml.encode("utf-8"))
+    assert root.tag == "testsuites" and root.get("tests") == "5" and root.get("failures") == "1" and root.get("errors") == "1"
+    suites = root.findall("testsuite")
+    assert [suite.get("name") for suite in suites] == ["aws-p5-a", "aws-p5-b", "gcp<script>alert(1)</script>", "oci-x"]
+    cases = dict(((case.get("classname"), case.get("name")), case) for case in root.iter("testcase"))
+    assert set(cases) == {("gpufleet.burnin.aws-p5-a", "nccl-all-reduce"), ("gpufleet.burnin.aws-p5-a", "torch-smoke"),
+                          ("gpufleet.burnin.aws-p5-b", "nccl-all-reduce"), ("gpufleet.burnin.gcp<script>alert(1)</script>", "nccl-all-gather"),
+                          ("gpufleet.burnin.oci-x", "burn-in")}
+    failure = cases[("gpufleet.burnin.aws-p5-b", "nccl-all-reduce")].find("failure")
+    assert failure.get("type") == "fail" and "12 wrong elements (#wrong) at 256M, 512M" in failure.get("message")
+    assert "[fail] wrong:" in failure.text
+    error = cases[("gpufleet.burnin.oci-x", "burn-in")].find("error")
+    assert error.get("message") == "Unreachable: Max retries exceeded \ufffd <&>"
+    warn = cases[("gpufleet.burnin.gcp<script>alert(1)</script>", "nccl-all-gather")]
+    assert warn.find("failure") is None and warn.find("error") is None and warn.find("system-out").text.startswith("verdict: warn")
+    props = dict((prop.get("name"), prop.get("value")) for prop in suites[0].find("properties"))
+    assert props["platform"] == "aws" and props["trainjob"] == "nccl-all-reduce-20261130t0800" and props["run_id"] == "20261130t0800"
+    assert suites[0].get("time") == "240.000"
+
+
+def test_html_is_self_contained_and_escaped():
+    html = rp.render_html(rp.build_report(fleet(), generated=GENERATED))
+    assert html.startswith("<!DOCTYPE html>") and "<script" not in html.lower()
+    assert "gcp&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert re.findall(r"(?:src|href)=\"(?!#)[^\"]*\"", html) == []
+    assert set(re.findall(r"https?://[^\"' <]+", html)) == {"http://www.w3.org/2000/svg"}
+    assert "\x07" not in html and "Max retries exceeded \ufffd &lt;&amp;&gt;" in html
+    assert html.count('<svg class="busbw-plot"') == 3
+    assert 'class="no-plot"' in html
+
+
+def test_plot_draws_series_thresholds_and_average():
+    report = rp.build_report(fleet(), generated=GENERATED)
+    case = report["clusters"][0]["testcases"][0]
+    svg = rp.render_plot(case, "aws-p5-a")
+    points = re.search(r'<polyline class="series-oop"[^>]* points="([^"]+)"', svg).group(1).split()
+    assert len(points) == 31 and svg.count('class="point point-oop"') == 31 and svg.count('class="point point-ip"') == 31
+    xs = [float(point.split(",")[0]) for point in points]
+    assert xs == sorted(xs) and xs[0] == 64.0 and xs[-1] == 736.0
+    pass_line = re.search(r'<line class="threshold-pass" x1="64" y1="([0-9.]+)" x2="736" y2="([0-9.]+)"', svg)
+    assert pass_line and pass_line.group(1) == pass_line.group(2)
+    assert 'class="warn-band"' in svg and 'class="expected"' in svg and 'class="avg-measured"' in svg
+    assert "pass &gt;= 270 GB/s (aws-h100-all-reduce-peak)" in svg
+    y_pass = float(pass_line.group(1))
+    y_peak = float(points[-1].split(",")[1])
+    assert y_peak < y_pass  # 441.9 GB/s is drawn above the 270 GB/s line (SVG y grows downwards)
+
+
+def test_plot_of_an_average_threshold_and_no_data():
+    report = rp.build_report(fleet(), generated=GENERATED)
+    gather = report["clusters"][2]["testcases"][0]
+    gather["thresholds"].append({"id": "avg-x", "metric": "avg", "pass": 100.0, "warn": None, "expected": None})
+    svg = rp.render_plot(gather, "gcp")
+    assert 'class="threshold-avg"' in svg and "average pass &gt;= 100 GB/s (avg-x)" in svg and "average threshold" in svg
+    assert rp.render_plot({"series": []}) == "" and rp.render_plot({"series": [[0, None, None]]}) == ""
+    single = rp.render_plot({"series": [[1 << 30, 100.0, None]], "thresholds": [], "metrics": {}})
+    assert single.count('class="point point-oop"') == 1 and 'class="series-ip"' not in single
+
+
+def test_write_reports_and_check_mode(tmp_path):
+    target = str(tmp_path / "reports" / "run1")
+    dry = rp.write_reports(fleet(), target, generated=GENERATED, check_mode=True)
+    assert dry["changed"] is True and len(dry["changed_files"]) == 3 and not os.path.exists(target)
+    first = rp.write_reports(fleet(), target, generated=GENERATED)
+    assert first["changed"] is True and sorted(os.listdir(target)) == ["burnin-report.html", "burnin-report.json", "burnin-report.junit.xml"]
+    assert first["files"]["junit"] == os.path.join(target, "burnin-report.junit.xml") and first["summary"]["fail"] == 1
+    assert oct(os.stat(first["files"]["html"]).st_mode & 0o777) == "0o644"
+    again = rp.write_reports(fleet(), target, generated=GENERATED)
+    assert again["changed"] is False and again["changed_files"] == []
+    dry_again = rp.write_reports(fleet(), target, generated=GENERATED, check_mode=True)
+    assert dry_again["changed"] is False
+    only = rp.write_reports(fleet(), target, formats=["json"], generated="2026-12-01T00:00:00Z", basename="fleet")
+    assert only["files"] == {"json": os.path.join(target, "fleet.json")} and only["changed"] is True
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"formats": ["pdf"]}, "^formats: unknown format"),
+    ({"basename": "../x"}, "^basename: must be a plain file name prefix"),
+    ({"directory": ""}, "^directory: "),
+])
+def test_write_reports_errors(tmp_path, kwargs, message):
+    args = dict(directory=str(tmp_path))
+    args.update(kwargs)
+    with pytest.raises(ConfigError, match=message):
+        rp.write_reports(fleet(), **args)
+
+
+def test_argument_spec_is_defined_once():
+    spec = rp.report_argument_spec()
+    assert sorted(spec) == ["basename", "directory", "formats", "generated", "results", "run_id", "title"]
+    assert spec["formats"]["choices"] == ["json", "junit", "html"] and spec["results"]["required"] is True
