@@ -1,0 +1,82 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The burn-in workload catalog: ``templates/workloads/<name>.yaml``, rendered with the ``_lib/`` fragments.
+
+Each template renders to what ``gpufleet.burnin.workload_plan`` takes: ``framework``, ``image``, ``trainer``
+(torch: script or module, args; mpi: binary, args, mpi_args, timeout; exec: command, args), optionally ``env`` and,
+for nccl-tests workloads, ``collective`` (what the verdict judges). The data: nodes, gpus_per_node, platform,
+gpu_architecture, plus the workload's own parameters (each template documents them and their defaults).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils import templating
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
+
+WORKLOADS_SUBDIR = "workloads"
+FRAMEWORKS = ("torch", "mpi", "exec")
+_RESULT_KEYS = ("framework", "image", "trainer", "collective", "env")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+def available_workloads(library=None):
+    """Sorted names of the workload templates."""
+    templates_dir = library.templates_dir if library is not None else templating.TEMPLATES_DIR
+    directory = os.path.join(templates_dir, WORKLOADS_SUBDIR)
+    if not os.path.isdir(directory):
+        return []
+    return sorted(name[:-5] for name in os.listdir(directory) if name.endswith(".yaml") and _NAME.match(name[:-5]))
+
+
+def _check_data(data):
+    if not isinstance(data, dict):
+        raise ConfigError("data", "must be a mapping with nodes, gpus_per_node, platform and gpu_architecture, got %r" % (data,))
+    for key in ("nodes", "gpus_per_node"):
+        value = data.get(key)
+        low = 1 if key == "nodes" else 0
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ConfigError("data.%s" % key, "must be an integer >= %d, got %r" % (low, value))
+    for key in ("platform", "gpu_architecture"):
+        if not isinstance(data.get(key), str):
+            raise ConfigError("data.%s" % key, "must be a string such as aws or h100 (empty when unknown), got %r" % (data.get(key),))
+
+
+def _check_result(name, rendered, data):
+    where = "workload %s" % name
+    if not isinstance(rendered, dict):
+        raise ParseError("%s: templates/workloads/%s.yaml must render a mapping, got %r" % (where, name, type(rendered).__name__))
+    unknown = sorted(set(rendered) - set(_RESULT_KEYS))
+    if unknown:
+        raise ParseError("%s: unknown key(s) %s; allowed: %s" % (where, ", ".join(unknown), ", ".join(_RESULT_KEYS)))
+    if rendered.get("framework") not in FRAMEWORKS:
+        raise ParseError("%s: framework must be one of %s, got %r" % (where, ", ".join(FRAMEWORKS), rendered.get("framework")))
+    image = rendered.get("image")
+    if not isinstance(image, str) or not image:
+        raise ConfigError("data.image", "%s has no default image for gpu_architecture %r (Grace nodes are arm64): set one"
+                          % (where, data.get("gpu_architecture")))
+    if not isinstance(rendered.get("trainer"), dict) or not rendered["trainer"]:
+        raise ParseError("%s: trainer must be a non-empty mapping" % where)
+    if "collective" in rendered and (not isinstance(rendered["collective"], str) or not rendered["collective"]):
+        raise ParseError("%s: collective must be a non-empty string such as all_reduce" % where)
+    env = rendered.get("env")
+    if env is not None and (not isinstance(env, list) or not all(isinstance(item, dict) and item.get("name") for item in env)):
+        raise ParseError("%s: env must be a list of {name, value} mappings" % where)
+
+
+def render_workload(name, data, library=None):
+    """Render workload ``name`` with ``data`` and return the checked dict (plus ``workload``: the name)."""
+    library = library or templating.TemplateLibrary()
+    names = available_workloads(library)
+    if not isinstance(name, str) or name not in names:
+        raise ConfigError("workload", "unknown workload %r; available: %s" % (name, ", ".join(names) or "none"))
+    _check_data(data)
+    rendered = library.render_yaml("%s/%s.yaml" % (WORKLOADS_SUBDIR, name), dict(data))
+    _check_result(name, rendered, data)
+    rendered["workload"] = name
+    return rendered
