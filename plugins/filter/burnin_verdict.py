@@ -1,0 +1,197 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: burnin_verdict
+short_description: Judge a burn-in - nccl-tests busbw against per-platform thresholds, job outcome, failed nodes
+version_added: 0.1.0
+author: gpufleet.burnin maintainers
+description:
+  - Returns C(pass), C(warn), C(fail) or C(error) (no result), with the reason and every check that led to it.
+  - Bandwidth - the busbw at the largest message size (C(peak)) and the C(# Avg bus bandwidth) (C(avg)) are compared
+    with the most specific record of the collection's published thresholds (C(_lib/thresholds.yaml)) for the
+    cluster's platform, GPU architecture, collective, node count, GPUs per node and MNNVL; O(overrides) from the
+    inventory win over them. At or above C(pass) passes, down to C(warn) warns, below fails.
+  - Also fails on C(#wrong) elements, nccl-tests' own C(NCCL_TESTS_MIN_BW) check, test failures in the output and a
+    Failed TrainJob; a result that cannot be read or a TrainJob that never finished is an error.
+  - With O(pods), says which nodes and pods took part and which failed (pod phases, container exits and restarts,
+    failure lines in the logs naming a host), like the original operator's succeeded and failed node lists.
+  - A workload without a collective (torch or exec) is judged by its TrainJob's outcome.
+options:
+  _input:
+    description:
+      - The nccl-tests output - the launcher's log text, a result of P(gpufleet.burnin.nccl_results#filter), the C(-J)
+        JSON (text or loaded), or the results of a M(kubernetes.core.k8s_log) loop over the TrainJob's pods (the log
+        holding the table is picked, the launcher's first). Null or empty when there is none.
+    type: raw
+    required: true
+  workload:
+    description: The workload's name, carried into the verdict and the reports.
+    type: str
+  collective:
+    description: The collective (C(all_reduce), C(all_gather)); defaults to the one the output names. Empty for torch or exec.
+    type: str
+  platform:
+    description: The cluster's platform (C(aws), C(gcp), C(azure), C(oci), C(coreweave), C(nebius), ...).
+    type: str
+  gpu_architecture:
+    description: The cluster's GPU architecture (C(h100), C(h200), C(b200), C(gb200), C(gb300), C(a100), ...).
+    type: str
+  nodes:
+    description: Number of nodes of the run.
+    type: int
+  gpus_per_node:
+    description: GPUs per node.
+    type: int
+  mnnvl:
+    description: Whether multi-node NVLink was enabled.
+    type: bool
+  thresholds:
+    description: A thresholds document replacing the collection's (same schema as C(_lib/thresholds.yaml)).
+    type: dict
+  overrides:
+    description:
+      - Threshold records from the inventory, same keys as C(_lib/thresholds.yaml) (C(source) optional); they win over the
+        collection's for the same metric. C(disabled=true) turns a metric off.
+    type: list
+    elements: dict
+    default: []
+  job_outcome:
+    description: The TrainJob's outcome (C(Complete), C(Failed), C(Timeout), ...), as the role records it.
+    type: str
+  job_reason:
+    description: Why the TrainJob ended so, added to the reason of a failed job.
+    type: str
+  pods:
+    description: The TrainJob's pods, the C(resources) of M(kubernetes.core.k8s_info) (with C(spec.nodeName)), for node attribution.
+    type: list
+    elements: dict
+  pod_logs:
+    description: The pods' logs for attribution - the results of a M(kubernetes.core.k8s_log) loop, or a mapping of pod name to text.
+    type: raw
+  on_missing:
+    description: The verdict when no threshold matches the cluster.
+    type: str
+    choices: [pass, warn, fail]
+    default: warn
+  allow_partial:
+    description: Judge truncated output as a failed or missing result instead of failing the filter (always safe to keep).
+    type: bool
+    default: true
+"""
+
+EXAMPLES = r"""
+- name: Judge the burn-in from the pods' logs
+  ansible.builtin.set_fact:
+    verdict: >-
+      {{ pod_logs.results | gpufleet.burnin.burnin_verdict(workload='nccl-all-reduce', collective='all_reduce',
+           platform='aws', gpu_architecture='h100', nodes=2, gpus_per_node=8, mnnvl=false,
+           job_outcome='Complete', pods=pods.resources, overrides=burnin_thresholds | default([])) }}
+
+- name: Stricter peak for this fleet
+  ansible.builtin.set_fact:
+    verdict: >-
+      {{ launcher_log.log | gpufleet.burnin.burnin_verdict(collective='all_reduce', platform='aws', gpu_architecture='h100',
+           nodes=2, gpus_per_node=8, overrides=[{'platform': 'aws', 'gpu_architecture': 'h100', 'collective': 'all_reduce',
+           'metric': 'peak', 'pass': 420, 'warn': 380}]) }}
+"""
+
+RETURN = r"""
+_value:
+  description: The verdict.
+  type: dict
+  contains:
+    verdict:
+      description: C(pass), C(warn), C(fail) or C(error).
+      type: str
+      sample: pass
+    reason:
+      description: Why, from the checks with that verdict.
+      type: str
+      sample: "TrainJob Complete; busbw 441.9 GB/s at 8G (out-of-place) meets aws-h100-all-reduce-peak (>= 270.0 GB/s, warn >= 250.0)"
+    workload:
+      description: O(workload).
+      type: str
+    collective:
+      description: The collective judged.
+      type: str
+    checks:
+      description: Each check - C(name) (job, result, peak, avg, wrong, min_bw, errors, threshold), C(verdict), C(reason), and
+        C(value), C(size), C(threshold) (record id), C(pass), C(warn) where they apply.
+      type: list
+      elements: dict
+    thresholds:
+      description: The threshold records used, with their sources.
+      type: list
+      elements: dict
+    metrics:
+      description: peak_busbw, largest_size, peak_busbw_in_place, avg_busbw, max_busbw, wrong_total, nccl_version, hosts, ...
+      type: dict
+    series:
+      description: The plot data, C([size, out-of-place busbw, in-place busbw]) per row.
+      type: list
+      elements: list
+    output_pod:
+      description: The pod whose log held the output, when O(_input) was a list of pod logs.
+      type: str
+    nodes:
+      description: Nodes that ran the TrainJob's pods (with O(pods)).
+      type: list
+      elements: str
+    succeeded_nodes:
+      description: Nodes whose pods all succeeded (with O(pods)).
+      type: list
+      elements: str
+    failed_nodes:
+      description: Nodes with a failed pod (with O(pods)).
+      type: list
+      elements: str
+    attribution:
+      description: Per pod - name, node, role, phase, status (succeeded, failed, unknown, running, pending), reasons; and
+        succeeded_pods, failed_pods, unscheduled_pods, unknown_nodes (with O(pods)).
+      type: dict
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.verdict import verdict_for
+
+_INT_FACTS = ("nodes", "gpus_per_node")
+
+
+def burnin_verdict_filter(output, workload=None, collective=None, platform=None, gpu_architecture=None, nodes=None, gpus_per_node=None,
+                          mnnvl=None, thresholds=None, overrides=None, job_outcome=None, job_reason=None, pods=None, pod_logs=None,
+                          on_missing="warn", allow_partial=True):
+    prefix = "gpufleet.burnin.burnin_verdict"
+    facts = {"platform": platform or None, "gpu_architecture": gpu_architecture or None, "nodes": nodes, "gpus_per_node": gpus_per_node,
+             "mnnvl": mnnvl}
+    for key in _INT_FACTS:
+        value = facts[key]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            try:
+                facts[key] = int(value)
+            except (TypeError, ValueError):
+                raise AnsibleFilterError("%s: %s: must be an integer, got %r" % (prefix, key, value))
+    if mnnvl is not None and not isinstance(mnnvl, bool):
+        raise AnsibleFilterError("%s: mnnvl: must be true or false, got %r" % (prefix, mnnvl))
+    for key, value in (("thresholds", thresholds), ("overrides", overrides), ("pods", pods)):
+        expected = dict if key == "thresholds" else list
+        if value is not None and not isinstance(value, expected):
+            raise AnsibleFilterError("%s: %s: must be a %s, got %s" % (prefix, key, expected.__name__, type(value).__name__))
+    try:
+        return verdict_for(output, facts=facts, collective=collective or None, thresholds=thresholds, overrides=overrides or None,
+                           job_outcome=job_outcome or None, job_reason=job_reason or None, pods=pods, pod_logs=pod_logs,
+                           on_missing=on_missing, workload=workload or None, allow_partial=bool(allow_partial))
+    except BurninError as exc:
+        raise AnsibleFilterError("%s: %s" % (prefix, exc))
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"burnin_verdict": burnin_verdict_filter}

@@ -1,0 +1,115 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: burnin_report
+short_description: Write a fleet burn-in's verdicts as JUnit XML, JSON and a self-contained HTML page
+version_added: 0.1.0
+description:
+  - Writes the verdicts of every cluster of a burn-in run into O(directory) on the controller.
+  - C(junit) - C(<basename>.junit.xml), one C(testsuite) per cluster and one C(testcase) per cluster and workload; C(fail) is
+    a C(failure), C(error) an C(error), C(warn) passes with the reason in C(system-out). CI servers and AWX show it.
+  - C(json) - C(<basename>.json), the machine-readable report (schema C(gpufleet.burnin/report/v1)) - summary, and per cluster
+    its testcases with verdict, reason, checks, thresholds and their sources, metrics, busbw series and nodes.
+  - C(html) - C(<basename>.html), one page without scripts or external assets - a summary table, then per cluster and workload
+    the reason, an inline SVG plot of busbw against message size with the pass threshold, the warning band and the
+    published measurement drawn, the checks and the succeeded and failed nodes.
+  - A cluster without a verdict (failed before its burn-in ran) gets one testcase judged by its outcome.
+author:
+  - gpufleet.burnin maintainers (!UNKNOWN)
+attributes:
+  check_mode:
+    support: full
+    description: Writes nothing; C(changed) and C(changed_files) say what would change.
+  diff_mode:
+    support: none
+    description: No diff is shown.
+  action:
+    support: full
+    description: Runs on the controller.
+options:
+  results:
+    description:
+      - The fleet's results keyed by cluster (the role's C(burnin_fleet_results)), or a list of cluster results with C(cluster).
+      - Each has C(verdicts) (a list of P(gpufleet.burnin.burnin_verdict#filter) results) or C(verdict) (one), and C(outcome),
+        C(reason), C(platform), C(gpu_architecture), C(started), C(finished), C(namespace), C(trainjob), C(run_id) when known.
+    type: raw
+    required: true
+  directory:
+    description: Directory to write into, created when missing.
+    type: path
+    required: true
+  formats:
+    description: The reports to write.
+    type: list
+    elements: str
+    choices: [json, junit, html]
+    default: [json, junit, html]
+  run_id:
+    description: The run's identifier, in titles and the JUnit suite name; defaults to the clusters' C(run_id).
+    type: str
+  title:
+    description: Title of the reports.
+    type: str
+    default: GPU burn-in
+  generated:
+    description: Timestamp written into the reports; defaults to now (UTC). Set it to make re-runs idempotent.
+    type: str
+  basename:
+    description: File name prefix.
+    type: str
+    default: burnin-report
+seealso:
+  - module: gpufleet.burnin.workload_plan
+"""
+
+EXAMPLES = r"""
+- name: Write the fleet's reports
+  gpufleet.burnin.burnin_report:
+    results: "{{ burnin_fleet_results }}"
+    directory: "{{ burnin_report_dir }}/{{ burnin_run_id }}"
+    run_id: "{{ burnin_run_id }}"
+  run_once: true
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+files:
+  description: The path of each report, by format.
+  returned: success
+  type: dict
+  sample:
+    json: /srv/burnin/20261130t0700/burnin-report.json
+    junit: /srv/burnin/20261130t0700/burnin-report.junit.xml
+    html: /srv/burnin/20261130t0700/burnin-report.html
+changed_files:
+  description: The reports whose content changed (or would, in check mode).
+  returned: success
+  type: list
+  elements: str
+summary:
+  description: Counts per verdict (pass, warn, fail, error), clusters, testcases, the worst verdict and the clusters that failed.
+  returned: success
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.report import report_argument_spec
+
+
+def main():
+    module = AnsibleModule(argument_spec=report_argument_spec(), supports_check_mode=True)
+    module.fail_json(msg="gpufleet.burnin.burnin_report writes on the controller through its action plugin; "
+                         "it cannot run as a module on a host")
+
+
+if __name__ == "__main__":
+    main()
