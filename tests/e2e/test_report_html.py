@@ -1,0 +1,230 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The HTML report in a real browser: headless Chromium (Debian package ``chromium``) renders the busbw plots.
+
+Two looks at one report built from the nccl-tests fixtures:
+- ``--dump-dom`` of a copy with a probe script appended: the browser's own layout (SVG getBBox, getTotalLength, computed
+  stroke colours) of every plot's series, points and threshold line;
+- ``--screenshot`` of the report as shipped (no script): the PNG holds the series and threshold colours.
+The report's own page has no script; only the probe copy has one.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils import report, verdict
+
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "unit", "fixtures", "nccl")
+BROWSERS = ("chromium", "chromium-browser")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions", "--hide-scrollbars",
+         "--mute-audio", "--force-device-scale-factor=1"]
+
+PROBE = """
+<script>
+window.addEventListener("load", function () {
+  var out = [];
+  document.querySelectorAll("svg.busbw-plot").forEach(function (svg) {
+    function box(selector) {
+      var el = svg.querySelector(selector);
+      if (!el) { return null; }
+      var b = el.getBBox();
+      return {x: b.x, y: b.y, width: b.width, height: b.height, stroke: getComputedStyle(el).stroke,
+              length: el.getTotalLength ? el.getTotalLength() : 0};
+    }
+    var rect = svg.getBoundingClientRect();
+    out.push({width: rect.width, height: rect.height, oop: box("polyline.series-oop"), ip: box("polyline.series-ip"),
+              pass: box("line.threshold-pass"), warn: box("rect.warn-band"), avg: box("line.avg-measured"),
+              points: svg.querySelectorAll("circle.point").length,
+              visible_points: Array.prototype.filter.call(svg.querySelectorAll("circle.point"), function (c) {
+                var r = c.getBoundingClientRect(); return r.width > 0 && r.height > 0; }).length});
+  });
+  var pre = document.createElement("pre");
+  pre.id = "render-check";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>
+"""
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name)) as handle:
+        return handle.read()
+
+
+def find_or_install_chromium():
+    for name in BROWSERS:
+        path = shutil.which(name)
+        if path:
+            return path, None
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        return None, "chromium is not installed and this user cannot apt-get install it"
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    steps = (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium"])
+    for step in steps:
+        try:
+            done = subprocess.run(step, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=900, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return None, "installing chromium failed: %s" % exc
+        if done.returncode != 0:
+            return None, "installing chromium failed (%s): %s" % (" ".join(step), done.stdout[-500:])
+    for name in BROWSERS:
+        path = shutil.which(name)
+        if path:
+            return path, None
+    return None, "apt-get installed chromium but no chromium binary is on PATH"
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    path, why = find_or_install_chromium()
+    if not path:
+        pytest.skip(why)
+    return path
+
+
+def run_chromium(binary, tmp_path, *args):
+    profile = tmp_path / ("profile-%d" % len(list(tmp_path.iterdir())))
+    env = dict(os.environ, HOME=str(tmp_path))
+    command = [binary] + FLAGS + ["--user-data-dir=%s" % profile] + list(args)
+    done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def fleet_results():
+    h100 = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8, "mnnvl": False}
+    h200 = {"platform": "gcp", "gpu_architecture": "h200", "nodes": 2, "gpus_per_node": 8, "mnnvl": False}
+    return {
+        "aws-p5-a": {"platform": "aws", "gpu_architecture": "h100", "outcome": "Complete", "run_id": "e2e", "verdicts": [
+            verdict.verdict_for(fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), h100, "all_reduce", job_outcome="Complete",
+                                workload="nccl-all-reduce")]},
+        "gcp-a3u": {"platform": "gcp", "gpu_architecture": "h200", "outcome": "Complete", "verdicts": [
+            verdict.verdict_for(fixture("v2.16-all-gather-2x8-h200-nccl2.27.log"), h200, job_outcome="Complete", workload="nccl-all-gather")]},
+        "aws-p5-<b>": {"platform": "aws", "gpu_architecture": "h100", "outcome": "Failed", "verdicts": [
+            verdict.verdict_for(fixture("v2.16-all-reduce-wrong.log"), h100, job_outcome="Failed", workload="nccl-all-reduce")]},
+        "oci-x": {"outcome": "Unreachable", "reason": "Max retries exceeded"},
+    }
+
+
+@pytest.fixture(scope="module")
+def report_file(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("report")
+    written = report.write_reports(fleet_results(), str(directory), formats=["html"], generated="2026-11-30T09:00:00Z")
+    return written["files"]["html"]
+
+
+def read_png(path):
+    """(width, height, rows of RGB tuples) of an 8-bit RGB or RGBA, non-interlaced PNG: what Chromium writes."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    position, idat, header = 8, [], None
+    while position < len(data):
+        length, kind = struct.unpack(">I4s", data[position:position + 8])
+        body = data[position + 8:position + 8 + length]
+        position += 12 + length
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat.append(body)
+    width, height, depth, color, dummy, dummy2, interlace = header
+    assert depth == 8 and color in (2, 6) and interlace == 0, header
+    channels = 3 if color == 2 else 4
+    raw = zlib.decompress(b"".join(idat))
+    stride = width * channels
+    rows, previous = [], bytearray(stride)
+    for y in range(height):
+        kind = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        if kind == 1:
+            for i in range(channels, stride):
+                line[i] = (line[i] + line[i - channels]) & 0xFF
+        elif kind == 2:
+            line = bytearray((a + b) & 0xFF for a, b in zip(line, previous))
+        elif kind == 3:
+            for i in range(stride):
+                left = line[i - channels] if i >= channels else 0
+                line[i] = (line[i] + ((left + previous[i]) >> 1)) & 0xFF
+        elif kind == 4:
+            for i in range(stride):
+                a = line[i - channels] if i >= channels else 0
+                b = previous[i]
+                c = previous[i - channels] if i >= channels else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
+        rows.append([tuple(line[x:x + 3]) for x in range(0, stride, channels)])
+        previous = line
+    return width, height, rows
+
+
+def test_the_report_has_no_script(report_file):
+    with open(report_file) as handle:
+        assert "<script" not in handle.read().lower()
+
+
+def test_browser_lays_out_every_plot(chromium, report_file, tmp_path):
+    with open(report_file) as handle:
+        page = handle.read()
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.replace("</body>", PROBE + "</body>"))
+    dom = run_chromium(chromium, tmp_path, "--virtual-time-budget=5000", "--dump-dom", probed.as_uri())
+    match = re.search(r'<pre id="render-check">(.*?)</pre>', dom, re.S)
+    assert match, dom[-2000:]
+    plots = json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+    assert len(plots) == 3  # aws-p5-a, gcp-a3u and the failed cluster; the unreachable one has no data
+    for plot in plots:
+        assert 760 <= plot["width"] <= 764 and 354 <= plot["height"] <= 358  # the SVG plus its CSS border
+        oop = plot["oop"]
+        assert oop["width"] > 500 and oop["height"] > 100 and oop["length"] > 600 and oop["stroke"] == "rgb(31, 119, 180)"
+        assert plot["ip"]["stroke"] == "rgb(255, 127, 14)"
+        assert plot["points"] > 10 and plot["visible_points"] == plot["points"]
+        assert plot["avg"] and plot["avg"]["width"] == 672
+    drawn = [plot for plot in plots if plot["pass"]]
+    assert len(drawn) == 3
+    for plot in drawn:
+        line = plot["pass"]
+        assert line["width"] == 672 and line["height"] == 0 and line["stroke"] == "rgb(214, 39, 40)"
+        assert oop_crosses(plot), plot
+
+
+def oop_crosses(plot):
+    """The threshold line lies inside the series' vertical extent: the curve is drawn on both sides of it."""
+    oop, line = plot["oop"], plot["pass"]
+    return oop["y"] < line["y"] < oop["y"] + oop["height"]
+
+
+def test_screenshot_shows_the_plot(chromium, report_file, tmp_path):
+    shot = tmp_path / "report.png"
+    run_chromium(chromium, tmp_path, "--window-size=900,1100", "--screenshot=%s" % shot, "file://%s" % report_file)
+    width, height, rows = read_png(str(shot))
+    assert (width, height) == (900, 1100)
+    counts = {}
+    for row in rows:
+        for pixel in row:
+            counts[pixel] = counts.get(pixel, 0) + 1
+    assert len(counts) > 50, "the screenshot is (nearly) blank"
+    series = sum(count for pixel, count in counts.items() if close(pixel, (31, 119, 180)))
+    threshold = sum(count for pixel, count in counts.items() if close(pixel, (214, 39, 40)))
+    background = counts.get((250, 250, 250), 0) + counts.get((255, 255, 255), 0)
+    assert series > 300, "no out-of-place series drawn (%d pixels)" % series
+    assert threshold > 150, "no pass threshold drawn (%d pixels)" % threshold
+    assert background < width * height * 0.97
+
+
+def close(pixel, color, tolerance=24):
+    return all(abs(a - b) <= tolerance for a, b in zip(pixel, color))
