@@ -1,0 +1,140 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Session fixture `fleet`: a running multi-cluster test fleet (real kube-apiservers on 127.0.0.1).
+
+The suite starts tests/fleet/default-fleet.yml once per session into a temp dir and stops it at the end.
+Set GPUFLEET_FLEET_DIR to the dir of a fleet already started with `tests/fleet/fleet.py start` to reuse it
+(it is then left running). GPUFLEET_FLEET_SPEC picks another spec. GPUFLEET_KEEP_FLEET_DIR=1 keeps the temp
+dir (logs, kubeconfigs) after the session; it is also kept when a test failed.
+
+Fixture API (class Fleet below):
+    fleet.dir, fleet.kubeconfig, fleet.restricted_kubeconfig, fleet.inventory, fleet.ca_file
+    fleet.clusters               cluster names (= inventory hosts = kubeconfig contexts)
+    fleet.restricted_namespace   the one namespace the restricted token may use
+    fleet.crds_installed         False when ../shared/crds was absent
+    fleet.cluster(name)          the cluster's record from state.json (platform, gpu_architecture, server, ...)
+    fleet.context(name)          kubeconfig context of the cluster
+    fleet.api_client(name, restricted=False)  kubernetes.client.ApiClient (admin or restricted token)
+    fleet.dynamic(name, restricted=False)     kubernetes.dynamic.DynamicClient
+The `fleet_crds` fixture is `fleet` but skips the test, with the reason, when the upstream CRDs are absent.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+FLEET_TOOLS = Path(__file__).resolve().parent.parent / "fleet"
+
+
+def _load_fleetlib():
+    """tests/fleet/fleet.py, under a name that cannot clash with other modules."""
+    name = "gpufleet_test_fleet"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, FLEET_TOOLS / "fleet.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
+
+
+fleetlib = _load_fleetlib()
+
+
+class Fleet:
+    def __init__(self, state):
+        self.state = state
+        self.dir = Path(state["dir"])
+        self.kubeconfig = state["kubeconfig"]
+        self.restricted_kubeconfig = state["restricted_kubeconfig"]
+        self.inventory = state["inventory"]
+        self.ca_file = state["ca_file"]
+        self.restricted_namespace = state["restricted_namespace"]
+        self.crds_installed = bool(state.get("crds_installed"))
+        self.crd_dir = state.get("crd_dir")
+        self.clusters = list(state["clusters"])
+        self._clients = {}
+
+    def cluster(self, name):
+        return self.state["clusters"][name]
+
+    def context(self, name):
+        return self.state["clusters"][name]["context"]
+
+    def api_client(self, name, restricted=False):
+        key = ("api", name, restricted)
+        if key not in self._clients:
+            from kubernetes import config
+            self._clients[key] = config.new_client_from_config(
+                config_file=self.restricted_kubeconfig if restricted else self.kubeconfig,
+                context=self.context(name))
+        return self._clients[key]
+
+    def dynamic(self, name, restricted=False):
+        key = ("dyn", name, restricted)
+        if key not in self._clients:
+            from kubernetes.dynamic import DynamicClient
+            self._clients[key] = DynamicClient(self.api_client(name, restricted))
+        return self._clients[key]
+
+    def close(self):
+        for key, c in self._clients.items():
+            if key[0] == "api":
+                try:
+                    c.close()
+                except Exception:  # noqa: BLE001 - best effort at teardown
+                    pass
+        self._clients.clear()
+
+
+@pytest.fixture(scope="session")
+def fleet(request):
+    reuse = os.environ.get("GPUFLEET_FLEET_DIR")
+    if reuse:
+        st = fleetlib.status(reuse)
+        if st is None or not st["running"]:
+            pytest.fail(f"GPUFLEET_FLEET_DIR={reuse} holds no running fleet (start it with "
+                        f"{FLEET_TOOLS / 'fleet.py'} start --dir {reuse})", pytrace=False)
+        f = Fleet(fleetlib.read_state(reuse))
+        yield f
+        f.close()
+        return
+
+    try:
+        fleetlib.find_binaries()
+    except fleetlib.FleetError as e:
+        pytest.fail(f"test fleet cannot start: {e}", pytrace=False)
+    spec = os.environ.get("GPUFLEET_FLEET_SPEC") or str(FLEET_TOOLS / "default-fleet.yml")
+    d = tempfile.mkdtemp(prefix="gpufleet-fleet-")
+    try:
+        state = fleetlib.start(spec, d)
+    except fleetlib.FleetError as e:
+        pytest.fail(f"test fleet did not start (logs in {d}/logs): {e}", pytrace=False)
+    f = Fleet(state)
+    try:
+        yield f
+    finally:
+        f.close()
+        fleetlib.stop(d)
+        keep = os.environ.get("GPUFLEET_KEEP_FLEET_DIR") == "1" or request.session.testsfailed
+        if keep:
+            sys.stderr.write(f"\n[fleet] kept fleet dir {d}\n")
+        else:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def fleet_crds(fleet):
+    if not fleet.crds_installed:
+        pytest.skip(f"upstream CRDs not installed: {fleet.crd_dir} is absent (it is read from ../shared/crds "
+                    "beside the repository)")
+    return fleet
