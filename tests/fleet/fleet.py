@@ -729,6 +729,8 @@ def start(spec_path, d, timeout=120.0):
                 "node_platform": sc["node_platform"],
                 "node_gpu_architecture": sc["node_gpu_architecture"],
                 "nodes_match_group": sc["nodes_match_group"],
+                "node_instance_type": sc["instance_type"] or fake_nodes.instance_type_for(
+                    sc["node_platform"], sc["node_gpu_architecture"]),
                 "trainjob_outcome": sc["trainjob_outcome"],
                 "port": port,
                 "server": f"https://{LOOPBACK}:{port}",
