@@ -44,7 +44,18 @@ apt_ensure() {
     if [ "${#missing[@]}" -gt 0 ]; then
         apt_update
         log "installing ${missing[*]}"
+        # etcd-server would start a system etcd: forbid service starts during the install (the fleet runs its
+        # own etcd on a free port and must leave nothing running).
+        local policy_added=0
+        if [ ! -e /usr/sbin/policy-rc.d ]; then
+            printf '#!/bin/sh\nexit 101\n' | "${sudo_cmd[@]}" tee /usr/sbin/policy-rc.d >/dev/null
+            "${sudo_cmd[@]}" chmod +x /usr/sbin/policy-rc.d
+            policy_added=1
+        fi
         DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        if [ "$policy_added" = 1 ]; then
+            "${sudo_cmd[@]}" rm -f /usr/sbin/policy-rc.d
+        fi
     fi
 }
 
