@@ -953,7 +953,8 @@ def main(argv=None):
         if a.json:
             print(json.dumps(st, indent=2))
         else:
-            print(f"fleet {st['dir']}: {st['status']}, {'running' if st['running'] else 'NOT fully running'}")
+            print(f"fleet {st['dir']}: state {st['status']}; "
+                  f"{'all processes running and ready' if st['running'] else 'NOT fully running'}")
             for name, p in st["processes"].items():
                 print(f"  {name}: pid {p['pid']} {'running' if p['running'] else 'gone'}")
             for name, c in st["clusters"].items():
