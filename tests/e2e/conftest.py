@@ -109,16 +109,21 @@ def fleet(request):
         f.close()
         return
 
+    problem = None
     try:
         fleetlib.find_binaries()
     except fleetlib.FleetError as e:
-        pytest.fail(f"test fleet cannot start: {e}", pytrace=False)
+        problem = f"test fleet cannot start: {e}"
+    if problem:
+        pytest.fail(problem, pytrace=False)
     spec = os.environ.get("GPUFLEET_FLEET_SPEC") or str(FLEET_TOOLS / "default-fleet.yml")
     d = tempfile.mkdtemp(prefix="gpufleet-fleet-")
     try:
         state = fleetlib.start(spec, d)
     except fleetlib.FleetError as e:
-        pytest.fail(f"test fleet did not start (logs in {d}/logs): {e}", pytrace=False)
+        problem = f"test fleet did not start (logs in {d}/logs): {e}"
+    if problem:
+        pytest.fail(problem, pytrace=False)
     f = Fleet(state)
     try:
         yield f
