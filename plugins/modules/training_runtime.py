@@ -21,7 +21,7 @@ description:
     the MPI runtime carries O(env), volumes, mounts and init containers; no 800Gi memory default (GPUs only);
     the MPI worker installs sshd only when the image lacks it. See the collection README."
 author:
-  - gpufleet.burnin maintainers
+  - gpufleet.burnin maintainers (!UNKNOWN)
 attributes:
   check_mode:
     support: full
