@@ -27,6 +27,7 @@ __metaclass__ = type
 import importlib.util
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -118,19 +119,27 @@ def fleet(request):
         pytest.fail(problem, pytrace=False)
     spec = os.environ.get("GPUFLEET_FLEET_SPEC") or str(FLEET_TOOLS / "default-fleet.yml")
     d = tempfile.mkdtemp(prefix="gpufleet-fleet-")
+    # A SIGTERM (a CI time-out, `timeout`) becomes KeyboardInterrupt: a start in progress cleans up after itself,
+    # and a running session ends through pytest's teardown, which stops the fleet.
+    previous = signal.signal(signal.SIGTERM, fleetlib.raise_keyboard_interrupt)
+    keep = os.environ.get("GPUFLEET_KEEP_FLEET_DIR") == "1"
     try:
-        state = fleetlib.start(spec, d)
-    except fleetlib.FleetError as e:
-        problem = f"test fleet did not start (logs in {d}/logs): {e}"
-    if problem:
-        pytest.fail(problem, pytrace=False)
-    f = Fleet(state)
-    try:
-        yield f
+        try:
+            state = fleetlib.start(spec, d)
+        except fleetlib.FleetError as e:
+            problem = f"test fleet did not start (logs kept in {d}/logs): {e}"
+        if problem:
+            keep = True
+            pytest.fail(problem, pytrace=False)
+        f = Fleet(state)
+        try:
+            yield f
+        finally:
+            f.close()
+            fleetlib.stop(d)
+        keep = keep or bool(request.session.testsfailed)
     finally:
-        f.close()
-        fleetlib.stop(d)
-        keep = os.environ.get("GPUFLEET_KEEP_FLEET_DIR") == "1" or request.session.testsfailed
+        signal.signal(signal.SIGTERM, previous)
         if keep:
             sys.stderr.write(f"\n[fleet] kept fleet dir {d}\n")
         else:

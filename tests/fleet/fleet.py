@@ -97,6 +97,15 @@ class FleetError(Exception):
     pass
 
 
+# Set when a start is being abandoned: worker threads stop waiting and spawn nothing more.
+_abort = threading.Event()
+
+
+def raise_keyboard_interrupt(signum, frame):
+    """SIGTERM handler: turn it into KeyboardInterrupt so that a half-done start cleans up after itself."""
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def log(msg):
     print(f"[fleet] {msg}", file=sys.stderr, flush=True)
 
@@ -273,6 +282,8 @@ def is_ours(rec):
 
 
 def spawn(args, log_path, env_extra=None):
+    if _abort.is_set():
+        raise FleetError("start aborted")
     env = dict(os.environ)
     env.update(env_extra or {})
     logf = open(log_path, "ab")
@@ -281,8 +292,13 @@ def spawn(args, log_path, env_extra=None):
                              start_new_session=True, close_fds=True)
     finally:
         logf.close()
-    st = proc_start_time(p.pid)
-    return p, {"pid": p.pid, "start_time": st[0] if st else None, "args": args, "log": str(log_path)}
+    try:
+        st = proc_start_time(p.pid)
+        return p, {"pid": p.pid, "start_time": st[0] if st else None, "args": args, "log": str(log_path)}
+    except BaseException:
+        p.kill()
+        p.wait()
+        raise
 
 
 def reap(pid):
@@ -568,6 +584,8 @@ def wait_http_ok(check, proc, what, log_path, timeout):
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
+        if _abort.is_set():
+            raise FleetError(f"{what}: start aborted")
         if proc is not None and proc.poll() is not None:
             raise FleetError(f"{what} exited with {proc.returncode} while starting; log {log_path}:\n"
                              + tail(log_path))
@@ -638,7 +656,7 @@ def install_cluster(rest, c, spec_c, crds, restricted_ns, kubelet_port):
             if conds.get("Established") == "True":
                 pending.discard(name)
         if pending:
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or _abort.is_set():
                 raise FleetError(f"{c['name']}: CRDs not established: {sorted(pending)}")
             time.sleep(0.1)
     return crd_names
@@ -646,6 +664,7 @@ def install_cluster(rest, c, spec_c, crds, restricted_ns, kubelet_port):
 
 def start(spec_path, d, timeout=120.0):
     t0 = time.monotonic()
+    _abort.clear()
     spec = load_spec(spec_path)
     bins = find_binaries()
     d = Path(d).resolve()
@@ -829,6 +848,10 @@ def start(spec_path, d, timeout=120.0):
                     f.result()
                 except Exception as e:  # noqa: BLE001 - collected and re-raised below
                     errors.append(e)
+                    _abort.set()  # the fleet is lost anyway: let the other workers stop early
+                except BaseException:
+                    _abort.set()  # interrupted: workers stop before the executor waits for them
+                    raise
                     if os.environ.get("GPUFLEET_DEBUG"):
                         import traceback
                         traceback.print_exception(e)
@@ -930,6 +953,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     try:
         if a.cmd == "start":
+            signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
             st = start(a.spec, a.dir, a.timeout)
             total = sum(rss_bytes(r["pid"]) for _, r in all_records(st))
             log(f"fleet of {len(st['clusters'])} clusters running in {st['startup_seconds']} s, "
