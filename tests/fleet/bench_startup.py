@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Measure fleet startup time and memory (a benchmark, not a test).
 
     python tests/fleet/bench_startup.py [--clusters 5] [--runs 3] [--settle 10] [--json]
@@ -66,7 +65,7 @@ def cpu_seconds(pid):
 
 
 def fleet_cpu(state):
-    return sum(cpu_seconds(r["pid"]) for _, r in fleetlib.all_records(state) if fleetlib.is_ours(r))
+    return sum(cpu_seconds(r["pid"]) for _name, r in fleetlib.all_records(state) if fleetlib.is_ours(r))
 
 
 def cpu_by_kind(state):
@@ -79,7 +78,7 @@ def cpu_by_kind(state):
 
 def pss_mib(state):
     total = 0
-    for _, r in fleetlib.all_records(state):
+    for _name, r in fleetlib.all_records(state):
         try:
             with open(f"/proc/{r['pid']}/smaps_rollup") as f:
                 for line in f:

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Test controller: plays Kubeflow Trainer's part for TrainJob status in every cluster of a test fleet.
 
 There is no kubelet and no Trainer/JobSet controller in the test fleet, so no pod ever runs. This controller
@@ -125,7 +124,7 @@ class Cluster:
         d = decide(obj, self.default_outcome)
         if d is None:
             return
-        outcome, _, reason, message = d
+        outcome, reason, message = d[0], d[2], d[3]
         status = obj.get("status") or {}
         conditions = [c for c in status.get("conditions") or [] if c.get("type") not in TERMINAL]
         conditions.append({"type": outcome, "status": "True", "reason": reason, "message": message,
@@ -229,7 +228,7 @@ class Scheduler:
                     self.cv.wait(timeout=0.5 if not self.heap else max(0.01, min(0.5, self.heap[0][0] - time.time())))
                 if stop_event.is_set():
                     return
-                _, _, cluster, namespace, name, uid = heapq.heappop(self.heap)
+                cluster, namespace, name, uid = heapq.heappop(self.heap)[2:]
                 self.queued.discard((cluster.name, namespace, name, uid))
             try:
                 cluster.finish(namespace, name, uid)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Start, inspect and stop a fleet of real Kubernetes API servers on 127.0.0.1.
 
     fleet.py start  --spec SPEC.yml --dir DIR   start one etcd and N clusters, write kubeconfigs and inventory
@@ -14,7 +13,6 @@ etcd-server. Only loopback addresses are used.
 """
 
 import argparse
-import copy
 import http.client
 import json
 import os
@@ -325,7 +323,7 @@ def _stop_tier(live, timeout):
                     pass
         deadline = time.monotonic() + wait
         while pending:
-            for _, r in pending:
+            for _name, r in pending:
                 reap(r["pid"])
             pending = [(n, r) for n, r in pending if is_ours(r)]
             if not pending or time.monotonic() > deadline:
@@ -348,7 +346,7 @@ def stop_records(recs, timeout=15.0):
     for t in sorted(tiers):
         live = [(n, r) for n, r in tiers[t] if is_ours(r)]
         failed += _stop_tier(live, timeout)
-        stopped += [n for n, _ in live]
+        stopped += [n for n, _rec in live]
     if failed:
         raise FleetError("could not stop: " + ", ".join(f"{n} (pid {r['pid']})" for n, r in failed))
     return stopped
@@ -357,7 +355,7 @@ def stop_records(recs, timeout=15.0):
 # ---------------------------------------------------------------------------------------------- TLS, tokens
 
 def openssl(*args, cwd):
-    r = subprocess.run(["openssl", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    r = subprocess.run(["openssl", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
     if r.returncode != 0:
         raise FleetError("openssl " + " ".join(args) + " failed: " + r.stdout.decode(errors="replace"))
 
@@ -434,8 +432,8 @@ def write_kubeconfig(path, clusters, ca_data, token_key, namespace=None):
     cfg = {"apiVersion": "v1", "kind": "Config", "preferences": {}, "clusters": [], "users": [], "contexts": []}
     for c in clusters:
         name = c["name"]
-        cfg["clusters"].append({"name": name, "cluster": {"server": c["server"],
-                                                           "certificate-authority-data": ca_data}})
+        cluster = {"server": c["server"], "certificate-authority-data": ca_data}
+        cfg["clusters"].append({"name": name, "cluster": cluster})
         user = f"{name}-{token_key.split('_')[0]}"
         cfg["users"].append({"name": user, "user": {"token": c[token_key]}})
         ctx = {"cluster": name, "user": user}
@@ -619,8 +617,7 @@ def etcd_healthy(port):
 
 def install_cluster(rest, c, spec_c, crds, restricted_ns, kubelet_port):
     """Namespace, RBAC, CRDs (and stand-in), fake GPU nodes."""
-    rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                        "metadata": {"name": restricted_ns}})
+    rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": restricted_ns}})
     rest.create(f"/apis/rbac.authorization.k8s.io/v1/namespaces/{restricted_ns}/roles", {
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
         "metadata": {"name": "burnin", "namespace": restricted_ns}, "rules": RESTRICTED_RULES})
@@ -670,7 +667,7 @@ def start(spec_path, d, timeout=120.0):
     d = Path(d).resolve()
     d.mkdir(parents=True, exist_ok=True)
     old = read_state(d)
-    if old and any(is_ours(r) for _, r in all_records(old)):
+    if old and any(is_ours(r) for _name, r in all_records(old)):
         raise FleetError(f"a fleet is already running in {d}; stop it first")
     crds = load_crds()
     if crds is None:
@@ -807,8 +804,7 @@ def start(spec_path, d, timeout=120.0):
             rest = Rest(c["server"], c["admin_token"], ca_file)
 
             def ready():
-                status, _ = rest.request("GET", "/readyz", timeout=5)
-                return status == 200
+                return rest.request("GET", "/readyz", timeout=5)[0] == 200
             wait_http_ok(ready, api_procs[name], f"{name}: kube-apiserver", logs / f"{name}.apiserver.log", timeout)
             t_ready = time.monotonic() - t0
             cdir = Path(c["dir"])
@@ -849,12 +845,12 @@ def start(spec_path, d, timeout=120.0):
                 except Exception as e:  # noqa: BLE001 - collected and re-raised below
                     errors.append(e)
                     _abort.set()  # the fleet is lost anyway: let the other workers stop early
-                except BaseException:
-                    _abort.set()  # interrupted: workers stop before the executor waits for them
-                    raise
                     if os.environ.get("GPUFLEET_DEBUG"):
                         import traceback
                         traceback.print_exception(e)
+                except BaseException:
+                    _abort.set()  # interrupted: workers stop before the executor waits for them
+                    raise
             if errors:
                 raise FleetError("; ".join(str(e) for e in errors))
 
@@ -916,8 +912,8 @@ def status(d):
         ready = False
         if c.get("apiserver") and is_ours(c["apiserver"]):
             try:
-                s, _ = Rest(c["server"], c["admin_token"], state["ca_file"]).request("GET", "/readyz", timeout=3)
-                ready = s == 200
+                rest = Rest(c["server"], c["admin_token"], state["ca_file"])
+                ready = rest.request("GET", "/readyz", timeout=3)[0] == 200
             except (OSError, http.client.HTTPException, ssl.SSLError):
                 ready = False
         out["clusters"][name] = {"server": c["server"], "group": f"{c['platform']}_{c['gpu_architecture']}",
@@ -955,7 +951,7 @@ def main(argv=None):
         if a.cmd == "start":
             signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
             st = start(a.spec, a.dir, a.timeout)
-            total = sum(rss_bytes(r["pid"]) for _, r in all_records(st))
+            total = sum(rss_bytes(r["pid"]) for _name, r in all_records(st))
             log(f"fleet of {len(st['clusters'])} clusters running in {st['startup_seconds']} s, "
                 f"{total / 2**20:.0f} MiB RSS")
             print(f"kubeconfig: {st['kubeconfig']}")
