@@ -2,7 +2,11 @@
 # see scripts/test.sh for the steps and TEST_ONLY / KEEP_GOING.
 SHELL := /bin/bash
 
-.PHONY: test setup sanity-ignores
+.PHONY: demo test setup sanity-ignores
+
+# the README's first command: a burn-in of a local default fleet (see scripts/demo.sh)
+demo:
+	bash scripts/demo.sh
 
 test:
 	bash scripts/test.sh
