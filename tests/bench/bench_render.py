@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
@@ -73,8 +72,8 @@ def main():
             with open(inventory, "w") as handle:
                 handle.write("all:\n  vars:\n    ansible_connection: local\n    ansible_python_interpreter: %s\n  hosts:\n" % sys.executable)
                 handle.writelines("    cluster-%04d: {}\n" % index for index in range(count))
-            baseline = min(run(paths["baseline"], inventory, forks) for _ in range(2))
-            render = min(run(paths["render"], inventory, forks) for _ in range(2))
+            baseline = min(run(paths["baseline"], inventory, forks) for _attempt in range(2))
+            render = min(run(paths["render"], inventory, forks) for _attempt in range(2))
             print("%6d %12.2f %12.2f %6.2fx" % (count, baseline, render, render / baseline))
 
 
