@@ -55,13 +55,11 @@ fi
 
 run_id="demo-$(date -u +%H%M%S)"
 reports="$dir/reports"
-log "running: ansible-playbook -i $fleet/inventory.yml playbooks/burnin.yml -e burnin_run_id=$run_id ..."
-set -x
-ansible-playbook -i "$fleet/inventory.yml" "$repo/playbooks/burnin.yml" \
-    -e burnin_run_id="$run_id" -e burnin_report_dir="$reports" \
-    -e burnin_poll_interval=2 -e burnin_timeout=120 "$@"
+cmd=(ansible-playbook -i "$fleet/inventory.yml" "$repo/playbooks/burnin.yml"
+    -e burnin_run_id="$run_id" -e burnin_report_dir="$reports" -e burnin_poll_interval=2 -e burnin_timeout=120 "$@")
+log "running: ${cmd[*]}"
+"${cmd[@]}"
 rc=$?
-{ set +x; } 2>/dev/null
 
 summary="$reports/$run_id/summary.json"
 if [ "$rc" != 0 ] && [ "$rc" != 2 ]; then
