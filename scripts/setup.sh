@@ -227,6 +227,13 @@ if ! cmp -s "$KCORE_SHARED/MANIFEST.json" "$tree_kcore/MANIFEST.json" 2>/dev/nul
     cp -a "$KCORE_SHARED" "$tree_kcore"
 fi
 printf '%s\n' "$GPUFLEET_REPO" >"$GPUFLEET_COLLECTIONS_ROOT/.checkout"
+# Trees of checkouts that no longer exist (old CI clones) are dead weight.
+for tree in "$GPUFLEET_CACHE"/trees/*/; do
+    owner="$(cat "$tree/.checkout" 2>/dev/null || true)"
+    if [ -n "$owner" ] && [ ! -d "$owner" ]; then
+        rm -rf "$tree"
+    fi
+done
 log "collections tree: $GPUFLEET_COLLECTION_DIR -> $GPUFLEET_REPO"
 
 # ansible-test itself needs the collection as a real directory (a symlink is
