@@ -29,7 +29,7 @@ spec="${GPUFLEET_DEMO_SPEC:-$repo/tests/fleet/default-fleet.yml}"
 log() { printf '[demo] %s\n' "$*" >&2; }
 
 bash "$repo/scripts/setup.sh" || { log "scripts/setup.sh failed"; exit 1; }
-GPUFLEET_ENV_QUIET=1
+export GPUFLEET_ENV_QUIET=1
 # shellcheck source=scripts/env.sh
 source "$repo/scripts/env.sh"
 bash "$repo/tests/fleet/build.sh" || { log "tests/fleet/build.sh failed"; exit 1; }
