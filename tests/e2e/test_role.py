@@ -354,3 +354,19 @@ def test_namespace_scoped_token(first):
     assert result["outcome"] == "Complete" and result["namespace"] == "burnin-restricted"
     assert any("could not be listed" in warning for warning in result["warnings"])
     assert "Namespace/burnin-restricted" not in result["applied"]
+
+
+def test_kubeconfig_mapping_is_redacted_even_at_vvv(role, tmp_path, cleaned):
+    """A kubeconfig given as a mapping (a vaulted host var in real life) works and its token never shows."""
+    kubeconfig = yaml.safe_load(Path(role.fleet.kubeconfig).read_text())
+    tokens = [user["user"]["token"] for user in kubeconfig["users"] if "token" in user["user"]]
+    assert tokens
+    extra = tmp_path / "kubeconfig-as-var.json"
+    extra.write_text(json.dumps({"burnin_kubeconfig": kubeconfig}))
+    run = role.playbook("burnin.yml", "e2e-dict", "-vvv", "--limit", AWS, "-e", "@%s" % extra, "-e", "burnin_wait=false",
+                        "-e", "burnin_collect_logs=false", "-e", "burnin_namespace=%s-dict" % NAMESPACE, "-e", "burnin_namespace_per_run=false")
+    assert run.rc == 0 and run.results[AWS]["outcome"] == "Applied", run
+    for token in tokens:
+        assert token not in run.output
+    cleanup = role.playbook("cleanup.yml", "e2e-dict", "--limit", AWS, "-e", "@%s" % extra, "-e", "burnin_namespace=%s-dict" % NAMESPACE)
+    assert cleanup.rc == 0 and "Namespace/%s-dict" % NAMESPACE in cleanup.results[AWS]["deleted"], cleanup
