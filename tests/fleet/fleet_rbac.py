@@ -1,0 +1,98 @@
+"""The collection's least-privilege RBAC manifest (extras/rbac/burnin-rbac.yaml), for the test fleet's restricted token.
+
+    objects_for(namespace, user)                          Role + RoleBinding of the manifest, in NAMESPACE, bound to USER
+    objects_for(namespace, user, cluster_reader=True)     plus the node-reading ClusterRole and its binding
+    objects_for(namespace, user, namespaces=True)         plus the namespace-managing ClusterRole and its binding
+    install(rest, namespace, user, ...)                   create them through fleet.Rest (AlreadyExists is success)
+
+The fleet's restricted token is confined to one namespace on purpose (tests/e2e test that nodes answer 403 and the
+role goes on with the declared platform), so by default only the manifest's namespaced part is returned. Cluster-scoped
+objects get the user's name appended, so that several users on one API server do not share a binding.
+"""
+
+import copy
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent.parent
+MANIFEST = REPO / "extras" / "rbac" / "burnin-rbac.yaml"
+RBAC_API = "rbac.authorization.k8s.io/v1"
+CLUSTER_READER = "gpufleet-burnin-cluster-reader"
+NAMESPACES = "gpufleet-burnin-namespaces"
+ROLE = "gpufleet-burnin"
+
+
+class RbacManifestError(Exception):
+    pass
+
+
+def load_manifest(path=MANIFEST):
+    """Every document of the manifest, as dicts, checked to be the RBAC objects this module expects."""
+    path = Path(path)
+    try:
+        docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    except (OSError, yaml.YAMLError) as exc:
+        raise RbacManifestError(f"{path}: cannot read the RBAC manifest: {exc}") from exc
+    found = {(d.get("kind"), (d.get("metadata") or {}).get("name")) for d in docs}
+    wanted = {("ClusterRole", CLUSTER_READER), ("ClusterRole", NAMESPACES), ("Role", ROLE),
+              ("ClusterRoleBinding", CLUSTER_READER), ("ClusterRoleBinding", NAMESPACES), ("RoleBinding", ROLE)}
+    if found != wanted:
+        raise RbacManifestError(f"{path}: expected exactly {sorted(wanted)}, found {sorted(found)}")
+    for d in docs:
+        if d.get("apiVersion") != RBAC_API:
+            raise RbacManifestError(f"{path}: {d['kind']}/{d['metadata']['name']}: apiVersion must be {RBAC_API}")
+    return docs
+
+
+def _get(docs, kind, name):
+    return copy.deepcopy(next(d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name))
+
+
+def role_rules(path=MANIFEST):
+    """The rules of the manifest's namespaced Role (what a burn-in needs in its namespace)."""
+    return _get(load_manifest(path), "Role", ROLE)["rules"]
+
+
+def _subject(user):
+    return [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]
+
+
+def objects_for(namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST):
+    """The manifest's objects for one namespace and one user, in creation order (roles before their bindings)."""
+    docs = load_manifest(path)
+    out = []
+    role = _get(docs, "Role", ROLE)
+    role["metadata"]["namespace"] = namespace
+    binding = _get(docs, "RoleBinding", ROLE)
+    binding["metadata"]["namespace"] = namespace
+    binding["subjects"] = _subject(user)
+    out += [role, binding]
+    for wanted, name in ((cluster_reader, CLUSTER_READER), (namespaces, NAMESPACES)):
+        if not wanted:
+            continue
+        cluster_role = _get(docs, "ClusterRole", name)
+        cluster_role["metadata"]["name"] = f"{name}-{user}"
+        cluster_binding = _get(docs, "ClusterRoleBinding", name)
+        cluster_binding["metadata"]["name"] = f"{name}-{user}"
+        cluster_binding["roleRef"]["name"] = cluster_role["metadata"]["name"]
+        cluster_binding["subjects"] = _subject(user)
+        out += [cluster_role, cluster_binding]
+    return out
+
+
+def api_path(obj):
+    """The collection path to POST OBJ to."""
+    plural = {"Role": "roles", "RoleBinding": "rolebindings", "ClusterRole": "clusterroles",
+              "ClusterRoleBinding": "clusterrolebindings"}[obj["kind"]]
+    if obj["kind"] in ("Role", "RoleBinding"):
+        return f"/apis/{RBAC_API}/namespaces/{obj['metadata']['namespace']}/{plural}"
+    return f"/apis/{RBAC_API}/{plural}"
+
+
+def install(rest, namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST):
+    """Create the objects with REST (an object with create(path, body), such as fleet.Rest); returns them."""
+    objs = objects_for(namespace, user, cluster_reader=cluster_reader, namespaces=namespaces, path=path)
+    for obj in objs:
+        rest.create(api_path(obj), obj)
+    return objs

@@ -1,0 +1,212 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""extras/rbac/burnin-rbac.yaml grants exactly what the role uses.
+
+What the role needs is read from its own sources, not restated: every kubernetes.core task of roles/burnin/tasks/*.yml
+(module, kind, with or without a name, state, apply, wait) gives verbs on resources; the kinds a burn-in applies come
+from planning the workload for every platform, GPU, framework and MNNVL setting (gpufleet.burnin.workload_plan's core)
+plus the Namespace the role creates. A kind or module the mapping below does not know fails the test, so a new task
+or a new dependency kind cannot slip past the manifest.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+import pytest
+import yaml
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+MANIFEST = os.path.join(ROOT, "extras", "rbac", "burnin-rbac.yaml")
+TASKS = os.path.join(ROOT, "roles", "burnin", "tasks")
+ROLE_VARS = os.path.join(ROOT, "roles", "burnin", "vars", "main.yml")
+
+# kind -> (API group, resource, namespaced)
+KINDS = {
+    "Namespace": ("", "namespaces", False),
+    "Node": ("", "nodes", False),
+    "Pod": ("", "pods", True),
+    "ConfigMap": ("", "configmaps", True),
+    "TrainJob": ("trainer.kubeflow.org", "trainjobs", True),
+    "TrainingRuntime": ("trainer.kubeflow.org", "trainingruntimes", True),
+    "ComputeDomain": ("resource.nvidia.com", "computedomains", True),
+    "ResourceClaimTemplate": ("resource.k8s.io", "resourceclaimtemplates", True),
+}
+PLATFORMS = ("aws", "gcp", "azure", "oci", "coreweave", "nebius", "onprem", "togetherai", "mistral", "other")
+GPUS = ("h100", "h200", "b200", "gb200", "gb300")
+MODULE_PREFIX = "kubernetes.core."
+TEMPLATED = re.compile(r"{{|{%")
+
+
+def load_manifest():
+    with open(MANIFEST) as fh:
+        return [doc for doc in yaml.safe_load_all(fh) if doc]
+
+
+def granted():
+    """{(group, resource, verb, namespaced)} granted by the manifest's Role (namespaced) and ClusterRoles (cluster)."""
+    out, urls = set(), set()
+    for doc in load_manifest():
+        if doc["kind"] not in ("Role", "ClusterRole"):
+            continue
+        for rule in doc["rules"]:
+            for url in rule.get("nonResourceURLs", []):
+                urls.update((url, verb) for verb in rule["verbs"])
+            for group in rule.get("apiGroups", []):
+                for resource in rule.get("resources", []):
+                    for verb in rule["verbs"]:
+                        out.add((group, resource, verb, doc["kind"] == "Role"))
+    return out, urls
+
+
+def iter_tasks(tasks):
+    for task in tasks or []:
+        yield task
+        for key in ("block", "rescue", "always"):
+            for sub in iter_tasks(task.get(key)):
+                yield sub
+
+
+def role_tasks():
+    for name in sorted(os.listdir(TASKS)):
+        if name.endswith(".yml"):
+            with open(os.path.join(TASKS, name)) as fh:
+                for task in iter_tasks(yaml.safe_load(fh)):
+                    yield name, task
+
+
+def plan_kinds():
+    """Every kind a burn-in plan applies, over the whole matrix (the Namespace is added by tasks/apply.yml)."""
+    kinds, plans = {"Namespace"}, 0
+    with open(ROLE_VARS) as fh:
+        trainers = yaml.safe_load(fh)["burnin__default_trainers"]
+    for platform in PLATFORMS:
+        for gpu in GPUS:
+            for framework in ("mpi", "torch", "exec"):
+                for mnnvl in (False, True):
+                    config = dict(entry_name="rbac", namespace="burnin", image="img", framework=framework, nodes=2,
+                                  gpus_per_node=4 if gpu.startswith("gb") else 8, mlnx_per_node=8, enable_mnnvl=mnnvl,
+                                  run_id="r1", trainer=trainers[framework])
+                    try:
+                        plan = plan_workload(config, {"platform": platform, "gpuArchitecture": gpu})
+                    except ConfigError:
+                        continue
+                    plans += 1
+                    kinds.update(obj["kind"] for obj in plan["objects"])
+    return kinds, plans
+
+
+def cleanup_kinds():
+    with open(ROLE_VARS) as fh:
+        return set(item["kind"] for item in yaml.safe_load(fh)["burnin__cleanup_kinds"])
+
+
+def required():
+    """{(group, resource, verb, namespaced): [where]} the role's kubernetes.core tasks need; unknown things fail."""
+    applied, _plans = plan_kinds()
+    needs, problems, urls = {}, [], set()
+
+    def need(kind, verbs, where):
+        if kind not in KINDS:
+            problems.append("%s: kind %r is not mapped to an API resource in this test" % (where, kind))
+            return
+        group, resource, namespaced = KINDS[kind]
+        for verb in verbs:
+            needs.setdefault((group, resource, verb, namespaced), []).append(where)
+
+    for name, task in role_tasks():
+        modules = [key for key in task if key.startswith(MODULE_PREFIX)]
+        if not modules:
+            continue
+        module, args = modules[0], task[modules[0]] or {}
+        where = "%s: %s" % (name, task.get("name"))
+        short = module[len(MODULE_PREFIX):]
+        if short == "k8s_cluster_info":
+            urls.update([("/version", "get"), ("/apis", "get"), ("/api", "get")])
+            continue
+        kind = args.get("kind", "Pod" if short == "k8s_log" else None)  # k8s_log's kind defaults to Pod
+        if kind and TEMPLATED.search(str(kind)):
+            # The only templated kind: the loop over burnin__cleanup_kinds + burnin_cleanup_extra_kinds, the latter
+            # for dependencies the cleanup does not know (the ConfigMaps of the plan, those of user overrides).
+            assert "cleanup_kinds" in str(task.get("loop")), "%s: templated kind %r the test cannot resolve" % (where, kind)
+            kinds = cleanup_kinds() | set(k for k in applied if KINDS.get(k, (None, None, True))[2])
+        elif kind:
+            kinds = {kind}
+        elif "definition" in args:
+            kinds = applied  # the plan (dependencies, runtime, TrainJob) and the Namespace
+        else:
+            problems.append("%s: %s without kind or definition" % (where, module))
+            continue
+        if short == "k8s_info":
+            verbs = ["get"] if args.get("name") else ["list"]
+        elif short == "k8s" and args.get("state") == "absent":
+            verbs = ["get", "delete"]  # kubernetes.core reads the object before deleting it, and while waiting
+        elif short == "k8s" and args.get("apply"):
+            verbs = ["get", "create", "patch"]  # server-side apply: read the live object, PATCH, which creates
+        elif short == "k8s_log" and kind == "Pod" and args.get("name"):
+            verbs = ["get"]  # all_containers: the pod is read to list its containers, then its log
+            needs.setdefault(("", "pods/log", "get", True), []).append(where)
+        else:
+            problems.append("%s: %s with arguments %s is not mapped to verbs in this test" % (where, module, sorted(args)))
+            continue
+        for one in sorted(kinds):
+            need(one, verbs, where)
+    return needs, urls, problems
+
+
+def test_the_matrix_plans_every_dependency_kind():
+    kinds, plans = plan_kinds()
+    assert plans >= 100, "only %d plans of the matrix rendered" % plans
+    # ComputeDomain (MNNVL), ResourceClaimTemplate (IMEX/RoCE claims), ConfigMap (OCI's sshd port) at least.
+    assert {"Namespace", "TrainingRuntime", "TrainJob", "ComputeDomain", "ResourceClaimTemplate", "ConfigMap"} <= kinds
+
+
+def test_every_role_task_is_understood():
+    _needs, _urls, problems = required()
+    assert problems == []
+
+
+def test_the_manifest_covers_every_kind_and_verb_the_role_uses():
+    needs, urls, _problems = required()
+    have, have_urls = granted()
+    missing = dict((k, v) for k, v in needs.items() if k not in have)
+    assert missing == {}, "the manifest lacks (group, resource, verb, namespaced): where used"
+    assert urls <= have_urls
+
+
+def test_the_manifest_grants_nothing_the_role_does_not_use():
+    needs, _urls, _problems = required()
+    have, _have_urls = granted()
+    assert sorted(have - set(needs)) == []
+
+
+def test_namespaced_rules_are_in_the_role_and_cluster_rules_in_cluster_roles():
+    docs = load_manifest()
+    role = [d for d in docs if d["kind"] == "Role"]
+    assert len(role) == 1 and role[0]["metadata"]["namespace"] == "gpufleet-burnin"
+    cluster_resources = set()
+    for doc in docs:
+        if doc["kind"] == "ClusterRole":
+            for rule in doc["rules"]:
+                cluster_resources.update(rule.get("resources", []))
+    # Nothing the Role could grant in one namespace is granted cluster-wide.
+    assert cluster_resources == {"nodes", "namespaces"}
+    bindings = [d for d in docs if d["kind"] in ("RoleBinding", "ClusterRoleBinding")]
+    roles = set((d["kind"], d["metadata"]["name"]) for d in docs if d["kind"] in ("Role", "ClusterRole"))
+    assert len(bindings) == 3
+    for binding in bindings:
+        assert (binding["roleRef"]["kind"], binding["roleRef"]["name"]) in roles
+        assert binding["subjects"], binding["metadata"]["name"]
+
+
+@pytest.mark.parametrize("verb", ["*", "escalate", "bind", "impersonate", "update", "watch", "deletecollection"])
+def test_no_broad_or_unused_verbs(verb):
+    have, _urls = granted()
+    assert not [g for g in have if g[2] == verb]
