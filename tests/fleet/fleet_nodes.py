@@ -26,15 +26,26 @@ INSTANCE_TYPES = {
     "gcp": {"a100": "a2-ultragpu-8g", "h100": "a3-megagpu-8g", "h200": "a3-ultragpu-8g", "b200": "a4-highgpu-8g",
             "gb200": "a4x-highgpu-4g", "gb300": "a4x-maxgpu-4g"},
     "azure": {"a100": "Standard_ND96amsr_A100_v4", "h100": "Standard_ND96isr_H100_v5", "h200": "Standard_ND96isr_H200_v5",
-              "gb200": "Standard_ND128isr_GB200_v6", "gb300": "Standard_ND128isr_GB300_v6"},
+              "gb200": "Standard_ND128isr_NDR_GB200_v6", "gb300": "Standard_ND128isr_GB300_v6"},
     "oci": {"a100": "BM.GPU.A100-v2.8", "h100": "BM.GPU.H100.8", "h200": "BM.GPU.H200.8", "b200": "BM.GPU.B200.8",
             "gb200": "BM.GPU.GB200.4", "gb300": "BM.GPU.GB300.4"},
     "coreweave": {"h100": "gd-8xh100ib-i128", "b200": "b200-8x", "gb200": "gb200-4x", "gb300": "gb300-4x"},
+    # Nebius compute platforms (node.kubernetes.io/instance-type on mk8s nodes).
+    "nebius": {"h100": "gpu-h100-sxm", "h200": "gpu-h200-sxm", "b200": "gpu-b200-sxm"},
 }
 
 # EFA devices per AWS instance type (vpc.amazonaws.com/efa).
 AWS_EFA = {"p4d.24xlarge": 4, "p5.48xlarge": 32, "p5e.48xlarge": 32, "p5en.48xlarge": 16, "p6-b200.48xlarge": 8,
            "p6e-gb200.36xlarge": 4, "p6e-gb300.36xlarge": 4}
+
+# SR-IOV RDMA VFs per OCI shape (nvidia.com/rdma-vf, NVIDIA Network Operator): one per RoCE port, 16 on
+# dual-port shapes, 8 on single-port ones (platform reference 7.3). GB200/GB300 shapes expose none.
+OCI_RDMA_VFS = {"BM.GPU.A100-v2.8": 16, "BM.GPU.H100.8": 16, "BM.GPU.H200.8": 8, "BM.GPU.B200.8": 8,
+                "BM.GPU.B300.8": 16}
+
+# Nebius resource presets of 8-GPU nodes (nebius.com/resource-preset). Nebius node labels and the providerID
+# (nebius://computeinstance-...) follow third-party manifests, not Nebius's own documentation.
+NEBIUS_PRESETS = {"h100": "8gpu-128vcpu-1600gb", "h200": "8gpu-128vcpu-1600gb"}
 
 GKE_ACCELERATOR = {"a100": "nvidia-a100-80gb", "h100": "nvidia-h100-mega-80gb", "h200": "nvidia-h200-141gb",
                    "b200": "nvidia-b200", "gb200": "nvidia-gb200", "gb300": "nvidia-gb300"}
@@ -82,6 +93,8 @@ def _node_name(platform, cluster, i):
         return f"aks-gpu-{int(h[:6], 16) % 100000000:08d}-vmss{i:06x}"
     if platform == "oci":
         return f"10.0.{int(h[:2], 16)}.{int(h[2:4], 16)}"
+    if platform == "nebius":
+        return f"computeinstance-e00{_hex(f'{cluster}/{i}/ci', 17)}"
     return f"{cluster}-gpu-{i}"
 
 
@@ -97,6 +110,8 @@ def _provider_id(platform, cluster, name, i, zone):
                 f"Microsoft.Compute/virtualMachineScaleSets/aks-gpu-vmss/virtualMachines/{i}")
     if platform == "oci":
         return f"ocid1.instance.oc1.iad.{h[:60]}"
+    if platform == "nebius":
+        return f"nebius://{name}"
     return None
 
 
@@ -182,11 +197,24 @@ def build_nodes(cluster, platform, gpu, count, instance_type=None, kubelet_port=
             labels["oci.oraclecloud.com/fault-domain"] = f"FAULT-DOMAIN-{i % 3 + 1}"
             labels["node.info/compartment.name"] = "burnin"
             labels["oci.oraclecloud.com/host.rack_id"] = _hex(cluster + "/rack/" + str(i // 4), 12)
-            capacity["nvidia.com/rdma-vf"] = "16"
+            if it in OCI_RDMA_VFS:
+                capacity["nvidia.com/rdma-vf"] = str(OCI_RDMA_VFS[it])
         elif platform == "coreweave":
             labels["node.coreweave.cloud/type"] = it or f"{gpu}-8x"
             labels["ds.coreweave.com/nvlink.domain"] = _hex(cluster + "/nvl", 12)
             capacity["rdma/ib"] = "1"
+        elif platform == "nebius":
+            # mk8s node group attached to a GPU cluster (the InfiniBand fabric); no RDMA extended resource.
+            labels["nebius.com/node-group-id"] = f"mk8snodegroup-e00{_hex(cluster + '/ng', 17)}"
+            labels["topology.nebius.com/gpu-cluster-id"] = f"computegpucluster-e00{_hex(cluster + '/gc', 17)}"
+            if gpu in NEBIUS_PRESETS:
+                labels["nebius.com/resource-preset"] = NEBIUS_PRESETS[gpu]
+        elif platform == "onprem":
+            # NVIDIA Network Operator: NFD sees the Mellanox NICs (PCI vendor 15b3); the RDMA shared device plugin
+            # offers rdma_shared_device_a (rdmaHcaMax 63).
+            labels["feature.node.kubernetes.io/pci-15b3.present"] = "true"
+            labels["network.nvidia.com/operator.mofed.wait"] = "false"
+            capacity["rdma/rdma_shared_device_a"] = "63"
         labels.update(extra_labels or {})
         capacity.update(extra_capacity or {})
         if taints is not None:
