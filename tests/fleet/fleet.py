@@ -5,8 +5,10 @@
     fleet.py stop   --dir DIR                   stop every process recorded in DIR/state.json
 
 Each cluster is a kube-apiserver (own --etcd-prefix on one shared etcd) and a kube-controller-manager that runs
-only the namespace and garbage-collector controllers. There is no kubelet, so pods never run. A test controller
-(controller.py) plays Kubeflow Trainer's part for TrainJob status. See tests/fleet/README.md.
+only the namespace and garbage-collector controllers. There is no real kubelet and nothing runs: a test controller
+(controller.py) plays Kubeflow Trainer's and JobSet's part: TrainJob status and the pods a TrainJob would have, bound to
+the fake nodes; a fake kubelet (fake_kubelet.py) serves those pods' logs, so `pods/log` works through the API
+servers. See tests/fleet/README.md.
 
 Binaries come from $GPUFLEET_CACHE/k8s/<version>/bin (built by tests/fleet/build.sh); etcd from Debian's
 etcd-server. Only loopback addresses are used.
@@ -35,6 +37,7 @@ REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
 import fleet_nodes as fake_nodes  # noqa: E402
+import nccl_logs  # noqa: E402
 
 RESTRICTED_NAMESPACE = "burnin-restricted"
 RESTRICTED_USER = "burnin-restricted"
@@ -89,6 +92,11 @@ RESOURCECLAIMTEMPLATE_CRD = {
         ],
     },
 }
+
+
+# Grace GPUs (arm64 nodes) and the image name the fleet's inventory gives their groups (nothing is pulled).
+GRACE_GPUS = ("gb200", "gb300")
+GRACE_STAND_IN_IMAGE = "localhost/gpufleet-test/nccl-tests:arm64-stand-in"
 
 
 class FleetError(Exception):
@@ -220,6 +228,13 @@ def load_spec(path):
         outcome = "none" if outcome is None else str(outcome)
         if outcome not in ("Complete", "Failed", "none"):
             raise FleetError(f"{path}: cluster {name}: trainjob_outcome must be Complete, Failed or none")
+        nccl_log = str(c.get("nccl_log") or ("truncated" if outcome == "Failed" else "good"))
+        if nccl_log not in nccl_logs.RESULTS:
+            raise FleetError(f"{path}: cluster {name}: nccl_log must be one of {', '.join(nccl_logs.RESULTS)}, got {nccl_log!r}")
+        nccl_busbw = c.get("nccl_busbw")
+        if nccl_busbw is not None and (isinstance(nccl_busbw, bool) or not isinstance(nccl_busbw, (int, float))
+                                       or nccl_busbw <= 0):
+            raise FleetError(f"{path}: cluster {name}: nccl_busbw must be a bandwidth in GB/s > 0, got {nccl_busbw!r}")
         out.append({
             "name": name,
             "platform": platform,
@@ -230,10 +245,17 @@ def load_spec(path):
             "node_platform": node_platform,
             "node_gpu_architecture": node_gpu,
             "trainjob_outcome": outcome,
+            "nccl_log": nccl_log,
+            "nccl_busbw": nccl_busbw,
             "node_labels": dict(c.get("node_labels") or {}),
             "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
             "node_taints": c.get("node_taints"),
         })
+    kubelet_port = raw.get("kubelet_port", "auto")
+    if kubelet_port != "auto" and (isinstance(kubelet_port, bool) or not isinstance(kubelet_port, int)
+                                   or not 1024 <= kubelet_port <= 65535 - len(out)):
+        raise FleetError(f"{path}: kubelet_port must be auto or a port number (the first cluster's; the next ones count "
+                         f"up), got {kubelet_port!r}")
     api = str(raw.get("api") or "minimal")
     if api not in ("minimal", "full"):
         raise FleetError(f"{path}: api must be minimal or full")
@@ -241,7 +263,7 @@ def load_spec(path):
         "clusters": out,
         "api": api,
         "restricted_namespace": str(raw.get("restricted_namespace") or RESTRICTED_NAMESPACE),
-        "kubelet_port": int(raw.get("kubelet_port") or 10250),
+        "kubelet_port": kubelet_port,
     }
 
 
@@ -335,12 +357,12 @@ def _stop_tier(live, timeout):
 
 
 def stop_records(recs, timeout=15.0):
-    """Stop recorded processes that are still ours, tier by tier (controller, controller managers, API servers,
-    etcd): SIGTERM, wait, SIGKILL leftovers. Returns the names of the processes stopped."""
+    """Stop recorded processes that are still ours, tier by tier (controller, fake kubelet, controller managers, API
+    servers, etcd): SIGTERM, wait, SIGKILL leftovers. Returns the names of the processes stopped."""
     tiers = {}
     for name, r in recs:
         kind = name.split("/")[-1]
-        tiers.setdefault({"controller": 0, "kube-controller-manager": 0, "kube-apiserver": 1}.get(kind, 2),
+        tiers.setdefault({"controller": 0, "kubelet": 0, "kube-controller-manager": 0, "kube-apiserver": 1}.get(kind, 2),
                          []).append((name, r))
     stopped, failed = [], []
     for t in sorted(tiers):
@@ -380,7 +402,20 @@ def make_pki(pki):
     openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
             "-out", "server.crt", "-days", "3650", "-extfile", "server.ext", cwd=pki)
     openssl("genrsa", "-out", "sa.key", "2048", cwd=pki)
-    for f in ("ca.key", "server.key", "sa.key"):
+    # The fake kubelet's serving certificate (the API servers verify it: --kubelet-certificate-authority) and the
+    # API servers' kubelet client certificate (the fake kubelet requires one of this CA).
+    for name, cn, usage, san in (("kubelet", "gpufleet-fake-kubelet", "serverAuth", "subjectAltName=IP:127.0.0.1,DNS:localhost\n"),
+                                 ("kubelet-client", "kube-apiserver-kubelet-client", "clientAuth", "")):
+        subject = f"/O=system:masters/CN={cn}" if usage == "clientAuth" else f"/CN={cn}"
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", subject,
+                cwd=pki)
+        (pki / f"{name}.ext").write_text(
+            "basicConstraints=critical,CA:FALSE\n"
+            "keyUsage=critical,digitalSignature,keyEncipherment\n"
+            f"extendedKeyUsage={usage}\n" + san)
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+                "-out", f"{name}.crt", "-days", "3650", "-extfile", f"{name}.ext", cwd=pki)
+    for f in ("ca.key", "server.key", "sa.key", "kubelet.key", "kubelet-client.key"):
         os.chmod(pki / f, 0o600)
 
 
@@ -455,9 +490,12 @@ def build_inventory(state):
     gpu_groups = {}
     for name, c in state["clusters"].items():
         g = f"{c['platform']}_{c['gpu_architecture']}"
-        grp = groups.setdefault(g, {"vars": {"burnin_platform": c["platform"],
-                                             "burnin_gpu_architecture": c["gpu_architecture"]},
-                                    "hosts": {}})
+        group_vars = {"burnin_platform": c["platform"], "burnin_gpu_architecture": c["gpu_architecture"]}
+        if c["gpu_architecture"] in GRACE_GPUS:
+            # The nccl-tests workloads have no default image for Grace (arm64) nodes. Nothing runs on the test
+            # fleet, so a stand-in name does; real GB200/GB300 groups name an arm64 image that holds nccl-tests.
+            group_vars["burnin_image"] = GRACE_STAND_IN_IMAGE
+        grp = groups.setdefault(g, {"vars": group_vars, "hosts": {}})
         grp["hosts"][name] = {
             "burnin_kubeconfig": state["kubeconfig"],
             "burnin_context": name,
@@ -498,10 +536,13 @@ def write_state(d, state):
 
 
 def all_records(state):
-    """(name, record) for every process, in stop order: controller, controller managers, API servers, etcd."""
+    """(name, record) for every process, in stop order: controller, fake kubelet, controller managers, API servers,
+    etcd."""
     recs = []
     if state.get("controller"):
         recs.append(("controller", state["controller"]))
+    if state.get("kubelet"):
+        recs.append(("kubelet", state["kubelet"]))
     for n, c in state.get("clusters", {}).items():
         if c.get("controller_manager"):
             recs.append((f"{n}/kube-controller-manager", c["controller_manager"]))
@@ -674,7 +715,7 @@ def start(spec_path, d, timeout=120.0):
         log(f"WARNING: {crd_dir()} is absent or incomplete: upstream CRDs (Trainer, JobSet, ComputeDomain) are NOT "
             "installed; tests that need them will be skipped")
 
-    for sub in ("etcd", "clusters", "pki", "logs"):
+    for sub in ("etcd", "clusters", "pki", "logs", "kubelet"):
         p = d / sub
         if p.exists():
             shutil.rmtree(p)
@@ -703,6 +744,7 @@ def start(spec_path, d, timeout=120.0):
         "clusters": {},
         "etcd": None,
         "controller": None,
+        "kubelet": None,
         "started_at": time.time(),
     }
     marker = str(d)
@@ -733,11 +775,17 @@ def start(spec_path, d, timeout=120.0):
 
         pki = d / "pki"
         api_procs = {}
-        for sc in spec["clusters"]:
+        used_ports = set()
+        for index, sc in enumerate(spec["clusters"]):
             name = sc["name"]
             cdir = d / "clusters" / name
             cdir.mkdir(parents=True)
             port = free_port()
+            # Each cluster's nodes point at their own fake-kubelet port, so the kubelet knows whose pod is asked for.
+            kubelet_port = (spec["kubelet_port"] + index) if spec["kubelet_port"] != "auto" else free_port()
+            while spec["kubelet_port"] == "auto" and kubelet_port in used_ports | {port, eport, pport}:
+                kubelet_port = free_port()
+            used_ports.update((port, kubelet_port))
             c = {
                 "name": name,
                 "platform": sc["platform"],
@@ -748,6 +796,9 @@ def start(spec_path, d, timeout=120.0):
                 "node_instance_type": sc["instance_type"] or fake_nodes.instance_type_for(
                     sc["node_platform"], sc["node_gpu_architecture"]),
                 "trainjob_outcome": sc["trainjob_outcome"],
+                "nccl_log": sc["nccl_log"],
+                "nccl_busbw": sc["nccl_busbw"],
+                "kubelet_port": kubelet_port,
                 "port": port,
                 "server": f"https://{LOOPBACK}:{port}",
                 "etcd_prefix": f"/gpufleet/{name}",
@@ -784,6 +835,10 @@ def start(spec_path, d, timeout=120.0):
                 "--profiling=false",
                 "--event-ttl=1h",
                 "--kubelet-preferred-address-types=InternalIP,Hostname",
+                # pods/log goes to the fake kubelet over verified, mutually authenticated TLS.
+                f"--kubelet-certificate-authority={pki / 'ca.crt'}",
+                f"--kubelet-client-certificate={pki / 'kubelet-client.crt'}",
+                f"--kubelet-client-key={pki / 'kubelet-client.key'}",
             ]
             p, rec = spawn(args, logs / f"{name}.apiserver.log", go_env("APISERVER", "512MiB", gogc="40"))
             procs.append(p)
@@ -825,7 +880,7 @@ def start(spec_path, d, timeout=120.0):
                 c["controller_manager"] = rec
                 write_state(d, state)
             installed = install_cluster(rest, c, spec_by_name[name], crds, spec["restricted_namespace"],
-                                        spec["kubelet_port"])
+                                        c["kubelet_port"])
             with _state_lock:
                 c["crds"] = installed
                 c["ready_seconds"] = round(t_ready, 2)
@@ -859,7 +914,18 @@ def start(spec_path, d, timeout=120.0):
             "# Generated by tests/fleet/fleet.py: hosts are clusters, groups are <platform>_<gpu>.\n"
             + yaml.safe_dump(inv, sort_keys=False))
 
-        # The test controller (plays Kubeflow Trainer's part for TrainJob status).
+        # The fake kubelet (serves the pods' logs to the API servers).
+        kubelet_ready = d / "kubelet.ready"
+        if kubelet_ready.exists():
+            kubelet_ready.unlink()
+        p, rec = spawn([sys.executable, str(HERE / "fake_kubelet.py"), "--dir", str(d)], logs / "kubelet.log")
+        procs.append(p)
+        rec["marker"] = marker
+        state["kubelet"] = rec
+        write_state(d, state)
+        wait_http_ok(kubelet_ready.exists, p, "fake kubelet", logs / "kubelet.log", 30)
+
+        # The test controller (plays Kubeflow Trainer's and JobSet's part: TrainJob status, pods, their logs).
         ready_file = d / "controller.ready"
         if ready_file.exists():
             ready_file.unlink()

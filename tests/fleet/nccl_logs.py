@@ -1,0 +1,233 @@
+"""Container logs for the test fleet's pods: nccl-tests output as a real launcher prints it, and worker logs.
+
+The test controller (controller.py) writes these into the fleet dir; the fake kubelet (fake_kubelet.py) serves
+them, so `kubectl logs` / kubernetes.core.k8s_log read them through the real API server.
+
+Launcher output follows nccl-tests 2.16.9's printf formats (src/util.cu: the version, start and device lines, the
+three header lines, one row per size with `%12li  %12li  %8s  %6s  %6i` then per side `  %7s  %6.2f  %6.2f  %6s`,
+the `# Out of bounds values` and `# Avg bus bandwidth` footer), with NCCL INFO lines before the table as mpirun
+forwards them from the ranks (`<host>:<pid>:<tid> [<dev>] NCCL INFO ...`). Hostnames are the pods' hostnames
+(`<trainjob>-node-0-<n>`), as in tests/unit/fixtures/nccl. Busbw follows a latency + bandwidth model that
+reaches `peak_busbw` at the largest sizes.
+
+Results (the spec's `nccl_log`, or the TrainJob annotation `gpufleet.test/nccl-log`):
+    good             the whole sweep, peak busbw at the GPU's published level (PEAK_BUSBW)
+    below-threshold  the whole sweep, peak at 60% of it, or `nccl_busbw`
+    far-below        the whole sweep, peak at 25% of it
+    truncated        cut in the middle of a row at three quarters of the sweep, then mpirun's abort naming the
+                     last worker ("exited on signal 9 (Killed)"): the log of a rank killed mid-run
+    none             the launcher prints nothing of nccl-tests (it never ran)
+`nccl_busbw` (GB/s) pins the peak of any result.
+"""
+
+import hashlib
+import re
+import shlex
+
+RESULTS = ("good", "below-threshold", "far-below", "truncated", "none")
+# Peak out-of-place busbw (GB/s) of a healthy 2-node all_reduce, per GPU: AWS p5 443.7 (awsome-distributed-training),
+# A3 Mega ~340, ND H100 v5 ~450, GB200 network-only (no MNNVL) ~45; other GPUs a plausible level.
+PEAK_BUSBW = {"h100": 441.9, "h200": 452.3, "b200": 631.2, "gb200": 47.8, "gb300": 388.0, "a100": 186.4}
+PEAK_BUSBW_PLATFORM = {("gcp", "h100"): 337.6, ("azure", "h100"): 452.0}
+# With multi-node NVLink the busbw is NVLink's: GB200 NVL72 834.6 (coreweave/nccl-tests), GB300 ~895 (AICR).
+PEAK_BUSBW_MNNVL = {"gb200": 812.5, "gb300": 889.1}
+FACTOR = {"below-threshold": 0.6, "far-below": 0.25}
+GPU_NAMES = {"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200", "b200": "NVIDIA B200", "gb200": "NVIDIA GB200",
+             "gb300": "NVIDIA GB300", "a100": "NVIDIA A100-SXM4-80GB"}
+NET_LINES = {
+    "aws": "NET/OFI Selected provider is efa, fabric is efa-direct (found 32 nics)",
+    "gcp": "NET/FasTrak plugin initialized: 8 NICs, eth1..eth8",
+    "azure": "NET/IB : Using [0]mlx5_ib0:1/IB [1]mlx5_ib1:1/IB [2]mlx5_ib2:1/IB [3]mlx5_ib3:1/IB ; OOB eth0:10.244.1.17<0>",
+}
+GPUS_PER_NODE = {"gb200": 4, "gb300": 4}
+BUS_IDS = ("18", "2a", "3a", "5d", "9a", "ab", "ba", "db")
+_SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text, default):
+    m = re.match(r"^(\d+)([KMGT]?)$", str(text or "").strip(), re.I)
+    if not m:
+        return default
+    return int(m.group(1)) * _SUFFIX.get(m.group(2).upper(), 1)
+
+
+def trainer_words(trainjob):
+    """The TrainJob's command and args as words (a `bash -c` script is split like the shell would)."""
+    trainer = (trainjob.get("spec") or {}).get("trainer") or {}
+    words = []
+    for item in list(trainer.get("command") or []) + list(trainer.get("args") or []):
+        item = str(item)
+        if "\n" in item or " " in item:
+            try:
+                words.extend(shlex.split(item, comments=False))
+            except ValueError:
+                words.extend(item.split())
+        else:
+            words.append(item)
+    return words
+
+
+def nccl_command(trainjob):
+    """{program, collective, min_bytes, max_bytes, step, iters, warmup} of the nccl-tests run, or None."""
+    words = trainer_words(trainjob)
+    program = next((w.rsplit("/", 1)[-1] for w in words if re.search(r"(^|/)[a-z_]+_perf$", w)), None)
+    if not program:
+        return None
+    at = max(i for i, w in enumerate(words) if w.endswith(program))
+    opts = {}
+    rest = words[at + 1:]
+    for i, w in enumerate(rest[:-1]):
+        if w in ("-b", "-e", "-f", "-n", "-w", "-c"):
+            opts[w] = rest[i + 1]
+    return {
+        "program": program,
+        "collective": program[:-len("_perf")],
+        "min_bytes": parse_size(opts.get("-b"), 8),
+        "max_bytes": parse_size(opts.get("-e"), 1 << 30),
+        "step": max(2, int(opts.get("-f", 2)) if str(opts.get("-f", "2")).isdigit() else 2),
+        "iters": int(opts["-n"]) if str(opts.get("-n", "")).isdigit() else 20,
+        "warmup": int(opts["-w"]) if str(opts.get("-w", "")).isdigit() else 5,
+        "check": int(opts["-c"]) if str(opts.get("-c", "")).isdigit() else 1,
+    }
+
+
+def _jitter(seed, spread):
+    h = int(hashlib.sha256(seed.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    return 1.0 + (h - 0.5) * 2 * spread
+
+
+def _time(us):
+    return "%7.2f" % us if us < 10000 else "%7.1f" % us
+
+
+def peak_for(result, platform, gpu, busbw=None, mnnvl=False):
+    if busbw is not None:
+        return float(busbw)
+    base = PEAK_BUSBW_PLATFORM.get((platform, gpu), PEAK_BUSBW.get(gpu, 200.0))
+    if mnnvl and gpu in PEAK_BUSBW_MNNVL:
+        base = PEAK_BUSBW_MNNVL[gpu]
+    return round(base * FACTOR.get(result, 1.0), 1)
+
+
+def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, seed="", finished=True, mnnvl=False):
+    """The launcher's log text for `result` (see RESULTS). `hosts`: the worker pods' hostnames, in rank order.
+
+    `finished` False gives what a running launcher has printed so far (up to the middle of the sweep).
+    """
+    if result == "none" or cmd is None:
+        return "+ mpirun: nccl-tests did not run\n" if result == "none" else ""
+    nranks = max(1, len(hosts) * gpus_per_node)
+    peak = peak_for(result, platform, gpu, busbw, mnnvl)
+    coll = cmd["collective"]
+    factor = {"all_reduce": 2.0 * (nranks - 1) / nranks, "reduce_scatter": (nranks - 1) / nranks,
+              "all_gather": (nranks - 1) / nranks, "alltoall": (nranks - 1) / nranks}.get(coll, 1.0) or 1.0
+    redop = "sum" if coll in ("all_reduce", "reduce_scatter", "reduce") else "none"
+    gpu_name = GPU_NAMES.get(gpu, "NVIDIA " + gpu.upper())
+    lines = []
+    first = hosts[0] if hosts else "localhost"
+    pid0 = 57
+
+    def info(host, pid, dev, text):
+        lines.append("%s:%d:%d [%d] NCCL INFO %s" % (host, pid, pid, dev, text))
+
+    info(first, pid0, 0, "Bootstrap : Using eth0:10.244.1.17<0>")
+    info(first, pid0, 0, "cudaDriverVersion 12080")
+    info(first, pid0, 0, "NCCL version 2.27.7+cuda12.9")
+    for n, host in enumerate(hosts):
+        for dev in range(min(gpus_per_node, 3)):
+            info(host, pid0 + n * 4 + dev, dev, NET_LINES.get(platform, "NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.244.%d.17<0>" % (n + 1)))
+    info(first, pid0, 0, "comm 0x55d1c3a0 rank 0 nRanks %d nNodes %d localRanks %d localRank 0 MNNVL %d" % (nranks, len(hosts), gpus_per_node, 1 if mnnvl else 0))
+    info(first, pid0, 0, "ncclCommInitRank comm 0x55d1c3a0 rank 0 nranks %d cudaDev 0 nvmlDev 0 busId 18000 commId 0x7d9c3ab1e4f2c610 - "
+         "Init COMPLETE" % nranks)
+    lines += [
+        "# nccl-tests version 2.16.9 nccl-headers=22707 nccl-library=22707",
+        "# Collective test starting: %s" % cmd["program"],
+        "# nThread 1 nGpus 1 minBytes %d maxBytes %d step: %d(factor) warmup iters: %d iters: %d agg iters: 1 validation: %d graph: 0"
+        % (cmd["min_bytes"], cmd["max_bytes"], cmd["step"], cmd["warmup"], cmd["iters"], cmd["check"]),
+        "#",
+        "# Using devices",
+    ]
+    rank = 0
+    for n, host in enumerate(hosts):
+        for dev in range(gpus_per_node):
+            lines.append("#  Rank %2d Group  0 Pid %6d on %10s device %2d [0000:%s:00] %s"
+                         % (rank, pid0 + n * 4 + dev, host, dev, BUS_IDS[dev % len(BUS_IDS)], gpu_name))
+            rank += 1
+    lines += [
+        "#",
+        "#                                                              out-of-place                       in-place          ",
+        "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong ",
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         ",
+    ]
+    sizes = []
+    size = cmd["min_bytes"]
+    while size <= cmd["max_bytes"]:
+        sizes.append(size)
+        size *= cmd["step"]
+    cut = len(sizes) if finished and result != "truncated" else max(1, (len(sizes) * 3) // 4)
+    latency = 38.0 if nranks > gpus_per_node else 12.0
+    peak_algbw = peak / factor
+    total, count_bw = 0.0, 0
+    for index, size in enumerate(sizes[:cut + (1 if result == "truncated" and finished else 0)]):
+        count = size // 4 // (nranks if coll == "all_gather" else 1)
+        cells = []
+        for side in ("oop", "ip"):
+            us = (latency + size / (peak_algbw * 1e3)) * _jitter("%s/%s/%d" % (seed, side, size), 0.004)
+            algbw = size / us / 1e3
+            bus = algbw * factor
+            total += bus
+            count_bw += 1
+            cells.append("  %7s  %6.2f  %6.2f  %6s" % (_time(us), algbw, bus, "0"))
+        row = "%12d  %12d  %8s  %6s  %6d" % (size, max(count, 0), "float", redop, -1) + "".join(cells)
+        if result == "truncated" and finished and index == cut:
+            row = row[:len(row) - 26]  # the rank died while the in-place half of this row was being printed
+        lines.append(row)
+    if result == "truncated" and finished:
+        victim = hosts[-1] if hosts else "localhost"
+        lines += [
+            "--------------------------------------------------------------------------",
+            "Primary job  terminated normally, but 1 process returned",
+            "a non-zero exit code. Per user-direction, the job has been aborted.",
+            "--------------------------------------------------------------------------",
+            "--------------------------------------------------------------------------",
+            "mpirun noticed that process rank %d with PID 0 on node %s exited on signal 9 (Killed)." % (nranks - 1, victim),
+            "--------------------------------------------------------------------------",
+        ]
+    elif finished:
+        lines += [
+            "# Out of bounds values : 0 OK",
+            "# Avg bus bandwidth    : %g " % (total / max(count_bw, 1)),
+            "#",
+            "# Collective test concluded: %s" % cmd["program"],
+        ]
+        info(first, pid0, 0, "comm 0x5611d8f0 rank 0 nranks %d cudaDev 0 busId 18000 - Destroy COMPLETE" % nranks)
+        lines.append("#")
+    return "\n".join(lines) + "\n"
+
+
+def worker_log(host, index):
+    """What an MPI worker (sshd) prints."""
+    return ("Server listening on 0.0.0.0 port 22.\nServer listening on :: port 22.\n"
+            "Accepted publickey for root from 10.244.1.%d port %d ssh2: RSA SHA256:gpufleet-test\n" % (10 + index, 40122 + index))
+
+
+def plain_log(framework, host, rank, gpus_per_node, world, gpu, finished=True):
+    """torch / exec workloads: what the catalog's torch-smoke and exec-example print."""
+    if framework == "exec":
+        lines = ["GPU %d: %s (UUID: GPU-%s)" % (i, GPU_NAMES.get(gpu, gpu), hashlib.sha256(("%s/%d" % (host, i)).encode()).hexdigest()[:8])
+                 for i in range(gpus_per_node)]
+        if finished:
+            lines.append("# gpufleet-burnin exec-example on %s: %d GPUs, expected %d" % (host, gpus_per_node, gpus_per_node))
+        return "\n".join(lines) + "\n"
+    lines = []
+    if finished:
+        for local in range(gpus_per_node):
+            lines.append("# gpufleet-burnin torch-smoke rank %d on %s: 0 wrong elements" % (rank * gpus_per_node + local, host))
+        if rank == 0:
+            peak = PEAK_BUSBW.get(gpu, 200.0) * 0.8
+            lines.append("# gpufleet-burnin torch-smoke: world %d, torch 2.8.0a0, NCCL (2, 27, 7), all_reduce 268435456 bytes: "
+                         "busbw %.2f GB/s, 0 wrong elements" % (world, peak))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+__all__ = ["RESULTS", "launcher_log", "nccl_command", "plain_log", "worker_log", "peak_for"]
