@@ -15,6 +15,7 @@
 #      and beside it ansible-test/ansible_collections/{gpufleet/burnin (empty
 #      mount point), kubernetes/core} for scripts/ansible-test.sh
 #   5. ansible-test's get-pip stand-ins in ~/.ansible/test/cache
+#   6. ansible-builder in the 2.21 venv (execution-environment test)
 #
 # Environment: GPUFLEET_CACHE (default ~/.cache/gpufleet-burnin),
 # GPUFLEET_PYTHON_221 / GPUFLEET_PYTHON_219 to force interpreters,
@@ -271,6 +272,26 @@ if ! command -v shellcheck >/dev/null 2>&1; then
         log "WARNING: shellcheck not installed (apt-get install shellcheck); the shellcheck sanity test will be skipped"
     fi
 fi
+
+# --- packaging tools in the 2.21 venv -----------------------------------------
+# ansible-builder (the execution-environment test runs `ansible-builder create`, no container engine needed).
+# antsibull-docs and antsibull-changelog come with tests/requirements.txt. Kept out of the requirements files so
+# that adding a tool does not rebuild both venvs.
+ANSIBLE_BUILDER_SPEC="ansible-builder>=3.1,<4"
+if ! "$GPUFLEET_VENV/bin/python" - "$ANSIBLE_BUILDER_SPEC" <<'EOF' >/dev/null 2>&1
+import sys
+from importlib.metadata import version
+from packaging.specifiers import SpecifierSet
+sys.exit(version("ansible-builder") not in SpecifierSet(sys.argv[1].split("ansible-builder", 1)[1]))
+EOF
+then
+    log "installing $ANSIBLE_BUILDER_SPEC into $(basename "$GPUFLEET_VENV")"
+    plog="$GPUFLEET_CACHE/logs/pip-ansible-builder.log"
+    mkdir -p "$GPUFLEET_CACHE/logs"
+    "$GPUFLEET_VENV/bin/python" -m pip install --disable-pip-version-check --no-input "$ANSIBLE_BUILDER_SPEC" >"$plog" 2>&1 \
+        || { tail -n 20 "$plog" >&2; die "pip install $ANSIBLE_BUILDER_SPEC failed; full log: $plog"; }
+fi
+log "ansible-builder $("$GPUFLEET_VENV/bin/ansible-builder" --version)"
 
 # --- get-pip stand-ins for ansible-test --venv (tooling.md §3.3) ------------
 # The file name carries the pip version that the installed ansible-test wants;

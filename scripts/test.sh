@@ -14,7 +14,10 @@
 #   units-2.21   ansible-test units --venv --python 3.13
 #   units-2.19   ansible-test units --venv --python 3.11
 #   lint         ansible-lint --profile production
-#   doc          ansible-doc of every module, filter/test, action plugin (through its module stub) and role
+#   doc          ansible-doc of every module, filter/test, action plugin (through its module stub) and role;
+#                antsibull-docs lint-collection-docs --plugin-docs; antsibull-changelog lint
+#   packaging    pytest tests/packaging: Galaxy tarball contents, install and render from the install,
+#                the example execution environment (ansible-builder create), the AWX examples
 #   e2e          pytest tests/e2e with the ansible-core 2.21 venv, scripts/env.sh sourced
 # TEST_ONLY takes step names or the groups sanity, units (both cores), 2.21, 2.19.
 #
@@ -26,7 +29,7 @@ set -euo pipefail
 HERE="$(cd -P "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 REPO="$(cd -P "$HERE/.." && pwd -P)"
 
-ALL_STEPS="setup fleet sanity-2.21 sanity-2.19 units-2.21 units-2.19 lint doc e2e"
+ALL_STEPS="setup fleet sanity-2.21 sanity-2.19 units-2.21 units-2.19 lint doc packaging e2e"
 
 # --- step selection -----------------------------------------------------------
 selected=""
@@ -40,7 +43,7 @@ else
             2.21) selected="$selected sanity-2.21 units-2.21" ;;
             2.19) selected="$selected sanity-2.19 units-2.19" ;;
             e2e) selected="$selected fleet e2e" ;;
-            setup | fleet | sanity-2.21 | sanity-2.19 | units-2.21 | units-2.19 | lint | doc) selected="$selected $word" ;;
+            setup | fleet | sanity-2.21 | sanity-2.19 | units-2.21 | units-2.19 | lint | doc | packaging) selected="$selected $word" ;;
             *)
                 echo "test.sh: unknown step '$word' in TEST_ONLY; known: $ALL_STEPS sanity units 2.21 2.19" >&2
                 exit 2
@@ -171,7 +174,27 @@ step_lint() {
     return "$rc"
 }
 
-step_doc() { "$GPUFLEET_VENV/bin/python" "$HERE/check_docs.py" "$REPO"; }
+step_doc() {
+    local rc=0
+    "$GPUFLEET_VENV/bin/python" "$HERE/check_docs.py" "$REPO" || rc=1
+    # antsibull-docs needs the collection inside an ansible_collections/ tree: the per-checkout one.
+    echo "antsibull-docs lint-collection-docs --plugin-docs"
+    (cd "$GPUFLEET_COLLECTION_DIR" && "$GPUFLEET_VENV/bin/antsibull-docs" lint-collection-docs --plugin-docs .) || rc=1
+    echo "antsibull-changelog lint"
+    (cd "$REPO" && "$GPUFLEET_VENV/bin/antsibull-changelog" lint) || rc=1
+    return "$rc"
+}
+
+step_packaging() {
+    cd "$REPO"
+    local rc
+    set +e
+    "$GPUFLEET_VENV/bin/python" -m pytest -p no:cacheprovider tests/packaging </dev/null
+    rc=$?
+    set -e
+    [ "$rc" = 5 ] && echo "!!! pytest collected NO TESTS in tests/packaging (pytest exit 5)" >&2
+    return "$rc"
+}
 
 step_e2e() {
     if [ ! -d "$REPO/tests/e2e" ]; then
@@ -211,6 +234,7 @@ is_selected units-2.21 && run_step units-2.21 step_units_221
 is_selected units-2.19 && run_step units-2.19 step_units_219
 is_selected lint && run_step lint step_lint
 is_selected doc && run_step doc step_doc
+is_selected packaging && run_step packaging step_packaging
 is_selected e2e && run_step e2e step_e2e
 
 print_summary
