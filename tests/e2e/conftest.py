@@ -18,6 +18,9 @@ Fixture API (class Fleet below):
     fleet.api_client(name, restricted=False)  kubernetes.client.ApiClient (admin or restricted token)
     fleet.dynamic(name, restricted=False)     kubernetes.dynamic.DynamicClient
 The `fleet_crds` fixture is `fleet` but skips the test, with the reason, when the upstream CRDs are absent.
+
+`clouds_fleet` is the same for tests/fleet/clouds-fleet.yml (one cluster each of OCI, CoreWeave, Nebius and on-prem),
+started only when a test asks for it; GPUFLEET_CLOUDS_FLEET_DIR reuses a clouds fleet started by hand.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -97,13 +100,14 @@ class Fleet:
         self._clients.clear()
 
 
-@pytest.fixture(scope="session")
-def fleet(request):
-    reuse = os.environ.get("GPUFLEET_FLEET_DIR")
+def _session_fleet(request, default_spec, dir_variable, spec_variable=None):
+    """Start a fleet from `default_spec` (or the spec named by `spec_variable`) into a temp dir, yield a Fleet, stop
+    it at the end; or reuse the running fleet whose dir `dir_variable` names (left running)."""
+    reuse = os.environ.get(dir_variable)
     if reuse:
         st = fleetlib.status(reuse)
         if st is None or not st["running"]:
-            pytest.fail(f"GPUFLEET_FLEET_DIR={reuse} holds no running fleet (start it with "
+            pytest.fail(f"{dir_variable}={reuse} holds no running fleet (start it with "
                         f"{FLEET_TOOLS / 'fleet.py'} start --dir {reuse})", pytrace=False)
         f = Fleet(fleetlib.read_state(reuse))
         yield f
@@ -117,7 +121,7 @@ def fleet(request):
         problem = f"test fleet cannot start: {e}"
     if problem:
         pytest.fail(problem, pytrace=False)
-    spec = os.environ.get("GPUFLEET_FLEET_SPEC") or str(FLEET_TOOLS / "default-fleet.yml")
+    spec = (os.environ.get(spec_variable) if spec_variable else None) or str(FLEET_TOOLS / default_spec)
     d = tempfile.mkdtemp(prefix="gpufleet-fleet-")
     # A SIGTERM (a CI time-out, `timeout`) becomes KeyboardInterrupt: a start in progress cleans up after itself,
     # and a running session ends through pytest's teardown, which stops the fleet.
@@ -144,6 +148,18 @@ def fleet(request):
             sys.stderr.write(f"\n[fleet] kept fleet dir {d}\n")
         else:
             shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def fleet(request):
+    yield from _session_fleet(request, "default-fleet.yml", "GPUFLEET_FLEET_DIR", "GPUFLEET_FLEET_SPEC")
+
+
+@pytest.fixture(scope="session")
+def clouds_fleet(request):
+    """The second fleet, tests/fleet/clouds-fleet.yml (OCI, CoreWeave, Nebius, on-prem): started on first use, once
+    per session, beside the default fleet; GPUFLEET_CLOUDS_FLEET_DIR reuses one started by hand."""
+    yield from _session_fleet(request, "clouds-fleet.yml", "GPUFLEET_CLOUDS_FLEET_DIR")
 
 
 @pytest.fixture(scope="session")
