@@ -38,10 +38,11 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl import base_nccl_env
 
 
 def base_nccl_env_filter(enable_mnnvl):
+    # Imported on use: Ansible loads every filter file of the collection in each worker process.
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl import base_nccl_env
     try:
         return base_nccl_env(enable_mnnvl)
     except BurninError as exc:

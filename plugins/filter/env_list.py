@@ -39,10 +39,11 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.survey import env_list
 
 
 def env_list_filter(value):
+    # Imported on use: Ansible loads every filter file of the collection in each worker process.
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.survey import env_list
     try:
         return env_list(value)
     except BurninError as exc:

@@ -45,10 +45,11 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl import merge_env
 
 
 def merge_env_filter(base, user):
+    # Imported on use: Ansible loads every filter file of the collection in each worker process.
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl import merge_env
     try:
         return merge_env(base, user)
     except BurninError as exc:

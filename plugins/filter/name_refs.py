@@ -37,10 +37,11 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.survey import name_refs
 
 
 def name_refs_filter(value):
+    # Imported on use: Ansible loads every filter file of the collection in each worker process.
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.survey import name_refs
     try:
         return name_refs(value)
     except BurninError as exc:

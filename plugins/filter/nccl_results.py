@@ -141,10 +141,11 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl_results import parse_nccl_output
 
 
 def nccl_results_filter(output, collective=None, allow_partial=False):
+    # Imported on use: Ansible loads every filter file of the collection in each worker process.
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl_results import parse_nccl_output
     if not isinstance(allow_partial, bool):
         raise AnsibleFilterError("gpufleet.burnin.nccl_results: allow_partial: must be true or false, got %r" % (allow_partial,))
     if collective is not None and not isinstance(collective, str):

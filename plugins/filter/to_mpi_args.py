@@ -38,10 +38,11 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl import to_mpi_args
 
 
 def to_mpi_args_filter(env):
+    # Imported on use: Ansible loads every filter file of the collection in each worker process.
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl import to_mpi_args
     try:
         return to_mpi_args(env)
     except BurninError as exc:

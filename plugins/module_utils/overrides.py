@@ -27,9 +27,9 @@ import json
 import os
 import re
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError, RenderError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError, ParseError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.names import check_entry_name, check_framework
-from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import LIB_DIR, TemplateLibrary, load_yaml
+from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import LIB_DIR, load_yaml, shared_library
 
 OVERRIDES_TEMPLATE = "overrides/workloadrun.yaml"
 PLATFORM_TEMPLATES = "overrides/platforms"
@@ -433,7 +433,7 @@ def needs_dra(obj):
 
 def build_overrides_with_sources(config, library=None):
     """``(overrides, sources)``: the overrides in render order and, for each, the template it came from."""
-    library = library or TemplateLibrary()
+    library = library or shared_library()
     data = normalize_override_config(config, load_platform_catalog(library.lib_dir))
     rendered = render_overrides(data, library)
     if data["rct_api_version"] == DRA_UNAVAILABLE:
@@ -448,3 +448,14 @@ def build_overrides(config, library=None):
     enable_mnnvl, framework, plus the platform layer's data). Returns the list in render order; the seed's
     entries come first."""
     return build_overrides_with_sources(config, library)[0]
+
+
+def warm_up():
+    """Load the platform catalogue and every template into this process once (see TemplateLibrary.warm). The
+    action plugins call it when Ansible imports them in its main process, before it forks a worker per host."""
+    library = shared_library()
+    library.warm()
+    try:
+        load_platform_catalog(library.lib_dir)
+    except BurninError:
+        pass  # reported by the render that needs the catalogue

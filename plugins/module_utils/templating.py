@@ -177,6 +177,22 @@ class TemplateLibrary(object):
         return ["%s/%s" % (directory, name) for name in sorted(os.listdir(full))
                 if name.endswith(".yaml") and os.path.isfile(os.path.join(full, name))]
 
+    def warm(self):
+        """Take the sources' fingerprint and load every template and fragment into this library's Jinja2
+        environment. Called once in a parent process, it spares the processes forked from it (Ansible's workers)
+        that work; a broken template is left for the render that needs it to report."""
+        if self._sources is None:
+            self._sources = _fingerprint(self.templates_dir, self.lib_dir)
+        for prefix, directory in (("templates", self.templates_dir), ("_lib", self.lib_dir)):
+            for root, dummy, files in os.walk(directory):
+                for name in files:
+                    if name.endswith((".yaml", ".j2")):
+                        label = "%s/%s" % (prefix, os.path.relpath(os.path.join(root, name), directory))
+                        try:
+                            self._env.get_template(label)
+                        except Exception:  # pylint: disable=broad-except
+                            pass
+
     def _render_file(self, label, data):
         try:
             template = self._env.get_template(label)
@@ -239,3 +255,14 @@ class TemplateLibrary(object):
         if key:
             _RENDERED[key] = text
         return json.loads(text)
+
+
+_SHARED = {}
+
+
+def shared_library():
+    """The process-wide library of the collection's own ``templates/`` and ``_lib/`` (created on first use).
+    It keeps its fingerprint of the sources for the life of the process, as one playbook run needs."""
+    if "library" not in _SHARED:
+        _SHARED["library"] = TemplateLibrary()
+    return _SHARED["library"]

@@ -150,7 +150,7 @@ def plan_workload(config, facts, library=None):
     env = nccl.merge_env(nccl.base_nccl_env(enable_mnnvl), config.get("env") or [])
     base_runtime = runtime.build_runtime(framework, dict(config, env=env))
     cfg = runtime.normalize_runtime_config(dict(config, env=env))
-    library = library or templating.TemplateLibrary()
+    library = library or templating.shared_library()
     catalog = overrides.load_platform_catalog(library.lib_dir)
     cluster = resolve_cluster(config, facts, catalog)
     override_config = dict((key, config[key]) for key in _PLATFORM_DATA_KEYS if key in config)

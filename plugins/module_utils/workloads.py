@@ -71,7 +71,7 @@ def _check_result(name, rendered, data):
 
 def render_workload(name, data, library=None):
     """Render workload ``name`` with ``data`` and return the checked dict (plus ``workload``: the name)."""
-    library = library or templating.TemplateLibrary()
+    library = library or templating.shared_library()
     names = available_workloads(library)
     if not isinstance(name, str) or name not in names:
         raise ConfigError("workload", "unknown workload %r; available: %s" % (name, ", ".join(names) or "none"))

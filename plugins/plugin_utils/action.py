@@ -7,9 +7,46 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import importlib
+import os
+
 from ansible.plugins.action import ActionBase
+from ansible.plugins.loader import filter_loader
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.overrides import warm_up as warm_templates
+
+_PLUGINS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE = "ansible_collections.gpufleet.burnin.plugins"
+
+
+def _plugin_names(subdir):
+    directory = os.path.join(_PLUGINS_DIR, subdir)
+    return sorted(name[:-3] for name in os.listdir(directory) if name.endswith(".py") and not name.startswith("_"))
+
+
+def warm_up():
+    """Load the collection's core, filters and templates into this process once.
+
+    Ansible's strategy imports an action plugin in its main process (to read its class) before it forks one worker
+    per host and task. A worker inherits what the main process has loaded and loses what it loads itself: without
+    this, every worker compiles the core's modules again (the collection loader keeps no bytecode) and loads every
+    filter file of the collection to resolve one filter name. Failures are left for the real call to report.
+    """
+    for name in _plugin_names("module_utils"):
+        try:
+            importlib.import_module("%s.module_utils.%s" % (_PACKAGE, name))
+        except ImportError:
+            pass
+    for name in _plugin_names("filter"):
+        try:
+            filter_loader.get("gpufleet.burnin.%s" % name)
+        except Exception:  # pylint: disable=broad-except
+            pass
+    warm_templates()
+
+
+warm_up()
 
 
 class RenderActionBase(ActionBase):

@@ -260,3 +260,22 @@ def test_lib_indent_and_to_mpi_args_helpers(library_copy):
     library = templating.TemplateLibrary(str(templates), str(lib))
     # lib drops exactly one trailing newline; indent pads the first and the blank lines too.
     assert library.render("t.txt", {"entry_name": "e"}) == u'[  x: 1\n  \n  y: e|]\n- -x\n- "A=say \\"hi\\""'
+
+
+def test_warm_loads_every_template_and_leaves_broken_ones_to_the_render(library_copy):
+    (library_copy / "_lib" / "deps" / "azure-mlnx-runtime-patch.yaml").write_text(u"{% if %}\n")
+    library = templating.TemplateLibrary(str(library_copy / "templates"), str(library_copy / "_lib"))
+    library.warm()  # a broken fragment does not fail the warm-up
+    loaded = set(library._env.cache.keys()) if library._env.cache is not None else set()
+    names = {key[1] for key in loaded}
+    assert "templates/overrides/workloadrun.yaml" in names
+    assert "_lib/nccl/mistral-ib-env.yaml" in names
+    assert "_lib/deps/azure-mlnx-runtime-patch.yaml" not in names
+    assert library._sources is not None
+    with pytest.raises(RenderError, match=r"azure-mlnx-runtime-patch.yaml line 1: template syntax error"):
+        build_overrides(TORCH_WITHOUT_MNNVL, library)
+
+
+def test_shared_library_is_one_per_process_and_renders_like_a_fresh_one():
+    assert templating.shared_library() is templating.shared_library()
+    assert build_overrides(TORCH_WITHOUT_MNNVL) == build_overrides(TORCH_WITHOUT_MNNVL, templating.TemplateLibrary())
