@@ -5,7 +5,7 @@
 
 What the role needs is read from its own sources, not restated: every kubernetes.core task of roles/burnin/tasks/*.yml
 (module, kind, with or without a name, state, apply, wait) gives verbs on resources; the kinds a burn-in applies come
-from planning the workload for every platform, GPU, framework and MNNVL setting (gpufleet.burnin.workload_plan's core)
+from planning every workload of the catalog for every platform, GPU and MNNVL setting (gpufleet.burnin.workload_plan's core)
 plus the Namespace the role creates. A kind or module the mapping below does not know fails the test, so a new task
 or a new dependency kind cannot slip past the manifest.
 """
@@ -22,6 +22,7 @@ import yaml
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload
+from ansible_collections.gpufleet.burnin.plugins.module_utils.workloads import available_workloads, render_workload
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MANIFEST = os.path.join(ROOT, "extras", "rbac", "burnin-rbac.yaml")
@@ -42,6 +43,11 @@ KINDS = {
 PLATFORMS = ("aws", "gcp", "azure", "oci", "coreweave", "nebius", "onprem", "togetherai", "mistral", "other")
 GPUS = ("h100", "h200", "b200", "gb200", "gb300")
 MODULE_PREFIX = "kubernetes.core."
+# The collection's own actions: those that reach a cluster, as the kubernetes.core module they behave like, and those
+# that only render on the controller. Any other gpufleet.burnin action in the tasks fails the test until it is listed.
+OWN_CLUSTER_ACTIONS = {"gpufleet.burnin.k8s_apply": "apply"}  # kubernetes.core's k8s code, server-side apply of `objects`
+OWN_CONTROLLER_ACTIONS = ("gpufleet.burnin.workload_plan", "gpufleet.burnin.platform_overrides",
+                          "gpufleet.burnin.training_runtime", "gpufleet.burnin.burnin_report")
 TEMPLATED = re.compile(r"{{|{%")
 
 
@@ -83,17 +89,23 @@ def role_tasks():
 
 
 def plan_kinds():
-    """Every kind a burn-in plan applies, over the whole matrix (the Namespace is added by tasks/apply.yml)."""
+    """Every kind a burn-in plan applies, over the whole matrix: each workload of the catalog (framework, image,
+    trainer as the role takes them) on every platform, GPU and MNNVL setting. The Namespace is added by apply.yml."""
     kinds, plans = {"Namespace"}, 0
-    with open(ROLE_VARS) as fh:
-        trainers = yaml.safe_load(fh)["burnin__default_trainers"]
-    for platform in PLATFORMS:
-        for gpu in GPUS:
-            for framework in ("mpi", "torch", "exec"):
+    for workload in available_workloads():
+        for platform in PLATFORMS:
+            for gpu in GPUS:
+                gpus = 4 if gpu.startswith("gb") else 8
+                try:
+                    rendered = render_workload(workload, dict(nodes=2, gpus_per_node=gpus, platform=platform,
+                                                              gpu_architecture=gpu, image="img"))
+                except ConfigError:
+                    continue
                 for mnnvl in (False, True):
-                    config = dict(entry_name="rbac", namespace="burnin", image="img", framework=framework, nodes=2,
-                                  gpus_per_node=4 if gpu.startswith("gb") else 8, mlnx_per_node=8, enable_mnnvl=mnnvl,
-                                  run_id="r1", trainer=trainers[framework])
+                    config = dict(entry_name="rbac", namespace="burnin", image=rendered["image"],
+                                  framework=rendered["framework"], nodes=2, gpus_per_node=gpus, mlnx_per_node=8,
+                                  enable_mnnvl=mnnvl, run_id="r1", trainer=rendered["trainer"],
+                                  env=rendered.get("env") or [])
                     try:
                         plan = plan_workload(config, {"platform": platform, "gpuArchitecture": gpu})
                     except ConfigError:
@@ -122,11 +134,22 @@ def required():
             needs.setdefault((group, resource, verb, namespaced), []).append(where)
 
     for name, task in role_tasks():
+        where = "%s: %s" % (name, task.get("name"))
+        own = [key for key in task if key.startswith("gpufleet.burnin.") and key not in OWN_CONTROLLER_ACTIONS]
+        for key in own:
+            if key not in OWN_CLUSTER_ACTIONS:
+                problems.append("%s: %s is not known to this test: does it reach the cluster?" % (where, key))
+            else:
+                need_apply = dict(task[key] or {})
+                kinds = applied if "objects" in need_apply else set()
+                if not kinds:
+                    problems.append("%s: %s without objects" % (where, key))
+                for one in sorted(kinds):
+                    need(one, ["get", "create", "patch"], where)
         modules = [key for key in task if key.startswith(MODULE_PREFIX)]
         if not modules:
             continue
         module, args = modules[0], task[modules[0]] or {}
-        where = "%s: %s" % (name, task.get("name"))
         short = module[len(MODULE_PREFIX):]
         if short == "k8s_cluster_info":
             urls.update([("/version", "get"), ("/apis", "get"), ("/api", "get")])
