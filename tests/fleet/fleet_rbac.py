@@ -34,6 +34,8 @@ def load_manifest(path=MANIFEST):
         docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
     except (OSError, yaml.YAMLError) as exc:
         raise RbacManifestError(f"{path}: cannot read the RBAC manifest: {exc}") from exc
+    # One v1 List (as shipped), or plain documents.
+    docs = [item for d in docs for item in (d.get("items") or [] if d.get("kind") == "List" else [d])]
     found = {(d.get("kind"), (d.get("metadata") or {}).get("name")) for d in docs}
     wanted = {("ClusterRole", CLUSTER_READER), ("ClusterRole", NAMESPACES), ("Role", ROLE),
               ("ClusterRoleBinding", CLUSTER_READER), ("ClusterRoleBinding", NAMESPACES), ("RoleBinding", ROLE)}

@@ -16,7 +16,6 @@ import ast
 import re
 import shutil
 import sys
-from pathlib import Path
 
 import pytest
 import yaml

@@ -28,7 +28,7 @@ BLOCK = re.compile(r"```(?:yaml|sh)\n(.*?)```", re.S)
 def guide_files():
     files = {}
     for block in BLOCK.findall(GUIDE.read_text()):
-        first, _, rest = block.partition("\n")
+        first, _sep, rest = block.partition("\n")
         if first.startswith("# file: "):
             files[first[len("# file: "):].strip()] = rest
     return files

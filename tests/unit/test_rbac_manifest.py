@@ -53,7 +53,9 @@ TEMPLATED = re.compile(r"{{|{%")
 
 def load_manifest():
     with open(MANIFEST) as fh:
-        return [doc for doc in yaml.safe_load_all(fh) if doc]
+        docs = [doc for doc in yaml.safe_load_all(fh) if doc]
+    assert len(docs) == 1 and docs[0]["kind"] == "List" and docs[0]["apiVersion"] == "v1", "one v1 List document"
+    return docs[0]["items"]
 
 
 def granted():
@@ -76,8 +78,7 @@ def iter_tasks(tasks):
     for task in tasks or []:
         yield task
         for key in ("block", "rescue", "always"):
-            for sub in iter_tasks(task.get(key)):
-                yield sub
+            yield from iter_tasks(task.get(key))
 
 
 def role_tasks():
