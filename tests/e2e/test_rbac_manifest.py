@@ -1,0 +1,112 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""extras/rbac/burnin-rbac.yaml on a real API server: installed through tests/fleet/fleet_rbac.py exactly as the test
+fleet installs its restricted token, then asked with SubjectAccessReviews what the bound user may do.
+
+The unit test (tests/unit/test_rbac_manifest.py) ties the manifest to the role's tasks; this one checks that the API
+server accepts the objects and that RBAC grants, with them, each verb the role uses and refuses the rest.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import importlib.util
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+FLEET_TOOLS = Path(__file__).resolve().parent.parent / "fleet"
+
+
+def _load(name, filename):
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, FLEET_TOOLS / filename)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
+
+
+fleet_rbac = _load("gpufleet_test_fleet_rbac", "fleet_rbac.py")
+fleetlib = _load("gpufleet_test_fleet", "fleet.py")
+
+# (group, resource, subresource, verb) the role uses in its namespace, from the manifest's Role.
+ROLE_USES = [(g, r.split("/")[0], r.split("/")[1] if "/" in r else "", v)
+             for rule in fleet_rbac.role_rules() for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]]
+
+
+@pytest.fixture(scope="module")
+def bound(fleet):
+    """Two users on the first cluster: one with the whole manifest, one with its namespaced part only (as the fleet's
+    restricted token), each in a namespace of its own."""
+    cluster = fleet.clusters[0]
+    record = fleet.cluster(cluster)
+    rest = fleetlib.Rest(record["server"], record["admin_token"], fleet.ca_file)
+    suffix = uuid.uuid4().hex[:6]
+    users = {"full": ("rbac-full-%s" % suffix, True), "namespaced": ("rbac-ns-%s" % suffix, False)}
+    made, namespaces = [], []
+    try:
+        for key, (user, cluster_wide) in users.items():
+            namespace = "%s-ns" % user
+            rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+            namespaces.append(namespace)
+            made += fleet_rbac.install(rest, namespace, user, cluster_reader=cluster_wide, namespaces=cluster_wide)
+        yield rest, dict((key, (user, "%s-ns" % user)) for key, (user, _wide) in users.items())
+    finally:
+        for obj in made:
+            if obj["kind"].startswith("Cluster"):
+                rest.request("DELETE", "%s/%s" % (fleet_rbac.api_path(obj), obj["metadata"]["name"]))
+        for namespace in namespaces:
+            rest.request("DELETE", "/api/v1/namespaces/%s" % namespace)
+
+
+def allowed(rest, user, verb, group="", resource="", subresource="", namespace=None, path=None):
+    attrs = {"nonResourceAttributes": {"path": path, "verb": verb}} if path else {"resourceAttributes": dict(
+        (k, v) for k, v in (("group", group), ("resource", resource), ("subresource", subresource), ("verb", verb),
+                            ("namespace", namespace)) if v)}
+    review = rest.must("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": dict(attrs, user=user, groups=["system:authenticated"])})
+    return bool(review["status"].get("allowed"))
+
+
+def test_the_api_server_accepts_the_manifest_objects(bound):
+    rest, users = bound
+    user, namespace = users["full"]
+    role = rest.must("GET", "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/roles/gpufleet-burnin" % namespace)
+    assert role["rules"] == fleet_rbac.role_rules()
+    reader = rest.must("GET", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/gpufleet-burnin-cluster-reader-%s" % user)
+    assert reader["subjects"][0]["name"] == user
+
+
+@pytest.mark.parametrize("who", ["full", "namespaced"])
+def test_every_verb_the_role_uses_is_granted_in_its_namespace_only(bound, who):
+    rest, users = bound
+    user, namespace = users[who]
+    for group, resource, sub, verb in ROLE_USES:
+        assert allowed(rest, user, verb, group, resource, sub, namespace), (who, group, resource, sub, verb)
+        assert not allowed(rest, user, verb, group, resource, sub, "default"), (who, "default", resource, verb)
+    for group, resource, verb in (("", "secrets", "get"), ("", "secrets", "list"), ("trainer.kubeflow.org", "trainjobs", "update"),
+                                  ("trainer.kubeflow.org", "trainjobs", "deletecollection"), ("", "pods", "create"),
+                                  ("", "pods", "delete"), ("", "pods", "exec"), ("", "events", "list"),
+                                  ("rbac.authorization.k8s.io", "roles", "create")):
+        assert not allowed(rest, user, verb, group, resource, "", namespace), (who, resource, verb)
+    assert not allowed(rest, user, "create", "", "pods", "exec", namespace)
+
+
+def test_cluster_rules_only_with_the_cluster_roles(bound):
+    rest, users = bound
+    full, _ns = users["full"]
+    namespaced, own = users["namespaced"]
+    assert allowed(rest, full, "list", "", "nodes") and not allowed(rest, namespaced, "list", "", "nodes")
+    for verb in ("get", "list", "create", "patch", "delete"):
+        assert allowed(rest, full, verb, "", "namespaces") and not allowed(rest, namespaced, verb, "", "namespaces")
+    assert not allowed(rest, full, "patch", "", "nodes") and not allowed(rest, full, "update", "", "namespaces")
+    assert allowed(rest, full, "get", path="/version") and allowed(rest, full, "get", path="/apis/trainer.kubeflow.org/v1alpha1")
+    # What the fleet's restricted-token test expects of a namespace-confined token holds for the namespaced part.
+    assert allowed(rest, namespaced, "create", "", "configmaps", "", own) and allowed(rest, namespaced, "list", "", "configmaps", "", own)
+    assert not allowed(rest, namespaced, "list", "", "configmaps") and not allowed(rest, namespaced, "delete", "", "namespaces")
+    assert not allowed(rest, namespaced, "list", "trainer.kubeflow.org", "trainingruntimes", "", "kube-system")
