@@ -1,0 +1,105 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: k8s_apply
+short_description: Server-side apply a list of objects with kubernetes.core, in the controller's process
+version_added: 0.2.0
+description:
+  - Applies O(objects) in order with Kubernetes server-side apply, one field manager, exactly as
+    M(kubernetes.core.k8s) with O(kubernetes.core.k8s#module:apply=true) and
+    O(kubernetes.core.k8s#module:server_side_apply) does - it runs kubernetes.core's own client, service and runner.
+  - Unlike M(kubernetes.core.k8s), it runs inside Ansible's worker process on the controller. Ansible imports this
+    plugin, and with it the Kubernetes Python client, once in its main process before forking a worker per host, so
+    each cluster's apply starts with the client loaded instead of spending about a second of CPU importing it. For a
+    fleet of clusters (one inventory host each, C(ansible_connection=local)) this is the difference between the
+    requests' time and the start-up's.
+  - Takes kubernetes.core's authentication options. C(module_defaults) that apply to M(kubernetes.core.k8s) in the
+    task (C(group/kubernetes.core.k8s) or C(kubernetes.core.k8s)) give it their authentication options too, and the
+    action group C(group/gpufleet.burnin.k8s) holds kubernetes.core's k8s group plus this plugin. C(K8S_AUTH_*)
+    variables in the task's C(environment) apply as they would to a kubernetes.core module.
+  - Returns what M(kubernetes.core.k8s) returns; secrets given as options (O(api_key), O(password), a kubeconfig
+    mapping's credentials) are removed from the result.
+author:
+  - gpufleet.burnin maintainers (!UNKNOWN)
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+attributes:
+  check_mode:
+    support: full
+    description: A server-side dry run (C(dryRun=All)), as kubernetes.core does; nothing is stored.
+  diff_mode:
+    support: full
+    description: Returns the difference per object, as kubernetes.core does.
+  action:
+    support: full
+    description: Runs on the controller, in the worker process.
+requirements:
+  - kubernetes.core collection
+  - kubernetes >= 24.2.0 (Python, on the controller)
+options:
+  objects:
+    description:
+      - The objects to apply, in order (dependencies first). Each needs C(apiVersion), C(kind) and
+        C(metadata.name); namespaced objects need C(metadata.namespace).
+    type: list
+    elements: dict
+    required: true
+  field_manager:
+    description: The server-side apply field manager.
+    type: str
+    default: gpufleet.burnin
+  force_conflicts:
+    description: Take over fields another manager owns instead of failing with a conflict.
+    type: bool
+    default: false
+notes:
+  - C(metadata.managedFields) is hidden from the result and from diffs.
+seealso:
+  - module: kubernetes.core.k8s
+"""
+
+EXAMPLES = r"""
+- name: Apply the rendered objects to the cluster of this inventory host
+  gpufleet.burnin.k8s_apply:
+    objects: "{{ plan.objects }}"
+    field_manager: gpufleet.burnin
+    kubeconfig: "{{ burnin_kubeconfig }}"
+    context: "{{ burnin_context }}"
+  register: applied
+"""
+
+RETURN = r"""
+changed:
+  description: Whether any object changed.
+  returned: always
+  type: bool
+result:
+  description:
+    - For one object, the applied object as M(kubernetes.core.k8s) returns it.
+    - For several, C(results), one M(kubernetes.core.k8s) result per object (C(changed), C(result), C(diff) in diff
+      mode, C(method)).
+  returned: success
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import k8s_apply_spec
+
+
+def main():
+    module = AnsibleModule(argument_spec=k8s_apply_spec(), supports_check_mode=True)
+    module.fail_json(msg="gpufleet.burnin.k8s_apply runs in the controller's process through its action plugin; "
+                         "it cannot run as a module on a host")
+
+
+if __name__ == "__main__":
+    main()

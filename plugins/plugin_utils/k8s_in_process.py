@@ -1,0 +1,106 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""kubernetes.core's k8s module code (client, service, runner), run inside Ansible's worker process on the controller.
+
+Why: a kubernetes.core module is a new Python process per task and cluster, which spends about a second of CPU
+importing the Kubernetes client before its first request. Ansible imports action plugins in its main process before
+forking the workers, so importing kubernetes.core's module_utils here, at import time, is paid once per playbook;
+every worker inherits the loaded client. The requests, the server-side apply, check mode (server dry run), diffs and
+errors are kubernetes.core's own: ``ControllerModule`` only stands in for the parts of ``AnsibleModule`` its code uses.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.module_utils.common.parameters import remove_values
+from ansible.utils.display import Display
+
+try:
+    from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC  # pylint: disable=unused-import
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.runner import run_module
+    from ansible_collections.kubernetes.core.plugins.modules.k8s import argspec as k8s_argspec
+    # The client is what costs: import it now, in the main process (the runner imports it lazily on first use).
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s import client as _client  # noqa: F401 pylint: disable=unused-import
+    IMPORT_ERROR = None
+except ImportError as exc:  # kubernetes.core or the kubernetes Python client is missing
+    AUTH_ARG_SPEC = {}
+    IMPORT_ERROR = exc
+
+    def k8s_argspec():
+        return {}
+
+display = Display()
+
+
+class ModuleExit(Exception):
+    """Raised by ``exit_json``/``fail_json``: carries the module result out of kubernetes.core's runner."""
+
+    def __init__(self, result):
+        super(ModuleExit, self).__init__(result.get("msg", ""))
+        self.result = result
+
+
+class ControllerModule(object):
+    """The parts of ``AnsibleModule`` that kubernetes.core's K8S module code uses, for ``AnsibleK8SModule``."""
+
+    def __init__(self, argument_spec, params, check_mode, diff, name, mutually_exclusive=None, supports_check_mode=True):
+        del supports_check_mode  # the caller only passes what kubernetes.core's modules support
+        validated = ArgumentSpecValidator(argument_spec, mutually_exclusive=mutually_exclusive).validate(params)
+        self.no_log_values = set(validated._no_log_values)  # pylint: disable=protected-access
+        if validated.error_messages:
+            raise ModuleExit(self._finish({"failed": True, "msg": "; ".join(validated.error_messages)}))
+        self.params = validated.validated_parameters
+        self.check_mode = bool(check_mode)
+        self._diff = bool(diff)
+        self._name = name
+
+    def _finish(self, result):
+        return remove_values(result, self.no_log_values)
+
+    def warn(self, warning):
+        display.warning(remove_values(warning, self.no_log_values))
+
+    def deprecate(self, msg, **kwargs):
+        del kwargs
+        display.warning("deprecated: %s" % remove_values(msg, self.no_log_values))
+
+    def debug(self, msg):
+        display.debug(remove_values(msg, self.no_log_values))
+
+    def exit_json(self, **kwargs):
+        raise ModuleExit(self._finish(kwargs))
+
+    def fail_json(self, msg, **kwargs):
+        kwargs.pop("exception", None)  # a traceback is not for users; kubernetes.core's message says what failed
+        kwargs.update(failed=True, msg=msg)
+        raise ModuleExit(self._finish(kwargs))
+
+
+# As kubernetes.core.k8s's main().
+K8S_MUTUALLY_EXCLUSIVE = [("resource_definition", "src"), ("merge_type", "apply"), ("template", "resource_definition"),
+                          ("template", "src"), ("name", "generate_name")]
+
+
+def run_k8s(params, check_mode, diff, name):
+    """Run kubernetes.core.k8s's code with ``params`` (its options, validated against its own argument spec) in this
+    process; return the module result dict."""
+    def module_class(**kwargs):
+        return ControllerModule(params=copy.deepcopy(params), check_mode=check_mode, diff=diff, name=name, **kwargs)
+
+    try:
+        module = AnsibleK8SModule(module_class=module_class, argument_spec=k8s_argspec(),
+                                  mutually_exclusive=K8S_MUTUALLY_EXCLUSIVE, supports_check_mode=True)
+        try:
+            run_module(module)
+        except CoreException as exc:
+            module.fail_from_exception(exc)
+    except ModuleExit as done:
+        return done.result
+    return {"failed": True, "msg": "%s: kubernetes.core's runner returned no result" % name}

@@ -1,0 +1,163 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""gpufleet.burnin.k8s_apply on a real API server of the test fleet: apply, no-op, check mode, diff, module_defaults
+from kubernetes.core's group and from the collection's own, K8S_AUTH_* from the task environment, secrets redacted,
+clear errors."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+
+import pytest
+
+CLUSTER = "gcp-usc1-h100-a"
+
+
+def configmap(namespace, name, value):
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}, "data": {"value": value}}
+
+
+def play(tmp_path, fleet, tasks, defaults_group="kubernetes.core.k8s", extra=(), env=None):
+    """Run one play on localhost whose tasks are given as YAML text; return (rc, output, registered results)."""
+    out = tmp_path / "results.json"
+    playbook = tmp_path / "play.yml"
+    defaults = ""
+    if defaults_group:
+        defaults = textwrap.dedent("""\
+          module_defaults:
+            group/%s:
+              kubeconfig: %s
+              context: %s
+        """) % (defaults_group, fleet.kubeconfig, CLUSTER)
+    playbook.write_text("- hosts: localhost\n  gather_facts: false\n" + textwrap.indent(defaults, "  ") + "  tasks:\n"
+                        + textwrap.indent(textwrap.dedent(tasks), "    ")
+                        + textwrap.indent(textwrap.dedent("""\
+                          - name: Save the results
+                            ansible.builtin.copy:
+                              content: "{{ {'first': first | default(none), 'second': second | default(none)} | to_json }}"
+                              dest: %s
+                            check_mode: false
+                          """ % out), "    "))
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+               "-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook)] + list(extra)
+    proc = subprocess.run(command, env=dict(os.environ, ANSIBLE_NOCOLOR="1", **(env or {})), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+    results = json.loads(out.read_text()) if out.is_file() else {}
+    return proc.returncode, proc.stdout, results
+
+
+@pytest.fixture()
+def namespace(fleet):
+    name = "k8s-apply-" + uuid.uuid4().hex[:8]
+    yield name
+    api = fleet.dynamic(CLUSTER).resources.get(api_version="v1", kind="Namespace")
+    try:
+        api.delete(name=name)
+    except Exception:  # pylint: disable=broad-except
+        pass
+
+
+def get_configmap(fleet, namespace, name):
+    api = fleet.dynamic(CLUSTER).resources.get(api_version="v1", kind="ConfigMap")
+    try:
+        return api.get(name=name, namespace=namespace).to_dict()
+    except Exception:  # pylint: disable=broad-except
+        return None
+
+
+def test_apply_then_noop_with_kubernetes_core_module_defaults(fleet, tmp_path, namespace):
+    objects = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, configmap(namespace, "one", "1")]
+    tasks = """\
+        - name: Apply
+          gpufleet.burnin.k8s_apply:
+            objects: %s
+            field_manager: e2e-manager
+          register: first
+        - name: Apply again
+          gpufleet.burnin.k8s_apply:
+            objects: %s
+            field_manager: e2e-manager
+          register: second
+        """ % (json.dumps(objects), json.dumps(objects))
+    rc, output, results = play(tmp_path, fleet, tasks)
+    assert rc == 0, output[-3000:]
+    first, second = results["first"], results["second"]
+    assert first["changed"] is True and second["changed"] is False, (first, second)
+    assert [r["result"]["metadata"]["name"] for r in first["result"]["results"]] == [namespace, "one"]
+    assert all("managedFields" not in r["result"]["metadata"] for r in first["result"]["results"])
+    stored = get_configmap(fleet, namespace, "one")
+    assert stored["data"] == {"value": "1"}
+    assert [m["manager"] for m in stored["metadata"]["managedFields"] if m["operation"] == "Apply"] == ["e2e-manager"]
+
+
+def test_check_mode_is_a_server_dry_run_with_a_diff(fleet, tmp_path, namespace):
+    setup = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, configmap(namespace, "two", "old")]
+    rc, output, dummy = play(tmp_path, fleet, """\
+        - name: Set up
+          gpufleet.burnin.k8s_apply:
+            objects: %s
+        """ % json.dumps(setup))
+    assert rc == 0, output[-3000:]
+    rc, output, results = play(tmp_path, fleet, """\
+        - name: Change in check mode
+          gpufleet.burnin.k8s_apply:
+            objects: %s
+          register: first
+        """ % json.dumps([configmap(namespace, "two", "new")]), extra=["--check", "--diff"])
+    assert rc == 0, output[-3000:]
+    first = results["first"]
+    assert first["changed"] is True
+    assert first["diff"]["before"]["data"] == {"value": "old"} and first["diff"]["after"]["data"] == {"value": "new"}
+    assert get_configmap(fleet, namespace, "two")["data"] == {"value": "old"}
+
+
+def test_collection_group_and_task_environment_reach_the_client(fleet, tmp_path, namespace):
+    objects = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}]
+    rc, output, results = play(tmp_path, fleet, """\
+        - name: Apply through group/gpufleet.burnin.k8s
+          gpufleet.burnin.k8s_apply:
+            objects: %s
+          register: first
+        """ % json.dumps(objects), defaults_group="gpufleet.burnin.k8s")
+    assert rc == 0 and results["first"]["changed"] is True, output[-3000:]
+    rc, output, results = play(tmp_path, fleet, """\
+        - name: Apply with K8S_AUTH_* in the task environment
+          gpufleet.burnin.k8s_apply:
+            objects: %s
+          environment:
+            K8S_AUTH_KUBECONFIG: %s
+            K8S_AUTH_CONTEXT: %s
+          register: first
+        """ % (json.dumps([configmap(namespace, "env", "x")]), fleet.kubeconfig, CLUSTER), defaults_group=None)
+    assert rc == 0 and results["first"]["changed"] is True, output[-3000:]
+    assert get_configmap(fleet, namespace, "env")["data"] == {"value": "x"}
+
+
+def test_secrets_are_redacted_and_bad_input_is_a_clear_error(fleet, tmp_path):
+    secret = "s3cr3t-" + uuid.uuid4().hex
+    rc, output, dummy = play(tmp_path, fleet, """\
+        - name: Wrong token
+          gpufleet.burnin.k8s_apply:
+            objects: [{apiVersion: v1, kind: ConfigMap, metadata: {name: x, namespace: default}, data: {a: "%s"}}]
+            api_key: "%s"
+            host: https://127.0.0.1:1
+          register: first
+          ignore_errors: true
+        - name: Objects is not a list of mappings
+          gpufleet.burnin.k8s_apply:
+            objects: [just-a-string]
+          register: second
+          ignore_errors: true
+        """ % (secret, secret), defaults_group=None, extra=["-vvv"])
+    assert rc == 0, output[-3000:]
+    assert secret not in output
+    assert "ignored=2" in output
+    assert "objects" in output and "dict" in output
