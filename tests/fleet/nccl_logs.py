@@ -136,9 +136,22 @@ def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, s
     for n, host in enumerate(hosts):
         for dev in range(min(gpus_per_node, 3)):
             info(host, pid0 + n * 4 + dev, dev, NET_LINES.get(platform, "NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.244.%d.17<0>" % (n + 1)))
-    info(first, pid0, 0, "comm 0x55d1c3a0 rank 0 nRanks %d nNodes %d localRanks %d localRank 0 MNNVL %d" % (nranks, len(hosts), gpus_per_node, 1 if mnnvl else 0))
-    info(first, pid0, 0, "ncclCommInitRank comm 0x55d1c3a0 rank 0 nranks %d cudaDev 0 nvmlDev 0 busId 18000 commId 0x7d9c3ab1e4f2c610 - "
-         "Init COMPLETE" % nranks)
+    # NCCL_DEBUG=INFO (the base env): every rank reports its rings and channels before the first collective.
+    for n, host in enumerate(hosts):
+        for dev in range(gpus_per_node):
+            rank = n * gpus_per_node + dev
+            pid = pid0 + n * 4 + dev
+            info(host, pid, dev, "comm 0x55d1c3a0 rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d"
+                 % (rank, nranks, len(hosts), gpus_per_node, dev, 1 if mnnvl else 0))
+            for channel in range(64 // max(gpus_per_node, 1)):
+                peer = (rank + 1) % nranks
+                via = "P2P/CUMEM" if peer // gpus_per_node == n else "NET/%s/%d/GDRDMA" % (
+                    {"aws": "Libfabric", "gcp": "FasTrak"}.get(platform, "IB"), channel % 4)
+                info(host, pid, dev, "Channel %02d/0 : %d[%d] -> %d[%d] %svia %s" % (
+                    channel, rank, dev, peer, peer % gpus_per_node, "[send] " if "NET" in via else "", via))
+            info(host, pid, dev, "Connected all rings, use ring PXN 0 GDR 1")
+            info(host, pid, dev, "ncclCommInitRank comm 0x55d1c3a0 rank %d nranks %d cudaDev %d nvmlDev %d busId %s000 commId "
+                 "0x7d9c3ab1e4f2c610 - Init COMPLETE" % (rank, nranks, dev, dev, BUS_IDS[dev % len(BUS_IDS)]))
     lines += [
         "# nccl-tests version 2.16.9 nccl-headers=22707 nccl-library=22707",
         "# Collective test starting: %s" % cmd["program"],

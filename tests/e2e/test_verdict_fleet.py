@@ -1,0 +1,243 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Burn-in verdicts end to end on the real test fleet: playbooks/burnin.yml as a user runs it.
+
+The fleet's test controller creates each TrainJob's pods on the fake nodes and writes nccl-tests output per cluster
+(tests/fleet/default-fleet.yml: aws below the pass threshold but in the warning band, gcp good, azure truncated with
+a Failed TrainJob); the fake kubelet serves it, so the role's kubernetes.core.k8s_log reads the logs through the
+API servers. Nothing here is mocked: parser, thresholds, verdicts, attribution and reports run as in production.
+
+1. The default workload on aws, gcp and azure: exactly one pass, one warn and one fail, in the summary, the JSON,
+   JUnit and HTML reports and the set_stats artifact; the failing cluster fails, the others go on; the failed node
+   is the one the killed rank ran on.
+2. Per-host inventory settings: gcp's launcher prints far-below numbers (a Complete TrainJob that fails its
+   verdict), aws gets a threshold of its own that it passes, azure a bad threshold record (a clear error before
+   anything is applied).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent.parent
+PLAYBOOK = REPO / "playbooks" / "burnin.yml"
+NAMESPACE = "verdict-e2e"
+ENTRY = "nccl-verdict"
+AWS, GCP, AZURE = "aws-use1-h100-a", "gcp-usc1-h100-a", "azure-eus-gb200-a"
+RUN1, RUN2 = "verdict-1", "verdict-2"
+JOBSET = "jobset.sigs.k8s.io/jobset-name"
+OWN_THRESHOLD = {"id": "fleet-aws-h100-peak", "platform": "aws", "gpu_architecture": "h100", "collective": "all_reduce",
+                 "metric": "peak", "pass": 255, "warn": 200, "source": "our acceptance test"}
+
+
+class Run:
+    def __init__(self, proc, report_dir, run_id):
+        self.rc, self.output, self.run_id = proc.returncode, proc.stdout, run_id
+        self.dir = Path(report_dir) / run_id
+        summary = self.dir / "summary.json"
+        self.results = json.loads(summary.read_text()) if summary.is_file() else {}
+
+    def stats(self):
+        for line in self.output.splitlines():
+            if line.strip().startswith("RUN: {"):
+                return json.loads(line.strip()[len("RUN: "):])["burnin_results"]
+        raise AssertionError("no CUSTOM STATS in the output:\n" + self.output[-3000:])
+
+    def recap(self):
+        """{host: failed count} from the PLAY RECAP."""
+        out = {}
+        for line in self.output.splitlines():
+            m = re.match(r"^(\S+)\s+: ok=\d+\s+changed=\d+\s+unreachable=\d+\s+failed=(\d+)", line)
+            if m:
+                out[m.group(1)] = int(m.group(2))
+        return out
+
+    def __repr__(self):
+        return "Run(rc=%s)\n%s" % (self.rc, self.output[-6000:])
+
+
+def playbook(fleet, reports, run_id, hosts, *args):
+    command = ["ansible-playbook", str(PLAYBOOK), "-i", fleet.inventory] + list(args) + [
+        "--limit", ":".join(hosts), "--forks", "10",
+        "-e", "burnin_run_id=%s" % run_id, "-e", "burnin_namespace=%s" % NAMESPACE, "-e", "burnin_entry_name=%s" % ENTRY,
+        "-e", "burnin_report_dir=%s" % reports, "-e", "burnin_poll_interval=1", "-e", "burnin_timeout=90"]
+    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1", ANSIBLE_SHOW_CUSTOM_STATS="1")
+    proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                          check=False, timeout=900)
+    return Run(proc, reports, run_id)
+
+
+def pods_of(fleet, cluster, trainjob):
+    from kubernetes.client import CoreV1Api
+    return CoreV1Api(fleet.api_client(cluster)).list_namespaced_pod(NAMESPACE, label_selector="%s=%s" % (JOBSET, trainjob)).items
+
+
+@pytest.fixture(scope="module")
+def work(fleet_crds, tmp_path_factory):
+    path = tmp_path_factory.mktemp("verdict-e2e")
+    yield path
+    from kubernetes.client import CoreV1Api
+    for cluster in (AWS, GCP, AZURE):
+        try:
+            CoreV1Api(fleet_crds.api_client(cluster)).delete_namespace(NAMESPACE)
+        except Exception:  # noqa: BLE001 - best effort: the namespace may not exist
+            pass
+
+
+@pytest.fixture(scope="module")
+def first(fleet_crds, work):
+    return playbook(fleet_crds, work / "reports", RUN1, [AWS, GCP, AZURE])
+
+
+@pytest.fixture(scope="module")
+def second(fleet_crds, work, first):
+    extra = work / "per-host.yml"
+    extra.write_text(yaml.safe_dump({"all": {"hosts": {
+        GCP: {"burnin_trainjob_annotations": {"gpufleet.test/nccl-log": "far-below"}},
+        AWS: {"burnin_thresholds": [OWN_THRESHOLD]},
+        AZURE: {"burnin_thresholds": [{"collective": "all_reduce", "metric": "median", "pass": 100}]},
+    }}}))
+    return playbook(fleet_crds, work / "reports", RUN2, [AWS, GCP, AZURE], "-i", str(extra))
+
+
+def test_one_pass_one_warn_one_fail_and_the_failing_cluster_alone_fails(first):
+    verdicts = dict((name, (r.get("verdict") or {}).get("verdict")) for name, r in first.results.items())
+    assert verdicts == {AWS: "warn", GCP: "pass", AZURE: "fail"}, first
+    outcomes = dict((name, r["outcome"]) for name, r in first.results.items())
+    assert outcomes == {AWS: "Complete", GCP: "Complete", AZURE: "Failed"}
+    # The failing cluster fails its host after the summary (exit 2); the others ran to the end and pass.
+    assert first.rc == 2, first
+    assert first.recap() == {AWS: 0, GCP: 0, AZURE: 1}, first
+    assert first.results[AZURE]["stage"] == "verdict"
+    assert first.results[AZURE]["reason"].startswith("verdict fail: TrainJob Failed: JobSetFailed")
+    assert first.results[AWS]["stage"] == "wait" and first.results[AWS]["reason"].startswith("JobSetCompleted")
+
+
+def test_summary_shows_every_verdict(first):
+    header = ("burn-in %s: 2 of 3 clusters passed, 1 failed: %s; 1 with warnings: %s; reports in %s"
+              % (RUN1, AZURE, AWS, first.dir))
+    assert header in first.output, first
+    lines = [line.strip().strip('",') for line in first.output.splitlines()]
+    for status, cluster, outcome, verdict, why in (
+            ("ok", AWS, "Complete", "warn", "in the warning band of aws-h100-all-reduce-peak"),
+            ("ok", GCP, "Complete", "pass", "meets gcp-h100-all-reduce-peak (>= 225.0 GB/s)"),
+            ("FAIL", AZURE, "Failed", "fail", "no complete result: line")):
+        assert any(line.startswith("%-4s %-28s" % (status, cluster)) and " %-11s %-5s " % (outcome, verdict) in line and why in line
+                   for line in lines), (cluster, first)
+
+
+def test_verdicts_judge_the_numbers_against_the_published_thresholds(first):
+    aws = first.results[AWS]["verdict"]
+    peak = [c for c in aws["checks"] if c["name"] == "peak"][0]
+    assert peak["threshold"] == "aws-h100-all-reduce-peak" and peak["pass"] == 270 and peak["warn"] == 250
+    assert 250 <= peak["value"] < 270 and peak["size"] == 16 * 2 ** 30
+    assert aws["metrics"]["largest_size"] == 16 * 2 ** 30 and aws["metrics"]["nccl_version"].startswith("2.27.7")
+    # The series holds every size of the 1K..16G sweep: the launcher's log was read whole, not its last lines.
+    assert [row[0] for row in aws["series"]] == [1024 * 2 ** i for i in range(25)]
+    gcp = first.results[GCP]["verdict"]
+    assert [t["id"] for t in gcp["thresholds"]] == ["gcp-h100-all-reduce-peak"] and gcp["metrics"]["peak_busbw"] >= 225
+    azure = first.results[AZURE]["verdict"]
+    assert azure["metrics"]["complete"] is False and "truncated" in azure["reason"]
+
+
+def test_node_attribution_names_the_node_of_the_killed_rank(fleet_crds, first):
+    trainjob = first.results[AZURE]["trainjob"]
+    pods = pods_of(fleet_crds, AZURE, trainjob)
+    killed = [p for p in pods if any(s.state.terminated and s.state.terminated.exit_code == 137 for s in p.status.container_statuses or [])]
+    assert len(killed) == 1 and len(pods) == 3
+    verdict = first.results[AZURE]["verdict"]
+    assert verdict["failed_nodes"] == [killed[0].spec.node_name]
+    assert verdict["nodes"] == sorted(set(p.spec.node_name for p in pods))
+    by_pod = dict((p["name"], p) for p in verdict["attribution"]["pods"])
+    assert by_pod[killed[0].metadata.name]["status"] == "failed"
+    assert any("exited on signal 9" in reason for reason in by_pod[killed[0].metadata.name]["reasons"])
+    assert any(p["role"] == "launcher" and p["status"] == "failed" for p in by_pod.values())
+    # The healthy clusters: every pod succeeded, on both nodes; the launcher's log held the output.
+    for cluster in (AWS, GCP):
+        verdict = first.results[cluster]["verdict"]
+        pods = pods_of(fleet_crds, cluster, first.results[cluster]["trainjob"])
+        nodes = sorted(set(p.spec.node_name for p in pods))
+        assert len(nodes) == 2 and verdict["succeeded_nodes"] == nodes and verdict["failed_nodes"] == []
+        launcher = [p.metadata.name for p in pods if p.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] == "launcher"]
+        assert verdict["output_pod"] == launcher[0]
+
+
+def test_logs_are_collected_from_every_pod(first):
+    for cluster in (AWS, GCP, AZURE):
+        logs = first.results[cluster]["logs"]
+        assert logs["pods"] == 3 and logs["collected"] == 3 and logs["errors"] == {}, (cluster, logs)
+        files = sorted((first.dir / cluster).glob("*.log"))
+        assert len(files) == 3
+        launcher = [f for f in files if "-launcher-0-0-" in f.name][0].read_text()
+        # Longer than burnin_log_tail_lines (200), yet read whole: NCCL's first line and the table's header are there.
+        assert launcher.count("\n") > 200 and "NCCL INFO Bootstrap" in launcher.splitlines()[0]
+        assert "# nccl-tests version 2.16.9" in launcher
+    assert "# Avg bus bandwidth" in [f for f in (first.dir / AWS).glob("*-launcher-*.log")][0].read_text()
+
+
+def test_reports_json_junit_html(first):
+    report = json.loads((first.dir / "burnin-report.json").read_text())
+    assert report["schema"] == "gpufleet.burnin/report/v1" and report["run_id"] == RUN1
+    summary = report["summary"]
+    assert (summary["pass"], summary["warn"], summary["fail"], summary["error"], summary["clusters"]) == (1, 1, 1, 0, 3)
+    assert summary["failed_clusters"] == [AZURE]
+
+    root = ET.parse(str(first.dir / "burnin-report.junit.xml")).getroot()
+    cases = dict((case.get("classname") or case.get("name"), case) for case in root.iter("testcase"))
+    assert len(list(root.iter("testcase"))) == 3
+    failing = [name for name, case in cases.items() if case.find("failure") is not None or case.find("error") is not None]
+    assert len(failing) == 1 and AZURE in failing[0]
+    text = ET.tostring(root, encoding="unicode")
+    assert "warning band" in text and "nccl-all-reduce" in text
+
+    html = (first.dir / "burnin-report.html").read_text()
+    assert html.count("<svg") == 3 and "<script" not in html.lower()
+    for cluster in (AWS, GCP, AZURE):
+        assert cluster in html
+
+
+def test_set_stats_artifact_carries_the_same_verdicts(first):
+    stats = first.stats()
+    assert sorted(stats) == sorted([AWS, GCP, AZURE])
+    for cluster, result in first.results.items():
+        assert stats[cluster]["verdict"]["verdict"] == result["verdict"]["verdict"]
+        assert stats[cluster]["verdict"]["reason"] == result["verdict"]["reason"]
+        assert stats[cluster]["verdict"]["failed_nodes"] == result["verdict"]["failed_nodes"]
+
+
+def test_complete_trainjob_far_below_threshold_fails(second):
+    result = second.results[GCP]
+    assert result["outcome"] == "Complete" and result["verdict"]["verdict"] == "fail", second
+    assert result["stage"] == "verdict"
+    assert re.search(r"verdict fail: busbw \d+\.\d GB/s at 16G \(out-of-place\) is below gcp-h100-all-reduce-peak", result["reason"])
+    assert second.recap()[GCP] == 1
+
+
+def test_inventory_thresholds_win_and_bad_ones_are_named(fleet_crds, second):
+    aws = second.results[AWS]["verdict"]
+    assert aws["verdict"] == "pass", second
+    assert [(t["id"], t["origin"]) for t in aws["thresholds"]] == [("fleet-aws-h100-peak", "inventory")]
+    # A bad record stops its cluster before anything reaches it, naming the field and the allowed values.
+    azure = second.results[AZURE]
+    assert azure["outcome"] == "Error" and "verdict" not in azure, second
+    assert "failed before its burn-in started" in azure["reason"]
+    assert "Check the threshold records of burnin_thresholds" in second.output
+    assert "overrides.thresholds[0].metric: must be one of peak, avg, got 'median'" in second.output
+    from kubernetes.dynamic.exceptions import NotFoundError
+    trainjobs = fleet_crds.dynamic(AZURE).resources.get(api_version="trainer.kubeflow.org/v1alpha1", kind="TrainJob")
+    with pytest.raises(NotFoundError):
+        trainjobs.get(name="%s-%s" % (ENTRY, RUN2), namespace=NAMESPACE)
+    report = json.loads((second.dir / "burnin-report.json").read_text())["summary"]
+    assert (report["pass"], report["warn"], report["fail"], report["error"]) == (1, 0, 1, 1)
+    assert second.rc == 2 and second.recap() == {AWS: 0, GCP: 1, AZURE: 1}
