@@ -273,6 +273,18 @@ if ! command -v shellcheck >/dev/null 2>&1; then
     fi
 fi
 
+# --- chromium for the HTML report test ------------------------------------------
+# tests/e2e/test_report_html.py opens the burn-in report in headless Chromium (Debian package chromium).
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        log "installing Debian's chromium (headless, for the HTML report test)"
+        apt_install chromium || { apt-get update -qq >/dev/null 2>&1 && apt_install chromium; } ||
+            log "WARNING: could not install chromium; the HTML report test will try again or be skipped"
+    else
+        log "WARNING: chromium not installed (apt-get install chromium); the HTML report test needs it"
+    fi
+fi
+
 # --- packaging tools in the 2.21 venv -----------------------------------------
 # ansible-builder (the execution-environment test runs `ansible-builder create`, no container engine needed).
 # antsibull-docs and antsibull-changelog come with tests/requirements.txt. Kept out of the requirements files so
