@@ -12,7 +12,7 @@ short_description: Detect a cluster's platform and GPU architecture from its nod
 version_added: 0.1.0
 author: gpufleet.burnin maintainers
 description:
-  - Reads each Node's C(spec.providerID) (C(aws://), C(gce://), C(azure://), C(oci://) or an C(ocid1.) OCID), the clouds'
+  - Reads each Node's C(spec.providerID) (C(aws://), C(gce://), C(azure://), C(oci://), C(nebius://) or an C(ocid1.) OCID), the clouds'
     node labels and the instance type to tell the platform, and GPU Feature Discovery's C(nvidia.com/gpu.product)
     (C(NVIDIA-H100-80GB-HBM3) is C(h100), C(NVIDIA-GB200) is C(gb200)), GKE's C(cloud.google.com/gke-accelerator) or
     the instance type (C(p5.48xlarge) is C(h100)) to tell the GPU architecture.

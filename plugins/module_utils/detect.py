@@ -7,9 +7,9 @@ declares.
 The original WorkloadRun controller detected both from node labels (``status.detectedPlatform``,
 ``status.detectedGPUArchitecture``). Here the evidence is, per node:
 
-- platform: ``spec.providerID`` (``aws://``, ``gce://``, ``azure://``, ``oci://`` or an ``ocid1.`` OCID), then the
+- platform: ``spec.providerID`` (``aws://``, ``gce://``, ``azure://``, ``oci://``, ``nebius://`` or an ``ocid1.`` OCID), then the
   cloud's own node labels (``eks.amazonaws.com/...``, ``cloud.google.com/...``, ``kubernetes.azure.com/...``,
-  ``oci.oraclecloud.com/...``, ``node.coreweave.cloud/...``), then the instance type's naming scheme;
+  ``oci.oraclecloud.com/...``, ``node.coreweave.cloud/...``, ``topology.nebius.com/...``), then the instance type's naming scheme;
 - GPU architecture: GPU Feature Discovery's ``nvidia.com/gpu.product`` (``NVIDIA-H100-80GB-HBM3`` -> ``h100``),
   then GKE's ``cloud.google.com/gke-accelerator``, then the instance type (``p5.48xlarge`` -> ``h100``).
 
@@ -28,13 +28,14 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 UNKNOWN = "unknown"
 
 # Platforms whose nodes say who they are (providerID, labels, instance types).
-DETECTABLE_PLATFORMS = ("aws", "gcp", "azure", "oci", "coreweave")
+DETECTABLE_PLATFORMS = ("aws", "gcp", "azure", "oci", "coreweave", "nebius")
 
 _PROVIDER_SCHEMES = {
     "aws": "aws",
     "gce": "gcp",
     "azure": "azure",
     "oci": "oci",
+    "nebius": "nebius",
 }
 
 # Label key prefixes set by each cloud's node tooling.
@@ -49,6 +50,9 @@ _LABEL_PREFIXES = (
     ("oci.oraclecloud.com/", "oci"),
     ("node.coreweave.cloud/", "coreweave"),
     ("ds.coreweave.com/", "coreweave"),
+    # Nebius mk8s: the GPU cluster (InfiniBand fabric) label (shared/reference/platforms.md §9, §11; third party).
+    ("topology.nebius.com/", "nebius"),
+    ("nebius.com/", "nebius"),
 )
 
 _INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")

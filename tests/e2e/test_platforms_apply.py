@@ -200,7 +200,7 @@ CLOUDS = {
     "onprem": ("clouds", "onprem-dc1-b200-a", "b200", "mpi", {}),
 }
 # Platforms whose nodes say who they are; an on-prem node does not (no providerID, cloud label or instance type).
-DETECTED_FROM_NODES = ("aws", "gcp", "azure", "oci", "coreweave")
+DETECTED_FROM_NODES = ("aws", "gcp", "azure", "oci", "coreweave", "nebius")
 
 CLOUDS_PLAYBOOK = r"""
 - name: Detect, plan and apply one burn-in per cluster, on its own platform and GPU
@@ -539,15 +539,11 @@ def test_detection_on_each_cloud(cloud_runs, cloud):
         assert "set burnin_platform" in run.detected["message"]
 
 
-@pytest.mark.xfail(strict=True, reason="plugins/module_utils/detect.py knows no nebius:// providerID or nebius.com/ "
-                                       "labels yet: Nebius nodes are detected as unknown")
 def test_nebius_nodes_are_detected_as_nebius(cloud_runs):
     run = cloud_runs["nebius"]
     assert (run.detected["platform"], run.detected["ok"]) == ("nebius", True)
 
 
-@pytest.mark.xfail(strict=True, reason="OCI SR-IOV mode: mpirun exports NCCL_IB_HCA twice, mlx5 and then the shape's "
-                                       "exact host-network list, so the ranks get the list (templates/overrides/platforms/oci.yaml)")
 def test_oci_sriov_mpirun_exports_one_nccl_ib_hca(clouds_fleet):
     nodes = list_nodes(clouds_fleet, "oci-iad-h100-a")
     plan = plan_workload(dict(entry_name="oci-sriov", namespace="ns", image="img", framework="mpi", nodes=2, gpus_per_node=8,

@@ -354,6 +354,18 @@ def test_oci_sriov_vfs(gpu, vfs):
     assert "hostNetwork" not in pod(result)["spec"]
 
 
+@pytest.mark.parametrize("gpu", ["h100", "b300"])
+def test_oci_sriov_mpirun_exports_the_vf_hca_once(gpu):
+    # With VFs the shape's exact HCA list (host device names) must not reach the ranks: one -x NCCL_IB_HCA=mlx5
+    # (mpirun keeps the last -x of a name, so a second one would win over the env).
+    result = plan("oci", gpu, "mpi", platform_vars={"oci_network_mode": "sriov"})
+    args = trainjob(result)["spec"]["trainer"]["command"] + trainjob(result)["spec"]["trainer"].get("args", [])
+    exports = [value for flag, value in zip(args, args[1:]) if flag == "-x" and value.startswith("NCCL_IB_HCA=")]
+    assert exports == ["NCCL_IB_HCA=mlx5"]
+    assert env(worker(result))["NCCL_IB_HCA"] == "mlx5"
+    assert mpi_x(result)["NCCL_IB_GID_INDEX"] == "3"  # the shape's other parameters stay
+
+
 def test_oci_gb200_shapes():
     # OKE table: GB200.4 uses NCCL_NET_PLUGIN=sys and 4 HCAs; GB200-v3.4 uses none, QPS 1 and C2C.
     values = env(worker(plan("oci", "gb200")))
