@@ -4,18 +4,24 @@
 #   1. scripts/setup.sh           venvs, kubernetes.core (idempotent, seconds when done before)
 #   2. tests/fleet/build.sh       kube-apiserver from Debian's sources, once per machine (~5 min the first time)
 #   3. tests/fleet/fleet.py start the default fleet (tests/fleet/default-fleet.yml) into a temp dir: real API
-#                                 servers on 127.0.0.1 with fake GPU nodes and a test controller for TrainJobs
+#                                 servers on 127.0.0.1 with fake GPU nodes, a test controller that completes or
+#                                 fails TrainJobs and creates their pods, and a fake kubelet serving the pods' logs
+#                                 (nccl-tests output as the fleet spec sets it)
 #   4. ansible-playbook playbooks/burnin.yml against the fleet's inventory, as a user would run it; it prints
-#                                 the fleet summary
+#                                 the fleet summary with a verdict per cluster and writes the JSON, JUnit and
+#                                 HTML reports
 #   5. stop the fleet and remove the temp dir (nothing is left running), unless GPUFLEET_DEMO_KEEP=1
 #
 # The default fleet fails two of its four clusters on purpose, to show how failures are reported:
-#   aws-use1-h100-a, gcp-usc1-h100-a   Complete   (the test controller completes their TrainJobs)
-#   azure-eus-gb200-a                  Failed     (the test controller fails its TrainJob)
-#   aws-use1-h100-mismatch             Mismatch   (group aws_h100, but its nodes are GCP GB200 nodes)
+#   aws-use1-h100-a          Complete, verdict warn   (busbw below the published pass threshold, above its warn)
+#   gcp-usc1-h100-a          Complete, verdict pass
+#   azure-eus-gb200-a        Failed,   verdict fail   (the TrainJob fails; nccl-tests output cut short, the
+#                                                      killed rank's node named)
+#   aws-use1-h100-mismatch   Mismatch, no verdict     (group aws_h100, but its nodes are GCP GB200 nodes)
 # so ansible-playbook itself exits 2 ("some hosts failed"). The demo compares every cluster's outcome with what
 # the fleet spec intends and exits:
-#   0  the burn-in ran and every cluster ended as the fleet intends (the two failures above included)
+#   0  the burn-in ran and every cluster ended as the fleet intends (the two failures above included), outcome
+#      and verdict
 #   1  setup, build or fleet start failed
 #   2  ansible-playbook did not run to the end (an error other than failed clusters), or wrote no summary
 #   3  a cluster ended differently from what the fleet intends
@@ -71,20 +77,33 @@ if [ ! -s "$summary" ]; then
     exit 2
 fi
 
-python - "$spec" "$summary" <<'EOF'
-import json, sys
+python - "$spec" "$summary" "$reports/$run_id" <<'EOF'
+import json, os, sys
 import yaml
 spec = yaml.safe_load(open(sys.argv[1]))
 results = json.load(open(sys.argv[2]))
+report_dir = sys.argv[3]
 bad = 0
 print("\nDemo verdict (what the default fleet intends vs what the burn-in reported):")
 for c in spec["clusters"]:
     want = "Mismatch" if c.get("nodes_match_group") is False else str(c.get("trainjob_outcome") or "Complete")
-    got = results.get(c["name"], {}).get("outcome", "no result")
+    result = results.get(c["name"], {})
+    got = result.get("outcome", "no result")
+    verdict = (result.get("verdict") or {}).get("verdict")
     ok = got == want or (want == "none" and got == "Timeout")
+    if "expected_verdict" in c:  # the verdict the spec's nccl-tests output leads to with the default workload
+        ok = ok and (verdict or "none") == str(c["expected_verdict"])
     bad += not ok
-    print("  %-4s %-26s expected %-9s got %-9s %s" % ("ok" if ok else "DIFF", c["name"], want, got,
-                                                      results.get(c["name"], {}).get("reason", "")[:90]))
+    print("  %-4s %-26s expected %-9s got %-9s verdict %-5s %s" % ("ok" if ok else "DIFF", c["name"], want, got, verdict or "-",
+                                                                   result.get("reason", "")[:80]))
+report = os.path.join(report_dir, "burnin-report.json")
+if os.path.isfile(report):
+    summary = json.load(open(report))["summary"]
+    print("\nReports (JSON, JUnit XML, HTML) in %s: %d pass, %d warn, %d fail, %d error"
+          % (report_dir, summary["pass"], summary["warn"], summary["fail"], summary["error"]))
+else:
+    print("\nno report in %s" % report_dir)
+    bad += 1
 print("\nEvery cluster ended as the fleet intends: the two failures above are the fleet's deliberate ones."
       if not bad else "\n%d cluster(s) ended differently from what the fleet intends." % bad)
 sys.exit(3 if bad else 0)
