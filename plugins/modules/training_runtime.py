@@ -32,15 +32,13 @@ attributes:
   action:
     support: full
     description: Runs on the controller.
+extends_documentation_fragment:
+  - gpufleet.burnin.render.runtime
 options:
   entry_name:
     description:
       - Name of the burn-in entry; the runtime is called C(<entry_name>-runtime) and labelled C(app=<entry_name>).
       - A DNS label of at most 52 characters.
-    type: str
-    required: true
-  image:
-    description: Container image of the trainer (and, for MPI, of the workers and launcher).
     type: str
     required: true
   framework:
@@ -58,46 +56,6 @@ options:
     description: GPUs requested per node (C(nvidia.com/gpu)); 0 requests none.
     type: int
     required: true
-  env:
-    description:
-      - Env of the GPU container, usually C(base_nccl_env | gpufleet.burnin.merge_env(user_env)).
-      - Each item is a Kubernetes C(EnvVar), C(valueFrom) included.
-    type: list
-    elements: dict
-    default: []
-  volumes:
-    description: Extra pod volumes, appended after the C(dshm) shared-memory volume.
-    type: list
-    elements: dict
-    default: []
-  volume_mounts:
-    description: Extra mounts of the C(node) container, appended after C(/dev/shm).
-    type: list
-    elements: dict
-    default: []
-  init_containers:
-    description: Init containers of the worker pods.
-    type: list
-    elements: dict
-    default: []
-  resources:
-    description:
-      - Resources of the GPU container, used as given, plus C(nvidia.com/gpu) unless named.
-      - When omitted only the GPUs are requested.
-    type: dict
-  image_pull_secrets:
-    description:
-      - Pull secrets (C({name} ) references). Never written into the runtime; the TrainJob carries them.
-      - Accepted here so one set of variables feeds every plugin.
-    type: list
-    elements: dict
-    default: []
-  trainer_version:
-    description:
-      - Kubeflow Trainer version the runtime targets, for example C(v2.3) or C(v2.1).
-      - Before v2.2 the torch runtime sets C(mlPolicy.torch.numProcPerNode).
-    type: str
-    default: v2.3
 seealso:
   - module: gpufleet.burnin.platform_overrides
   - module: kubernetes.core.k8s
