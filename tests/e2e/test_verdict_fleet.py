@@ -183,7 +183,7 @@ def test_logs_are_collected_from_every_pod(first):
         # Longer than burnin_log_tail_lines (200), yet read whole: NCCL's first line and the table's header are there.
         assert launcher.count("\n") > 200 and "NCCL INFO Bootstrap" in launcher.splitlines()[0]
         assert "# nccl-tests version 2.16.9" in launcher
-    assert "# Avg bus bandwidth" in [f for f in (first.dir / AWS).glob("*-launcher-*.log")][0].read_text()
+    assert "# Avg bus bandwidth" in list((first.dir / AWS).glob("*-launcher-*.log"))[0].read_text()
 
 
 def test_reports_json_junit_html(first):

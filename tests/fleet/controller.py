@@ -105,7 +105,7 @@ def _hash(text, n=5):
     alphabet = "bcdfghjklmnpqrstvwxz2456789"
     h = int(hashlib.sha256(text.encode()).hexdigest(), 16)
     out = ""
-    for _ in range(n):
+    for dummy in range(n):
         h, r = divmod(h, len(alphabet))
         out += alphabet[r]
     return out
@@ -188,9 +188,10 @@ class Cluster:
                         "batch.kubernetes.io/job-completion-index": str(index),
                         FAKE_POD: "true",
                     })
-                    containers = [{"name": c.get("name") or "node", "image": (trainer.get("image") if c.get("name") == "node"
-                                                                               and trainer.get("image") else c.get("image"))
-                                   or "busybox"} for c in pod_spec.get("containers") or [{"name": "node"}]]
+                    containers = []
+                    for c in pod_spec.get("containers") or [{"name": "node"}]:
+                        image = trainer.get("image") if c.get("name") == "node" and trainer.get("image") else c.get("image")
+                        containers.append({"name": c.get("name") or "node", "image": image or "busybox"})
                     init = [{"name": c.get("name") or "init", "image": c.get("image") or "busybox"}
                             for c in pod_spec.get("initContainers") or []]
                     if role == "launcher":
@@ -249,8 +250,8 @@ class Cluster:
         env = {e.get("name"): str(e.get("value")) for e in trainer.get("env") or [] if isinstance(e, dict)}
         mnnvl = env.get("NCCL_MNNVL_ENABLE") == "1" or "NCCL_MNNVL_ENABLE=1" in words
         has_launcher = any(role == "launcher" for pod, role, index in planned)
-        framework = "mpi" if has_launcher else ("torch" if any("torchrun" in w for w in words) or trainer.get("numProcPerNode")
-                                                 and not cmd else "exec")
+        torch = any("torchrun" in w for w in words) or (trainer.get("numProcPerNode") and not cmd)
+        framework = "mpi" if has_launcher else ("torch" if torch else "exec")
         for pod, role, index in planned:
             if role == "launcher":
                 text = nccl_logs.launcher_log(choice, hosts, gpus, self.platform, self.gpu, cmd, busbw=busbw, seed=meta.get("uid", ""),
