@@ -75,3 +75,15 @@ def test_adding_a_platform_as_the_guide_says_renders_it(tmp_path):
     assert container["resources"]["limits"]["acme.example/ib"] == 8
     text = yaml.safe_dump(docs["TrainJob"]) + yaml.safe_dump(plan.get("mpi_args"))
     assert "NCCL_IB_HCA=mlx5_ib" in text and "NCCL_IB_GID_INDEX=3" in text
+
+
+def test_the_guides_and_the_readme_link_to_files_that_exist():
+    """A new user follows links: every relative link of the README and of docs/ must reach a file or directory."""
+    broken = []
+    for page in [REPO / "README.md"] + sorted((REPO / "docs").rglob("*.md")):
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if re.match(r"^[a-z]+:", target):
+                continue
+            if not (page.parent / target).exists():
+                broken.append("%s -> %s" % (page.relative_to(REPO), target))
+    assert broken == []
