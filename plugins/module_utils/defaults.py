@@ -13,17 +13,10 @@ __metaclass__ = type
 
 import os
 
-try:
-    import yaml
-    HAS_YAML = True
-except ImportError:  # pragma: no cover - PyYAML ships with ansible-core on the controller
-    HAS_YAML = False
-
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import LIB_DIR, read_yaml_file
 
-# plugins/module_utils/ -> collection root, which holds _lib/.
-COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GPU_DEFAULTS_FILE = os.path.join(COLLECTION_ROOT, "_lib", "gpu-defaults.yaml")
+GPU_DEFAULTS_FILE = os.path.join(LIB_DIR, "gpu-defaults.yaml")
 _FIELDS = (("gpusPerNode", "gpus_per_node"), ("mlnxPerNode", "mlnx_per_node"))
 _CACHE = {}
 
@@ -32,15 +25,7 @@ def load_gpu_defaults(path=GPU_DEFAULTS_FILE):
     """Parse and check the defaults table (cached per path)."""
     if path in _CACHE:
         return _CACHE[path]
-    if not HAS_YAML:
-        raise ParseError("PyYAML is required to read %s; install it on the controller" % path)
-    try:
-        with open(path) as handle:
-            table = yaml.safe_load(handle)
-    except (IOError, OSError) as exc:
-        raise ParseError("cannot read GPU defaults %s: %s" % (path, exc))
-    except yaml.YAMLError as exc:
-        raise ParseError("GPU defaults %s is not valid YAML: %s" % (path, exc))
+    table = read_yaml_file(path, "GPU defaults")
     if not isinstance(table, dict) or not isinstance(table.get("architectures"), dict) or not isinstance(table.get("unknown"), dict):
         raise ParseError("GPU defaults %s needs the mappings 'architectures' and 'unknown'" % path)
     for where, row in [("unknown", table["unknown"])] + [("architectures.%s" % k, v) for k, v in table["architectures"].items()]:

@@ -42,7 +42,7 @@ try:
 except ImportError:  # pragma: no cover
     HAS_YAML = False
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import RenderError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ParseError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils import nccl
 
 # plugins/module_utils/ -> collection root, which holds templates/ and _lib/.
@@ -89,6 +89,21 @@ def load_yaml(text, source):
         return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # nosec - a safe loader
     except yaml.YAMLError as exc:
         raise RenderError("%s is not valid YAML: %s" % (source, exc))
+
+
+def read_yaml_file(path, what):
+    """Parse the plain YAML data file ``path``; a ParseError names ``what`` and the path."""
+    if not HAS_YAML:
+        raise ParseError("PyYAML is required to read %s; install it on the controller" % path)
+    try:
+        with open(path) as handle:
+            text = handle.read()
+    except (IOError, OSError) as exc:
+        raise ParseError("cannot read %s %s: %s" % (what, path, exc))
+    try:
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # nosec - a safe loader
+    except yaml.YAMLError as exc:
+        raise ParseError("%s %s is not valid YAML: %s" % (what, path, exc))
 
 
 def _bytecode_cache():

@@ -17,17 +17,11 @@ import copy
 import os
 import re
 
-try:
-    import yaml
-    HAS_YAML = True
-except ImportError:  # pragma: no cover - PyYAML ships with ansible-core on the controller
-    HAS_YAML = False
-
 from ansible_collections.gpufleet.burnin.plugins.module_utils import nccl_results
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import LIB_DIR, read_yaml_file
 
-COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-THRESHOLDS_FILE = os.path.join(COLLECTION_ROOT, "_lib", "thresholds.yaml")
+THRESHOLDS_FILE = os.path.join(LIB_DIR, "thresholds.yaml")
 
 VERDICTS = ("pass", "warn", "fail", "error")
 _SEVERITY = dict((name, rank) for rank, name in enumerate(VERDICTS))
@@ -222,15 +216,7 @@ def load_thresholds(path=THRESHOLDS_FILE):
     """The collection's thresholds document, parsed and checked (cached per path)."""
     if path in _CACHE:
         return copy.deepcopy(_CACHE[path])
-    if not HAS_YAML:
-        raise ParseError("PyYAML is required to read %s; install it on the controller" % path)
-    try:
-        with open(path) as handle:
-            data = yaml.safe_load(handle)
-    except (IOError, OSError) as exc:
-        raise ParseError("cannot read thresholds %s: %s" % (path, exc))
-    except yaml.YAMLError as exc:
-        raise ParseError("thresholds %s is not valid YAML: %s" % (path, exc))
+    data = read_yaml_file(path, "thresholds")
     try:
         validate_thresholds(data)
     except ConfigError as exc:
