@@ -37,7 +37,7 @@ options:
     type: str
     default: ""
   gpu_architecture:
-    description: The cluster's GPU architecture (empty when unknown); Grace (C(gb200), C(gb300)) nccl-tests runs need O(params.image).
+    description: The cluster's GPU architecture (empty when unknown); Grace (C(gb200), C(gb300)) nccl-tests runs need an arm64 C(image) in O(params).
     type: str
     default: ""
   params:
