@@ -79,8 +79,8 @@ def main():
                 handle.writelines("    cluster-%04d: {}\n" % index for index in range(count))
             baseline = min(run(paths["baseline"], inventory, forks) for _attempt in range(2))
             render = min(run(paths["render"], inventory, forks) for _attempt in range(2))
-            print("%6d %12.2f %12.2f %6.2fx %14.2f %14.2f %8.2fx" % (count, baseline[0], render[0], render[0] / baseline[0],
-                                                                 baseline[1], render[1], render[1] / baseline[1]))
+            row = (count, baseline[0], render[0], render[0] / baseline[0], baseline[1], render[1], render[1] / baseline[1])
+            print("%6d %12.2f %12.2f %6.2fx %14.2f %14.2f %8.2fx" % row)
 
 
 if __name__ == "__main__":
