@@ -241,7 +241,11 @@ def test_inventory_groups_clusters_by_platform_and_gpu(fleet):
     for c in fleet.clusters:
         info = fleet.cluster(c)
         group = children[f"{info['platform']}_{info['gpu_architecture']}"]
-        assert group["vars"] == {"burnin_platform": info["platform"], "burnin_gpu_architecture": info["gpu_architecture"]}
+        expected = {"burnin_platform": info["platform"], "burnin_gpu_architecture": info["gpu_architecture"]}
+        if info["gpu_architecture"] in ("gb200", "gb300"):
+            # The nccl-tests workloads have no default arm64 image: the fleet names a stand-in for Grace groups.
+            expected["burnin_image"] = "localhost/gpufleet-test/nccl-tests:arm64-stand-in"
+        assert group["vars"] == expected
         host = group["hosts"][c]
         assert host["burnin_kubeconfig"] == fleet.kubeconfig and host["burnin_context"] == c
         assert host["ansible_connection"] == "local"
@@ -302,3 +306,71 @@ def test_namespace_deletion_and_garbage_collection_are_real(fleet):
     nss.delete(name=name)
     wait_for(lambda: name not in [i["metadata"]["name"] for i in nss.get().to_dict()["items"]],
              timeout=60, what=f"namespace {name} to be deleted")
+
+
+def test_trainjob_pods_and_their_logs_come_through_the_api_server(fleet_crds, e2e_namespace):
+    """The test controller creates a TrainJob's pods on the fake nodes; the API server proxies pods/log to the fake
+    kubelet, whose output is real-shaped nccl-tests output for the TrainJob's command."""
+    from kubernetes.client import CoreV1Api
+
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl_results import parse_nccl_output
+
+    c = next(name for name in fleet_crds.clusters if fleet_crds.cluster(name)["trainjob_outcome"] == "Complete")
+    dyn = fleet_crds.dynamic(c)
+    runtime = build_runtime("mpi", dict(rich_config("logs"), gpus_per_node=8))
+    ssa(dyn, runtime, e2e_namespace)
+    tj = dyn.resources.get(api_version="trainer.kubeflow.org/v1alpha1", kind="TrainJob")
+    tj.create(namespace=e2e_namespace, body={
+        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+        "metadata": {"name": "logs-1", "labels": {"gpufleet.burnin/run-id": "logs-1"},
+                     "annotations": {"gpufleet.test/nccl-log": "good"}},
+        "spec": {"runtimeRef": {"name": runtime["metadata"]["name"], "kind": "TrainingRuntime", "apiGroup": "trainer.kubeflow.org"},
+                 "trainer": {"numNodes": 2, "numProcPerNode": 8, "command": ["mpirun"],
+                             "args": ["-N", "8", "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "1G", "-f", "2", "-g", "1"]}}})
+    wait_for(lambda: [x for x in (tj.get(name="logs-1", namespace=e2e_namespace).to_dict().get("status") or {}).get("conditions") or []
+                      if x["type"] == "Complete" and x["status"] == "True"], what="logs-1 to complete")
+    core = CoreV1Api(fleet_crds.api_client(c))
+    pods = core.list_namespaced_pod(e2e_namespace, label_selector="jobset.sigs.k8s.io/jobset-name=logs-1").items
+    roles = sorted(p.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] for p in pods)
+    assert roles == ["launcher", "node", "node"]
+    nodes = [n["metadata"]["name"] for n in dyn.resources.get(api_version="v1", kind="Node").get().to_dict()["items"]]
+    for p in pods:
+        assert p.spec.node_name in nodes and p.status.phase == "Succeeded"
+        assert p.metadata.labels["gpufleet.burnin/run-id"] == "logs-1"
+        assert p.metadata.owner_references[0].kind == "TrainJob" and p.metadata.owner_references[0].name == "logs-1"
+        assert p.spec.hostname == p.metadata.name.rsplit("-", 1)[0] and p.spec.subdomain == "logs-1"
+    launcher = [p for p in pods if p.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] == "launcher"][0]
+    text = core.read_namespaced_pod_log(launcher.metadata.name, e2e_namespace, container="node")
+    result = parse_nccl_output(text)
+    assert result["complete"] and result["collective"] == "all_reduce" and result["largest_size"] == 2 ** 30
+    assert sorted(result["hosts"]) == sorted(p.spec.hostname for p in pods if p.metadata.labels[
+        "jobset.sigs.k8s.io/replicatedjob-name"] == "node")
+    assert core.read_namespaced_pod_log(launcher.metadata.name, e2e_namespace, container="node", tail_lines=3) == "\n".join(
+        text.splitlines()[-3:]) + "\n"
+    from kubernetes.client.exceptions import ApiException
+    with pytest.raises(ApiException):
+        core.read_namespaced_pod_log(launcher.metadata.name, e2e_namespace, container="node", previous=True)
+
+
+def test_fake_kubelet_wants_the_api_servers_client_certificate(fleet):
+    """Like a kubelet: TLS with a certificate of the fleet CA for 127.0.0.1, and only clients with one of that CA."""
+    import http.client
+    import ssl
+    import sys
+
+    pki = fleet.dir / "pki"
+    port = fleet.cluster(fleet.clusters[0])["kubelet_port"]
+    anonymous = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+    with pytest.raises((ssl.SSLError, ConnectionError)):
+        conn = http.client.HTTPSConnection("127.0.0.1", port, context=anonymous, timeout=5)
+        conn.request("GET", "/healthz")
+        conn.getresponse().read()
+    client = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+    client.load_cert_chain(str(pki / "kubelet-client.crt"), str(pki / "kubelet-client.key"))
+    conn = http.client.HTTPSConnection("127.0.0.1", port, context=client, timeout=5)
+    conn.request("GET", "/containerLogs/nowhere/no-pod/node")
+    response = conn.getresponse()
+    assert response.status == 404 and b"not found" in response.read()
+    # `fleet.py status` counts the fake kubelet with the other processes (conftest loads fleet.py under this name).
+    status = sys.modules["gpufleet_test_fleet"].status(str(fleet.dir))
+    assert status["processes"]["kubelet"]["running"] and status["processes"]["controller"]["running"]

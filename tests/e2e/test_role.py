@@ -7,8 +7,9 @@ One module-scoped sequence of ansible-playbook runs (each test reads what it nee
 
 1. burnin.yml over the default fleet plus three more hosts: a stopped cluster (its API server is a closed port), a
    second entry on the aws cluster whose TrainJob never ends (Timeout), and the aws cluster through the fleet's
-   namespace-scoped token. Two clusters complete, the test controller fails azure's TrainJob, the mismatching,
-   stopped and slow clusters are reported, the AWX artifact (set_stats) holds every cluster;
+   namespace-scoped token. Two clusters complete (aws with a warning verdict, gcp passing), the test controller fails
+   azure's TrainJob (verdict fail), the mismatching, stopped and slow clusters are reported, every pod's log is
+   collected through the API servers (the fleet's fake kubelet), the AWX artifact (set_stats) holds every cluster;
 2. the same again with a new run id: only the new TrainJob changes (idempotence);
 3. --check --diff: the servers are untouched;
 4. cleanup.yml of run 1, then of run 2: nothing of the entry is left.
@@ -192,11 +193,17 @@ def test_outcome_per_cluster_and_the_fleet_goes_on(first):
 
 
 def test_summary_names_every_failed_cluster_and_why(first):
-    header = "burn-in %s: 3 of 7 clusters passed, 4 failed: %s, %s, %s, %s" % (RUN1, MISMATCH, SLOW, STOPPED, AZURE)
+    header = ("burn-in %s: 3 of 7 clusters passed, 4 failed: %s, %s, %s, %s; 2 with warnings: %s, %s"
+              % (RUN1, MISMATCH, SLOW, STOPPED, AZURE, AWS, RESTRICTED))
     assert header in first.output, first
-    for name, why in ((AZURE, "Failed      JobSetFailed"), (MISMATCH, "Mismatch    platform mismatch"),
-                      (STOPPED, "Unreachable cannot reach"), (SLOW, "Timeout     no Complete or Failed condition")):
-        assert any(line.strip().strip('",').startswith("FAIL %-28s" % name) and why in line for line in first.output.splitlines()), name
+    # outcome, verdict (- when the burn-in never ran), why
+    for name, outcome, why in ((AZURE, "Failed      fail ", "verdict fail: TrainJob Failed: JobSetFailed"),
+                               (MISMATCH, "Mismatch    -    ", "platform mismatch"),
+                               (STOPPED, "Unreachable -    ", "cannot reach"),
+                               (SLOW, "Timeout     ", "no Complete or Failed condition after 3 s")):
+        assert any(line.strip().strip('",').startswith("FAIL %-28s" % name) and outcome in line and why in line
+                   for line in first.output.splitlines()), name
+    assert any(line.strip().strip('",').startswith("ok   %-28s" % AWS) and "Complete    warn " in line for line in first.output.splitlines())
 
 
 def test_mismatch_is_clear_and_applies_nothing(role, first):
@@ -222,11 +229,16 @@ def test_secrets_are_never_printed(role, first):
         assert secret not in first.output
 
 
-def test_logs_say_clearly_there_are_no_pods(first):
-    for name in (AWS, GCP, AZURE):
+def test_logs_of_every_pod_are_collected_and_judged(first):
+    """The fleet's test controller creates the launcher and worker pods, its fake kubelet serves their logs: the role
+    reads them through the API servers (the namespace-scoped token too) and judges them."""
+    for name in (AWS, GCP, AZURE, RESTRICTED):
         logs = first.results[name]["logs"]
-        assert logs["pods"] == 0 and logs["collected"] == 0
-        assert logs["note"].startswith("no pods: the TrainJob's pods were never created or scheduled")
+        assert logs["pods"] == 3 and logs["collected"] == 3 and logs["note"] == "logs of 3 of 3 pods collected", (name, logs)
+    verdicts = dict((name, (r.get("verdict") or {}).get("verdict")) for name, r in first.results.items())
+    assert verdicts[AWS] == verdicts[RESTRICTED] == "warn" and verdicts[GCP] == "pass" and verdicts[AZURE] == "fail"
+    # Clusters that never ran their TrainJob have no verdict; the slow one ran out of time.
+    assert verdicts[MISMATCH] is None and verdicts[STOPPED] is None and verdicts[SLOW] in ("fail", "error")
 
 
 def test_aws_h100_objects(role, first):
@@ -242,9 +254,12 @@ def test_aws_h100_objects(role, first):
     assert trainjob["metadata"]["labels"]["gpufleet.burnin/run-id"] == RUN1
     assert trainjob["spec"]["runtimeRef"] == {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": "%s-runtime" % ENTRY}
     trainer = trainjob["spec"]["trainer"]
-    assert trainer["command"] == ["timeout", "3600", "mpirun"]
+    # The default workload, nccl-all-reduce of the catalog: its timeout, binary and sweep.
+    assert trainer["command"] == ["timeout", "1800", "mpirun"]
     assert trainer["args"][:3] == ["-N", "8", "--allow-run-as-root"]
-    assert "/usr/local/bin/all_reduce_perf" in trainer["args"]
+    assert trainer["args"][-15:] == ["/opt/nccl-tests/build/all_reduce_perf", "-b", "1K", "-e", "16G", "-f", "2", "-g", "1",
+                                     "-n", "20", "-w", "5", "-c", "1"]
+    assert first.results[AWS]["workload"] == "nccl-all-reduce" and first.results[AWS]["collective"] == "all_reduce"
     assert trainer["numNodes"] == 2 and trainer["numProcPerNode"] == 8
     assert [c["type"] for c in trainjob["status"]["conditions"] if c["status"] == "True"] == ["Complete"]
 
@@ -257,9 +272,11 @@ def test_gcp_h100_env_and_user_override_commands(role, first):
     # The user override's preCommand wraps the command; its mpiArgs come right after the -x NCCL_MNNVL_ENABLE pair.
     assert trainer["command"] == ["/bin/bash", "-c"]
     script = trainer["args"][0]
-    assert script.startswith("echo burn-in starts\nexec timeout 3600 mpirun -N 8 --allow-run-as-root ")
+    assert script.startswith("echo burn-in starts\nexec timeout 1800 mpirun -N 8 --allow-run-as-root ")
     assert " -x NCCL_MNNVL_ENABLE=0 -x E2E_MARK=1 -x " in script
-    assert script.endswith(" /usr/local/bin/all_reduce_perf -b 8 -e 8G -f 2 -g 1")
+    assert script.endswith(" /opt/nccl-tests/build/all_reduce_perf -b 1K -e 16G -f 2 -g 1 -n 20 -w 5 -c 1")
+    # The fleet's launcher output follows that command: the wrapped script's sweep reached the verdict.
+    assert first.results[GCP]["verdict"]["metrics"]["largest_size"] == 16 * 2 ** 30
     assert first.results[GCP]["matched_overrides"][-1]["origin"] == "user"
     assert first.results[GCP]["instance_type"] == "a3-megagpu-8g"
 
@@ -275,7 +292,7 @@ def test_azure_gb200_claims_compute_domain_and_topology(role, first):
     # The platform layer found the nodes' shared RDMA device and requests it instead of the original's mlnxnics.
     assert str(container["resources"]["limits"]["rdma/rdma_shared_device_a"]) == "1"
     assert first.results[AZURE]["platform_data"]["nic_source"] == "nodes"
-    assert first.results[AZURE]["instance_type"] == "Standard_ND128isr_GB200_v6"
+    assert first.results[AZURE]["instance_type"] == "Standard_ND128isr_NDR_GB200_v6"
     assert container["resources"]["limits"]["nvidia.com/gpu"] == "4"
     assert env_of(container)["NCCL_MNNVL_ENABLE"] == "1"
     trainjob = role.get(AZURE, "TrainJob", "%s-%s" % (ENTRY, RUN1))
