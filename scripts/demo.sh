@@ -99,8 +99,9 @@ for c in spec["clusters"]:
 report = os.path.join(report_dir, "burnin-report.json")
 if os.path.isfile(report):
     summary = json.load(open(report))["summary"]
-    print("\nReports (JSON, JUnit XML, HTML) in %s: %d pass, %d warn, %d fail, %d error"
-          % (report_dir, summary["pass"], summary["warn"], summary["fail"], summary["error"]))
+    print("\nReports (JSON, JUnit XML, HTML) in %s: %d pass, %d warn, %d fail, %d error%s"
+          % (report_dir, summary["pass"], summary["warn"], summary["fail"], summary["error"],
+             "" if os.environ.get("GPUFLEET_DEMO_KEEP") else " (removed at exit; GPUFLEET_DEMO_KEEP=1 keeps them)"))
 else:
     print("\nno report in %s" % report_dir)
     bad += 1
