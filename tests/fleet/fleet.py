@@ -37,6 +37,7 @@ REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
 import fleet_nodes as fake_nodes  # noqa: E402
+import fleet_rbac  # noqa: E402
 import nccl_logs  # noqa: E402
 
 RESTRICTED_NAMESPACE = "burnin-restricted"
@@ -53,19 +54,6 @@ CRD_FILES = (
 )
 
 # What a burn-in needs in its one namespace.
-RESTRICTED_RULES = [
-    {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainingruntimes", "trainjobs"],
-     "verbs": ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]},
-    {"apiGroups": ["resource.nvidia.com"], "resources": ["computedomains"],
-     "verbs": ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]},
-    {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaimtemplates"],
-     "verbs": ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]},
-    {"apiGroups": [""], "resources": ["configmaps"],
-     "verbs": ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]},
-    {"apiGroups": [""], "resources": ["pods", "pods/log", "events"], "verbs": ["get", "list", "watch"]},
-    {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["get", "list", "watch"]},
-]
-
 RESOURCECLAIMTEMPLATE_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
     "kind": "CustomResourceDefinition",
@@ -659,14 +647,8 @@ def etcd_healthy(port):
 def install_cluster(rest, c, spec_c, crds, restricted_ns, kubelet_port):
     """Namespace, RBAC, CRDs (and stand-in), fake GPU nodes."""
     rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": restricted_ns}})
-    rest.create(f"/apis/rbac.authorization.k8s.io/v1/namespaces/{restricted_ns}/roles", {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-        "metadata": {"name": "burnin", "namespace": restricted_ns}, "rules": RESTRICTED_RULES})
-    rest.create(f"/apis/rbac.authorization.k8s.io/v1/namespaces/{restricted_ns}/rolebindings", {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-        "metadata": {"name": "burnin", "namespace": restricted_ns},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "burnin"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": RESTRICTED_USER}]})
+    # The namespaced part of the collection's least-privilege RBAC manifest (extras/rbac/burnin-rbac.yaml).
+    fleet_rbac.install(rest, restricted_ns, RESTRICTED_USER)
 
     crd_names = []
     for name, body in (crds or []):

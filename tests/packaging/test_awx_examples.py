@@ -56,9 +56,6 @@ JOB_TEMPLATE_FIELDS = {
     "ask_execution_environment_on_launch", "ask_labels_on_launch", "ask_forks_on_launch",
     "ask_job_slice_count_on_launch", "ask_timeout_on_launch", "ask_instance_groups_on_launch",
 }
-# Variables another change adds to the role's argument spec; until it lands their checks are expected failures.
-PENDING = ("burnin_workload", "burnin_workload_params", "burnin_thresholds", "burnin_threshold_on_missing",
-           "burnin_report_formats")
 
 
 def load(name):
@@ -76,8 +73,6 @@ QUESTIONS = dict((q["variable"], q) for q in SURVEY)
 def spec_option(variable):
     options = entry_point("main")
     if variable not in options:
-        if variable in PENDING:
-            pytest.xfail("%s is not in roles/burnin/meta/argument_specs.yml yet (being added to the role)" % variable)
         pytest.fail("survey variable %s is not an option of the role's entry point main" % variable)
     return options[variable]
 
@@ -268,11 +263,6 @@ def test_a_refused_answer_names_the_variable(tmp_path):
     assert rc != 0 and "burnin_nodes" in msg
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "AWX sends a multiselect default (and older AWX every multiselect answer) as one newline-separated string; "
-    "roles/burnin/meta/argument_specs.yml types burnin_report_formats as list/elements str/choices, and Ansible's list "
-    "type splits strings on commas only, so 'json\\nhtml' becomes ['json\\nhtml'] and fails the choices. Needs "
-    "type: raw in the spec and a newline/comma split plus a choices check in the role (see the report)."))
 def test_multiselect_as_a_newline_separated_string_passes_the_argument_spec(tmp_path):
     spec_option("burnin_report_formats")
     rc, msg = validate({"burnin_report_formats": "json\nhtml"}, tmp_path, "multiselect")
@@ -285,7 +275,13 @@ RENDERED = {"strings": STRINGS, "typed": TYPED,
             # a threshold record the role refuses: proves the JSON text is parsed and checked before any cluster
             "bad-thresholds": dict(TYPED, burnin_run_id="awx-bad", burnin_thresholds='[{"collective": "all_to_all"}]'),
             # an empty textarea answer (a question created with an empty default)
-            "empty-thresholds": dict(TYPED, burnin_run_id="awx-empty", burnin_thresholds="")}
+            "empty-thresholds": dict(TYPED, burnin_run_id="awx-empty", burnin_thresholds=""),
+            # a multiselect as one newline-separated string, list variables as JSON text
+            "newlines": dict(TYPED, burnin_run_id="awx-newlines", burnin_report_formats="json\nhtml",
+                             burnin_volumes='[{"name": "awx-scratch", "emptyDir": {}}]', burnin_overrides=""),
+            # a report format the role does not know, and a list variable that holds no mappings
+            "bad-formats": dict(TYPED, burnin_run_id="awx-bad-formats", burnin_report_formats="json\nxml"),
+            "bad-volumes": dict(TYPED, burnin_run_id="awx-bad-volumes", burnin_volumes='["scratch"]')}
 HOST = "aws-use1-h100-a"
 
 
@@ -327,10 +323,24 @@ def test_thresholds_text_is_checked_before_any_cluster(rendered):
     assert proc.returncode != 0 and "burnin_thresholds" in proc.stdout, proc.stdout[-3000:]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "An empty textarea answer for burnin_thresholds (a survey question created with an empty default) fails in "
-    "roles/burnin/tasks/run.yml: `burnin_thresholds | from_json` of '' raises 'Expecting value'. Needs the empty "
-    "string treated as [] before from_json (see the report)."))
+def test_newline_multiselect_and_json_lists_render(rendered):
+    work, results = rendered
+    proc = results["newlines"]
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    runtime = objects(work, "newlines")["TrainingRuntime"]
+    volumes = [v["name"] for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]
+               for v in job["template"]["spec"]["template"]["spec"].get("volumes", [])]
+    assert "awx-scratch" in volumes
+
+
+@pytest.mark.parametrize("name, variable", [("bad-formats", "burnin_report_formats"), ("bad-volumes", "burnin_volumes")])
+def test_bad_survey_values_name_the_variable(rendered, name, variable):
+    _work, results = rendered
+    proc = results[name]
+    assert proc.returncode != 0 and variable in proc.stdout, proc.stdout[-3000:]
+    assert "allowed: json, junit, html" in proc.stdout if name == "bad-formats" else "list of mappings" in proc.stdout
+
+
 def test_empty_thresholds_text_renders(rendered):
     _work, results = rendered
     proc = results["empty-thresholds"]
