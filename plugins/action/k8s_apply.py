@@ -21,6 +21,28 @@ from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process imp
 
 NAME = "gpufleet.burnin.k8s_apply"
 HIDDEN_FIELDS = ["metadata.managedFields"]
+# What the result keeps of each applied object: the caller has the objects it applied; echoing every spec back
+# costs Ansible's main process time per cluster.
+KEPT_METADATA = ("name", "namespace", "uid", "resourceVersion", "generation")
+
+
+def object_reference(obj):
+    """The identity of an applied object as the server returned it."""
+    if not isinstance(obj, dict):
+        return obj
+    metadata = obj.get("metadata") or {}
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+            "metadata": dict((key, metadata[key]) for key in KEPT_METADATA if key in metadata)}
+
+
+def compact(outcome):
+    """kubernetes.core.k8s's result with each object reduced to its reference (diffs are kept whole)."""
+    for item in (outcome.get("result") or {}).get("results") or []:
+        if isinstance(item, dict) and "result" in item:
+            item["result"] = object_reference(item["result"])
+    if "results" not in (outcome.get("result") or {}) and "result" in outcome:
+        outcome["result"] = object_reference(outcome["result"])
+    return outcome
 
 
 class ActionModule(ActionBase):
@@ -66,5 +88,5 @@ class ActionModule(ActionBase):
             hidden_fields=HIDDEN_FIELDS,
         )
         outcome = run_k8s(params, check_mode=self._task.check_mode, diff=self._task.diff, name=NAME)
-        result.update(outcome)
+        result.update(compact(outcome))
         return result

@@ -83,10 +83,16 @@ changed:
   type: bool
 result:
   description:
-    - For one object, the applied object as M(kubernetes.core.k8s) returns it.
-    - For several, C(results), one M(kubernetes.core.k8s) result per object (C(changed), C(result), C(diff) in diff
-      mode, C(method)).
+    - As M(kubernetes.core.k8s) returns it, with each applied object reduced to its reference - C(apiVersion),
+      C(kind) and C(metadata) with C(name), C(namespace), C(uid), C(resourceVersion), C(generation). Read an
+      object back with M(kubernetes.core.k8s_info) when you need more.
+    - For one object, that reference. For several, C(results), one per object in order, each with C(changed),
+      C(method), C(result) (the reference) and, in diff mode, C(diff).
   returned: success
+  type: dict
+diff:
+  description: For one object in diff mode, its C(before) and C(after) (without C(metadata.managedFields)).
+  returned: diff mode, one object
   type: dict
 """
 

@@ -92,7 +92,10 @@ def test_apply_then_noop_with_kubernetes_core_module_defaults(fleet, tmp_path, n
     first, second = results["first"], results["second"]
     assert first["changed"] is True and second["changed"] is False, (first, second)
     assert [r["result"]["metadata"]["name"] for r in first["result"]["results"]] == [namespace, "one"]
-    assert all("managedFields" not in r["result"]["metadata"] for r in first["result"]["results"])
+    # Each object comes back as its reference only (the caller has what it applied).
+    assert [sorted(r["result"]["metadata"]) for r in first["result"]["results"]] == [
+        ["name", "resourceVersion", "uid"], ["name", "namespace", "resourceVersion", "uid"]]
+    assert all("data" not in r["result"] and "spec" not in r["result"] for r in first["result"]["results"])
     stored = get_configmap(fleet, namespace, "one")
     assert stored["data"] == {"value": "1"}
     assert [m["manager"] for m in stored["metadata"]["managedFields"] if m["operation"] == "Apply"] == ["e2e-manager"]
