@@ -48,7 +48,9 @@ _RUNTIME_DATA = dict(
 
 
 def platform_overrides_spec():
-    return copy.deepcopy(_OVERRIDE_DATA)
+    spec = copy.deepcopy(_OVERRIDE_DATA)
+    spec.update(platform=dict(type="str"))
+    return spec
 
 
 def training_runtime_spec():

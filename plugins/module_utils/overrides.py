@@ -432,10 +432,15 @@ def needs_dra(obj):
 
 
 def build_overrides_with_sources(config, library=None):
-    """``(overrides, sources)``: the overrides in render order and, for each, the template it came from."""
+    """``(overrides, sources)``: the overrides in render order and, for each, the template it came from. With
+    ``config["platform"]`` the platform layer is that platform's file only (the seed is always whole)."""
     library = library or shared_library()
     data = normalize_override_config(config, load_platform_catalog(library.lib_dir))
-    rendered = render_overrides(data, library)
+    platform = config.get("platform") or None
+    if platform is not None and not (isinstance(platform, str) and re.match(r"^[a-z0-9][a-z0-9_-]*$", platform)):
+        raise ConfigError("platform", "must be a platform name such as aws, gcp, azure, oci, coreweave, nebius, onprem, got %r"
+                          % (platform,))
+    rendered = render_overrides(data, library, platforms=[platform] if platform else None)
     if data["rct_api_version"] == DRA_UNAVAILABLE:
         for override, dummy in rendered:
             if any(needs_dra(dep) for dep in override.get("dependencies", [])):

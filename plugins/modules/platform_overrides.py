@@ -18,9 +18,9 @@ description:
   - Then, unless O(extended_platforms=false), the platform layer - C(templates/overrides/platforms/*.yaml) in
     file-name order (aws, azure, coreweave, gcp, nebius, oci, onprem), built from C(_lib/platforms/). The seed's
     entries are always first and unchanged; RV(sources) names the template of each entry.
-  - Every entry is returned whatever the platform; each carries a C(when) to match against the cluster's
-    platform, GPU architecture and instance type. Only O(framework) and the data (for example O(platform_vars))
-    change the list at render time.
+  - Every entry is returned whatever the platform (O(platform) leaves out other platforms' files); each carries a
+    C(when) to match against the cluster's platform, GPU architecture and instance type. Only O(framework) and the
+    data (for example O(platform_vars)) change the list at render time.
   - Runs on the controller (action plugin) and never contacts a cluster.
 author:
   - gpufleet.burnin maintainers (!UNKNOWN)
@@ -37,6 +37,14 @@ attributes:
 extends_documentation_fragment:
   - gpufleet.burnin.render.overrides
 options:
+  platform:
+    description:
+      - The cluster's platform, for example V(aws), V(gcp), V(azure), V(oci). Set, the platform layer is that
+        platform's file only (C(templates/overrides/platforms/<platform>.yaml), none for platforms without one such
+        as V(togetherai)); the seed's entries are always all returned. Every entry of a platform file matches that
+        platform only, so this never changes which entries match the cluster, and the list is much shorter.
+      - Unset - every platform's entries.
+    type: str
   entry_name:
     description: Name of the burn-in entry; prefixes every object the overrides create.
     type: str

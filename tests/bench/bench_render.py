@@ -4,6 +4,10 @@
 """Benchmark (not a test): rendering through the action plugins for N hosts versus an empty
 ``ansible.builtin.set_fact`` over the same hosts, in the same run. Prints the ratio per N.
 
+Each host is a cluster of one platform (round robin over PLATFORMS) and renders its own overrides, as the role
+does: the seed plus that platform's layer (platform_overrides' ``platform`` option). BENCH_ALL_PLATFORMS=1 renders
+every platform's entries for every host instead (the option unset, four times the data per host).
+
 Target: <= 1.5x at 500 hosts. Run with scripts/env.sh sourced:  python tests/bench/bench_render.py [10 100 500]
 """
 
@@ -36,7 +40,9 @@ RENDER = """
         gpus_per_node: 8
         mlnx_per_node: 8
         framework: mpi
+        platform: "{{ bench_platform | default(omit) }}"
 """
+PLATFORMS = ("aws", "gcp", "azure", "oci", "coreweave", "nebius", "onprem", "togetherai")
 BASELINE = """
 - name: Empty set_fact per host
   hosts: all
@@ -76,7 +82,9 @@ def main():
             inventory = os.path.join(tmp, "hosts-%d.yml" % count)
             with open(inventory, "w") as handle:
                 handle.write("all:\n  vars:\n    ansible_connection: local\n    ansible_python_interpreter: %s\n  hosts:\n" % sys.executable)
-                handle.writelines("    cluster-%04d: {}\n" % index for index in range(count))
+                every = os.environ.get("BENCH_ALL_PLATFORMS") == "1"
+                handle.writelines("    cluster-%04d: {%s}\n" % (index, "" if every else "bench_platform: %s" % PLATFORMS[index % len(PLATFORMS)])
+                                  for index in range(count))
             baseline = min(run(paths["baseline"], inventory, forks) for _attempt in range(2))
             render = min(run(paths["render"], inventory, forks) for _attempt in range(2))
             row = (count, baseline[0], render[0], render[0] / baseline[0], baseline[1], render[1], render[1] / baseline[1])

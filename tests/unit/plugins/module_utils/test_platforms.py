@@ -430,6 +430,25 @@ def test_platforms_outside_the_layer_keep_the_seed():
             assert full["objects"] == seed["objects"]
 
 
+@pytest.mark.parametrize("platform", ["aws", "gcp", "oci", "togetherai"])
+def test_platform_option_keeps_the_seed_and_only_that_platforms_layer(platform):
+    config = dict(entry_name="burnin", nodes=2, gpus_per_node=8, mlnx_per_node=8, framework="mpi")
+    every, every_sources = overrides.build_overrides_with_sources(config)
+    some, some_sources = overrides.build_overrides_with_sources(dict(config, platform=platform))
+    seed = overrides.build_overrides(dict(config, extended_platforms=False))
+    assert some[:len(seed)] == seed  # the seed, whole and first
+    wanted = [(o, src) for o, src in zip(every, every_sources)
+              if src == "templates/overrides/workloadrun.yaml" or src.endswith("/%s.yaml" % platform)]
+    assert list(zip(some, some_sources)) == wanted
+    assert len(some) < len(every)
+    assert all(o["when"]["platform"]["equals"] == platform for o in some[len(seed):])
+
+
+def test_platform_option_is_checked():
+    with pytest.raises(ConfigError, match="platform: must be a platform name"):
+        overrides.build_overrides(dict(entry_name="burnin", gpus_per_node=8, platform="AWS cloud"))
+
+
 def test_extended_platforms_false_is_the_seed_behaviour():
     # aws h100 with the platform layer off: exactly the seed's T9 (README deviation 5 pinned in test_workload).
     result = plan("aws", "h100", extended_platforms=False)
