@@ -19,6 +19,8 @@
 #   packaging    pytest tests/packaging: Galaxy tarball contents, install and render from the install,
 #                the example execution environment (ansible-builder create), the AWX examples
 #   e2e          pytest tests/e2e with the ansible-core 2.21 venv, scripts/env.sh sourced
+#   e2e-2.19     the e2e tests that run the collection's cluster-facing code (k8s_apply, the role in a canary run,
+#                the plugin playbook) again with ansible-core 2.19 (Python 3.11) as the controller
 # TEST_ONLY takes step names or the groups sanity, units (both cores), 2.21, 2.19.
 #
 # Exit status: 0 when every selected step passed, otherwise 1 (the failed
@@ -29,7 +31,7 @@ set -euo pipefail
 HERE="$(cd -P "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 REPO="$(cd -P "$HERE/.." && pwd -P)"
 
-ALL_STEPS="setup fleet sanity-2.21 sanity-2.19 units-2.21 units-2.19 lint doc packaging e2e"
+ALL_STEPS="setup fleet sanity-2.21 sanity-2.19 units-2.21 units-2.19 lint doc packaging e2e e2e-2.19"
 
 # --- step selection -----------------------------------------------------------
 selected=""
@@ -43,6 +45,7 @@ else
             2.21) selected="$selected sanity-2.21 units-2.21" ;;
             2.19) selected="$selected sanity-2.19 units-2.19" ;;
             e2e) selected="$selected fleet e2e" ;;
+            e2e-2.19) selected="$selected fleet e2e-2.19" ;;
             setup | fleet | sanity-2.21 | sanity-2.19 | units-2.21 | units-2.19 | lint | doc | packaging) selected="$selected $word" ;;
             *)
                 echo "test.sh: unknown step '$word' in TEST_ONLY; known: $ALL_STEPS sanity units 2.21 2.19" >&2
@@ -217,6 +220,15 @@ step_e2e() {
     return "$rc"
 }
 
+E2E_219_TESTS="tests/e2e/test_k8s_apply.py tests/e2e/test_canary.py tests/e2e/test_plugins.py"
+
+step_e2e_219() {
+    cd "$REPO"
+    # shellcheck disable=SC2086 # a list of paths
+    PATH="$GPUFLEET_VENV_219/bin:$PATH" ANSIBLE_PYTHON_INTERPRETER="$GPUFLEET_VENV_219/bin/python" \
+        "$GPUFLEET_VENV_219/bin/python" -m pytest -p no:cacheprovider $E2E_219_TESTS </dev/null
+}
+
 # --- run ------------------------------------------------------------------------
 echo "test.sh: checkout $REPO; steps:$(for s in $ALL_STEPS; do is_selected "$s" && printf ' %s' "$s"; done)"
 
@@ -236,6 +248,7 @@ is_selected lint && run_step lint step_lint
 is_selected doc && run_step doc step_doc
 is_selected packaging && run_step packaging step_packaging
 is_selected e2e && run_step e2e step_e2e
+is_selected e2e-2.19 && run_step e2e-2.19 step_e2e_219
 
 print_summary
 [ "${#failed[@]}" = 0 ]
