@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: k8s_apply
 short_description: Server-side apply a list of objects with kubernetes.core, in the controller's process
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Applies O(objects) in order with Kubernetes server-side apply, one field manager, exactly as
     M(kubernetes.core.k8s) with O(kubernetes.core.k8s#module:apply=true) and
