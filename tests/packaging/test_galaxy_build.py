@@ -30,7 +30,7 @@ SECRET_OR_CACHE = ("*/__pycache__/*", "*.pyc", "*/.pytest_cache/*", "*.kubeconfi
 # Shipped whole: everything tracked under these.
 SHIPPED_DIRS = ("plugins/", "roles/", "playbooks/", "_lib/", "templates/", "meta/", "docs/", "examples/", "extras/",
                 "changelogs/", "tests/unit/", "tests/sanity/")
-SHIPPED_FILES = ("README.md", "LICENSE", "requirements.txt", "MANIFEST.json", "FILES.json")
+SHIPPED_FILES = ("README.md", "LICENSE", "CHANGELOG.rst", "requirements.txt", "MANIFEST.json", "FILES.json")
 
 
 def members(tarball):
@@ -54,7 +54,7 @@ def test_tarball_ships_every_file_users_need(collection_tarball):
     assert sorted(wanted - names) == []
     for name in ("meta/execution-environment.yml", "meta/ee-requirements.txt", "meta/ee-bindep.txt",
                  "extras/rbac/burnin-rbac.yaml", "changelogs/changelog.yaml", "examples/awx/survey-spec.json",
-                 "roles/burnin/meta/argument_specs.yml", "playbooks/render.yml", "MANIFEST.json", "FILES.json"):
+                 "roles/burnin/meta/argument_specs.yml", "playbooks/render.yml", "MANIFEST.json", "FILES.json", "CHANGELOG.rst"):
         assert name in names
     with tarfile.open(str(collection_tarball)) as tf:
         manifest = json.load(tf.extractfile("MANIFEST.json"))
