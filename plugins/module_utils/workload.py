@@ -15,7 +15,7 @@ __metaclass__ = type
 import copy
 import shlex
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import merge, nccl, overrides, runtime, templating
+from ansible_collections.gpufleet.burnin.plugins.module_utils import dra, merge, nccl, overrides, platform_catalog, runtime, templating
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
 TRAINJOB_API = runtime.API_VERSION
@@ -105,14 +105,14 @@ def resolve_cluster(config, facts, catalog):
     nodes = config.get("cluster_nodes")
     discovered = {}
     if nodes not in (None, []):
-        discovered = overrides.discover_node_resources(nodes, facts.get("platform"), catalog)
+        discovered = platform_catalog.discover_node_resources(nodes, facts.get("platform"), catalog)
     instance_type, source = config.get("instance_type"), "given"
     if instance_type is not None and (not isinstance(instance_type, str) or not instance_type.strip()):
         raise ConfigError("instance_type", "must be a non-empty instance / machine type such as p5.48xlarge, got %r" % (instance_type,))
     if not instance_type:
         instance_type, source = discovered.get("instance_type"), "nodes"
     if not instance_type:
-        instance_type, source = overrides.default_instance_type(facts.get("platform"), facts.get("gpuArchitecture"), catalog), "default"
+        instance_type, source = platform_catalog.default_instance_type(facts.get("platform"), facts.get("gpuArchitecture"), catalog), "default"
     result = {"instance_type": instance_type, "instance_type_source": source if instance_type else None,
               "efa_per_node": config.get("efa_per_node"), "rdma_resource": config.get("rdma_resource") or None,
               "rdma_per_node": config.get("rdma_per_node"), "nic_source": None}
@@ -151,7 +151,7 @@ def plan_workload(config, facts, library=None):
     base_runtime = runtime.build_runtime(framework, dict(config, env=env))
     cfg = runtime.normalize_runtime_config(dict(config, env=env))
     library = library or templating.shared_library()
-    catalog = overrides.load_platform_catalog(library.lib_dir)
+    catalog = platform_catalog.load_platform_catalog(library.lib_dir)
     cluster = resolve_cluster(config, facts, catalog)
     override_config = dict((key, config[key]) for key in _PLATFORM_DATA_KEYS if key in config)
     override_config.update({
@@ -226,10 +226,10 @@ def plan_workload(config, facts, library=None):
     planned = [_labels(obj, shared_labels) for obj in others + [merged_runtime]] + [trainjob]
     for obj in planned:
         obj["metadata"]["namespace"] = namespace
-    if data["rct_api_version"] == overrides.DRA_UNAVAILABLE:
+    if data["rct_api_version"] == dra.DRA_UNAVAILABLE:
         needing = ["%s %s" % (obj["kind"], obj["metadata"]["name"]) for obj in planned if overrides.needs_dra(obj)]
         if needing:
-            raise overrides.dra_unavailable_error(data["server_version"], ", ".join(needing))
+            raise dra.dra_unavailable_error(data["server_version"], ", ".join(needing))
     platform_data = dict(cluster, rct_api_version=data["rct_api_version"],
                          compute_domain_num_nodes=data["compute_domain_num_nodes"], platform_vars=data["platform_vars"])
     return {

@@ -22,7 +22,7 @@ import shlex
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import overrides, templating
+from ansible_collections.gpufleet.burnin.plugins.module_utils import dra, overrides, platform_catalog, templating
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload
 
@@ -462,19 +462,19 @@ def test_extended_platforms_false_is_the_seed_behaviour():
     # kubernetes.io blog 2025-09-01 (1.34: v1 GA, default); platforms reference §11.5.
     ("v1.34.1", None, "resource.k8s.io/v1"), ("1.35", None, "resource.k8s.io/v1"),
     ("v1.34.3-gke.1318000", None, "resource.k8s.io/v1"), ("v1.33.2-eks-931bdca", None, "resource.k8s.io/v1beta2"),
-    ("v1.32.0", None, "resource.k8s.io/v1beta1"), ("v1.31.4", None, overrides.DRA_UNAVAILABLE),
+    ("v1.32.0", None, "resource.k8s.io/v1beta1"), ("v1.31.4", None, dra.DRA_UNAVAILABLE),
     (None, None, "resource.k8s.io/v1"), ("v1.31.4", "v1beta1", "resource.k8s.io/v1beta1"),
     ("v1.34.0", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta2"),
 ])
 def test_resource_api_version(server, explicit, expected):
-    assert overrides.resource_api_version(explicit, server) == expected
+    assert dra.resource_api_version(explicit, server) == expected
 
 
 @pytest.mark.parametrize("server, explicit, field", [("1", None, "server_version"), ("latest", None, "server_version"),
                                                      (None, "v1alpha3", "rct_api_version")])
 def test_resource_api_version_errors(server, explicit, field):
     with pytest.raises(ConfigError, match="^%s: " % field):
-        overrides.resource_api_version(explicit, server)
+        dra.resource_api_version(explicit, server)
 
 
 def test_v1beta1_claim_templates_are_flat():
@@ -504,7 +504,7 @@ def test_old_servers_fail_only_when_dra_is_needed():
     ("v0.4.0", 0),  # kubernetes-sigs/dra-driver-nvidia-gpu numbering, after 25.12.0
 ])
 def test_compute_domain_num_nodes(version, expected):
-    assert overrides.compute_domain_num_nodes(version, 3) == expected
+    assert dra.compute_domain_num_nodes(version, 3) == expected
 
 
 def test_compute_domain_num_nodes_in_the_plan():
@@ -519,19 +519,19 @@ def test_compute_domain_num_nodes_in_the_plan():
 # --- discovery, variables, catalogue --------------------------------------------------------------------------
 
 def test_discover_node_resources():
-    catalog = overrides.load_platform_catalog()
+    catalog = platform_catalog.load_platform_catalog()
     nodes = [node("p5en.48xlarge", {"vpc.amazonaws.com/efa": "16"}), node("p5en.48xlarge", {"vpc.amazonaws.com/efa": 16}),
              node("p5.48xlarge", {"vpc.amazonaws.com/efa": "32"}),
              {"metadata": {"labels": {"node.kubernetes.io/instance-type": "m5.large"}}, "status": {"allocatable": {"cpu": "2"}}}]
-    found = overrides.discover_node_resources(nodes, "aws", catalog)
+    found = platform_catalog.discover_node_resources(nodes, "aws", catalog)
     assert found == {"gpu_nodes": 3, "instance_type": "p5en.48xlarge", "efa_per_node": 16, "rdma_resource": None, "rdma_per_node": None}
-    cw = overrides.discover_node_resources([node(None, {"rdma/ib": "1"}, {"node.coreweave.cloud/type": "gb200-4x"}, 4)], "coreweave", catalog)
+    cw = platform_catalog.discover_node_resources([node(None, {"rdma/ib": "1"}, {"node.coreweave.cloud/type": "gb200-4x"}, 4)], "coreweave", catalog)
     assert (cw["instance_type"], cw["rdma_resource"], cw["rdma_per_node"]) == ("gb200-4x", "rdma/ib", 1)
-    azure = overrides.discover_node_resources([node(None, {"rdma/ib": "8", "rdma/shared_ib": "63"})], "azure", catalog)
+    azure = platform_catalog.discover_node_resources([node(None, {"rdma/ib": "8", "rdma/shared_ib": "63"})], "azure", catalog)
     assert (azure["rdma_resource"], azure["rdma_per_node"]) == ("rdma/ib", 8)  # catalogue order: exclusive first
-    assert overrides.discover_node_resources([], "aws", catalog)["instance_type"] is None
+    assert platform_catalog.discover_node_resources([], "aws", catalog)["instance_type"] is None
     with pytest.raises(ConfigError, match="^cluster_nodes: "):
-        overrides.discover_node_resources("nodes", "aws", catalog)
+        platform_catalog.discover_node_resources("nodes", "aws", catalog)
 
 
 @pytest.mark.parametrize("value, message", [
@@ -556,7 +556,7 @@ def test_bad_platform_input_names_the_field(field, value):
 
 def test_every_platform_has_data_a_template_docs_and_documented_variables():
     root = templating.COLLECTION_ROOT
-    catalog = overrides.load_platform_catalog()
+    catalog = platform_catalog.load_platform_catalog()
     templates = sorted(name[:-len(".yaml")] for name in os.listdir(os.path.join(templating.TEMPLATES_DIR, "overrides", "platforms")))
     assert sorted(catalog) == templates == ["aws", "azure", "coreweave", "gcp", "nebius", "oci", "onprem"]
     # The option docs of platform_overrides and workload_plan (doc fragment gpufleet.burnin.render.overrides).
@@ -600,4 +600,4 @@ def test_catalogue_errors_name_the_file(tmp_path):
     (tmp_path / "platforms" / "bad").mkdir(parents=True)
     (tmp_path / "platforms" / "bad" / "platform.yaml").write_text(u"shapes:\n  x: {gpus: 8}\n")
     with pytest.raises(ParseError, match=re.escape("_lib/platforms/bad/platform.yaml: shapes.x needs a gpu")):
-        overrides.load_platform_catalog(str(tmp_path))
+        platform_catalog.load_platform_catalog(str(tmp_path))
