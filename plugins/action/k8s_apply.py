@@ -16,8 +16,8 @@ try:
 except ImportError:  # not in this ansible-core: only group/gpufleet.burnin.k8s module_defaults apply
     _get_action_arg_defaults = None
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import k8s_apply_spec
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import AUTH_ARG_SPEC, IMPORT_ERROR, run_k8s
+from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import K8S_APPLY_OWN, k8s_apply_spec
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import IMPORT_ERROR, run_k8s
 
 NAME = "gpufleet.burnin.k8s_apply"
 HIDDEN_FIELDS = ["metadata.managedFields"]
@@ -56,8 +56,9 @@ class ActionModule(ActionBase):
         group/kubernetes.core.k8s), so this plugin connects where kubernetes.core's modules in the same play do."""
         if _get_action_arg_defaults is None:
             return {}
-        names = set(AUTH_ARG_SPEC)
-        names.update(alias for option in AUTH_ARG_SPEC.values() for alias in option.get("aliases", []))
+        auth = dict((name, option) for name, option in k8s_apply_spec().items() if name not in K8S_APPLY_OWN)
+        names = set(auth)
+        names.update(alias for option in auth.values() for alias in option.get("aliases", []))
         try:
             # ansible-core's own lookup (private, the same in 2.19 to 2.21), with its template engine.
             defaults = _get_action_arg_defaults("kubernetes.core.k8s", self._task, getattr(self._templar, "_engine", self._templar))
@@ -80,7 +81,8 @@ class ActionModule(ActionBase):
         environment = {}
         self._compute_environment_string(environment)
         os.environ.update((key, "%s" % value) for key, value in environment.items())
-        params = {key: args[key] for key in AUTH_ARG_SPEC if args.get(key) is not None}
+        # kubernetes.core's authentication options, by their own names (not aliases), where set.
+        params = dict((key, args[key]) for key in k8s_apply_spec() if key not in K8S_APPLY_OWN and args.get(key) is not None)
         params.update(
             resource_definition=args["objects"],
             apply=True,

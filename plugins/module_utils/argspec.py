@@ -73,15 +73,19 @@ def workload_plan_spec():
     return spec
 
 
+# gpufleet.burnin.k8s_apply's own options; the others are kubernetes.core's authentication options.
+K8S_APPLY_OWN = dict(
+    objects=dict(type="list", elements="dict", required=True),
+    field_manager=dict(type="str", default="gpufleet.burnin"),
+    force_conflicts=dict(type="bool", default=False),
+)
+
+
 def k8s_apply_spec():
     """gpufleet.burnin.k8s_apply: its own options plus kubernetes.core's authentication options."""
     # kubernetes.core is a dependency of the collection; import it here so the rest of the core never needs it.
     from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 
     spec = copy.deepcopy(AUTH_ARG_SPEC)
-    spec.update(
-        objects=dict(type="list", elements="dict", required=True),
-        field_manager=dict(type="str", default="gpufleet.burnin"),
-        force_conflicts=dict(type="bool", default=False),
-    )
+    spec.update(copy.deepcopy(K8S_APPLY_OWN))
     return spec

@@ -21,7 +21,6 @@ from ansible.module_utils.common.parameters import remove_values
 from ansible.utils.display import Display
 
 try:
-    from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC  # pylint: disable=unused-import
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.runner import run_module
@@ -30,7 +29,6 @@ try:
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s import client as _client  # noqa: F401 pylint: disable=unused-import
     IMPORT_ERROR = None
 except ImportError as exc:  # kubernetes.core or the kubernetes Python client is missing
-    AUTH_ARG_SPEC = {}
     IMPORT_ERROR = exc
 
     def k8s_argspec():
