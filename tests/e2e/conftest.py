@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""Session fixture `fleet`: a running multi-cluster test fleet (real kube-apiservers on 127.0.0.1).
+"""Session fixture `fleet`: a running multi-cluster test fleet (real Kubernetes control planes, KWOK, JobSet and Trainer on 127.0.0.1).
 
 The suite starts tests/fleet/default-fleet.yml once per session into a temp dir and stops it at the end.
 Set GPUFLEET_FLEET_DIR to the dir of a fleet already started with `tests/fleet/fleet.py start` to reuse it
@@ -12,12 +12,11 @@ Fixture API (class Fleet below):
     fleet.dir, fleet.kubeconfig, fleet.restricted_kubeconfig, fleet.inventory, fleet.ca_file
     fleet.clusters               cluster names (= inventory hosts = kubeconfig contexts)
     fleet.restricted_namespace   the one namespace the restricted token may use
-    fleet.crds_installed         False when ../shared/crds was absent
     fleet.cluster(name)          the cluster's record from state.json (platform, gpu_architecture, server, ...)
     fleet.context(name)          kubeconfig context of the cluster
     fleet.api_client(name, restricted=False)  kubernetes.client.ApiClient (admin or restricted token)
     fleet.dynamic(name, restricted=False)     kubernetes.dynamic.DynamicClient
-The `fleet_crds` fixture is `fleet` but skips the test, with the reason, when the upstream CRDs are absent.
+`fleet_crds` is `fleet` (kept for the tests that name it: every cluster has the upstream CRDs).
 
 `clouds_fleet` is the same for tests/fleet/clouds-fleet.yml (one cluster each of OCI, CoreWeave, Nebius and on-prem),
 started only when a test asks for it; GPUFLEET_CLOUDS_FLEET_DIR reuses a clouds fleet started by hand.
@@ -63,8 +62,6 @@ class Fleet:
         self.inventory = state["inventory"]
         self.ca_file = state["ca_file"]
         self.restricted_namespace = state["restricted_namespace"]
-        self.crds_installed = bool(state.get("crds_installed"))
-        self.crd_dir = state.get("crd_dir")
         self.clusters = list(state["clusters"])
         self._clients = {}
 
@@ -116,7 +113,7 @@ def _session_fleet(request, default_spec, dir_variable, spec_variable=None):
 
     problem = None
     try:
-        fleetlib.find_binaries()
+        fleetlib.find_binaries(fleetlib.KUBERNETES_VERSIONS)
     except fleetlib.FleetError as e:
         problem = f"test fleet cannot start: {e}"
     if problem:
@@ -164,7 +161,5 @@ def clouds_fleet(request):
 
 @pytest.fixture(scope="session")
 def fleet_crds(fleet):
-    if not fleet.crds_installed:
-        pytest.skip(f"upstream CRDs not installed: {fleet.crd_dir} is absent (it is read from ../shared/crds "
-                    "beside the repository)")
+    """`fleet`, for tests that need the upstream CRDs (every fleet cluster has them, from the Go modules)."""
     return fleet

@@ -3,8 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """Integration tests against the real multi-cluster test fleet (tests/fleet, fixture in conftest.py).
 
-Kubernetes 1.20 has no strict field validation: unknown fields are pruned silently, so what is read back is
-compared with what was sent.
+Each cluster is a real control plane (1.34 or 1.37) with KWOK nodes and the real JobSet and Trainer controllers
+and webhooks. Server-side apply drops unknown fields of custom resources with only a warning, so what is read back
+is compared with what was sent.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,7 +29,9 @@ UPSTREAM_CRDS = (
     "jobsets.jobset.x-k8s.io",
     "computedomains.resource.nvidia.com",
 )
-STANDIN_CRD = "resourceclaimtemplates.resource.k8s.io"
+TRAINER = "trainer.kubeflow.org/v1alpha1"
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
 
 
 def wait_for(predicate, timeout=30.0, interval=0.2, what="condition"):
@@ -110,17 +113,18 @@ def test_upstream_crds_installed_and_served(fleet_crds):
         for item in crds.get().to_dict()["items"]:
             conds = {x["type"]: x["status"] for x in item.get("status", {}).get("conditions", [])}
             have[item["metadata"]["name"]] = conds.get("Established")
-        missing = [n for n in UPSTREAM_CRDS + (STANDIN_CRD,) if have.get(n) != "True"]
+        missing = [n for n in UPSTREAM_CRDS if have.get(n) != "True"]
         assert not missing, f"{c}: CRDs missing or not Established: {missing}"
         for api_version, kind in (("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"),
                                   ("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime"),
                                   ("trainer.kubeflow.org/v1alpha1", "TrainJob"),
                                   ("jobset.x-k8s.io/v1alpha2", "JobSet"),
                                   ("resource.nvidia.com/v1beta1", "ComputeDomain"),
-                                  ("resource.k8s.io/v1", "ResourceClaimTemplate"),
-                                  ("resource.k8s.io/v1beta2", "ResourceClaimTemplate"),
-                                  ("resource.k8s.io/v1beta1", "ResourceClaimTemplate")):
+                                  ("resource.k8s.io/v1", "ResourceClaimTemplate")):
             assert dyn.resources.get(api_version=api_version, kind=kind), f"{c}: {api_version} {kind} not served"
+        # The cluster's own Kubernetes version, as the version-dependent rendering reads it.
+        version = fleet_crds.api_client(c).call_api("/version", "GET", response_type=object, _return_http_data_only=True)
+        assert "v" + fleet_crds.cluster(c)["kubernetes_version"] == version["gitVersion"]
 
 
 @pytest.mark.parametrize("framework", ["torch", "mpi"])
@@ -140,7 +144,7 @@ def test_rendered_runtime_server_side_apply_prunes_nothing(fleet_crds, e2e_names
 
 
 def _without_apply_time(obj):
-    """The object minus what a no-op apply may still touch on 1.20: resourceVersion and managedFields times."""
+    """The object minus what a no-op apply may touch: resourceVersion and managedFields times."""
     obj = json.loads(json.dumps(obj))
     obj["metadata"].pop("resourceVersion", None)
     for entry in obj["metadata"].get("managedFields") or []:
@@ -149,12 +153,8 @@ def _without_apply_time(obj):
 
 
 def test_second_server_side_apply_is_a_noop(fleet_crds, e2e_namespace):
-    """Applying the same runtime again changes nothing: same spec, generation and field ownership.
-
-    Kubernetes 1.20 stamps managedFields[].time on every apply, so when the second apply lands in a later
-    second than the first the object is rewritten with only that timestamp (and so resourceVersion) changed
-    (newer servers skip the write). Anything else differing fails the test.
-    """
+    """Applying the same runtime again changes nothing: same spec, generation, field ownership and resourceVersion
+    (current servers skip the write of a no-op apply)."""
     for c in fleet_crds.clusters:
         runtime = build_runtime("torch", rich_config("ssa-noop"))
         first = ssa(fleet_crds.dynamic(c), runtime, e2e_namespace)[1]
@@ -164,6 +164,7 @@ def test_second_server_side_apply_is_a_noop(fleet_crds, e2e_namespace):
             json.dumps(a, indent=1, sort_keys=True).splitlines(),
             json.dumps(b, indent=1, sort_keys=True).splitlines(), lineterm="", n=2))
         assert b["metadata"]["generation"] == a["metadata"]["generation"] == 1
+        assert second.metadata.resourceVersion == first.metadata.resourceVersion, f"{c}: a no-op apply wrote"
 
 
 def test_restricted_token_is_confined_to_its_namespace(fleet):
@@ -179,9 +180,8 @@ def test_restricted_token_is_confined_to_its_namespace(fleet):
         assert cms.get(name=name, namespace=ns).data["k"] == "v"
         cms.get(namespace=ns)
         cms.delete(name=name, namespace=ns)
-        if fleet.crds_installed:
-            rt = dyn.resources.get(api_version="trainer.kubeflow.org/v1alpha1", kind="TrainingRuntime")
-            rt.get(namespace=ns)
+        rt = dyn.resources.get(api_version="trainer.kubeflow.org/v1alpha1", kind="TrainingRuntime")
+        rt.get(namespace=ns)
 
         denied = [
             ("list configmaps in default", lambda: cms.get(namespace="default")),
@@ -191,10 +191,8 @@ def test_restricted_token_is_confined_to_its_namespace(fleet):
             ("list secrets in its namespace", lambda: dyn.resources.get(api_version="v1", kind="Secret").get(namespace=ns)),
             ("delete its namespace",
              lambda: dyn.resources.get(api_version="v1", kind="Namespace").delete(name=ns)),
+            ("list trainingruntimes in kube-system", lambda: rt.get(namespace="kube-system")),
         ]
-        if fleet.crds_installed:
-            rt = dyn.resources.get(api_version="trainer.kubeflow.org/v1alpha1", kind="TrainingRuntime")
-            denied.append(("list trainingruntimes in kube-system", lambda: rt.get(namespace="kube-system")))
         for what, call in denied:
             with pytest.raises(ApiException) as exc:
                 call()
@@ -252,41 +250,75 @@ def test_inventory_groups_clusters_by_platform_and_gpu(fleet):
         assert host["ansible_python_interpreter"] == "{{ ansible_playbook_python }}"
 
 
-def test_controller_marks_trainjobs_complete_or_failed(fleet_crds, e2e_namespace):
+def cluster_shape(fleet, c):
+    """(nodes, GPUs per node) of a fleet cluster's KWOK nodes: what a TrainJob there can be scheduled onto."""
+    nodes = fleet.dynamic(c).resources.get(api_version="v1", kind="Node").get().to_dict()["items"]
+    return len(nodes), int(nodes[0]["status"]["allocatable"]["nvidia.com/gpu"])
+
+
+def terminal(tj, name, ns):
+    obj = tj.get(name=name, namespace=ns).to_dict()
+    return [x for x in (obj.get("status") or {}).get("conditions") or []
+            if x["type"] in ("Complete", "Failed") and x["status"] == "True"]
+
+
+def test_real_chain_ends_trainjobs_complete_or_failed(fleet_crds, e2e_namespace):
+    """Trainer makes a JobSet of runtime + TrainJob, JobSet its Jobs, the Job controller their pods, the scheduler
+    binds them to KWOK nodes, the agent ends their containers as the annotation or the cluster says, and the Job,
+    JobSet and TrainJob conditions that follow are the real controllers' own."""
     ns = e2e_namespace
-    runtime = build_runtime("torch", rich_config("tj"))
     jobs = {}
     for c in fleet_crds.clusters:
+        nodes, gpus = cluster_shape(fleet_crds, c)
+        runtime = build_runtime("torch", dict(rich_config("tj"), nodes=nodes, gpus_per_node=gpus))
         dyn = fleet_crds.dynamic(c)
         ssa(dyn, runtime, ns)
-        tj = dyn.resources.get(api_version="trainer.kubeflow.org/v1alpha1", kind="TrainJob")
+        tj = dyn.resources.get(api_version=TRAINER, kind="TrainJob")
         for name, outcome in (("tj-default", None), ("tj-fail", "Failed"), ("tj-none", "none")):
             meta = {"name": name}
             if outcome:
                 meta["annotations"] = {"gpufleet.test/outcome": outcome}
             tj.create(namespace=ns, body={
-                "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": meta,
+                "apiVersion": TRAINER, "kind": "TrainJob", "metadata": meta,
                 "spec": {"runtimeRef": {"name": runtime["metadata"]["name"], "kind": "TrainingRuntime",
                                         "apiGroup": "trainer.kubeflow.org"}}})
         jobs[c] = tj
 
-    def terminal(tj, name):
-        obj = tj.get(name=name, namespace=ns).to_dict()
-        return [x for x in (obj.get("status") or {}).get("conditions") or []
-                if x["type"] in ("Complete", "Failed") and x["status"] == "True"]
-
     for c, tj in jobs.items():
         default = fleet_crds.cluster(c)["trainjob_outcome"]
-        conds = wait_for(lambda: terminal(tj, "tj-fail"), what=f"{c}: tj-fail to fail")
-        assert conds[0]["type"] == "Failed" and conds[0]["reason"] and conds[0]["message"]
+        conds = wait_for(lambda: terminal(tj, "tj-fail", ns), timeout=120, what=f"{c}: tj-fail to fail")
+        # JobSet's reason for a JobSet whose Job failed, as Trainer copies it.
+        assert conds[0]["type"] == "Failed" and conds[0]["reason"] == "FailedJobs" and conds[0]["message"]
         if default == "none":
-            assert not terminal(tj, "tj-default"), f"{c}: outcome none, yet the TrainJob finished"
+            assert not terminal(tj, "tj-default", ns), f"{c}: outcome none, yet the TrainJob finished"
         else:
-            conds = wait_for(lambda: terminal(tj, "tj-default"), what=f"{c}: tj-default to finish")
+            conds = wait_for(lambda: terminal(tj, "tj-default", ns), timeout=120, what=f"{c}: tj-default to finish")
             assert conds[0]["type"] == default
+            if default == "Complete":
+                assert conds[0]["reason"] == "AllJobsCompleted"
             status = tj.get(name="tj-default", namespace=ns).to_dict()["status"]
             assert [j["name"] for j in status["jobsStatus"]] == ["node"]
-        assert not terminal(tj, "tj-none"), f"{c}: annotation outcome none, yet the TrainJob finished"
+        assert not terminal(tj, "tj-none", ns), f"{c}: annotation outcome none, yet the TrainJob finished"
+        # The Job controller's own record of the failure: the pod's restarts reached the backoff limit.
+        job = fleet_crds.dynamic(c).resources.get(api_version="batch/v1", kind="Job").get(
+            name="tj-fail-node-0", namespace=ns).to_dict()
+        failed = [x for x in job["status"].get("conditions") or [] if x["type"] == "Failed"]
+        assert failed and failed[0]["reason"] == "BackoffLimitExceeded", f"{c}: {job['status']}"
+
+
+def test_trainer_webhook_rejection_is_trainers_own_message(fleet_crds, e2e_namespace):
+    """Trainer's validating webhook is wired as in a real cluster: a runtime it rejects fails with its message."""
+    from kubernetes.client.exceptions import ApiException
+
+    runtime = build_runtime("torch", rich_config("rejected"))
+    runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["replicas"] = 2
+    c = fleet_crds.clusters[0]
+    with pytest.raises(ApiException) as exc:
+        ssa(fleet_crds.dynamic(c), runtime, e2e_namespace)
+    body = json.loads(exc.value.body)
+    assert exc.value.status == 403 or exc.value.status == 422, exc.value.body
+    assert 'admission webhook "validator.trainingruntime.trainer.kubeflow.org" denied the request' in body["message"]
+    assert "spec.template.spec.replicatedJobs[0].replicas" in body["message"]
 
 
 def test_namespace_deletion_and_garbage_collection_are_real(fleet):
@@ -308,69 +340,103 @@ def test_namespace_deletion_and_garbage_collection_are_real(fleet):
              timeout=60, what=f"namespace {name} to be deleted")
 
 
-def test_trainjob_pods_and_their_logs_come_through_the_api_server(fleet_crds, e2e_namespace):
-    """The test controller creates a TrainJob's pods on the fake nodes; the API server proxies pods/log to the fake
-    kubelet, whose output is real-shaped nccl-tests output for the TrainJob's command."""
+def test_mpi_trainjob_runs_through_trainer_jobset_and_kwok_with_logs(fleet_crds, e2e_namespace):
+    """An MPI TrainJob through the real chain: Trainer's MPI plugin makes the SSH key Secret and the hostfile, JobSet's
+    webhook makes the Jobs Indexed with DNS hostnames, the launcher starts once the workers are Ready, and the
+    launcher's nccl-tests output (the agent's stand-in for the GPUs) comes through the API server from KWOK."""
     from kubernetes.client import CoreV1Api
+    from kubernetes.client.exceptions import ApiException
 
     from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl_results import parse_nccl_output
 
     c = next(name for name in fleet_crds.clusters if fleet_crds.cluster(name)["trainjob_outcome"] == "Complete")
     dyn = fleet_crds.dynamic(c)
-    runtime = build_runtime("mpi", dict(rich_config("logs"), gpus_per_node=8))
+    nodes, gpus = cluster_shape(fleet_crds, c)
+    runtime = build_runtime("mpi", dict(rich_config("logs"), nodes=nodes, gpus_per_node=gpus))
     ssa(dyn, runtime, e2e_namespace)
-    tj = dyn.resources.get(api_version="trainer.kubeflow.org/v1alpha1", kind="TrainJob")
+    tj = dyn.resources.get(api_version=TRAINER, kind="TrainJob")
     tj.create(namespace=e2e_namespace, body={
-        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+        "apiVersion": TRAINER, "kind": "TrainJob",
         "metadata": {"name": "logs-1", "labels": {"gpufleet.burnin/run-id": "logs-1"},
                      "annotations": {"gpufleet.test/nccl-log": "good"}},
         "spec": {"runtimeRef": {"name": runtime["metadata"]["name"], "kind": "TrainingRuntime", "apiGroup": "trainer.kubeflow.org"},
-                 "trainer": {"numNodes": 2, "numProcPerNode": 8, "command": ["mpirun"],
-                             "args": ["-N", "8", "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "1G", "-f", "2", "-g", "1"]}}})
-    wait_for(lambda: [x for x in (tj.get(name="logs-1", namespace=e2e_namespace).to_dict().get("status") or {}).get("conditions") or []
-                      if x["type"] == "Complete" and x["status"] == "True"], what="logs-1 to complete")
+                 "trainer": {"numNodes": nodes, "numProcPerNode": gpus, "command": ["mpirun"],
+                             "args": ["-N", str(gpus), "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "1G",
+                                      "-f", "2", "-g", "1"]}}})
+    wait_for(lambda: [x for x in terminal(tj, "logs-1", e2e_namespace) if x["type"] == "Complete"], timeout=120,
+             what="logs-1 to complete")
     core = CoreV1Api(fleet_crds.api_client(c))
-    pods = core.list_namespaced_pod(e2e_namespace, label_selector="jobset.sigs.k8s.io/jobset-name=logs-1").items
-    roles = sorted(p.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] for p in pods)
-    assert roles == ["launcher", "node", "node"]
-    nodes = [n["metadata"]["name"] for n in dyn.resources.get(api_version="v1", kind="Node").get().to_dict()["items"]]
+    secret = core.read_namespaced_secret("logs-1-mpi-ssh-auth", e2e_namespace)
+    assert "ssh-privatekey" in secret.data and secret.type == "kubernetes.io/ssh-auth"
+    hostfile = core.read_namespaced_config_map("logs-1-mpi-hostfile", e2e_namespace).data["hostfile"]
+    assert [line.split()[0] for line in hostfile.splitlines() if line.strip()] == [
+        f"logs-1-node-0-{i}.logs-1" for i in range(nodes)]
+    pods = core.list_namespaced_pod(e2e_namespace, label_selector=f"{JOBSET_NAME}=logs-1").items
+    roles = sorted(p.metadata.labels[REPLICATED_JOB] for p in pods)
+    assert roles == ["launcher"] + ["node"] * nodes
+    node_names = [n["metadata"]["name"] for n in dyn.resources.get(api_version="v1", kind="Node").get().to_dict()["items"]]
     for p in pods:
-        assert p.spec.node_name in nodes and p.status.phase == "Succeeded"
-        assert p.metadata.labels["gpufleet.burnin/run-id"] == "logs-1"
-        assert p.metadata.owner_references[0].kind == "TrainJob" and p.metadata.owner_references[0].name == "logs-1"
+        assert p.spec.node_name in node_names and p.status.phase == "Succeeded"
+        assert p.metadata.owner_references[0].kind == "Job"
         assert p.spec.hostname == p.metadata.name.rsplit("-", 1)[0] and p.spec.subdomain == "logs-1"
-    launcher = [p for p in pods if p.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] == "launcher"][0]
+        assert p.metadata.labels["batch.kubernetes.io/job-completion-index"] == p.spec.hostname.rsplit("-", 1)[1]
+    workers = [p for p in pods if p.metadata.labels[REPLICATED_JOB] == "node"]
+    assert len({p.spec.node_name for p in workers}) == nodes, "one worker per node (GPUs fill each node)"
+    launcher = [p for p in pods if p.metadata.labels[REPLICATED_JOB] == "launcher"][0]
+    assert min(p.status.start_time for p in workers) <= launcher.status.start_time, "dependsOn: workers Ready first"
     text = core.read_namespaced_pod_log(launcher.metadata.name, e2e_namespace, container="node")
     result = parse_nccl_output(text)
     assert result["complete"] and result["collective"] == "all_reduce" and result["largest_size"] == 2 ** 30
-    assert sorted(result["hosts"]) == sorted(p.spec.hostname for p in pods if p.metadata.labels[
-        "jobset.sigs.k8s.io/replicatedjob-name"] == "node")
+    assert sorted(result["hosts"]) == sorted(p.spec.hostname for p in workers)
     assert core.read_namespaced_pod_log(launcher.metadata.name, e2e_namespace, container="node", tail_lines=3) == "\n".join(
         text.splitlines()[-3:]) + "\n"
-    from kubernetes.client.exceptions import ApiException
     with pytest.raises(ApiException):
         core.read_namespaced_pod_log(launcher.metadata.name, e2e_namespace, container="node", previous=True)
 
 
-def test_fake_kubelet_wants_the_api_servers_client_certificate(fleet):
-    """Like a kubelet: TLS with a certificate of the fleet CA for 127.0.0.1, and only clients with one of that CA."""
-    import http.client
-    import ssl
+def test_computedomain_channel_claims_are_allocated_by_the_scheduler(fleet_crds, e2e_namespace):
+    """Multi-node NVLink: a ComputeDomain's channel ResourceClaimTemplate (made by the agent, standing in for NVIDIA's
+    DRA driver) gives each pod a ResourceClaim (kube-controller-manager) that kube-scheduler allocates from the
+    nodes' IMEX channel ResourceSlices before the pod is bound."""
+    c = next((n for n in fleet_crds.clusters if fleet_crds.cluster(n)["node_gpu_architecture"] in ("gb200", "gb300")
+              and fleet_crds.cluster(n)["nodes_match_group"]), None)
+    assert c, "the default fleet has a GB200 cluster"
+    dyn = fleet_crds.dynamic(c)
+    nodes, gpus = cluster_shape(fleet_crds, c)
+    cd = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain", "metadata": {"name": "cd-e2e"},
+          "spec": {"numNodes": 0, "channel": {"resourceClaimTemplate": {"name": "cd-e2e-channel"}}}}
+    ssa(dyn, cd, e2e_namespace)
+    rct = wait_for(lambda: [x for x in dyn.resources.get(api_version="resource.k8s.io/v1", kind="ResourceClaimTemplate")
+                            .get(namespace=e2e_namespace).to_dict()["items"] if x["metadata"]["name"] == "cd-e2e-channel"],
+                   what="the ComputeDomain's channel ResourceClaimTemplate")
+    assert rct[0]["metadata"]["ownerReferences"][0]["kind"] == "ComputeDomain"
+    runtime = build_runtime("torch", dict(rich_config("dra"), nodes=nodes, gpus_per_node=gpus))
+    pod_spec = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod_spec["resourceClaims"] = [{"name": "imex-channel", "resourceClaimTemplateName": "cd-e2e-channel"}]
+    pod_spec["containers"][0].setdefault("resources", {})["claims"] = [{"name": "imex-channel"}]
+    ssa(dyn, runtime, e2e_namespace)
+    tj = dyn.resources.get(api_version=TRAINER, kind="TrainJob")
+    tj.create(namespace=e2e_namespace, body={
+        "apiVersion": TRAINER, "kind": "TrainJob", "metadata": {"name": "dra-1"},
+        "spec": {"runtimeRef": {"name": runtime["metadata"]["name"], "kind": "TrainingRuntime",
+                                "apiGroup": "trainer.kubeflow.org"}}})
+    wait_for(lambda: [x for x in terminal(tj, "dra-1", e2e_namespace) if x["type"] == "Complete"], timeout=120,
+             what="dra-1 to complete")
+    claims = dyn.resources.get(api_version="resource.k8s.io/v1", kind="ResourceClaim").get(
+        namespace=e2e_namespace).to_dict()["items"]
+    mine = [x for x in claims if x["metadata"]["name"].startswith("dra-1-")]
+    assert len(mine) == nodes, [x["metadata"]["name"] for x in claims]
+    for claim in mine:
+        results = claim["status"]["allocation"]["devices"]["results"]
+        assert results[0]["driver"] == "compute-domain.nvidia.com" and results[0]["device"].startswith("channel-")
+
+
+def test_status_counts_every_component_of_every_cluster(fleet):
     import sys
 
-    pki = fleet.dir / "pki"
-    port = fleet.cluster(fleet.clusters[0])["kubelet_port"]
-    anonymous = ssl.create_default_context(cafile=str(pki / "ca.crt"))
-    with pytest.raises((ssl.SSLError, ConnectionError)):
-        conn = http.client.HTTPSConnection("127.0.0.1", port, context=anonymous, timeout=5)
-        conn.request("GET", "/healthz")
-        conn.getresponse().read()
-    client = ssl.create_default_context(cafile=str(pki / "ca.crt"))
-    client.load_cert_chain(str(pki / "kubelet-client.crt"), str(pki / "kubelet-client.key"))
-    conn = http.client.HTTPSConnection("127.0.0.1", port, context=client, timeout=5)
-    conn.request("GET", "/containerLogs/nowhere/no-pod/node")
-    response = conn.getresponse()
-    assert response.status == 404 and b"not found" in response.read()
-    # `fleet.py status` counts the fake kubelet with the other processes (conftest loads fleet.py under this name).
     status = sys.modules["gpufleet_test_fleet"].status(str(fleet.dir))
-    assert status["processes"]["kubelet"]["running"] and status["processes"]["controller"]["running"]
+    assert status["running"], status
+    for c in fleet.clusters:
+        for kind in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "jobset", "trainer"):
+            assert status["processes"][f"{c}/{kind}"]["running"], f"{c}/{kind}"
+    assert status["processes"]["agent"]["running"] and status["processes"]["etcd"]["running"]

@@ -1,151 +1,121 @@
 #!/usr/bin/env bash
-# Build kube-apiserver and kube-controller-manager from Debian bookworm's `kubernetes` source package
-# into a cache outside the repository, once per machine. Idempotent: when the binaries are already cached
-# it only makes sure etcd is installed.
+# Build the test bed's components from their Go modules (the Go module proxy), once per machine, into
+# $GPUFLEET_CACHE/components/<name>-<version>/bin, and copy the upstream manifests the fleet installs (Trainer's
+# and JobSet's CRDs and webhook configurations, KWOK's CRDs and stages) out of the module cache into
+# $GPUFLEET_CACHE/components/manifests/. Versions: tests/fleet/components.env. Idempotent: a component whose
+# directory carries .built is not built again; a second run takes about a second.
 #
-#   GPUFLEET_CACHE   cache root (default: $HOME/.cache/gpufleet-burnin)
-#   GPUFLEET_K8S_VERSION  upstream version to build (default: tests/fleet/K8S_VERSION)
+#   kube-apiserver, kube-controller-manager, kube-scheduler  k8s.io/kubernetes, for each KUBERNETES_VERSIONS entry
+#   etcd                                                      go.etcd.io/etcd/server/v3
+#   kwok                                                      sigs.k8s.io/kwok/cmd/kwok
+#   jobset                                                    sigs.k8s.io/jobset (the module root is the manager)
+#   trainer-controller-manager                                github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
 #
-# Binaries end up in $GPUFLEET_CACHE/k8s/<version>/bin/. The source tree and Go build cache live in a temp
-# directory that is deleted afterwards. A lock file serialises concurrent builds.
+# k8s.io/kubernetes cannot be `go install`ed: its go.mod replaces the staging modules (k8s.io/api, ...) with
+# ./staging/... directories. Each build is therefore a throw-away wrapper module that requires the component and,
+# for Kubernetes, replaces every staging module with its published v0.<minor>.<patch>, taken from the
+# k8s.io/kubernetes go.mod itself. Needs Go >= 1.26 (GOTOOLCHAIN=local: nothing but modules is downloaded).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-version="${GPUFLEET_K8S_VERSION:-$(tr -d '[:space:]' < "$here/K8S_VERSION")}"
+# shellcheck source=tests/fleet/components.env
+source "$here/components.env"
 cache="${GPUFLEET_CACHE:-$HOME/.cache/gpufleet-burnin}"
-dest="$cache/k8s/$version"
-bin="$dest/bin"
-
+root="$cache/components"
 log() { printf '[fleet-build] %s\n' "$*" >&2; }
 
-sudo_cmd=()
-if [ "$(id -u)" != 0 ]; then
-    sudo_cmd=(sudo)
-fi
-
-apt_updated=0
-apt_update() {
-    if [ "$apt_updated" = 0 ]; then
-        log "apt-get update"
-        "${sudo_cmd[@]}" apt-get update -qq
-        apt_updated=1
-    fi
+command -v go >/dev/null 2>&1 || { log "Go is not installed (needs Go >= 1.26 on PATH)"; exit 1; }
+go_minor="$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')"
+[ "${go_minor:-0}" -ge 26 ] || { log "$(go version): the components need Go >= 1.26 (set PATH)"; exit 1; }
+command -v openssl >/dev/null 2>&1 || {
+    log "installing openssl (the fleet's certificates)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssl >/dev/null
 }
 
-# Install the named Debian packages that are missing.
-apt_ensure() {
-    local missing=()
-    local p
-    for p in "$@"; do
-        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-            missing+=("$p")
-        fi
-    done
-    if [ "${#missing[@]}" -gt 0 ]; then
-        apt_update
-        log "installing ${missing[*]}"
-        # etcd-server would start a system etcd: forbid service starts during the install (the fleet runs its
-        # own etcd on a free port and must leave nothing running).
-        local policy_added=0
-        if [ ! -e /usr/sbin/policy-rc.d ]; then
-            printf '#!/bin/sh\nexit 101\n' | "${sudo_cmd[@]}" tee /usr/sbin/policy-rc.d >/dev/null
-            "${sudo_cmd[@]}" chmod +x /usr/sbin/policy-rc.d
-            policy_added=1
-        fi
-        DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-        if [ "$policy_added" = 1 ]; then
-            "${sudo_cmd[@]}" rm -f /usr/sbin/policy-rc.d
-        fi
-    fi
-}
-
-binaries_ok() {
-    [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kube-controller-manager" ] &&
-        "$bin/kube-apiserver" --version >/dev/null 2>&1 &&
-        "$bin/kube-controller-manager" --version >/dev/null 2>&1
-}
-
-# etcd and openssl are needed at run time whatever happens.
-apt_ensure etcd-server openssl
-
-if binaries_ok; then
-    log "cached: $bin ($("$bin/kube-apiserver" --version))"
-    exit 0
-fi
-
-mkdir -p "$cache/k8s"
-exec 9>"$cache/k8s/.build-$version.lock"
-log "waiting for build lock $cache/k8s/.build-$version.lock"
+mkdir -p "$root"
+exec 9>"$root/.build.lock"
 flock 9
-# Another process may have finished the build while we waited.
-if binaries_ok; then
-    log "cached (built concurrently): $bin"
-    exit 0
-fi
 
-# A deb-src entry for bookworm, in its own file, mirroring the binary entry of debian.sources.
-srcfile=/etc/apt/sources.list.d/gpufleet-burnin-deb-src.sources
-if ! grep -rqsE '^(deb-src|Types:.*deb-src)' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    uri="http://deb.debian.org/debian"
-    keyring="/usr/share/keyrings/debian-archive-keyring.gpg"
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        u="$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources)"
-        [ -n "$u" ] && uri="$u"
+export GOFLAGS="-mod=mod -buildvcs=false" CGO_ENABLED=0 GOTOOLCHAIN=local
+gomodcache="$(go env GOMODCACHE)"
+
+# build NAME VERSION REQUIRE LDFLAGS PACKAGE...: go build of PACKAGEs in a wrapper module requiring REQUIRE
+# (module@version), with the replacements in $REPLACES (module=module@version, space separated).
+build() {
+    local name="$1" version="$2" require="$3" ldflags="$4"
+    shift 4
+    local dest="$root/$name-$version"
+    if [ -f "$dest/.built" ]; then
+        log "cached: $name $version"
+        return 0
     fi
-    log "adding deb-src entry $srcfile ($uri bookworm)"
-    "${sudo_cmd[@]}" tee "$srcfile" >/dev/null <<EOF
-Types: deb-src
-URIs: $uri
-Suites: bookworm
-Components: main
-Signed-By: $keyring
-EOF
-    apt_updated=0
+    local work t0=$SECONDS
+    work="$(mktemp -d "${TMPDIR:-/tmp}/gpufleet-build-$name.XXXXXX")"
+    log "building $name $version (first time on this machine; Kubernetes takes several minutes)"
+    (
+        cd "$work"
+        go mod init "gpufleet.test/build/$name" >/dev/null 2>&1
+        go mod edit -require="$require"
+        local r
+        for r in ${REPLACES:-}; do go mod edit -replace="$r"; done
+        go build -trimpath -ldflags "-s -w $ldflags" -o bin/ "$@" >build.log 2>&1 || {
+            grep -v '^go: downloading' build.log | tail -n 40 >&2
+            exit 1
+        }
+        rm -rf "$dest.tmp"
+        mkdir -p "$dest.tmp"
+        mv bin "$dest.tmp/bin"
+    )
+    rm -rf "$dest"
+    mv "$dest.tmp" "$dest"
+    touch "$dest/.built"
+    rm -rf "$work"
+    log "built $name $version in $((SECONDS - t0)) s"
+}
+
+# module_dir MODULE@VERSION: the module's directory in the module cache (downloaded if needed).
+module_dir() {
+    go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p'
+}
+
+for v in $KUBERNETES_VERSIONS; do
+    minor="${v#*.}"
+    minor="${minor%%.*}"
+    gomod="$(go mod download -json "k8s.io/kubernetes@v$v" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')"
+    REPLACES="$(awk -v ver="v0.${v#*.}" '$2 == "=>" && $3 ~ /^\.\/staging\// {print $1 "=" $1 "@" ver}' "$gomod")" \
+        build kubernetes "$v" "k8s.io/kubernetes@v$v" \
+        "-X k8s.io/component-base/version.gitVersion=v$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean" \
+        k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
+done
+REPLACES="" build etcd "$ETCD_VERSION" "go.etcd.io/etcd/server/v3@v$ETCD_VERSION" "" go.etcd.io/etcd/server/v3
+# go names the binary of go.etcd.io/etcd/server/v3 after "server".
+[ -x "$root/etcd-$ETCD_VERSION/bin/etcd" ] || mv "$root/etcd-$ETCD_VERSION/bin/server" "$root/etcd-$ETCD_VERSION/bin/etcd"
+REPLACES="" build kwok "$KWOK_VERSION" "sigs.k8s.io/kwok@v$KWOK_VERSION" \
+    "-X sigs.k8s.io/kwok/pkg/consts.Version=v$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
+REPLACES="" build jobset "$JOBSET_VERSION" "sigs.k8s.io/jobset@v$JOBSET_VERSION" "" sigs.k8s.io/jobset
+REPLACES="" build trainer "$TRAINER_VERSION" "github.com/kubeflow/trainer/v2@v$TRAINER_VERSION" "" \
+    github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+
+# The upstream manifests, copied out of the module cache (the fleet and the CRD-schema tests read them here).
+manifests="$root/manifests"
+stamp="trainer=$TRAINER_VERSION jobset=$JOBSET_VERSION kwok=$KWOK_VERSION"
+if [ "$(cat "$manifests/.stamp" 2>/dev/null || true)" != "$stamp" ]; then
+    trainer="$(module_dir "github.com/kubeflow/trainer/v2@v$TRAINER_VERSION")"
+    jobset="$(module_dir "sigs.k8s.io/jobset@v$JOBSET_VERSION")"
+    kwok="$(module_dir "sigs.k8s.io/kwok@v$KWOK_VERSION")"
+    rm -rf "$manifests.tmp"
+    mkdir -p "$manifests.tmp"/{crds,trainer-webhook,jobset-webhook,kwok-stages}
+    cp "$trainer"/manifests/base/crds/trainer.kubeflow.org_*.yaml "$manifests.tmp/crds/"
+    cp "$jobset"/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml "$manifests.tmp/crds/"
+    cp "$kwok"/kustomize/crd/bases/kwok.x-k8s.io_logs.yaml "$manifests.tmp/crds/"
+    cp "$trainer"/manifests/base/webhook/{manifests,patch_mutating,patch_validating}.yaml "$manifests.tmp/trainer-webhook/"
+    cp "$jobset"/config/components/webhook/manifests.yaml "$manifests.tmp/jobset-webhook/"
+    cp "$jobset"/config/components/webhook/patches/{mutating,validating}-patch.yaml "$manifests.tmp/jobset-webhook/"
+    cp "$kwok"/kustomize/stage/node/fast/node-initialize.yaml "$kwok"/kustomize/stage/pod/fast/pod-ready.yaml \
+        "$manifests.tmp/kwok-stages/"
+    chmod -R u+w "$manifests.tmp"
+    echo "$stamp" >"$manifests.tmp/.stamp"
+    rm -rf "$manifests"
+    mv "$manifests.tmp" "$manifests"
 fi
-
-apt_ensure golang-go dpkg-dev rsync jq make gcc libc6-dev golang-github-modern-go-reflect2-dev
-apt_update
-
-work="$(mktemp -d "${TMPDIR:-/tmp}/gpufleet-k8s-build.XXXXXX")"
-chmod 755 "$work"  # apt-get source downloads as _apt
-cleanup() { chmod -R u+w "$work" 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-
-# Debian's source package version that carries this upstream version (e.g. 1.20.5+really1.20.2-1.1+deb12u1).
-deb_src_version="${GPUFLEET_K8S_DEB_VERSION:-$(apt-cache showsrc kubernetes | awk -v v="$version" '$1 == "Version:" && ($2 ~ ("really" v "-") || index($2, v "-") == 1) {print $2; exit}')}"
-[ -n "$deb_src_version" ] || { log "no Debian source package of kubernetes carries $version"; exit 1; }
-log "fetching kubernetes=$deb_src_version sources into $work (this and the build take ~5-10 min)"
-(cd "$work" && apt-get source -qq "kubernetes=$deb_src_version" >/dev/null)
-src="$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'kubernetes-*' | head -n1)"
-[ -n "$src" ] || { log "apt-get source produced no tree"; exit 1; }
-
-# The vendored reflect2 v1.0.1 makes kube-apiserver built with Go >= 1.18 crash (fatal error: fault).
-reflect2=/usr/share/gocode/src/github.com/modern-go/reflect2
-[ -d "$reflect2" ] || { log "missing $reflect2"; exit 1; }
-log "replacing vendor/github.com/modern-go/reflect2 with Debian's $(dpkg-query -W -f='${Version}' golang-github-modern-go-reflect2-dev)"
-rsync -a --delete --exclude '*_test.go' "$reflect2/" "$src/vendor/github.com/modern-go/reflect2/"
-
-log "building with $(go version)"
-(
-    cd "$src"
-    export GOCACHE="$work/gocache" GOPATH="$work/gopath" GOFLAGS=-mod=vendor GO111MODULE=on
-    export KUBE_GIT_VERSION="v$version" KUBE_GIT_TREE_STATE=clean
-    make WHAT="cmd/kube-apiserver cmd/kube-controller-manager" >"$work/build.log" 2>&1 || {
-        tail -n 50 "$work/build.log" >&2
-        exit 1
-    }
-)
-
-out="$src/_output/bin"
-[ -x "$out/kube-apiserver" ] || out="$(dirname "$(find "$src/_output" -type f -name kube-apiserver | head -n1)")"
-mkdir -p "$dest"
-rm -rf "$dest/bin.tmp"
-mkdir "$dest/bin.tmp"
-cp "$out/kube-apiserver" "$out/kube-controller-manager" "$dest/bin.tmp/"
-rm -rf "$bin"
-mv "$dest/bin.tmp" "$bin"
-if ! binaries_ok; then
-    log "built binaries do not run"
-    exit 1
-fi
-log "built: $bin ($("$bin/kube-apiserver" --version))"
+log "components and manifests in $root"

@@ -1,31 +1,27 @@
-"""Start, inspect and stop a fleet of real Kubernetes API servers on 127.0.0.1.
+"""Start, inspect and stop a fleet of real Kubernetes clusters on 127.0.0.1.
 
     fleet.py start  --spec SPEC.yml --dir DIR   start one etcd and N clusters, write kubeconfigs and inventory
     fleet.py status --dir DIR [--json]          report what runs (exit 0 when all of it does)
     fleet.py stop   --dir DIR                   stop every process recorded in DIR/state.json
 
-Each cluster is a kube-apiserver (own --etcd-prefix on one shared etcd) and a kube-controller-manager that runs
-only the namespace and garbage-collector controllers. There is no real kubelet and nothing runs: a test controller
-(controller.py) plays Kubeflow Trainer's and JobSet's part: TrainJob status and the pods a TrainJob would have, bound to
-the fake nodes; a fake kubelet (fake_kubelet.py) serves those pods' logs, so `pods/log` works through the API
-servers. See tests/fleet/README.md.
-
-Binaries come from $GPUFLEET_CACHE/k8s/<version>/bin (built by tests/fleet/build.sh); etcd from Debian's
-etcd-server. Only loopback addresses are used.
+Each cluster is a control plane of its own Kubernetes version (kube-apiserver with its own --etcd-prefix on one
+shared etcd, kube-controller-manager, kube-scheduler), KWOK for its GPU nodes and their pods, and the real JobSet
+and Kubeflow Trainer controllers with their webhooks, all out of cluster on loopback. The one home-made process is
+tests/fleet/agent.py: it stands in for the GPU workload's output and for NVIDIA's DRA driver (see its docstring).
+Binaries and upstream manifests come from $GPUFLEET_CACHE/components (built by tests/fleet/build.sh from the Go
+modules named in tests/fleet/components.env). See tests/fleet/README.md.
 """
 
 import argparse
-import http.client
+import base64
+import copy
 import json
 import os
 import secrets
 import shutil
 import signal
-import socket
-import ssl
 import subprocess
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,66 +29,23 @@ from pathlib import Path
 import yaml
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
 import fleet_nodes as fake_nodes  # noqa: E402
 import fleet_rbac  # noqa: E402
 import nccl_logs  # noqa: E402
+from fleet_procs import (LOOPBACK, FleetError, Rest, abort, etcd_healthy, free_port, is_ours, log, spawn,  # noqa: E402
+                         stop_records, tail, wait_http_ok)
 
 RESTRICTED_NAMESPACE = "burnin-restricted"
 RESTRICTED_USER = "burnin-restricted"
 ADMIN_USER = "gpufleet-admin"
-LOOPBACK = "127.0.0.1"
-# Upstream CRDs installed into every cluster, read at run time from ../shared/crds (never copied).
-CRD_FILES = (
-    "trainer.kubeflow.org_trainingruntimes.yaml",
-    "trainer.kubeflow.org_clustertrainingruntimes.yaml",
-    "trainer.kubeflow.org_trainjobs.yaml",
-    "jobset.x-k8s.io_jobsets.v0.12.0.yaml",
-    "resource.nvidia.com_computedomains.yaml",
-)
-
-# What a burn-in needs in its one namespace.
-RESOURCECLAIMTEMPLATE_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {
-        "name": "resourceclaimtemplates.resource.k8s.io",
-        "annotations": {
-            # A CRD in a *.k8s.io group must carry this annotation.
-            "api-approved.kubernetes.io": "unapproved, gpufleet test stand-in for the built-in DRA API",
-        },
-        "labels": {"gpufleet.test/stand-in": "true"},
-    },
-    "spec": {
-        "group": "resource.k8s.io",
-        "scope": "Namespaced",
-        "names": {"plural": "resourceclaimtemplates", "singular": "resourceclaimtemplate",
-                  "kind": "ResourceClaimTemplate", "listKind": "ResourceClaimTemplateList"},
-        "versions": [
-            {"name": v, "served": True, "storage": v == "v1",
-             "schema": {"openAPIV3Schema": {
-                 "type": "object",
-                 "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-                 "x-kubernetes-preserve-unknown-fields": True}}}
-            for v in ("v1", "v1beta2", "v1beta1")
-        ],
-    },
-}
-
-
+FAKE_NODE_LABEL = "gpufleet.test/fake-node"
+# The cluster components, in start order after the API server; stopped before the API servers.
+COMPONENTS = ("kube-controller-manager", "kube-scheduler", "kwok", "jobset", "trainer")
 # Grace GPUs (arm64 nodes) and the image name the fleet's inventory gives their groups (nothing is pulled).
 GRACE_GPUS = ("gb200", "gb300")
 GRACE_STAND_IN_IMAGE = "localhost/gpufleet-test/nccl-tests:arm64-stand-in"
-
-
-class FleetError(Exception):
-    pass
-
-
-# Set when a start is being abandoned: worker threads stop waiting and spawn nothing more.
-_abort = threading.Event()
 
 
 def raise_keyboard_interrupt(signum, frame):
@@ -100,89 +53,123 @@ def raise_keyboard_interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def log(msg):
-    print(f"[fleet] {msg}", file=sys.stderr, flush=True)
+# ---------------------------------------------------------------------------------------------- components
+
+def read_env_file(path):
+    """KEY=VALUE lines of a shell file such as components.env (quotes stripped, comments ignored)."""
+    out = {}
+    for line in Path(path).read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            key, value = line.split("=", 1)
+            out[key.strip()] = value.strip().strip('"')
+    return out
 
 
-# ---------------------------------------------------------------------------------------------- locations
-
-def k8s_version():
-    return os.environ.get("GPUFLEET_K8S_VERSION") or (HERE / "K8S_VERSION").read_text().strip()
+VERSIONS = read_env_file(HERE / "components.env")
+KUBERNETES_VERSIONS = VERSIONS["KUBERNETES_VERSIONS"].split()
 
 
 def cache_root():
     return Path(os.environ.get("GPUFLEET_CACHE") or Path.home() / ".cache" / "gpufleet-burnin")
 
 
-def bin_dir():
-    return Path(os.environ.get("GPUFLEET_K8S_BIN") or cache_root() / "k8s" / k8s_version() / "bin")
+def components_dir():
+    return cache_root() / "components"
 
 
-def crd_dir():
-    return Path(os.environ.get("GPUFLEET_CRD_DIR") or REPO.parent / "shared" / "crds")
+def manifests_dir():
+    return components_dir() / "manifests"
 
 
-def find_binaries():
-    b = bin_dir()
-    apiserver, kcm = b / "kube-apiserver", b / "kube-controller-manager"
-    missing = [str(p) for p in (apiserver, kcm) if not os.access(p, os.X_OK)]
-    etcd = os.environ.get("GPUFLEET_ETCD") or shutil.which("etcd") or "/usr/bin/etcd"
-    if not os.access(etcd, os.X_OK):
-        missing.append("etcd (Debian package etcd-server)")
+def kubernetes_version(wanted):
+    """The full version built for WANTED (None, '1.37' or '1.37.2'); FleetError naming the built ones otherwise."""
+    if wanted in (None, ""):
+        return KUBERNETES_VERSIONS[0]
+    wanted = str(wanted).lstrip("v")
+    for v in KUBERNETES_VERSIONS:
+        if v == wanted or v.rsplit(".", 1)[0] == wanted:
+            return v
+    raise FleetError(f"kubernetes_version {wanted!r} is not built; tests/fleet/components.env has "
+                     + ", ".join(KUBERNETES_VERSIONS))
+
+
+def find_binaries(k8s_versions):
+    root = components_dir()
+    bins = {"etcd": root / f"etcd-{VERSIONS['ETCD_VERSION']}" / "bin" / "etcd",
+            "kwok": root / f"kwok-{VERSIONS['KWOK_VERSION']}" / "bin" / "kwok",
+            "jobset": root / f"jobset-{VERSIONS['JOBSET_VERSION']}" / "bin" / "jobset",
+            "trainer": root / f"trainer-{VERSIONS['TRAINER_VERSION']}" / "bin" / "trainer-controller-manager"}
+    for v in sorted(set(k8s_versions)):
+        for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler"):
+            bins[f"{name}-{v}"] = root / f"kubernetes-{v}" / "bin" / name
+    missing = [str(p) for p in bins.values() if not os.access(p, os.X_OK)]
+    if not (manifests_dir() / ".stamp").is_file():
+        missing.append(str(manifests_dir()))
     if missing:
-        raise FleetError("missing binaries: " + ", ".join(missing) +
-                         f"; run {HERE / 'build.sh'} first (builds Kubernetes {k8s_version()} once into the cache)")
-    return {"kube-apiserver": str(apiserver), "kube-controller-manager": str(kcm), "etcd": etcd}
+        raise FleetError("missing: " + ", ".join(missing) + f"; run {HERE / 'build.sh'} first (builds the test "
+                         "bed's components from their Go modules once per machine)")
+    return {k: str(v) for k, v in bins.items()}
 
 
-def crds_available():
-    d = crd_dir()
-    return d.is_dir() and all((d / f).is_file() for f in CRD_FILES)
+def load_yaml_docs(path):
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with open(path) as fh:
+        return [doc for doc in yaml.load_all(fh, Loader=loader) if doc]
 
 
-# ---------------------------------------------------------------------------------------------- API server tuning
-
-# `api: minimal` (the default) serves only these built-in API group versions. Every built-in type adds to the
-# OpenAPI document that kube-apiserver 1.20 merges and converts again for each CRD (and keeps a copy of per
-# CRD for server-side apply), so fewer groups make startup about twice as cheap and the process ~100 MB
-# smaller. `api: full` serves everything 1.20 has.
-MINIMAL_API = ("v1", "apiextensions.k8s.io/v1", "apiregistration.k8s.io/v1", "rbac.authorization.k8s.io/v1",
-               "authentication.k8s.io/v1", "authorization.k8s.io/v1", "coordination.k8s.io/v1",
-               "events.k8s.io/v1", "apps/v1", "batch/v1", "scheduling.k8s.io/v1")
-# Admission plugins never wanted here: no pods run (ServiceAccount), fake nodes are Ready from the start
-# (TaintNodesByCondition would taint them not-ready).
-DISABLED_ADMISSION = ("ServiceAccount", "TaintNodesByCondition")
-# Admission plugins that watch groups `api: minimal` does not serve (they would never become ready).
-DISABLED_ADMISSION_MINIMAL = ("DefaultStorageClass", "StorageObjectInUseProtection", "PersistentVolumeClaimResize",
-                              "RuntimeClass", "CertificateApproval", "CertificateSigning",
-                              "CertificateSubjectRestriction", "DefaultIngressClass", "MutatingAdmissionWebhook",
-                              "ValidatingAdmissionWebhook")
+def crd_documents():
+    """The CRDs every cluster gets: Trainer's and JobSet's and KWOK's Logs (from their modules) and the ComputeDomain
+    stand-in (tests/fleet/stand-ins: NVIDIA's DRA driver module is not served)."""
+    docs = []
+    for path in sorted((manifests_dir() / "crds").glob("*.yaml")):
+        docs += load_yaml_docs(path)
+    docs += load_yaml_docs(HERE / "stand-ins" / "computedomain-crd.yaml")
+    return docs
 
 
-def api_flags(api):
-    if api == "full":
-        return ["--disable-admission-plugins=" + ",".join(DISABLED_ADMISSION)]
-    runtime = ["api/all=false"] + [("api/v1" if gv == "v1" else gv) + "=true" for gv in MINIMAL_API]
-    return ["--runtime-config=" + ",".join(runtime),
-            "--disable-admission-plugins=" + ",".join(DISABLED_ADMISSION + DISABLED_ADMISSION_MINIMAL)]
+def apply_json_patch(doc, ops):
+    """The replace/add operations of the upstream kustomize patches (RFC 6902, object keys and list indexes)."""
+    for op in ops:
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].lstrip("/").split("/")]
+        parent = doc
+        for p in parts[:-1]:
+            parent = parent[int(p)] if isinstance(parent, list) else parent[p]
+        last = parts[-1]
+        if isinstance(parent, list):
+            parent[int(last)] = op["value"]
+        else:
+            parent[last] = op["value"]
+    return doc
 
 
-def go_env(component, memlimit, gogc="50"):
-    """Go runtime settings of a fleet process: a low GOGC and a GOMEMLIMIT well above the live heap.
-
-    A GOMEMLIMIT below the live heap makes the Go GC run non-stop: with the Trainer/JobSet CRDs installed an
-    idle kube-apiserver has ~150 MB live heap, and with GOMEMLIMIT=200MiB it burned ~16% of a core for ever.
-    A low GOGC (40 for API servers: heap ~1.4x live instead of 2x) trades a little CPU for memory. Override
-    with GPUFLEET_<COMPONENT>_GOGC / GPUFLEET_<COMPONENT>_GOMEMLIMIT (APISERVER, KCM, ETCD).
-    """
-    return {"GOGC": os.environ.get(f"GPUFLEET_{component}_GOGC", gogc),
-            "GOMEMLIMIT": os.environ.get(f"GPUFLEET_{component}_GOMEMLIMIT", memlimit)}
+def webhook_configurations(component, port, ca_data):
+    """The upstream webhook configurations of trainer or jobset, with their kustomize patches applied and each
+    service reference turned into a URL on 127.0.0.1 (a Service cannot route to loopback)."""
+    d = manifests_dir() / f"{component}-webhook"
+    docs = load_yaml_docs(d / "manifests.yaml")
+    patches = {"trainer": {"MutatingWebhookConfiguration": "patch_mutating.yaml",
+                           "ValidatingWebhookConfiguration": "patch_validating.yaml"},
+               "jobset": {"MutatingWebhookConfiguration": "mutating-patch.yaml",
+                          "ValidatingWebhookConfiguration": "validating-patch.yaml"}}[component]
+    out = []
+    for doc in docs:
+        apply_json_patch(doc, yaml.safe_load((d / patches[doc["kind"]]).read_text()))
+        if component == "jobset":
+            doc["metadata"]["name"] = f"jobset-{doc['metadata']['name']}"
+        for hook in doc["webhooks"]:
+            path = hook["clientConfig"]["service"]["path"]
+            hook["clientConfig"] = {"url": f"https://{LOOPBACK}:{port}{path}", "caBundle": ca_data}
+            hook["timeoutSeconds"] = 10
+        out.append(doc)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- spec
 
 DEFAULT_MISMATCH_PLATFORMS = ("gcp", "aws", "azure", "oci")
 DEFAULT_MISMATCH_GPUS = ("gb200", "h100", "gb300")
+OUTCOMES = ("Complete", "Failed", "none")
 
 
 def load_spec(path):
@@ -210,28 +197,32 @@ def load_spec(path):
         if not match:
             node_platform = node_platform or next(p for p in DEFAULT_MISMATCH_PLATFORMS if p != platform)
             node_gpu = node_gpu or next(g for g in DEFAULT_MISMATCH_GPUS if g != gpu)
-        node_platform = str(node_platform or platform).lower()
-        node_gpu = str(node_gpu or gpu).lower()
         outcome = c.get("trainjob_outcome", "Complete")
         outcome = "none" if outcome is None else str(outcome)
-        if outcome not in ("Complete", "Failed", "none"):
-            raise FleetError(f"{path}: cluster {name}: trainjob_outcome must be Complete, Failed or none")
+        if outcome not in OUTCOMES:
+            raise FleetError(f"{path}: cluster {name}: trainjob_outcome must be one of {', '.join(OUTCOMES)}")
         nccl_log = str(c.get("nccl_log") or ("truncated" if outcome == "Failed" else "good"))
         if nccl_log not in nccl_logs.RESULTS:
-            raise FleetError(f"{path}: cluster {name}: nccl_log must be one of {', '.join(nccl_logs.RESULTS)}, got {nccl_log!r}")
+            raise FleetError(f"{path}: cluster {name}: nccl_log must be one of {', '.join(nccl_logs.RESULTS)}, "
+                             f"got {nccl_log!r}")
         nccl_busbw = c.get("nccl_busbw")
         if nccl_busbw is not None and (isinstance(nccl_busbw, bool) or not isinstance(nccl_busbw, (int, float))
                                        or nccl_busbw <= 0):
             raise FleetError(f"{path}: cluster {name}: nccl_busbw must be a bandwidth in GB/s > 0, got {nccl_busbw!r}")
+        try:
+            version = kubernetes_version(c.get("kubernetes_version"))
+        except FleetError as e:
+            raise FleetError(f"{path}: cluster {name}: {e}") from None
         out.append({
             "name": name,
             "platform": platform,
             "gpu_architecture": gpu,
+            "kubernetes_version": version,
             "nodes": int(c.get("nodes", 2)),
             "instance_type": c.get("instance_type"),
             "nodes_match_group": bool(match),
-            "node_platform": node_platform,
-            "node_gpu_architecture": node_gpu,
+            "node_platform": str(node_platform or platform).lower(),
+            "node_gpu_architecture": str(node_gpu or gpu).lower(),
             "trainjob_outcome": outcome,
             "nccl_log": nccl_log,
             "nccl_busbw": nccl_busbw,
@@ -239,130 +230,10 @@ def load_spec(path):
             "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
             "node_taints": c.get("node_taints"),
         })
-    kubelet_port = raw.get("kubelet_port", "auto")
-    if kubelet_port != "auto" and (isinstance(kubelet_port, bool) or not isinstance(kubelet_port, int)
-                                   or not 1024 <= kubelet_port <= 65535 - len(out)):
-        raise FleetError(f"{path}: kubelet_port must be auto or a port number (the first cluster's; the next ones count "
-                         f"up), got {kubelet_port!r}")
-    api = str(raw.get("api") or "minimal")
-    if api not in ("minimal", "full"):
-        raise FleetError(f"{path}: api must be minimal or full")
-    return {
-        "clusters": out,
-        "api": api,
-        "restricted_namespace": str(raw.get("restricted_namespace") or RESTRICTED_NAMESPACE),
-        "kubelet_port": kubelet_port,
-    }
+    return {"clusters": out, "restricted_namespace": str(raw.get("restricted_namespace") or RESTRICTED_NAMESPACE)}
 
 
-# ---------------------------------------------------------------------------------------------- processes
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((LOOPBACK, 0))
-        return s.getsockname()[1]
-
-
-def proc_start_time(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            data = f.read()
-    except OSError:
-        return None
-    # Field 22 (starttime), counted after the parenthesised command name.
-    rest = data.rsplit(")", 1)[1].split()
-    return int(rest[19]), rest[0]
-
-
-def is_ours(rec):
-    """True when rec's PID is still the process that was started (same start time, cmdline has the marker)."""
-    if not rec or not rec.get("pid"):
-        return False
-    st = proc_start_time(rec["pid"])
-    if st is None or st[0] != rec.get("start_time") or st[1] == "Z":
-        return False
-    try:
-        with open(f"/proc/{rec['pid']}/cmdline", "rb") as f:
-            cmdline = f.read().decode(errors="replace")
-    except OSError:
-        return False
-    return rec.get("marker", "") in cmdline
-
-
-def spawn(args, log_path, env_extra=None):
-    if _abort.is_set():
-        raise FleetError("start aborted")
-    env = dict(os.environ)
-    env.update(env_extra or {})
-    logf = open(log_path, "ab")
-    try:
-        p = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT, env=env,
-                             start_new_session=True, close_fds=True)
-    finally:
-        logf.close()
-    try:
-        st = proc_start_time(p.pid)
-        return p, {"pid": p.pid, "start_time": st[0] if st else None, "args": args, "log": str(log_path)}
-    except BaseException:
-        p.kill()
-        p.wait()
-        raise
-
-
-def reap(pid):
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
-
-
-def _stop_tier(live, timeout):
-    for name, r in live:
-        try:
-            os.kill(r["pid"], signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    pending = list(live)
-    for sig, wait in ((None, timeout), (signal.SIGKILL, 5.0)):
-        if sig is not None:
-            for name, r in pending:
-                log(f"{name} (pid {r['pid']}) still running {timeout:.0f}s after SIGTERM; killing")
-                try:
-                    os.kill(r["pid"], sig)
-                except ProcessLookupError:
-                    pass
-        deadline = time.monotonic() + wait
-        while pending:
-            for _name, r in pending:
-                reap(r["pid"])
-            pending = [(n, r) for n, r in pending if is_ours(r)]
-            if not pending or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
-        if not pending:
-            break
-    return pending
-
-
-def stop_records(recs, timeout=15.0):
-    """Stop recorded processes that are still ours, tier by tier (controller, fake kubelet, controller managers, API
-    servers, etcd): SIGTERM, wait, SIGKILL leftovers. Returns the names of the processes stopped."""
-    tiers = {}
-    for name, r in recs:
-        kind = name.split("/")[-1]
-        tiers.setdefault({"controller": 0, "kubelet": 0, "kube-controller-manager": 0, "kube-apiserver": 1}.get(kind, 2),
-                         []).append((name, r))
-    stopped, failed = [], []
-    for t in sorted(tiers):
-        live = [(n, r) for n, r in tiers[t] if is_ours(r)]
-        failed += _stop_tier(live, timeout)
-        stopped += [n for n, _rec in live]
-    if failed:
-        raise FleetError("could not stop: " + ", ".join(f"{n} (pid {r['pid']})" for n, r in failed))
-    return stopped
-
-
-# ---------------------------------------------------------------------------------------------- TLS, tokens
+# ---------------------------------------------------------------------------------------------- TLS
 
 def openssl(*args, cwd):
     r = subprocess.run(["openssl", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
@@ -370,83 +241,35 @@ def openssl(*args, cwd):
         raise FleetError("openssl " + " ".join(args) + " failed: " + r.stdout.decode(errors="replace"))
 
 
+def issue(pki, name, cn, usage, san=""):
+    """A key and a certificate of the fleet CA: pki/NAME.key, pki/NAME.crt."""
+    subject = f"/O=system:masters/CN={cn}" if usage == "clientAuth" else f"/CN={cn}"
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", subject,
+            cwd=pki)
+    (pki / f"{name}.ext").write_text("basicConstraints=critical,CA:FALSE\n"
+                                     "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                                     f"extendedKeyUsage={usage}\n" + (f"subjectAltName={san}\n" if san else ""))
+    openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", f"{name}.crt", "-days", "3650", "-extfile", f"{name}.ext", cwd=pki)
+    os.chmod(pki / f"{name}.key", 0o600)
+
+
 def make_pki(pki):
-    """A CA, a serving certificate for 127.0.0.1/localhost and a service-account signing key."""
+    """The fleet CA and what it signs: the API servers' serving certificate, the service-account key, KWOK's
+    kubelet serving certificate (the API servers verify it), the API servers' kubelet client certificate, and the
+    serving certificate of the Trainer and JobSet webhooks (127.0.0.1)."""
     pki.mkdir(parents=True, exist_ok=True)
     openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "3650",
-            "-subj", "/CN=gpufleet-test-ca",
-            "-addext", "basicConstraints=critical,CA:TRUE",
+            "-subj", "/CN=gpufleet-test-ca", "-addext", "basicConstraints=critical,CA:TRUE",
             "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=pki)
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
-            "-subj", "/CN=kube-apiserver", cwd=pki)
-    (pki / "server.ext").write_text(
-        "basicConstraints=critical,CA:FALSE\n"
-        "keyUsage=critical,digitalSignature,keyEncipherment\n"
-        "extendedKeyUsage=serverAuth\n"
-        "subjectKeyIdentifier=hash\n"
-        "authorityKeyIdentifier=keyid\n"
-        "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,"
-        "DNS:kubernetes.default.svc\n")
-    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-            "-out", "server.crt", "-days", "3650", "-extfile", "server.ext", cwd=pki)
+    os.chmod(pki / "ca.key", 0o600)
+    issue(pki, "server", "kube-apiserver", "serverAuth",
+          "IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc")
+    issue(pki, "kubelet", "gpufleet-kwok-kubelet", "serverAuth", "IP:127.0.0.1,DNS:localhost")
+    issue(pki, "kubelet-client", "kube-apiserver-kubelet-client", "clientAuth")
+    issue(pki, "webhook", "gpufleet-webhooks", "serverAuth", "IP:127.0.0.1,DNS:localhost")
     openssl("genrsa", "-out", "sa.key", "2048", cwd=pki)
-    # The fake kubelet's serving certificate (the API servers verify it: --kubelet-certificate-authority) and the
-    # API servers' kubelet client certificate (the fake kubelet requires one of this CA).
-    for name, cn, usage, san in (("kubelet", "gpufleet-fake-kubelet", "serverAuth", "subjectAltName=IP:127.0.0.1,DNS:localhost\n"),
-                                 ("kubelet-client", "kube-apiserver-kubelet-client", "clientAuth", "")):
-        subject = f"/O=system:masters/CN={cn}" if usage == "clientAuth" else f"/CN={cn}"
-        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", subject,
-                cwd=pki)
-        (pki / f"{name}.ext").write_text(
-            "basicConstraints=critical,CA:FALSE\n"
-            "keyUsage=critical,digitalSignature,keyEncipherment\n"
-            f"extendedKeyUsage={usage}\n" + san)
-        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-                "-out", f"{name}.crt", "-days", "3650", "-extfile", f"{name}.ext", cwd=pki)
-    for f in ("ca.key", "server.key", "sa.key", "kubelet.key", "kubelet-client.key"):
-        os.chmod(pki / f, 0o600)
-
-
-# ---------------------------------------------------------------------------------------------- REST
-
-class Rest:
-    """A minimal HTTPS client for one API server (bearer token, verified TLS)."""
-
-    def __init__(self, server, token, ca_file):
-        hostport = server.split("://", 1)[1]
-        self.host, port = hostport.rsplit(":", 1)
-        self.port = int(port)
-        self.token = token
-        self.ctx = ssl.create_default_context(cafile=str(ca_file))
-
-    def request(self, method, path, body=None, content_type="application/json", timeout=30):
-        conn = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=timeout)
-        try:
-            headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
-            data = None
-            if body is not None:
-                data = body if isinstance(body, bytes) else json.dumps(body).encode()
-                headers["Content-Type"] = content_type
-            conn.request(method, path, body=data, headers=headers)
-            resp = conn.getresponse()
-            raw = resp.read()
-            try:
-                payload = json.loads(raw) if raw else None
-            except ValueError:
-                payload = raw.decode(errors="replace")
-            return resp.status, payload
-        finally:
-            conn.close()
-
-    def must(self, method, path, body=None, ok=(200, 201), **kw):
-        status, payload = self.request(method, path, body, **kw)
-        if status not in ok:
-            raise FleetError(f"{method} {path}: HTTP {status}: {str(payload)[:500]}")
-        return payload
-
-    def create(self, path, obj):
-        """POST, treating AlreadyExists as success."""
-        return self.must("POST", path, obj, ok=(200, 201, 409))
+    os.chmod(pki / "sa.key", 0o600)
 
 
 # ---------------------------------------------------------------------------------------------- fleet files
@@ -455,8 +278,7 @@ def write_kubeconfig(path, clusters, ca_data, token_key, namespace=None):
     cfg = {"apiVersion": "v1", "kind": "Config", "preferences": {}, "clusters": [], "users": [], "contexts": []}
     for c in clusters:
         name = c["name"]
-        cluster = {"server": c["server"], "certificate-authority-data": ca_data}
-        cfg["clusters"].append({"name": name, "cluster": cluster})
+        cfg["clusters"].append({"name": name, "cluster": {"server": c["server"], "certificate-authority-data": ca_data}})
         user = f"{name}-{token_key.split('_')[0]}"
         cfg["users"].append({"name": user, "user": {"token": c[token_key]}})
         ctx = {"cluster": name, "user": user}
@@ -471,11 +293,8 @@ def write_kubeconfig(path, clusters, ca_data, token_key, namespace=None):
 
 
 def build_inventory(state):
-    hostvars_common = {"ansible_connection": "local",
-                       "ansible_python_interpreter": "{{ ansible_playbook_python }}"}
-    groups = {}
-    platform_groups = {}
-    gpu_groups = {}
+    hostvars_common = {"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}"}
+    groups, platform_groups, gpu_groups = {}, {}, {}
     for name, c in state["clusters"].items():
         g = f"{c['platform']}_{c['gpu_architecture']}"
         group_vars = {"burnin_platform": c["platform"], "burnin_gpu_architecture": c["gpu_architecture"]}
@@ -507,429 +326,380 @@ def state_path(d):
 
 def read_state(d):
     p = state_path(d)
-    if not p.is_file():
-        return None
-    return json.loads(p.read_text())
-
-
-_state_lock = threading.RLock()
+    return json.loads(p.read_text()) if p.is_file() else None
 
 
 def write_state(d, state):
-    with _state_lock:
-        p = state_path(d)
-        tmp = Path(str(p) + ".tmp")
-        tmp.write_text(json.dumps(state, indent=2, sort_keys=True))
-        tmp.replace(p)
+    p = state_path(d)
+    tmp = Path(str(p) + ".tmp")
+    tmp.write_text(json.dumps(state, indent=2, sort_keys=True))
+    tmp.replace(p)
 
 
 def all_records(state):
-    """(name, record) for every process, in stop order: controller, fake kubelet, controller managers, API servers,
-    etcd."""
-    recs = []
-    if state.get("controller"):
-        recs.append(("controller", state["controller"]))
-    if state.get("kubelet"):
-        recs.append(("kubelet", state["kubelet"]))
+    """(name, record) for every process: the agent, each cluster's components, API servers, etcd."""
+    recs = [("agent", state["agent"])] if state.get("agent") else []
     for n, c in state.get("clusters", {}).items():
-        if c.get("controller_manager"):
-            recs.append((f"{n}/kube-controller-manager", c["controller_manager"]))
+        recs += [(f"{n}/{kind}", c["processes"][kind]) for kind in COMPONENTS if kind in c.get("processes", {})]
     for n, c in state.get("clusters", {}).items():
-        if c.get("apiserver"):
-            recs.append((f"{n}/kube-apiserver", c["apiserver"]))
+        if "kube-apiserver" in c.get("processes", {}):
+            recs.append((f"{n}/kube-apiserver", c["processes"]["kube-apiserver"]))
     if state.get("etcd"):
         recs.append(("etcd", state["etcd"]))
     return recs
 
 
-# ---------------------------------------------------------------------------------------------- start
+# ---------------------------------------------------------------------------------------------- one cluster
 
-_crd_cache = {}
-
-
-def adapt_crd_for_old_apiserver(doc):
-    """Make an upstream CRD acceptable to kube-apiserver 1.20, returning the number of changes.
-
-    1.20 rejects `default: ""` in a structural schema ('default: Invalid value: "null": in body must be of type
-    string'), although "" is a valid string. Such a default only fills in an empty name; dropping it cannot
-    prune anything. A key of an `x-kubernetes-list-map` must have a default or be required, so a key that lost
-    its "" default becomes required in its item schema (e.g. imagePullSecrets[].name): objects without it are
-    meaningless anyway. Nothing else is changed (CEL rules are ignored by 1.20 anyway).
-
-    Unless GPUFLEET_CRD_KEEP_DESCRIPTIONS=1, schema descriptions are dropped as well: they are ~80% of the bytes,
-    and 1.20 rebuilds its whole OpenAPI document for every CRD, which with the full texts takes tens of CPU
-    seconds per cluster. Descriptions play no part in validation, defaulting or pruning.
-    """
-    changed = 0
-    strip_descriptions = os.environ.get("GPUFLEET_CRD_KEEP_DESCRIPTIONS") != "1"
-
-    def walk(node):
-        nonlocal changed
-        if isinstance(node, dict):
-            if strip_descriptions and isinstance(node.get("description"), str):
-                del node["description"]
-            if node.get("default") == "":
-                del node["default"]
-                changed += 1
-            for v in node.values():
-                walk(v)
-            if node.get("x-kubernetes-list-type") == "map" and isinstance(node.get("items"), dict):
-                items = node["items"]
-                props = items.get("properties") or {}
-                for key in node.get("x-kubernetes-list-map-keys") or []:
-                    if key in props and "default" not in props[key] and key not in items.get("required", []):
-                        items.setdefault("required", []).append(key)
-                        changed += 1
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    for v in doc.get("spec", {}).get("versions", []):
-        walk(v.get("schema"))
-    return changed
+def go_env(component, memlimit, gogc="50"):
+    """Go runtime settings of a fleet process: a low GOGC and a GOMEMLIMIT well above the live heap (a limit below
+    it makes the GC run non-stop). Override with GPUFLEET_<COMPONENT>_GOGC / _GOMEMLIMIT."""
+    return {"GOGC": os.environ.get(f"GPUFLEET_{component}_GOGC", gogc),
+            "GOMEMLIMIT": os.environ.get(f"GPUFLEET_{component}_GOMEMLIMIT", memlimit)}
 
 
-def load_crds():
-    d = crd_dir()
-    if not crds_available():
-        return None
-    key = str(d)
-    if key not in _crd_cache:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        docs = []
-        for f in CRD_FILES:
-            with open(d / f) as fh:
-                docs.extend(doc for doc in yaml.load_all(fh, Loader=loader) if doc)
-        for doc in docs:
-            adapt_crd_for_old_apiserver(doc)
-        # Pre-encode once; every cluster gets the same bytes.
-        _crd_cache[key] = [(doc["metadata"]["name"], json.dumps(doc).encode()) for doc in docs]
-    return _crd_cache[key]
+class ClusterStarter:
+    """Starts one cluster of a fleet, stage by stage: API server, what is installed into it, its components."""
 
+    def __init__(self, fleet, c, spec_c):
+        self.fleet = fleet
+        self.c = c
+        self.spec_c = spec_c
+        self.name = c["name"]
+        self.dir = Path(c["dir"])
+        self.logs = fleet.dir / "logs"
+        self.pki = fleet.dir / "pki"
+        self.rest = Rest(c["server"], c["admin_token"], self.pki / "ca.crt")
 
-def wait_http_ok(check, proc, what, log_path, timeout):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        if _abort.is_set():
-            raise FleetError(f"{what}: start aborted")
-        if proc is not None and proc.poll() is not None:
-            raise FleetError(f"{what} exited with {proc.returncode} while starting; log {log_path}:\n"
-                             + tail(log_path))
-        try:
-            if check():
-                return
-        except (OSError, http.client.HTTPException, ssl.SSLError) as e:
-            last = e
-        time.sleep(0.1)
-    raise FleetError(f"{what} not ready after {timeout}s ({last}); log {log_path}:\n" + tail(log_path))
+    def spawn(self, kind, args, env=None):
+        p, rec = spawn(args, self.logs / f"{self.name}.{kind}.log", env)
+        rec["marker"] = str(self.fleet.dir)
+        self.fleet.procs.append(p)
+        self.c["processes"][kind] = rec
+        self.fleet.save()
+        return p
 
+    def log_of(self, kind):
+        return self.logs / f"{self.name}.{kind}.log"
 
-def tail(path, n=30):
-    try:
-        with open(path, errors="replace") as f:
-            return "".join(f.readlines()[-n:])
-    except OSError:
-        return ""
-
-
-def etcd_healthy(port):
-    conn = http.client.HTTPConnection(LOOPBACK, port, timeout=2)
-    try:
-        conn.request("GET", "/health")
-        r = conn.getresponse()
-        body = r.read()
-        return r.status == 200 and b'"true"' in body
-    finally:
-        conn.close()
-
-
-def install_cluster(rest, c, spec_c, crds, restricted_ns, kubelet_port):
-    """Namespace, RBAC, CRDs (and stand-in), fake GPU nodes."""
-    rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": restricted_ns}})
-    # The namespaced part of the collection's least-privilege RBAC manifest (extras/rbac/burnin-rbac.yaml).
-    fleet_rbac.install(rest, restricted_ns, RESTRICTED_USER)
-
-    crd_names = []
-    for name, body in (crds or []):
-        rest.must("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body, ok=(200, 201, 409))
-        crd_names.append(name)
-    rest.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", RESOURCECLAIMTEMPLATE_CRD)
-    crd_names.append(RESOURCECLAIMTEMPLATE_CRD["metadata"]["name"])
-
-    for node, status in fake_nodes.build_nodes(
-            c["name"], spec_c["node_platform"], spec_c["node_gpu_architecture"], spec_c["nodes"],
-            instance_type=spec_c["instance_type"], kubelet_port=kubelet_port,
-            extra_labels=spec_c["node_labels"], extra_capacity=spec_c["node_capacity"],
-            taints=spec_c["node_taints"]):
-        rest.create("/api/v1/nodes", node)
-        rest.must("PATCH", f"/api/v1/nodes/{node['metadata']['name']}/status", {"status": status},
-                  content_type="application/merge-patch+json")
-
-    # Wait until every CRD is Established and its API is served.
-    deadline = time.monotonic() + 60
-    pending = set(crd_names)
-    while pending:
-        for name in sorted(pending):
-            obj = rest.must("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-            conds = {x["type"]: x["status"] for x in (obj.get("status") or {}).get("conditions") or []}
-            if conds.get("Established") == "True":
-                pending.discard(name)
-        if pending:
-            if time.monotonic() > deadline or _abort.is_set():
-                raise FleetError(f"{c['name']}: CRDs not established: {sorted(pending)}")
-            time.sleep(0.1)
-    return crd_names
-
-
-def start(spec_path, d, timeout=120.0):
-    t0 = time.monotonic()
-    _abort.clear()
-    spec = load_spec(spec_path)
-    bins = find_binaries()
-    d = Path(d).resolve()
-    d.mkdir(parents=True, exist_ok=True)
-    old = read_state(d)
-    if old and any(is_ours(r) for _name, r in all_records(old)):
-        raise FleetError(f"a fleet is already running in {d}; stop it first")
-    crds = load_crds()
-    if crds is None:
-        log(f"WARNING: {crd_dir()} is absent or incomplete: upstream CRDs (Trainer, JobSet, ComputeDomain) are NOT "
-            "installed; tests that need them will be skipped")
-
-    for sub in ("etcd", "clusters", "pki", "logs", "kubelet"):
-        p = d / sub
-        if p.exists():
-            shutil.rmtree(p)
-    make_pki(d / "pki")
-    ca_file = d / "pki" / "ca.crt"
-    import base64
-    ca_data = base64.b64encode(ca_file.read_bytes()).decode()
-
-    state = {
-        "version": 1,
-        "dir": str(d),
-        "spec": str(Path(spec_path).resolve()),
-        "status": "starting",
-        "k8s_version": k8s_version(),
-        "binaries": bins,
-        "crds_installed": crds is not None,
-        "crd_dir": str(crd_dir()),
-        "restricted_namespace": spec["restricted_namespace"],
-        "restricted_user": RESTRICTED_USER,
-        "ca_file": str(ca_file),
-        "kubeconfig": str(d / "kubeconfig"),
-        "restricted_kubeconfig": str(d / "restricted.kubeconfig"),
-        "inventory": str(d / "inventory.yml"),
-        "kubelet_port": spec["kubelet_port"],
-        "api": spec["api"],
-        "clusters": {},
-        "etcd": None,
-        "controller": None,
-        "kubelet": None,
-        "started_at": time.time(),
-    }
-    marker = str(d)
-    procs = []
-    logs = d / "logs"
-    logs.mkdir()
-    try:
-        # etcd, shared by every cluster.
-        eport, pport = free_port(), free_port()
-        etcd_args = [
-            bins["etcd"], "--name", "gpufleet", "--data-dir", str(d / "etcd"),
-            "--listen-client-urls", f"http://{LOOPBACK}:{eport}", "--advertise-client-urls", f"http://{LOOPBACK}:{eport}",
-            "--listen-peer-urls", f"http://{LOOPBACK}:{pport}",
-            "--initial-advertise-peer-urls", f"http://{LOOPBACK}:{pport}",
-            "--initial-cluster", f"gpufleet=http://{LOOPBACK}:{pport}",
-            "--log-level", "warn", "--logger", "zap",
-            "--auto-compaction-mode", "periodic", "--auto-compaction-retention", "5m",
-            "--quota-backend-bytes", str(4 * 1024 ** 3),
-            # Fewer raft entries kept in memory (CRDs are large objects).
-            "--snapshot-count", "10000",
+    # -- stage 1: the API server
+    def start_apiserver(self):
+        c, pki, bins = self.c, self.pki, self.fleet.bins
+        (self.dir / "tokens.csv").write_text(
+            f'{c["admin_token"]},{ADMIN_USER},{ADMIN_USER},"system:masters"\n'
+            f'{c["components_token"]},gpufleet-components,gpufleet-components,"system:masters"\n'
+            f'{c["restricted_token"]},{RESTRICTED_USER},{RESTRICTED_USER}\n')
+        os.chmod(self.dir / "tokens.csv", 0o600)
+        args = [
+            bins[f"kube-apiserver-{c['kubernetes_version']}"],
+            f"--etcd-servers=http://{LOOPBACK}:{self.fleet.etcd_port}", f"--etcd-prefix={c['etcd_prefix']}",
+            f"--bind-address={LOOPBACK}", f"--advertise-address={LOOPBACK}", f"--secure-port={c['port']}",
+            f"--tls-cert-file={pki / 'server.crt'}", f"--tls-private-key-file={pki / 'server.key'}",
+            f"--cert-dir={self.dir / 'certs'}",
+            f"--token-auth-file={self.dir / 'tokens.csv'}",
+            "--authorization-mode=RBAC",
+            f"--service-account-key-file={pki / 'sa.key'}",
+            f"--service-account-signing-key-file={pki / 'sa.key'}",
+            "--service-account-issuer=https://kubernetes.default.svc",
+            "--api-audiences=https://kubernetes.default.svc",
+            "--service-cluster-ip-range=10.96.0.0/16",
+            "--endpoint-reconciler-type=none",
+            # Nodes are KWOK's and Ready from the start: no node-lifecycle controller removes the not-ready taint
+            # that TaintNodesByCondition would add. ExtendedResourceToleration is on as on GKE, whose GPU nodes
+            # carry the nvidia.com/gpu taint.
+            "--disable-admission-plugins=TaintNodesByCondition",
+            "--enable-admission-plugins=ExtendedResourceToleration",
+            "--allow-privileged=true",
+            "--profiling=false",
+            "--event-ttl=1h",
+            "--kubelet-preferred-address-types=InternalIP,Hostname",
+            # pods/log goes to KWOK's kubelet server over verified TLS.
+            f"--kubelet-certificate-authority={pki / 'ca.crt'}",
+            f"--kubelet-client-certificate={pki / 'kubelet-client.crt'}",
+            f"--kubelet-client-key={pki / 'kubelet-client.key'}",
         ]
-        p, rec = spawn(etcd_args, logs / "etcd.log", go_env("ETCD", "300MiB"))
-        procs.append(p)
-        rec.update(marker=marker, client_port=eport, peer_port=pport, data_dir=str(d / "etcd"))
-        state["etcd"] = rec
-        write_state(d, state)
-        wait_http_ok(lambda: etcd_healthy(eport), p, "etcd", logs / "etcd.log", 30)
+        self.proc = self.spawn("kube-apiserver", args, go_env("APISERVER", "768MiB", gogc="50"))
 
-        pki = d / "pki"
-        api_procs = {}
-        used_ports = set()
-        for index, sc in enumerate(spec["clusters"]):
-            name = sc["name"]
-            cdir = d / "clusters" / name
-            cdir.mkdir(parents=True)
-            port = free_port()
-            # Each cluster's nodes point at their own fake-kubelet port, so the kubelet knows whose pod is asked for.
-            kubelet_port = (spec["kubelet_port"] + index) if spec["kubelet_port"] != "auto" else free_port()
-            while spec["kubelet_port"] == "auto" and kubelet_port in used_ports | {port, eport, pport}:
-                kubelet_port = free_port()
-            used_ports.update((port, kubelet_port))
-            c = {
-                "name": name,
-                "platform": sc["platform"],
-                "gpu_architecture": sc["gpu_architecture"],
-                "node_platform": sc["node_platform"],
-                "node_gpu_architecture": sc["node_gpu_architecture"],
-                "nodes_match_group": sc["nodes_match_group"],
-                "node_instance_type": sc["instance_type"] or fake_nodes.instance_type_for(
-                    sc["node_platform"], sc["node_gpu_architecture"]),
-                "trainjob_outcome": sc["trainjob_outcome"],
-                "nccl_log": sc["nccl_log"],
-                "nccl_busbw": sc["nccl_busbw"],
-                "kubelet_port": kubelet_port,
-                "port": port,
-                "server": f"https://{LOOPBACK}:{port}",
-                "etcd_prefix": f"/gpufleet/{name}",
-                "context": name,
-                "admin_token": secrets.token_hex(20),
-                "kcm_token": secrets.token_hex(20),
-                "restricted_token": secrets.token_hex(20),
-                "restricted_namespace": spec["restricted_namespace"],
-                "dir": str(cdir),
-            }
-            (cdir / "tokens.csv").write_text(
-                f'{c["admin_token"]},{ADMIN_USER},{ADMIN_USER},"system:masters"\n'
-                f'{c["kcm_token"]},system:kube-controller-manager,kcm,"system:masters"\n'
-                f'{c["restricted_token"]},{RESTRICTED_USER},{RESTRICTED_USER}\n')
-            os.chmod(cdir / "tokens.csv", 0o600)
-            args = [
-                bins["kube-apiserver"],
-                f"--etcd-servers=http://{LOOPBACK}:{eport}", f"--etcd-prefix={c['etcd_prefix']}",
-                f"--bind-address={LOOPBACK}", f"--advertise-address={LOOPBACK}",
-                f"--secure-port={port}", "--insecure-port=0",
-                f"--tls-cert-file={pki / 'server.crt'}", f"--tls-private-key-file={pki / 'server.key'}",
-                f"--cert-dir={cdir / 'certs'}",
-                f"--token-auth-file={cdir / 'tokens.csv'}",
-                "--authorization-mode=RBAC",
-                f"--service-account-key-file={pki / 'sa.key'}",
-                f"--service-account-signing-key-file={pki / 'sa.key'}",
-                "--service-account-issuer=https://kubernetes.default.svc",
-                "--api-audiences=https://kubernetes.default.svc",
-                "--service-cluster-ip-range=10.96.0.0/16",
-                "--endpoint-reconciler-type=none",
-                *api_flags(spec["api"]),
-                "--enable-priority-and-fairness=false",
-                "--allow-privileged=true",
-                "--profiling=false",
-                "--event-ttl=1h",
-                "--kubelet-preferred-address-types=InternalIP,Hostname",
-                # pods/log goes to the fake kubelet over verified, mutually authenticated TLS.
-                f"--kubelet-certificate-authority={pki / 'ca.crt'}",
-                f"--kubelet-client-certificate={pki / 'kubelet-client.crt'}",
-                f"--kubelet-client-key={pki / 'kubelet-client.key'}",
-            ]
-            p, rec = spawn(args, logs / f"{name}.apiserver.log", go_env("APISERVER", "512MiB", gogc="40"))
-            procs.append(p)
-            rec["marker"] = marker
-            c["apiserver"] = rec
-            api_procs[name] = p
-            state["clusters"][name] = c
-            write_state(d, state)
+    def wait_apiserver(self, timeout):
+        wait_http_ok(lambda: self.rest.request("GET", "/readyz", timeout=5)[0] == 200, self.proc,
+                     f"{self.name}: kube-apiserver", self.log_of("kube-apiserver"), timeout)
+        self.c["ready_seconds"] = round(time.monotonic() - self.fleet.t0, 2)
 
-        clusters = list(state["clusters"].values())
-        write_kubeconfig(d / "kubeconfig", clusters, ca_data, "admin_token")
-        write_kubeconfig(d / "restricted.kubeconfig", clusters, ca_data, "restricted_token",
-                         namespace=spec["restricted_namespace"])
-        spec_by_name = {sc["name"]: sc for sc in spec["clusters"]}
+    # -- stage 2: what every cluster holds before its controllers start
+    def install(self):
+        rest, c, spec_c = self.rest, self.c, self.spec_c
+        names = []
+        for doc in self.fleet.crds:
+            rest.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", doc)
+            names.append(doc["metadata"]["name"])
+        ns = self.fleet.spec["restricted_namespace"]
+        rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        # The namespaced part of the collection's least-privilege RBAC manifest (extras/rbac/burnin-rbac.yaml).
+        fleet_rbac.install(rest, ns, RESTRICTED_USER)
+        for node, status in fake_nodes.build_nodes(
+                c["name"], spec_c["node_platform"], spec_c["node_gpu_architecture"], spec_c["nodes"],
+                instance_type=spec_c["instance_type"], kubelet_port=c["kwok_port"],
+                extra_labels=spec_c["node_labels"], extra_capacity=spec_c["node_capacity"],
+                taints=spec_c["node_taints"], kubelet_version="v" + c["kubernetes_version"]):
+            rest.create("/api/v1/nodes", node)
+            rest.must("PATCH", f"/api/v1/nodes/{node['metadata']['name']}/status", {"status": status},
+                      content_type="application/merge-patch+json")
+        deadline = time.monotonic() + 60
+        pending = set(names)
+        while pending:
+            for name in sorted(pending):
+                obj = rest.must("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+                conds = {x["type"]: x["status"] for x in (obj.get("status") or {}).get("conditions") or []}
+                if conds.get("Established") == "True":
+                    pending.discard(name)
+            if pending:
+                if time.monotonic() > deadline or abort.is_set():
+                    raise FleetError(f"{self.name}: CRDs not established: {sorted(pending)}")
+                time.sleep(0.1)
+        c["crds"] = names
 
-        def bring_up(c):
-            name = c["name"]
-            rest = Rest(c["server"], c["admin_token"], ca_file)
+    # -- stage 3: controllers, scheduler, KWOK, JobSet, Trainer
+    def start_components(self):
+        c, bins, pki, cdir = self.c, self.fleet.bins, self.pki, self.dir
+        kubeconfig = cdir / "components.kubeconfig"
+        write_kubeconfig(kubeconfig, [c], self.fleet.ca_data, "components_token")
+        version = c["kubernetes_version"]
+        self.spawn("kube-controller-manager", [
+            bins[f"kube-controller-manager-{version}"], f"--kubeconfig={kubeconfig}",
+            # What the chain needs: Jobs (JobSet's), pods' ResourceClaims from templates (DRA), service accounts
+            # and their tokens (pods are admitted with one), namespace deletion and ownerReference cleanup.
+            "--controllers=namespace,garbagecollector,job,resourceclaim,serviceaccount,serviceaccount-token,"
+            "ttl-after-finished,podgc",
+            f"--service-account-private-key-file={pki / 'sa.key'}", f"--root-ca-file={pki / 'ca.crt'}",
+            "--leader-elect=false", "--use-service-account-credentials=false", "--secure-port=0",
+            "--concurrent-gc-syncs=5", "--concurrent-namespace-syncs=2", "--concurrent-job-syncs=5",
+        ], go_env("KCM", "256MiB", gogc="40"))
+        self.spawn("kube-scheduler", [
+            bins[f"kube-scheduler-{version}"], f"--kubeconfig={kubeconfig}", "--leader-elect=false",
+            "--secure-port=0",
+        ], go_env("SCHEDULER", "256MiB", gogc="40"))
+        stages = cdir / "kwok-stages.yaml"
+        stage_docs = []
+        for path in sorted((manifests_dir() / "kwok-stages").glob("*.yaml")):
+            stage_docs += load_yaml_docs(path)
+        stage_docs += load_yaml_docs(HERE / "kwok-stages.yaml")
+        stages.write_text(yaml.safe_dump_all(stage_docs, sort_keys=False))
+        self.spawn("kwok", [
+            bins["kwok"], f"--kubeconfig={kubeconfig}", f"--config={stages}",
+            "--manage-all-nodes=false", f"--manage-nodes-with-label-selector={FAKE_NODE_LABEL}=true",
+            f"--node-ip={LOOPBACK}", f"--node-port={c['kwok_port']}",
+            f"--server-address={LOOPBACK}:{c['kwok_port']}",
+            f"--tls-cert-file={pki / 'kubelet.crt'}", f"--tls-private-key-file={pki / 'kubelet.key'}",
+            "--enable-crds=Logs", "--cidr=10.244.0.0/16",
+        ], go_env("KWOK", "256MiB", gogc="40"))
+        # JobSet and Trainer: their own config files, certificates from the fleet CA (their cert rotators are off).
+        for kind, port, health in (("jobset", c["jobset_webhook_port"], c["jobset_health_port"]),
+                                   ("trainer", c["trainer_webhook_port"], c["trainer_health_port"])):
+            certs = cdir / kind / "k8s-webhook-server" / "serving-certs"
+            certs.mkdir(parents=True, exist_ok=True)
+            shutil.copy(pki / "webhook.crt", certs / "tls.crt")
+            shutil.copy(pki / "webhook.key", certs / "tls.key")
+            config = cdir / kind / "config.yaml"
+            if kind == "jobset":
+                cfg = {"apiVersion": "config.jobset.x-k8s.io/v1alpha1", "kind": "Configuration",
+                       "leaderElection": {"leaderElect": False},
+                       "internalCertManagement": {"enable": False},
+                       "webhook": {"port": port, "host": LOOPBACK, "certDir": str(certs)},
+                       "metrics": {"bindAddress": "0"},
+                       "health": {"healthProbeBindAddress": f"{LOOPBACK}:{health}"},
+                       "clientConnection": {"qps": 50, "burst": 100}}
+                args = [bins["jobset"], f"--config={config}", f"--kubeconfig={kubeconfig}",
+                        "--metrics-bind-address=0", f"--health-probe-bind-address={LOOPBACK}:{health}"]
+            else:
+                cfg = {"apiVersion": "config.trainer.kubeflow.org/v1alpha1", "kind": "Configuration",
+                       "leaderElection": {"leaderElect": False},
+                       "certManagement": {"enable": False},
+                       "webhook": {"port": port, "host": LOOPBACK},
+                       "metrics": {"bindAddress": "0"},
+                       "health": {"healthProbeBindAddress": f"{LOOPBACK}:{health}"},
+                       "clientConnection": {"qps": 50, "burst": 100}}
+                args = [bins["trainer"], f"--config={config}", f"--kubeconfig={kubeconfig}"]
+            config.write_text(yaml.safe_dump(cfg, sort_keys=False))
+            # controller-runtime reads the webhook certificates from $TMPDIR/k8s-webhook-server/serving-certs.
+            env = dict(go_env(kind.upper(), "256MiB", gogc="40"), TMPDIR=str(cdir / kind))
+            self.spawn(kind, args, env)
 
-            def ready():
-                return rest.request("GET", "/readyz", timeout=5)[0] == 200
-            wait_http_ok(ready, api_procs[name], f"{name}: kube-apiserver", logs / f"{name}.apiserver.log", timeout)
-            t_ready = time.monotonic() - t0
-            cdir = Path(c["dir"])
-            write_kubeconfig(cdir / "kcm.kubeconfig", [c], ca_data, "kcm_token")
-            kcm_args = [
-                bins["kube-controller-manager"],
-                f"--kubeconfig={cdir / 'kcm.kubeconfig'}",
-                "--controllers=namespace,garbagecollector",
-                "--leader-elect=false",
-                "--use-service-account-credentials=false",
-                "--port=0", "--secure-port=0",
-                "--concurrent-gc-syncs=5", "--concurrent-namespace-syncs=2",
-            ]
-            p, rec = spawn(kcm_args, logs / f"{name}.controller-manager.log", go_env("KCM", "200MiB", gogc="25"))
-            procs.append(p)
-            rec["marker"] = marker
-            with _state_lock:
-                c["controller_manager"] = rec
-                write_state(d, state)
-            installed = install_cluster(rest, c, spec_by_name[name], crds, spec["restricted_namespace"],
-                                        c["kubelet_port"])
-            with _state_lock:
-                c["crds"] = installed
-                c["ready_seconds"] = round(t_ready, 2)
-                c["installed_seconds"] = round(time.monotonic() - t0, 2)
-            if p.poll() is not None:
-                raise FleetError(f"{name}: kube-controller-manager exited; log "
-                                 f"{logs / (name + '.controller-manager.log')}:\n"
-                                 + tail(logs / f"{name}.controller-manager.log"))
-            return name
+    def wait_components(self, timeout):
+        import http.client
 
-        with ThreadPoolExecutor(max_workers=len(clusters)) as ex:
-            futures = [ex.submit(bring_up, c) for c in clusters]
-            errors = []
-            for f in futures:
-                try:
-                    f.result()
-                except Exception as e:  # noqa: BLE001 - collected and re-raised below
-                    errors.append(e)
-                    _abort.set()  # the fleet is lost anyway: let the other workers stop early
-                    if os.environ.get("GPUFLEET_DEBUG"):
-                        import traceback
-                        traceback.print_exception(e)
-                except BaseException:
-                    _abort.set()  # interrupted: workers stop before the executor waits for them
-                    raise
-            if errors:
-                raise FleetError("; ".join(str(e) for e in errors))
+        def healthy(port):
+            conn = http.client.HTTPConnection(LOOPBACK, port, timeout=2)
+            try:
+                conn.request("GET", "/readyz")
+                return conn.getresponse().status == 200
+            finally:
+                conn.close()
+        for kind, port in (("jobset", self.c["jobset_health_port"]), ("trainer", self.c["trainer_health_port"])):
+            proc = next(p for p in self.fleet.procs if p.pid == self.c["processes"][kind]["pid"])
+            wait_http_ok(lambda port=port: healthy(port), proc, f"{self.name}: {kind}", self.log_of(kind), timeout)
+        for kind in ("kube-controller-manager", "kube-scheduler", "kwok"):
+            proc = next(p for p in self.fleet.procs if p.pid == self.c["processes"][kind]["pid"])
+            if proc.poll() is not None:
+                raise FleetError(f"{self.name}: {kind} exited; log {self.log_of(kind)}:\n" + tail(self.log_of(kind)))
 
-        inv = build_inventory(state)
-        Path(state["inventory"]).write_text(
-            "# Generated by tests/fleet/fleet.py: hosts are clusters, groups are <platform>_<gpu>.\n"
-            + yaml.safe_dump(inv, sort_keys=False))
+    # -- stage 4: the webhooks, once their servers answer
+    def install_webhooks(self):
+        for kind, port in (("jobset", self.c["jobset_webhook_port"]), ("trainer", self.c["trainer_webhook_port"])):
+            for doc in webhook_configurations(kind, port, self.fleet.ca_data):
+                plural = "mutatingwebhookconfigurations" if doc["kind"].startswith("Mutating") \
+                    else "validatingwebhookconfigurations"
+                self.rest.create(f"/apis/admissionregistration.k8s.io/v1/{plural}", doc)
+        self.c["installed_seconds"] = round(time.monotonic() - self.fleet.t0, 2)
 
-        def start_helper(key, script, ready_name, what, timeout):
-            """Start one of the fleet's helper processes and wait for the file it writes once it is ready."""
-            ready = d / ready_name
-            if ready.exists():
-                ready.unlink()
-            log_path = logs / (key + ".log")
-            p, rec = spawn([sys.executable, str(HERE / script), "--dir", str(d)], log_path)
-            procs.append(p)
-            rec["marker"] = marker
-            state[key] = rec
-            write_state(d, state)
-            wait_http_ok(ready.exists, p, what, log_path, timeout)
 
-        # The fake kubelet (serves the pods' logs to the API servers), then the test controller (plays Kubeflow
-        # Trainer's and JobSet's part: TrainJob status, pods, their logs).
-        start_helper("kubelet", "fake_kubelet.py", "kubelet.ready", "fake kubelet", 30)
-        start_helper("controller", "controller.py", "controller.ready", "test controller", 60)
+class FleetStarter:
+    def __init__(self, spec_path, d, timeout):
+        self.t0 = time.monotonic()
+        self.spec = load_spec(spec_path)
+        self.bins = find_binaries(c["kubernetes_version"] for c in self.spec["clusters"])
+        self.dir = Path(d).resolve()
+        self.timeout = timeout
+        self.procs = []
+        self.crds = crd_documents()
+        self.state = {
+            "version": 2, "dir": str(self.dir), "spec": str(Path(spec_path).resolve()), "status": "starting",
+            "components": dict(VERSIONS), "binaries": self.bins, "crds_installed": True,
+            "restricted_namespace": self.spec["restricted_namespace"], "restricted_user": RESTRICTED_USER,
+            "ca_file": str(self.dir / "pki" / "ca.crt"), "kubeconfig": str(self.dir / "kubeconfig"),
+            "restricted_kubeconfig": str(self.dir / "restricted.kubeconfig"),
+            "inventory": str(self.dir / "inventory.yml"), "clusters": {}, "etcd": None, "agent": None,
+            "started_at": time.time(),
+        }
 
-        state["status"] = "running"
-        state["startup_seconds"] = round(time.monotonic() - t0, 2)
-        write_state(d, state)
-        return state
-    except BaseException:
-        log("start failed; stopping what was started")
+    def save(self):
+        write_state(self.dir, self.state)
+
+    def prepare_dir(self):
+        self.dir.mkdir(parents=True, exist_ok=True)
+        old = read_state(self.dir)
+        if old and any(is_ours(r) for _name, r in all_records(old)):
+            raise FleetError(f"a fleet is already running in {self.dir}; stop it first")
+        for sub in ("etcd", "clusters", "pki", "logs", "pod-logs"):
+            if (self.dir / sub).exists():
+                shutil.rmtree(self.dir / sub)
+        (self.dir / "logs").mkdir()
+        make_pki(self.dir / "pki")
+        self.ca_data = base64.b64encode((self.dir / "pki" / "ca.crt").read_bytes()).decode()
+
+    def start_etcd(self):
+        self.etcd_port, peer = free_port(), free_port()
+        args = [self.bins["etcd"], "--name", "gpufleet", "--data-dir", str(self.dir / "etcd"),
+                "--listen-client-urls", f"http://{LOOPBACK}:{self.etcd_port}",
+                "--advertise-client-urls", f"http://{LOOPBACK}:{self.etcd_port}",
+                "--listen-peer-urls", f"http://{LOOPBACK}:{peer}", "--initial-advertise-peer-urls",
+                f"http://{LOOPBACK}:{peer}", "--initial-cluster", f"gpufleet=http://{LOOPBACK}:{peer}",
+                "--log-level", "warn", "--auto-compaction-mode", "periodic", "--auto-compaction-retention", "5m",
+                "--quota-backend-bytes", str(4 * 1024 ** 3), "--snapshot-count", "10000",
+                # One member on loopback: no need to fsync every write (a test bed keeps nothing).
+                "--unsafe-no-fsync"]
+        p, rec = spawn(args, self.dir / "logs" / "etcd.log", go_env("ETCD", "512MiB"))
+        self.procs.append(p)
+        rec.update(marker=str(self.dir), client_port=self.etcd_port, peer_port=peer)
+        self.state["etcd"] = rec
+        self.save()
+        wait_http_ok(lambda: etcd_healthy(self.etcd_port), p, "etcd", self.dir / "logs" / "etcd.log", 30)
+
+    def cluster_record(self, sc):
+        name = sc["name"]
+        cdir = self.dir / "clusters" / name
+        cdir.mkdir(parents=True)
+        port = free_port()
+        rec = {k: sc[k] for k in ("name", "platform", "gpu_architecture", "node_platform", "node_gpu_architecture",
+                                  "nodes_match_group", "trainjob_outcome", "nccl_log", "nccl_busbw",
+                                  "kubernetes_version")}
+        rec.update({
+            "node_instance_type": sc["instance_type"] or fake_nodes.instance_type_for(sc["node_platform"],
+                                                                                    sc["node_gpu_architecture"]),
+            "port": port, "server": f"https://{LOOPBACK}:{port}", "etcd_prefix": f"/gpufleet/{name}",
+            "kwok_port": free_port(), "jobset_webhook_port": free_port(), "jobset_health_port": free_port(),
+            "trainer_webhook_port": free_port(), "trainer_health_port": free_port(),
+            "context": name, "admin_token": secrets.token_hex(20), "components_token": secrets.token_hex(20),
+            "restricted_token": secrets.token_hex(20), "restricted_namespace": self.spec["restricted_namespace"],
+            "dir": str(cdir), "processes": {},
+        })
+        return rec
+
+    def start_agent(self):
+        """tests/fleet/agent.py: the stand-in for the workloads' output and NVIDIA's DRA driver."""
+        ready = self.dir / "agent.ready"
+        if ready.exists():
+            ready.unlink()
+        log_path = self.dir / "logs" / "agent.log"
+        p, rec = spawn([sys.executable, str(HERE / "agent.py"), "--dir", str(self.dir)], log_path)
+        self.procs.append(p)
+        rec["marker"] = str(self.dir)
+        self.state["agent"] = rec
+        self.save()
+        wait_http_ok(ready.exists, p, "agent", log_path, 60)
+
+    def run(self):
+        abort.clear()
+        self.prepare_dir()
         try:
-            stop_records(all_records(state))
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                p.wait()
-            state["status"] = "failed"
-            write_state(d, state)
-        raise
+            self.start_etcd()
+            starters = []
+            for sc in self.spec["clusters"]:
+                c = self.cluster_record(sc)
+                self.state["clusters"][c["name"]] = c
+                starters.append(ClusterStarter(self, c, sc))
+            clusters = list(self.state["clusters"].values())
+            write_kubeconfig(self.dir / "kubeconfig", clusters, self.ca_data, "admin_token")
+            write_kubeconfig(self.dir / "restricted.kubeconfig", clusters, self.ca_data, "restricted_token",
+                             namespace=self.spec["restricted_namespace"])
+            for s in starters:
+                s.start_apiserver()
+
+            def bring_up(s):
+                s.wait_apiserver(self.timeout)
+                s.install()
+                s.start_components()
+                s.wait_components(self.timeout)
+                s.install_webhooks()
+
+            with ThreadPoolExecutor(max_workers=len(starters)) as ex:
+                futures = [ex.submit(bring_up, s) for s in starters]
+                errors = []
+                for f in futures:
+                    try:
+                        f.result()
+                    except Exception as e:  # noqa: BLE001 - collected and re-raised below
+                        errors.append(e)
+                        abort.set()  # the fleet is lost anyway: let the other workers stop early
+                    except BaseException:
+                        abort.set()
+                        raise
+                if errors:
+                    raise FleetError("; ".join(str(e) for e in errors))
+            Path(self.state["inventory"]).write_text(
+                "# Generated by tests/fleet/fleet.py: hosts are clusters, groups are <platform>_<gpu>.\n"
+                + yaml.safe_dump(build_inventory(self.state), sort_keys=False))
+            self.save()
+            self.start_agent()
+            self.state["status"] = "running"
+            self.state["startup_seconds"] = round(time.monotonic() - self.t0, 2)
+            self.save()
+            return self.state
+        except BaseException:
+            log("start failed; stopping what was started")
+            try:
+                stop_records(all_records(self.state))
+            finally:
+                for p in self.procs:
+                    if p.poll() is None:
+                        p.kill()
+                    p.wait()
+                self.state["status"] = "failed"
+                self.save()
+            raise
+
+
+def start(spec_path, d, timeout=180.0):
+    return FleetStarter(spec_path, d, timeout).run()
 
 
 # ---------------------------------------------------------------------------------------------- stop, status
@@ -954,14 +724,13 @@ def status(d):
         out["processes"][name] = {"pid": r["pid"], "running": is_ours(r)}
     for name, c in state.get("clusters", {}).items():
         ready = False
-        if c.get("apiserver") and is_ours(c["apiserver"]):
+        if is_ours(c.get("processes", {}).get("kube-apiserver")):
             try:
-                rest = Rest(c["server"], c["admin_token"], state["ca_file"])
-                ready = rest.request("GET", "/readyz", timeout=3)[0] == 200
-            except (OSError, http.client.HTTPException, ssl.SSLError):
+                ready = Rest(c["server"], c["admin_token"], state["ca_file"]).request("GET", "/readyz", timeout=3)[0] == 200
+            except OSError:
                 ready = False
         out["clusters"][name] = {"server": c["server"], "group": f"{c['platform']}_{c['gpu_architecture']}",
-                                 "ready": ready}
+                                 "kubernetes_version": c["kubernetes_version"], "ready": ready}
     out["running"] = bool(out["processes"]) and all(p["running"] for p in out["processes"].values()) and all(
         c["ready"] for c in out["clusters"].values())
     return out
@@ -984,7 +753,7 @@ def main(argv=None):
     s = sub.add_parser("start", help="start a fleet")
     s.add_argument("--spec", default=str(HERE / "default-fleet.yml"))
     s.add_argument("--dir", required=True)
-    s.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for each API server")
+    s.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for each component")
     s = sub.add_parser("stop", help="stop the fleet recorded in DIR/state.json")
     s.add_argument("--dir", required=True)
     s = sub.add_parser("status", help="show the fleet recorded in DIR/state.json")
@@ -1002,7 +771,8 @@ def main(argv=None):
             print(f"restricted kubeconfig: {st['restricted_kubeconfig']} (namespace {st['restricted_namespace']})")
             print(f"inventory: {st['inventory']}")
             for name, c in st["clusters"].items():
-                print(f"  {name}: {c['server']} group {c['platform']}_{c['gpu_architecture']}"
+                print(f"  {name}: {c['server']} Kubernetes {c['kubernetes_version']} group "
+                      f"{c['platform']}_{c['gpu_architecture']}"
                       + ("" if c["nodes_match_group"] else
                          f" (nodes look like {c['node_platform']}/{c['node_gpu_architecture']})"))
             return 0
@@ -1022,7 +792,8 @@ def main(argv=None):
             for name, p in st["processes"].items():
                 print(f"  {name}: pid {p['pid']} {'running' if p['running'] else 'gone'}")
             for name, c in st["clusters"].items():
-                print(f"  {name}: {c['server']} {c['group']} {'ready' if c['ready'] else 'not ready'}")
+                print(f"  {name}: {c['server']} {c['kubernetes_version']} {c['group']} "
+                      f"{'ready' if c['ready'] else 'not ready'}")
         return 0 if st["running"] else 1
     except FleetError as e:
         log(f"error: {e}")

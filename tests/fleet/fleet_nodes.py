@@ -116,7 +116,7 @@ def _provider_id(platform, cluster, name, i, zone):
 
 
 def build_nodes(cluster, platform, gpu, count, instance_type=None, kubelet_port=10250, extra_labels=None,
-                extra_capacity=None, taints=None):
+                extra_capacity=None, taints=None, kubelet_version="v1.34.4"):
     """Return [(node_object, status)] for `count` fake GPU nodes of one cluster.
 
     The node object is what is POSTed; status is applied afterwards through the nodes/status subresource.
@@ -230,7 +230,7 @@ def build_nodes(cluster, platform, gpu, count, instance_type=None, kubelet_port=
             "kind": "Node",
             "metadata": {"name": name, "labels": labels,
                          "annotations": {"node.alpha.kubernetes.io/ttl": "0",
-                                         "gpufleet.test/note": "fake node: no kubelet, pods never run"}},
+                                         "gpufleet.test/note": "KWOK node: pods are scheduled, nothing runs"}},
             "spec": spec,
         }
         status = {
@@ -256,8 +256,8 @@ def build_nodes(cluster, platform, gpu, count, instance_type=None, kubelet_port=
                 "kernelVersion": "6.8.0-1024-nvidia" if g["arch"] == "arm64" else "6.1.0-31-cloud-amd64",
                 "osImage": "Ubuntu 22.04.5 LTS",
                 "containerRuntimeVersion": "containerd://1.7.27",
-                "kubeletVersion": "v1.20.2",
-                "kubeProxyVersion": "v1.20.2",
+                "kubeletVersion": kubelet_version,
+                "kubeProxyVersion": kubelet_version,
                 "operatingSystem": "linux",
                 "architecture": g["arch"],
             },

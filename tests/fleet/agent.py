@@ -1,0 +1,358 @@
+"""The test fleet's one home-made controller: the stand-in for what cannot run here.
+
+Everything else in a fleet cluster is the real component (kube-apiserver, kube-controller-manager, kube-scheduler,
+KWOK, JobSet, Kubeflow Trainer). Two things need GPUs and NICs, and this process plays them, in every cluster:
+
+1. The GPU workload's output. For each pod of a TrainJob that the scheduler has bound to a KWOK node it writes the
+   pod's log (nccl-tests output for the MPI launcher, sshd lines for MPI workers, torchrun/exec lines otherwise;
+   tests/fleet/nccl_logs.py) as a CRI log file, registers it with KWOK (a `Logs` object, kwok.x-k8s.io), so that
+   `pods/log` works through the API server, and annotates the pod with how its containers end
+   (`gpufleet.test/exit-code`, `gpufleet.test/restarts`, `gpufleet.test/finish-after`), which the fleet's KWOK stages
+   (tests/fleet/kwok-stages.yaml) carry out. The Job, JobSet and TrainJob conditions that follow are the real
+   controllers' own.
+2. NVIDIA's DRA driver for GPUs (its ComputeDomain controller and kubelet plugin). It publishes a DeviceClass
+   `compute-domain-default-channel.nvidia.com` and, per KWOK node, a ResourceSlice of IMEX channel devices
+   (driver `compute-domain.nvidia.com`); for each ComputeDomain it creates the channel ResourceClaimTemplate the
+   domain names and marks the domain Ready. The real kube-scheduler allocates the pods' claims from those slices.
+
+How a TrainJob's pods end, in order: its annotation `gpufleet.test/outcome` (Complete | Failed | none), else the
+cluster's `trainjob_outcome` in the fleet spec. Complete: every container exits 0. Failed: the MPI launcher (or,
+without one, the last pod) exits 1 and the last worker is killed (137), crash-looping until their Jobs reach the
+backoff limit, as a kubelet restarts an OnFailure container; the other pods keep running. none: everything keeps
+running. `gpufleet.test/delay-seconds` ends them that long after the TrainJob was created (default 1 s). The
+launcher's output: the TrainJob's `gpufleet.test/nccl-log` and `gpufleet.test/nccl-busbw`, else the cluster's
+`nccl_log` and `nccl_busbw`.
+
+    python agent.py --dir FLEET_DIR      (fleet.py starts and stops it; it writes FLEET_DIR/agent.ready)
+"""
+
+import argparse
+import json
+import signal
+import sys
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import nccl_logs
+from kubernetes import config, watch
+from kubernetes.client.exceptions import ApiException
+from kubernetes.dynamic import DynamicClient
+
+TRAINER = "trainer.kubeflow.org/v1alpha1"
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+FAKE_NODE = "gpufleet.test/fake-node"
+OUTCOME, DELAY = "gpufleet.test/outcome", "gpufleet.test/delay-seconds"
+NCCL_LOG, NCCL_BUSBW = "gpufleet.test/nccl-log", "gpufleet.test/nccl-busbw"
+EXIT_CODE, RESTARTS, FINISH_AFTER = "gpufleet.test/exit-code", "gpufleet.test/restarts", "gpufleet.test/finish-after"
+LOGGED = "gpufleet.test/logged"
+DRA_DRIVER = "compute-domain.nvidia.com"
+CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"
+CHANNELS_PER_NODE = 8
+
+stop_event = threading.Event()
+
+
+def log(msg):
+    print(f"{datetime.now().strftime('%H:%M:%S')} [agent] {msg}", file=sys.stderr, flush=True)
+
+
+def cri_lines(text, stamp):
+    """TEXT as a CRI log file (what a container runtime writes and KWOK's server reads): `<time> stdout F <line>`."""
+    return "".join(f"{stamp} stdout F {line}\n" for line in text.splitlines())
+
+
+class Cluster:
+    def __init__(self, name, kubeconfig, record, log_root):
+        self.name = name
+        self.record = record
+        self.platform = record.get("node_platform") or record["platform"]
+        self.gpu = record.get("node_gpu_architecture") or record["gpu_architecture"]
+        self.default_outcome = record.get("trainjob_outcome") or "Complete"
+        self.nccl_log = record.get("nccl_log") or ("truncated" if self.default_outcome == "Failed" else "good")
+        self.nccl_busbw = record.get("nccl_busbw")
+        self.log_root = Path(log_root) / name
+        self.client = DynamicClient(config.new_client_from_config(config_file=kubeconfig, context=name))
+        self.ready = threading.Event()
+        self.handled = set()
+
+    def res(self, api_version, kind):
+        return self.client.resources.get(api_version=api_version, kind=kind)
+
+    # ------------------------------------------------------------------------------------------ NVIDIA DRA driver
+    def publish_devices(self):
+        """The DeviceClass of IMEX channels and one ResourceSlice of channels per KWOK node."""
+        classes = self.res("resource.k8s.io/v1", "DeviceClass")
+        body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+                "metadata": {"name": CHANNEL_CLASS, "labels": {"gpufleet.test/stand-in": "nvidia-dra-driver-gpu"}},
+                "spec": {"selectors": [{"cel": {"expression":
+                         f"device.driver == '{DRA_DRIVER}' && "
+                         f"device.attributes['{DRA_DRIVER}'].type == 'channel'"}}]}}
+        self.create(classes, body)
+        slices = self.res("resource.k8s.io/v1", "ResourceSlice")
+        nodes = self.res("v1", "Node").get(label_selector=f"{FAKE_NODE}=true").to_dict()["items"]
+        for node in nodes:
+            name = node["metadata"]["name"]
+            self.create(slices, {
+                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                "metadata": {"name": f"{name}-{DRA_DRIVER}-channels",
+                             "labels": {"gpufleet.test/stand-in": "nvidia-dra-driver-gpu"}},
+                "spec": {"driver": DRA_DRIVER, "nodeName": name,
+                         "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                         "devices": [{"name": f"channel-{i}",
+                                      "attributes": {"type": {"string": "channel"}, "id": {"int": i}}}
+                                     for i in range(CHANNELS_PER_NODE)]}})
+
+    def create(self, resource, body, namespace=None):
+        try:
+            resource.create(body=body, namespace=namespace)
+        except ApiException as e:
+            if e.status != 409:
+                raise
+
+    def compute_domain(self, cd):
+        """What NVIDIA's ComputeDomain controller does for a new domain: its channel ResourceClaimTemplate."""
+        meta, spec = cd["metadata"], cd.get("spec") or {}
+        rct_name = ((spec.get("channel") or {}).get("resourceClaimTemplate") or {}).get("name")
+        if not rct_name or meta.get("deletionTimestamp"):
+            return
+        self.create(self.res("resource.k8s.io/v1", "ResourceClaimTemplate"), {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": rct_name, "namespace": meta["namespace"],
+                         "labels": {"resource.nvidia.com/computeDomain": meta["uid"]},
+                         "ownerReferences": [{"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain",
+                                              "name": meta["name"], "uid": meta["uid"], "controller": True}]},
+            "spec": {"spec": {"devices": {
+                "requests": [{"name": "channel", "exactly": {"deviceClassName": CHANNEL_CLASS,
+                                                              "allocationMode": "ExactCount", "count": 1}}],
+                "config": [{"requests": ["channel"], "opaque": {"driver": DRA_DRIVER, "parameters": {
+                    "apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomainChannelConfig",
+                    "domainID": meta["uid"],
+                    "allocationMode": (spec.get("channel") or {}).get("allocationMode") or "Single"}}}]}}},
+        }, namespace=meta["namespace"])
+        if ((cd.get("status") or {}).get("status")) != "Ready":
+            try:
+                self.res("resource.nvidia.com/v1beta1", "ComputeDomain").status.patch(
+                    body={"status": {"status": "Ready"}}, name=meta["name"], namespace=meta["namespace"],
+                    content_type="application/merge-patch+json")
+            except ApiException as e:
+                if e.status != 404:
+                    raise
+
+    # ------------------------------------------------------------------------------------------ workload output
+    def trainjob(self, namespace, name):
+        try:
+            return self.res(TRAINER, "TrainJob").get(name=name, namespace=namespace).to_dict()
+        except ApiException as e:
+            if e.status == 404:
+                return None
+            raise
+
+    def jobset_shape(self, namespace, name):
+        """{replicatedJob name: parallelism} of the TrainJob's JobSet (what Trainer made of runtime + TrainJob)."""
+        try:
+            js = self.res("jobset.x-k8s.io/v1alpha2", "JobSet").get(name=name, namespace=namespace).to_dict()
+        except ApiException:
+            return {}
+        return {rj["name"]: int(((rj.get("template") or {}).get("spec") or {}).get("parallelism") or 1)
+                for rj in (js.get("spec") or {}).get("replicatedJobs") or []}
+
+    def decide(self, tj):
+        ann = (tj.get("metadata") or {}).get("annotations") or {}
+        outcome = ann.get(OUTCOME, self.default_outcome)
+        choice = ann.get(NCCL_LOG) or self.nccl_log
+        if choice not in nccl_logs.RESULTS:
+            choice = "good"
+        busbw = ann.get(NCCL_BUSBW, self.nccl_busbw)
+        try:
+            busbw = float(busbw) if busbw not in (None, "") else None
+        except ValueError:
+            busbw = None
+        try:
+            delay = float(ann.get(DELAY, 1))
+        except ValueError:
+            delay = 1.0
+        created = tj["metadata"].get("creationTimestamp")
+        try:
+            t = datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
+        except (TypeError, ValueError):
+            t = time.time()
+        return outcome, choice, busbw, max(0.5, t + delay - time.time())
+
+    def pod_text(self, tj, pod, shape, choice, busbw, finished, outcome):
+        meta = tj["metadata"]
+        trainer = (tj.get("spec") or {}).get("trainer") or {}
+        role = pod["metadata"]["labels"].get(REPLICATED_JOB, "node")
+        index = int(pod["metadata"]["labels"].get(COMPLETION_INDEX, "0"))
+        workers = shape.get("node", 1)
+        hosts = [f"{meta['name']}-node-0-{i}" for i in range(workers)]
+        words = nccl_logs.trainer_words(tj)
+        gpus = int(trainer.get("numProcPerNode") or 0) or nccl_logs.GPUS_PER_NODE.get(self.gpu, 8)
+        env = {e.get("name"): str(e.get("value")) for e in trainer.get("env") or [] if isinstance(e, dict)}
+        mnnvl = env.get("NCCL_MNNVL_ENABLE") == "1" or "NCCL_MNNVL_ENABLE=1" in words
+        cmd = nccl_logs.nccl_command(tj)
+        if role == "launcher":
+            return nccl_logs.launcher_log(choice, hosts, gpus, self.platform, self.gpu, cmd, busbw=busbw,
+                                          seed=meta.get("uid", ""), finished=finished, mnnvl=mnnvl)
+        if "launcher" in shape:
+            return nccl_logs.worker_log(hosts[index] if index < len(hosts) else pod["spec"].get("hostname", ""), index)
+        torch = any("torchrun" in w for w in words) or (trainer.get("numProcPerNode") and not cmd)
+        return nccl_logs.plain_log("torch" if torch else "exec", pod["spec"].get("hostname", ""), index, gpus,
+                                   workers * gpus, self.gpu, finished=finished and outcome == "Complete")
+
+    def ending(self, pod, shape, outcome):
+        """(exit code, restarts) for the pod, or None when it keeps running."""
+        role = pod["metadata"]["labels"].get(REPLICATED_JOB, "node")
+        index = int(pod["metadata"]["labels"].get(COMPLETION_INDEX, "0"))
+        if outcome == "Complete":
+            return 0
+        if outcome != "Failed":
+            return None
+        if role == "launcher":
+            return 1
+        last = shape.get("node", 1) - 1
+        if role == "node" and index == last:
+            return 137 if "launcher" in shape else 1
+        return None
+
+    def backoff_limit(self, pod):
+        owner = next((o for o in pod["metadata"].get("ownerReferences") or [] if o.get("kind") == "Job"), None)
+        if owner:
+            try:
+                job = self.res("batch/v1", "Job").get(name=owner["name"], namespace=pod["metadata"]["namespace"])
+                return int(job.to_dict()["spec"].get("backoffLimit", 6))
+            except ApiException:
+                pass
+        return 6
+
+    def pod(self, pod):
+        meta, spec = pod["metadata"], pod.get("spec") or {}
+        if meta.get("deletionTimestamp") or not spec.get("nodeName") or meta["uid"] in self.handled:
+            return
+        if (meta.get("annotations") or {}).get(LOGGED):
+            self.handled.add(meta["uid"])
+            return
+        tj = self.trainjob(meta["namespace"], meta["labels"][JOBSET_NAME])
+        if tj is None:
+            return
+        shape = self.jobset_shape(meta["namespace"], tj["metadata"]["name"])
+        outcome, choice, busbw, after = self.decide(tj)
+        role = meta["labels"].get(REPLICATED_JOB, "node")
+        if role == "node" and "launcher" in shape and outcome == "Complete":
+            # MPI workers serve sshd until the launcher is done: they end with it (below).
+            code = None
+        else:
+            code = self.ending(pod, shape, outcome)
+        self.write_log(tj, pod, shape, choice, busbw, outcome)
+        ann = {LOGGED: "true"}
+        if code is not None:
+            ann.update({EXIT_CODE: str(code), FINISH_AFTER: f"{after:.1f}s",
+                        RESTARTS: str(max(1, self.backoff_limit(pod)))})
+        self.annotate(pod, ann)
+        if role == "launcher" and outcome == "Complete":
+            pods = self.res("v1", "Pod").get(namespace=meta["namespace"], label_selector=(
+                f"{JOBSET_NAME}={tj['metadata']['name']},{REPLICATED_JOB}=node")).to_dict()["items"]
+            for worker in pods:
+                self.annotate(worker, {EXIT_CODE: "0", FINISH_AFTER: f"{after + 0.5:.1f}s"})
+        self.handled.add(meta["uid"])
+
+    def write_log(self, tj, pod, shape, choice, busbw, outcome):
+        meta = pod["metadata"]
+        finished = outcome in ("Complete", "Failed")
+        text = self.pod_text(tj, pod, shape, choice, busbw, finished, outcome)
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        pod_dir = self.log_root / meta["namespace"] / meta["name"]
+        pod_dir.mkdir(parents=True, exist_ok=True)
+        logs = []
+        for c in pod["spec"].get("initContainers") or []:
+            path = pod_dir / f"{c['name']}.log"
+            path.write_text("")
+            logs.append({"containers": [c["name"]], "logsFile": str(path)})
+        for c in pod["spec"]["containers"]:
+            path = pod_dir / f"{c['name']}.log"
+            tmp = pod_dir / f".{c['name']}.log.tmp"
+            tmp.write_text(cri_lines(text, stamp))
+            tmp.replace(path)
+            logs.append({"containers": [c["name"]], "logsFile": str(path)})
+        self.create(self.res("kwok.x-k8s.io/v1alpha1", "Logs"), {
+            "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+            "metadata": {"name": meta["name"], "namespace": meta["namespace"],
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"],
+                                              "uid": meta["uid"]}]},
+            "spec": {"logs": logs}}, namespace=meta["namespace"])
+
+    def annotate(self, pod, annotations):
+        try:
+            self.res("v1", "Pod").patch(body={"metadata": {"annotations": annotations}},
+                                        name=pod["metadata"]["name"], namespace=pod["metadata"]["namespace"],
+                                        content_type="application/merge-patch+json")
+        except ApiException as e:
+            if e.status != 404:
+                raise
+
+    # ------------------------------------------------------------------------------------------ watches
+    def watch_forever(self, api_version, kind, handler, **kw):
+        while not stop_event.is_set():
+            try:
+                resource = self.res(api_version, kind)
+                w = watch.Watch()
+                for ev in resource.watch(timeout=30, watcher=w, **kw):
+                    if stop_event.is_set():
+                        w.stop()
+                        break
+                    if ev["type"] in ("ADDED", "MODIFIED"):
+                        try:
+                            handler(ev["raw_object"])
+                        except Exception as e:  # noqa: BLE001 - one object must not stop the watch
+                            meta = ev["raw_object"].get("metadata") or {}
+                            log(f"{self.name}: {kind} {meta.get('namespace')}/{meta.get('name')}: {e!r}")
+            except Exception as e:  # noqa: BLE001 - keep running whatever a cluster does
+                if not stop_event.is_set():
+                    log(f"{self.name}: {kind} watch: {e!r}")
+                    stop_event.wait(1)
+
+    def run(self):
+        while not stop_event.is_set():
+            try:
+                self.publish_devices()
+                break
+            except Exception as e:  # noqa: BLE001 - the API server may still be settling
+                log(f"{self.name}: publishing DRA devices: {e!r}")
+                stop_event.wait(1)
+        threads = [threading.Thread(target=self.watch_forever, daemon=True, name=f"{self.name}/{kind}",
+                                    args=args, kwargs=kw)
+                   for kind, args, kw in (
+                       ("pods", ("v1", "Pod", self.pod), {"label_selector": JOBSET_NAME}),
+                       ("computedomains", ("resource.nvidia.com/v1beta1", "ComputeDomain", self.compute_domain), {}))]
+        for t in threads:
+            t.start()
+        self.ready.set()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", required=True)
+    a = ap.parse_args(argv)
+    d = Path(a.dir)
+    state = json.loads((d / "state.json").read_text())
+    signal.signal(signal.SIGTERM, lambda *_: stop_event.set())
+    clusters = [Cluster(name, state["kubeconfig"], c, d / "pod-logs") for name, c in state["clusters"].items()]
+    for c in clusters:
+        threading.Thread(target=c.run, name=c.name, daemon=True).start()
+    for c in clusters:
+        while not c.ready.wait(0.2):
+            if stop_event.is_set():
+                return 0
+    (d / "agent.ready").write_text(str(time.time()))
+    log(f"standing in for workloads and NVIDIA's DRA driver in {len(clusters)} clusters")
+    while not stop_event.wait(1):
+        pass
+    log("stopping")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
