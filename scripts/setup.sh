@@ -247,15 +247,11 @@ if ! cmp -s "$KCORE_SHARED/MANIFEST.json" "$at_coll/kubernetes/core/MANIFEST.jso
     rm -rf "$at_coll/kubernetes/core"
     cp -a "$KCORE_SHARED" "$at_coll/kubernetes/core"
 fi
-# Tests locate the project's shared reference data (upstream CRDs) at
-# <collection>/../shared, which from the ansible-test tree is
-# ansible_collections/gpufleet/shared: point that at the checkout's ../shared.
-if [ -d "$GPUFLEET_REPO/../shared" ]; then
-    shared_real="$(cd -P "$GPUFLEET_REPO/../shared" && pwd -P)"
-    [ "$(readlink "$at_coll/gpufleet/shared" 2>/dev/null || true)" = "$shared_real" ] || ln -sfn "$shared_real" "$at_coll/gpufleet/shared"
-elif [ -L "$at_coll/gpufleet/shared" ]; then
-    rm -f "$at_coll/gpufleet/shared"
-fi
+# The CRD-schema unit test reads the test bed's upstream manifests (tests/fleet/build.sh copies them out of the Go
+# module cache) at <collection>/../testbed-manifests in the ansible-test tree, where the cache is out of reach.
+[ "$(readlink "$at_coll/gpufleet/testbed-manifests" 2>/dev/null || true)" = "$GPUFLEET_CACHE/components/manifests" ] \
+    || ln -sfn "$GPUFLEET_CACHE/components/manifests" "$at_coll/gpufleet/testbed-manifests"
+rm -f "$at_coll/gpufleet/shared"
 log "ansible-test tree: $at_coll/gpufleet/burnin (checkout mounted there by scripts/ansible-test.sh)"
 
 # --- shellcheck for ansible-test's shellcheck sanity test -----------------

@@ -123,8 +123,8 @@ def test_upstream_crds_installed_and_served(fleet_crds):
                                   ("resource.k8s.io/v1", "ResourceClaimTemplate")):
             assert dyn.resources.get(api_version=api_version, kind=kind), f"{c}: {api_version} {kind} not served"
         # The cluster's own Kubernetes version, as the version-dependent rendering reads it.
-        version = fleet_crds.api_client(c).call_api("/version", "GET", response_type=object, _return_http_data_only=True)
-        assert "v" + fleet_crds.cluster(c)["kubernetes_version"] == version["gitVersion"]
+        from kubernetes.client import VersionApi
+        assert "v" + fleet_crds.cluster(c)["kubernetes_version"] == VersionApi(fleet_crds.api_client(c)).get_code().git_version
 
 
 @pytest.mark.parametrize("framework", ["torch", "mpi"])
@@ -269,8 +269,9 @@ def test_real_chain_ends_trainjobs_complete_or_failed(fleet_crds, e2e_namespace)
     ns = e2e_namespace
     jobs = {}
     for c in fleet_crds.clusters:
+        # One GPU per pod: the three TrainJobs fit on the nodes together (tj-none never ends).
         nodes, gpus = cluster_shape(fleet_crds, c)
-        runtime = build_runtime("torch", dict(rich_config("tj"), nodes=nodes, gpus_per_node=gpus))
+        runtime = build_runtime("torch", dict(rich_config("tj"), nodes=nodes, gpus_per_node=1))
         dyn = fleet_crds.dynamic(c)
         ssa(dyn, runtime, ns)
         tj = dyn.resources.get(api_version=TRAINER, kind="TrainJob")
@@ -304,6 +305,9 @@ def test_real_chain_ends_trainjobs_complete_or_failed(fleet_crds, e2e_namespace)
             name="tj-fail-node-0", namespace=ns).to_dict()
         failed = [x for x in job["status"].get("conditions") or [] if x["type"] == "Failed"]
         assert failed and failed[0]["reason"] == "BackoffLimitExceeded", f"{c}: {job['status']}"
+    for c, tj in jobs.items():  # free the GPUs for the next tests
+        for name in ("tj-default", "tj-fail", "tj-none"):
+            tj.delete(name=name, namespace=ns)
 
 
 def test_trainer_webhook_rejection_is_trainers_own_message(fleet_crds, e2e_namespace):
@@ -376,13 +380,14 @@ def test_mpi_trainjob_runs_through_trainer_jobset_and_kwok_with_logs(fleet_crds,
     assert roles == ["launcher"] + ["node"] * nodes
     node_names = [n["metadata"]["name"] for n in dyn.resources.get(api_version="v1", kind="Node").get().to_dict()["items"]]
     for p in pods:
-        assert p.spec.node_name in node_names and p.status.phase == "Succeeded"
+        assert p.spec.node_name in node_names
         assert p.metadata.owner_references[0].kind == "Job"
         assert p.spec.hostname == p.metadata.name.rsplit("-", 1)[0] and p.spec.subdomain == "logs-1"
         assert p.metadata.labels["batch.kubernetes.io/job-completion-index"] == p.spec.hostname.rsplit("-", 1)[1]
     workers = [p for p in pods if p.metadata.labels[REPLICATED_JOB] == "node"]
     assert len({p.spec.node_name for p in workers}) == nodes, "one worker per node (GPUs fill each node)"
     launcher = [p for p in pods if p.metadata.labels[REPLICATED_JOB] == "launcher"][0]
+    assert launcher.status.phase == "Succeeded"
     assert min(p.status.start_time for p in workers) <= launcher.status.start_time, "dependsOn: workers Ready first"
     text = core.read_namespaced_pod_log(launcher.metadata.name, e2e_namespace, container="node")
     result = parse_nccl_output(text)
@@ -403,6 +408,7 @@ def test_computedomain_channel_claims_are_allocated_by_the_scheduler(fleet_crds,
     assert c, "the default fleet has a GB200 cluster"
     dyn = fleet_crds.dynamic(c)
     nodes, gpus = cluster_shape(fleet_crds, c)
+    gpus = 1
     cd = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain", "metadata": {"name": "cd-e2e"},
           "spec": {"numNodes": 0, "channel": {"resourceClaimTemplate": {"name": "cd-e2e-channel"}}}}
     ssa(dyn, cd, e2e_namespace)
@@ -417,18 +423,28 @@ def test_computedomain_channel_claims_are_allocated_by_the_scheduler(fleet_crds,
     ssa(dyn, runtime, e2e_namespace)
     tj = dyn.resources.get(api_version=TRAINER, kind="TrainJob")
     tj.create(namespace=e2e_namespace, body={
-        "apiVersion": TRAINER, "kind": "TrainJob", "metadata": {"name": "dra-1"},
+        "apiVersion": TRAINER, "kind": "TrainJob",
+        "metadata": {"name": "dra-1", "annotations": {"gpufleet.test/outcome": "Complete",
+                                                      "gpufleet.test/delay-seconds": "30"}},
         "spec": {"runtimeRef": {"name": runtime["metadata"]["name"], "kind": "TrainingRuntime",
                                 "apiGroup": "trainer.kubeflow.org"}}})
-    wait_for(lambda: [x for x in terminal(tj, "dra-1", e2e_namespace) if x["type"] == "Complete"], timeout=120,
-             what="dra-1 to complete")
-    claims = dyn.resources.get(api_version="resource.k8s.io/v1", kind="ResourceClaim").get(
-        namespace=e2e_namespace).to_dict()["items"]
-    mine = [x for x in claims if x["metadata"]["name"].startswith("dra-1-")]
-    assert len(mine) == nodes, [x["metadata"]["name"] for x in claims]
-    for claim in mine:
+    claims = dyn.resources.get(api_version="resource.k8s.io/v1", kind="ResourceClaim")
+
+    def allocated():
+        mine = [x for x in claims.get(namespace=e2e_namespace).to_dict()["items"]
+                if x["metadata"]["name"].startswith("dra-1-") and (x.get("status") or {}).get("allocation")]
+        return mine if len(mine) == nodes else None
+    # While the pods run: each has its own claim, allocated an IMEX channel of the node it was bound to.
+    for claim in wait_for(allocated, timeout=60, what="the pods' channel claims to be allocated"):
         results = claim["status"]["allocation"]["devices"]["results"]
         assert results[0]["driver"] == "compute-domain.nvidia.com" and results[0]["device"].startswith("channel-")
+        node = claim["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"][0]
+        owner = claim["metadata"]["ownerReferences"][0]
+        assert owner["kind"] == "Pod"
+        pod = dyn.resources.get(api_version="v1", kind="Pod").get(name=owner["name"], namespace=e2e_namespace)
+        assert pod.spec.nodeName == node and pod.status.phase == "Running"
+    wait_for(lambda: [x for x in terminal(tj, "dra-1", e2e_namespace) if x["type"] == "Complete"], timeout=120,
+             what="dra-1 to complete")
 
 
 def test_status_counts_every_component_of_every_cluster(fleet):

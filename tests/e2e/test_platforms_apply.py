@@ -5,11 +5,11 @@
 plugins/module_utils/workload.plan_workload, apply every planned object with server-side apply through the
 kubernetes dynamic client, and read each back: nothing may be pruned or changed.
 
-Uses the `fleet_crds` fixture of conftest.py (the loopback test fleet of tests/fleet, with the upstream CRDs and a
-ResourceClaimTemplate stand-in serving v1, v1beta2 and v1beta1). A plan goes to a fleet cluster of its platform
-when the fleet has one (its Node objects are then read for discovery, as the role does), otherwise to the first
-cluster: API servers do not care which cloud an object is meant for. The fleet's kube-apiserver 1.20 has no
-strict field validation, so what is read back is compared with what was sent.
+Uses the `fleet_crds` fixture of conftest.py (the loopback test fleet of tests/fleet: Kubernetes 1.34 and 1.37 with
+the upstream CRDs, resource.k8s.io/v1, and Trainer's and JobSet's webhooks). A plan goes to a fleet cluster of its
+platform when the fleet has one (its Node objects are then read for discovery, as the role does), otherwise to the
+first cluster: API servers do not care which cloud an object is meant for. Server-side apply drops unknown fields
+of custom resources with a warning only, so what is read back is compared with what was sent.
 
 The second part (CLOUDS) runs the collection as a user does, one cluster per cloud on its own platform and GPU: AWS,
 GCP and Azure on the default fleet, OCI, CoreWeave, Nebius and on-prem on the clouds fleet (`clouds_fleet` fixture,
@@ -165,20 +165,34 @@ def test_discovery_reads_the_fleet_nodes(fleet_crds, platforms_namespace):
 
 
 def test_server_version_of_the_fleet_drives_the_dra_policy(fleet_crds, platforms_namespace):
-    """The fleet's API servers (1.20) predate DRA: a plan that needs it fails naming server_version; one that does
-    not plans; rct_api_version overrides the policy."""
-    cluster = fleet_crds.clusters[0]
-    version = server_version(fleet_crds, cluster)
-    config = dict(entry_name="dra-policy", namespace=platforms_namespace, image="img", nodes=2, gpus_per_node=4, run_id="p",
-                  trainer=TRAINERS["torch"], server_version=version)
-    major, minor = [int(part) for part in version.lstrip("v").split(".")[:2]]
-    if (major, minor) >= (1, 32):
-        pytest.skip("the fleet runs Kubernetes %s, which has DRA" % version)
-    with pytest.raises(ConfigError, match="^server_version: Kubernetes %s has no resource.k8s.io DRA API" % version.replace(".", r"\.")):
-        plan_workload(config, {"platform": "aws", "gpuArchitecture": "gb300"})
-    assert plan_workload(dict(config, gpus_per_node=8), {"platform": "aws", "gpuArchitecture": "h100"})["objects"]
-    plan = plan_workload(dict(config, rct_api_version="v1"), {"platform": "aws", "gpuArchitecture": "gb300"})
-    assert [o["apiVersion"] for o in plan["objects"] if o["kind"] == "ResourceClaimTemplate"] == ["resource.k8s.io/v1"]
+    """Each cluster's own version (the default fleet spans 1.34 and 1.37) decides the ResourceClaimTemplate API: v1,
+    which the server serves, applied and read back; an older server_version renders v1beta1 (1.32), which a current
+    server serves only when its admin opts in (dra_beta_apis in the fleet spec)."""
+    from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
+    versions = set()
+    for cluster in fleet_crds.clusters:
+        version = server_version(fleet_crds, cluster)
+        versions.add(version.rsplit(".", 1)[0])
+        config = dict(entry_name="dra-policy", namespace=platforms_namespace, image="img", nodes=2, gpus_per_node=4,
+                      run_id="p", trainer=TRAINERS["torch"], server_version=version)
+        plan = plan_workload(config, {"platform": "aws", "gpuArchitecture": "gb300"})
+        rcts = [o for o in plan["objects"] if o["kind"] == "ResourceClaimTemplate"]
+        assert rcts and {o["apiVersion"] for o in rcts} == {"resource.k8s.io/v1"}, cluster
+        dyn = fleet_crds.dynamic(cluster)
+        for obj in rcts:
+            resource = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
+            dyn.server_side_apply(resource, body=obj, namespace=platforms_namespace, field_manager=FIELD_MANAGER)
+            got = resource.get(name=obj["metadata"]["name"], namespace=platforms_namespace).to_dict()
+            assert not pruned_paths(obj, got), (cluster, pruned_paths(obj, got))
+        old = plan_workload(dict(config, server_version="v1.32.4"), {"platform": "aws", "gpuArchitecture": "gb300"})
+        assert {o["apiVersion"] for o in old["objects"] if o["kind"] == "ResourceClaimTemplate"} == {"resource.k8s.io/v1beta1"}
+        if fleet_crds.cluster(cluster)["dra_beta_apis"]:
+            assert dyn.resources.get(api_version="resource.k8s.io/v1beta1", kind="ResourceClaimTemplate")
+        else:
+            with pytest.raises(ResourceNotFoundError):
+                dyn.resources.get(api_version="resource.k8s.io/v1beta1", kind="ResourceClaimTemplate")
+    assert len(versions) >= 2, "the default fleet spans two Kubernetes minor versions: %s" % sorted(versions)
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -368,8 +382,6 @@ def skip_unless_every_cloud(fleets):
 @pytest.fixture(scope="module")
 def cloud_runs(fleet_crds, clouds_fleet, tmp_path_factory):
     """Both fleets: one ansible-playbook run each over its clusters of CLOUDS; the namespace is removed afterwards."""
-    if not clouds_fleet.crds_installed:
-        pytest.skip("upstream CRDs not installed: %s is absent" % clouds_fleet.crd_dir)
     namespace = "clouds-%s" % uuid.uuid4().hex[:8]
     fleets = {"default": fleet_crds, "clouds": clouds_fleet}
     skip_unless_every_cloud(fleets)

@@ -16,7 +16,8 @@ KWOK, JobSet, Kubeflow Trainer). Two things need GPUs and NICs, and this process
    domain names and marks the domain Ready. The real kube-scheduler allocates the pods' claims from those slices.
 
 How a TrainJob's pods end, in order: its annotation `gpufleet.test/outcome` (Complete | Failed | none), else the
-cluster's `trainjob_outcome` in the fleet spec. Complete: every container exits 0. Failed: the MPI launcher (or,
+cluster's `trainjob_outcome` in the fleet spec. Complete: every container exits 0 (MPI workers serve sshd until
+JobSet removes them once the launcher is done). Failed: the MPI launcher (or,
 without one, the last pod) exits 1 and the last worker is killed (137), crash-looping until their Jobs reach the
 backoff limit, as a kubelet restarts an OnFailure container; the other pods keep running. none: everything keeps
 running. `gpufleet.test/delay-seconds` ends them that long after the TrainJob was created (default 1 s). The
@@ -208,7 +209,8 @@ class Cluster:
         role = pod["metadata"]["labels"].get(REPLICATED_JOB, "node")
         index = int(pod["metadata"]["labels"].get(COMPLETION_INDEX, "0"))
         if outcome == "Complete":
-            return 0
+            # MPI workers serve sshd until JobSet ends them once the launcher is done.
+            return None if role == "node" and "launcher" in shape else 0
         if outcome != "Failed":
             return None
         if role == "launcher":
@@ -240,23 +242,13 @@ class Cluster:
             return
         shape = self.jobset_shape(meta["namespace"], tj["metadata"]["name"])
         outcome, choice, busbw, after = self.decide(tj)
-        role = meta["labels"].get(REPLICATED_JOB, "node")
-        if role == "node" and "launcher" in shape and outcome == "Complete":
-            # MPI workers serve sshd until the launcher is done: they end with it (below).
-            code = None
-        else:
-            code = self.ending(pod, shape, outcome)
+        code = self.ending(pod, shape, outcome)
         self.write_log(tj, pod, shape, choice, busbw, outcome)
         ann = {LOGGED: "true"}
         if code is not None:
             ann.update({EXIT_CODE: str(code), FINISH_AFTER: f"{after:.1f}s",
                         RESTARTS: str(max(1, self.backoff_limit(pod)))})
         self.annotate(pod, ann)
-        if role == "launcher" and outcome == "Complete":
-            pods = self.res("v1", "Pod").get(namespace=meta["namespace"], label_selector=(
-                f"{JOBSET_NAME}={tj['metadata']['name']},{REPLICATED_JOB}=node")).to_dict()["items"]
-            for worker in pods:
-                self.annotate(worker, {EXIT_CODE: "0", FINISH_AFTER: f"{after + 0.5:.1f}s"})
         self.handled.add(meta["uid"])
 
     def write_log(self, tj, pod, shape, choice, busbw, outcome):
@@ -308,7 +300,8 @@ class Cluster:
                             handler(ev["raw_object"])
                         except Exception as e:  # noqa: BLE001 - one object must not stop the watch
                             meta = ev["raw_object"].get("metadata") or {}
-                            log(f"{self.name}: {kind} {meta.get('namespace')}/{meta.get('name')}: {e!r}")
+                            detail = getattr(e, "body", None) or getattr(e, "summary", lambda: None)() or repr(e)
+                            log(f"{self.name}: {kind} {meta.get('namespace')}/{meta.get('name')}: {detail}")
             except Exception as e:  # noqa: BLE001 - keep running whatever a cluster does
                 if not stop_event.is_set():
                     log(f"{self.name}: {kind} watch: {e!r}")

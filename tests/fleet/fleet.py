@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -218,6 +219,7 @@ def load_spec(path):
             "platform": platform,
             "gpu_architecture": gpu,
             "kubernetes_version": version,
+            "dra_beta_apis": bool(c.get("dra_beta_apis", False)),
             "nodes": int(c.get("nodes", 2)),
             "instance_type": c.get("instance_type"),
             "nodes_match_group": bool(match),
@@ -329,11 +331,15 @@ def read_state(d):
     return json.loads(p.read_text()) if p.is_file() else None
 
 
+_state_lock = threading.Lock()
+
+
 def write_state(d, state):
-    p = state_path(d)
-    tmp = Path(str(p) + ".tmp")
-    tmp.write_text(json.dumps(state, indent=2, sort_keys=True))
-    tmp.replace(p)
+    with _state_lock:
+        p = state_path(d)
+        tmp = Path(str(p) + ".tmp")
+        tmp.write_text(json.dumps(state, indent=2, sort_keys=True))
+        tmp.replace(p)
 
 
 def all_records(state):
@@ -418,6 +424,9 @@ class ClusterStarter:
             f"--kubelet-client-certificate={pki / 'kubelet-client.crt'}",
             f"--kubelet-client-key={pki / 'kubelet-client.key'}",
         ]
+        if c["dra_beta_apis"]:
+            # What a cluster admin opts in to for clients of the older DRA API versions.
+            args.append("--runtime-config=resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true")
         self.proc = self.spawn("kube-apiserver", args, go_env("APISERVER", "768MiB", gogc="50"))
 
     def wait_apiserver(self, timeout):
@@ -468,8 +477,9 @@ class ClusterStarter:
             bins[f"kube-controller-manager-{version}"], f"--kubeconfig={kubeconfig}",
             # What the chain needs: Jobs (JobSet's), pods' ResourceClaims from templates (DRA), service accounts
             # and their tokens (pods are admitted with one), namespace deletion and ownerReference cleanup.
-            "--controllers=namespace,garbagecollector,job,resourceclaim,serviceaccount,serviceaccount-token,"
-            "ttl-after-finished,podgc",
+            "--controllers=namespace-controller,garbage-collector-controller,job-controller,resourceclaim-controller,"
+            "serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,"
+            "ttl-after-finished-controller,pod-garbage-collector-controller",
             f"--service-account-private-key-file={pki / 'sa.key'}", f"--root-ca-file={pki / 'ca.crt'}",
             "--leader-elect=false", "--use-service-account-credentials=false", "--secure-port=0",
             "--concurrent-gc-syncs=5", "--concurrent-namespace-syncs=2", "--concurrent-job-syncs=5",
@@ -611,7 +621,7 @@ class FleetStarter:
         port = free_port()
         rec = {k: sc[k] for k in ("name", "platform", "gpu_architecture", "node_platform", "node_gpu_architecture",
                                   "nodes_match_group", "trainjob_outcome", "nccl_log", "nccl_busbw",
-                                  "kubernetes_version")}
+                                  "kubernetes_version", "dra_beta_apis")}
         rec.update({
             "node_instance_type": sc["instance_type"] or fake_nodes.instance_type_for(sc["node_platform"],
                                                                                     sc["node_gpu_architecture"]),

@@ -1,12 +1,17 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""Every rendered object validates against the upstream CRD schemas (../shared/crds), structurally:
+"""Every rendered object validates against the upstream CRD schemas, structurally:
 an unknown field is a failure, as it would be pruned or rejected by an API server.
 
 The matrix: every platform (the platform layer's, the seed-only neoclouds and an unknown one) x GPU (h100, h200,
 b200, gb200, gb300) x framework x MNNVL, plus the instance types and platform variables that change the output.
-Built-in kinds without a CRD here (ResourceClaimTemplate in its three API versions, ConfigMap) are checked by hand."""
+Built-in kinds without a CRD here (ResourceClaimTemplate in its three API versions, ConfigMap) are checked by hand.
+
+The CRDs are the ones the test fleet installs: Trainer's from its Go module, copied out of the module cache by
+tests/fleet/build.sh into $GPUFLEET_CACHE/components/manifests/crds (the ansible-test tree links it as
+ansible_collections/gpufleet/testbed-manifests, scripts/setup.sh), and the ComputeDomain stand-in of
+tests/fleet/stand-ins (NVIDIA's DRA driver module is not served)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -26,12 +31,22 @@ jsonschema = pytest.importorskip("jsonschema")
 from ansible_collections.gpufleet.burnin.plugins.module_utils import templating  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload  # noqa: E402
 
-CRD_DIR = os.environ.get("GPUFLEET_SHARED_CRDS") or os.path.join(
-    os.path.dirname(os.path.realpath(templating.COLLECTION_ROOT)), "shared", "crds")
+
+def _manifests_dir():
+    for candidate in (os.path.join(os.path.dirname(templating.COLLECTION_ROOT), "testbed-manifests"),
+                      os.path.join(os.environ.get("GPUFLEET_CACHE") or os.path.expanduser("~/.cache/gpufleet-burnin"),
+                                   "components", "manifests")):
+        if os.path.isdir(os.path.join(candidate, "crds")):
+            return candidate
+    return None
+
+
+MANIFESTS = _manifests_dir()
+STAND_INS = os.path.join(templating.COLLECTION_ROOT, "tests", "fleet", "stand-ins")
 CRD_FILES = {
-    ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"): "trainer.kubeflow.org_trainingruntimes.yaml",
-    ("trainer.kubeflow.org/v1alpha1", "TrainJob"): "trainer.kubeflow.org_trainjobs.yaml",
-    ("resource.nvidia.com/v1beta1", "ComputeDomain"): "resource.nvidia.com_computedomains.yaml",
+    ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"): os.path.join("crds", "trainer.kubeflow.org_trainingruntimes.yaml"),
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"): os.path.join("crds", "trainer.kubeflow.org_trainjobs.yaml"),
+    ("resource.nvidia.com/v1beta1", "ComputeDomain"): os.path.join(STAND_INS, "computedomain-crd.yaml"),
 }
 PLATFORMS = ["aws", "gcp", "azure", "oci", "coreweave", "nebius", "onprem", "togetherai", "mistral", "other"]
 ARCHITECTURES = ["h100", "h200", "b200", "gb200", "gb300"]
@@ -66,7 +81,7 @@ TRAINERS = {
     "exec": {"command": ["python3", "-c", "print('ok')"]},
 }
 
-pytestmark = pytest.mark.skipif(not os.path.isdir(CRD_DIR), reason="upstream CRDs not found at %s (../shared/crds)" % CRD_DIR)
+pytestmark = pytest.mark.skipif(MANIFESTS is None, reason="the test bed's upstream CRDs are not built yet: run tests/fleet/build.sh")
 
 
 def structural(schema):
@@ -102,7 +117,7 @@ def validator(api_version, kind):
     key = (api_version, kind)
     if key not in _VALIDATORS:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        with open(os.path.join(CRD_DIR, CRD_FILES[key])) as handle:
+        with open(os.path.join(MANIFESTS, CRD_FILES[key])) as handle:
             crd = [doc for doc in yaml.load_all(handle, Loader=loader) if doc][0]
         version = api_version.split("/")[1]
         (served,) = [v for v in crd["spec"]["versions"] if v["name"] == version]
@@ -114,7 +129,7 @@ _EXACT_REQUEST = {"deviceClassName", "count", "allocationMode", "selectors", "ad
 
 
 def validate_resource_claim_template(obj):
-    # resource.k8s.io is built into Kubernetes (no CRD in ../shared): check the shapes by hand (platforms §11.4):
+    # resource.k8s.io is built into Kubernetes (no CRD): check the shapes by hand (platforms §11.4):
     # v1 and v1beta2 nest the request under "exactly", v1beta1 has it flat.
     assert obj["apiVersion"] in ("resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1")
     assert set(obj) == {"apiVersion", "kind", "metadata", "spec"} and set(obj["spec"]) == {"spec"}
