@@ -2,11 +2,11 @@
 # The README's first command (`make demo`): burn in a local fleet of GPU clusters with gpufleet.burnin.burnin.
 #
 #   1. scripts/setup.sh           venvs, kubernetes.core (idempotent, seconds when done before)
-#   2. tests/fleet/build.sh       kube-apiserver from Debian's sources, once per machine (~5 min the first time)
-#   3. tests/fleet/fleet.py start the default fleet (tests/fleet/default-fleet.yml) into a temp dir: real API
-#                                 servers on 127.0.0.1 with fake GPU nodes, a test controller that completes or
-#                                 fails TrainJobs and creates their pods, and a fake kubelet serving the pods' logs
-#                                 (nccl-tests output as the fleet spec sets it)
+#   2. tests/fleet/build.sh       the fleet's components from their Go modules, once per machine (~14 min the
+#                                 first time on 2 cores)
+#   3. tests/fleet/fleet.py start the default fleet (tests/fleet/default-fleet.yml) into a temp dir: real
+#                                 clusters on 127.0.0.1 (Kubernetes 1.34 and 1.37, Trainer, JobSet, KWOK nodes) and
+#                                 the agent that writes the pods' output (nccl-tests as the fleet spec sets it)
 #   4. ansible-playbook playbooks/burnin.yml against the fleet's inventory, as a user would run it; it prints
 #                                 the fleet summary with a verdict per cluster and writes the JSON, JUnit and
 #                                 HTML reports

@@ -203,7 +203,11 @@ def test_fake_gpu_nodes_look_like_the_cluster_platform(fleet):
     for c in fleet.clusters:
         info = fleet.cluster(c)
         nodes = fleet.dynamic(c).resources.get(api_version="v1", kind="Node").get().to_dict()["items"]
-        assert nodes, f"{c}: no nodes"
+        # Every cluster also has its system pool's CPU node, as managed clusters do.
+        system = [n for n in nodes if n["metadata"]["labels"].get("gpufleet.test/system-node") == "true"]
+        assert len(system) == 1 and "nvidia.com/gpu" not in system[0]["status"]["capacity"], f"{c}: {system}"
+        nodes = [n for n in nodes if n not in system]
+        assert nodes, f"{c}: no GPU nodes"
         for n in nodes:
             labels = n["metadata"]["labels"]
             assert labels["nvidia.com/gpu.product"].startswith("NVIDIA-")
@@ -251,8 +255,9 @@ def test_inventory_groups_clusters_by_platform_and_gpu(fleet):
 
 
 def cluster_shape(fleet, c):
-    """(nodes, GPUs per node) of a fleet cluster's KWOK nodes: what a TrainJob there can be scheduled onto."""
-    nodes = fleet.dynamic(c).resources.get(api_version="v1", kind="Node").get().to_dict()["items"]
+    """(nodes, GPUs per node) of a fleet cluster's KWOK GPU nodes: what a TrainJob there can be scheduled onto."""
+    nodes = fleet.dynamic(c).resources.get(api_version="v1", kind="Node").get(
+        label_selector="nvidia.com/gpu.present=true").to_dict()["items"]
     return len(nodes), int(nodes[0]["status"]["allocatable"]["nvidia.com/gpu"])
 
 

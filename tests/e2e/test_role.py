@@ -186,7 +186,7 @@ def test_outcome_per_cluster_and_the_fleet_goes_on(first):
                         SLOW: "Timeout", RESTRICTED: "Complete"}, first
     # Failed clusters fail their host, after the summary: ansible-playbook exits 2.
     assert first.rc == 2, first
-    assert "JobSetFailed" in first.results[AZURE]["reason"]
+    assert "FailedJobs" in first.results[AZURE]["reason"]
     assert "cannot reach https://127.0.0.1:" in first.results[STOPPED]["reason"]
     assert first.results[STOPPED]["stage"] == "detect"
     assert "no Complete or Failed condition after 3 s" in first.results[SLOW]["reason"]
@@ -197,7 +197,7 @@ def test_summary_names_every_failed_cluster_and_why(first):
               % (RUN1, MISMATCH, SLOW, STOPPED, AZURE, AWS, RESTRICTED))
     assert header in first.output, first
     # outcome, verdict (- when the burn-in never ran), why
-    for name, outcome, why in ((AZURE, "Failed      fail ", "verdict fail: TrainJob Failed: JobSetFailed"),
+    for name, outcome, why in ((AZURE, "Failed      fail ", "verdict fail: TrainJob Failed: FailedJobs"),
                                (MISMATCH, "Mismatch    -    ", "platform mismatch"),
                                (STOPPED, "Unreachable -    ", "cannot reach"),
                                (SLOW, "Timeout     ", "no Complete or Failed condition after 3 s")):

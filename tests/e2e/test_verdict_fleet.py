@@ -120,8 +120,8 @@ def test_one_pass_one_warn_one_fail_and_the_failing_cluster_alone_fails(first):
     assert first.rc == 2, first
     assert first.recap() == {AWS: 0, GCP: 0, AZURE: 1}, first
     assert first.results[AZURE]["stage"] == "verdict"
-    assert first.results[AZURE]["reason"].startswith("verdict fail: TrainJob Failed: JobSetFailed")
-    assert first.results[AWS]["stage"] == "wait" and first.results[AWS]["reason"].startswith("JobSetCompleted")
+    assert first.results[AZURE]["reason"].startswith("verdict fail: TrainJob Failed: FailedJobs")
+    assert first.results[AWS]["stage"] == "wait" and first.results[AWS]["reason"].startswith("AllJobsCompleted")
 
 
 def test_summary_shows_every_verdict(first):

@@ -11,7 +11,7 @@ KWOK, JobSet, Kubeflow Trainer). Two things need GPUs and NICs, and this process
    (tests/fleet/kwok-stages.yaml) carry out. The Job, JobSet and TrainJob conditions that follow are the real
    controllers' own.
 2. NVIDIA's DRA driver for GPUs (its ComputeDomain controller and kubelet plugin). It publishes a DeviceClass
-   `compute-domain-default-channel.nvidia.com` and, per KWOK node, a ResourceSlice of IMEX channel devices
+   `compute-domain-default-channel.nvidia.com` and, per KWOK GPU node, a ResourceSlice of IMEX channel devices
    (driver `compute-domain.nvidia.com`); for each ComputeDomain it creates the channel ResourceClaimTemplate the
    domain names and marks the domain Ready. The real kube-scheduler allocates the pods' claims from those slices.
 
@@ -94,7 +94,7 @@ class Cluster:
                          f"device.attributes['{DRA_DRIVER}'].type == 'channel'"}}]}}
         self.create(classes, body)
         slices = self.res("resource.k8s.io/v1", "ResourceSlice")
-        nodes = self.res("v1", "Node").get(label_selector=f"{FAKE_NODE}=true").to_dict()["items"]
+        nodes = self.res("v1", "Node").get(label_selector=f"{FAKE_NODE}=true,nvidia.com/gpu.present=true").to_dict()["items"]
         for node in nodes:
             name = node["metadata"]["name"]
             self.create(slices, {

@@ -445,11 +445,14 @@ class ClusterStarter:
         rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         # The namespaced part of the collection's least-privilege RBAC manifest (extras/rbac/burnin-rbac.yaml).
         fleet_rbac.install(rest, ns, RESTRICTED_USER)
-        for node, status in fake_nodes.build_nodes(
-                c["name"], spec_c["node_platform"], spec_c["node_gpu_architecture"], spec_c["nodes"],
-                instance_type=spec_c["instance_type"], kubelet_port=c["kwok_port"],
-                extra_labels=spec_c["node_labels"], extra_capacity=spec_c["node_capacity"],
-                taints=spec_c["node_taints"], kubelet_version="v" + c["kubernetes_version"]):
+        nodes = fake_nodes.build_nodes(
+            c["name"], spec_c["node_platform"], spec_c["node_gpu_architecture"], spec_c["nodes"],
+            instance_type=spec_c["instance_type"], kubelet_port=c["kwok_port"],
+            extra_labels=spec_c["node_labels"], extra_capacity=spec_c["node_capacity"],
+            taints=spec_c["node_taints"], kubelet_version="v" + c["kubernetes_version"])
+        nodes.append(fake_nodes.system_node(c["name"], spec_c["node_platform"], kubelet_port=c["kwok_port"],
+                                            kubelet_version="v" + c["kubernetes_version"]))
+        for node, status in nodes:
             rest.create("/api/v1/nodes", node)
             rest.must("PATCH", f"/api/v1/nodes/{node['metadata']['name']}/status", {"status": status},
                       content_type="application/merge-patch+json")

@@ -264,3 +264,45 @@ def build_nodes(cluster, platform, gpu, count, instance_type=None, kubelet_port=
         }
         out.append((node, status))
     return out
+
+
+# The CPU instance type of the system node pool every managed cluster has (an on-prem cluster's control nodes).
+SYSTEM_INSTANCE_TYPES = {"aws": "m7i.2xlarge", "gcp": "e2-standard-8", "azure": "Standard_D8s_v5",
+                         "oci": "VM.Standard.E5.Flex", "coreweave": "cd-gp-a192-genoa", "nebius": "cpu-d3"}
+
+
+def system_node(cluster, platform, kubelet_port=10250, kubelet_version="v1.34.4"):
+    """(node, status) of the cluster's one CPU node: the system (default) node pool of a managed cluster, where pods
+    that ask for no GPU go (an MPI launcher on GKE, whose GPU nodes carry the nvidia.com/gpu taint)."""
+    name = f"{cluster}-system-0"
+    region, zone = REGIONS.get(platform, (None, None))
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+              "gpufleet.test/fake-node": "true", "gpufleet.test/system-node": "true"}
+    if SYSTEM_INSTANCE_TYPES.get(platform):
+        labels["node.kubernetes.io/instance-type"] = SYSTEM_INSTANCE_TYPES[platform]
+    if zone:
+        labels["topology.kubernetes.io/region"] = region
+        labels["topology.kubernetes.io/zone"] = zone
+    spec = {}
+    pid = _provider_id(platform, cluster, name, 99, zone)
+    if pid:
+        spec["providerID"] = pid
+    capacity = {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi"}
+    node = {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": labels,
+                         "annotations": {"gpufleet.test/note": "KWOK node: the system pool's CPU node"}},
+            "spec": spec}
+    status = {"capacity": capacity, "allocatable": dict(capacity),
+              "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                              "message": "kubelet is posting ready status", "lastHeartbeatTime": now,
+                              "lastTransitionTime": now}],
+              "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": name}],
+              "daemonEndpoints": {"kubeletEndpoint": {"Port": int(kubelet_port)}},
+              "nodeInfo": {"kubeletVersion": kubelet_version, "kubeProxyVersion": kubelet_version,
+                           "operatingSystem": "linux", "architecture": "amd64",
+                           "containerRuntimeVersion": "containerd://1.7.27", "osImage": "Ubuntu 22.04.5 LTS",
+                           "kernelVersion": "6.1.0-31-cloud-amd64", "machineID": _hex(name + "/machine", 32),
+                           "systemUUID": str(uuid.UUID(_hex(name + "/sys", 32))),
+                           "bootID": str(uuid.UUID(_hex(name + "/boot", 32)))}}
+    return node, status
