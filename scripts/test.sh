@@ -7,7 +7,8 @@
 #
 # Steps (always in this order; setup always runs, it is cheap when warm):
 #   setup        scripts/setup.sh (venvs, kubernetes.core, ansible-test tree, get-pip stand-ins)
-#   fleet        tests/fleet/build.sh, if it exists (Debian packages, kube-apiserver build into the cache);
+#   fleet        tests/fleet/build.sh, if it exists (the test fleet's components from their Go modules, once per
+#                machine, into the cache);
 #                selected by default and whenever e2e is selected
 #   sanity-2.21  ansible-test sanity --venv --python 3.13 (ansible-core 2.21)
 #   sanity-2.19  ansible-test sanity --venv --python 3.11 (ansible-core 2.19)

@@ -271,9 +271,11 @@ class Cluster:
             logs.append({"containers": [c["name"]], "logsFile": str(path)})
         self.create(self.res("kwok.x-k8s.io/v1alpha1", "Logs"), {
             "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+            # Owned by the TrainJob, not the pod: a pod removed in the foreground (JobSet ending its Jobs) would
+            # take its Logs with it while it still terminates and its log can be read.
             "metadata": {"name": meta["name"], "namespace": meta["namespace"],
-                         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"],
-                                              "uid": meta["uid"]}]},
+                         "ownerReferences": [{"apiVersion": TRAINER, "kind": "TrainJob", "name": tj["metadata"]["name"],
+                                              "uid": tj["metadata"]["uid"]}]},
             "spec": {"logs": logs}}, namespace=meta["namespace"])
 
     def annotate(self, pod, annotations):

@@ -24,6 +24,8 @@ cache="${GPUFLEET_CACHE:-$HOME/.cache/gpufleet-burnin}"
 root="$cache/components"
 log() { printf '[fleet-build] %s\n' "$*" >&2; }
 
+# Go's own installer puts it in /usr/local/go, which a non-login shell may not have on PATH.
+command -v go >/dev/null 2>&1 || [ ! -x /usr/local/go/bin/go ] || PATH="/usr/local/go/bin:$PATH"
 command -v go >/dev/null 2>&1 || { log "Go is not installed (needs Go >= 1.26 on PATH)"; exit 1; }
 go_minor="$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')"
 [ "${go_minor:-0}" -ge 26 ] || { log "$(go version): the components need Go >= 1.26 (set PATH)"; exit 1; }
