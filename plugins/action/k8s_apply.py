@@ -7,17 +7,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
-
-from ansible.plugins.action import ActionBase
-
-try:
-    from ansible.executor.module_common import _get_action_arg_defaults
-except ImportError:  # not in this ansible-core: only group/gpufleet.burnin.k8s module_defaults apply
-    _get_action_arg_defaults = None
-
 from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import K8S_APPLY_OWN, k8s_apply_spec
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import IMPORT_ERROR, run_k8s
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import IMPORT_ERROR, K8sActionBase, run_k8s
 
 NAME = "gpufleet.burnin.k8s_apply"
 HIDDEN_FIELDS = ["metadata.managedFields"]
@@ -45,27 +36,11 @@ def compact(outcome):
     return outcome
 
 
-class ActionModule(ActionBase):
+class ActionModule(K8sActionBase):
     """Server-side apply of a list of objects with kubernetes.core's client, in the controller's worker process."""
 
     _supports_check_mode = True
-    _supports_async = False
-
-    def _kubernetes_core_defaults(self):
-        """The authentication options that module_defaults give kubernetes.core.k8s in this task (for example through
-        group/kubernetes.core.k8s), so this plugin connects where kubernetes.core's modules in the same play do."""
-        if _get_action_arg_defaults is None:
-            return {}
-        auth = dict((name, option) for name, option in k8s_apply_spec().items() if name not in K8S_APPLY_OWN)
-        names = set(auth)
-        names.update(alias for option in auth.values() for alias in option.get("aliases", []))
-        try:
-            # ansible-core's own lookup (private, the same in 2.19 to 2.21), with its template engine.
-            defaults = _get_action_arg_defaults("kubernetes.core.k8s", self._task, getattr(self._templar, "_engine", self._templar))
-        except (AttributeError, TypeError):
-            return {}
-        defaults = {key: value for key, value in defaults.items() if key in names}
-        return self._templar.template(defaults) if defaults else {}
+    OWN = K8S_APPLY_OWN
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -73,16 +48,7 @@ class ActionModule(ActionBase):
         if IMPORT_ERROR is not None:
             return dict(result, failed=True, msg="%s needs the kubernetes.core collection and the kubernetes Python client "
                                                  "on the controller: %s" % (NAME, IMPORT_ERROR))
-        self._task.args = dict(self._kubernetes_core_defaults(), **self._task.args)
-        validation, args = self.validate_argument_spec(argument_spec=k8s_apply_spec())
-        del validation
-        # K8S_AUTH_* from the task's `environment:` reach kubernetes.core as they would reach its module process;
-        # this worker is forked for this task and host only.
-        environment = {}
-        self._compute_environment_string(environment)
-        os.environ.update((key, "%s" % value) for key, value in environment.items())
-        # kubernetes.core's authentication options, by their own names (not aliases), where set.
-        params = dict((key, args[key]) for key in k8s_apply_spec() if key not in K8S_APPLY_OWN and args.get(key) is not None)
+        args, params = self.validated_args(k8s_apply_spec())
         params.update(
             resource_definition=args["objects"],
             apply=True,

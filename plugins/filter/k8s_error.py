@@ -8,19 +8,30 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 name: k8s_error
-short_description: Classify and shorten the error message of a failed kubernetes.core task
+short_description: Classify and explain the error of a failed kubernetes.core task
 version_added: 0.1.0
 author: gpufleet.burnin maintainers
 description:
   - kubernetes.core reports API errors as the Python client's exception text (status line, headers, JSON body,
-    traceback) and connection errors as urllib3's retry message. This filter keeps what a person needs.
-  - The category is C(Unreachable) (connection refused, timeout, name resolution, TLS), C(Forbidden) (401/403),
-    C(NotFound) (404), C(Conflict) (409), C(Invalid) (422) or C(Error).
+    traceback) or the Status JSON alone, and connection errors as urllib3's retry message. This filter classifies
+    the error and says in one or two short sentences what a person needs, naming the server and the context.
+  - The class is C(Unreachable) (refused, name resolution, timeout), C(TLS) (certificate not trusted, name
+    mismatch), C(Unauthorized) (401, the credential was refused), C(Forbidden) (403: the user, verb, resource and
+    namespace, pointing at the collection's RBAC manifest), C(NotFound) (404; a missing API names the CRD and the
+    component to install), C(Conflict) (409), C(Invalid) (400, 422, or an admission webhook's denial, with its field
+    paths), C(ServerError) (5xx) or C(Error).
+  - The same classifier (plugins/module_utils/k8s_errors.py) serves the role and the action plugins.
 options:
   _input:
     description: The C(msg) of the failed task result.
     type: str
     required: true
+  context:
+    description: The kubeconfig context used, named in the message.
+    type: str
+  server:
+    description: The API server's URL, named when the error text does not say it.
+    type: str
 """
 
 EXAMPLES = r"""
@@ -32,7 +43,7 @@ EXAMPLES = r"""
 
 - name: Say why it failed
   ansible.builtin.debug:
-    msg: "{{ (nodes.msg | gpufleet.burnin.k8s_error).category }}: {{ (nodes.msg | gpufleet.burnin.k8s_error).message }}"
+    msg: "{{ (nodes.msg | gpufleet.burnin.k8s_error(context='aws-use1-h100-a')).message }}"
   when: nodes.resources is not defined
 """
 
@@ -42,72 +53,31 @@ _value:
   type: dict
   contains:
     category:
-      description: C(Unreachable), C(Forbidden), C(NotFound), C(Conflict), C(Invalid) or C(Error).
+      description: One of C(Unreachable), C(TLS), C(Unauthorized), C(Forbidden), C(NotFound), C(Conflict), C(Invalid),
+        C(ServerError), C(Error).
       type: str
     status:
       description: The HTTP status code, or 0 when there was no HTTP answer.
       type: int
     message:
-      description: One line, at most 400 characters.
+      description: One or two short sentences, at most 400 characters.
+      type: str
+    detail:
+      description: The server's own message or the raw error text (for higher verbosity), at most 2000 characters.
       type: str
 """
 
-import json
-import re
-
 from ansible.errors import AnsibleFilterError
 
-_BODY = re.compile(r"HTTP response body: (\{.*?\})\s*(?:\n|$)", re.S)
-_STATUS = re.compile(r"\((\d{3})\)\s*\nReason:|'(\d{3})\\?\nReason:|^(\d{3})\nReason:|Exception '(\d{3})", re.M)
-_POOL = re.compile(r"HTTPS?ConnectionPool\(host='([^']*)', port=(\d+)\)")
-_UNREACHABLE = (
-    ("Connection refused", "connection refused"),
-    ("Name or service not known", "name not known"),
-    ("nodename nor servname", "name not known"),
-    ("No route to host", "no route to host"),
-    ("Network is unreachable", "network unreachable"),
-    ("timed out", "timed out"),
-    ("ConnectTimeout", "timed out"),
-    ("SSLError", "TLS error"),
-    ("CERTIFICATE_VERIFY_FAILED", "TLS certificate not trusted"),
-    ("Max retries exceeded", "no answer"),
-)
-_CATEGORIES = {401: "Forbidden", 403: "Forbidden", 404: "NotFound", 409: "Conflict", 422: "Invalid"}
-_MAX = 400
-# ansible-core 2.19+ prefixes failures it reports.
-_PREFIX = re.compile(r"^(?:(?:Task|Action|Module) failed: )+")
+from ansible_collections.gpufleet.burnin.plugins.module_utils.k8s_errors import classify
 
 
-def _one_line(text):
-    text = " ".join(str(text).split())
-    return text if len(text) <= _MAX else text[:_MAX - 3] + "..."
-
-
-def k8s_error(msg):
+def k8s_error(msg, context=None, server=None):
     if msg is None:
         msg = ""
     if not isinstance(msg, str):
         raise AnsibleFilterError("gpufleet.burnin.k8s_error: msg: must be the string 'msg' of a failed task, got %s" % type(msg).__name__)
-    msg = _PREFIX.sub("", msg)
-    body = _BODY.search(msg)
-    if body:
-        try:
-            status = json.loads(body.group(1))
-        except ValueError:
-            status = None
-        if isinstance(status, dict):
-            code = status.get("code") if isinstance(status.get("code"), int) else 0
-            return {"category": _CATEGORIES.get(code, "Error"), "status": code,
-                    "message": _one_line(status.get("message") or status.get("reason") or msg)}
-    for needle, what in _UNREACHABLE:
-        if needle in msg:
-            pool = _POOL.search(msg)
-            where = ("https://%s:%s" % pool.groups()) if pool else "the API server"
-            return {"category": "Unreachable", "status": 0, "message": "cannot reach %s: %s" % (where, what)}
-    found = _STATUS.search(msg)
-    code = int([group for group in found.groups() if group][0]) if found else 0
-    first = msg.strip().splitlines()[0] if msg.strip() else "unknown error"
-    return {"category": _CATEGORIES.get(code, "Error"), "status": code, "message": _one_line(first)}
+    return classify(msg, context=context or None, server=server or None)
 
 
 class FilterModule(object):

@@ -89,3 +89,24 @@ def k8s_apply_spec():
     spec = copy.deepcopy(AUTH_ARG_SPEC)
     spec.update(copy.deepcopy(K8S_APPLY_OWN))
     return spec
+
+
+# gpufleet.burnin.trainjob_wait's own options; the others are kubernetes.core's authentication options.
+TRAINJOB_WAIT_OWN = dict(
+    name=dict(type="str", required=True),
+    namespace=dict(type="str", required=True),
+    api_version=dict(type="str", default="trainer.kubeflow.org/v1alpha1"),
+    timeout=dict(type="int", default=3600),
+    poll_interval=dict(type="int", default=10),
+    unreachable_grace=dict(type="int", default=30),
+    record_pods=dict(type="bool", default=True),
+)
+
+
+def trainjob_wait_spec():
+    """gpufleet.burnin.trainjob_wait: its own options plus kubernetes.core's authentication options."""
+    from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+
+    spec = copy.deepcopy(AUTH_ARG_SPEC)
+    spec.update(copy.deepcopy(TRAINJOB_WAIT_OWN))
+    return spec

@@ -688,10 +688,13 @@ def attribute(pods, pod_logs=None, result=None, job_outcome=None):
         entry["warnings"] = len(_RE_WARN_LINE.findall(text or ""))
         entries.append(entry)
     _log_evidence(entries, pods, logs, result, job_ok)
-    nodes = sorted(set(entry["node"] for entry in entries if entry["node"]))
-    failed_nodes = sorted(set(entry["node"] for entry in entries if entry["node"] and entry["status"] == "failed"))
+    # The nodes under test are the workers' (GPU) nodes: an MPI launcher asks for no GPU and runs wherever there is
+    # CPU, often a system node; its failure is the job's, not its node's.
+    judged = [entry for entry in entries if entry["role"] != "launcher"] or entries
+    nodes = sorted(set(entry["node"] for entry in judged if entry["node"]))
+    failed_nodes = sorted(set(entry["node"] for entry in judged if entry["node"] and entry["status"] == "failed"))
     succeeded_nodes = [node for node in nodes if node not in failed_nodes
-                       and all(entry["status"] == "succeeded" for entry in entries if entry["node"] == node)]
+                       and all(entry["status"] == "succeeded" for entry in judged if entry["node"] == node)]
     return {
         "nodes": nodes,
         "succeeded_nodes": succeeded_nodes,

@@ -16,15 +16,26 @@ __metaclass__ = type
 
 import copy
 
+import os
+
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.parameters import remove_values
+from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
+
+try:
+    from ansible.executor.module_common import _get_action_arg_defaults
+except ImportError:  # not in this ansible-core: only group/gpufleet.burnin.k8s module_defaults apply
+    _get_action_arg_defaults = None
 
 try:
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.runner import run_module
     from ansible_collections.kubernetes.core.plugins.modules.k8s import argspec as k8s_argspec
+    from ansible_collections.kubernetes.core.plugins.modules.k8s_info import argspec as k8s_info_argspec
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
     # The client is what costs: import it now, in the main process (the runner imports it lazily on first use).
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s import client as _client  # noqa: F401 pylint: disable=unused-import
     IMPORT_ERROR = None
@@ -33,6 +44,8 @@ except ImportError as exc:  # kubernetes.core or the kubernetes Python client is
 
     def k8s_argspec():
         return {}
+
+    k8s_info_argspec = k8s_argspec
 
 display = Display()
 
@@ -102,3 +115,52 @@ def run_k8s(params, check_mode, diff, name):
     except ModuleExit as done:
         return done.result
     return {"failed": True, "msg": "%s: kubernetes.core's runner returned no result" % name}
+
+
+def k8s_reader(params, name):
+    """kubernetes.core's K8sService (client and all) for reads with ``params`` (kubernetes.core.k8s_info's options,
+    authentication included), to call repeatedly in this process. Errors of a read raise: ``ModuleExit`` (its
+    ``result['msg']``), kubernetes.core's ``CoreException`` or the client's own exceptions."""
+    def module_class(**kwargs):
+        return ControllerModule(params=copy.deepcopy(params), check_mode=False, diff=False, name=name, **kwargs)
+
+    module = AnsibleK8SModule(module_class=module_class, argument_spec=k8s_info_argspec(), supports_check_mode=True)
+    return K8sService(get_api_client(module), module)
+
+
+class K8sActionBase(ActionBase):
+    """An action plugin that talks to a cluster with kubernetes.core's code in the worker process, taking
+    kubernetes.core's authentication options as its modules do."""
+
+    _supports_async = False
+    # The plugin's own options (the rest of its spec are kubernetes.core's authentication options).
+    OWN = {}
+
+    def kubernetes_core_defaults(self, spec):
+        """The authentication options that module_defaults give kubernetes.core.k8s in this task (for example through
+        group/kubernetes.core.k8s), so this plugin connects where kubernetes.core's modules in the same play do."""
+        if _get_action_arg_defaults is None:
+            return {}
+        auth = dict((name, option) for name, option in spec.items() if name not in self.OWN)
+        names = set(auth)
+        names.update(alias for option in auth.values() for alias in option.get("aliases", []))
+        try:
+            # ansible-core's own lookup (private, the same in 2.19 to 2.21), with its template engine.
+            defaults = _get_action_arg_defaults("kubernetes.core.k8s", self._task, getattr(self._templar, "_engine", self._templar))
+        except (AttributeError, TypeError):
+            return {}
+        defaults = dict((key, value) for key, value in defaults.items() if key in names)
+        return self._templar.template(defaults) if defaults else {}
+
+    def validated_args(self, spec):
+        """The task's options (module_defaults included) validated against SPEC; K8S_AUTH_* of the task's
+        `environment:` exported as they would reach a kubernetes.core module process (this worker is forked for this
+        task and host only). Returns (args, kubernetes.core's authentication options that are set)."""
+        self._task.args = dict(self.kubernetes_core_defaults(spec), **self._task.args)
+        validation, args = self.validate_argument_spec(argument_spec=spec)
+        del validation
+        environment = {}
+        self._compute_environment_string(environment)
+        os.environ.update((key, "%s" % value) for key, value in environment.items())
+        auth = dict((key, args[key]) for key in spec if key not in self.OWN and args.get(key) is not None)
+        return args, auth

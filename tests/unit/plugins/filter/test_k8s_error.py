@@ -16,33 +16,21 @@ from ansible_collections.gpufleet.burnin.plugins.filter.k8s_error import k8s_err
 REFUSED = ("HTTPSConnectionPool(host='127.0.0.1', port=47095): Max retries exceeded with url: /version (Caused by "
            "NewConnectionError(\"HTTPSConnection(host='127.0.0.1', port=47095): Failed to establish a new connection: "
            "[Errno 111] Connection refused\"))")
-FORBIDDEN = ("Exception '403\nReason: Forbidden\nHTTP response headers: HTTPHeaderDict({'Content-Type': 'application/json'})\n"
-             "HTTP response body: {\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
-             "\"message\":\"nodes is forbidden: User \\\"burnin-restricted\\\" cannot list resource \\\"nodes\\\"\","
-             "\"reason\":\"Forbidden\",\"details\":{\"kind\":\"nodes\"},\"code\":403}\n\nOriginal traceback: \n  File \"x.py\"")
-INVALID = ("Failed to apply object: b'{\"kind\":\"Status\"}' (422)\nReason: Unprocessable Entity\nHTTP response headers: x\n"
-           "HTTP response body: {\"kind\":\"Status\",\"message\":\"TrainJob.trainer.kubeflow.org \\\"x\\\" is invalid\",\"code\":422}\n")
 
 
-@pytest.mark.parametrize("msg, category, status, message", [
-    (REFUSED, "Unreachable", 0, "cannot reach https://127.0.0.1:47095: connection refused"),
-    ("HTTPSConnectionPool(host='k8s.example', port=443): Max retries exceeded (Caused by ConnectTimeoutError())",
-     "Unreachable", 0, "cannot reach https://k8s.example:443: timed out"),
-    (FORBIDDEN, "Forbidden", 403, 'nodes is forbidden: User "burnin-restricted" cannot list resource "nodes"'),
-    (INVALID, "Invalid", 422, 'TrainJob.trainer.kubeflow.org "x" is invalid'),
-    ("Exception '404\nReason: Not Found\n", "NotFound", 404, "Exception '404"),
-    ("plain failure\nsecond line", "Error", 0, "plain failure"),
-    ("Task failed: Module failed: plain failure", "Error", 0, "plain failure"),
-    ("Task failed: Module failed: " + REFUSED, "Unreachable", 0, "cannot reach https://127.0.0.1:47095: connection refused"),
-    ("", "Error", 0, "unknown error"),
-    (None, "Error", 0, "unknown error"),
-])
-def test_k8s_error(msg, category, status, message):
-    assert k8s_error(msg) == {"category": category, "status": status, "message": message}
+def test_the_filter_is_the_core_classifier_with_context_and_server():
+    err = k8s_error(REFUSED, context="aws-use1-h100-a")
+    assert err["category"] == "Unreachable" and err["status"] == 0
+    assert err["message"] == ("Cannot reach https://127.0.0.1:47095 (context aws-use1-h100-a): the connection was refused "
+                              "(is the API server running?).")
+    assert "Errno 111" in err["detail"]
+    unauthorized = k8s_error("Unauthorized", server="https://10.0.0.1:6443")
+    assert unauthorized["category"] == "Unauthorized" and "https://10.0.0.1:6443" in unauthorized["message"]
 
 
-def test_long_messages_are_cut():
-    assert len(k8s_error("x" * 1000)["message"]) == 400
+@pytest.mark.parametrize("msg", ["", None])
+def test_empty_messages(msg):
+    assert k8s_error(msg) == {"category": "Error", "status": 0, "message": "unknown error.", "detail": ""}
 
 
 def test_bad_input_and_export():

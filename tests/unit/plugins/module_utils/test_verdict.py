@@ -396,12 +396,14 @@ def test_log_evidence_of_a_test_failure_beats_a_clean_exit():
             pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Running")]
     log = fixture("v2.16-all-reduce-init-failure.log").replace("20261130t0815", "20261130t0800")
     result = vd.attribute(pods, pod_logs={pods[0]["metadata"]["name"]: log}, job_outcome="Failed")
-    assert result["failed_nodes"] == ["gpu-node-a", "gpu-node-b"]
+    # The launcher's failure is the job's, not its node's: gpu-node-a's worker is only unknown.
+    assert result["failed_nodes"] == ["gpu-node-b"]
+    assert [item["status"] for item in result["pods"] if item["role"] == "launcher"] == ["failed"]
     worker_b = [item for item in result["pods"] if item["node"] == "gpu-node-b"][0]
     assert worker_b["warnings"] == 0 and worker_b["reasons"][0] == "still running when the TrainJob ended Failed"
     assert "Test NCCL failure common.cu:1279" in worker_b["reasons"][1]
     worker_a = [item for item in result["pods"] if item["name"].startswith(JOB + "-node-0-0")][0]
-    assert worker_a["status"] == "unknown" and result["unknown_nodes"] == []
+    assert worker_a["status"] == "unknown" and result["unknown_nodes"] == ["gpu-node-a"]
 
 
 def test_warnings_fail_pods_only_when_the_job_failed():

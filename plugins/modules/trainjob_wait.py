@@ -1,0 +1,140 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: trainjob_wait
+short_description: Wait for a Kubeflow Trainer TrainJob to end, telling a running job from an unreachable cluster
+version_added: 0.2.0
+description:
+  - Reads the TrainJob O(name) in O(namespace) until its C(Complete) or C(Failed) condition is C(True), O(timeout)
+    passes, or the cluster stays unreachable for O(unreachable_grace) seconds, and returns the outcome with the
+    reason a person needs.
+  - "The polling rule: the first read at once, then after 1, 2, 4, ... seconds, never more than O(poll_interval)
+    apart, so a short job is seen finished within a second or two and a long one costs one request per
+    O(poll_interval)."
+  - A read that cannot reach the cluster (connection refused, name resolution, timeout, TLS) does not end the wait at
+    once; when every read for O(unreachable_grace) seconds failed the wait ends with outcome C(Unreachable) and the
+    last error. Any other error (Unauthorized, Forbidden, the TrainJob deleted, the Trainer API missing) ends it at
+    once with outcome C(Error). The errors are classified as by the P(gpufleet.burnin.k8s_error#filter) filter.
+  - Runs kubernetes.core's own client and service inside Ansible's worker process on the controller, like
+    M(gpufleet.burnin.k8s_apply), and takes kubernetes.core's authentication options and their C(module_defaults).
+author:
+  - gpufleet.burnin maintainers (!UNKNOWN)
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+attributes:
+  check_mode:
+    support: full
+    description: Skipped in check mode (a dry run created no TrainJob); returns outcome C(Skipped).
+  diff_mode:
+    support: none
+  action:
+    support: full
+    description: Runs on the controller, in the worker process.
+requirements:
+  - kubernetes.core collection
+  - kubernetes >= 24.2.0 (Python, on the controller)
+options:
+  name:
+    description: The TrainJob's name.
+    type: str
+    required: true
+  namespace:
+    description: The TrainJob's namespace.
+    type: str
+    required: true
+  api_version:
+    description: The Trainer API version.
+    type: str
+    default: trainer.kubeflow.org/v1alpha1
+  timeout:
+    description: Seconds to wait for the TrainJob to end (outcome C(Timeout) after).
+    type: int
+    default: 3600
+  poll_interval:
+    description: The longest time between two reads, in seconds.
+    type: int
+    default: 10
+  unreachable_grace:
+    description: Seconds of failed reads (cluster unreachable) after which the wait gives up with outcome C(Unreachable).
+    type: int
+    default: 30
+  record_pods:
+    description:
+      - Also list the TrainJob's pods (label C(jobset.sigs.k8s.io/jobset-name)) at each read and return the last look
+        at every pod seen (RV(pods)). Controllers remove pods once a job ends (JobSet ends the MPI workers when the
+        launcher is done; the Job controller removes a failed Job's pods), so this is what still says, afterwards,
+        which node ran which pod.
+    type: bool
+    default: true
+seealso:
+  - module: kubernetes.core.k8s_info
+  - module: gpufleet.burnin.k8s_apply
+"""
+
+EXAMPLES = r"""
+- name: Wait for the burn-in's TrainJob
+  gpufleet.burnin.trainjob_wait:
+    name: nccl-all-reduce-20261201t101500
+    namespace: burnin
+    timeout: 1800
+    kubeconfig: "{{ burnin_kubeconfig }}"
+    context: "{{ burnin_context }}"
+  register: waited
+
+- name: Say how it ended
+  ansible.builtin.debug:
+    msg: "{{ waited.outcome }}: {{ waited.reason }}"
+"""
+
+RETURN = r"""
+outcome:
+  description: C(Complete), C(Failed), C(Timeout), C(Unreachable), C(Error), or C(Skipped) in check mode.
+  returned: always
+  type: str
+reason:
+  description: The terminal condition's reason and message, or why the wait ended without one.
+  returned: always
+  type: str
+conditions:
+  description: The TrainJob's conditions last read, each with C(type), C(status), C(reason), C(message).
+  returned: unless skipped
+  type: list
+  elements: dict
+polls:
+  description: How many reads the wait made.
+  returned: unless skipped
+  type: int
+pods:
+  description:
+    - The last look at each pod of the TrainJob seen while waiting (as M(kubernetes.core.k8s_info) returns pods,
+      without containers, volumes and conditions), sorted by name; empty when O(record_pods=false).
+  returned: unless skipped
+  type: list
+  elements: dict
+error:
+  description: The classified last error (C(category), C(status), C(message), C(detail)), when a read failed.
+  returned: when a read failed
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import trainjob_wait_spec
+
+
+def main():
+    module = AnsibleModule(argument_spec=trainjob_wait_spec(), supports_check_mode=True)
+    module.fail_json(msg="gpufleet.burnin.trainjob_wait runs in the controller's process through its action plugin; "
+                         "it cannot run as a module on a host")
+
+
+if __name__ == "__main__":
+    main()
