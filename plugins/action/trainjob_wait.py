@@ -21,6 +21,26 @@ TERMINAL = ("Complete", "Failed")
 KEPT_CONDITION_KEYS = ("type", "status", "reason", "message")
 
 
+def has_ended_once(pod):
+    """True when a container of POD has terminated at least once (exited, or restarted after exiting)."""
+    status = pod.get("status") or {}
+    if status.get("phase") in ("Succeeded", "Failed"):
+        return True
+    return any((c.get("state") or {}).get("terminated") or (c.get("lastState") or {}).get("terminated")
+               for c in status.get("containerStatuses") or [])
+
+
+def pod_log(api_client, pod):
+    """The log of every container of POD, in order, as kubernetes.core.k8s_log with all_containers reads it."""
+    from kubernetes.client import CoreV1Api
+
+    core = CoreV1Api(api_client)
+    metadata = pod["metadata"]
+    names = [c["name"] for c in (pod.get("status") or {}).get("containerStatuses") or []]
+    return "".join(core.read_namespaced_pod_log(metadata["name"], metadata["namespace"], container=name) or ""
+                   for name in names)
+
+
 def terminal_conditions(trainjob):
     conditions = ((trainjob or {}).get("status") or {}).get("conditions") or []
     return [c for c in conditions if c.get("type") in TERMINAL and c.get("status") == "True"]
@@ -73,7 +93,8 @@ class ActionModule(K8sActionBase):
         except ModuleExit as exc:
             return dict(result, failed=True, msg=exc.result.get("msg"))
 
-        seen_pods = {}
+        seen_pods, logs = {}, {}
+        api_client = reader.client.client.client  # kubernetes.core's K8SClient -> dynamic client -> ApiClient
 
         def read():
             found = reader.find("TrainJob", args["api_version"], name=args["name"], namespace=args["namespace"],
@@ -91,11 +112,17 @@ class ActionModule(K8sActionBase):
                                    label_selectors=["%s=%s" % (JOBSET_NAME, args["name"])])
                 for pod in pods.get("resources") or []:
                     seen_pods[pod["metadata"]["name"]] = pod
+                    # A pod that ended, or crash-loops, is removed by its Job once the Job gives up: read its log now.
+                    if pod["metadata"]["name"] not in logs and has_ended_once(pod):
+                        try:
+                            logs[pod["metadata"]["name"]] = pod_log(api_client, pod)
+                        except Exception:  # noqa: BLE001 pylint: disable=broad-except - read again at the next look
+                            pass
             return resources[0]
 
         server = getattr(getattr(reader.client, "configuration", None), "host", None) or auth.get("host")
         polled = poll_until(read, lambda tj: bool(terminal_conditions(tj)), args["timeout"], args["poll_interval"],
                             args["unreachable_grace"], context=auth.get("context"), server=server)
-        result.update(changed=False, pods=[seen_pods[key] for key in sorted(seen_pods)],
+        result.update(changed=False, pods=[seen_pods[key] for key in sorted(seen_pods)], logs=logs,
                       **outcome_of(polled, args["name"], args["timeout"]))
         return result

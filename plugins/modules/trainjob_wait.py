@@ -69,9 +69,10 @@ options:
   record_pods:
     description:
       - Also list the TrainJob's pods (label C(jobset.sigs.k8s.io/jobset-name)) at each read and return the last look
-        at every pod seen (RV(pods)). Controllers remove pods once a job ends (JobSet ends the MPI workers when the
-        launcher is done; the Job controller removes a failed Job's pods), so this is what still says, afterwards,
-        which node ran which pod.
+        at every pod seen (RV(pods)), and read the log of each pod once a container of it has ended or restarted
+        (RV(logs)). Controllers remove pods once a job ends (JobSet ends the MPI workers when the launcher is done;
+        the Job controller removes a failed Job's pods when their restarts reach the backoff limit), so this is what
+        still says, afterwards, which node ran which pod and what a failed launcher printed.
     type: bool
     default: true
 seealso:
@@ -119,6 +120,10 @@ pods:
   returned: unless skipped
   type: list
   elements: dict
+logs:
+  description: Pod name -> the log of all its containers, read while waiting once the pod ended or restarted.
+  returned: unless skipped
+  type: dict
 error:
   description: The classified last error (C(category), C(status), C(message), C(detail)), when a read failed.
   returned: when a read failed

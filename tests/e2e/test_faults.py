@@ -1,0 +1,199 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Faults during a burn-in, on a fleet of its own (its API servers are killed): one run of playbooks/burnin.yml over
+
+- aws-faults-a, whose API server is killed while the role waits for its TrainJob: it must end as Unreachable within
+  burnin_unreachable_grace, not after burnin_timeout, and the others must not wait for it;
+- gcp-faults-a, a healthy cluster whose TrainJob takes FINISH seconds: the run takes about that long;
+- three more hosts on the gcp cluster: a garbage token (Unauthorized, naming context and server), a CA that is not the
+  server's (TLS: certificate not trusted), and the namespace-scoped token in a namespace outside its rights (Forbidden,
+  naming verb, resource and namespace, pointing at the RBAC manifest).
+
+And Trainer's webhook rejecting a runtime through gpufleet.burnin.k8s_apply: the webhook's own message, classified.
+No handled failure prints a Python traceback.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent.parent
+PLAYBOOKS = REPO / "playbooks"
+KILLED, HEALTHY = "aws-faults-a", "gcp-faults-a"
+TOKEN, BAD_CA, FORBIDDEN = "gcp-faults-bad-token", "gcp-faults-bad-ca", "gcp-faults-forbidden"
+FINISH = 40  # seconds the healthy cluster's TrainJob runs
+GRACE = 5
+RUN = "faults-1"
+SPEC = {"restricted_namespace": "burnin-restricted", "clusters": [
+    {"name": KILLED, "platform": "aws", "gpu_architecture": "h100", "kubernetes_version": "1.34", "nodes": 2},
+    {"name": HEALTHY, "platform": "gcp", "gpu_architecture": "h100", "kubernetes_version": "1.37", "nodes": 2}]}
+
+
+def fleetlib():
+    return sys.modules["gpufleet_test_fleet"]  # tests/fleet/fleet.py, loaded by conftest.py
+
+
+@pytest.fixture(scope="module")
+def faults_fleet(tmp_path_factory):
+    work = tmp_path_factory.mktemp("faults")
+    spec = work / "spec.yml"
+    spec.write_text(yaml.safe_dump(SPEC))
+    d = work / "fleet"
+    state = fleetlib().start(str(spec), str(d))
+    try:
+        yield state, work
+    finally:
+        fleetlib().stop(str(d))
+
+
+def bad_kubeconfigs(state, work):
+    """A garbage token and a foreign CA for the healthy cluster's context."""
+    base = yaml.safe_load(Path(state["kubeconfig"]).read_text())
+    token = json.loads(json.dumps(base))
+    for user in token["users"]:
+        user["user"]["token"] = "garbage-token-0123456789"
+    ca = json.loads(json.dumps(base))
+    pem = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "/dev/null", "-days", "1",
+                          "-subj", "/CN=not-the-fleet-ca"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True).stdout
+    import base64
+    for cluster in ca["clusters"]:
+        cluster["cluster"]["certificate-authority-data"] = base64.b64encode(pem).decode()
+    paths = {}
+    for name, cfg in (("token", token), ("ca", ca)):
+        path = work / ("%s.kubeconfig" % name)
+        path.write_text(yaml.safe_dump(cfg))
+        path.chmod(0o600)
+        paths[name] = str(path)
+    return paths
+
+
+def kill_when_waiting(state, namespace):
+    """Kill the API server of KILLED once its TrainJob exists (the role is then waiting for it); return the time."""
+    from kubernetes import config
+    from kubernetes.dynamic import DynamicClient
+
+    cluster = state["clusters"][KILLED]
+    dyn = DynamicClient(config.new_client_from_config(config_file=state["kubeconfig"], context=KILLED))
+    trainjobs = dyn.resources.get(api_version="trainer.kubeflow.org/v1alpha1", kind="TrainJob")
+    killed = {}
+
+    def run():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if trainjobs.get(namespace=namespace).to_dict()["items"]:
+                    break
+            except Exception:  # noqa: BLE001 - the namespace may not exist yet
+                pass
+            time.sleep(0.5)
+        time.sleep(2)
+        os.kill(cluster["processes"]["kube-apiserver"]["pid"], signal.SIGKILL)
+        killed["at"] = time.monotonic()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, killed
+
+
+@pytest.fixture(scope="module")
+def faults_run(faults_fleet):
+    state, work = faults_fleet
+    namespace = "faults"
+    kubeconfigs = bad_kubeconfigs(state, work)
+    common = {"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}"}
+    hosts = {
+        TOKEN: dict(common, burnin_kubeconfig=kubeconfigs["token"], burnin_context=HEALTHY),
+        BAD_CA: dict(common, burnin_kubeconfig=kubeconfigs["ca"], burnin_context=HEALTHY),
+        FORBIDDEN: dict(common, burnin_kubeconfig=state["restricted_kubeconfig"], burnin_context=HEALTHY,
+                        burnin_namespace="other-ns", burnin_create_namespace=False),
+    }
+    extra = work / "extra"
+    (extra / "group_vars").mkdir(parents=True)
+    (extra / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"gcp_h100": {"hosts": hosts}}}}))
+    (extra / "group_vars" / "all.yml").write_text(yaml.safe_dump({
+        "burnin_namespace": namespace, "burnin_report_dir": str(work / "reports"), "burnin_poll_interval": 2,
+        "burnin_timeout": 300, "burnin_unreachable_grace": GRACE,
+        "burnin_trainjob_annotations": {"gpufleet.test/delay-seconds": str(FINISH)}}))
+    thread, killed = kill_when_waiting(state, namespace)
+    start = time.monotonic()
+    proc = subprocess.run(["ansible-playbook", str(PLAYBOOKS / "burnin.yml"), "-i", state["inventory"], "-i",
+                           str(extra / "hosts.yml"), "-e", "burnin_run_id=%s" % RUN, "--forks", "10"],
+                          env=dict(os.environ, ANSIBLE_NOCOLOR="1"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, check=False, timeout=600)
+    wall = time.monotonic() - start
+    thread.join(5)
+    results = json.loads((work / "reports" / RUN / "summary.json").read_text())
+    return {"rc": proc.returncode, "output": proc.stdout, "results": results, "wall": wall, "start": start,
+            "killed": killed.get("at"), "state": state}
+
+
+def test_a_cluster_killed_mid_wait_gives_up_fast_and_the_others_finish(faults_run):
+    results = faults_run["results"]
+    assert faults_run["killed"], "the API server was not killed: %s" % faults_run["output"][-3000:]
+    killed = results[KILLED]
+    assert killed["outcome"] == "Unreachable" and killed["stage"] == "wait", killed
+    assert "Cannot reach https://127.0.0.1:" in killed["reason"] and "Gave up waiting" in killed["reason"], killed
+    assert results[HEALTHY]["outcome"] == "Complete", results[HEALTHY]
+    # The run lasts about as long as the healthy cluster's TrainJob, not burnin_timeout (300 s): the killed cluster
+    # costs its grace plus a poll, and nobody waits for it.
+    assert faults_run["wall"] < FINISH + 60, faults_run["wall"]
+    assert faults_run["rc"] == 2  # failed clusters fail their hosts
+
+
+def test_errors_are_classified_and_readable(faults_run):
+    results = faults_run["results"]
+    server = faults_run["state"]["clusters"][HEALTHY]["server"]
+    token = results[TOKEN]
+    assert token["outcome"] == "Error" and token["error_class"] == "Unauthorized", token
+    assert ("The API server %s (context %s) refused the credential" % (server, HEALTHY)) in token["reason"]
+    ca = results[BAD_CA]
+    assert ca["outcome"] == "Unreachable" and ca["error_class"] == "TLS", ca
+    assert "its TLS certificate is not trusted" in ca["reason"]
+    forbidden = results[FORBIDDEN]
+    assert forbidden["outcome"] == "Error" and forbidden["error_class"] == "Forbidden", forbidden
+    assert 'user "burnin-restricted" may not' in forbidden["reason"] and 'in namespace "other-ns"' in forbidden["reason"]
+    assert "extras/rbac/burnin-rbac.yaml" in forbidden["reason"] and '"kind":"Status"' not in forbidden["reason"]
+    for name in (TOKEN, BAD_CA, FORBIDDEN, KILLED):
+        assert len(results[name]["reason"]) < 600, results[name]["reason"]
+
+
+def test_handled_failures_print_no_traceback(faults_run):
+    assert "Traceback (most recent call last)" not in faults_run["output"]
+    assert "Original traceback" not in faults_run["output"]
+
+
+def test_a_webhook_rejection_is_reported_with_the_webhooks_message(faults_fleet, tmp_path):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.runtime import build_runtime
+
+    state, _work = faults_fleet
+    runtime = build_runtime("torch", {"entry_name": "rejected", "image": "img", "nodes": 2, "gpus_per_node": 8})
+    runtime["metadata"]["namespace"] = "default"
+    runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["replicas"] = 2
+    playbook = tmp_path / "apply.yml"
+    playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": [
+        {"name": "Apply a runtime Trainer refuses", "gpufleet.burnin.k8s_apply": {
+            "objects": [runtime], "kubeconfig": state["kubeconfig"], "context": HEALTHY}, "register": "applied",
+         "ignore_errors": True},
+        {"name": "Classify", "ansible.builtin.debug": {
+            "msg": "{{ applied.msg | gpufleet.burnin.k8s_error(context='%s') }}" % HEALTHY}}]}]))
+    proc = subprocess.run(["ansible-playbook", str(playbook), "-i", "localhost,", "-c", "local"],
+                          env=dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_STDOUT_CALLBACK="json"),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+    out = json.loads(proc.stdout[proc.stdout.index("{"):])
+    classified = out["plays"][0]["tasks"][1]["hosts"]["localhost"]["msg"]
+    assert classified["category"] == "Invalid", classified
+    assert classified["message"].startswith("The admission webhook validator.trainingruntime.trainer.kubeflow.org")
+    assert "spec.template.spec.replicatedJobs[0].replicas" in classified["message"]
