@@ -17,6 +17,8 @@ except ImportError:  # not in this ansible-core: only group/gpufleet.burnin.k8s 
     _get_action_arg_defaults = None
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import K8S_APPLY_OWN, k8s_apply_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.inputs import check_apply_options
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import IMPORT_ERROR, run_k8s
 
 NAME = "gpufleet.burnin.k8s_apply"
@@ -76,6 +78,10 @@ class ActionModule(ActionBase):
         self._task.args = dict(self._kubernetes_core_defaults(), **self._task.args)
         validation, args = self.validate_argument_spec(argument_spec=k8s_apply_spec())
         del validation
+        try:
+            check_apply_options(args)  # every object and the field manager, before anything connects
+        except BurninError as exc:
+            return dict(result, failed=True, msg="%s: %s" % (NAME, exc))
         # K8S_AUTH_* from the task's `environment:` reach kubernetes.core as they would reach its module process;
         # this worker is forked for this task and host only.
         environment = {}
