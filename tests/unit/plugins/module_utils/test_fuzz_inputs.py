@@ -1,0 +1,191 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Property-based tests (Hypothesis) over every plugin's options and the role's variables: each input either renders
+objects that validate against the CRD schemas (test_crd_schemas.py) or fails with a ConfigError naming a field (or
+Ansible's argument-spec error), never another exception.
+
+Profiles: ``ci`` (default, seconds) and ``long`` (``HYPOTHESIS_PROFILE=long``: 10,000 examples per test)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import os
+
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # noqa: E402
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils import argspec, inputs, role_vars  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.overrides import build_overrides_with_sources  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.runtime import build_runtime  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload  # noqa: E402
+
+import importlib.util  # noqa: E402
+
+# The CRD validator of test_crd_schemas.py (a sibling test file, not a package module).
+_SPEC = importlib.util.spec_from_file_location("crd_schemas", os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_crd_schemas.py"))
+crd = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(crd)
+
+settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+settings.register_profile("long", max_examples=10000, deadline=None, suppress_health_check=list(HealthCheck))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+HAVE_CRDS = os.path.isdir(crd.CRD_DIR)
+
+# Garbage of every type, and text at the edges of the grammars.
+TEXT = st.one_of(st.text(max_size=12), st.sampled_from(["", " ", "a b", "A", "-a", "a" * 64, "5GB", "{{ lookup('pipe', 'id') }}",
+                                                        "aws,gcp", "v2.10", "1e3", "\n", "x: y", "[1]", "null", "0"]))
+SCALAR = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2 ** 40, max_value=2 ** 40), st.floats(allow_nan=False), TEXT)
+ANY = st.recursive(SCALAR, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(TEXT, inner, max_size=3)), max_leaves=8)
+INTS = st.one_of(st.integers(min_value=-2, max_value=70), st.sampled_from([10 ** 5, 10 ** 5 + 1, 10 ** 9, 2 ** 31]), ANY)
+
+
+def maybe(good, bad=ANY):
+    """Mostly well-formed values, sometimes garbage."""
+    return st.one_of(good, good, good, bad)
+
+
+NAMES = st.sampled_from(["nccl", "a", "x-1", "data", "shm"])
+WHEN = st.dictionaries(st.sampled_from(["platform", "gpuArchitecture", "instanceType", "framework", "workloadKind", "other"]),
+                       maybe(st.dictionaries(st.sampled_from(["equals", "in", "notIn", "like"]),
+                                             maybe(st.one_of(st.sampled_from(["aws", "azure", "h100", "mpi", "TrainJob"]),
+                                                             st.lists(st.sampled_from(["aws", "gcp", "h100", "torch"]), max_size=2))),
+                                             max_size=2)), max_size=2)
+PATCH_OP = st.fixed_dictionaries({"op": maybe(st.sampled_from(["add", "remove", "replace", "test", "move", "copy"])),
+                                  "path": maybe(st.sampled_from(["/spec/workload/trainJob/suspend", "/spec/workload", "/spec",
+                                                                 "/spec/workload/trainJob/trainer", "", "/x/y"]))},
+                                 optional={"value": maybe(st.booleans()), "from": st.sampled_from(["/spec", "/nope"])})
+OBJECT = st.fixed_dictionaries({"apiVersion": maybe(st.just("v1")), "kind": maybe(st.just("ConfigMap")),
+                                "metadata": maybe(st.fixed_dictionaries({"name": maybe(NAMES)},
+                                                                        optional={"labels": maybe(st.dictionaries(NAMES, NAMES, max_size=2))}))},
+                               optional={"data": maybe(st.dictionaries(NAMES, NAMES, max_size=2))})
+OVERRIDE = st.fixed_dictionaries({"when": maybe(WHEN)}, optional={
+    "jobTemplate": maybe(st.fixed_dictionaries({}, optional={"spec": maybe(st.fixed_dictionaries({}, optional={
+        "workload": maybe(st.fixed_dictionaries({}, optional={"trainJob": maybe(st.fixed_dictionaries({}, optional={
+            "suspend": st.booleans(), "trainer": maybe(st.fixed_dictionaries({}, optional={"numNodes": st.integers(1, 4)}))}))}))}))})),
+    "jobTemplatePatch": maybe(st.lists(maybe(PATCH_OP), max_size=2)),
+    "dependencies": maybe(st.lists(maybe(OBJECT), max_size=2)),
+    "orchestration": maybe(st.fixed_dictionaries({}, optional={"topology": maybe(st.fixed_dictionaries({"topologyKey": maybe(st.just("kubernetes.io/hostname"))}))})),
+    "preCommand": maybe(st.lists(st.sampled_from(["echo hi", "ulimit -l unlimited"]), max_size=2)),
+    "mpiArgs": maybe(st.lists(st.sampled_from(["-x", "A=1"]), max_size=2)),
+    "preComand": st.just([]),
+})
+ENV = st.lists(maybe(st.fixed_dictionaries({"name": maybe(st.sampled_from(["NCCL_DEBUG", "A_B", "1X", "A=B"])),
+                                            "value": maybe(TEXT)})), max_size=3)
+RESOURCES = st.fixed_dictionaries({}, optional={"limits": maybe(st.dictionaries(st.sampled_from(["cpu", "memory", "hugepages-2Mi", "nvidia.com/gpu", "bad name"]),
+                                                                               maybe(st.sampled_from(["1", "2Gi", "500m", "5GB", 4])), max_size=2))})
+NODE = st.fixed_dictionaries({}, optional={
+    "metadata": maybe(st.fixed_dictionaries({}, optional={"labels": maybe(st.dictionaries(
+        st.sampled_from(["node.kubernetes.io/instance-type"]), maybe(st.sampled_from(["Standard_ND96isr_H100_v5", "p5.48xlarge"]))))})),
+    "status": maybe(st.fixed_dictionaries({}, optional={"allocatable": maybe(st.dictionaries(
+        st.sampled_from(["nvidia.com/gpu", "rdma/ib", "vpc.amazonaws.com/efa"]), maybe(st.sampled_from(["8", 4, "x"]))))}))})
+
+RUNTIME = {
+    "entry_name": maybe(st.sampled_from(["nccl", "torch-smoke", "a" * 52])), "image": maybe(st.sampled_from(["busybox", "nvcr.io/nvidia/pytorch:26.01-py3"])),
+    "framework": maybe(st.sampled_from(["torch", "mpi", "exec"])), "nodes": maybe(st.integers(1, 4), INTS),
+    "gpus_per_node": maybe(st.integers(0, 8), INTS), "env": maybe(ENV),
+    "volumes": maybe(st.lists(st.fixed_dictionaries({"name": maybe(NAMES), "emptyDir": st.just({})}), max_size=2)),
+    "volume_mounts": maybe(st.lists(st.fixed_dictionaries({"name": maybe(NAMES), "mountPath": maybe(st.sampled_from(["/data", "a:b"]))}), max_size=2)),
+    "init_containers": maybe(st.lists(st.fixed_dictionaries({"name": maybe(NAMES), "image": maybe(st.just("busybox"))}), max_size=1)),
+    "resources": maybe(RESOURCES), "image_pull_secrets": maybe(st.lists(st.fixed_dictionaries({"name": maybe(NAMES)}), max_size=2)),
+    "trainer_version": maybe(st.sampled_from(["v2.0", "v2.1", "v2.2.1", "v2.3", "2.10", "v9"]), st.one_of(st.floats(0, 3), ANY)),
+}
+PLATFORMS = st.sampled_from(["aws", "gcp", "azure", "oci", "coreweave", "nebius", "onprem", "togetherai", "mistral", "unknown"])
+OVERRIDE_OPTS = {
+    "entry_name": RUNTIME["entry_name"], "nodes": RUNTIME["nodes"], "gpus_per_node": RUNTIME["gpus_per_node"],
+    "mlnx_per_node": maybe(st.integers(0, 8), INTS), "enable_mnnvl": maybe(st.booleans()), "framework": RUNTIME["framework"],
+    "extended_platforms": maybe(st.booleans()), "server_version": maybe(st.sampled_from(["v1.34.1", "1.33", "v1.31.0", "x"])),
+    "rct_api_version": maybe(st.sampled_from(["v1", "v1beta2", "v1beta1"])), "dra_driver_version": maybe(st.sampled_from(["v25.8.0", "25.3.0", "0.4.0"])),
+    "efa_per_node": maybe(st.integers(0, 32), INTS), "rdma_resource": maybe(st.sampled_from(["rdma/ib", "nvidia.com/hostdev", "ib"])),
+    "rdma_per_node": maybe(st.integers(0, 8), INTS),
+    "platform_vars": maybe(st.dictionaries(st.sampled_from(["azure_topology_configmap", "azure_sharp", "gcp_rdma_mode", "aws_hugepages_2mi", "nope"]),
+                                           maybe(st.sampled_from(["topo", True, "dranet", "2Gi"]), ANY), max_size=2)),
+}
+PLAN = dict(RUNTIME, **OVERRIDE_OPTS)
+PLAN.update({
+    "namespace": maybe(st.sampled_from(["burnin", "gpufleet-burnin", "Burn In"])), "run_id": maybe(st.sampled_from(["r1", "20260101-000000", "R"])),
+    "platform": maybe(PLATFORMS), "gpu_architecture": maybe(st.sampled_from(["h100", "h200", "b200", "gb200", "gb300", "unknown", "h1000"])),
+    "trainer": maybe(st.one_of(st.fixed_dictionaries({"binary": st.just("/bin/x")}, optional={"args": maybe(st.lists(TEXT, max_size=2)),
+                                                                                              "timeout": maybe(st.integers(1, 100), INTS)}),
+                               st.fixed_dictionaries({"script": maybe(st.just("train.py"))}), st.fixed_dictionaries({"command": maybe(st.just(["true"]))}))),
+    "overrides": maybe(st.lists(maybe(OVERRIDE), max_size=3)),
+    "instance_type": maybe(st.sampled_from(["p5.48xlarge", "Standard_ND96isr_H100_v5", "a3-megagpu-8g", "bad type"])),
+    "cluster_nodes": maybe(st.lists(maybe(NODE), max_size=2)),
+})
+
+
+def options(table, required):
+    return st.fixed_dictionaries(dict((key, table[key]) for key in required),
+                                 optional=dict((key, value) for key, value in table.items() if key not in required))
+
+
+def through_argspec(spec, args):
+    """Ansible's own argument-spec validation and conversion, as the action plugins run it first."""
+    result = ArgumentSpecValidator(spec).validate(copy.deepcopy(args))
+    if result.error_messages:
+        return None
+    return result.validated_parameters
+
+
+def assert_valid(objects):
+    if HAVE_CRDS:
+        for obj in objects:
+            assert not crd.errors_of(obj), (obj["kind"], crd.errors_of(obj)[:3])
+
+
+def refused_cleanly(call, *args):
+    try:
+        return call(*args)
+    except ConfigError as exc:
+        assert exc.field and "Traceback" not in str(exc)
+        return None
+
+
+@given(options(RUNTIME, ("entry_name", "image", "gpus_per_node")))
+def test_training_runtime(args):
+    args = through_argspec(argspec.training_runtime_spec(), args)
+    if args is not None and refused_cleanly(inputs.check_runtime_options, args) is not None:
+        assert_valid([build_runtime(args["framework"], args)])
+
+
+@given(options(dict(OVERRIDE_OPTS, platform=maybe(PLATFORMS)), ("entry_name", "gpus_per_node")))
+def test_platform_overrides(args):
+    args = through_argspec(argspec.platform_overrides_spec(), args)
+    if args is not None and refused_cleanly(inputs.check_override_options, args) is not None:
+        refused_cleanly(build_overrides_with_sources, args)  # only the DRA-needs-a-newer-server error remains
+
+
+@given(options(PLAN, ("entry_name", "image", "gpus_per_node", "namespace", "run_id", "platform", "gpu_architecture", "trainer")))
+def test_workload_plan(args):
+    args = through_argspec(argspec.workload_plan_spec(), args)
+    if args is None or refused_cleanly(inputs.check_plan_options, args) is None:
+        return
+    facts = {"platform": args.pop("platform"), "gpuArchitecture": args.pop("gpu_architecture")}
+    out = refused_cleanly(plan_workload, args, facts)
+    if out is not None:
+        assert_valid(out["objects"])
+
+
+@given(st.fixed_dictionaries({"objects": maybe(st.lists(maybe(OBJECT.map(lambda o: dict(o, metadata=dict(o["metadata"], namespace="n"))
+                                                                        if isinstance(o.get("metadata"), dict) else o)), max_size=3)),
+                              "field_manager": maybe(st.sampled_from(["gpufleet.burnin", "m"]), st.sampled_from(["", " ", "a" * 129]))}))
+def test_k8s_apply(args):
+    args = through_argspec(dict(argspec.K8S_APPLY_OWN), args)
+    if args is not None:
+        refused_cleanly(inputs.check_apply_options, args)
+
+
+ROLE_VARS = st.dictionaries(st.sampled_from(sorted(role_vars.CHECKS) + ["burnin_nodse", "burnin_result"]),
+                            st.one_of(ANY, INTS, st.sampled_from(["[]", "{}", "[{\"name\": \"data\"}]", "true", "4", "aws", "v2.3"])), max_size=6)
+
+
+@given(ROLE_VARS)
+def test_role_vars(given_vars):
+    refused_cleanly(role_vars.check_role_vars, given_vars)
