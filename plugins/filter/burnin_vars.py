@@ -24,6 +24,13 @@ options:
     description: The variables, name to value.
     type: dict
     required: true
+  on_error:
+    description:
+      - C(raise) fails the template with the message; C(return) returns C({error, vars}) instead, so a task can fail with
+        the message alone (Ansible prefixes a failed filter's message with the fact it was resolving).
+    type: str
+    default: raise
+    choices: [raise, return]
 """
 
 EXAMPLES = r"""
@@ -34,7 +41,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: The checked variables, name to value, with text parsed (C(burnin_nodes) an integer, C(burnin_volumes) a list).
+  description:
+    - The checked variables, name to value, with text parsed (C(burnin_nodes) an integer, C(burnin_volumes) a list).
+    - With O(on_error=return), C({error, vars}) - C(error) empty or the message, C(vars) the checked variables.
   type: dict
 """
 
@@ -43,13 +52,16 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 
 
-def burnin_vars_filter(given):
+def burnin_vars_filter(given, on_error="raise"):
     # Imported on use: Ansible loads every filter file of the collection in each worker process.
     from ansible_collections.gpufleet.burnin.plugins.module_utils.role_vars import check_role_vars
     try:
-        return check_role_vars(given)
+        checked = check_role_vars(given)
     except BurninError as exc:
+        if on_error == "return":
+            return {"error": "%s" % exc, "vars": {}}
         raise AnsibleFilterError("%s" % exc)
+    return {"error": "", "vars": checked} if on_error == "return" else checked
 
 
 class FilterModule(object):
