@@ -151,8 +151,8 @@ CHECKS = {
     "burnin_framework": lambda n, v: _choice(n, v, FRAMEWORKS),
     "burnin_nodes": lambda n, v: _int(n, v, 1, validate.NODES_MAX),
     "burnin_enable_mnnvl": _bool,
-    "burnin_trainer": lambda n, v: _mapping(n, v),
-    "burnin_trainer_version": lambda n, v: inputs.check_trainer_version(n, v),
+    "burnin_trainer": _mapping,
+    "burnin_trainer_version": inputs.check_trainer_version,
     "burnin_env": _env,
     "burnin_volumes": lambda n, v: _list(n, v, validate.check_volumes),
     "burnin_volume_mounts": lambda n, v: _list(n, v, validate.check_volume_mounts),
@@ -172,13 +172,13 @@ CHECKS = {
     "burnin_poll_interval": lambda n, v: _int(n, v, 1, 3600),
     "burnin_collect_logs": _bool,
     "burnin_log_tail_lines": lambda n, v: _int(n, v, 1, 1000000),
-    "burnin_report_dir": lambda n, v: _text(n, v),
+    "burnin_report_dir": _text,
     "burnin_report_formats": _report_formats,
     "burnin_thresholds": _thresholds,
     "burnin_threshold_on_missing": lambda n, v: _choice(n, v, THRESHOLD_ON_MISSING, allow_empty=False),
     "burnin_fail_on_error": _bool,
     "burnin_summary": _bool,
-    "burnin_render_dir": lambda n, v: _text(n, v),
+    "burnin_render_dir": _text,
 }
 
 

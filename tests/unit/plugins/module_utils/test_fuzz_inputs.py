@@ -13,11 +13,12 @@ __metaclass__ = type
 
 import copy
 import os
+import re
 
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, event, given, settings, strategies as st  # noqa: E402
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # noqa: E402
 
@@ -46,9 +47,18 @@ ANY = st.recursive(SCALAR, lambda inner: st.one_of(st.lists(inner, max_size=3), 
 INTS = st.one_of(st.integers(min_value=-2, max_value=70), st.sampled_from([10 ** 5, 10 ** 5 + 1, 10 ** 9, 2 ** 31]), ANY)
 
 
+_PARTS = {}
+
+
 def maybe(good, bad=ANY):
-    """Mostly well-formed values, sometimes garbage."""
-    return st.one_of(good, good, good, bad)
+    """Mostly well-formed values (7 in 8), sometimes garbage; options() takes the two parts apart again."""
+    strategy = st.one_of(*([good] * 7 + [bad]))
+    _PARTS[strategy] = (good, bad)
+    return strategy
+
+
+def pick(good, bad):
+    return maybe(st.sampled_from(good), st.sampled_from(bad))
 
 
 NAMES = st.sampled_from(["nccl", "a", "x-1", "data", "shm"])
@@ -71,15 +81,17 @@ OVERRIDE = st.fixed_dictionaries({"when": maybe(WHEN)}, optional={
             "suspend": st.booleans(), "trainer": maybe(st.fixed_dictionaries({}, optional={"numNodes": st.integers(1, 4)}))}))}))}))})),
     "jobTemplatePatch": maybe(st.lists(maybe(PATCH_OP), max_size=2)),
     "dependencies": maybe(st.lists(maybe(OBJECT), max_size=2)),
-    "orchestration": maybe(st.fixed_dictionaries({}, optional={"topology": maybe(st.fixed_dictionaries({"topologyKey": maybe(st.just("kubernetes.io/hostname"))}))})),
+    "orchestration": maybe(st.fixed_dictionaries({}, optional={"topology": maybe(st.fixed_dictionaries(
+        {"topologyKey": maybe(st.just("kubernetes.io/hostname"))}))})),
     "preCommand": maybe(st.lists(st.sampled_from(["echo hi", "ulimit -l unlimited"]), max_size=2)),
     "mpiArgs": maybe(st.lists(st.sampled_from(["-x", "A=1"]), max_size=2)),
     "preComand": st.just([]),
 })
-ENV = st.lists(maybe(st.fixed_dictionaries({"name": maybe(st.sampled_from(["NCCL_DEBUG", "A_B", "1X", "A=B"])),
+ENV = st.lists(maybe(st.fixed_dictionaries({"name": maybe(st.sampled_from(["NCCL_DEBUG", "A_B", "a.b-c"]), st.sampled_from(["1X", "A=B", ""])),
                                             "value": maybe(TEXT)})), max_size=3)
-RESOURCES = st.fixed_dictionaries({}, optional={"limits": maybe(st.dictionaries(st.sampled_from(["cpu", "memory", "hugepages-2Mi", "nvidia.com/gpu", "bad name"]),
-                                                                               maybe(st.sampled_from(["1", "2Gi", "500m", "5GB", 4])), max_size=2))})
+RESOURCE_NAMES = st.sampled_from(["cpu", "memory", "hugepages-2Mi", "nvidia.com/gpu", "bad name"])
+RESOURCES = st.fixed_dictionaries({}, optional={"limits": maybe(st.dictionaries(
+    RESOURCE_NAMES, maybe(st.sampled_from(["1", "2Gi", "500m", "5GB", 4])), max_size=2))})
 NODE = st.fixed_dictionaries({}, optional={
     "metadata": maybe(st.fixed_dictionaries({}, optional={"labels": maybe(st.dictionaries(
         st.sampled_from(["node.kubernetes.io/instance-type"]), maybe(st.sampled_from(["Standard_ND96isr_H100_v5", "p5.48xlarge"]))))})),
@@ -87,48 +99,62 @@ NODE = st.fixed_dictionaries({}, optional={
         st.sampled_from(["nvidia.com/gpu", "rdma/ib", "vpc.amazonaws.com/efa"]), maybe(st.sampled_from(["8", 4, "x"]))))}))})
 
 RUNTIME = {
-    "entry_name": maybe(st.sampled_from(["nccl", "torch-smoke", "a" * 52])), "image": maybe(st.sampled_from(["busybox", "nvcr.io/nvidia/pytorch:26.01-py3"])),
+    "entry_name": pick(["nccl", "torch-smoke", "a" * 52], ["Nccl", "a" * 53, "nccl_1"]),
+    "image": pick(["busybox", "nvcr.io/nvidia/pytorch:26.01-py3"], ["a b", "Upper:1", "{{ lookup('pipe', 'id') }}"]),
     "framework": maybe(st.sampled_from(["torch", "mpi", "exec"])), "nodes": maybe(st.integers(1, 4), INTS),
     "gpus_per_node": maybe(st.integers(0, 8), INTS), "env": maybe(ENV),
     "volumes": maybe(st.lists(st.fixed_dictionaries({"name": maybe(NAMES), "emptyDir": st.just({})}), max_size=2)),
-    "volume_mounts": maybe(st.lists(st.fixed_dictionaries({"name": maybe(NAMES), "mountPath": maybe(st.sampled_from(["/data", "a:b"]))}), max_size=2)),
+    "volume_mounts": maybe(st.lists(st.fixed_dictionaries({"name": maybe(NAMES), "mountPath": pick(["/data", "/mnt/x"], ["a:b", ""])}),
+                                    max_size=2)),
     "init_containers": maybe(st.lists(st.fixed_dictionaries({"name": maybe(NAMES), "image": maybe(st.just("busybox"))}), max_size=1)),
     "resources": maybe(RESOURCES), "image_pull_secrets": maybe(st.lists(st.fixed_dictionaries({"name": maybe(NAMES)}), max_size=2)),
-    "trainer_version": maybe(st.sampled_from(["v2.0", "v2.1", "v2.2.1", "v2.3", "2.10", "v9"]), st.one_of(st.floats(0, 3), ANY)),
+    "trainer_version": maybe(st.sampled_from(["v2.0", "v2.1", "v2.2.1", "v2.3", "2.3"]),
+                             st.one_of(st.sampled_from(["2.10", "v9", "v2.4"]), st.floats(0, 3), ANY)),
 }
 PLATFORMS = st.sampled_from(["aws", "gcp", "azure", "oci", "coreweave", "nebius", "onprem", "togetherai", "mistral", "unknown"])
 OVERRIDE_OPTS = {
     "entry_name": RUNTIME["entry_name"], "nodes": RUNTIME["nodes"], "gpus_per_node": RUNTIME["gpus_per_node"],
     "mlnx_per_node": maybe(st.integers(0, 8), INTS), "enable_mnnvl": maybe(st.booleans()), "framework": RUNTIME["framework"],
-    "extended_platforms": maybe(st.booleans()), "server_version": maybe(st.sampled_from(["v1.34.1", "1.33", "v1.31.0", "x"])),
-    "rct_api_version": maybe(st.sampled_from(["v1", "v1beta2", "v1beta1"])), "dra_driver_version": maybe(st.sampled_from(["v25.8.0", "25.3.0", "0.4.0"])),
-    "efa_per_node": maybe(st.integers(0, 32), INTS), "rdma_resource": maybe(st.sampled_from(["rdma/ib", "nvidia.com/hostdev", "ib"])),
+    "extended_platforms": maybe(st.booleans()), "server_version": pick(["v1.34.1", "1.33", "v1.32.0-gke.1", "v1.31.0"], ["x", "1", "v1"]),
+    "rct_api_version": pick(["v1", "v1beta2", "v1beta1"], ["v2", "v1alpha3"]), "dra_driver_version": pick(["v25.8.0", "25.3.0", "0.4.0"], ["new"]),
+    "efa_per_node": maybe(st.integers(0, 32), INTS), "rdma_resource": pick(["rdma/ib", "nvidia.com/hostdev"], ["ib", "rdma ib", "/x"]),
     "rdma_per_node": maybe(st.integers(0, 8), INTS),
-    "platform_vars": maybe(st.dictionaries(st.sampled_from(["azure_topology_configmap", "azure_sharp", "gcp_rdma_mode", "aws_hugepages_2mi", "nope"]),
+    "platform_vars": maybe(st.dictionaries(st.sampled_from(["azure_topology_configmap", "azure_sharp", "gcp_rdma_mode", "aws_hugepages_2mi",
+                                                            "nope"]),
                                            maybe(st.sampled_from(["topo", True, "dranet", "2Gi"]), ANY), max_size=2)),
 }
 PLAN = dict(RUNTIME, **OVERRIDE_OPTS)
 PLAN.update({
-    "namespace": maybe(st.sampled_from(["burnin", "gpufleet-burnin", "Burn In"])), "run_id": maybe(st.sampled_from(["r1", "20260101-000000", "R"])),
-    "platform": maybe(PLATFORMS), "gpu_architecture": maybe(st.sampled_from(["h100", "h200", "b200", "gb200", "gb300", "unknown", "h1000"])),
-    "trainer": maybe(st.one_of(st.fixed_dictionaries({"binary": st.just("/bin/x")}, optional={"args": maybe(st.lists(TEXT, max_size=2)),
-                                                                                              "timeout": maybe(st.integers(1, 100), INTS)}),
-                               st.fixed_dictionaries({"script": maybe(st.just("train.py"))}), st.fixed_dictionaries({"command": maybe(st.just(["true"]))}))),
+    "namespace": pick(["burnin", "gpufleet-burnin"], ["Burn In", "-x", "a" * 64]),
+    "run_id": pick(["r1", "20260101-000000"], ["R", "r_1", "a" * 60]),
+    "platform": maybe(PLATFORMS), "gpu_architecture": pick(["h100", "h200", "b200", "gb200", "gb300", "unknown"], ["h1000", "H100", ""]),
+    "trainer": maybe(st.one_of(st.fixed_dictionaries({"binary": st.just("/bin/x")},
+                                                     optional={"args": maybe(st.lists(TEXT, max_size=2)), "timeout": maybe(st.integers(1, 100), INTS)}),
+                               st.fixed_dictionaries({"script": maybe(st.just("train.py"))}),
+                               st.fixed_dictionaries({"command": maybe(st.just(["true"]))}))),
     "overrides": maybe(st.lists(maybe(OVERRIDE), max_size=3)),
-    "instance_type": maybe(st.sampled_from(["p5.48xlarge", "Standard_ND96isr_H100_v5", "a3-megagpu-8g", "bad type"])),
+    "instance_type": pick(["p5.48xlarge", "Standard_ND96isr_H100_v5", "a3-megagpu-8g", "gpu-h200-sxm"], ["bad type", "p5.48xlarg"]),
     "cluster_nodes": maybe(st.lists(maybe(NODE), max_size=2)),
 })
 
 
 def options(table, required):
-    return st.fixed_dictionaries(dict((key, table[key]) for key in required),
-                                 optional=dict((key, value) for key, value in table.items() if key not in required))
+    """Options of a plugin, in three equal shares: every option well-formed (nested values still sometimes not), one
+    option garbage, or each option garbage 1 in 8."""
+    def build(values):
+        return st.fixed_dictionaries(dict((key, values[key]) for key in required),
+                                     optional=dict((key, value) for key, value in values.items() if key not in required))
+
+    good = dict((key, _PARTS.get(value, (value, ANY))[0]) for key, value in table.items())
+    one_bad = st.sampled_from(sorted(table)).flatmap(lambda key: build(dict(good, **{key: _PARTS.get(table[key], (None, ANY))[1]})))
+    return st.one_of(build(good), one_bad, build(table))
 
 
 def through_argspec(spec, args):
     """Ansible's own argument-spec validation and conversion, as the action plugins run it first."""
     result = ArgumentSpecValidator(spec).validate(copy.deepcopy(args))
     if result.error_messages:
+        event("refused by the argument spec")
         return None
     return result.validated_parameters
 
@@ -138,6 +164,7 @@ def assert_valid(objects, trainer_version=None):
     (mlPolicy.torch.numProcPerNode, README deviation 1)."""
     if not HAVE_CRDS:
         return
+    event("rendered and valid against the CRDs")
     for obj in objects:
         if obj["kind"] == "TrainingRuntime" and runtime.parse_trainer_version(trainer_version or "v2.3") < (2, 2):
             obj = copy.deepcopy(obj)
@@ -146,10 +173,13 @@ def assert_valid(objects, trainer_version=None):
 
 
 def refused_cleanly(call, *args):
+    """The call's result, or None when it refused with a ConfigError naming a field (counted per field, shown by
+    --hypothesis-show-statistics). Any other exception fails the test."""
     try:
         return call(*args)
     except ConfigError as exc:
         assert exc.field and "Traceback" not in str(exc)
+        event("refused: %s" % re.sub(r"\[[^]]*\]", "[]", exc.field.split(".")[0]))
         return None
 
 
@@ -164,10 +194,25 @@ def test_training_runtime(args):
 def test_platform_overrides(args):
     args = through_argspec(argspec.platform_overrides_spec(), args)
     if args is not None and refused_cleanly(inputs.check_override_options, args) is not None:
-        refused_cleanly(build_overrides_with_sources, args)  # only the DRA-needs-a-newer-server error remains
+        if refused_cleanly(build_overrides_with_sources, args) is not None:  # only "DRA needs a newer server" remains
+            event("rendered")
 
 
-@given(options(PLAN, ("entry_name", "image", "gpus_per_node", "namespace", "run_id", "platform", "gpu_architecture", "trainer")))
+TRAINERS = {"mpi": {"binary": "/usr/local/bin/all_reduce_perf", "args": ["-b", "8"]}, "torch": {"script": "train.py"},
+            "exec": {"command": ["sleep", "1"]}}
+
+
+def _fitting_trainer(pair):
+    """Half the plans get the trainer of their framework, so most well-formed plans render."""
+    args, fit = pair
+    framework = args.get("framework", "torch")
+    if fit and isinstance(framework, str) and framework in TRAINERS and isinstance(args.get("trainer"), dict):
+        return dict(args, trainer=dict(TRAINERS[framework]))
+    return args
+
+
+@given(st.tuples(options(PLAN, ("entry_name", "image", "gpus_per_node", "namespace", "run_id", "platform", "gpu_architecture", "trainer")),
+                 st.booleans()).map(_fitting_trainer))
 def test_workload_plan(args):
     args = through_argspec(argspec.workload_plan_spec(), args)
     if args is None or refused_cleanly(inputs.check_plan_options, args) is None:
@@ -178,13 +223,18 @@ def test_workload_plan(args):
         assert_valid(out["objects"], args["trainer_version"])
 
 
-@given(st.fixed_dictionaries({"objects": maybe(st.lists(maybe(OBJECT.map(lambda o: dict(o, metadata=dict(o["metadata"], namespace="n"))
-                                                                        if isinstance(o.get("metadata"), dict) else o)), max_size=3)),
+def _namespaced(obj):
+    if isinstance(obj.get("metadata"), dict):
+        return dict(obj, metadata=dict(obj["metadata"], namespace="n"))
+    return obj
+
+
+@given(st.fixed_dictionaries({"objects": maybe(st.lists(maybe(OBJECT.map(_namespaced)), max_size=3)),
                               "field_manager": maybe(st.sampled_from(["gpufleet.burnin", "m"]), st.sampled_from(["", " ", "a" * 129]))}))
 def test_k8s_apply(args):
     args = through_argspec(dict(argspec.K8S_APPLY_OWN), args)
-    if args is not None:
-        refused_cleanly(inputs.check_apply_options, args)
+    if args is not None and refused_cleanly(inputs.check_apply_options, args) is not None:
+        event("accepted")
 
 
 ROLE_VARS = st.dictionaries(st.sampled_from(sorted(role_vars.CHECKS) + ["burnin_nodse", "burnin_result"]),
@@ -193,4 +243,5 @@ ROLE_VARS = st.dictionaries(st.sampled_from(sorted(role_vars.CHECKS) + ["burnin_
 
 @given(ROLE_VARS)
 def test_role_vars(given_vars):
-    refused_cleanly(role_vars.check_role_vars, given_vars)
+    if refused_cleanly(role_vars.check_role_vars, given_vars) is not None:
+        event("accepted")
