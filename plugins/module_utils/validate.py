@@ -204,7 +204,8 @@ def _named_items(field, value, extra=None):
     check_list(field, value, allow_none=True)
     for index, item in enumerate(value or []):
         where = "%s[%d]" % (field, index)
-        check_mapping(where, item)
+        if not isinstance(item, dict):
+            fail(where, "must be a mapping: %s is a list of mappings" % field, item)
         check_grammar("%s.name" % where, item.get("name"), "dns_label")
         if extra:
             extra(where, item)

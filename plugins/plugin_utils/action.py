@@ -44,6 +44,11 @@ def warm_up():
         except Exception:  # pylint: disable=broad-except
             pass
     warm_templates()
+    try:
+        # The allowed platforms (a render of the seed), so no worker renders them again.
+        importlib.import_module("%s.module_utils.inputs" % _PACKAGE).known_platforms()
+    except Exception:  # pylint: disable=broad-except
+        pass
 
 
 warm_up()
