@@ -17,8 +17,8 @@ __metaclass__ = type
 import difflib
 import os
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import dra, inputs, report, survey, validate, verdict, workloads
-from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils import defaults, dra, inputs, report, survey, validate, verdict, workloads
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.names import FRAMEWORKS, check_entry_name
 from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import COLLECTION_ROOT, read_yaml_file
 
@@ -201,6 +201,33 @@ def check_role_vars(given):
         inputs.check_trainer("burnin_trainer", result["burnin_trainer"], framework)
     if result.get("burnin_instance_type") and result.get("burnin_platform"):
         inputs.check_instance_type("burnin_instance_type", result["burnin_instance_type"], result["burnin_platform"])
+    if "burnin_workload" in result:
+        check_workload(result)
     if "burnin_poll_interval" in result and "burnin_timeout" in result and result["burnin_poll_interval"] > result["burnin_timeout"]:
         validate.fail("burnin_poll_interval", "must not exceed burnin_timeout (%d)" % result["burnin_timeout"], result["burnin_poll_interval"])
     return result
+
+
+def check_workload(result):
+    """Render the workload now, as plan.yml will, with the declared platform and GPU (detection may still change them):
+    a bad burnin_workload_params value or a framework that does not fit fails before the cluster is contacted."""
+    platform, arch = result.get("burnin_platform") or "", result.get("burnin_gpu_architecture") or ""
+    gpus = result.get("burnin_gpus_per_node")
+    if gpus is None:
+        gpus = defaults.gpu_defaults(arch or "unknown", platform or None)["gpus_per_node"]
+    params = dict({"image": result["burnin_image"]} if result.get("burnin_image") else {}, **result.get("burnin_workload_params") or {})
+    data = dict(params, nodes=result.get("burnin_nodes", 2), gpus_per_node=gpus, platform=platform, gpu_architecture=arch)
+    try:
+        rendered = workloads.render_workload(result["burnin_workload"], data)
+    except BurninError as exc:
+        raise ConfigError("burnin_workload_params", "workload %s does not render with them: %s" % (result["burnin_workload"], exc))
+    custom = result.get("burnin_trainer")
+    framework = result.get("burnin_framework") or rendered["framework"]
+    if framework != rendered["framework"] and not custom:
+        raise ConfigError("burnin_framework", "%s does not fit burnin_workload %s, which runs %s: leave burnin_framework empty, "
+                                              "pick a %s workload (burnin_workload: %s), or set burnin_trainer"
+                          % (framework, result["burnin_workload"], rendered["framework"], framework,
+                             ", ".join(workloads.available_workloads())))
+    if not custom:
+        inputs.check_trainer("burnin_workload_params (the trainer of workload %s)" % result["burnin_workload"], rendered["trainer"],
+                             framework)

@@ -181,3 +181,17 @@ def test_azure_planned_without_nodes_requests_the_catalogue_rdma_ib(arch, count)
     worker = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
     assert worker["resources"]["limits"].get("rdma/ib") == count
     assert "nvidia.com/mlnxnics" not in worker["resources"]["limits"]
+
+
+@pytest.mark.parametrize("given, field", [
+    ({"burnin_workload": "nccl-all-reduce", "burnin_workload_params": {"timeout": 0}},
+     "burnin_workload_params (the trainer of workload nccl-all-reduce).timeout"),
+    ({"burnin_workload": "nccl-all-reduce", "burnin_gpu_architecture": "gb200"}, "burnin_workload_params"),
+    ({"burnin_workload": "nccl-all-reduce", "burnin_framework": "torch"}, "burnin_framework"),
+])
+def test_role_vars_render_the_workload_first(given, field):
+    refused(field, role_vars.check_role_vars, given)
+
+
+def test_a_custom_trainer_may_change_the_framework():
+    role_vars.check_role_vars({"burnin_workload": "nccl-all-reduce", "burnin_framework": "exec", "burnin_trainer": {"command": ["true"]}})
