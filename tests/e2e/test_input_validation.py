@@ -139,3 +139,16 @@ def test_a_valid_apply_does_reach_for_the_dead_cluster(dead_cluster):
     """The control: with valid input k8s_apply does try the cluster, so the tests above prove the check came first."""
     code, output = run(dead_cluster, PLUGINS, {"step": "apply"})
     assert code != 0 and any(word in output for word in CONNECTION_WORDS), output[-3000:]
+
+
+def test_with_valid_variables_the_role_does_reach_for_the_dead_cluster(dead_cluster):
+    """The control of the role cases: valid variables pass the check and detect.yml tries the cluster."""
+    code, output = run(dead_cluster, ROLE, {"burnin_nodes": 2})
+    assert code != 0 and "Read the API server" in output, output[-3000:]
+    assert "Unreachable" in output or any(word in output for word in CONNECTION_WORDS), output[-3000:]
+
+
+def test_bad_workload_params_are_refused_before_detect(dead_cluster):
+    code, output = run(dead_cluster, ROLE, {"burnin_workload_params": {"timeout": 0}})
+    assert code != 0 and "burnin_workload_params (the trainer of workload nccl-all-reduce).timeout" in output, output[-3000:]
+    assert "Read the API server" not in output
