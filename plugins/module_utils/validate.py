@@ -77,21 +77,15 @@ def describe(value):
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+# In order: bool before int (a bool is an int in Python).
+_KINDS = ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"), (dict, "a mapping"), (list, "a list"),
+          (type(None), "null"))
+
+
 def _kind(value):
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if value is None:
-        return "null"
+    for cls, name in _KINDS:
+        if isinstance(value, cls):
+            return name
     return type(value).__name__
 
 
@@ -186,12 +180,20 @@ def check_string_map(field, value, key_grammar="qualified_name", value_grammar=N
 
 
 # --- pod-spec pieces ----------------------------------------------------------------------------------------------
-def check_env(field, value):
+def _items(field, value, keys=None):
+    """``(path, item)`` of a list of mappings (None: empty), each checked to be a mapping with keys from ``keys``."""
     check_list(field, value, allow_none=True)
     for index, item in enumerate(value or []):
         where = "%s[%d]" % (field, index)
-        check_mapping(where, item)
-        check_keys(where, item, _ENV_KEYS)
+        if not isinstance(item, dict):
+            fail(where, "must be a mapping: %s is a list of mappings" % field, item)
+        if keys:
+            check_keys(where, item, keys)
+        yield where, item
+
+
+def check_env(field, value):
+    for where, item in _items(field, value, _ENV_KEYS):
         check_grammar("%s.name" % where, item.get("name"), "env_name")
         if "value" in item and item["value"] is not None:
             check_str("%s.value" % where, item["value"], allow_empty=True)
@@ -201,11 +203,7 @@ def check_env(field, value):
 
 
 def _named_items(field, value, extra=None):
-    check_list(field, value, allow_none=True)
-    for index, item in enumerate(value or []):
-        where = "%s[%d]" % (field, index)
-        if not isinstance(item, dict):
-            fail(where, "must be a mapping: %s is a list of mappings" % field, item)
+    for where, item in _items(field, value):
         check_grammar("%s.name" % where, item.get("name"), "dns_label")
         if extra:
             extra(where, item)
@@ -259,11 +257,7 @@ def check_resources(field, value):
 
 
 def check_name_refs(field, value):
-    check_list(field, value, allow_none=True)
-    for index, item in enumerate(value or []):
-        where = "%s[%d]" % (field, index)
-        check_mapping(where, item)
-        check_keys(where, item, ("name",))
+    for where, item in _items(field, value, ("name",)):
         check_grammar("%s.name" % where, item.get("name"), "dns_subdomain")
     return value
 
