@@ -195,7 +195,7 @@ def _items(field, value, keys=None):
 def check_env(field, value):
     for where, item in _items(field, value, _ENV_KEYS):
         check_grammar("%s.name" % where, item.get("name"), "env_name")
-        if "value" in item and item["value"] is not None:
+        if "value" in item:  # null is not a string for the API server either
             check_str("%s.value" % where, item["value"], allow_empty=True)
         if "valueFrom" in item:
             check_mapping("%s.valueFrom" % where, item["valueFrom"])

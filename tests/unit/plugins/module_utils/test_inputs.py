@@ -62,6 +62,7 @@ def test_a_valid_plan_passes():
      "overrides[1].jobTemplatePatch[0].op"),
     ({"overrides": [{"when": {}, "jobTemplatePatch": [{"op": "add", "path": "spec"}]}]}, "overrides[0].jobTemplatePatch[0].path"),
     ({"env": [{"value": "1"}]}, "env[0].name"),
+    ({"env": [{"name": "A", "value": None}]}, "env[0].value"),
     ({"image": "nvcr.io/nvidia/pytorch 26.01"}, "image"),
     ({"image": LITERAL}, "image"),
     ({"trainer_version": 2.1}, "trainer_version"),
