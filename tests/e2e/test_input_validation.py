@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KUBECONFIG = """apiVersion: v1
@@ -152,3 +153,40 @@ def test_bad_workload_params_are_refused_before_detect(dead_cluster):
     code, output = run(dead_cluster, ROLE, {"burnin_workload_params": {"timeout": 0}})
     assert code != 0 and "burnin_workload_params (the trainer of workload nccl-all-reduce).timeout" in output, output[-3000:]
     assert "Read the API server" not in output
+
+
+RENDER = """
+- hosts: all
+  gather_facts: false
+  tasks:
+    - name: Render
+      ansible.builtin.include_role:
+        name: gpufleet.burnin.burnin
+        tasks_from: render
+"""
+
+
+def test_template_looking_survey_text_stays_literal(tmp_path):
+    """AWX passes survey answers as unsafe text: JSON text holding a template is parsed and its strings stay literal
+    in the rendered objects (nothing is looked up)."""
+    (tmp_path / "hosts.yml").write_text("""all:
+  hosts:
+    render-only:
+      ansible_connection: local
+      ansible_python_interpreter: %s
+      burnin_platform: aws
+      burnin_gpu_architecture: h100
+      burnin_run_id: r1
+      burnin_render_dir: %s
+      burnin_env: !unsafe 'MARK={{ 6 * 7 }}'
+      burnin_volumes: !unsafe '[{"name": "data", "hostPath": {"path": "/{{ lookup(''ansible.builtin.env'', ''HOME'') }}"}}]'
+""" % (sys.executable, tmp_path / "out"))
+    code, output = run(tmp_path, RENDER)
+    assert code == 0 and "render-only" in output, output[-3000:]
+    manifests = (tmp_path / "out" / "render-only" / "manifests.yaml").read_text()
+    marks = [item["value"] for doc in yaml.safe_load_all(manifests) if doc and doc["kind"] == "TrainingRuntime"
+             for job in doc["spec"]["template"]["spec"]["replicatedJobs"]
+             for container in job["template"]["spec"]["template"]["spec"]["containers"]
+             for item in container.get("env", []) if item["name"] == "MARK"]
+    assert marks and set(marks) == {"{{ 6 * 7 }}"}
+    assert "lookup('ansible.builtin.env', 'HOME')" in manifests
