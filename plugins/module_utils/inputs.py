@@ -107,7 +107,8 @@ def check_platform_vars(field, value, library=None):
     for name, item in (value or {}).items():
         for index, text in enumerate(item if isinstance(item, list) else [item]):
             # Rendered into YAML templates: a line break or a YAML/Jinja2 delimiter would change the document.
-            if isinstance(text, str) and any(char in text for char in "\n\r{}[]#&*!|>'\"%@`,"):
+            if isinstance(text, str) and (any(char in text for char in "\n\r{}[]#&*!|>'\"%`,") or ": " in text
+                                          or text[:1] in ("-", "?", "@", " ") or text.endswith((":", " "))):
                 validate.fail("%s.%s" % (field, name) + ("[%d]" % index if isinstance(item, list) else ""),
                               "must be a name, path or image reference (no line breaks, quotes, brackets or YAML "
                               "indicators)", text)

@@ -196,3 +196,15 @@ def test_role_vars_render_the_workload_first(given, field):
 
 def test_a_custom_trainer_may_change_the_framework():
     role_vars.check_role_vars({"burnin_workload": "nccl-all-reduce", "burnin_framework": "exec", "burnin_trainer": {"command": ["true"]}})
+
+
+@pytest.mark.parametrize("value, ok", [
+    ("us-docker.pkg.dev/x/tcpx@sha256:" + "a" * 64, True), ("ndv5-topo", True), ("default/rdma-vf", True),
+    ("a: b", False), ("-x", False), ("{{ x }}", False), ("a,b", False), ("x #y", False), ("topo ", False),
+])
+def test_platform_var_strings_must_survive_the_yaml_templates(value, ok):
+    args = {"azure_topology_configmap": value}
+    if ok:
+        inputs.check_platform_vars("platform_vars", args)
+    else:
+        refused("platform_vars.azure_topology_configmap", inputs.check_platform_vars, "platform_vars", args)
