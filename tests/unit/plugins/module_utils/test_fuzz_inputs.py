@@ -22,8 +22,9 @@ from hypothesis import HealthCheck, event, given, settings, strategies as st  # 
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # noqa: E402
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import argspec, inputs, role_vars, runtime  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils import argspec, defaults, inputs, nccl, role_vars, runtime, workloads  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import COLLECTION_ROOT, read_yaml_file  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.overrides import build_overrides_with_sources  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload  # noqa: E402
 
@@ -166,6 +167,12 @@ def assert_valid(objects, trainer_version=None):
         return
     event("rendered and valid against the CRDs")
     for obj in objects:
+        if (obj["apiVersion"], obj["kind"]) not in crd.CRD_FILES and obj["kind"] not in ("ResourceClaimTemplate", "ConfigMap") \
+                or obj["kind"] == "ConfigMap" and "data" not in obj:
+            # A user's dependency of a kind without a schema here (or a ConfigMap without data, which the hand check
+            # of test_crd_schemas.py does not take): the object checks of k8s_apply.
+            inputs.check_apply_options({"objects": [obj], "field_manager": "m"})
+            continue
         if obj["kind"] == "TrainingRuntime" and runtime.parse_trainer_version(trainer_version or "v2.3") < (2, 2):
             obj = copy.deepcopy(obj)
             ((obj["spec"]["mlPolicy"].get("torch") or {}).pop("numProcPerNode", None))
@@ -229,19 +236,77 @@ def _namespaced(obj):
     return obj
 
 
-@given(st.fixed_dictionaries({"objects": maybe(st.lists(maybe(OBJECT.map(_namespaced)), max_size=3)),
-                              "field_manager": maybe(st.sampled_from(["gpufleet.burnin", "m"]), st.sampled_from(["", " ", "a" * 129]))}))
+APPLY = {"objects": maybe(st.lists(maybe(OBJECT.map(_namespaced)), max_size=3)),
+         "field_manager": pick(["gpufleet.burnin", "m"], ["", " ", "a" * 129, "a\tb"]), "force_conflicts": maybe(st.booleans())}
+
+
+@given(options(APPLY, ("objects",)))
 def test_k8s_apply(args):
     args = through_argspec(dict(argspec.K8S_APPLY_OWN), args)
     if args is not None and refused_cleanly(inputs.check_apply_options, args) is not None:
         event("accepted")
 
 
-ROLE_VARS = st.dictionaries(st.sampled_from(sorted(role_vars.CHECKS) + ["burnin_nodse", "burnin_result"]),
-                            st.one_of(ANY, INTS, st.sampled_from(["[]", "{}", "[{\"name\": \"data\"}]", "true", "4", "aws", "v2.3"])), max_size=6)
+# The role's variables as an inventory or a survey gives them: the defaults, text as AWX sends it, and the plugins'
+# well-formed values; garbage as options() mixes it in. burnin_nodse: a misspelling.
+ROLE_DEFAULTS = read_yaml_file(os.path.join(COLLECTION_ROOT, "roles", "burnin", "defaults", "main.yml"), "role defaults")
+ROLE_TABLE = dict((name, maybe(st.just(ROLE_DEFAULTS.get(name)), st.one_of(ANY, INTS))) for name in role_vars.CHECKS)
+ROLE_TABLE.update({
+    "burnin_platform": maybe(PLATFORMS), "burnin_gpu_architecture": PLAN["gpu_architecture"], "burnin_nodes": pick([1, 2, "4"], [0, "0", 10 ** 9]),
+    "burnin_gpus_per_node": pick([None, "", 4, "8"], [-1, 65, "eight"]), "burnin_framework": pick(["", "mpi", "torch"], ["jax"]),
+    "burnin_workload": pick(["nccl-all-reduce", "nccl-all-gather", "torch-smoke", "exec-example"], ["nccl"]),
+    "burnin_env": pick(["", "NCCL_DEBUG=WARN", "A=1,B=2", "[{\"name\": \"A\", \"value\": \"1\"}]"], ["=x", "[{\"value\": 1}]"]),
+    "burnin_volumes": pick(["", "[]", "[{\"name\": \"data\", \"emptyDir\": {}}]"], ["[\"scratch\"]", "[{\"name\": 1"]),
+    "burnin_overrides": maybe(st.lists(maybe(OVERRIDE), max_size=2)), "burnin_report_formats": pick(["json", "json,html", ["junit"]], ["pdf"]),
+    "burnin_trainer_version": RUNTIME["trainer_version"], "burnin_image": RUNTIME["image"], "burnin_namespace": PLAN["namespace"],
+    "burnin_run_id": pick(["", "r1"], ["R 1"]), "burnin_timeout": pick([60, "600"], [0, 10 ** 7]),
+    "burnin_thresholds": pick(["", "[]", [{"collective": "all_reduce", "pass": 420, "warn": 380}]], ["{}", [{"pass": "fast"}]]),
+    "burnin_resources": maybe(RESOURCES), "burnin_platform_vars": PLAN["platform_vars"], "burnin_instance_type": PLAN["instance_type"],
+    "burnin_nodse": st.just(2),
+})
+ROLE_VARS = options(ROLE_TABLE, ())
 
 
 @given(ROLE_VARS)
 def test_role_vars(given_vars):
-    if refused_cleanly(role_vars.check_role_vars, given_vars) is not None:
-        event("accepted")
+    # validate.yml passes every burnin_* variable of the host: the role's defaults with the inventory's over them.
+    checked = refused_cleanly(role_vars.check_role_vars, dict(ROLE_DEFAULTS, **given_vars))
+    if checked is None:
+        return
+    event("accepted")
+    # Then plan as roles/burnin/tasks/plan.yml does, for the declared platform and GPU: what the check accepted must
+    # plan (a later refusal would come after detect.yml has contacted the cluster).
+    values = checked
+    platform, arch = values["burnin_platform"] or "unknown", values["burnin_gpu_architecture"] or "unknown"
+    counts = defaults.gpu_defaults(arch, platform)
+    gpus = counts["gpus_per_node"] if values["burnin_gpus_per_node"] is None else values["burnin_gpus_per_node"]
+    params = dict({"image": values["burnin_image"]} if values["burnin_image"] else {}, **values["burnin_workload_params"])
+    workload = workloads.render_workload(values["burnin_workload"], dict(params, nodes=values["burnin_nodes"], gpus_per_node=gpus,
+                                                                          platform=platform, gpu_architecture=arch))
+    framework = values["burnin_framework"] or workload["framework"]
+    args = {
+        "entry_name": values["burnin_entry_name"], "image": workload["image"], "framework": framework, "nodes": values["burnin_nodes"],
+        "gpus_per_node": gpus, "enable_mnnvl": values["burnin_enable_mnnvl"], "namespace": values["burnin_namespace"],
+        "mlnx_per_node": counts["mlnx_per_node"] if values["burnin_mlnx_per_node"] is None else values["burnin_mlnx_per_node"],
+        "env": nccl.merge_env(workload.get("env") or [], values["burnin_env"]), "volumes": values["burnin_volumes"],
+        "volume_mounts": values["burnin_volume_mounts"], "init_containers": values["burnin_init_containers"],
+        "resources": values["burnin_resources"] or None, "image_pull_secrets": values["burnin_image_pull_secrets"],
+        "trainer_version": values["burnin_trainer_version"], "run_id": values["burnin_run_id"] or "20260101-000000",
+        "platform": platform, "gpu_architecture": arch, "trainer": values["burnin_trainer"] or workload["trainer"],
+        "overrides": values["burnin_overrides"], "extended_platforms": values["burnin_extended_platforms"],
+        "instance_type": values["burnin_instance_type"] or None, "platform_vars": values["burnin_platform_vars"],
+        "server_version": values["burnin_server_version"] or None, "rct_api_version": values["burnin_rct_api_version"] or None,
+        "dra_driver_version": values["burnin_dra_driver_version"] or None, "efa_per_node": values["burnin_efa_per_node"],
+        "rdma_resource": values["burnin_rdma_resource"] or None, "rdma_per_node": values["burnin_rdma_per_node"],
+    }
+    try:
+        inputs.check_plan_options(args)
+    except ConfigError as exc:
+        # Only what spans two variables may still be refused here, and it names a plugin option the role sets.
+        assert exc.field.split("[")[0].split(".")[0] in ("run_id", "server_version"), str(exc)
+        event("accepted, refused by workload_plan: %s" % exc.field)
+        return
+    facts = {"platform": args.pop("platform"), "gpuArchitecture": args.pop("gpu_architecture")}
+    out = refused_cleanly(plan_workload, args, facts)
+    if out is not None:
+        assert_valid(out["objects"], args["trainer_version"])
