@@ -104,7 +104,11 @@ def check_platform_vars(field, value, library=None):
         platform_catalog.resolve_platform_vars(value, platform_catalog.load_platform_catalog(library.lib_dir))
     except ConfigError as exc:
         raise ConfigError(field + exc.field[len("platform_vars"):], str(exc).split(": ", 1)[-1])
+    specs = platform_catalog.platform_var_specs(platform_catalog.load_platform_catalog(library.lib_dir))
     for name, item in (value or {}).items():
+        if specs[name].get("format") and item != "":
+            # The catalogue names the grammar of a value that becomes a Kubernetes field (a quantity, ...).
+            validate.check_grammar("%s.%s" % (field, name), item, specs[name]["format"])
         for index, text in enumerate(item if isinstance(item, list) else [item]):
             # Rendered into YAML templates: a line break or a YAML/Jinja2 delimiter would change the document.
             if isinstance(text, str) and (any(char in text for char in "\n\r{}[]#&*!|>'\"%`,") or ": " in text

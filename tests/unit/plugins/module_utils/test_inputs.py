@@ -76,6 +76,7 @@ def test_a_valid_plan_passes():
     ({"volumes": [{"name": "Data", "emptyDir": {}}]}, "volumes[0].name"),
     ({"trainer": {"binary": "/bin/x", "timeout": "soon"}}, "trainer.timeout"),
     ({"platform_vars": {"azure_topology_configmap": "a: {b}"}}, "platform_vars.azure_topology_configmap"),
+    ({"platform_vars": {"aws_hugepages_2mi": "5GB"}}, "platform_vars.aws_hugepages_2mi"),
 ])
 def test_workload_plan_refuses(changes, field):
     refused(field, plan, **changes)
