@@ -286,8 +286,8 @@ def test_role_vars(given_vars):
     counts = defaults.gpu_defaults(arch, platform)
     gpus = counts["gpus_per_node"] if values["burnin_gpus_per_node"] is None else values["burnin_gpus_per_node"]
     params = dict({"image": values["burnin_image"]} if values["burnin_image"] else {}, **values["burnin_workload_params"])
-    workload = workloads.render_workload(values["burnin_workload"], dict(params, nodes=values["burnin_nodes"], gpus_per_node=gpus,
-                                                                          platform=platform, gpu_architecture=arch))
+    data = dict(params, nodes=values["burnin_nodes"], gpus_per_node=gpus, platform=platform, gpu_architecture=arch)
+    workload = workloads.render_workload(values["burnin_workload"], data)
     framework = values["burnin_framework"] or workload["framework"]
     args = {
         "entry_name": values["burnin_entry_name"], "image": workload["image"], "framework": framework, "nodes": values["burnin_nodes"],
