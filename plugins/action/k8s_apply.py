@@ -8,6 +8,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import K8S_APPLY_OWN, k8s_apply_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.inputs import check_apply_options
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import IMPORT_ERROR, K8sActionBase, run_k8s
 
 NAME = "gpufleet.burnin.k8s_apply"
@@ -49,6 +51,10 @@ class ActionModule(K8sActionBase):
             return dict(result, failed=True, msg="%s needs the kubernetes.core collection and the kubernetes Python client "
                                                  "on the controller: %s" % (NAME, IMPORT_ERROR))
         args, params = self.validated_args(k8s_apply_spec())
+        try:
+            check_apply_options(args)  # every object and the field manager, before anything connects
+        except BurninError as exc:
+            return dict(result, failed=True, msg="%s: %s" % (NAME, exc))
         params.update(
             resource_definition=args["objects"],
             apply=True,

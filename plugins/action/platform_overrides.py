@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils import inputs
 from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import platform_overrides_spec
 from ansible_collections.gpufleet.burnin.plugins.module_utils.overrides import build_overrides_with_sources
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import RenderActionBase
@@ -14,6 +15,7 @@ from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import Rend
 
 class ActionModule(RenderActionBase):
     argument_spec = platform_overrides_spec()
+    check = staticmethod(inputs.check_override_options)
 
     def render(self, args):
         overrides, sources = build_overrides_with_sources(args)

@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils import inputs
 from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import training_runtime_spec
 from ansible_collections.gpufleet.burnin.plugins.module_utils.runtime import build_runtime
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import RenderActionBase
@@ -14,6 +15,7 @@ from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import Rend
 
 class ActionModule(RenderActionBase):
     argument_spec = training_runtime_spec()
+    check = staticmethod(inputs.check_runtime_options)
 
     def render(self, args):
         return {"runtime": build_runtime(args["framework"], args)}

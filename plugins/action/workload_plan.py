@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils import inputs
 from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import workload_plan_spec
 from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import RenderActionBase
@@ -14,6 +15,7 @@ from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import Rend
 
 class ActionModule(RenderActionBase):
     argument_spec = workload_plan_spec()
+    check = staticmethod(inputs.check_plan_options)
 
     def render(self, args):
         facts = {"platform": args.pop("platform"), "gpuArchitecture": args.pop("gpu_architecture")}

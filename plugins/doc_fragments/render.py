@@ -61,6 +61,7 @@ options:
     description:
       - Kubeflow Trainer version the runtime targets, for example C(v2.3) or C(v2.1).
       - Before v2.2 the torch runtime sets C(mlPolicy.torch.numProcPerNode).
+      - A string naming a release from v2.0 to v2.3 (patch releases too); a YAML number such as C(2.10), read as 2.1, is refused.
     type: str
     default: v2.3
 """

@@ -63,11 +63,11 @@ def dra_unavailable_error(server_version, what):
                                          "rct_api_version explicitly" % (server_version, what))
 
 
-def parse_driver_version(value):
+def parse_driver_version(value, field="dra_driver_version"):
     """``(major, minor, patch)`` of an NVIDIA DRA driver version such as ``v25.8.0``, ``25.3.2`` or ``0.4.0``."""
     match = _DRIVER_VERSION.match(value) if isinstance(value, str) else None
     if not match:
-        raise ConfigError("dra_driver_version", "must be a version such as v25.8.0 or 0.4.0, got %r" % (value,))
+        raise ConfigError(field, "must be a version such as v25.8.0 or 0.4.0, got %r" % (value,))
     return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
 
 

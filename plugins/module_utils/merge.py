@@ -31,9 +31,35 @@ _OPTIONAL_FACTS = ("instanceType",)
 _STRING_MATCH_KEYS = ("equals", "in", "notIn")
 
 
-def _string_matches(field, spec, value):
-    if not isinstance(spec, dict) or set(spec) - set(_STRING_MATCH_KEYS):
-        raise ConfigError("when.%s" % field, "must be a mapping with keys from %s, got %r" % (", ".join(_STRING_MATCH_KEYS), spec))
+def check_when(when, field="when"):
+    """Refuse a malformed ``when`` as a whole, before any condition is evaluated: an unknown operator is an error
+    even when an earlier condition does not match. ``equals`` is a string, ``in`` and ``notIn`` lists of strings
+    (a string there would be a substring match), ``workloadKind`` a string."""
+    if when is None:
+        return {}
+    if not isinstance(when, dict):
+        raise ConfigError(field, "must be a mapping of conditions (%s), got %r" % (", ".join(MATCH_FIELDS), when))
+    unsupported = sorted("%s" % key for key in set(when) - set(MATCH_FIELDS))
+    if unsupported:
+        raise ConfigError(field, "unsupported condition(s) %s; supported: %s" % (", ".join(unsupported), ", ".join(MATCH_FIELDS)))
+    for name, spec in when.items():
+        where = "%s.%s" % (field, name)
+        if name == "workloadKind":
+            if spec is not None and not isinstance(spec, str):
+                raise ConfigError(where, "must be a string such as TrainJob, got %r" % (spec,))
+            continue
+        if not isinstance(spec, dict) or set(spec) - set(_STRING_MATCH_KEYS):
+            raise ConfigError(where, "must be a mapping with keys from %s, got %r" % (", ".join(_STRING_MATCH_KEYS), spec))
+        if spec.get("equals") is not None and not isinstance(spec["equals"], str):
+            raise ConfigError("%s.equals" % where, "must be a string, got %r" % (spec["equals"],))
+        for key in ("in", "notIn"):
+            items = spec.get(key)
+            if items is not None and (not isinstance(items, list) or not all(isinstance(item, str) for item in items)):
+                raise ConfigError("%s.%s" % (where, key), "must be a list of strings such as [aws, gcp], got %r" % (items,))
+    return when
+
+
+def _string_matches(spec, value):
     if spec.get("equals") not in (None, "") and spec["equals"] != value:
         return False
     if spec.get("in") and value not in spec["in"]:
@@ -47,20 +73,14 @@ def matches_when(when, facts):
     """True when every condition of ``when`` holds for ``facts`` (platform, gpuArchitecture, instanceType,
     framework, workloadKind). Case-sensitive; an empty ``when`` always matches. ``workloadKind`` is a plain string.
     An entry with an ``instanceType`` condition never matches when the instance type is unknown (None or empty)."""
-    when = when or {}
-    if not isinstance(when, dict):
-        raise ConfigError("when", "must be a mapping, got %r" % (when,))
-    unsupported = sorted(set(when) - set(MATCH_FIELDS))
-    if unsupported:
-        raise ConfigError("when", "unsupported condition(s) %s; supported: %s" % (", ".join(unsupported), ", ".join(MATCH_FIELDS)))
+    when = check_when(when)
     for field in ("platform", "gpuArchitecture", "instanceType", "framework"):
         if field not in when:
             continue
         value = facts.get(field)
         if field in _OPTIONAL_FACTS and not value:
-            _string_matches(field, when[field], value)  # still refuse a malformed condition
             return False
-        if not _string_matches(field, when[field], value):
+        if not _string_matches(when[field], value):
             return False
     if when.get("workloadKind") and when["workloadKind"] != facts.get("workloadKind", "TrainJob"):
         return False

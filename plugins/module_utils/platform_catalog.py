@@ -15,6 +15,7 @@ import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import LIB_DIR, load_yaml
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validate import GRAMMARS
 
 PLATFORMS_LIB = "platforms"
 # Kubernetes extended resource name: <domain>/<name>.
@@ -36,6 +37,8 @@ def _check_var(path, name, spec):
         raise _catalog_error(path, "vars.%s default must be a boolean, integer, string or list of strings" % name)
     if kind[0] == "list" and not all(isinstance(item, str) for item in spec["default"]):
         raise _catalog_error(path, "vars.%s default must be a list of strings" % name)
+    if spec.get("format") is not None and (kind[0] != "str" or spec["format"] not in GRAMMARS):
+        raise _catalog_error(path, "vars.%s format must be one of %s, for a string variable" % (name, ", ".join(sorted(GRAMMARS))))
     choices = spec.get("choices")
     if choices is not None and (not isinstance(choices, list) or spec["default"] not in choices):
         raise _catalog_error(path, "vars.%s choices must be a list holding the default" % name)

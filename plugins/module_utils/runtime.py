@@ -19,6 +19,8 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.names import check
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 TRAINER_VERSION_DEFAULT = "v2.3"
+# The Trainer v2 releases whose trainer.kubeflow.org/v1alpha1 API these builders know (patch releases included).
+TRAINER_RELEASES = ("v2.0", "v2.1", "v2.2", "v2.3")
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 GPU_RESOURCE = "nvidia.com/gpu"

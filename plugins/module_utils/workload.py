@@ -26,7 +26,7 @@ RUN_LABEL = "gpufleet.burnin/run-id"
 TOPOLOGY_ANNOTATION = "gpufleet.burnin/topology-key"
 MPI_TIMEOUT_DEFAULT = 3600
 
-_TRAINER_KEYS = {
+TRAINER_KEYS = {
     "torch": ("script", "module", "args"),
     "mpi": ("binary", "args", "mpi_args", "mpirun_path", "timeout"),
     "exec": ("command", "args"),
@@ -46,7 +46,7 @@ def trainer_command(framework, trainer, gpus_per_node, enable_mnnvl):
     trainer = trainer or {}
     if not isinstance(trainer, dict):
         raise ConfigError("trainer", "must be a mapping, got %r" % (trainer,))
-    allowed = _TRAINER_KEYS[framework]
+    allowed = TRAINER_KEYS[framework]
     unknown = sorted(set(trainer) - set(allowed))
     if unknown:
         raise ConfigError("trainer", "unknown key(s) %s for framework %s; allowed: %s" % (", ".join(unknown), framework, ", ".join(allowed)))
@@ -83,6 +83,21 @@ def wrap_pre_command(command, args, lines):
     if not lines:
         return command, args
     return ["/bin/bash", "-c"], ["\n".join(list(lines) + ["exec " + " ".join(shlex.quote(word) for word in command + args)])]
+
+
+def _check_job_template(job_template, where):
+    """What the TrainJob is built from must survive each override: a patch may not remove or retype it."""
+    node = job_template
+    for key in ("spec", "workload", "trainJob"):
+        node = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            raise ConfigError(where, "leaves the job template without the mapping spec.workload.trainJob (the TrainJob's "
+                                     "spec); a jobTemplate or jobTemplatePatch may change it, not remove it")
+    for key in ("trainer", "runtimeRef"):
+        if node.get(key) is not None and not isinstance(node[key], dict):
+            raise ConfigError(where, "makes spec.workload.trainJob.%s %r; it must stay a mapping" % (key, node[key]))
+    if not isinstance(node.get("runtimeRef"), dict):
+        raise ConfigError(where, "removes spec.workload.trainJob.runtimeRef, which names the TrainingRuntime")
 
 
 def _labels(obj, labels):
@@ -185,10 +200,12 @@ def plan_workload(config, facts, library=None):
             if not merge.matches_when(item["when"], match_facts):
                 continue
             matched.append({"origin": origin, "position": positions[source], "source": source, "when": item["when"]})
+            where = "overrides[%d]" % (positions[source] - 1) if origin == "user" else "%s override #%d" % (source, positions[source])
             if "jobTemplate" in item:
                 job_template = merge.merge_named(job_template, item["jobTemplate"])
             if "jobTemplatePatch" in item:
-                job_template = merge.apply_json_patch(job_template, item["jobTemplatePatch"])
+                job_template = merge.apply_json_patch(job_template, item["jobTemplatePatch"], field="%s.jobTemplatePatch" % where)
+            _check_job_template(job_template, where)
             dependencies.extend(copy.deepcopy(item.get("dependencies", [])))
             orchestration.update(copy.deepcopy(item.get("orchestration", {})))
             pre_command.extend(item.get("preCommand", []))

@@ -49,11 +49,12 @@ options:
     description:
       - The objects to apply, in order (dependencies first). Each needs C(apiVersion), C(kind) and
         C(metadata.name); namespaced objects need C(metadata.namespace).
+      - All are checked, with the field manager, before anything connects; an error names C(objects[N]) and the field.
     type: list
     elements: dict
     required: true
   field_manager:
-    description: The server-side apply field manager.
+    description: The server-side apply field manager, a non-empty printable name of at most 128 characters.
     type: str
     default: gpufleet.burnin
   force_conflicts:

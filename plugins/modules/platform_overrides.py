@@ -43,7 +43,7 @@ options:
         platform's file only (C(templates/overrides/platforms/<platform>.yaml), none for platforms without one such
         as V(togetherai)); the seed's entries are always all returned. Every entry of a platform file matches that
         platform only, so this never changes which entries match the cluster, and the list is much shorter.
-      - Unset - every platform's entries.
+      - Unset - every platform's entries. An unknown platform is refused, naming the known ones.
     type: str
   entry_name:
     description: Name of the burn-in entry; prefixes every object the overrides create.

@@ -69,7 +69,9 @@ options:
     type: str
     required: true
   platform:
-    description: The cluster's platform, for example C(aws), C(gcp), C(azure), C(togetherai), C(mistral).
+    description:
+      - The cluster's platform, for example C(aws), C(gcp), C(azure), C(togetherai), C(mistral); one the collection knows
+        (C(_lib/platforms/), C(_lib/gpu-defaults.yaml), the seed's conditions) or C(unknown).
     type: str
     required: true
   gpu_architecture:
@@ -86,6 +88,9 @@ options:
     description:
       - User overrides, same shape as the platform ones, applied after them.
       - A C(null) value in a C(jobTemplate) or a runtime patch deletes that key (RFC 7386).
+      - Each item is checked before anything is rendered - its keys, C(when) (C(equals) a string, C(in) and C(notIn) lists
+        of strings, the whole C(when) even when an earlier condition does not match), C(jobTemplatePatch) as RFC 6902,
+        C(dependencies) as objects; an error names the path, for example C(overrides[2].jobTemplatePatch[0].op).
     type: list
     elements: dict
     default: []

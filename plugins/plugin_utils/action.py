@@ -44,6 +44,11 @@ def warm_up():
         except Exception:  # pylint: disable=broad-except
             pass
     warm_templates()
+    try:
+        # The allowed platforms (a render of the seed), so no worker renders them again.
+        importlib.import_module("%s.module_utils.inputs" % _PACKAGE).known_platforms()
+    except Exception:  # pylint: disable=broad-except
+        pass
 
 
 warm_up()
@@ -58,6 +63,7 @@ class RenderActionBase(ActionBase):
     _supports_async = False
 
     argument_spec = None  # set by subclasses
+    check = None  # set by subclasses: the core's check of all the options (module_utils/inputs.py), run first
 
     def render(self, args):
         """Return the dict of result keys for validated ``args``; raise BurninError on bad input."""
@@ -69,6 +75,7 @@ class RenderActionBase(ActionBase):
         validation, args = self.validate_argument_spec(argument_spec=self.argument_spec)
         del validation
         try:
+            self.check(args)
             result.update(self.render(args))
         except BurninError as exc:
             result.update(failed=True, msg=str(exc))

@@ -338,7 +338,7 @@ def test_bad_survey_values_name_the_variable(rendered, name, variable):
     _work, results = rendered
     proc = results[name]
     assert proc.returncode != 0 and variable in proc.stdout, proc.stdout[-3000:]
-    assert "allowed: json, junit, html" in proc.stdout if name == "bad-formats" else "list of mappings" in proc.stdout
+    assert "must be one of json, junit, html" in proc.stdout if name == "bad-formats" else "list of mappings" in proc.stdout
 
 
 def test_empty_thresholds_text_renders(rendered):

@@ -15,7 +15,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 
 @pytest.mark.parametrize("arch, platform, gpus, nics", [
     ("h100", None, 8, 8), ("h200", "aws", 8, 8), ("b200", None, 8, 8), ("a100", None, 8, 8),
-    ("l40s", None, 8, 8), ("l40", None, 8, 4), ("gb200", "azure", 4, 8), ("gb300", "aws", 4, 8),
+    ("l40s", None, 8, 8), ("l40", None, 8, 4), ("gb200", "azure", 4, 0), ("gb300", "aws", 4, 8), ("h100", "azure", 8, 0),
     ("rtxpro6000", None, 8, 0),
     ("l40s", "oci", 4, 2), ("gb200", "oci", 4, 0), ("gb300", "oci", 4, 4), ("h100", "oci", 8, 8),
     ("mystery", None, 4, 0), ("mystery", "oci", 4, 0),

@@ -40,7 +40,7 @@ def test_every_workload_renders_a_plan_input(name, platform, arch, gpus):
     rendered = workloads.render_workload(name, data(platform=platform, gpu_architecture=arch, gpus_per_node=gpus))
     assert rendered["workload"] == name and rendered["framework"] in ("mpi", "torch", "exec")
     assert set(rendered) <= {"workload", "framework", "image", "trainer", "collective", "env"}
-    assert set(rendered["trainer"]) <= set(workload._TRAINER_KEYS[rendered["framework"]])  # pylint: disable=protected-access
+    assert set(rendered["trainer"]) <= set(workload.TRAINER_KEYS[rendered["framework"]])
     plan = workload.plan_workload(dict(
         entry_name=name, namespace="burnin", run_id="r1", image=rendered["image"], framework=rendered["framework"], nodes=2,
         gpus_per_node=gpus, trainer=rendered["trainer"], env=rendered.get("env", [])), {"platform": platform, "gpuArchitecture": arch})

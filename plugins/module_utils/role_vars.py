@@ -1,0 +1,233 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Every variable of the role gpufleet.burnin.burnin, checked at the start of the role, before any task reaches a
+cluster (roles/burnin/tasks/validate.yml, through the filter gpufleet.burnin.burnin_vars).
+
+Survey answers and ``-e NAME=value`` arrive as text: integers, booleans and JSON lists or mappings given as text are
+parsed here. Messages name the user's variable (``burnin_volumes[0].name``), the bad value and what is allowed.
+The names are the role's argument specs (roles/burnin/meta/argument_specs.yml): a ``burnin_*`` variable none of its
+entry points knows is a misspelling.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import difflib
+import os
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils import defaults, dra, inputs, report, survey, validate, verdict, workloads
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.names import FRAMEWORKS, check_entry_name
+from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import COLLECTION_ROOT, read_yaml_file
+
+ARGUMENT_SPECS = os.path.join(COLLECTION_ROOT, "roles", "burnin", "meta", "argument_specs.yml")
+# Variables the role sets itself (set_fact), so they may be defined when the role runs again in a play.
+ROLE_FACTS = ("burnin_result", "burnin_generated_run_id")
+_TRUE = ("true", "yes", "on", "1", "y", "t")
+_FALSE = ("false", "no", "off", "0", "n", "f")
+THRESHOLD_ON_MISSING = ("pass", "warn", "fail")
+_SPECS = {}
+
+
+def argument_specs(path=ARGUMENT_SPECS):
+    if path not in _SPECS:
+        _SPECS[path] = read_yaml_file(path, "role argument specs")["argument_specs"]
+    return _SPECS[path]
+
+
+def known_names():
+    return sorted(set(name for entry in argument_specs().values() for name in entry.get("options") or {}))
+
+
+# --- text as a survey sends it ------------------------------------------------------------------------------------
+def _int(name, value, low, high, optional=False):
+    if optional and (value is None or value == ""):
+        return None
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        value = int(value.strip())
+    return validate.check_int(name, value, low, high)
+
+
+def _bool(name, value):
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    return validate.check_bool(name, value)
+
+
+def _json(name, value, empty):
+    if isinstance(value, str):
+        value = validate.parse_json_text(name, value) if value.strip() else empty
+    return empty if value is None else value
+
+
+def _list(name, value, check=None):
+    value = validate.check_list(name, _json(name, value, []))
+    return check(name, value) if check else value
+
+
+def _mapping(name, value):
+    return validate.check_mapping(name, _json(name, value, {}))
+
+
+def _text(name, value, grammar=None, allow_empty=True):
+    if value is None:
+        value = ""
+    validate.check_str(name, value, allow_empty=allow_empty)
+    if grammar and value != "":
+        validate.check_grammar(name, value, grammar)
+    return value
+
+
+def _choice(name, value, choices, allow_empty=True):
+    return validate.check_choice(name, "" if value is None else value, choices, allow_empty=allow_empty) or ""
+
+
+def _env(name, value):
+    return validate.check_env(name, survey.env_list(value, field=name))
+
+
+def _thresholds(name, value):
+    records = _list(name, value)
+    for index, record in enumerate(records):
+        verdict.normalize_record(record, "%s[%d]" % (name, index), origin="user")
+    return records
+
+
+def _report_formats(name, value):
+    if isinstance(value, str):
+        value = [item.strip() for item in value.replace("\n", ",").split(",") if item.strip()]
+    validate.check_list(name, value, allow_none=True)
+    for index, item in enumerate(value or []):
+        validate.check_choice("%s[%d]" % (name, index), item, report.FORMATS)
+    return value or []
+
+
+def _workload(name, value):
+    return validate.check_choice(name, value, workloads.available_workloads())
+
+
+def _platform_vars(name, value):
+    return inputs.check_platform_vars(name, _mapping(name, value))
+
+
+def _overrides(name, value):
+    return inputs.check_override_items(name, _list(name, value))
+
+
+def _names(name, value):
+    return validate.check_name_refs(name, survey.name_refs(value, field=name))
+
+
+def _version(parse):
+    return lambda name, value: inputs.check_version(name, _text(name, value), parse)
+
+
+def _per_node(name, value):
+    return _int(name, value, 0, validate.PER_NODE_MAX, optional=True)
+
+
+# name -> check(name, value) -> the value to use. Bounds are validate.py's.
+CHECKS = {
+    "burnin_platform": lambda n, v: inputs.check_platform(n, _text(n, v), allow_empty=True) or "",
+    "burnin_gpu_architecture": lambda n, v: inputs.check_architecture(n, _text(n, v), allow_empty=True) or "",
+    "burnin_check_nodes": _bool,
+    "burnin_gpus_per_node": _per_node,
+    "burnin_mlnx_per_node": _per_node,
+    "burnin_instance_type": lambda n, v: _text(n, v, "label_value"),
+    "burnin_efa_per_node": _per_node,
+    "burnin_rdma_resource": lambda n, v: _text(n, v, "resource_name"),
+    "burnin_rdma_per_node": _per_node,
+    "burnin_platform_vars": _platform_vars,
+    "burnin_extended_platforms": _bool,
+    "burnin_server_version": _version(dra.parse_server_version),
+    "burnin_rct_api_version": lambda n, v: _choice(n, v, list(dra.RCT_API_VERSIONS)),
+    "burnin_dra_driver_version": _version(dra.parse_driver_version),
+    "burnin_entry_name": lambda n, v: check_entry_name(v, n),
+    "burnin_workload": _workload,
+    "burnin_workload_params": _mapping,
+    "burnin_image": lambda n, v: _text(n, v, "image"),
+    "burnin_framework": lambda n, v: _choice(n, v, FRAMEWORKS),
+    "burnin_nodes": lambda n, v: _int(n, v, 1, validate.NODES_MAX),
+    "burnin_enable_mnnvl": _bool,
+    "burnin_trainer": _mapping,
+    "burnin_trainer_version": inputs.check_trainer_version,
+    "burnin_env": _env,
+    "burnin_volumes": lambda n, v: _list(n, v, validate.check_volumes),
+    "burnin_volume_mounts": lambda n, v: _list(n, v, validate.check_volume_mounts),
+    "burnin_init_containers": lambda n, v: _list(n, v, validate.check_containers),
+    "burnin_resources": lambda n, v: validate.check_resources(n, _mapping(n, v)),
+    "burnin_image_pull_secrets": _names,
+    "burnin_overrides": _overrides,
+    "burnin_trainjob_annotations": lambda n, v: validate.check_string_map(n, _mapping(n, v)),
+    "burnin_run_id": lambda n, v: _text(n, v, "dns_label"),
+    "burnin_namespace": lambda n, v: _text(n, v, "dns_label", allow_empty=False),
+    "burnin_namespace_per_run": _bool,
+    "burnin_create_namespace": _bool,
+    "burnin_field_manager": inputs.check_field_manager,
+    "burnin_force_conflicts": _bool,
+    "burnin_wait": _bool,
+    "burnin_timeout": lambda n, v: _int(n, v, 1, validate.TIMEOUT_MAX),
+    "burnin_poll_interval": lambda n, v: _int(n, v, 1, 3600),
+    "burnin_collect_logs": _bool,
+    "burnin_log_tail_lines": lambda n, v: _int(n, v, 1, 1000000),
+    "burnin_report_dir": _text,
+    "burnin_report_formats": _report_formats,
+    "burnin_thresholds": _thresholds,
+    "burnin_threshold_on_missing": lambda n, v: _choice(n, v, THRESHOLD_ON_MISSING, allow_empty=False),
+    "burnin_fail_on_error": _bool,
+    "burnin_summary": _bool,
+    "burnin_render_dir": _text,
+}
+
+
+def check_role_vars(given):
+    """Check the role's variables (a mapping of name to value, every ``burnin_*`` variable defined for the host) and
+    return the values to use, text parsed. Unknown ``burnin_*`` names are refused with the nearest known name."""
+    validate.check_mapping("variables", given)
+    names = known_names()
+    unknown = sorted(name for name in given if name not in names and name not in ROLE_FACTS and not name.startswith("burnin__"))
+    for name in unknown:
+        near = difflib.get_close_matches(name, names, n=1)
+        raise ConfigError(name, "is not a variable of gpufleet.burnin.burnin%s; its variables: ansible-doc -t role gpufleet.burnin.burnin"
+                          % ("; did you mean %s?" % near[0] if near else ""))
+    result = {}
+    for name, check in CHECKS.items():
+        if name in given:
+            result[name] = check(name, given[name])
+    framework = result.get("burnin_framework") or None
+    if "burnin_trainer" in result:
+        inputs.check_trainer("burnin_trainer", result["burnin_trainer"], framework)
+    if result.get("burnin_instance_type") and result.get("burnin_platform"):
+        inputs.check_instance_type("burnin_instance_type", result["burnin_instance_type"], result["burnin_platform"])
+    if "burnin_workload" in result:
+        check_workload(result)
+    if "burnin_poll_interval" in result and "burnin_timeout" in result and result["burnin_poll_interval"] > result["burnin_timeout"]:
+        validate.fail("burnin_poll_interval", "must not exceed burnin_timeout (%d)" % result["burnin_timeout"], result["burnin_poll_interval"])
+    return result
+
+
+def check_workload(result):
+    """Render the workload now, as plan.yml will, with the declared platform and GPU (detection may still change them):
+    a bad burnin_workload_params value or a framework that does not fit fails before the cluster is contacted."""
+    platform, arch = result.get("burnin_platform") or "", result.get("burnin_gpu_architecture") or ""
+    gpus = result.get("burnin_gpus_per_node")
+    if gpus is None:
+        gpus = defaults.gpu_defaults(arch or "unknown", platform or None)["gpus_per_node"]
+    params = dict({"image": result["burnin_image"]} if result.get("burnin_image") else {}, **result.get("burnin_workload_params") or {})
+    data = dict(params, nodes=result.get("burnin_nodes", 2), gpus_per_node=gpus, platform=platform, gpu_architecture=arch)
+    try:
+        rendered = workloads.render_workload(result["burnin_workload"], data)
+    except BurninError as exc:
+        raise ConfigError("burnin_workload_params", "workload %s does not render with them: %s" % (result["burnin_workload"], exc))
+    custom = result.get("burnin_trainer")
+    framework = result.get("burnin_framework") or rendered["framework"]
+    if framework != rendered["framework"] and not custom:
+        raise ConfigError("burnin_framework", "%s does not fit burnin_workload %s, which runs %s: leave burnin_framework empty, "
+                                              "pick a %s workload (burnin_workload: %s), or set burnin_trainer"
+                          % (framework, result["burnin_workload"], rendered["framework"], framework,
+                             ", ".join(workloads.available_workloads())))
+    if not custom:
+        inputs.check_trainer("burnin_workload_params (the trainer of workload %s)" % result["burnin_workload"], rendered["trainer"],
+                             framework)

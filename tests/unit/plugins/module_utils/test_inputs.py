@@ -1,0 +1,211 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The validation layer (module_utils/validate.py, inputs.py, role_vars.py): each bad input of issue 12 is refused
+with a ConfigError naming the field and the path inside it; the Azure default NIC resource."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils import inputs, role_vars, validate
+from ansible_collections.gpufleet.burnin.plugins.module_utils.defaults import gpu_defaults
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload
+
+PLAN = {
+    "entry_name": "nccl", "image": "nvcr.io/nvidia/pytorch:26.01-py3", "framework": "mpi", "nodes": 2, "gpus_per_node": 8,
+    "namespace": "burnin", "run_id": "r1", "platform": "aws", "gpu_architecture": "h100",
+    "trainer": {"binary": "/usr/local/bin/all_reduce_perf"}, "overrides": [],
+}
+LITERAL = "{{ lookup('ansible.builtin.pipe', 'id') }}"
+
+
+def plan(**changes):
+    """The workload_plan action's pipeline: check every option, then plan."""
+    args = dict(copy.deepcopy(PLAN), **changes)
+    inputs.check_plan_options(args)
+    facts = {"platform": args.pop("platform"), "gpuArchitecture": args.pop("gpu_architecture")}
+    return plan_workload(args, facts)
+
+
+def refused(field, call, *args, **kwargs):
+    with pytest.raises(ConfigError) as info:
+        call(*args, **kwargs)
+    assert info.value.field == field, str(info.value)
+    return str(info.value)
+
+
+def test_a_valid_plan_passes():
+    assert [obj["kind"] for obj in plan()["objects"]][-1] == "TrainJob"
+
+
+@pytest.mark.parametrize("changes, field", [
+    # the crashes: a patch removing spec.workload, a jobTemplate spec null or text, a dependency or topology as text
+    ({"overrides": [{"when": {}, "jobTemplatePatch": [{"op": "remove", "path": "/spec/workload"}]}]}, "overrides[0]"),
+    ({"overrides": [{"when": {}, "jobTemplate": {"spec": None}}]}, "overrides[0].jobTemplate.spec"),
+    ({"overrides": [{"when": {}, "jobTemplate": {"spec": "workload: {}"}}]}, "overrides[0].jobTemplate.spec"),
+    ({"overrides": [{"when": {}, "dependencies": ["kind: ConfigMap"]}]}, "overrides[0].dependencies[0]"),
+    ({"overrides": [{"when": {}, "orchestration": {"topology": "rack"}}]}, "overrides[0].orchestration.topology"),
+    ({"overrides": [{"when": {}, "jobTemplate": {"spec": {"workload": {"trainJob": {"trainer": "abcdefgh"}}}}}]}, "overrides[0]"),
+    ({"cluster_nodes": ["node-1"]}, "cluster_nodes[0]"),
+    ({"cluster_nodes": [{"status": {"allocatable": "8"}}]}, "cluster_nodes[0].status.allocatable"),
+    # silently accepted before
+    ({"overrides": [{"when": {"platform": {"in": "aws,gcp"}}}]}, "overrides[0].when.platform.in"),
+    ({"overrides": [{"when": {"platform": {"equals": "gcp"}, "framework": {"like": "mpi"}}}]}, "overrides[0].when.framework"),
+    ({"overrides": [{}, {"when": {}, "preComand": ["x"]}]}, "overrides[0].when"),
+    ({"overrides": [{"when": {}}, {"when": {}, "jobTemplatePatch": [{"op": "delete", "path": "/spec"}]}]},
+     "overrides[1].jobTemplatePatch[0].op"),
+    ({"overrides": [{"when": {}, "jobTemplatePatch": [{"op": "add", "path": "spec"}]}]}, "overrides[0].jobTemplatePatch[0].path"),
+    ({"env": [{"value": "1"}]}, "env[0].name"),
+    ({"env": [{"name": "A", "value": None}]}, "env[0].value"),
+    ({"image": "nvcr.io/nvidia/pytorch 26.01"}, "image"),
+    ({"image": LITERAL}, "image"),
+    ({"trainer_version": 2.1}, "trainer_version"),
+    ({"trainer_version": "v9"}, "trainer_version"),
+    ({"namespace": "Burn In"}, "namespace"),
+    ({"resources": {"limits": {"hugepages-2Mi": "5GB"}}}, "resources.limits.hugepages-2Mi"),
+    ({"platform": "aws2"}, "platform"),
+    ({"gpu_architecture": "h1000"}, "gpu_architecture"),
+    ({"instance_type": "p5.48xlarg"}, "instance_type"),
+    ({"nodes": 10 ** 9}, "nodes"),
+    ({"volumes": [{"name": "Data", "emptyDir": {}}]}, "volumes[0].name"),
+    ({"trainer": {"binary": "/bin/x", "timeout": "soon"}}, "trainer.timeout"),
+    ({"platform_vars": {"azure_topology_configmap": "a: {b}"}}, "platform_vars.azure_topology_configmap"),
+    ({"platform_vars": {"aws_hugepages_2mi": "5GB"}}, "platform_vars.aws_hugepages_2mi"),
+])
+def test_workload_plan_refuses(changes, field):
+    refused(field, plan, **changes)
+
+
+def test_the_unknown_operator_is_refused_though_an_earlier_condition_does_not_match():
+    message = refused("overrides[0].when.gpuArchitecture", plan,
+                      overrides=[{"when": {"platform": {"equals": "gcp"}, "gpuArchitecture": {"matches": "h1.*"}}}])
+    assert "equals, in, notIn" in message
+
+
+def test_platform_overrides_refuse_an_unknown_platform_and_name_the_allowed():
+    message = refused("platform", inputs.check_override_options, {"entry_name": "e", "gpus_per_node": 8, "platform": "aws2"})
+    assert "aws" in message and "togetherai" in message and "mistral" in message
+
+
+def test_k8s_apply_checks_every_object_and_the_field_manager():
+    good = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}}
+    inputs.check_apply_options({"objects": [good], "field_manager": "gpufleet.burnin"})
+    refused("objects[1].kind", inputs.check_apply_options, {"objects": [good, {"apiVersion": "v1", "metadata": {"name": "x"}}],
+                                                            "field_manager": "m"})
+    refused("objects[0].metadata.namespace", inputs.check_apply_options,
+            {"objects": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}], "field_manager": "m"})
+    inputs.check_apply_options({"objects": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}}], "field_manager": "m"})
+    refused("field_manager", inputs.check_apply_options, {"objects": [good], "field_manager": ""})
+
+
+def test_template_looking_values_stay_literal_text():
+    out = plan(env=[{"name": "X", "value": LITERAL}], trainer={"binary": "/bin/x", "args": [LITERAL]})
+    trainjob = out["objects"][-1]
+    assert LITERAL in trainjob["spec"]["trainer"]["args"]
+    runtime = [obj for obj in out["objects"] if obj["kind"] == "TrainingRuntime"][0]
+    worker = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
+    assert {"name": "X", "value": LITERAL} in worker["env"]
+
+
+@pytest.mark.parametrize("grammar, good, bad", [
+    ("dns_label", ["a", "a-1", "1a"], ["A", "a_b", "-a", "a" * 64, ""]),
+    ("quantity", ["8", "500m", "2Gi", "1e3", "0.5"], ["5GB", "2 Gi", "Gi", "1.2.3"]),
+    ("image", ["busybox", "nvcr.io/nvidia/pytorch:26.01-py3", "localhost:5000/a/b@sha256:" + "a" * 64], ["a b", "Upper:1", "x:", "a//b"]),
+    ("env_name", ["NCCL_DEBUG", "a.b-c"], ["1A", "A=B", ""]),
+    ("label_value", ["", "p5.48xlarge", "A_b"], ["-x", "a" * 64, "a b"]),
+])
+def test_grammars(grammar, good, bad):
+    for value in good:
+        validate.check_grammar("f", value, grammar)
+    for value in bad:
+        refused("f", validate.check_grammar, "f", value, grammar)
+
+
+# --- the role's variables ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("given, field", [
+    ({"burnin_nodes": 0}, "burnin_nodes"),
+    ({"burnin_nodes": "1000000000"}, "burnin_nodes"),
+    ({"burnin_platform": "aws2"}, "burnin_platform"),
+    ({"burnin_nodse": 2}, "burnin_nodse"),
+    ({"burnin_trainer_version": "v9"}, "burnin_trainer_version"),
+    ({"burnin_trainer_version": 2.1}, "burnin_trainer_version"),
+    ({"burnin_overrides": [{"when": {}, "jobTemplat": {}}]}, "burnin_overrides[0]"),
+    ({"burnin_volumes": "[{\"name\": \"Bad Name\"}]"}, "burnin_volumes[0].name"),
+    ({"burnin_volumes": "[not json"}, "burnin_volumes"),
+    ({"burnin_thresholds": "[{\"collective\": \"all_reduce\", \"pass\": \"fast\", \"warn\": 1}]"}, "burnin_thresholds[0].pass"),
+    ({"burnin_report_formats": "json,pdf"}, "burnin_report_formats[1]"),
+    ({"burnin_namespace": "Burn In"}, "burnin_namespace"),
+    ({"burnin_image": "a b"}, "burnin_image"),
+    ({"burnin_env": [{"value": "x"}]}, "burnin_env[0]"),
+    ({"burnin_resources": {"limits": {"hugepages-2Mi": "5GB"}}}, "burnin_resources.limits.hugepages-2Mi"),
+    ({"burnin_field_manager": ""}, "burnin_field_manager"),
+    ({"burnin_timeout": 10, "burnin_poll_interval": 60}, "burnin_poll_interval"),
+    ({"burnin_workload": "nccl-all-reduse"}, "burnin_workload"),
+    ({"burnin_platform": "aws", "burnin_instance_type": "p5.48xlarg"}, "burnin_instance_type"),
+    ({"burnin_entry_name": "Nccl"}, "burnin_entry_name"),
+    ({"burnin_dra_driver_version": "new"}, "burnin_dra_driver_version"),
+])
+def test_role_vars_refuse_naming_the_users_variable(given, field):
+    message = refused(field, role_vars.check_role_vars, given)
+    assert "burnin__" not in message and "Traceback" not in message
+
+
+def test_role_vars_parse_survey_text():
+    out = role_vars.check_role_vars({"burnin_nodes": "4", "burnin_wait": "false", "burnin_volumes": "[{\"name\": \"data\"}]",
+                                     "burnin_env": "NCCL_DEBUG=WARN", "burnin_report_formats": "json\nhtml", "burnin_mlnx_per_node": ""})
+    assert out["burnin_nodes"] == 4 and out["burnin_wait"] is False and out["burnin_volumes"] == [{"name": "data"}]
+    assert out["burnin_env"] == [{"name": "NCCL_DEBUG", "value": "WARN"}] and out["burnin_report_formats"] == ["json", "html"]
+    assert out["burnin_mlnx_per_node"] is None
+
+
+def test_every_checked_variable_is_documented_in_the_argument_specs():
+    assert set(role_vars.CHECKS) <= set(role_vars.known_names())
+
+
+def test_the_role_defaults_pass():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import COLLECTION_ROOT, read_yaml_file
+    role_defaults = read_yaml_file(COLLECTION_ROOT + "/roles/burnin/defaults/main.yml", "defaults")
+    role_vars.check_role_vars(role_defaults)
+
+
+# --- Azure's NIC resource without Node objects (README deviation 14) ------------------------------------------------
+@pytest.mark.parametrize("arch, count", [("h100", 8), ("h200", 8), ("gb200", 4), ("gb300", 4)])
+def test_azure_planned_without_nodes_requests_the_catalogue_rdma_ib(arch, count):
+    counts = gpu_defaults(arch, "azure")  # what roles/burnin/tasks/plan.yml passes, as playbooks/render.yml runs it
+    out = plan(platform="azure", gpu_architecture=arch, gpus_per_node=counts["gpus_per_node"], mlnx_per_node=counts["mlnx_per_node"])
+    runtime = [obj for obj in out["objects"] if obj["kind"] == "TrainingRuntime"][0]
+    worker = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
+    assert worker["resources"]["limits"].get("rdma/ib") == count
+    assert "nvidia.com/mlnxnics" not in worker["resources"]["limits"]
+
+
+@pytest.mark.parametrize("given, field", [
+    ({"burnin_workload": "nccl-all-reduce", "burnin_workload_params": {"timeout": 0}},
+     "burnin_workload_params (the trainer of workload nccl-all-reduce).timeout"),
+    ({"burnin_workload": "nccl-all-reduce", "burnin_gpu_architecture": "gb200"}, "burnin_workload_params"),
+    ({"burnin_workload": "nccl-all-reduce", "burnin_framework": "torch"}, "burnin_framework"),
+])
+def test_role_vars_render_the_workload_first(given, field):
+    refused(field, role_vars.check_role_vars, given)
+
+
+def test_a_custom_trainer_may_change_the_framework():
+    role_vars.check_role_vars({"burnin_workload": "nccl-all-reduce", "burnin_framework": "exec", "burnin_trainer": {"command": ["true"]}})
+
+
+@pytest.mark.parametrize("value, ok", [
+    ("us-docker.pkg.dev/x/tcpx@sha256:" + "a" * 64, True), ("ndv5-topo", True), ("default/rdma-vf", True),
+    ("a: b", False), ("-x", False), ("{{ x }}", False), ("a,b", False), ("x #y", False), ("topo ", False),
+])
+def test_platform_var_strings_must_survive_the_yaml_templates(value, ok):
+    args = {"azure_topology_configmap": value}
+    if ok:
+        inputs.check_platform_vars("platform_vars", args)
+    else:
+        refused("platform_vars.azure_topology_configmap", inputs.check_platform_vars, "platform_vars", args)
