@@ -32,6 +32,11 @@ options:
   server:
     description: The API server's URL, named when the error text does not say it.
     type: str
+  kubeconfig:
+    description:
+      - Path of the kubeconfig used; when O(server) is not given, the server of O(context) (or of the current
+        context) is read from it to be named. Nothing else of the file is used or shown.
+    type: str
 """
 
 EXAMPLES = r"""
@@ -67,16 +72,33 @@ _value:
       type: str
 """
 
+import os
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.k8s_errors import classify
 
 
-def k8s_error(msg, context=None, server=None):
+def server_of(kubeconfig, context):
+    """The server URL of CONTEXT (or the current context) in the kubeconfig file, or None."""
+    try:
+        import yaml
+        with open(os.path.expanduser(kubeconfig)) as handle:
+            config = yaml.safe_load(handle) or {}
+        name = context or config.get("current-context")
+        cluster = next(c["context"]["cluster"] for c in config.get("contexts") or [] if c.get("name") == name)
+        return next(c["cluster"]["server"] for c in config.get("clusters") or [] if c.get("name") == cluster)
+    except Exception:  # noqa: BLE001 pylint: disable=broad-except - naming the server is a courtesy
+        return None
+
+
+def k8s_error(msg, context=None, server=None, kubeconfig=None):
     if msg is None:
         msg = ""
     if not isinstance(msg, str):
         raise AnsibleFilterError("gpufleet.burnin.k8s_error: msg: must be the string 'msg' of a failed task, got %s" % type(msg).__name__)
+    if not server and kubeconfig and isinstance(kubeconfig, str):
+        server = server_of(kubeconfig, context)
     return classify(msg, context=context or None, server=server or None)
 
 

@@ -128,9 +128,11 @@ def _class_of(code):
 def _explain(cls, code, message, where, context):
     """One or two short sentences for CLS, built from the server's MESSAGE."""
     at = "%s (context %s)" % (where, context) if context else where
+    # "The API server https://...": the server's URL when known, else just "The API server".
+    server_words = "The API server" + (at[len("the API server"):] if at.startswith("the API server") else " " + at)
     if cls == "Unauthorized":
-        return "The API server %s refused the credential (HTTP 401 Unauthorized): check the token, client certificate or " \
-               "exec plugin of the kubeconfig." % at
+        return "%s refused the credential (HTTP 401 Unauthorized): check the token, client certificate or " \
+               "exec plugin of the kubeconfig." % server_words
     if cls == "Forbidden":
         found = _FORBIDDEN.search(message)
         if found:
@@ -148,11 +150,11 @@ def _explain(cls, code, message, where, context):
             return "%s has no %s API (%s/%s): install %s on the cluster." % (at, kind, group, version, component)
         return "Not found on %s: %s" % (at, _sentence(message))
     if cls == "Invalid":
-        return "The API server %s rejected the object: %s" % (at, _sentence(message))
+        return "%s rejected the object: %s" % (server_words, _sentence(message))
     if cls == "Conflict":
         return "Conflict on %s: %s" % (at, _sentence(message))
     if cls == "ServerError":
-        return "The API server %s failed (HTTP %d): %s" % (at, code, _sentence(message))
+        return "%s failed (HTTP %d): %s" % (server_words, code, _sentence(message))
     return _sentence(message) if message else "Unknown error."
 
 

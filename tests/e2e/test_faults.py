@@ -183,17 +183,19 @@ def test_a_webhook_rejection_is_reported_with_the_webhooks_message(faults_fleet,
     runtime["metadata"]["namespace"] = "default"
     runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["replicas"] = 2
     playbook = tmp_path / "apply.yml"
+    out = tmp_path / "classified.json"
     playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": [
         {"name": "Apply a runtime Trainer refuses", "gpufleet.burnin.k8s_apply": {
             "objects": [runtime], "kubeconfig": state["kubeconfig"], "context": HEALTHY}, "register": "applied",
-         "ignore_errors": True},
-        {"name": "Classify", "ansible.builtin.debug": {
-            "msg": "{{ applied.msg | gpufleet.burnin.k8s_error(context='%s') }}" % HEALTHY}}]}]))
+         "failed_when": False},
+        {"name": "Classify", "ansible.builtin.copy": {
+            "content": "{{ applied.msg | gpufleet.burnin.k8s_error(context='%s') | to_json }}" % HEALTHY,
+            "dest": str(out), "mode": "0644"}}]}]))
     proc = subprocess.run(["ansible-playbook", str(playbook), "-i", "localhost,", "-c", "local"],
-                          env=dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_STDOUT_CALLBACK="json"),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
-    out = json.loads(proc.stdout[proc.stdout.index("{"):])
-    classified = out["plays"][0]["tasks"][1]["hosts"]["localhost"]["msg"]
+                          env=dict(os.environ, ANSIBLE_NOCOLOR="1"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, check=False)
+    assert proc.returncode == 0, proc.stdout
+    classified = json.loads(out.read_text())
     assert classified["category"] == "Invalid", classified
     assert classified["message"].startswith("The admission webhook validator.trainingruntime.trainer.kubeflow.org")
     assert "spec.template.spec.replicatedJobs[0].replicas" in classified["message"]

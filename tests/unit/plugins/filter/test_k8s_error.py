@@ -37,3 +37,17 @@ def test_bad_input_and_export():
     assert list(k8s_error_filter.FilterModule().filters()) == ["k8s_error"]
     with pytest.raises(AnsibleFilterError, match="gpufleet.burnin.k8s_error: msg: "):
         k8s_error(["x"])
+
+
+def test_the_server_is_read_from_the_kubeconfig_of_the_context(tmp_path):
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\ncurrent-context: b\nclusters:\n"
+                          "- {name: ca, cluster: {server: 'https://10.1.1.1:6443'}}\n"
+                          "- {name: cb, cluster: {server: 'https://10.2.2.2:6443'}}\n"
+                          "contexts:\n- {name: a, context: {cluster: ca, user: u}}\n- {name: b, context: {cluster: cb, user: u}}\n"
+                          "users:\n- {name: u, user: {token: secret-token}}\n")
+    err = k8s_error("Unauthorized", context="a", kubeconfig=str(kubeconfig))
+    assert "https://10.1.1.1:6443 (context a)" in err["message"] and "secret-token" not in str(err)
+    assert "https://10.2.2.2:6443" in k8s_error("Unauthorized", kubeconfig=str(kubeconfig))["message"]
+    assert k8s_error("Unauthorized", context="a", kubeconfig=str(tmp_path / "missing"))["message"].startswith(
+        "The API server (context a) refused")
