@@ -116,7 +116,8 @@ class ActionModule(K8sActionBase):
                     if pod["metadata"]["name"] not in logs and has_ended_once(pod):
                         try:
                             logs[pod["metadata"]["name"]] = pod_log(api_client, pod)
-                        except Exception:  # noqa: BLE001 pylint: disable=broad-except - read again at the next look
+                        # Read again at the next look.
+                        except Exception:  # noqa: BLE001 pylint: disable=broad-except
                             pass
             return resources[0]
 

@@ -16,7 +16,7 @@ description:
     traceback) or the Status JSON alone, and connection errors as urllib3's retry message. This filter classifies
     the error and says in one or two short sentences what a person needs, naming the server and the context.
   - The class is C(Unreachable) (refused, name resolution, timeout), C(TLS) (certificate not trusted, name
-    mismatch), C(Unauthorized) (401, the credential was refused), C(Forbidden) (403: the user, verb, resource and
+    mismatch), C(Unauthorized) (401, the credential was refused), C(Forbidden) (403, naming the user, verb, resource and
     namespace, pointing at the collection's RBAC manifest), C(NotFound) (404; a missing API names the CRD and the
     component to install), C(Conflict) (409), C(Invalid) (400, 422, or an admission webhook's denial, with its field
     paths), C(ServerError) (5xx) or C(Error).
@@ -88,7 +88,8 @@ def server_of(kubeconfig, context):
         name = context or config.get("current-context")
         cluster = next(c["context"]["cluster"] for c in config.get("contexts") or [] if c.get("name") == name)
         return next(c["cluster"]["server"] for c in config.get("clusters") or [] if c.get("name") == cluster)
-    except Exception:  # noqa: BLE001 pylint: disable=broad-except - naming the server is a courtesy
+    # Naming the server is a courtesy: any problem reading the file only leaves it out.
+    except Exception:  # noqa: BLE001 pylint: disable=broad-except
         return None
 
 

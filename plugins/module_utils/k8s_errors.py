@@ -70,6 +70,8 @@ def _missing_api(text):
         return kind, group, version
     none = _NO_MATCHES.search(text)
     return none.groups() if none else None
+
+
 _FORBIDDEN = re.compile(r'User "([^"]+)" cannot (\w+) resource "([^"]+)" in API group "([^"]*)"'
                         r'(?: in the namespace "([^"]+)"| at the cluster scope)?')
 

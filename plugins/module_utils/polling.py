@@ -46,7 +46,8 @@ def poll_until(read, done, timeout, poll_interval, unreachable_grace, context=No
         polls += 1
         try:
             value = read()
-        except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except - classified, never re-raised
+        # Classified, never re-raised.
+        except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
             error = classify(getattr(exc, "result", {}).get("msg") if hasattr(exc, "result") else str(exc),
                              context=context, server=server)
             last_error = error

@@ -35,6 +35,7 @@ attributes:
     description: Skipped in check mode (a dry run created no TrainJob); returns outcome C(Skipped).
   diff_mode:
     support: none
+    description: Nothing is changed, so there is nothing to show.
   action:
     support: full
     description: Runs on the controller, in the worker process.

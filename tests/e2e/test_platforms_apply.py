@@ -31,7 +31,6 @@ import uuid
 import pytest
 import yaml
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload
 
 pytest.importorskip("kubernetes")

@@ -6,7 +6,8 @@
 Trainer, JobSet and the Job controller make each TrainJob's pods, the scheduler binds them to KWOK nodes, and the
 fleet's agent writes nccl-tests output per cluster (tests/fleet/default-fleet.yml: aws below the pass threshold but
 in the warning band, gcp good, azure truncated with a Failed TrainJob); KWOK serves it, so the role's
-kubernetes.core.k8s_log reads the logs through the API servers. Nothing here is mocked: parser, thresholds, verdicts, attribution and reports run as in production.
+kubernetes.core.k8s_log reads the logs through the API servers. Nothing here is mocked: parser, thresholds,
+verdicts, attribution and reports run as in production.
 
 1. The default workload on aws, gcp and azure: exactly one pass, one warn and one fail, in the summary, the JSON,
    JUnit and HTML reports and the set_stats artifact; the failing cluster fails, the others go on; the failed node

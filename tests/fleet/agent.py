@@ -127,8 +127,8 @@ class Cluster:
                          "ownerReferences": [{"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain",
                                               "name": meta["name"], "uid": meta["uid"], "controller": True}]},
             "spec": {"spec": {"devices": {
-                "requests": [{"name": "channel", "exactly": {"deviceClassName": CHANNEL_CLASS,
-                                                              "allocationMode": "ExactCount", "count": 1}}],
+                "requests": [{"name": "channel", "exactly": {
+                    "deviceClassName": CHANNEL_CLASS, "allocationMode": "ExactCount", "count": 1}}],
                 "config": [{"requests": ["channel"], "opaque": {"driver": DRA_DRIVER, "parameters": {
                     "apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomainChannelConfig",
                     "domainID": meta["uid"],

@@ -72,7 +72,7 @@ def fleet_cpu(state):
 def cpu_by_kind(state):
     kinds = {}
     for name, r in fleetlib.all_records(state):
-        kind = name.split("/")[-1]
+        kind = name.rsplit("/", maxsplit=1)[-1]
         kinds[kind] = round(kinds.get(kind, 0) + cpu_seconds(r["pid"]), 1)
     return kinds
 

@@ -39,7 +39,6 @@ exec 9>"$root/.build.lock"
 flock 9
 
 export GOFLAGS="-mod=mod -buildvcs=false" CGO_ENABLED=0 GOTOOLCHAIN=local
-gomodcache="$(go env GOMODCACHE)"
 
 # build NAME VERSION REQUIRE LDFLAGS PACKAGE...: go build of PACKAGEs in a wrapper module requiring REQUIRE
 # (module@version), with the replacements in $REPLACES (module=module@version, space separated).

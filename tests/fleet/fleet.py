@@ -14,7 +14,6 @@ modules named in tests/fleet/components.env). See tests/fleet/README.md.
 
 import argparse
 import base64
-import copy
 import json
 import os
 import secrets
@@ -626,8 +625,8 @@ class FleetStarter:
                                   "nodes_match_group", "trainjob_outcome", "nccl_log", "nccl_busbw",
                                   "kubernetes_version", "dra_beta_apis")}
         rec.update({
-            "node_instance_type": sc["instance_type"] or fake_nodes.instance_type_for(sc["node_platform"],
-                                                                                    sc["node_gpu_architecture"]),
+            "node_instance_type": (sc["instance_type"]
+                                   or fake_nodes.instance_type_for(sc["node_platform"], sc["node_gpu_architecture"])),
             "port": port, "server": f"https://{LOOPBACK}:{port}", "etcd_prefix": f"/gpufleet/{name}",
             "kwok_port": free_port(), "jobset_webhook_port": free_port(), "jobset_health_port": free_port(),
             "trainer_webhook_port": free_port(), "trainer_health_port": free_port(),

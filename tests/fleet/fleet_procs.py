@@ -134,7 +134,6 @@ def stop_records(recs, timeout=15.0):
     return stopped
 
 
-
 def wait_http_ok(check, proc, what, log_path, timeout):
     deadline = time.monotonic() + timeout
     last = None
@@ -170,7 +169,6 @@ def etcd_healthy(port):
         return r.status == 200 and b'"true"' in body
     finally:
         conn.close()
-
 
 
 class Rest:
