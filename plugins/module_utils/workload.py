@@ -21,6 +21,8 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 TRAINJOB_API = runtime.API_VERSION
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGER = "gpufleet.burnin"
+# Trainer v2.3's webhook wants a domain-prefixed name for a runtime patch's manager (Kueue's: "kueue.x-k8s.io/manager").
+RUNTIME_PATCH_MANAGER = "gpufleet.burnin/burnin"
 ENTRY_LABEL = "gpufleet.burnin/entry"
 RUN_LABEL = "gpufleet.burnin/run-id"
 TOPOLOGY_ANNOTATION = "gpufleet.burnin/topology-key"
@@ -222,7 +224,7 @@ def plan_workload(config, facts, library=None):
     if cfg["image_pull_secrets"]:
         # The runtime never carries pull secrets; the TrainJob patches them onto every replicated job.
         job_names = [job["name"] for job in base_runtime["spec"]["template"]["spec"]["replicatedJobs"]]
-        trainjob_spec["runtimePatches"] = [{"manager": MANAGER, "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+        trainjob_spec["runtimePatches"] = [{"manager": RUNTIME_PATCH_MANAGER, "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
             {"name": name, "template": {"spec": {"template": {"spec": {"imagePullSecrets": cfg["image_pull_secrets"]}}}}}
             for name in job_names]}}}}]
 

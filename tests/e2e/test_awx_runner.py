@@ -116,7 +116,7 @@ def awx_inventory(fleet_inventory, hosts, unreachable_context):
             if host in hosts:
                 entry["hosts"].append(host)
                 data["_meta"]["hostvars"][host] = dict(
-                    (k, v) for k, v in (hostvars or {}).items() if k not in ("burnin_kubeconfig", "burnin_restricted_kubeconfig"))
+                    (k, v) for k, v in (hostvars or {}).items() if k not in ("burnin_kubeconfig", "gpufleet_test_restricted_kubeconfig"))
         data[name] = entry
         for child, sub in (group.get("children") or {}).items():
             if child not in data or sub:
@@ -423,8 +423,6 @@ def test_an_empty_text_answer_is_an_unanswered_question(awx, concurrent_jobs):
     assert (job.runner.status, job.results()[GCP]["outcome"]) == ("successful", "Checked"), job
 
 
-@pytest.mark.xfail(strict=True, reason="Trainer 2.3's webhook refuses the TrainJob's runtimePatches manager "
-                   "'gpufleet.burnin' (it must be a domain-prefixed path): plugins/module_utils/workload.py")
 def test_image_pull_secrets_answer_runs(awx, concurrent_jobs):
     """A real run (a check-mode dry run does not show it), on one cluster, after the other jobs."""
     awx.pull_secret("awx-pull")

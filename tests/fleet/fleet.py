@@ -307,8 +307,8 @@ def build_inventory(state):
         grp["hosts"][name] = {
             "burnin_kubeconfig": state["kubeconfig"],
             "burnin_context": name,
-            "burnin_restricted_kubeconfig": state["restricted_kubeconfig"],
-            "burnin_restricted_namespace": state["restricted_namespace"],
+            "gpufleet_test_restricted_kubeconfig": state["restricted_kubeconfig"],
+            "gpufleet_test_restricted_namespace": state["restricted_namespace"],
             **hostvars_common,
         }
         platform_groups.setdefault(f"platform_{c['platform']}", set()).add(g)

@@ -38,7 +38,7 @@ _SPEC.loader.exec_module(crd)
 settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 settings.register_profile("long", max_examples=10000, deadline=None, suppress_health_check=list(HealthCheck))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-HAVE_CRDS = os.path.isdir(crd.CRD_DIR)
+HAVE_CRDS = crd.MANIFESTS is not None and os.path.isdir(crd.STAND_INS)
 
 # Garbage of every type, and text at the edges of the grammars.
 TEXT = st.one_of(st.text(max_size=12), st.sampled_from(["", " ", "a b", "A", "-a", "a" * 64, "5GB", "{{ lookup('pipe', 'id') }}",
