@@ -87,11 +87,10 @@ class Cluster:
     def publish_devices(self):
         """The DeviceClass of IMEX channels and one ResourceSlice of channels per KWOK node."""
         classes = self.res("resource.k8s.io/v1", "DeviceClass")
+        expression = f"device.driver == '{DRA_DRIVER}' && device.attributes['{DRA_DRIVER}'].type == 'channel'"
         body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
                 "metadata": {"name": CHANNEL_CLASS, "labels": {"gpufleet.test/stand-in": "nvidia-dra-driver-gpu"}},
-                "spec": {"selectors": [{"cel": {"expression":
-                         f"device.driver == '{DRA_DRIVER}' && "
-                         f"device.attributes['{DRA_DRIVER}'].type == 'channel'"}}]}}
+                "spec": {"selectors": [{"cel": {"expression": expression}}]}}
         self.create(classes, body)
         slices = self.res("resource.k8s.io/v1", "ResourceSlice")
         nodes = self.res("v1", "Node").get(label_selector=f"{FAKE_NODE}=true,nvidia.com/gpu.present=true").to_dict()["items"]
