@@ -10,7 +10,7 @@ __metaclass__ = type
 from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import K8S_APPLY_OWN, k8s_apply_spec
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.inputs import check_apply_options
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import IMPORT_ERROR, K8sActionBase, run_k8s
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, run_k8s
 
 NAME = "gpufleet.burnin.k8s_apply"
 HIDDEN_FIELDS = ["metadata.managedFields"]
@@ -43,13 +43,13 @@ class ActionModule(K8sActionBase):
 
     _supports_check_mode = True
     OWN = K8S_APPLY_OWN
+    NAME = NAME
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
-        if IMPORT_ERROR is not None:
-            return dict(result, failed=True, msg="%s needs the kubernetes.core collection and the kubernetes Python client "
-                                                 "on the controller: %s" % (NAME, IMPORT_ERROR))
+        if self.missing_requirements():
+            return dict(result, failed=True, msg=self.missing_requirements())
         args, params = self.validated_args(k8s_apply_spec())
         try:
             check_apply_options(args)  # every object and the field manager, before anything connects

@@ -8,37 +8,15 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import TRAINJOB_WAIT_OWN, trainjob_wait_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.pod_logs import JOBSET_NAME, POD_HIDDEN, has_ended_once
 from ansible_collections.gpufleet.burnin.plugins.module_utils.polling import poll_until
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (IMPORT_ERROR, K8sActionBase,
-                                                                                     ModuleExit, k8s_reader)
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (K8sActionBase, ModuleExit,
+                                                                                     api_client_of, k8s_reader, pod_log,
+                                                                                     server_of)
 
 NAME = "gpufleet.burnin.trainjob_wait"
-JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
-# What is kept of each pod seen: enough to tell later which node ran which rank, after the pod is gone.
-POD_HIDDEN = ["metadata.managedFields", "spec.containers", "spec.initContainers", "spec.volumes", "spec.affinity",
-              "spec.tolerations", "spec.resourceClaims", "status.conditions"]
 TERMINAL = ("Complete", "Failed")
 KEPT_CONDITION_KEYS = ("type", "status", "reason", "message")
-
-
-def has_ended_once(pod):
-    """True when a container of POD has terminated at least once (exited, or restarted after exiting)."""
-    status = pod.get("status") or {}
-    if status.get("phase") in ("Succeeded", "Failed"):
-        return True
-    return any((c.get("state") or {}).get("terminated") or (c.get("lastState") or {}).get("terminated")
-               for c in status.get("containerStatuses") or [])
-
-
-def pod_log(api_client, pod):
-    """The log of every container of POD, in order, as kubernetes.core.k8s_log with all_containers reads it."""
-    from kubernetes.client import CoreV1Api
-
-    core = CoreV1Api(api_client)
-    metadata = pod["metadata"]
-    names = [c["name"] for c in (pod.get("status") or {}).get("containerStatuses") or []]
-    return "".join(core.read_namespaced_pod_log(metadata["name"], metadata["namespace"], container=name) or ""
-                   for name in names)
 
 
 def terminal_conditions(trainjob):
@@ -74,13 +52,13 @@ class ActionModule(K8sActionBase):
 
     _supports_check_mode = True
     OWN = TRAINJOB_WAIT_OWN
+    NAME = NAME
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
-        if IMPORT_ERROR is not None:
-            return dict(result, failed=True, msg="%s needs the kubernetes.core collection and the kubernetes Python client "
-                                                 "on the controller: %s" % (NAME, IMPORT_ERROR))
+        if self.missing_requirements():
+            return dict(result, failed=True, msg=self.missing_requirements())
         args, auth = self.validated_args(trainjob_wait_spec())
         for option in ("timeout", "poll_interval", "unreachable_grace"):
             if args[option] < 0:
@@ -94,7 +72,7 @@ class ActionModule(K8sActionBase):
             return dict(result, failed=True, msg=exc.result.get("msg"))
 
         seen_pods, logs = {}, {}
-        api_client = reader.client.client.client  # kubernetes.core's K8SClient -> dynamic client -> ApiClient
+        api_client = api_client_of(reader)
 
         def read():
             found = reader.find("TrainJob", args["api_version"], name=args["name"], namespace=args["namespace"],
@@ -121,7 +99,7 @@ class ActionModule(K8sActionBase):
                             pass
             return resources[0]
 
-        server = getattr(getattr(reader.client, "configuration", None), "host", None) or auth.get("host")
+        server = server_of(reader, auth)
         polled = poll_until(read, lambda tj: bool(terminal_conditions(tj)), args["timeout"], args["poll_interval"],
                             args["unreachable_grace"], context=auth.get("context"), server=server)
         result.update(changed=False, pods=[seen_pods[key] for key in sorted(seen_pods)], logs=logs,

@@ -72,25 +72,9 @@ _value:
       type: str
 """
 
-import os
-
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.k8s_errors import classify
-
-
-def server_of(kubeconfig, context):
-    """The server URL of CONTEXT (or the current context) in the kubeconfig file, or None."""
-    try:
-        import yaml
-        with open(os.path.expanduser(kubeconfig)) as handle:
-            config = yaml.safe_load(handle) or {}
-        name = context or config.get("current-context")
-        cluster = next(c["context"]["cluster"] for c in config.get("contexts") or [] if c.get("name") == name)
-        return next(c["cluster"]["server"] for c in config.get("clusters") or [] if c.get("name") == cluster)
-    # Naming the server is a courtesy: any problem reading the file only leaves it out.
-    except Exception:  # noqa: BLE001 pylint: disable=broad-except
-        return None
+from ansible_collections.gpufleet.burnin.plugins.module_utils.k8s_errors import classify, kubeconfig_server
 
 
 def k8s_error(msg, context=None, server=None, kubeconfig=None):
@@ -99,7 +83,7 @@ def k8s_error(msg, context=None, server=None, kubeconfig=None):
     if not isinstance(msg, str):
         raise AnsibleFilterError("gpufleet.burnin.k8s_error: msg: must be the string 'msg' of a failed task, got %s" % type(msg).__name__)
     if not server and kubeconfig and isinstance(kubeconfig, str):
-        server = server_of(kubeconfig, context)
+        server = kubeconfig_server(kubeconfig, context)
     return classify(msg, context=context or None, server=server or None)
 
 

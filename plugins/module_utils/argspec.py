@@ -81,14 +81,19 @@ K8S_APPLY_OWN = dict(
 )
 
 
-def k8s_apply_spec():
-    """gpufleet.burnin.k8s_apply: its own options plus kubernetes.core's authentication options."""
+def with_k8s_auth(own):
+    """OWN options plus kubernetes.core's authentication options: the spec of a plugin that talks to a cluster."""
     # kubernetes.core is a dependency of the collection; import it here so the rest of the core never needs it.
     from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 
     spec = copy.deepcopy(AUTH_ARG_SPEC)
-    spec.update(copy.deepcopy(K8S_APPLY_OWN))
+    spec.update(copy.deepcopy(own))
     return spec
+
+
+def k8s_apply_spec():
+    """gpufleet.burnin.k8s_apply."""
+    return with_k8s_auth(K8S_APPLY_OWN)
 
 
 # gpufleet.burnin.trainjob_wait's own options; the others are kubernetes.core's authentication options.
@@ -104,9 +109,44 @@ TRAINJOB_WAIT_OWN = dict(
 
 
 def trainjob_wait_spec():
-    """gpufleet.burnin.trainjob_wait: its own options plus kubernetes.core's authentication options."""
-    from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+    """gpufleet.burnin.trainjob_wait."""
+    return with_k8s_auth(TRAINJOB_WAIT_OWN)
 
-    spec = copy.deepcopy(AUTH_ARG_SPEC)
-    spec.update(copy.deepcopy(TRAINJOB_WAIT_OWN))
-    return spec
+
+# gpufleet.burnin.trainjob_logs's own options; the others are kubernetes.core's authentication options.
+TRAINJOB_LOGS_OWN = dict(
+    name=dict(type="str", required=True),
+    namespace=dict(type="str", required=True),
+    tail_lines=dict(type="int", default=200),
+    whole_logs_of=dict(type="list", elements="str", default=["launcher"]),
+    seen_pods=dict(type="list", elements="dict", default=[]),
+    early_logs=dict(type="dict", default={}),
+    unreachable_grace=dict(type="int", default=30),
+)
+
+
+def trainjob_logs_spec():
+    """gpufleet.burnin.trainjob_logs."""
+    return with_k8s_auth(TRAINJOB_LOGS_OWN)
+
+
+# gpufleet.burnin.cluster_detect's own options; the others are kubernetes.core's authentication options.
+CLUSTER_DETECT_OWN = dict(
+    platform=dict(type="str", default=""),
+    gpu_architecture=dict(type="str", default=""),
+    check_nodes=dict(type="bool", default=True),
+)
+
+
+def cluster_detect_spec():
+    """gpufleet.burnin.cluster_detect."""
+    return with_k8s_auth(CLUSTER_DETECT_OWN)
+
+
+def refuse_on_host(spec, name, what="runs in the controller's process"):
+    """The main() of a module that is only its action plugin's documentation: validate the options with SPEC, then
+    fail, since NAME cannot run as a module on a host."""
+    from ansible.module_utils.basic import AnsibleModule
+
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
+    module.fail_json(msg="%s %s through its action plugin; it cannot run as a module on a host" % (name, what))

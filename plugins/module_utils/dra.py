@@ -24,6 +24,14 @@ _DRIVER_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
 DNS_NAMES_DRIVER = (25, 8, 0)
 
 
+def served_rct_versions(api_groups):
+    """The resource.k8s.io versions in API_GROUPS (the API server's /apis answer, an APIGroupList), in the order of
+    RCT_API_VERSIONS (newest first): the first is the one the overrides use; none on a server without DRA."""
+    served = set(version.get("version") for group in (api_groups or {}).get("groups") or []
+                 if group.get("name") == RESOURCE_API_GROUP for version in group.get("versions") or [])
+    return [version for version in RCT_API_VERSIONS if version in served]
+
+
 def parse_server_version(value, field="server_version"):
     """``(major, minor)`` of a Kubernetes server version such as ``v1.33.2``, ``1.34`` or ``v1.34.3-gke.1318000``."""
     match = _SERVER_VERSION.match(value) if isinstance(value, str) else None

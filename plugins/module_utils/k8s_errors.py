@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import os
 import re
 
 # The classes, in the order a person would look for the cause.
@@ -158,6 +159,24 @@ def _explain(cls, code, message, where, context):
     if cls == "ServerError":
         return "%s failed (HTTP %d): %s" % (server_words, code, _sentence(message))
     return _sentence(message) if message else "Unknown error."
+
+
+def kubeconfig_server(kubeconfig, context=None):
+    """The server URL of CONTEXT (or the current context) in KUBECONFIG (a path, or the kubeconfig as a mapping), or
+    None: for messages about a cluster that gave no answer to tell its URL."""
+    try:
+        if isinstance(kubeconfig, dict):
+            config = kubeconfig
+        else:
+            import yaml
+            with open(os.path.expanduser(kubeconfig)) as handle:
+                config = yaml.safe_load(handle) or {}
+        name = context or config.get("current-context")
+        cluster = next(c["context"]["cluster"] for c in config.get("contexts") or [] if c.get("name") == name)
+        return next(c["cluster"]["server"] for c in config.get("clusters") or [] if c.get("name") == cluster)
+    # Naming the server is a courtesy: any problem reading the file only leaves it out.
+    except Exception:  # noqa: BLE001 pylint: disable=broad-except
+        return None
 
 
 def classify(msg, context=None, server=None):

@@ -124,6 +124,19 @@ def _version(parse):
     return lambda name, value: inputs.check_version(name, _text(name, value), parse)
 
 
+def _kinds(name, value):
+    """burnin_cleanup_extra_kinds: {api_version, kind} mappings."""
+    for index, item in enumerate(value):
+        field = "%s[%d]" % (name, index)
+        validate.check_mapping(field, item)
+        for key in ("api_version", "kind"):
+            validate.check_str("%s.%s" % (field, key), item.get(key))
+        extra = sorted(set(item) - {"api_version", "kind"})
+        if extra:
+            validate.fail(field, "has %s; only api_version and kind are allowed" % ", ".join(extra))
+    return value
+
+
 def _per_node(name, value):
     return _int(name, value, 0, validate.PER_NODE_MAX, optional=True)
 
@@ -179,6 +192,12 @@ CHECKS = {
     "burnin_fail_on_error": _bool,
     "burnin_summary": _bool,
     "burnin_render_dir": _text,
+    "burnin_unreachable_grace": lambda n, v: _int(n, v, 0, validate.TIMEOUT_MAX),
+    "burnin_cleanup_all_runs": _bool,
+    "burnin_cleanup_namespace": _bool,
+    "burnin_cleanup_shared": _bool,
+    "burnin_cleanup_wait": _bool,
+    "burnin_cleanup_extra_kinds": lambda n, v: _list(n, v, _kinds),
 }
 
 

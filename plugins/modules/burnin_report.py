@@ -100,15 +100,12 @@ summary:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
+from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import refuse_on_host
 from ansible_collections.gpufleet.burnin.plugins.module_utils.report import report_argument_spec
 
 
 def main():
-    module = AnsibleModule(argument_spec=report_argument_spec(), supports_check_mode=True)
-    module.fail_json(msg="gpufleet.burnin.burnin_report writes on the controller through its action plugin; "
-                         "it cannot run as a module on a host")
+    refuse_on_host(report_argument_spec(), "gpufleet.burnin.burnin_report", "writes on the controller")
 
 
 if __name__ == "__main__":

@@ -97,15 +97,11 @@ diff:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import k8s_apply_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import k8s_apply_spec, refuse_on_host
 
 
 def main():
-    module = AnsibleModule(argument_spec=k8s_apply_spec(), supports_check_mode=True)
-    module.fail_json(msg="gpufleet.burnin.k8s_apply runs in the controller's process through its action plugin; "
-                         "it cannot run as a module on a host")
+    refuse_on_host(k8s_apply_spec(), "gpufleet.burnin.k8s_apply")
 
 
 if __name__ == "__main__":

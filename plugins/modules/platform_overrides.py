@@ -139,15 +139,11 @@ sources:
   sample: [templates/overrides/workloadrun.yaml, templates/overrides/platforms/aws.yaml]
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import platform_overrides_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import platform_overrides_spec, refuse_on_host
 
 
 def main():
-    module = AnsibleModule(argument_spec=platform_overrides_spec(), supports_check_mode=True)
-    module.fail_json(msg="gpufleet.burnin.platform_overrides renders on the controller through its action plugin; "
-                         "it cannot run as a module on a host")
+    refuse_on_host(platform_overrides_spec(), "gpufleet.burnin.platform_overrides", "renders on the controller")
 
 
 if __name__ == "__main__":

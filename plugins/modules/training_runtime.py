@@ -96,15 +96,11 @@ runtime:
         trainer.kubeflow.org/framework: mpi
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import training_runtime_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import training_runtime_spec, refuse_on_host
 
 
 def main():
-    module = AnsibleModule(argument_spec=training_runtime_spec(), supports_check_mode=True)
-    module.fail_json(msg="gpufleet.burnin.training_runtime renders on the controller through its action plugin; "
-                         "it cannot run as a module on a host")
+    refuse_on_host(training_runtime_spec(), "gpufleet.burnin.training_runtime", "renders on the controller")
 
 
 if __name__ == "__main__":

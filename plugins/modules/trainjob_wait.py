@@ -131,15 +131,11 @@ error:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import trainjob_wait_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import trainjob_wait_spec, refuse_on_host
 
 
 def main():
-    module = AnsibleModule(argument_spec=trainjob_wait_spec(), supports_check_mode=True)
-    module.fail_json(msg="gpufleet.burnin.trainjob_wait runs in the controller's process through its action plugin; "
-                         "it cannot run as a module on a host")
+    refuse_on_host(trainjob_wait_spec(), "gpufleet.burnin.trainjob_wait")
 
 
 if __name__ == "__main__":

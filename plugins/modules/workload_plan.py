@@ -214,15 +214,11 @@ platform_data:
   type: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule
-
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import workload_plan_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import workload_plan_spec, refuse_on_host
 
 
 def main():
-    module = AnsibleModule(argument_spec=workload_plan_spec(), supports_check_mode=True)
-    module.fail_json(msg="gpufleet.burnin.workload_plan renders on the controller through its action plugin; "
-                         "it cannot run as a module on a host")
+    refuse_on_host(workload_plan_spec(), "gpufleet.burnin.workload_plan", "renders on the controller")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ from ansible.module_utils.common.parameters import remove_values
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.k8s_errors import kubeconfig_server
+
 try:
     from ansible.executor.module_common import _get_action_arg_defaults
 except ImportError:  # not in this ansible-core: only group/gpufleet.burnin.k8s module_defaults apply
@@ -128,6 +130,36 @@ def k8s_reader(params, name):
     return K8sService(get_api_client(module), module)
 
 
+def pod_log(api_client, pod, tail_lines=None):
+    """The log of every container of POD, in order, as kubernetes.core.k8s_log with all_containers reads it (the last
+    TAIL_LINES lines of each, or all)."""
+    from kubernetes.client import CoreV1Api
+
+    core = CoreV1Api(api_client)
+    metadata = pod["metadata"]
+    names = [c["name"] for c in (pod.get("status") or {}).get("containerStatuses") or []]
+    options = {} if tail_lines is None else {"tail_lines": tail_lines}
+    return "".join(core.read_namespaced_pod_log(metadata["name"], metadata["namespace"], container=name, **options) or ""
+                   for name in names)
+
+
+def api_client_of(service):
+    """The kubernetes ApiClient under kubernetes.core's K8sService (K8SClient -> dynamic client -> ApiClient)."""
+    return service.client.client.client
+
+
+def configured_server(auth):
+    """The API server's URL as AUTH (kubernetes.core's options, K8S_AUTH_* or the default kubeconfig) names it, before
+    any client exists: for the message about a cluster that never answered."""
+    kubeconfig = auth.get("kubeconfig") or os.environ.get("K8S_AUTH_KUBECONFIG") or "~/.kube/config"
+    return auth.get("host") or kubeconfig_server(kubeconfig, auth.get("context") or os.environ.get("K8S_AUTH_CONTEXT"))
+
+
+def server_of(service, auth):
+    """The API server's URL, for error messages."""
+    return getattr(getattr(service.client, "configuration", None), "host", None) or configured_server(auth)
+
+
 class K8sActionBase(ActionBase):
     """An action plugin that talks to a cluster with kubernetes.core's code in the worker process, taking
     kubernetes.core's authentication options as its modules do."""
@@ -135,6 +167,15 @@ class K8sActionBase(ActionBase):
     _supports_async = False
     # The plugin's own options (the rest of its spec are kubernetes.core's authentication options).
     OWN = {}
+    # The plugin's FQCN, for messages.
+    NAME = ""
+
+    def missing_requirements(self):
+        """The failure message when kubernetes.core or the kubernetes client cannot be imported, else None."""
+        if IMPORT_ERROR is None:
+            return None
+        return "%s needs the kubernetes.core collection and the kubernetes Python client on the controller: %s" % (
+            self.NAME, IMPORT_ERROR)
 
     def kubernetes_core_defaults(self, spec):
         """The authentication options that module_defaults give kubernetes.core.k8s in this task (for example through

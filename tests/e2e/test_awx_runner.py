@@ -414,10 +414,9 @@ def test_sliced_jobs_merge_into_every_cluster_once_with_one_run_id(concurrent_jo
     assert verdicts == {AWS: "warn", GCP: "pass", AZURE: "fail", MISMATCH: None, UNREACHABLE: None}, merged
 
 
-@pytest.mark.xfail(strict=True, reason="ansible-core 2.19+ reads AWX's !unsafe '' as null (and !unsafe '3' as 3); the role "
-                   "takes a null burnin_run_id for the run id 'None' (docs/awx.md, known issues)")
 def test_an_empty_text_answer_is_an_unanswered_question(awx, concurrent_jobs):
-    """An API client (or a question with an empty default) sends "" for an optional text question."""
+    """An API client (or a question with an empty default) sends "" for an optional text question; ansible-core 2.19+
+    reads AWX's !unsafe '' as null, which the role takes as unset (docs/awx.md)."""
     job = awx.job("empty", survey_answers(burnin_namespace=NS_CHECK, burnin_run_id=""))
     job.run(check=True, limit=GCP)
     assert (job.runner.status, job.results()[GCP]["outcome"]) == ("successful", "Checked"), job

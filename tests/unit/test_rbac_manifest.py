@@ -46,7 +46,10 @@ MODULE_PREFIX = "kubernetes.core."
 # The collection's own actions: those that reach a cluster, as the kubernetes.core module they behave like, and those
 # that only render on the controller. Any other gpufleet.burnin action in the tasks fails the test until it is listed.
 OWN_CLUSTER_ACTIONS = {"gpufleet.burnin.k8s_apply": "apply",  # kubernetes.core's k8s code, server-side apply of `objects`
-                       "gpufleet.burnin.trainjob_wait": "wait"}  # reads one TrainJob and lists its pods, repeatedly
+                       # reads one TrainJob and lists its pods, repeatedly, and the logs of those that ended
+                       "gpufleet.burnin.trainjob_wait": "wait",
+                       "gpufleet.burnin.trainjob_logs": "logs",  # lists the TrainJob's pods and reads their logs
+                       "gpufleet.burnin.cluster_detect": "detect"}  # /version, /apis and the nodes
 OWN_CONTROLLER_ACTIONS = ("gpufleet.burnin.workload_plan", "gpufleet.burnin.platform_overrides",
                           "gpufleet.burnin.training_runtime", "gpufleet.burnin.burnin_report")
 TEMPLATED = re.compile(r"{{|{%")
@@ -141,9 +144,14 @@ def required():
         for key in own:
             if key not in OWN_CLUSTER_ACTIONS:
                 problems.append("%s: %s is not known to this test: does it reach the cluster?" % (where, key))
-            elif OWN_CLUSTER_ACTIONS[key] == "wait":
-                need("TrainJob", ["get"], where)
+            elif OWN_CLUSTER_ACTIONS[key] in ("wait", "logs"):
+                if OWN_CLUSTER_ACTIONS[key] == "wait":
+                    need("TrainJob", ["get"], where)
                 need("Pod", ["list"], where)
+                needs.setdefault(("", "pods/log", "get", True), []).append(where)
+            elif OWN_CLUSTER_ACTIONS[key] == "detect":
+                urls.update([("/version", "get"), ("/apis", "get")])
+                need("Node", ["list"], where)
             else:
                 need_apply = dict(task[key] or {})
                 kinds = applied if "objects" in need_apply else set()

@@ -1,0 +1,90 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Action plugin of gpufleet.burnin.cluster_detect (documentation in plugins/modules/cluster_detect.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import CLUSTER_DETECT_OWN, cluster_detect_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.detect import check_cluster, recorded_detection
+from ansible_collections.gpufleet.burnin.plugins.module_utils.dra import served_rct_versions
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.k8s_errors import UNREACHABLE_CLASSES, classify
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (K8sActionBase, ModuleExit,
+                                                                                     configured_server, k8s_reader,
+                                                                                     server_of)
+
+NAME = "gpufleet.burnin.cluster_detect"
+NODE_HIDDEN = ["metadata.managedFields", "status.images", "status.conditions", "status.nodeInfo"]
+
+
+def error_text(exc):
+    """The message of a failed read: kubernetes.core's result message, or the exception's text."""
+    return exc.result.get("msg") if isinstance(exc, ModuleExit) else str(exc)
+
+
+def get_json(dynamic, path):
+    """GET PATH (not a Kubernetes object: no kind) through kubernetes.core's dynamic client; the parsed JSON."""
+    return json.loads(dynamic.request("get", path, serialize=False).data.decode("utf-8"))
+
+
+class ActionModule(K8sActionBase):
+    """Read a cluster's version, DRA API versions and nodes with kubernetes.core's client in the worker, and check the
+    declared platform and GPU against the nodes."""
+
+    _supports_check_mode = True
+    OWN = CLUSTER_DETECT_OWN
+    NAME = NAME
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        if self.missing_requirements():
+            return dict(result, failed=True, msg=self.missing_requirements())
+        args, auth = self.validated_args(cluster_detect_spec())
+        result.update(changed=False)
+        server = configured_server(auth)
+        try:
+            # The first contact: a cluster that does not answer stops here (kubernetes.core's discovery, then /version).
+            reader = k8s_reader(dict(auth, kind="Node", api_version="v1"), NAME)
+            server = server_of(reader, auth)
+            dynamic = reader.client.client
+            version, groups = get_json(dynamic, "/version"), get_json(dynamic, "/apis")
+        # Classified: the outcome says whether the cluster is unreachable or refused us.
+        except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+            return self.stopped(result, classify(error_text(exc), context=auth.get("context"), server=server))
+        result.update(kubernetes_version=version.get("gitVersion", ""), dra_api_versions=served_rct_versions(groups),
+                      nodes=[], nodes_listed=False)
+        if args["check_nodes"]:
+            try:
+                found = reader.find("Node", "v1", hidden_fields=NODE_HIDDEN)
+                if not found.get("api_found", True):
+                    raise LookupError(found.get("msg"))
+                result.update(nodes=found.get("resources") or [], nodes_listed=True)
+            # A namespace-scoped token (Forbidden) goes on with the declared values; anything else stops.
+            except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+                error = classify(error_text(exc), context=auth.get("context"), server=server)
+                if error["category"] != "Forbidden":
+                    return self.stopped(result, error)
+                result["nodes_error"] = error
+        try:
+            detection = check_cluster(result["nodes"], platform=args["platform"], gpu_architecture=args["gpu_architecture"],
+                                      nodes_listed=result["nodes_listed"])
+        except BurninError as exc:
+            return dict(result, failed=True, msg="%s: %s" % (NAME, exc))
+        recorded = recorded_detection(detection, args["check_nodes"])
+        result.update(detection=detection, recorded=recorded, outcome=recorded.get("outcome", "Detected"),
+                      reason=recorded.get("reason", ""))
+        return result
+
+    @staticmethod
+    def stopped(result, error):
+        """The answer for a cluster that cannot be read: not a task failure, so the role records why and stops."""
+        outcome = "Unreachable" if error["category"] in UNREACHABLE_CLASSES else "Error"
+        reason = "%s: %s" % (error["category"], error["message"])
+        return dict(result, outcome=outcome, reason=reason, error=error,
+                    recorded={"stage": "detect", "outcome": outcome, "error_class": error["category"], "reason": reason})

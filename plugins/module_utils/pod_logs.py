@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The logs of a TrainJob's pods, put together from what is there now and what the wait saw before the pods' controllers
+removed them (JobSet ends the MPI workers once the launcher is done; the Job controller removes a failed Job's pods).
+
+Pure: the reads are the caller's (plugins/action/trainjob_logs.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
+# What is kept of each pod: enough to tell later which node ran which rank (spec.nodeName, spec.hostname, labels),
+# after the pod is gone, and which containers to read.
+POD_HIDDEN = ["metadata.managedFields", "spec.containers", "spec.initContainers", "spec.volumes", "spec.affinity",
+              "spec.tolerations", "spec.resourceClaims", "status.conditions"]
+TAIL_KEPT = 10
+NO_PODS = ("no pods: the TrainJob's pods were never created or scheduled (no kubelet, no capacity, or no JobSet/Trainer "
+           "controller)")
+
+
+def pod_name(pod):
+    return (pod.get("metadata") or {}).get("name") or ""
+
+
+def has_ended_once(pod):
+    """True when a container of POD has terminated at least once (exited, or restarted after exiting)."""
+    status = pod.get("status") or {}
+    if status.get("phase") in ("Succeeded", "Failed"):
+        return True
+    return any((c.get("state") or {}).get("terminated") or (c.get("lastState") or {}).get("terminated")
+               for c in status.get("containerStatuses") or [])
+
+
+def not_started(pod):
+    """Why POD has no log to read (none of its containers has started), or None."""
+    status = pod.get("status") or {}
+    if status.get("containerStatuses"):
+        return None
+    return "no container of the pod has started (phase %s)" % (status.get("phase") or "unknown")
+
+
+def reads_whole(pod, whole_jobs):
+    """True when POD's log is read whole: its replicated job (JobSet's label) is one of WHOLE_JOBS (the launcher, whose
+    nccl-tests table and header the verdict needs complete)."""
+    return ((pod.get("metadata") or {}).get("labels") or {}).get(REPLICATED_JOB) in whole_jobs
+
+
+def log_entry(pod, text=None, error=None):
+    """One result as kubernetes.core.k8s_log returns it in a loop: the pod as ``item`` and ``log``/``log_lines``, or a
+    failed read's ``msg``."""
+    if error is not None:
+        return {"item": pod, "failed": True, "msg": error}
+    return {"item": pod, "log": text, "log_lines": text.splitlines()}
+
+
+def collect(current, read, seen=None, early=None):
+    """Every pod of the TrainJob and its log.
+
+    CURRENT: the pods there now; READ: pod name -> (log text, error message) for them; SEEN: the wait's last look at each
+    pod; EARLY: pod name -> log text the wait read once the pod had ended. Returns ``results`` (k8s_log-shaped, pods there
+    now first), ``pods`` (those there now, then those removed) and ``summary`` (counts, names and a note for a person).
+    """
+    seen, early = seen or [], early or {}
+    names_now = set(pod_name(pod) for pod in current)
+    removed = [pod for pod in seen if pod_name(pod) not in names_now]
+    results = []
+    for pod in current:
+        text, error = read.get(pod_name(pod), (None, "not read"))
+        if text is None and pod_name(pod) in early:
+            # The pod is still there but no longer answers (its node is gone): what the wait read stands.
+            text, error = early[pod_name(pod)], None
+        results.append(log_entry(pod, text, error if text is None else None))
+    lost = []
+    for pod in removed:
+        if pod_name(pod) in early:
+            results.append(log_entry(pod, early[pod_name(pod)]))
+        else:
+            lost.append(pod_name(pod))
+    collected = [r for r in results if "log" in r]
+    summary = {
+        "pods": len(current) + len(removed),
+        "collected": len(collected),
+        "removed": [pod_name(pod) for pod in removed],
+        "lost": lost,
+        "tails": dict((pod_name(r["item"]), r["log_lines"][-TAIL_KEPT:]) for r in collected),
+        "errors": dict((pod_name(r["item"]), r["msg"]) for r in results if r.get("failed")),
+    }
+    summary["note"] = note(summary)
+    return {"results": results, "pods": list(current) + removed, "summary": summary}
+
+
+def note(summary):
+    if not summary["pods"]:
+        return NO_PODS
+    text = "logs of %d of %d pods collected" % (summary["collected"], summary["pods"])
+    if summary["removed"]:
+        text += "; %d removed by their controllers once the job ended" % len(summary["removed"])
+        if summary["lost"]:
+            text += " (%s before its log could be read)" % ", ".join(summary["lost"])
+    if summary["errors"]:
+        text += "; unreadable: %s" % ", ".join(sorted(summary["errors"]))
+    return text
