@@ -24,15 +24,12 @@ from html import escape
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl_results import size_label
+from ansible_collections.gpufleet.burnin.plugins.module_utils.outcomes import FAIL_OUTCOMES, OK_OUTCOMES, VERDICTS
 
 SCHEMA = "gpufleet.burnin/report/v1"
 FORMATS = ("json", "junit", "html")
 FILE_SUFFIXES = {"json": ".json", "junit": ".junit.xml", "html": ".html"}
-VERDICTS = ("pass", "warn", "fail", "error")
 _SEVERITY = dict((name, rank) for rank, name in enumerate(VERDICTS))
-# Role outcomes that are not a failure of the cluster (roles/burnin/vars/main.yml burnin__ok_outcomes).
-OK_OUTCOMES = ("Complete", "Succeeded", "Checked", "Applied", "Cleaned")
-FAIL_OUTCOMES = ("Failed", "Mismatch")
 _XML_BAD = re.compile(u"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 COLORS = {"oop": "#1f77b4", "ip": "#ff7f0e", "pass": "#d62728", "warn": "#f5b041", "expected": "#7f7f7f", "avg": "#2ca02c",
           "avg_pass": "#9467bd"}

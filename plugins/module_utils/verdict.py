@@ -19,11 +19,11 @@ import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils import nccl_results
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.outcomes import VERDICTS
 from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import LIB_DIR, read_yaml_file
 
 THRESHOLDS_FILE = os.path.join(LIB_DIR, "thresholds.yaml")
 
-VERDICTS = ("pass", "warn", "fail", "error")
 _SEVERITY = dict((name, rank) for rank, name in enumerate(VERDICTS))
 METRICS = ("peak", "avg")
 SIDES = ("out_of_place", "in_place", "both")

@@ -1,0 +1,65 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The pass/fail policy of a cluster's burn-in, defined once: the role's summary and final failure, the reports and
+the AWX artifact all ask ``cluster_passed``.
+
+A cluster passes when its outcome is no failure (OK_OUTCOMES) and its verdict, if it has one, is not a failing one
+(``warn`` is shown and passes)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+VERDICTS = ("pass", "warn", "fail", "error")
+FAILING_VERDICTS = ("fail", "error")
+# Role outcomes that are not a failure of the cluster: a finished job (Trainer's Complete; Succeeded as JobSet and
+# older callers say it), a dry run, an apply without waiting, a cleanup.
+OK_OUTCOMES = ("Complete", "Succeeded", "Checked", "Applied", "Cleaned")
+# Outcomes that are the cluster's own failure (the others are errors of the burn-in).
+FAIL_OUTCOMES = ("Failed", "Mismatch")
+# A cluster of a later serial batch: not run yet, neither passed nor failed.
+PENDING = "Pending"
+
+
+def verdict_of(result):
+    """The verdict name of a cluster's RESULT (``pass``, ``warn``, ``fail``, ``error``), or None without one."""
+    verdict = (result or {}).get("verdict")
+    return verdict.get("verdict") if isinstance(verdict, dict) else None
+
+
+def cluster_passed(result):
+    """True when the cluster's RESULT is a pass: an outcome of OK_OUTCOMES and no failing verdict."""
+    return (result or {}).get("outcome") in OK_OUTCOMES and verdict_of(result) not in FAILING_VERDICTS
+
+
+def _summary_line(result, passed):
+    state = "ok" if passed else (".." if result.get("outcome") == PENDING else "FAIL")
+    where = "%s/%s" % (result.get("platform") or "?", result.get("gpu_architecture") or "?")
+    if passed and "trainjob" in result:
+        job = "%s/%s" % (result.get("namespace"), result["trainjob"])
+        reason = (result.get("verdict") or {}).get("reason") if "verdict" in result else result.get("reason")
+        detail = "%s: %s" % (job, reason) if reason or "verdict" in result else job
+    else:
+        detail = result.get("reason") or ""
+    return "%-4s %-28s %-16s %-11s %-5s %s" % (state, result.get("cluster"), where, result.get("outcome"),
+                                              verdict_of(result) or "-", detail)
+
+
+def fleet_summary(results, title="burn-in", run_id="", check_mode=False, reports=None):
+    """The fleet summary a person reads at the end of a run: a header (how many passed, which failed, which warned,
+    where the reports are) and one line per cluster, sorted. RESULTS: cluster name -> the cluster's result."""
+    values = sorted((results or {}).values(), key=lambda r: r.get("cluster") or "")
+    passed = [r["cluster"] for r in values if cluster_passed(r)]
+    failed = sorted(r["cluster"] for r in values if r["cluster"] not in passed and r.get("outcome") != PENDING)
+    warned = sorted(r["cluster"] for r in values if r["cluster"] in passed and verdict_of(r) == "warn")
+    header = "%s %s%s: %d of %d clusters passed, %d failed" % (title, run_id, " (check mode)" if check_mode else "",
+                                                                len(passed), len(values), len(failed))
+    if failed:
+        header += ": " + ", ".join(failed)
+    if warned:
+        header += "; %d with warnings: %s" % (len(warned), ", ".join(warned))
+    if reports:
+        header += "; reports in %s" % reports
+    return {"header": header, "lines": [_summary_line(r, r["cluster"] in passed) for r in values],
+            "passed": passed, "failed": failed, "warned": warned}

@@ -1,0 +1,57 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The one pass/fail rule and the fleet summary built on it."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.outcomes import cluster_passed, fleet_summary
+
+
+def result(cluster, outcome, verdict=None, reason="", trainjob=True):
+    out = {"cluster": cluster, "outcome": outcome, "reason": reason, "platform": "aws", "gpu_architecture": "h100"}
+    if trainjob:
+        out.update(namespace="burnin", trainjob="nccl-1")
+    if verdict:
+        out["verdict"] = {"verdict": verdict, "reason": "busbw %s" % verdict}
+    return out
+
+
+@pytest.mark.parametrize("outcome, verdict, passed", [
+    ("Complete", None, True), ("Complete", "pass", True), ("Complete", "warn", True),
+    ("Complete", "fail", False), ("Complete", "error", False),
+    # Succeeded was missing from the role's list while the reports had it: one list now.
+    ("Succeeded", None, True), ("Checked", None, True), ("Applied", None, True), ("Cleaned", None, True),
+    ("Failed", None, False), ("Mismatch", None, False), ("Timeout", "error", False), ("Unreachable", None, False),
+    ("Pending", None, False), ("Error", None, False),
+])
+def test_the_rule(outcome, verdict, passed):
+    assert cluster_passed(result("c", outcome, verdict)) is passed
+
+
+def test_the_summary_names_failed_and_warned_clusters_and_the_reports():
+    summary = fleet_summary({
+        "b": result("b", "Complete", "warn"), "a": result("a", "Complete", "pass"),
+        "c": result("c", "Failed", "fail", reason="verdict fail: busbw 3 GB/s"),
+        "d": result("d", "Pending", reason="in a later serial batch", trainjob=False),
+        "e": result("e", "Unreachable", reason="Unreachable: Cannot reach https://x", trainjob=False),
+    }, "burn-in", "r1", reports="/tmp/reports/r1")
+    assert summary["header"] == ("burn-in r1: 2 of 5 clusters passed, 2 failed: c, e; 1 with warnings: b; "
+                                 "reports in /tmp/reports/r1")
+    assert [line.split()[0] for line in summary["lines"]] == ["ok", "ok", "FAIL", "..", "FAIL"]
+    assert summary["lines"][0] == "%-4s %-28s %-16s %-11s %-5s %s" % ("ok", "a", "aws/h100", "Complete", "pass",
+                                                                     "burnin/nccl-1: busbw pass")
+    assert summary["lines"][2].endswith("Failed      fail  verdict fail: busbw 3 GB/s")
+    assert summary["passed"] == ["a", "b"] and summary["failed"] == ["c", "e"] and summary["warned"] == ["b"]
+
+
+def test_a_dry_run_and_an_apply_without_verdicts():
+    summary = fleet_summary({"a": result("a", "Checked", reason="check mode"), "z": dict(result("z", "Applied"), platform="")},
+                            "burn-in", "r2", check_mode=True)
+    assert summary["header"] == "burn-in r2 (check mode): 2 of 2 clusters passed, 0 failed"
+    assert summary["lines"][0].endswith("burnin/nccl-1: check mode") and summary["lines"][1].endswith(" burnin/nccl-1")
+    assert "?/h100" in summary["lines"][1]
