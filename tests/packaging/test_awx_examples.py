@@ -369,3 +369,19 @@ def test_survey_answers_render(rendered, name):
         assert '{"name": "%s"}' % secret in text
     plan = yaml.safe_load((work / name / HOST / "plan.yml").read_text())
     assert plan["framework"] in (answers["burnin_framework"], "")
+
+
+def test_the_workload_choices_are_the_catalog():
+    """A new workload is its template plus one catalogue entry: the argument spec's choices (every entry point) and the
+    survey's must follow templates/workloads/, or the spec refuses it before the catalogue is asked."""
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.workloads import available_workloads
+
+    catalog = sorted(available_workloads())
+    specs = yaml.safe_load(SPEC_FILE.read_text())["argument_specs"]
+    for entry_point, spec in specs.items():
+        option = spec["options"].get("burnin_workload")
+        if option:
+            assert sorted(option["choices"]) == catalog, entry_point
+            assert option["default"] in catalog
+    question = [q for q in SURVEY if q["variable"] == "burnin_workload"][0]
+    assert sorted(question["choices"]) == catalog and question["default"] in catalog

@@ -150,6 +150,11 @@ def test_grammars(grammar, good, bad):
     ({"burnin_platform": "aws", "burnin_instance_type": "p5.48xlarg"}, "burnin_instance_type"),
     ({"burnin_entry_name": "Nccl"}, "burnin_entry_name"),
     ({"burnin_dra_driver_version": "new"}, "burnin_dra_driver_version"),
+    # The cleanup entry point's own variables, and the grace of the reads.
+    ({"burnin_cleanup_extra_kinds": [{"kind": "ConfigMap"}]}, "burnin_cleanup_extra_kinds[0].api_version"),
+    ({"burnin_cleanup_extra_kinds": [{"api_version": "v1", "kind": "ConfigMap", "name": "x"}]}, "burnin_cleanup_extra_kinds[0]"),
+    ({"burnin_cleanup_all_runs": "maybe"}, "burnin_cleanup_all_runs"),
+    ({"burnin_unreachable_grace": -1}, "burnin_unreachable_grace"),
 ])
 def test_role_vars_refuse_naming_the_users_variable(given, field):
     message = refused(field, role_vars.check_role_vars, given)
