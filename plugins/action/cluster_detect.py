@@ -9,11 +9,11 @@ __metaclass__ = type
 
 import json
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import CLUSTER_DETECT_OWN, cluster_detect_spec
-from ansible_collections.gpufleet.burnin.plugins.module_utils.detect import check_cluster, recorded_detection
-from ansible_collections.gpufleet.burnin.plugins.module_utils.dra import served_rct_versions
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import CLUSTER_DETECT_OWN, cluster_detect_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import check_cluster, recorded_detection
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.dra import served_rct_versions
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.k8s_errors import UNREACHABLE_CLASSES, classify
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import UNREACHABLE_CLASSES, classify
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (K8sActionBase, ModuleExit,
                                                                                      configured_server, k8s_reader,
                                                                                      server_of)

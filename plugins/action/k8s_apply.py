@@ -7,9 +7,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import K8S_APPLY_OWN, k8s_apply_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import K8S_APPLY_OWN, k8s_apply_spec
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.inputs import check_apply_options
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.inputs import check_apply_options
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, run_k8s
 
 NAME = "gpufleet.burnin.k8s_apply"

@@ -7,9 +7,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import inputs
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import platform_overrides_spec
-from ansible_collections.gpufleet.burnin.plugins.module_utils.overrides import build_overrides_with_sources
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import platform_overrides_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.overrides import build_overrides_with_sources
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import RenderActionBase
 
 

@@ -7,9 +7,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import inputs
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import training_runtime_spec
-from ansible_collections.gpufleet.burnin.plugins.module_utils.runtime import build_runtime
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import training_runtime_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import build_runtime
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import RenderActionBase
 
 

@@ -7,11 +7,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import TRAINJOB_LOGS_OWN, trainjob_logs_spec
-from ansible_collections.gpufleet.burnin.plugins.module_utils.k8s_errors import classify
-from ansible_collections.gpufleet.burnin.plugins.module_utils.pod_logs import (
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import TRAINJOB_LOGS_OWN, trainjob_logs_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import (
     JOBSET_NAME, POD_HIDDEN, collect, not_started, pod_name, reads_whole)
-from ansible_collections.gpufleet.burnin.plugins.module_utils.polling import poll_until
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (K8sActionBase, ModuleExit,
                                                                                      api_client_of, k8s_reader, pod_log,
                                                                                      server_of)

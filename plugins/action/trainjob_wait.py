@@ -7,9 +7,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import TRAINJOB_WAIT_OWN, trainjob_wait_spec
-from ansible_collections.gpufleet.burnin.plugins.module_utils.pod_logs import JOBSET_NAME, POD_HIDDEN, has_ended_once
-from ansible_collections.gpufleet.burnin.plugins.module_utils.polling import poll_until
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import TRAINJOB_WAIT_OWN, trainjob_wait_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import JOBSET_NAME, POD_HIDDEN, has_ended_once
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (K8sActionBase, ModuleExit,
                                                                                      api_client_of, k8s_reader, pod_log,
                                                                                      server_of)

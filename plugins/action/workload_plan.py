@@ -7,9 +7,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import inputs
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import workload_plan_spec
-from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import workload_plan_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import RenderActionBase
 
 

@@ -10,7 +10,7 @@ __metaclass__ = type
 class ModuleDocFragment(object):
     """Options shared by the rendering plugins: gpufleet.burnin.render.runtime (training_runtime, workload_plan) and
     gpufleet.burnin.render.overrides (platform_overrides, workload_plan). The argument specs are in
-    plugins/module_utils/argspec.py."""
+    plugins/module_utils/validation/argspec.py."""
 
     DOCUMENTATION = r"""
 options: {}

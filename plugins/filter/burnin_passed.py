@@ -40,7 +40,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def burnin_passed_filter(result):
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.outcomes import cluster_passed
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import cluster_passed
     if not isinstance(result, dict):
         raise AnsibleFilterError("gpufleet.burnin.burnin_passed: the input must be a cluster's result (a mapping), got %s"
                                  % type(result).__name__)

@@ -168,7 +168,7 @@ def burnin_verdict_filter(output, workload=None, collective=None, platform=None,
                           mnnvl=None, thresholds=None, overrides=None, job_outcome=None, job_reason=None, pods=None, pod_logs=None,
                           on_missing="warn", allow_partial=True):
     # Imported on use: Ansible loads every filter file of the collection in each worker process.
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.verdict import verdict_for
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
     prefix = "gpufleet.burnin.burnin_verdict"
     facts = {"platform": platform or None, "gpu_architecture": gpu_architecture or None, "nodes": nodes, "gpus_per_node": gpus_per_node,
              "mnnvl": mnnvl}

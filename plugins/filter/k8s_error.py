@@ -20,7 +20,7 @@ description:
     namespace, pointing at the collection's RBAC manifest), C(NotFound) (404; a missing API names the CRD and the
     component to install), C(Conflict) (409), C(Invalid) (400, 422, or an admission webhook's denial, with its field
     paths), C(ServerError) (5xx) or C(Error).
-  - The same classifier (plugins/module_utils/k8s_errors.py) serves the role and the action plugins.
+  - The same classifier (plugins/module_utils/cluster/k8s_errors.py) serves the role and the action plugins.
 options:
   _input:
     description: The C(msg) of the failed task result.
@@ -74,7 +74,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.k8s_errors import classify, kubeconfig_server
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify, kubeconfig_server
 
 
 def k8s_error(msg, context=None, server=None, kubeconfig=None):

@@ -100,8 +100,8 @@ summary:
   type: dict
 """
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import refuse_on_host
-from ansible_collections.gpufleet.burnin.plugins.module_utils.report import report_argument_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import refuse_on_host
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.report import report_argument_spec
 
 
 def main():

@@ -123,7 +123,7 @@ error:
   type: dict
 """
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import cluster_detect_spec, refuse_on_host
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import cluster_detect_spec, refuse_on_host
 
 
 def main():

@@ -97,7 +97,7 @@ diff:
   type: dict
 """
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import k8s_apply_spec, refuse_on_host
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import k8s_apply_spec, refuse_on_host
 
 
 def main():

@@ -139,7 +139,7 @@ sources:
   sample: [templates/overrides/workloadrun.yaml, templates/overrides/platforms/aws.yaml]
 """
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import platform_overrides_spec, refuse_on_host
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import platform_overrides_spec, refuse_on_host
 
 
 def main():

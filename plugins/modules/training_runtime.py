@@ -96,7 +96,7 @@ runtime:
         trainer.kubeflow.org/framework: mpi
 """
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import training_runtime_spec, refuse_on_host
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import training_runtime_spec, refuse_on_host
 
 
 def main():

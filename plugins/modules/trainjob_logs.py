@@ -146,7 +146,7 @@ error:
   type: dict
 """
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import refuse_on_host, trainjob_logs_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import refuse_on_host, trainjob_logs_spec
 
 
 def main():

@@ -131,7 +131,7 @@ error:
   type: dict
 """
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import trainjob_wait_spec, refuse_on_host
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import trainjob_wait_spec, refuse_on_host
 
 
 def main():

@@ -214,7 +214,7 @@ platform_data:
   type: dict
 """
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.argspec import workload_plan_spec, refuse_on_host
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import workload_plan_spec, refuse_on_host
 
 
 def main():

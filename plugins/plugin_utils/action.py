@@ -14,7 +14,7 @@ from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import filter_loader
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.overrides import warm_up as warm_templates
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.overrides import warm_up as warm_templates
 
 _PLUGINS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PACKAGE = "ansible_collections.gpufleet.burnin.plugins"
@@ -63,7 +63,7 @@ class RenderActionBase(ActionBase):
     _supports_async = False
 
     argument_spec = None  # set by subclasses
-    check = None  # set by subclasses: the core's check of all the options (module_utils/inputs.py), run first
+    check = None  # set by subclasses: the core's check of all the options (module_utils/validation/inputs.py), run first
 
     def render(self, args):
         """Return the dict of result keys for validated ``args``; raise BurninError on bad input."""

@@ -23,7 +23,7 @@ from ansible.module_utils.common.parameters import remove_values
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.k8s_errors import kubeconfig_server
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import kubeconfig_server
 
 try:
     from ansible.executor.module_common import _get_action_arg_defaults

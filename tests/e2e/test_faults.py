@@ -180,7 +180,7 @@ def test_handled_failures_print_no_python_traceback(faults_run):
 
 
 def test_a_webhook_rejection_is_reported_with_the_webhooks_message(faults_fleet, tmp_path):
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.runtime import build_runtime
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import build_runtime
 
     state, _work = faults_fleet
     runtime = build_runtime("torch", {"entry_name": "rejected", "image": "img", "nodes": 2, "gpus_per_node": 8})

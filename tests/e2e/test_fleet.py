@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.runtime import build_runtime
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import build_runtime
 
 FIELD_MANAGER = "gpufleet-burnin"
 UPSTREAM_CRDS = (
@@ -356,7 +356,7 @@ def test_mpi_trainjob_runs_through_trainer_jobset_and_kwok_with_logs(fleet_crds,
     from kubernetes.client import CoreV1Api
     from kubernetes.client.exceptions import ApiException
 
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl_results import parse_nccl_output
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import parse_nccl_output
 
     c = next(name for name in fleet_crds.clusters if fleet_crds.cluster(name)["trainjob_outcome"] == "Complete")
     dyn = fleet_crds.dynamic(c)

@@ -31,7 +31,7 @@ import uuid
 import pytest
 import yaml
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
 
 pytest.importorskip("kubernetes")
 

@@ -24,7 +24,9 @@ import zlib
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import report, verdict
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "unit", "fixtures", "nccl")
 BROWSERS = ("chromium", "chromium-browser")

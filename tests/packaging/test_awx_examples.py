@@ -374,7 +374,7 @@ def test_survey_answers_render(rendered, name):
 def test_the_workload_choices_are_the_catalog():
     """A new workload is its template plus one catalogue entry: the argument spec's choices (every entry point) and the
     survey's must follow templates/workloads/, or the spec refuses it before the catalogue is asked."""
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.workloads import available_workloads
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.workload_catalog import available_workloads
 
     catalog = sorted(available_workloads())
     specs = yaml.safe_load(SPEC_FILE.read_text())["argument_specs"]

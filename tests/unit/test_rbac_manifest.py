@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload
-from ansible_collections.gpufleet.burnin.plugins.module_utils.workloads import available_workloads, render_workload
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.workload_catalog import available_workloads, render_workload
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MANIFEST = os.path.join(ROOT, "extras", "rbac", "burnin-rbac.yaml")

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""burnin_passed and burnin_summary: thin over module_utils/outcomes.py, with clear errors on bad input."""
+"""burnin_passed and burnin_summary: thin over module_utils/judging/outcomes.py, with clear errors on bad input."""
 
 from __future__ import absolute_import, division, print_function
 

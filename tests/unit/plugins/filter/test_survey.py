@@ -13,7 +13,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufleet.burnin.plugins.filter import env_list as env_list_filter, name_refs as name_refs_filter
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.survey import env_list, name_refs
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.survey import env_list, name_refs
 
 
 @pytest.mark.parametrize("value, expected", [

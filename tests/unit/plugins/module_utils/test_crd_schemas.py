@@ -28,8 +28,8 @@ import pytest
 yaml = pytest.importorskip("yaml")
 jsonschema = pytest.importorskip("jsonschema")
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import templating  # noqa: E402
-from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import templating  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload  # noqa: E402
 
 
 def _manifests_dir():

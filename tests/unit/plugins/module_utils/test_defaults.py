@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import defaults
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
 
 

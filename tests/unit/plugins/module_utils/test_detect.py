@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import detect
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import detect
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
 

@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.dra import served_rct_versions
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.dra import served_rct_versions
 
 
 def api_groups(*groups):

@@ -22,11 +22,23 @@ from hypothesis import HealthCheck, event, given, settings, strategies as st  # 
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # noqa: E402
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import argspec, defaults, inputs, nccl, role_vars, runtime, workloads  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import argspec  # noqa: E402
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import nccl_env
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import role_vars
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import runtime
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError  # noqa: E402
-from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import COLLECTION_ROOT, read_yaml_file  # noqa: E402
-from ansible_collections.gpufleet.burnin.plugins.module_utils.overrides import build_overrides_with_sources  # noqa: E402
-from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import COLLECTION_ROOT, read_yaml_file  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.overrides import build_overrides_with_sources  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload  # noqa: E402
 
 import importlib.util  # noqa: E402
 
@@ -287,13 +299,13 @@ def test_role_vars(given_vars):
     gpus = counts["gpus_per_node"] if values["burnin_gpus_per_node"] is None else values["burnin_gpus_per_node"]
     params = dict({"image": values["burnin_image"]} if values["burnin_image"] else {}, **values["burnin_workload_params"])
     data = dict(params, nodes=values["burnin_nodes"], gpus_per_node=gpus, platform=platform, gpu_architecture=arch)
-    workload = workloads.render_workload(values["burnin_workload"], data)
+    workload = workload_catalog.render_workload(values["burnin_workload"], data)
     framework = values["burnin_framework"] or workload["framework"]
     args = {
         "entry_name": values["burnin_entry_name"], "image": workload["image"], "framework": framework, "nodes": values["burnin_nodes"],
         "gpus_per_node": gpus, "enable_mnnvl": values["burnin_enable_mnnvl"], "namespace": values["burnin_namespace"],
         "mlnx_per_node": counts["mlnx_per_node"] if values["burnin_mlnx_per_node"] is None else values["burnin_mlnx_per_node"],
-        "env": nccl.merge_env(workload.get("env") or [], values["burnin_env"]), "volumes": values["burnin_volumes"],
+        "env": nccl_env.merge_env(workload.get("env") or [], values["burnin_env"]), "volumes": values["burnin_volumes"],
         "volume_mounts": values["burnin_volume_mounts"], "init_containers": values["burnin_init_containers"],
         "resources": values["burnin_resources"] or None, "image_pull_secrets": values["burnin_image_pull_secrets"],
         "trainer_version": values["burnin_trainer_version"], "run_id": values["burnin_run_id"] or "20260101-000000",

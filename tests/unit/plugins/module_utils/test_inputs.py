@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""The validation layer (module_utils/validate.py, inputs.py, role_vars.py): each bad input of issue 12 is refused
+"""The validation layer (module_utils/validation/validate.py, inputs.py, role_vars.py): each bad input of issue 12 is refused
 with a ConfigError naming the field and the path inside it; the Azure default NIC resource."""
 
 from __future__ import absolute_import, division, print_function
@@ -12,10 +12,14 @@ import copy
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import inputs, role_vars, validate
-from ansible_collections.gpufleet.burnin.plugins.module_utils.defaults import gpu_defaults
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import role_vars
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.defaults import gpu_defaults
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
 
 PLAN = {
     "entry_name": "nccl", "image": "nvcr.io/nvidia/pytorch:26.01-py3", "framework": "mpi", "nodes": 2, "gpus_per_node": 8,
@@ -174,7 +178,7 @@ def test_every_checked_variable_is_documented_in_the_argument_specs():
 
 
 def test_the_role_defaults_pass():
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import COLLECTION_ROOT, read_yaml_file
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import COLLECTION_ROOT, read_yaml_file
     role_defaults = read_yaml_file(COLLECTION_ROOT + "/roles/burnin/defaults/main.yml", "defaults")
     role_vars.check_role_vars(role_defaults)
 

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.k8s_errors import CLASSES, MAX_MESSAGE, classify
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import CLASSES, MAX_MESSAGE, classify
 
 SERVER = "https://127.0.0.1:6443"
 

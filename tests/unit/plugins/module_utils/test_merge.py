@@ -9,7 +9,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.merge import apply_json_patch, matches_when, merge_named, merge_objects
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.merge import apply_json_patch, matches_when, merge_named, merge_objects
 
 FACTS = {"platform": "aws", "gpuArchitecture": "gb200", "framework": "mpi"}
 

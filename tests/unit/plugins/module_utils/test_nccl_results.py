@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import nccl_results as nr
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results as nr
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures", "nccl")

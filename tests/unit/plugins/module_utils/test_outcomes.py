@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.outcomes import cluster_passed, fleet_summary
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import cluster_passed, fleet_summary
 
 
 def result(cluster, outcome, verdict=None, reason="", trainjob=True):

@@ -16,9 +16,9 @@ import shutil
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import templating
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import templating
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError, RenderError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.overrides import build_overrides, build_overrides_with_sources
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.overrides import build_overrides, build_overrides_with_sources
 
 # The upstream inputs of pkg/platform/testdata/build-overrides/*.
 TORCH_WITHOUT_MNNVL = dict(entry_name="test", nodes=8, gpus_per_node=8, mlnx_per_node=8, enable_mnnvl=False, framework="torch")

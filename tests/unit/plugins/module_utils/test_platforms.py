@@ -22,9 +22,15 @@ import shlex
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import dra, overrides, platform_catalog, templating
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import dra
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import overrides
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import platform_catalog
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import templating
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
 
 TRAINERS = {
     "torch": {"script": "/workspace/smoke.py"},

@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.pod_logs import (
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import (
     NO_PODS, collect, has_ended_once, not_started, reads_whole)
 
 

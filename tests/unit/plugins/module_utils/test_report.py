@@ -14,8 +14,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import report as rp
-from ansible_collections.gpufleet.burnin.plugins.module_utils import verdict as vd
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report as rp
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict as vd
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures", "nccl")

@@ -9,8 +9,8 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl import base_nccl_env
-from ansible_collections.gpufleet.burnin.plugins.module_utils.runtime import build_runtime
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.nccl_env import base_nccl_env
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import build_runtime
 
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 

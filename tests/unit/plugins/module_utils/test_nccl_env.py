@@ -9,7 +9,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl import base_nccl_env, merge_env, to_mpi_args
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.nccl_env import base_nccl_env, merge_env, to_mpi_args
 
 BASE_NAMES = [
     "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_NVLS_ENABLE", "NCCL_CUMEM_ENABLE", "NCCL_NET_GDR_C2C",

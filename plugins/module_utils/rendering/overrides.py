@@ -25,12 +25,12 @@ import os
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError, ParseError, RenderError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.dra import (
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.dra import (
     DRA_UNAVAILABLE, compute_domain_num_nodes, dra_unavailable_error, parse_server_version, resource_api_version)
-from ansible_collections.gpufleet.burnin.plugins.module_utils.names import check_entry_name, check_framework
-from ansible_collections.gpufleet.burnin.plugins.module_utils.platform_catalog import (
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.names import check_entry_name, check_framework
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.platform_catalog import (
     RESOURCE_NAME, load_platform_catalog, resolve_platform_vars)
-from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import shared_library
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import shared_library
 
 OVERRIDES_TEMPLATE = "overrides/workloadrun.yaml"
 PLATFORM_TEMPLATES = "overrides/platforms"

@@ -16,7 +16,7 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import templating
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import templating
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
 
 WORKLOADS_SUBDIR = "workloads"

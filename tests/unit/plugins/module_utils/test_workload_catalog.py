@@ -9,9 +9,11 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import workload, workloads
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import plan
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError, RenderError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import TemplateLibrary
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import TemplateLibrary
 
 NAMES = ["exec-example", "nccl-all-gather", "nccl-all-reduce", "torch-smoke"]
 
@@ -23,33 +25,33 @@ def data(**extra):
 
 
 def test_catalog():
-    assert workloads.available_workloads() == NAMES
+    assert workload_catalog.available_workloads() == NAMES
 
 
 def test_unknown_workload_lists_the_available_ones():
     with pytest.raises(ConfigError, match="^workload: unknown workload 'nccl-alltoall'; available: exec-example, nccl-all-gather, "
                                           "nccl-all-reduce, torch-smoke$"):
-        workloads.render_workload("nccl-alltoall", data())
+        workload_catalog.render_workload("nccl-alltoall", data())
     with pytest.raises(ConfigError, match="^workload: unknown workload None"):
-        workloads.render_workload(None, data())
+        workload_catalog.render_workload(None, data())
 
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("platform, arch, gpus", [("aws", "h100", 8), ("gcp", "h200", 8), ("azure", "a100", 8), ("oci", "b200", 8), ("", "", 4)])
 def test_every_workload_renders_a_plan_input(name, platform, arch, gpus):
-    rendered = workloads.render_workload(name, data(platform=platform, gpu_architecture=arch, gpus_per_node=gpus))
+    rendered = workload_catalog.render_workload(name, data(platform=platform, gpu_architecture=arch, gpus_per_node=gpus))
     assert rendered["workload"] == name and rendered["framework"] in ("mpi", "torch", "exec")
     assert set(rendered) <= {"workload", "framework", "image", "trainer", "collective", "env"}
-    assert set(rendered["trainer"]) <= set(workload.TRAINER_KEYS[rendered["framework"]])
-    plan = workload.plan_workload(dict(
+    assert set(rendered["trainer"]) <= set(plan.TRAINER_KEYS[rendered["framework"]])
+    planned = plan.plan_workload(dict(
         entry_name=name, namespace="burnin", run_id="r1", image=rendered["image"], framework=rendered["framework"], nodes=2,
         gpus_per_node=gpus, trainer=rendered["trainer"], env=rendered.get("env", [])), {"platform": platform, "gpuArchitecture": arch})
-    trainjob = plan["objects"][-1]
+    trainjob = planned["objects"][-1]
     assert trainjob["kind"] == "TrainJob" and trainjob["spec"]["trainer"]["image"] == rendered["image"]
 
 
 def test_nccl_all_reduce_defaults():
-    rendered = workloads.render_workload("nccl-all-reduce", data())
+    rendered = workload_catalog.render_workload("nccl-all-reduce", data())
     assert rendered["collective"] == "all_reduce"
     assert rendered["image"] == "public.ecr.aws/hpc-cloud/nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"
     assert rendered["trainer"] == {
@@ -63,13 +65,13 @@ def test_nccl_all_reduce_defaults():
     ("nccl-all-reduce", "a100", "8G"), ("nccl-all-reduce", "l40s", "8G"), ("nccl-all-reduce", "gb200", "16G"), ("nccl-all-gather", "h100", "8G"),
 ])
 def test_sweep_fits_the_gpu_and_the_published_sweeps(name, arch, max_bytes):
-    rendered = workloads.render_workload(name, data(gpu_architecture=arch, image="example.com/nccl-tests:arm64"))
+    rendered = workload_catalog.render_workload(name, data(gpu_architecture=arch, image="example.com/nccl-tests:arm64"))
     args = rendered["trainer"]["args"]
     assert args[args.index("-e") + 1] == max_bytes and args[args.index("-b") + 1] == "1K"
 
 
 def test_nccl_parameters():
-    rendered = workloads.render_workload("nccl-all-gather", data(
+    rendered = workload_catalog.render_workload("nccl-all-gather", data(
         image="registry.example.com/nccl-tests:2.16", nccl_tests_dir="/usr/local/bin", min_bytes=8, max_bytes="1G", step_factor=4,
         iters=50, warmup_iters=10, check_iters=0, timeout=600, split_mask="0x7", nccl_algo="Ring", min_bw=300,
         json_output="/tmp/nccl.json", extra_args=["-a", "2"], env=[{"name": "NCCL_IB_HCA", "value": "=mlx5_0,mlx5_1"}]))
@@ -83,24 +85,24 @@ def test_nccl_parameters():
 
 def test_grace_needs_an_image():
     with pytest.raises(ConfigError, match=r"^data.image: workload nccl-all-reduce has no default image for gpu_architecture 'gb300' \(Grace"):
-        workloads.render_workload("nccl-all-reduce", data(gpu_architecture="gb300", gpus_per_node=4))
-    assert workloads.render_workload("torch-smoke", data(gpu_architecture="gb300"))["image"] == "nvcr.io/nvidia/pytorch:26.01-py3"
+        workload_catalog.render_workload("nccl-all-reduce", data(gpu_architecture="gb300", gpus_per_node=4))
+    assert workload_catalog.render_workload("torch-smoke", data(gpu_architecture="gb300"))["image"] == "nvcr.io/nvidia/pytorch:26.01-py3"
 
 
 def test_torch_smoke_runs_python_code_under_torchrun():
-    rendered = workloads.render_workload("torch-smoke", data(size_bytes=1 << 20, iters=3))
+    rendered = workload_catalog.render_workload("torch-smoke", data(size_bytes=1 << 20, iters=3))
     trainer = rendered["trainer"]
     assert rendered["framework"] == "torch" and "collective" not in rendered
     assert trainer["script"] == "--no-python" and trainer["args"][:2] == ["python", "-c"]
     code = trainer["args"][2]
     compile(code, "torch-smoke", "exec")
     assert "torch.ones(1048576 // 4" in code and "for _ in range(3):" in code and 'dist.init_process_group("nccl")' in code
-    command, args = workload.trainer_command("torch", trainer, 8, False)
+    command, args = plan.trainer_command("torch", trainer, 8, False)
     assert command == ["torchrun"] and args[:3] == ["--no-python", "python", "-c"]
 
 
 def test_exec_example_checks_the_gpu_count():
-    rendered = workloads.render_workload("exec-example", data(gpus_per_node=4))
+    rendered = workload_catalog.render_workload("exec-example", data(gpus_per_node=4))
     script = rendered["trainer"]["args"][0]
     assert rendered["trainer"]["command"] == ["/bin/bash", "-c"] and 'test "${found}" -ge 4' in script
 
@@ -112,9 +114,9 @@ def test_exec_example_checks_the_gpu_count():
 ])
 def test_data_errors(bad, message):
     with pytest.raises(ConfigError, match=message):
-        workloads.render_workload("exec-example", data(**bad))
+        workload_catalog.render_workload("exec-example", data(**bad))
     with pytest.raises(ConfigError, match="^data: must be a mapping"):
-        workloads.render_workload("exec-example", [])
+        workload_catalog.render_workload("exec-example", [])
 
 
 def test_rendered_shape_is_checked(tmp_path):
@@ -133,7 +135,7 @@ def test_rendered_shape_is_checked(tmp_path):
     for name, (body, dummy, dummy2) in cases.items():
         (templates / ("%s.yaml" % name)).write_text(body)
     library = TemplateLibrary(str(tmp_path / "templates"), str(tmp_path / "_lib"))
-    assert workloads.available_workloads(library) == sorted(cases)
+    assert workload_catalog.available_workloads(library) == sorted(cases)
     for name, (body, error, message) in cases.items():
         with pytest.raises(error, match=message):
-            workloads.render_workload(name, data(), library)
+            workload_catalog.render_workload(name, data(), library)

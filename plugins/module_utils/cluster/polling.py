@@ -5,7 +5,7 @@
 
 A wait polls at once, then after 1, 2, 4, ... seconds, never more than ``poll_interval`` apart: a short job is seen
 finished within a second or two, a long one costs one request per ``poll_interval``. A poll that cannot reach the
-cluster (classes Unreachable and TLS of plugins/module_utils/k8s_errors.py) does not end the wait at once: only when
+cluster (classes Unreachable and TLS of plugins/module_utils/cluster/k8s_errors.py) does not end the wait at once: only when
 every poll for ``unreachable_grace`` seconds failed so does the wait end, as Unreachable, with the last error. Any
 other error ends it at once.
 """
@@ -16,7 +16,7 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.k8s_errors import UNREACHABLE_CLASSES, classify
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import UNREACHABLE_CLASSES, classify
 
 FIRST_DELAY = 1.0
 

@@ -13,12 +13,24 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import defaults, dra, merge, overrides, platform_catalog, runtime, validate
-from ansible_collections.gpufleet.burnin.plugins.module_utils.detect import UNKNOWN
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import dra
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import merge
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import overrides
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import platform_catalog
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import runtime
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import UNKNOWN
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.names import FRAMEWORKS, check_entry_name
-from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import shared_library
-from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import TRAINER_KEYS
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.names import FRAMEWORKS, check_entry_name
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import shared_library
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import TRAINER_KEYS
 
 _CACHE = {}
 

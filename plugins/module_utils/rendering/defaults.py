@@ -14,7 +14,7 @@ __metaclass__ = type
 import os
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import LIB_DIR, read_yaml_file
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import LIB_DIR, read_yaml_file
 
 GPU_DEFAULTS_FILE = os.path.join(LIB_DIR, "gpu-defaults.yaml")
 _FIELDS = (("gpusPerNode", "gpus_per_node"), ("mlnxPerNode", "mlnx_per_node"))

@@ -17,10 +17,10 @@ import copy
 import os
 import re
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import nccl_results
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.outcomes import VERDICTS
-from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import LIB_DIR, read_yaml_file
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import LIB_DIR, read_yaml_file
 
 THRESHOLDS_FILE = os.path.join(LIB_DIR, "thresholds.yaml")
 

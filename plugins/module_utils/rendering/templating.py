@@ -43,10 +43,10 @@ except ImportError:  # pragma: no cover
     HAS_YAML = False
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ParseError, RenderError
-from ansible_collections.gpufleet.burnin.plugins.module_utils import nccl
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import nccl_env
 
 # plugins/module_utils/ -> collection root, which holds templates/ and _lib/.
-COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TEMPLATES_DIR = os.path.join(COLLECTION_ROOT, "templates")
 LIB_DIR = os.path.join(COLLECTION_ROOT, "_lib")
 
@@ -61,7 +61,7 @@ def to_mpi_args_yaml(env):
     """Original ``toMpiArgs``: env (YAML text or list) -> YAML list lines ``- -x`` and ``- "NAME=VALUE"``."""
     if isinstance(env, str):
         env = load_yaml(env, "to_mpi_args input")
-    args = nccl.to_mpi_args(env or [])
+    args = nccl_env.to_mpi_args(env or [])
     lines = []
     for flag, pair in zip(args[0::2], args[1::2]):
         lines.append("- %s" % flag)

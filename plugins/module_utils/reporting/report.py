@@ -23,8 +23,8 @@ import xml.etree.ElementTree as ET
 from html import escape
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.nccl_results import size_label
-from ansible_collections.gpufleet.burnin.plugins.module_utils.outcomes import FAIL_OUTCOMES, OK_OUTCOMES, VERDICTS
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import size_label
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, OK_OUTCOMES, VERDICTS
 
 SCHEMA = "gpufleet.burnin/report/v1"
 FORMATS = ("json", "junit", "html")

@@ -15,7 +15,7 @@ import copy
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.names import check_entry_name, check_framework
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.names import check_entry_name, check_framework
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 TRAINER_VERSION_DEFAULT = "v2.3"

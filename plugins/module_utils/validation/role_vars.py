@@ -17,10 +17,24 @@ __metaclass__ = type
 import difflib
 import os
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import defaults, dra, inputs, report, survey, validate, verdict, workloads
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import dra
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import survey
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.names import FRAMEWORKS, check_entry_name
-from ansible_collections.gpufleet.burnin.plugins.module_utils.templating import COLLECTION_ROOT, read_yaml_file
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.names import FRAMEWORKS, check_entry_name
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import COLLECTION_ROOT, read_yaml_file
 
 ARGUMENT_SPECS = os.path.join(COLLECTION_ROOT, "roles", "burnin", "meta", "argument_specs.yml")
 # Variables the role sets itself (set_fact), so they may be defined when the role runs again in a play.
@@ -105,7 +119,7 @@ def _report_formats(name, value):
 
 
 def _workload(name, value):
-    return validate.check_choice(name, value, workloads.available_workloads())
+    return validate.check_choice(name, value, workload_catalog.available_workloads())
 
 
 def _platform_vars(name, value):
@@ -237,7 +251,7 @@ def check_workload(result):
     params = dict({"image": result["burnin_image"]} if result.get("burnin_image") else {}, **result.get("burnin_workload_params") or {})
     data = dict(params, nodes=result.get("burnin_nodes", 2), gpus_per_node=gpus, platform=platform, gpu_architecture=arch)
     try:
-        rendered = workloads.render_workload(result["burnin_workload"], data)
+        rendered = workload_catalog.render_workload(result["burnin_workload"], data)
     except BurninError as exc:
         raise ConfigError("burnin_workload_params", "workload %s does not render with them: %s" % (result["burnin_workload"], exc))
     custom = result.get("burnin_trainer")
@@ -246,7 +260,7 @@ def check_workload(result):
         raise ConfigError("burnin_framework", "%s does not fit burnin_workload %s, which runs %s: leave burnin_framework empty, "
                                               "pick a %s workload (burnin_workload: %s), or set burnin_trainer"
                           % (framework, result["burnin_workload"], rendered["framework"], framework,
-                             ", ".join(workloads.available_workloads())))
+                             ", ".join(workload_catalog.available_workloads())))
     if not custom:
         inputs.check_trainer("burnin_workload_params (the trainer of workload %s)" % result["burnin_workload"], rendered["trainer"],
                              framework)

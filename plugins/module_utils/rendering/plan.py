@@ -15,7 +15,19 @@ __metaclass__ = type
 import copy
 import shlex
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils import dra, merge, nccl, overrides, platform_catalog, runtime, templating
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import dra
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import merge
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import nccl_env
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import overrides
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import platform_catalog
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import runtime
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import templating
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
 TRAINJOB_API = runtime.API_VERSION
@@ -164,7 +176,7 @@ def plan_workload(config, facts, library=None):
     if not isinstance(namespace, str) or not namespace:
         raise ConfigError("namespace", "must be a non-empty namespace name")
     enable_mnnvl = config.get("enable_mnnvl", False)
-    env = nccl.merge_env(nccl.base_nccl_env(enable_mnnvl), config.get("env") or [])
+    env = nccl_env.merge_env(nccl_env.base_nccl_env(enable_mnnvl), config.get("env") or [])
     base_runtime = runtime.build_runtime(framework, dict(config, env=env))
     cfg = runtime.normalize_runtime_config(dict(config, env=env))
     library = library or templating.shared_library()

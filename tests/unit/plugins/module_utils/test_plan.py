@@ -11,7 +11,7 @@ import shlex
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.workload import plan_workload, wrap_pre_command
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload, wrap_pre_command
 
 MPI = dict(entry_name="nccl", namespace="burnin", image="img", framework="mpi", nodes=2, gpus_per_node=4, mlnx_per_node=8,
            enable_mnnvl=True, run_id="r1", trainer={"binary": "/opt/all_reduce_perf", "args": ["-b", "8"], "mpi_args": ["--user"]})
