@@ -55,7 +55,7 @@ _value:
   type: dict
   contains:
     header:
-      description: For example C(burn-in 20261201-101500: 3 of 4 clusters passed, 1 failed: azure-eus-gb200-a).
+      description: "For example C(burn-in 20261201-101500: 3 of 4 clusters passed, 1 failed: azure-eus-gb200-a)."
       type: str
     lines:
       description: One line per cluster, sorted.

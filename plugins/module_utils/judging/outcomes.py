@@ -42,8 +42,8 @@ def _summary_line(result, passed):
         detail = "%s: %s" % (job, reason) if reason or "verdict" in result else job
     else:
         detail = result.get("reason") or ""
-    return "%-4s %-28s %-16s %-11s %-5s %s" % (state, result.get("cluster"), where, result.get("outcome"),
-                                              verdict_of(result) or "-", detail)
+    return "%-4s %-28s %-16s %-11s %-5s %s" % (
+        state, result.get("cluster"), where, result.get("outcome"), verdict_of(result) or "-", detail)
 
 
 def fleet_summary(results, title="burn-in", run_id="", check_mode=False, reports=None):
@@ -53,8 +53,8 @@ def fleet_summary(results, title="burn-in", run_id="", check_mode=False, reports
     passed = [r["cluster"] for r in values if cluster_passed(r)]
     failed = sorted(r["cluster"] for r in values if r["cluster"] not in passed and r.get("outcome") != PENDING)
     warned = sorted(r["cluster"] for r in values if r["cluster"] in passed and verdict_of(r) == "warn")
-    header = "%s %s%s: %d of %d clusters passed, %d failed" % (title, run_id, " (check mode)" if check_mode else "",
-                                                                len(passed), len(values), len(failed))
+    header = "%s %s%s: %d of %d clusters passed, %d failed" % (
+        title, run_id, " (check mode)" if check_mode else "", len(passed), len(values), len(failed))
     if failed:
         header += ": " + ", ".join(failed)
     if warned:
