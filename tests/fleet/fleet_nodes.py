@@ -2,7 +2,7 @@
 
 There is no kubelet behind them: they exist so that platform/GPU detection code has real Node objects to
 read (labels, providerID, capacity, addresses). Values follow what the clouds and NVIDIA's GPU Feature
-Discovery put on nodes; see the project's shared platform reference.
+Discovery put on nodes; docs/platforms/ names the labels per platform and their sources.
 """
 
 import hashlib

@@ -50,7 +50,7 @@ _LABEL_PREFIXES = (
     ("oci.oraclecloud.com/", "oci"),
     ("node.coreweave.cloud/", "coreweave"),
     ("ds.coreweave.com/", "coreweave"),
-    # Nebius mk8s: the GPU cluster (InfiniBand fabric) label (shared/reference/platforms.md §9, §11; third party).
+    # Nebius mk8s: the GPU cluster (InfiniBand fabric) label (SkyPilot examples/nebius_infiniband/README.md; third party).
     ("topology.nebius.com/", "nebius"),
     ("nebius.com/", "nebius"),
 )

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """Parse nccl-tests output: the text table on stdout and the ``-J`` JSON file.
 
-Text layout (nccl-tests ``src/util.cu``, platforms reference §13): an optional preamble (``# nccl-tests version``,
+Text layout (NVIDIA/nccl-tests ``src/util.cu``, ``writeResultHeader`` / ``writeResultFooter``): an optional preamble (``# nccl-tests version``,
 ``# Collective test starting:``, ``# nThread ...``, ``#  Rank ...`` device lines), a three-line header whose second
 line names the columns (``size count type redop root`` then ``time algbw busbw #wrong`` out-of-place and the same
 in-place; older versions have no ``root`` and an ``error`` column, ``-C 1`` says ``cputime``, ``-S 1`` appends a

@@ -80,7 +80,7 @@ def parse_driver_version(value, field="dra_driver_version"):
 
 
 def compute_domain_num_nodes(dra_driver_version, nodes):
-    """ComputeDomain ``spec.numNodes`` for the NVIDIA DRA driver version (platforms reference §11.1).
+    """ComputeDomain ``spec.numNodes`` for the NVIDIA DRA driver version (NVIDIA/k8s-dra-driver-gpu ``computedomain.go``).
 
     - unknown (None): 0, as the seed;
     - 25.8.0 and later (``IMEXDaemonsWithDNSNames`` on by default): 0, the recommended value;

@@ -56,7 +56,7 @@ def _str_list(field, value):
 
 
 def trainer_command(framework, trainer, gpus_per_node, enable_mnnvl):
-    """``(command, args)`` of the trainer container for each framework (original §9.5)."""
+    """``(command, args)`` of the trainer container for each framework, as the original WorkloadRun controller builds them."""
     trainer = trainer or {}
     if not isinstance(trainer, dict):
         raise ConfigError("trainer", "must be a mapping, got %r" % (trainer,))
@@ -224,7 +224,7 @@ def plan_workload(config, facts, library=None):
             orchestration.update(copy.deepcopy(item.get("orchestration", {})))
             pre_command.extend(item.get("preCommand", []))
             if framework == "mpi" and item.get("mpiArgs"):
-                # Each matching override prepends: later overrides end up in front (original §9.1 step 6).
+                # Each matching override prepends: later overrides end up in front (the original's applyWRPreTemplateOverrides).
                 mpi_args = list(item["mpiArgs"]) + mpi_args
 
     if mpi_args:

@@ -130,7 +130,7 @@ _EXACT_REQUEST = {"deviceClassName", "count", "allocationMode", "selectors", "ad
 
 
 def validate_resource_claim_template(obj):
-    # resource.k8s.io is built into Kubernetes (no CRD): check the shapes by hand (platforms §11.4):
+    # resource.k8s.io is built into Kubernetes (no CRD): check the shapes by hand (k8s.io/api resource/*/types.go):
     # v1 and v1beta2 nest the request under "exactly", v1beta1 has it flat.
     assert obj["apiVersion"] in ("resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1")
     assert set(obj) == {"apiVersion", "kind", "metadata", "spec"} and set(obj["spec"]) == {"spec"}

@@ -103,7 +103,7 @@ def test_platform_from_labels_and_instance_type_when_no_provider_id():
     assert detect.describe_node(node(labels={"kubernetes.azure.com/agentpool": "gpu"}))["platform"] == "azure"
     assert detect.describe_node(node(labels={"oci.oraclecloud.com/fault-domain": "FD-1"}))["platform"] == "oci"
     assert detect.describe_node(node(labels={"node.coreweave.cloud/type": "gd-8xh100ib-i128"}))["platform"] == "coreweave"
-    # platforms.md §9/§11 (third party): the GPU cluster label of Nebius mk8s.
+    # SkyPilot examples/nebius_infiniband/README.md (third party): the GPU cluster label of Nebius mk8s.
     assert detect.describe_node(node(labels={"topology.nebius.com/gpu-cluster-id": "computegpucluster-e00x"}))["platform"] == "nebius"
     assert detect.describe_node(node(instance_type="p5.48xlarge"))["platform"] == "aws"
     assert detect.describe_node(node(instance_type="Standard_ND96isr_H100_v5"))["platform"] == "azure"

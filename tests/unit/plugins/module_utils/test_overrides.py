@@ -2,7 +2,8 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """Golden tests: the original package's three test inputs, asserted against the documented facts
-(original-behaviour.md §6-§7, §13), plus the deliberate deviations with their sources.
+(NVIDIA cluster-readiness-engine pkg/platform@908cb14: BuildOverrides, overrides/workloadrun.yaml,
+testdata/build-overrides/), plus the deliberate deviations with their sources (README.md, Deviations from the original).
 
 The seed (templates/overrides/workloadrun.yaml) is asserted exactly with the platform layer off
 (extended_platforms=False), and as the unchanged prefix of the default list (platform layer on)."""
@@ -112,7 +113,7 @@ def test_torch_without_mnnvl_entry_contents():
     assert compute_domain["apiVersion"] == "resource.nvidia.com/v1beta1" and compute_domain["kind"] == "ComputeDomain"
     assert compute_domain["metadata"] == {"name": "test-compute-domain", "labels": {"app": "test"}}
     assert compute_domain["spec"]["channel"] == {"allocationMode": "Single", "resourceClaimTemplate": {"name": "test-channel"}}
-    # DEVIATION: numNodes is deprecated in the NVIDIA DRA driver; 0 is recommended since v25.8.0 (platforms §11.1).
+    # DEVIATION: numNodes is deprecated in the NVIDIA DRA driver; 0 is recommended since v25.8.0 (NVIDIA/k8s-dra-driver-gpu computedomain.go).
     assert compute_domain["spec"]["numNodes"] == 0
     assert patch["metadata"]["name"] == "test-runtime"
     assert runtime_pod(patch)["spec"]["resourceClaims"] == [{"name": "compute-domain", "resourceClaimTemplateName": "test-channel"}]

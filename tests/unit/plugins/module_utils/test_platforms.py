@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """Per-platform facts of the platform layer (templates/overrides/platforms/, _lib/platforms/), each with its source.
 
-Short source names are those of the shared platform reference (platforms.md "Sources"): CEA =
+Short source names are those of docs/platforms/README.md ("Sources"): CEA =
 GoogleCloudPlatform/container-engine-accelerators@992db812, CTK = GoogleCloudPlatform/cluster-toolkit@10470803,
 ADT = aws-samples/awsome-distributed-training@7217859f, OFI = aws/aws-ofi-nccl@2daf7d30, AIA =
 Azure/ai-infrastructure-on-azure@a01b0731, ARI = Azure/aks-rdma-infiniband@700dabb4, OKE =
@@ -215,7 +215,7 @@ def test_gcp_a3_high_tcpx_replaces_the_tcpxo_profile():
 ])
 def test_gcp_gib_rdma_over_eight_networks(gpu, machine, tuner):
     # CEA gpudirect-rdma/nccl-test.yaml, nccl-test-a4.yaml: eth2..eth9 on rdma-0..7, /home/kubernetes/bin/{nvidia,gib};
-    # set_nccl_env.sh values (platforms reference §4.4).
+    # set_nccl_env.sh values (Google's Ray runtime-env excerpt; docs/platforms/gcp.md, GCP-GIB).
     result = plan("gcp", gpu, "mpi")
     assert result["instance_type"] == machine
     interfaces = json.loads(pod(result)["metadata"]["annotations"]["networking.gke.io/interfaces"])
@@ -465,7 +465,7 @@ def test_extended_platforms_false_is_the_seed_behaviour():
 # --- DRA ----------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("server, explicit, expected", [
-    # kubernetes.io blog 2025-09-01 (1.34: v1 GA, default); platforms reference §11.5.
+    # https://kubernetes.io/blog/2025/09/01/kubernetes-v1-34-dra-updates (1.34: v1 GA, default); 1.33 adds v1beta2, 1.32 has v1beta1.
     ("v1.34.1", None, "resource.k8s.io/v1"), ("1.35", None, "resource.k8s.io/v1"),
     ("v1.34.3-gke.1318000", None, "resource.k8s.io/v1"), ("v1.33.2-eks-931bdca", None, "resource.k8s.io/v1beta2"),
     ("v1.32.0", None, "resource.k8s.io/v1beta1"), ("v1.31.4", None, dra.DRA_UNAVAILABLE),
