@@ -143,7 +143,7 @@ wait "$pid221" || venv_rc=1
 wait "$pid219" || venv_rc=1
 [ "$venv_rc" = 0 ] || die "building the venvs failed (see the messages above)"
 
-# --- kubernetes.core from the `ansible` bundle wheel (tooling.md §2.3) --------
+# --- kubernetes.core from the `ansible` bundle wheel (no Galaxy: the wheel ships it) 
 KCORE_SHARED_ROOT="$GPUFLEET_CACHE/collections"
 KCORE_SHARED="$KCORE_SHARED_ROOT/ansible_collections/kubernetes/core"
 
@@ -188,7 +188,7 @@ EOF
 fi
 log "kubernetes.core $GPUFLEET_KCORE_VERSION: $KCORE_SHARED"
 
-# --- Galaxy-installable tarball (tooling.md §2.4) ---------------------------
+# --- Galaxy-installable tarball ---------------------------
 if [ ! -s "$GPUFLEET_KCORE_TARBALL" ]; then
     log "rebuilding $(basename "$GPUFLEET_KCORE_TARBALL")"
     tmp="$(mktemp -d "$GPUFLEET_CACHE/dist/.build.XXXXXX")"
@@ -213,7 +213,7 @@ EOF
 fi
 log "kubernetes.core tarball: $GPUFLEET_KCORE_TARBALL"
 
-# --- per-checkout ansible-test tree (tooling.md §3.1) ------------------------
+# --- per-checkout ansible-test tree ------------------------
 mkdir -p "$GPUFLEET_COLLECTIONS_ROOT/ansible_collections/gpufleet" "$GPUFLEET_COLLECTIONS_ROOT/ansible_collections/kubernetes"
 link="$GPUFLEET_COLLECTION_DIR"
 if [ -e "$link" ] && [ ! -L "$link" ]; then
@@ -301,7 +301,7 @@ then
 fi
 log "ansible-builder $("$GPUFLEET_VENV/bin/ansible-builder" --version)"
 
-# --- get-pip stand-ins for ansible-test --venv (tooling.md §3.3) ------------
+# --- get-pip stand-ins for ansible-test --venv ------------
 # The file name carries the pip version that the installed ansible-test wants;
 # read it from each core so a core update cannot silently bring the download back.
 ATC="$HOME/.ansible/test/cache"
