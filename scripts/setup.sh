@@ -143,7 +143,7 @@ wait "$pid221" || venv_rc=1
 wait "$pid219" || venv_rc=1
 [ "$venv_rc" = 0 ] || die "building the venvs failed (see the messages above)"
 
-# --- kubernetes.core from the `ansible` bundle wheel (no Galaxy: the wheel ships it) 
+# --- kubernetes.core from the `ansible` bundle wheel (no Galaxy: the wheel ships it)
 KCORE_SHARED_ROOT="$GPUFLEET_CACHE/collections"
 KCORE_SHARED="$KCORE_SHARED_ROOT/ansible_collections/kubernetes/core"
 
