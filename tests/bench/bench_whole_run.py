@@ -32,10 +32,37 @@ from pathlib import Path
 
 import yaml
 
-from bench_role_apply import FIELD_MANAGER, FLEET, REPO, log, run, start_fleet
+from bench_role_apply import FIELD_MANAGER, FLEET, REPO, log, run
+
+# Clusters whose every requested resource the test fleet's nodes offer. Not GKE's A4X (gcp/gb200): the fleet's nodes
+# lack its networking.gke.io.networks/rdma-* resources, so its pods would never be scheduled.
+CLUSTERS = [
+    {"name": "whole-aws-h100-a", "platform": "aws", "gpu_architecture": "h100"},
+    {"name": "whole-gcp-h100-a", "platform": "gcp", "gpu_architecture": "h100"},
+    {"name": "whole-azure-gb200-a", "platform": "azure", "gpu_architecture": "gb200"},
+    {"name": "whole-aws-gb200-a", "platform": "aws", "gpu_architecture": "gb200"},
+    {"name": "whole-gcp-h100-b", "platform": "gcp", "gpu_architecture": "h100"},
+    {"name": "whole-azure-h100-a", "platform": "azure", "gpu_architecture": "h100"},
+    {"name": "whole-aws-h100-b", "platform": "aws", "gpu_architecture": "h100"},
+    {"name": "whole-gcp-h200-a", "platform": "gcp", "gpu_architecture": "h200"},
+]
 
 DELAY = "gpufleet.test/delay-seconds"
+# playbooks/render.yml reads no nodes, so for Azure it requests the catalogue's default rdma/ib, which the test fleet's
+# Azure nodes (the Network Operator's shared device) do not offer; the role reads the nodes. Both sides get the node's
+# resource from the inventory, so kubectl and the role apply the same objects.
+AZURE_VARS = {"burnin_rdma_resource": "rdma/rdma_shared_device_a", "burnin_rdma_per_node": 1}
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+
+
+def start_fleet(count, work):
+    spec = {"clusters": [dict(c, nodes=2, trainjob_outcome="Complete") for c in CLUSTERS[:count]]}
+    path = work / "whole-fleet.yml"
+    path.write_text(yaml.safe_dump(spec))
+    fleet_dir = work / "fleet"
+    log("starting a fleet of %d clusters in %s" % (count, fleet_dir))
+    run([sys.executable, str(FLEET), "start", "--spec", str(path), "--dir", str(fleet_dir)])
+    return fleet_dir
 
 
 def trainjob_of(manifests):
@@ -58,9 +85,9 @@ def kubectl_loop(state, rendered, clusters, timeout):
 
 
 def role_run(inventory, namespace, run_id, forks, env, extra, reports):
-    elapsed, proc = run(["ansible-playbook", "-i", inventory, str(REPO / "playbooks" / "burnin.yml"), "--forks", str(forks),
+    elapsed, proc = run(["ansible-playbook"] + inventory + [str(REPO / "playbooks" / "burnin.yml"), "--forks", str(forks),
                          "-e", "burnin_namespace=%s" % namespace, "-e", "burnin_run_id=%s" % run_id,
-                         "-e", "burnin_report_dir=%s" % reports, "-e", "burnin_report_formats=[json,junit,html]",
+                         "-e", "burnin_report_dir=%s" % reports, "-e", json.dumps({"burnin_report_formats": ["json", "junit", "html"]}),
                          "-e", json.dumps(extra)], env=env, check=False)
     summary = json.loads((reports / run_id / "summary.json").read_text()) if (reports / run_id / "summary.json").exists() else {}
     outcomes = dict((name, result.get("outcome")) for name, result in summary.items())
@@ -88,13 +115,16 @@ def main():
         state = json.loads((fleet_dir / "state.json").read_text())
         clusters = sorted(state["clusters"])[:args.clusters]
         env = dict(os.environ, ANSIBLE_LIMIT=",".join(clusters), ANSIBLE_FORCE_COLOR="0")
-        inventory = state["inventory"]
+        azure = dict((name, AZURE_VARS) for name in clusters if state["clusters"][name].get("platform") == "azure")
+        extra_inventory = work / "bench-hosts.yml"
+        extra_inventory.write_text(yaml.safe_dump({"all": {"hosts": azure}}))
+        inventory = ["-i", state["inventory"], "-i", str(extra_inventory)]
         extra = {"burnin_trainjob_annotations": {DELAY: str(args.job_seconds)}}
         results = {"kubectl": [], "role": []}
         for index in range(args.rounds):
             run_id = "whole%d-%d" % (index, int(time.time()) % 100000)
             rendered = work / ("rendered-%d" % index)
-            run(["ansible-playbook", "-i", inventory, str(REPO / "playbooks" / "render.yml"), "-e", "burnin_namespace=wk-%s" % run_id,
+            run(["ansible-playbook"] + inventory + [str(REPO / "playbooks" / "render.yml"), "-e", "burnin_namespace=wk-%s" % run_id,
                  "-e", "burnin_run_id=%s" % run_id, "-e", "burnin_render_dir=%s" % rendered, "-e", json.dumps(extra)], env=env)
             results["kubectl"].append(kubectl_loop(state, rendered, clusters, timeout=args.job_seconds + 300))
             results["role"].append(role_run(inventory, "wr-%s" % run_id, run_id, len(clusters), env, extra, work / "reports"))
