@@ -39,13 +39,9 @@ class ActionModule(K8sActionBase):
     _supports_check_mode = True
     OWN = CLUSTER_DETECT_OWN
     NAME = NAME
+    SPEC = staticmethod(cluster_detect_spec)
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        if self.missing_requirements():
-            return dict(result, failed=True, msg=self.missing_requirements())
-        args, auth = self.validated_args(cluster_detect_spec())
+    def run_with(self, result, args, auth):
         result.update(changed=False)
         server = configured_server(auth)
         try:

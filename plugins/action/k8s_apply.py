@@ -44,13 +44,10 @@ class ActionModule(K8sActionBase):
     _supports_check_mode = True
     OWN = K8S_APPLY_OWN
     NAME = NAME
+    SPEC = staticmethod(k8s_apply_spec)
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        if self.missing_requirements():
-            return dict(result, failed=True, msg=self.missing_requirements())
-        args, params = self.validated_args(k8s_apply_spec())
+    def run_with(self, result, args, auth):
+        params = dict(auth)
         try:
             check_apply_options(args)  # every object and the field manager, before anything connects
         except BurninError as exc:

@@ -25,16 +25,10 @@ class ActionModule(K8sActionBase):
     _supports_check_mode = True
     OWN = TRAINJOB_LOGS_OWN
     NAME = NAME
+    SPEC = staticmethod(trainjob_logs_spec)
+    NON_NEGATIVE = ("tail_lines", "unreachable_grace")
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        if self.missing_requirements():
-            return dict(result, failed=True, msg=self.missing_requirements())
-        args, auth = self.validated_args(trainjob_logs_spec())
-        for option in ("tail_lines", "unreachable_grace"):
-            if args[option] < 0:
-                return dict(result, failed=True, msg="%s: must be >= 0, got %d" % (option, args[option]))
+    def run_with(self, result, args, auth):
         if self._task.check_mode:
             return dict(result, changed=False, skipped=True, results=[], pods=[], summary={},
                         msg="check mode: no TrainJob ran")

@@ -53,16 +53,10 @@ class ActionModule(K8sActionBase):
     _supports_check_mode = True
     OWN = TRAINJOB_WAIT_OWN
     NAME = NAME
+    SPEC = staticmethod(trainjob_wait_spec)
+    NON_NEGATIVE = ("timeout", "poll_interval", "unreachable_grace")
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        if self.missing_requirements():
-            return dict(result, failed=True, msg=self.missing_requirements())
-        args, auth = self.validated_args(trainjob_wait_spec())
-        for option in ("timeout", "poll_interval", "unreachable_grace"):
-            if args[option] < 0:
-                return dict(result, failed=True, msg="%s: must be >= 0 seconds, got %d" % (option, args[option]))
+    def run_with(self, result, args, auth):
         if self._task.check_mode:
             # A dry run created no TrainJob: nothing to wait for.
             return dict(result, changed=False, skipped=True, outcome="Skipped", reason="check mode: nothing was created")

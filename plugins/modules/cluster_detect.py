@@ -30,19 +30,12 @@ author:
   - gpufleet.burnin maintainers (!UNKNOWN)
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - gpufleet.burnin.k8s_in_process
+  - gpufleet.burnin.k8s_in_process.reads
 attributes:
   check_mode:
     support: full
     description: Only reads; runs in check mode too.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is nothing to show.
-  action:
-    support: full
-    description: Runs on the controller, in the worker process.
-requirements:
-  - kubernetes.core collection
-  - kubernetes >= 24.2.0 (Python, on the controller)
 options:
   platform:
     description: The declared platform (for example C(aws)); empty to detect it.

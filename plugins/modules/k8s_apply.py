@@ -31,6 +31,7 @@ author:
   - gpufleet.burnin maintainers (!UNKNOWN)
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - gpufleet.burnin.k8s_in_process
 attributes:
   check_mode:
     support: full
@@ -38,12 +39,6 @@ attributes:
   diff_mode:
     support: full
     description: Returns the difference per object, as kubernetes.core does.
-  action:
-    support: full
-    description: Runs on the controller, in the worker process.
-requirements:
-  - kubernetes.core collection
-  - kubernetes >= 24.2.0 (Python, on the controller)
 options:
   objects:
     description:

@@ -29,19 +29,12 @@ author:
   - gpufleet.burnin maintainers (!UNKNOWN)
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - gpufleet.burnin.k8s_in_process
+  - gpufleet.burnin.k8s_in_process.reads
 attributes:
   check_mode:
     support: full
     description: Skipped in check mode (a dry run ran no TrainJob).
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is nothing to show.
-  action:
-    support: full
-    description: Runs on the controller, in the worker process.
-requirements:
-  - kubernetes.core collection
-  - kubernetes >= 24.2.0 (Python, on the controller)
 options:
   name:
     description: The TrainJob's name (its JobSet has the same name).

@@ -167,8 +167,25 @@ class K8sActionBase(ActionBase):
     _supports_async = False
     # The plugin's own options (the rest of its spec are kubernetes.core's authentication options).
     OWN = {}
-    # The plugin's FQCN, for messages.
+    # The plugin's FQCN, for messages; its argument spec (a function); its options that are seconds or counts >= 0.
     NAME = ""
+    SPEC = None
+    NON_NEGATIVE = ()
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(K8sActionBase, self).run(tmp, task_vars)
+        del tmp
+        if self.missing_requirements():
+            return dict(result, failed=True, msg=self.missing_requirements())
+        args, auth = self.validated_args(self.SPEC())
+        for option in self.NON_NEGATIVE:
+            if args[option] < 0:
+                return dict(result, failed=True, msg="%s: must be >= 0, got %d" % (option, args[option]))
+        return self.run_with(result, args, auth)
+
+    def run_with(self, result, args, auth):
+        """The plugin's work, with its validated options ARGS and kubernetes.core's authentication options AUTH."""
+        raise NotImplementedError
 
     def missing_requirements(self):
         """The failure message when kubernetes.core or the kubernetes client cannot be imported, else None."""

@@ -85,10 +85,11 @@ def kubectl_loop(state, rendered, clusters, timeout):
 
 
 def role_run(inventory, namespace, run_id, forks, env, extra, reports):
-    elapsed, proc = run(["ansible-playbook"] + inventory + [str(REPO / "playbooks" / "burnin.yml"), "--forks", str(forks),
-                         "-e", "burnin_namespace=%s" % namespace, "-e", "burnin_run_id=%s" % run_id,
-                         "-e", "burnin_report_dir=%s" % reports, "-e", json.dumps({"burnin_report_formats": ["json", "junit", "html"]}),
-                         "-e", json.dumps(extra)], env=env, check=False)
+    command = ["ansible-playbook"] + inventory + [
+        str(REPO / "playbooks" / "burnin.yml"), "--forks", str(forks), "-e", "burnin_namespace=%s" % namespace,
+        "-e", "burnin_run_id=%s" % run_id, "-e", "burnin_report_dir=%s" % reports,
+        "-e", json.dumps(dict(extra, burnin_report_formats=["json", "junit", "html"]))]
+    elapsed, proc = run(command, env=env, check=False)
     summary = json.loads((reports / run_id / "summary.json").read_text()) if (reports / run_id / "summary.json").exists() else {}
     outcomes = dict((name, result.get("outcome")) for name, result in summary.items())
     if proc.returncode != 0 or set(outcomes.values()) != {"Complete"}:
@@ -124,8 +125,9 @@ def main():
         for index in range(args.rounds):
             run_id = "whole%d-%d" % (index, int(time.time()) % 100000)
             rendered = work / ("rendered-%d" % index)
-            run(["ansible-playbook"] + inventory + [str(REPO / "playbooks" / "render.yml"), "-e", "burnin_namespace=wk-%s" % run_id,
-                 "-e", "burnin_run_id=%s" % run_id, "-e", "burnin_render_dir=%s" % rendered, "-e", json.dumps(extra)], env=env)
+            run(["ansible-playbook"] + inventory + [
+                str(REPO / "playbooks" / "render.yml"), "-e", "burnin_namespace=wk-%s" % run_id, "-e", "burnin_run_id=%s" % run_id,
+                "-e", "burnin_render_dir=%s" % rendered, "-e", json.dumps(extra)], env=env)
             results["kubectl"].append(kubectl_loop(state, rendered, clusters, timeout=args.job_seconds + 300))
             results["role"].append(role_run(inventory, "wr-%s" % run_id, run_id, len(clusters), env, extra, work / "reports"))
             log("round %d: kubectl loop %.1f s, role %.1f s" % (index + 1, results["kubectl"][-1], results["role"][-1]))
