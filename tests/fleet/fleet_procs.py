@@ -7,6 +7,7 @@ its command line, so that `stop` never signals a process that merely reuses a re
 import http.client
 import json
 import os
+import random
 import signal
 import socket
 import ssl
@@ -30,10 +31,38 @@ def log(msg):
     print(f"[fleet] {msg}", file=sys.stderr, flush=True)
 
 
+def _ephemeral_range():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low, high = (int(x) for x in f.read().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+_HANDED_OUT = set()
+_PORTS_LOCK = threading.Lock()
+
+
 def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((LOOPBACK, 0))
-        return s.getsockname()[1]
+    """A free loopback port below the kernel's ephemeral range. Not bind(0): that hands out an ephemeral port, which
+    any outgoing connection (the fleet's own clients) may take before the component binds it (seen in CI: Trainer's
+    "address already in use"). Ports below the range are never given to outgoing connections."""
+    low, _high = _ephemeral_range()
+    top = low - 1 if low > 12000 else 65535
+    with _PORTS_LOCK:
+        for _ in range(1000):
+            port = random.randint(10000, top)
+            if port in _HANDED_OUT:
+                continue
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                try:
+                    s.bind((LOOPBACK, port))
+                except OSError:
+                    continue
+            _HANDED_OUT.add(port)
+            return port
+    raise RuntimeError("no free loopback port found below the ephemeral range")
 
 
 def proc_start_time(pid):
