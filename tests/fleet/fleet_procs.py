@@ -51,7 +51,7 @@ def free_port():
     low, _high = _ephemeral_range()
     top = low - 1 if low > 12000 else 65535
     with _PORTS_LOCK:
-        for _ in range(1000):
+        for _attempt in range(1000):
             port = random.randint(10000, top)
             if port in _HANDED_OUT:
                 continue
