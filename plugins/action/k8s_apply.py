@@ -10,7 +10,8 @@ __metaclass__ = type
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import K8S_APPLY_OWN, k8s_apply_spec
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.inputs import check_apply_options
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, run_k8s
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, configured_server, run_k8s
 
 NAME = "gpufleet.burnin.k8s_apply"
 HIDDEN_FIELDS = ["metadata.managedFields"]
@@ -59,5 +60,11 @@ class ActionModule(K8sActionBase):
             hidden_fields=HIDDEN_FIELDS,
         )
         outcome = run_k8s(params, check_mode=self._task.check_mode, diff=self._task.diff, name=NAME)
+        if outcome.get("failed"):
+            # kubernetes.core's message carries the raw Status body: the task says the classified sentence, the raw
+            # text stays in error.detail (shown at -v).
+            error = classify(outcome.get("msg"), context=auth.get("context"), server=configured_server(auth))
+            outcome = dict(outcome, msg=error["message"], error=self.shown_error(error))
+            outcome.pop("body", None)
         result.update(compact(outcome))
         return result

@@ -48,7 +48,7 @@ class ActionModule(K8sActionBase):
                             context=auth.get("context"), server=server)
         if listed["state"] != "done":
             error = listed["error"]
-            return dict(result, failed=True, error=error, msg="listing the pods of TrainJob %s: %s" % (
+            return dict(result, failed=True, error=self.shown_error(error), msg="listing the pods of TrainJob %s: %s" % (
                 args["name"], error["message"]))
         api_client = api_client_of(reader)
         read = {}

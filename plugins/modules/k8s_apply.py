@@ -90,6 +90,18 @@ diff:
   description: For one object in diff mode, its C(before) and C(after) (without C(metadata.managedFields)).
   returned: diff mode, one object
   type: dict
+msg:
+  description:
+    - On failure, one or two sentences of the classified error (as P(gpufleet.burnin.k8s_error#filter) says it), for
+      example which webhook rejected which field, or which right the token lacks; not the raw Status body.
+  returned: failure
+  type: str
+error:
+  description:
+    - The classified error, C(category), C(status) and C(message); with C(detail), the server's own message or the
+      raw error text, when ansible-playbook runs with C(-v) or more.
+  returned: failure after the objects were checked
+  type: dict
 """
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import k8s_apply_spec, refuse_on_host

@@ -183,6 +183,14 @@ class K8sActionBase(ActionBase):
                 return dict(result, failed=True, msg="%s: must be >= 0, got %d" % (option, args[option]))
         return self.run_with(result, args, auth)
 
+    @staticmethod
+    def shown_error(error):
+        """The classified ERROR as the task result shows it: the server's own words (``detail``) only at -v or more,
+        since ansible-playbook prints a failed task's whole result."""
+        if not error or display.verbosity >= 1:
+            return error
+        return dict((key, value) for key, value in error.items() if key != "detail")
+
     def run_with(self, result, args, auth):
         """The plugin's work, with its validated options ARGS and kubernetes.core's authentication options AUTH."""
         raise NotImplementedError

@@ -138,7 +138,7 @@ def faults_run(faults_fleet):
     thread.join(5)
     results = json.loads((work / "reports" / RUN / "summary.json").read_text())
     return {"rc": proc.returncode, "output": proc.stdout, "results": results, "wall": wall, "start": start,
-            "killed": killed.get("at"), "state": state}
+            "killed": killed.get("at"), "state": state, "work": work}
 
 
 def test_a_cluster_killed_mid_wait_gives_up_fast_and_the_others_finish(faults_run):
@@ -171,12 +171,49 @@ def test_errors_are_classified_and_readable(faults_run):
         assert len(results[name]["reason"]) < 600, results[name]["reason"]
 
 
-def test_handled_failures_print_no_python_traceback(faults_run):
+def test_handled_failures_print_no_python_traceback(faults_run, faults_cleanup):
     # ansible-core 2.19+ prints an ignored kubernetes.core failure's msg as an [ERROR] line, with the client's
     # "Original traceback" in it: the role's reads (cluster_detect, trainjob_wait, trainjob_logs) run in-process and
     # classify their errors, so nothing of that reaches the output.
     assert "Traceback (most recent call last)" not in faults_run["output"]
-    assert "Original traceback" not in faults_run["output"] and "...ignoring" not in faults_run["output"]
+    for output in (faults_run["output"], faults_cleanup["output"]):
+        assert "Traceback (most recent call last)" not in output
+        assert "Original traceback" not in output and "...ignoring" not in output
+
+
+@pytest.fixture(scope="module")
+def faults_cleanup(faults_run):
+    """playbooks/cleanup.yml at -v over the same hosts after the run: the killed cluster is dead by then."""
+    work = faults_run["work"]
+    start = time.monotonic()
+    proc = subprocess.run(["ansible-playbook", str(PLAYBOOKS / "cleanup.yml"), "-v", "-i", faults_run["state"]["inventory"],
+                           "-i", str(work / "extra" / "hosts.yml"), "-e", "burnin_run_id=%s" % RUN, "--forks", "10"],
+                          env=dict(os.environ, ANSIBLE_NOCOLOR="1"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, check=False, timeout=600)
+    wall = time.monotonic() - start
+    results = json.loads((work / "reports" / RUN / "summary.json").read_text())
+    return {"rc": proc.returncode, "output": proc.stdout, "results": results, "wall": wall}
+
+
+def test_cleanup_gives_up_on_a_dead_cluster_after_the_grace_and_cleans_the_others(faults_run, faults_cleanup):
+    results = faults_cleanup["results"]
+    assert results[HEALTHY]["outcome"] == "Cleaned", results[HEALTHY]
+    assert "Namespace/faults" in results[HEALTHY]["deleted"], results[HEALTHY]
+    dead = results[KILLED]
+    assert dead["outcome"] == "Unreachable" and dead["stage"] == "cleanup" and dead["error_class"] == "Unreachable", dead
+    assert "Cannot reach https://127.0.0.1:" in dead["reason"], dead
+    # Retried for the grace (burnin_unreachable_grace), not kubernetes.core's wait_timeout.
+    assert faults_cleanup["wall"] < 60, faults_cleanup["wall"]
+    assert faults_cleanup["rc"] == 2
+
+
+def test_the_api_servers_own_words_only_at_higher_verbosity(faults_run, faults_cleanup):
+    # The reason is the classifier's sentence; the server's message ("... is forbidden: User ...") is printed at -v.
+    forbidden = faults_cleanup["results"][FORBIDDEN]
+    assert forbidden["error_class"] == "Forbidden" and "is forbidden: User" not in forbidden["reason"], forbidden
+    assert "is forbidden: User" not in faults_run["output"]
+    assert "Show the API server's own words" in faults_cleanup["output"]
+    assert "is forbidden: User" in faults_cleanup["output"]
 
 
 def test_a_webhook_rejection_is_reported_with_the_webhooks_message(faults_fleet, tmp_path):
@@ -193,7 +230,7 @@ def test_a_webhook_rejection_is_reported_with_the_webhooks_message(faults_fleet,
             "objects": [runtime], "kubeconfig": state["kubeconfig"], "context": HEALTHY}, "register": "applied",
          "failed_when": False},
         {"name": "Classify", "ansible.builtin.copy": {
-            "content": "{{ applied.msg | gpufleet.burnin.k8s_error(context='%s') | to_json }}" % HEALTHY,
+            "content": "{{ applied.error | to_json }}",
             "dest": str(out), "mode": "0644"}}]}]))
     proc = subprocess.run(["ansible-playbook", str(playbook), "-i", "localhost,", "-c", "local"],
                           env=dict(os.environ, ANSIBLE_NOCOLOR="1"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -203,3 +240,5 @@ def test_a_webhook_rejection_is_reported_with_the_webhooks_message(faults_fleet,
     assert classified["category"] == "Invalid", classified
     assert classified["message"].startswith("The admission webhook validator.trainingruntime.trainer.kubeflow.org")
     assert "spec.template.spec.replicatedJobs[0].replicas" in classified["message"]
+    # The task's message is that sentence; the raw Status body (error.detail) only at -v.
+    assert "detail" not in classified and '"kind":"Status"' not in proc.stdout, proc.stdout

@@ -20,6 +20,7 @@ import re
 import pytest
 import yaml
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.cleanup import SHARED_KINDS
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.workload_catalog import available_workloads, render_workload
@@ -27,7 +28,6 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.workload
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MANIFEST = os.path.join(ROOT, "extras", "rbac", "burnin-rbac.yaml")
 TASKS = os.path.join(ROOT, "roles", "burnin", "tasks")
-ROLE_VARS = os.path.join(ROOT, "roles", "burnin", "vars", "main.yml")
 
 # kind -> (API group, resource, namespaced)
 KINDS = {
@@ -49,7 +49,9 @@ OWN_CLUSTER_ACTIONS = {"gpufleet.burnin.k8s_apply": "apply",  # kubernetes.core'
                        # reads one TrainJob and lists its pods, repeatedly, and the logs of those that ended
                        "gpufleet.burnin.trainjob_wait": "wait",
                        "gpufleet.burnin.trainjob_logs": "logs",  # lists the TrainJob's pods and reads their logs
-                       "gpufleet.burnin.cluster_detect": "detect"}  # /version, /apis and the nodes
+                       "gpufleet.burnin.cluster_detect": "detect",  # /version, /apis and the nodes
+                       # lists the run's TrainJobs, namespaces and shared objects, deletes them and reads until gone
+                       "gpufleet.burnin.burnin_cleanup": "cleanup"}
 OWN_CONTROLLER_ACTIONS = ("gpufleet.burnin.workload_plan", "gpufleet.burnin.platform_overrides",
                           "gpufleet.burnin.training_runtime", "gpufleet.burnin.burnin_report")
 TEMPLATED = re.compile(r"{{|{%")
@@ -121,8 +123,7 @@ def plan_kinds():
 
 
 def cleanup_kinds():
-    with open(ROLE_VARS) as fh:
-        return set(item["kind"] for item in yaml.safe_load(fh)["burnin__cleanup_kinds"])
+    return set(item["kind"] for item in SHARED_KINDS)
 
 
 def required():
@@ -149,6 +150,11 @@ def required():
                     need("TrainJob", ["get"], where)
                 need("Pod", ["list"], where)
                 needs.setdefault(("", "pods/log", "get", True), []).append(where)
+            elif OWN_CLUSTER_ACTIONS[key] == "cleanup":
+                # Its extra_kinds are the user's: the dependencies of the plan and of user overrides.
+                for one in sorted(cleanup_kinds() | set(k for k in applied if KINDS.get(k, (None, None, True))[2]) | {"TrainJob"}):
+                    need(one, ["list", "get", "delete"], where)
+                need("Namespace", ["list", "get", "delete"], where)
             elif OWN_CLUSTER_ACTIONS[key] == "detect":
                 urls.update([("/version", "get"), ("/apis", "get")])
                 need("Node", ["list"], where)
@@ -169,11 +175,9 @@ def required():
             continue
         kind = args.get("kind", "Pod" if short == "k8s_log" else None)  # k8s_log's kind defaults to Pod
         if kind and TEMPLATED.search(str(kind)):
-            # The only templated kind: the loop over burnin__cleanup_kinds + burnin_cleanup_extra_kinds, the latter
-            # for dependencies the cleanup does not know (the ConfigMaps of the plan, those of user overrides).
-            assert "cleanup_kinds" in str(task.get("loop")), "%s: templated kind %r the test cannot resolve" % (where, kind)
-            kinds = cleanup_kinds() | set(k for k in applied if KINDS.get(k, (None, None, True))[2])
-        elif kind:
+            problems.append("%s: templated kind %r the test cannot resolve" % (where, kind))
+            continue
+        if kind:
             kinds = {kind}
         elif "definition" in args:
             kinds = applied  # the plan (dependencies, runtime, TrainJob) and the Namespace

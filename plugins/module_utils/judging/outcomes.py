@@ -63,3 +63,45 @@ def fleet_summary(results, title="burn-in", run_id="", check_mode=False, reports
         header += "; reports in %s" % reports
     return {"header": header, "lines": [_summary_line(r, r["cluster"] in passed) for r in values],
             "passed": passed, "failed": failed, "warned": warned}
+
+
+# Outcomes a task sets on purpose before it fails the block deliberately: kept, with their reason, by failure_of.
+DELIBERATE_OUTCOMES = ("Mismatch", "Unreachable", "Error")
+
+
+def _first_failed_item(failed_result):
+    """A loop's failure says only "One or more items failed": its first failed item tells why."""
+    items = [item for item in (failed_result or {}).get("results") or [] if isinstance(item, dict) and item.get("failed")]
+    return items[0] if items else failed_result or {}
+
+
+def failure_of(result, failed_task=None, failed_result=None, context=None, server=None):
+    """How a cluster's RESULT ends after a failed task (the role's rescue: ansible_failed_task, ansible_failed_result):
+    {'record': the fields to merge into the result (outcome, error_class, reason), 'detail': the raw error for
+    higher verbosity}.
+
+    An outcome a task set on purpose (DELIBERATE_OUTCOMES with a reason) is kept. Otherwise the error is classified
+    (plugins/module_utils/cluster/k8s_errors.py; the collection's cluster plugins return it classified already):
+    outcome Unreachable when the cluster could not be talked to, else Error; the reason names the failed task.
+    """
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import UNREACHABLE_CLASSES, classify
+
+    result = result or {}
+    if result.get("outcome") in DELIBERATE_OUTCOMES and result.get("reason"):
+        return {"record": {"outcome": result["outcome"], "error_class": result.get("error_class") or "",
+                           "reason": result["reason"]}, "detail": ""}
+    failed = _first_failed_item(failed_result)
+    msg = failed.get("msg")
+    error = failed.get("error") if isinstance(failed.get("error"), dict) else None
+    if error is None or not error.get("category"):
+        error = classify(msg if msg is not None else "unknown error", context=context or None, server=server or None)
+        message = error["message"]
+    else:
+        message = str(msg) if msg else error.get("message") or ""
+    category = error["category"]
+    task = (failed_task or {}).get("name") or "a task"
+    # The class leads the reason, unless the message says it already ("Forbidden: user ... may not ...").
+    named = category == "Error" or (category + ":") in message
+    return {"record": {"outcome": "Unreachable" if category in UNREACHABLE_CLASSES else "Error", "error_class": category,
+                       "reason": "%s: %s%s" % (task, "" if named else category + ": ", message)},
+            "detail": error.get("detail") or ""}

@@ -130,6 +130,27 @@ def trainjob_logs_spec():
     return with_k8s_auth(TRAINJOB_LOGS_OWN)
 
 
+# gpufleet.burnin.burnin_cleanup's own options; the others are kubernetes.core's authentication options.
+BURNIN_CLEANUP_OWN = dict(
+    entry=dict(type="str", required=True),
+    namespace=dict(type="str", required=True),
+    run_id=dict(type="str", default=""),
+    all_runs=dict(type="bool", default=False),
+    namespace_per_run=dict(type="bool", default=False),
+    shared=dict(type="bool", default=True),
+    drop_namespace=dict(type="bool", default=True),
+    wait=dict(type="bool", default=True),
+    wait_timeout=dict(type="int", default=180),
+    extra_kinds=dict(type="list", elements="dict", default=[]),
+    unreachable_grace=dict(type="int", default=30),
+)
+
+
+def burnin_cleanup_spec():
+    """gpufleet.burnin.burnin_cleanup."""
+    return with_k8s_auth(BURNIN_CLEANUP_OWN)
+
+
 # gpufleet.burnin.cluster_detect's own options; the others are kubernetes.core's authentication options.
 CLUSTER_DETECT_OWN = dict(
     platform=dict(type="str", default=""),

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import cluster_passed, fleet_summary
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import cluster_passed, failure_of, fleet_summary
 
 
 def result(cluster, outcome, verdict=None, reason="", trainjob=True):
@@ -55,3 +55,33 @@ def test_a_dry_run_and_an_apply_without_verdicts():
     assert summary["header"] == "burn-in r2 (check mode): 2 of 2 clusters passed, 0 failed"
     assert summary["lines"][0].endswith("burnin/nccl-1: check mode") and summary["lines"][1].endswith(" burnin/nccl-1")
     assert "?/h100" in summary["lines"][1]
+
+
+def test_a_failure_set_on_purpose_keeps_its_outcome():
+    result = {"outcome": "Mismatch", "reason": "platform mismatch: nodes say gcp", "error_class": ""}
+    assert failure_of(result, {"name": "Stop"}, {"msg": "platform mismatch"})["record"] == {
+        "outcome": "Mismatch", "reason": "platform mismatch: nodes say gcp", "error_class": ""}
+
+
+def test_a_kubernetes_core_failure_is_classified_and_names_the_task():
+    refused = ("HTTPSConnectionPool(host='127.0.0.1', port=6443): Max retries exceeded with url: /version "
+               "(Caused by NewConnectionError(': Failed to establish a new connection: [Errno 111] Connection refused'))")
+    failure = failure_of({"outcome": "Pending", "reason": ""}, {"name": "List the nodes"}, {"msg": refused})
+    assert failure["record"]["outcome"] == "Unreachable" and failure["record"]["error_class"] == "Unreachable"
+    assert failure["record"]["reason"].startswith("List the nodes: Unreachable: Cannot reach https://127.0.0.1:6443")
+    assert "Errno 111" in failure["detail"] and "Errno 111" not in failure["record"]["reason"]
+
+
+def test_a_classified_error_of_the_collections_plugins_is_taken_as_it_is():
+    error = {"category": "Forbidden", "status": 403, "message": "Forbidden: user x may not delete ...", "detail": "raw"}
+    failure = failure_of({"outcome": "Pending"}, {"name": "Delete the run's objects"},
+                         {"msg": "deleting TrainJob/e-r1: Forbidden: user x may not delete ...", "error": error})
+    assert failure["record"] == {"outcome": "Error", "error_class": "Forbidden",
+                                 "reason": "Delete the run's objects: deleting TrainJob/e-r1: Forbidden: user x may not delete ..."}
+    assert failure["detail"] == "raw"
+
+
+def test_a_loop_is_explained_by_its_first_failed_item():
+    looped = {"msg": "One or more items failed", "results": [{"failed": False}, {"failed": True, "msg": "boom (409)\nReason: Conflict"}]}
+    record = failure_of({}, {"name": "Apply"}, looped)["record"]
+    assert record["outcome"] == "Error" and "One or more" not in record["reason"]
