@@ -22,6 +22,11 @@ description:
   - With O(pods), says which nodes and pods took part and which failed (pod phases, container exits and restarts,
     failure lines in the logs naming a host), like the original operator's succeeded and failed node lists.
   - A workload without a collective (torch or exec) is judged by its TrainJob's outcome.
+  - Transport proof - the NCCL INFO lines of the logs say which network NCCL used (C(Using network ...), the channels'
+    C(via NET/...)), the plugin (aws-ofi-nccl, gIB, FasTrak, GPUDirectTCPX) and whether NVLS and MNNVL were used; a
+    multi-node run whose transport is not the one the platform catalogue (C(_lib/platforms/<platform>/platform.yaml),
+    C(transport) of the shape) expects fails the C(transport) check, naming both and the hosts, pods and nodes. Logs
+    without NCCL INFO lines (C(NCCL_DEBUG) not C(INFO)) leave the transport C(unknown), a note that never fails.
 options:
   _input:
     description:
@@ -51,6 +56,13 @@ options:
   mnnvl:
     description: Whether multi-node NVLink was enabled.
     type: bool
+  instance_type:
+    description: The nodes' instance / machine type; picks the catalogue shape whose C(transport) is expected.
+    type: str
+  expected_transport:
+    description:
+      - The transport the logs must show, instead of the catalogue's - C(efa), C(ib), C(gib), C(tcpxo), C(tcpx) or C(socket).
+    type: str
   thresholds:
     description: A thresholds document replacing the collection's (same schema as C(_lib/thresholds.yaml)).
     type: dict
@@ -121,10 +133,19 @@ _value:
       description: The collective judged.
       type: str
     checks:
-      description: Each check - C(name) (job, result, peak, avg, wrong, min_bw, errors, threshold), C(verdict), C(reason), and
-        C(value), C(size), C(threshold) (record id), C(pass), C(warn) where they apply.
+      description: Each check - C(name) (job, result, peak, avg, wrong, min_bw, errors, threshold, transport), C(verdict),
+        C(reason), and C(value), C(size), C(threshold) (record id), C(pass), C(warn) where they apply; the transport check
+        adds C(expected), C(seen), C(nvls), C(mnnvl) and C(evidence) (per host - pod, node, network, the log lines).
+        A check with C(note=true) never decides the verdict.
       type: list
       elements: dict
+    notes:
+      description: The reasons of the checks that are notes (for example an unknown transport).
+      type: list
+      elements: str
+    transport:
+      description: The transport check in short - verdict, expected, expected_source, seen (a transport id, C(unknown) or C(mixed)), nvls, mnnvl.
+      type: dict
     thresholds:
       description: The threshold records used, with their sources.
       type: list
@@ -166,12 +187,12 @@ _INT_FACTS = ("nodes", "gpus_per_node")
 
 def burnin_verdict_filter(output, workload=None, collective=None, platform=None, gpu_architecture=None, nodes=None, gpus_per_node=None,
                           mnnvl=None, thresholds=None, overrides=None, job_outcome=None, job_reason=None, pods=None, pod_logs=None,
-                          on_missing="warn", allow_partial=True):
+                          on_missing="warn", allow_partial=True, instance_type=None, expected_transport=None):
     # Imported on use: Ansible loads every filter file of the collection in each worker process.
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
     prefix = "gpufleet.burnin.burnin_verdict"
     facts = {"platform": platform or None, "gpu_architecture": gpu_architecture or None, "nodes": nodes, "gpus_per_node": gpus_per_node,
-             "mnnvl": mnnvl}
+             "mnnvl": mnnvl, "instance_type": instance_type or None}
     for key in _INT_FACTS:
         value = facts[key]
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
@@ -188,7 +209,8 @@ def burnin_verdict_filter(output, workload=None, collective=None, platform=None,
     try:
         return verdict_for(output, facts=facts, collective=collective or None, thresholds=thresholds, overrides=overrides or None,
                            job_outcome=job_outcome or None, job_reason=job_reason or None, pods=pods, pod_logs=pod_logs,
-                           on_missing=on_missing, workload=workload or None, allow_partial=bool(allow_partial))
+                           on_missing=on_missing, workload=workload or None, allow_partial=bool(allow_partial),
+                           expected_transport=expected_transport or None)
     except BurninError as exc:
         raise AnsibleFilterError("%s: %s" % (prefix, exc))
 

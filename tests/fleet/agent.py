@@ -22,7 +22,8 @@ without one, the last pod) exits 1 and the last worker is killed (137), crash-lo
 backoff limit, as a kubelet restarts an OnFailure container; the other pods keep running. none: everything keeps
 running. `gpufleet.test/delay-seconds` ends them that long after the TrainJob was created (default 1 s). The
 launcher's output: the TrainJob's `gpufleet.test/nccl-log` and `gpufleet.test/nccl-busbw`, else the cluster's
-`nccl_log` and `nccl_busbw`.
+`nccl_log` and `nccl_busbw`; its NCCL transport lines: `gpufleet.test/nccl-transport`, else the cluster's
+`nccl_transport` (expected | socket: a silent fall back to sockets).
 
     python agent.py --dir FLEET_DIR      (fleet.py starts and stops it; it writes FLEET_DIR/agent.ready)
 """
@@ -48,6 +49,7 @@ COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 FAKE_NODE = "gpufleet.test/fake-node"
 OUTCOME, DELAY = "gpufleet.test/outcome", "gpufleet.test/delay-seconds"
 NCCL_LOG, NCCL_BUSBW = "gpufleet.test/nccl-log", "gpufleet.test/nccl-busbw"
+NCCL_TRANSPORT = "gpufleet.test/nccl-transport"
 EXIT_CODE, RESTARTS, FINISH_AFTER = "gpufleet.test/exit-code", "gpufleet.test/restarts", "gpufleet.test/finish-after"
 LOGGED = "gpufleet.test/logged"
 DRA_DRIVER = "compute-domain.nvidia.com"
@@ -75,6 +77,7 @@ class Cluster:
         self.default_outcome = record.get("trainjob_outcome") or "Complete"
         self.nccl_log = record.get("nccl_log") or ("truncated" if self.default_outcome == "Failed" else "good")
         self.nccl_busbw = record.get("nccl_busbw")
+        self.nccl_transport = record.get("nccl_transport") or "expected"
         self.log_root = Path(log_root) / name
         self.client = DynamicClient(config.new_client_from_config(config_file=kubeconfig, context=name))
         self.ready = threading.Event()
@@ -195,8 +198,11 @@ class Cluster:
         mnnvl = env.get("NCCL_MNNVL_ENABLE") == "1" or "NCCL_MNNVL_ENABLE=1" in words
         cmd = nccl_logs.nccl_command(tj)
         if role == "launcher":
+            transport = (meta.get("annotations") or {}).get(NCCL_TRANSPORT) or self.nccl_transport
+            if transport not in nccl_logs.TRANSPORTS:
+                transport = "expected"
             return nccl_logs.launcher_log(choice, hosts, gpus, self.platform, self.gpu, cmd, busbw=busbw,
-                                          seed=meta.get("uid", ""), finished=finished, mnnvl=mnnvl)
+                                          seed=meta.get("uid", ""), finished=finished, mnnvl=mnnvl, transport=transport)
         if "launcher" in shape:
             return nccl_logs.worker_log(hosts[index] if index < len(hosts) else pod["spec"].get("hostname", ""), index)
         torch = any("torchrun" in w for w in words) or (trainer.get("numProcPerNode") and not cmd)

@@ -18,6 +18,12 @@ Results (the spec's `nccl_log`, or the TrainJob annotation `gpufleet.test/nccl-l
                      last worker ("exited on signal 9 (Killed)"): the log of a rank killed mid-run
     none             the launcher prints nothing of nccl-tests (it never ran)
 `nccl_busbw` (GB/s) pins the peak of any result.
+
+Transport (the spec's `nccl_transport`, or the TrainJob annotation `gpufleet.test/nccl-transport`): `expected` (the
+default) prints the NCCL INFO lines of the transport the platform catalogue expects for the platform and GPU
+(`Using network <net>`, the plugin's own lines, channels `via NET/<net>/...`), with the strings NCCL and the plugins
+print (plugins/module_utils/judging/transport.py names their sources); `socket` prints NCCL's silent fall back to its
+socket transport (`NET/Socket : Using ...`, `Using network Socket`, `via NET/Socket/0`), at the busbw TCP reaches.
 """
 
 import hashlib
@@ -34,11 +40,22 @@ PEAK_BUSBW_MNNVL = {"gb200": 812.5, "gb300": 889.1}
 FACTOR = {"below-threshold": 0.6, "far-below": 0.25}
 GPU_NAMES = {"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200", "b200": "NVIDIA B200", "gb200": "NVIDIA GB200",
              "gb300": "NVIDIA GB300", "a100": "NVIDIA A100-SXM4-80GB"}
-NET_LINES = {
-    "aws": "NET/OFI Selected provider is efa, fabric is efa-direct (found 32 nics)",
-    "gcp": "NET/FasTrak plugin initialized: 8 NICs, eth1..eth8",
-    "azure": "NET/IB : Using [0]mlx5_ib0:1/IB [1]mlx5_ib1:1/IB [2]mlx5_ib2:1/IB [3]mlx5_ib3:1/IB ; OOB eth0:10.244.1.17<0>",
+TRANSPORTS = ("expected", "socket")
+# Per transport id of the platform catalogue: the net's name and the plugin lines each rank prints before it.
+NETS = {
+    "efa": ("Libfabric", ["NET/Plugin: Loaded net plugin Libfabric (v10)",
+                          "NET/OFI Selected provider is efa, fabric is efa-direct (found 32 nics)"]),
+    "tcpxo": ("FasTrak", ["NET/FasTrak 2026-11-30T07:12:01.120394-08:00: Initializing network FasTrak, version: 1.0.21"]),
+    "gib": ("gIB", ["NET/gIB : Initializing gIB v1.0.5"]),
+    "tcpx": ("GPUDirectTCPX_v7", ["NET/GPUDirectTCPX/CUDA : cuDevices count 8"]),
+    "ib": ("IB", ["NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB ; OOB eth0:10.244.%(node)d.17<0>"]),
+    "socket": ("Socket", ["NET/IB : No device found.", "NET/Socket : Using [0]eth0:10.244.%(node)d.17<0>"]),
 }
+# The platform/GPU's transport as _lib/platforms/<platform>/platform.yaml's default shapes name it (copied: the fleet
+# does not import the collection); anything else: ib.
+EXPECTED = {("aws", "gb300"): "ib", ("gcp", "h100"): "tcpxo", ("gcp", "h200"): "gib", ("gcp", "b200"): "gib", ("gcp", "gb200"): "gib"}
+EXPECTED_PLATFORM = {"aws": "efa"}
+SOCKET_BUSBW = 3.1  # what the issue's AWS H100 pair reached over TCP
 GPUS_PER_NODE = {"gb200": 4, "gb300": 4}
 BUS_IDS = ("18", "2a", "3a", "5d", "9a", "ab", "ba", "db")
 _SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -109,14 +126,23 @@ def peak_for(result, platform, gpu, busbw=None, mnnvl=False):
     return round(base * FACTOR.get(result, 1.0), 1)
 
 
-def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, seed="", finished=True, mnnvl=False):
+def expected_transport(platform, gpu):
+    return EXPECTED.get((platform, gpu)) or EXPECTED_PLATFORM.get(platform) or "ib"
+
+
+def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, seed="", finished=True, mnnvl=False, transport="expected"):
     """The launcher's log text for `result` (see RESULTS). `hosts`: the worker pods' hostnames, in rank order.
 
-    `finished` False gives what a running launcher has printed so far (up to the middle of the sweep).
+    `finished` False gives what a running launcher has printed so far (up to the middle of the sweep). `transport`:
+    `expected` or `socket` (see TRANSPORTS).
     """
     if result == "none" or cmd is None:
         return "+ mpirun: nccl-tests did not run\n" if result == "none" else ""
     nranks = max(1, len(hosts) * gpus_per_node)
+    net_id = "socket" if transport == "socket" else expected_transport(platform, gpu)
+    net_name, net_lines = NETS[net_id]
+    if net_id == "socket" and busbw is None:
+        busbw = SOCKET_BUSBW
     peak = peak_for(result, platform, gpu, busbw, mnnvl)
     coll = cmd["collective"]
     factor = {"all_reduce": 2.0 * (nranks - 1) / nranks, "reduce_scatter": (nranks - 1) / nranks,
@@ -134,8 +160,10 @@ def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, s
     info(first, pid0, 0, "cudaDriverVersion 12080")
     info(first, pid0, 0, "NCCL version 2.27.7+cuda12.9")
     for n, host in enumerate(hosts):
-        for dev in range(min(gpus_per_node, 3)):
-            info(host, pid0 + n * 4 + dev, dev, NET_LINES.get(platform, "NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.244.%d.17<0>" % (n + 1)))
+        for dev in range(gpus_per_node):
+            for text in net_lines:
+                info(host, pid0 + n * 4 + dev, dev, text % {"node": n + 1} if "%(" in text else text)
+            info(host, pid0 + n * 4 + dev, dev, "Using network %s" % net_name)
     # NCCL_DEBUG=INFO (the base env): every rank reports its rings and channels before the first collective.
     for n, host in enumerate(hosts):
         for dev in range(gpus_per_node):
@@ -145,8 +173,8 @@ def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, s
                  % (rank, nranks, len(hosts), gpus_per_node, dev, 1 if mnnvl else 0))
             for channel in range(64 // max(gpus_per_node, 1)):
                 peer = (rank + 1) % nranks
-                via = "P2P/CUMEM" if peer // gpus_per_node == n else "NET/%s/%d/GDRDMA" % (
-                    {"aws": "Libfabric", "gcp": "FasTrak"}.get(platform, "IB"), channel % 4)
+                via = "P2P/CUMEM" if peer // gpus_per_node == n else (
+                    "NET/Socket/0" if net_id == "socket" else "NET/%s/%d/GDRDMA" % (net_name, channel % 4))
                 info(host, pid, dev, "Channel %02d/0 : %d[%d] -> %d[%d] %svia %s" % (
                     channel, rank, dev, peer, peer % gpus_per_node, "[send] " if "NET" in via else "", via))
             info(host, pid, dev, "Connected all rings, use ring PXN 0 GDR 1")
@@ -243,4 +271,4 @@ def plain_log(framework, host, rank, gpus_per_node, world, gpu, finished=True):
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-__all__ = ["RESULTS", "launcher_log", "nccl_command", "plain_log", "worker_log", "peak_for"]
+__all__ = ["RESULTS", "TRANSPORTS", "expected_transport", "launcher_log", "nccl_command", "plain_log", "worker_log", "peak_for"]

@@ -17,9 +17,10 @@ import copy
 import os
 import re
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results, transport
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import platform_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import LIB_DIR, read_yaml_file
 
 THRESHOLDS_FILE = os.path.join(LIB_DIR, "thresholds.yaml")
@@ -389,15 +390,18 @@ def _sizes_text(sizes):
 
 
 def judge(result, facts=None, collective=None, thresholds=None, overrides=None, job_outcome=None, job_reason=None,
-          on_missing="warn", error=None, workload=None):
+          on_missing="warn", error=None, workload=None, transport_evidence=None, expected_transport=None, locate=None):
     """Judge one burn-in: a parsed nccl-tests ``result`` (or None), the TrainJob's outcome, the thresholds.
 
     ``facts``: platform, gpu_architecture, nodes, gpus_per_node, mnnvl. ``collective``: all_reduce, all_gather, ...
     (default: the result's); None with no result judges a non-NCCL workload by its job outcome only.
     ``error``: why there is no result (a parse error), reported as the ``error`` verdict. ``on_missing``: the
-    verdict when no threshold matches (warn, pass or fail).
-    Returns {workload, collective, verdict, reason, checks, thresholds, metrics, series, facts, errors, warnings,
-    problems}; each check has name, verdict, reason (and value, size, threshold where they apply).
+    verdict when no threshold matches (warn, pass or fail). ``transport_evidence``: what
+    :func:`transport.parse_transport` read from the logs, judged against ``expected_transport`` ({transport, source}
+    or None) as the ``transport`` check; ``locate``: host -> {pod, node} for its evidence.
+    Returns {workload, collective, verdict, reason, checks, notes, thresholds, metrics, series, facts, errors, warnings,
+    problems, transport}; each check has name, verdict, reason (and value, size, threshold where they apply); a check
+    with ``note: true`` is information that never decides the verdict (its reason is in ``notes``, not ``reason``).
     """
     facts = dict(facts or {})
     if on_missing not in ("pass", "warn", "fail"):
@@ -428,7 +432,9 @@ def judge(result, facts=None, collective=None, thresholds=None, overrides=None, 
                     "" if facts.get("mnnvl") is None else (" with MNNVL" if facts.get("mnnvl") else " without MNNVL"))})
         elif collective is None:
             checks.append({"name": "threshold", "verdict": on_missing, "reason": "the output does not name its collective: busbw not judged"})
-    if not checks:
+    if transport_evidence is not None:
+        checks.append(transport.check(transport_evidence, expected_transport, facts, locate))
+    if not [check for check in checks if not check.get("note")]:
         checks.append({"name": "result", "verdict": "error", "reason": "no result and no job outcome to judge"})
     if job_outcome in ("Failed", "Timeout") and (result is not None or error is not None):
         # The job failed and left (partial) output: a failed burn-in, not a missing result.
@@ -436,13 +442,16 @@ def judge(result, facts=None, collective=None, thresholds=None, overrides=None, 
             if check["name"] == "result" and check["verdict"] == "error":
                 check["verdict"] = "fail"
     verdict = worst(check["verdict"] for check in checks)
-    reasons = [check["reason"] for check in checks if check["verdict"] == verdict]
+    reasons = [check["reason"] for check in checks if check["verdict"] == verdict and not check.get("note")]
+    proof = [check for check in checks if check["name"] == "transport"]
     return {
         "workload": workload,
         "collective": collective,
         "verdict": verdict,
         "reason": "; ".join(reasons),
         "checks": checks,
+        "notes": [check["reason"] for check in checks if check.get("note")],
+        "transport": dict((key, proof[0].get(key)) for key in ("verdict", "expected", "expected_source", "seen", "nvls", "mnnvl")) if proof else None,
         "thresholds": [_threshold_summary(record) for metric, record in sorted(chosen.items()) if record],
         "metrics": _metrics(result),
         "series": nccl_results.series(result),
@@ -751,12 +760,25 @@ def _log_evidence(entries, pods, logs, result, job_ok):
 # ------------------------------------------------------------------------------------------------ one call
 
 def verdict_for(output, facts=None, collective=None, thresholds=None, overrides=None, job_outcome=None, job_reason=None,
-                pods=None, pod_logs=None, on_missing="warn", workload=None, allow_partial=True):
+                pods=None, pod_logs=None, on_missing="warn", workload=None, allow_partial=True, expected_transport=None):
     """Parse (when needed), judge and attribute in one call; what the ``burnin_verdict`` filter returns.
 
     ``output``: nccl-tests output as text, a parsed result, the ``-J`` JSON (text or dict), k8s_log loop results
     (the log holding the table is found), or None (no output, e.g. a torch or exec workload).
+    The logs' NCCL INFO lines are the transport proof, judged against ``expected_transport`` (a transport id of
+    :data:`transport.TRANSPORTS`) or, when it is None, what the platform catalogue expects for the facts' platform,
+    gpu_architecture and instance_type.
     """
+    facts = dict(facts or {})
+    if expected_transport is not None and expected_transport not in transport.TRANSPORTS:
+        raise ConfigError("expected_transport", "must be one of %s, got %r" % (", ".join(sorted(transport.TRANSPORTS)), expected_transport))
+    texts = None
+    if isinstance(pod_logs, (dict, list)) and pod_logs:
+        texts = dict((name, text) for name, (text, dummy) in _log_items(pod_logs).items())
+    elif isinstance(output, list) and output and all(isinstance(item, dict) for item in output):
+        texts = dict((name, text) for name, (text, dummy) in _log_items(output).items())
+    elif isinstance(output, str) and output:
+        texts = {"output": output}
     result = None
     error = None
     source_pod = None
@@ -779,8 +801,22 @@ def verdict_for(output, facts=None, collective=None, thresholds=None, overrides=
             error = str(exc)
     if output is not None and output != "" and error is None and result is None:
         error = "nccl-tests output could not be read"
+    evidence = expected = None
+    if texts is not None:
+        evidence = transport.parse_transport(texts)
+        if expected_transport is not None:
+            expected = {"transport": expected_transport, "source": "given"}
+        else:
+            expected = platform_catalog.expected_transport(facts.get("platform"), facts.get("gpu_architecture"), facts.get("instance_type"))
+
+    def locate(host):
+        name = pod_for_host(pods or [], host)
+        nodes = [(pod.get("spec") or {}).get("nodeName") for pod in pods or [] if (pod.get("metadata") or {}).get("name") == name]
+        return {"pod": name, "node": nodes[0] if nodes else None}
+
     verdict = judge(result, facts=facts, collective=collective, thresholds=thresholds, overrides=overrides, job_outcome=job_outcome,
-                    job_reason=job_reason, on_missing=on_missing, error=error, workload=workload)
+                    job_reason=job_reason, on_missing=on_missing, error=error, workload=workload, transport_evidence=evidence,
+                    expected_transport=expected, locate=locate)
     verdict["output_pod"] = source_pod
     if pods is not None or pod_logs is not None:
         attribution = attribute(pods or [], pod_logs, result, job_outcome)

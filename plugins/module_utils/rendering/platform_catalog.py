@@ -60,8 +60,13 @@ def load_platform_catalog(lib_dir=LIB_DIR):
         label = "_lib/%s/%s/platform.yaml" % (PLATFORMS_LIB, platform)
         with open(path) as handle:
             data = load_yaml(handle.read(), label) or {}
-        if not isinstance(data, dict) or set(data) - {"shapes", "nic_resources", "instance_type_labels", "vars"}:
-            raise _catalog_error(label, "must be a mapping with keys from shapes, nic_resources, instance_type_labels, vars")
+        if not isinstance(data, dict) or set(data) - {"shapes", "nic_resources", "instance_type_labels", "vars", "transport"}:
+            raise _catalog_error(label, "must be a mapping with keys from shapes, nic_resources, instance_type_labels, vars, transport")
+        for where, value in [("transport", data.get("transport"))] + [("shapes.%s.transport" % shape, (row or {}).get("transport"))
+                                                                    for shape, row in (data.get("shapes") or {}).items()
+                                                                    if isinstance(row, dict)]:
+            if value is not None and not (isinstance(value, str) and re.match(r"^[a-z][a-z0-9-]*$", value)):
+                raise _catalog_error(label, "%s must be a transport id (efa, ib, gib, tcpxo, tcpx, socket), got %r" % (where, value))
         shapes = data.get("shapes") or {}
         defaults = {}
         for shape, row in shapes.items():
@@ -87,6 +92,7 @@ def load_platform_catalog(lib_dir=LIB_DIR):
             "nic_resources": nics,
             "instance_type_labels": list(data.get("instance_type_labels") or []),
             "vars": variables,
+            "transport": data.get("transport"),
         }
     _CATALOGS[lib_dir] = catalog
     return catalog
@@ -130,6 +136,31 @@ def resolve_platform_vars(given, catalog):
 def default_instance_type(platform, gpu_architecture, catalog):
     """The shape marked ``default`` for this GPU in the platform's catalogue, or None."""
     return ((catalog.get(platform) or {}).get("defaults") or {}).get(gpu_architecture)
+
+
+def expected_transport(platform, gpu_architecture, instance_type=None, catalog=None):
+    """The inter-node transport the catalogue expects: ``{"transport", "source"}``, or None when it names none.
+
+    A known ``instance_type``: its shape's ``transport`` (a shape without one expects nothing). No instance type: the
+    GPU's default shape's. Otherwise (no shape, or an instance type the catalogue does not list) the platform's own
+    ``transport``, if any.
+    """
+    catalog = load_platform_catalog() if catalog is None else catalog
+    info = catalog.get(platform) or {}
+    shapes = info.get("shapes") or {}
+    shape, how = None, None
+    if instance_type and instance_type in shapes:
+        shape, how = instance_type, "the instance type"
+    elif not instance_type and (info.get("defaults") or {}).get(gpu_architecture):
+        shape = info["defaults"][gpu_architecture]
+        how = "the default shape for %s" % gpu_architecture
+    if shape is not None:
+        value = shapes[shape].get("transport")
+        where = "_lib/platforms/%s/platform.yaml shapes.%s, %s" % (platform, shape, how)
+        return {"transport": value, "source": where} if value else None
+    if info.get("transport"):
+        return {"transport": info["transport"], "source": "_lib/platforms/%s/platform.yaml transport" % platform}
+    return None
 
 
 def _quantity(value):

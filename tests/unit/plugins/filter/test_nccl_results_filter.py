@@ -95,3 +95,17 @@ def test_burnin_workload():
         burnin_workload.burnin_workload_filter("exec-example", 2, "eight")
     with pytest.raises(AnsibleFilterError, match="^gpufleet.burnin.burnin_workload: data.image: "):
         burnin_workload.burnin_workload_filter("nccl-all-gather", 2, 4, "gcp", "gb200")
+
+
+def test_burnin_verdict_transport_proof():
+    with open(os.path.join(FIXTURES, "transport", "aws-h100-socket-fallback.log")) as handle:
+        text = handle.read()
+    result = burnin_verdict.burnin_verdict_filter(text, collective="all_reduce", platform="aws", gpu_architecture="h100", nodes=2,
+                                                  gpus_per_node=8, mnnvl=False, instance_type="p5.48xlarge")
+    assert result["verdict"] == "fail" and result["transport"]["expected"] == "efa" and result["transport"]["seen"] == "socket"
+    assert "shapes.p5.48xlarge, the instance type" in result["transport"]["expected_source"]
+    given = burnin_verdict.burnin_verdict_filter(text, collective="all_reduce", platform="aws", gpu_architecture="h100", nodes=2,
+                                                 expected_transport="socket")
+    assert given["transport"]["verdict"] == "pass"
+    with pytest.raises(AnsibleFilterError, match="expected_transport"):
+        burnin_verdict.burnin_verdict_filter(text, collective="all_reduce", expected_transport="pigeon")

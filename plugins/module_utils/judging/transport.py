@@ -1,0 +1,285 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Transport proof: which network plugin and transport NCCL used, read from its INFO lines, and the check of it.
+
+NCCL names the network a communicator uses once per rank (``Using network <name>``) and the path of each ring or
+tree connection (``Channel 00/0 : 0[0] -> 8[0] [send] via NET/<name>/<dev>[/GDRDMA]``); plugins add their own lines
+(``NET/OFI ...``, ``NET/gIB ...``, ``NET/FasTrak ...``). The strings matched here, with where they are printed:
+
+- ``Using network %s``: NVIDIA/nccl src/init.cc, ``INFO(NCCL_INIT, ...)`` with the net's ``name``;
+- ``Channel %02d/%d : %d[%d] -> %d[%d] [send] via NET/%s/%d%s%s%s`` (and ``[receive]``): NVIDIA/nccl
+  src/transport/net.cc, ``INFO(NCCL_INIT|NCCL_NET, ...)``; ``via P2P/%s%s%s`` with ``MNNVL`` or ``CUMEM``:
+  src/transport/p2p.cc, ``INFO(NCCL_INIT|NCCL_P2P, ...)``;
+- ``NET/Plugin: Loaded net plugin %s (v%d)``: NVIDIA/nccl src/plugin/net/net_v*.cc, ``INFO(NCCL_INIT|NCCL_NET, ...)``
+  (a plugin loaded is not a plugin used: the ``Using network`` line decides);
+- ``NET/IB : Using%s %s; OOB %s:%s`` (devices as ``[0]mlx5_0:1/IB`` or ``/RoCE``): src/transport/net_ib;
+  ``NET/Socket : Using%s``: src/transport/net_socket.cc; the built-in nets are named ``IB`` and ``Socket``;
+- aws-ofi-nccl (aws/aws-ofi-nccl): every INFO line starts ``NET/OFI `` (include/nccl_ofi_log.h); ``Selected
+  provider is %s, fabric is %s (found %d nics)`` (src/nccl_ofi_net.c; older releases ``Selected Provider is %s (found
+  %d nics)``); the net is named ``Libfabric``, or ``AWS Libfabric`` / ``OFI`` when NCCL_NET says so
+  (src/nccl_ofi_interface_nvidia.c; ``AWS Libfabric`` up to 1.11.0);
+- gIB: ``Using network gIB`` and ``NET/gIB : Initializing gIB v1.0.5`` (Google Cloud, "Run NCCL on Compute Engine
+  instances", docs.cloud.google.com/ai-hypercomputer/docs/nccl/test-vms);
+- GPUDirect-TCPXO: the FasTrak plugin logs ``NET/FasTrak <time>: ...`` and ``Initializing network FasTrak, version:
+  %d.%d.%d`` (google/nccl-plugin-gpudirect-tcpxo tcpdirect_plugin/fastrak_offload/init.cc); its net is FasTrak;
+- GPUDirect-TCPX: lines ``NET/GPUDirectTCPX ...`` (google/nccl-plugin-gpudirecttcpx, ``"NET/" PRODUCT_NAME`` with
+  ``PRODUCT_NAME "GPUDirectTCPX"``); its net name starts with GPUDirectTCPX;
+- NVLS: ``NVLS multicast support is %savailable on dev %d`` (src/transport/nvls.cc, INFO(NCCL_INIT)): NVLS could be
+  used; ``NVLS comm %p headRank %d nHeads %d ...`` (same file, INFO(NCCL_INIT|NCCL_NVLS)): NVLS buffers were set up;
+- MNNVL: ``comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d`` (src/init.cc, INFO(NCCL_INIT)).
+
+Every line above is logged under the INIT or NET subsystem: the base env's ``NCCL_DEBUG=INFO`` and
+``NCCL_DEBUG_SUBSYS=NET,INIT`` (rendering/nccl_env.py) keep them. A log without NCCL INFO lines proves nothing: the
+transport is then ``unknown`` and the check is a note, never a failure.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results
+
+# Transport ids (what the platform catalogue's ``transport`` keys name) -> label and the NCCL net names that are it.
+TRANSPORTS = {
+    "efa": {"label": "EFA through aws-ofi-nccl", "detail": "the OFI net plugin", "networks": ("Libfabric", "AWS Libfabric", "OFI")},
+    "ib": {"label": "IB verbs", "detail": "NCCL's net_ib, InfiniBand or RoCE", "networks": ("IB",)},
+    "gib": {"label": "gIB", "detail": "Google's RDMA net plugin", "networks": ("gIB",)},
+    "tcpxo": {"label": "GPUDirect-TCPXO", "detail": "the FasTrak net plugin", "networks": ("FasTrak",)},
+    "tcpx": {"label": "GPUDirect-TCPX", "detail": "the GPUDirectTCPX net plugin", "networks": ("GPUDirectTCPX",)},
+    "socket": {"label": "plain TCP sockets", "detail": "NCCL's net_socket", "networks": ("Socket",)},
+}
+# Net names that are prefixes (plugins append an API version, e.g. a net called GPUDirectTCPX_v7).
+_PREFIX_NETWORKS = ("GPUDirectTCPX", "FasTrak")
+# Which subsystem each matched line is logged under (NCCL_DEBUG_SUBSYS must name one of them).
+SUBSYSTEMS = {"network": ("INIT",), "channel": ("INIT", "NET"), "plugin": ("INIT", "NET"), "ofi": ("INIT", "NET"),
+              "nvls": ("INIT",), "comm": ("INIT",), "p2p": ("INIT", "P2P")}
+
+_RE_USING = re.compile(r"^Using network (?P<name>\S.*?)\s*$")
+_RE_CHANNEL_NET = re.compile(r"^Channel \d+(?:/\d+)? : \d+\[[0-9a-fx]+\] -> \d+\[[0-9a-fx]+\] \[(?:send|receive)\] "
+                             r"via NET/(?P<name>[^/]+)/\d+")
+_RE_CHANNEL_P2P = re.compile(r"^Channel \d+(?:/\d+)? : \d+\[[0-9a-fx]+\] -> \d+\[[0-9a-fx]+\] via P2P/(?P<kind>[A-Za-z]+)")
+_RE_PLUGIN = re.compile(r"^NET/Plugin ?: Loaded net plugin (?P<name>\S.*?) \(v\d+\)")
+_RE_OFI_PROVIDER = re.compile(r"^NET/OFI Selected [Pp]rovider is (?P<provider>[^,\s]+)(?:, fabric is (?P<fabric>[^\s(]+))?")
+_RE_IB_USING = re.compile(r"^NET/IB : Using(?P<devices>.*?);\s*OOB")
+_RE_PLUGIN_LINE = re.compile(r"^NET/(?P<name>gIB|FasTrak|GPUDirectTCPX)\b")
+_RE_NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (?P<not>not )?available on dev \d+")
+_RE_NVLS_COMM = re.compile(r"^NVLS comm \S+ headRank -?\d+ nHeads \d+")
+_RE_COMM = re.compile(r"^comm \S+ rank \d+ nRanks \d+ nNodes (?P<nnodes>\d+) localRanks \d+ localRank \d+ MNNVL (?P<mnnvl>\d+)")
+MAX_EVIDENCE = 20
+
+
+def transport_of(network):
+    """The transport id of an NCCL net name (``Libfabric`` -> ``efa``), or None for a net this module does not know."""
+    if not network:
+        return None
+    for tid, spec in TRANSPORTS.items():
+        if network in spec["networks"]:
+            return tid
+    for prefix in _PREFIX_NETWORKS:
+        if network.startswith(prefix):
+            return "tcpx" if prefix == "GPUDirectTCPX" else "tcpxo"
+    return None
+
+
+def label(tid):
+    return TRANSPORTS[tid]["label"] if tid in TRANSPORTS else (tid or "unknown")
+
+
+def _host_entry(hosts, host, log):
+    if host not in hosts:
+        hosts[host] = {"host": host, "logs": [], "networks": [], "channels": {}, "plugins": [], "provider": None, "fabric": None,
+                       "ib_link": None, "nvls_support": None, "nvls_comm": False, "mnnvl": None, "nnodes": None, "lines": []}
+    entry = hosts[host]
+    if log and log not in entry["logs"]:
+        entry["logs"].append(log)
+    return entry
+
+
+def _add(values, value):
+    if value not in values:
+        values.append(value)
+
+
+def parse_transport(logs):
+    """Transport evidence from NCCL INFO lines.
+
+    ``logs``: {log name (pod): text} or one text. Lines may carry launcher prefixes (``[1,0]<stdout>:``, ``0: ``,
+    kubectl's) as nccl_results reads them. Returns {info_lines, hosts: {host: {logs, networks, channels (net name ->
+    count), plugins, provider, fabric, ib_link, nvls_support, nvls_comm, mnnvl, nnodes, lines, transport}},
+    transports (sorted ids seen), nvls (used, available, not available or None), mnnvl (True, False or None)}.
+    """
+    if logs is None:
+        logs = {}
+    if not isinstance(logs, dict):
+        logs = {None: logs}
+    hosts = {}
+    info_lines = 0
+    for log in sorted(logs, key=lambda name: str(name)):
+        text = logs[log]
+        if not isinstance(text, str):
+            continue
+        for raw in text.splitlines():
+            line = nccl_results._strip_prefixes(raw.rstrip("\r\n")).strip()  # pylint: disable=protected-access
+            match = nccl_results._RE_NCCL_LOG.match(line)  # pylint: disable=protected-access
+            if not match or match.group("level") != "INFO":
+                continue
+            info_lines += 1
+            _read_line(_host_entry(hosts, match.group("host"), log), match.group("msg").strip(), line)
+    for entry in hosts.values():
+        names = entry["networks"] or sorted(entry["channels"], key=lambda name: -entry["channels"][name])
+        tids = [transport_of(name) or "other" for name in names]
+        entry["transport"] = tids[0] if len(set(tids)) == 1 else ("mixed" if tids else None)
+        entry["network"] = names[0] if len(names) == 1 else (", ".join(names) if names else None)
+        if entry["transport"] == "efa" and entry["provider"] and not entry["provider"].startswith("efa"):
+            entry["transport"] = "ofi-%s" % entry["provider"]  # libfabric through another provider (tcp, ...)
+    seen = sorted(set(entry["transport"] for entry in hosts.values() if entry["transport"]))
+    nvls = None
+    if any(entry["nvls_comm"] for entry in hosts.values()):
+        nvls = "used"
+    elif any(entry["nvls_support"] for entry in hosts.values()):
+        nvls = "available"
+    elif any(entry["nvls_support"] is False for entry in hosts.values()):
+        nvls = "not available"
+    flags = [entry["mnnvl"] for entry in hosts.values() if entry["mnnvl"] is not None]
+    return {"info_lines": info_lines, "hosts": hosts, "transports": seen, "nvls": nvls, "mnnvl": (any(flags) if flags else None)}
+
+
+def _read_line(entry, msg, line):  # pylint: disable=too-many-branches
+    kept = None
+    match = _RE_USING.match(msg)
+    if match:
+        _add(entry["networks"], match.group("name"))
+        kept = line
+    match = kept is None and _RE_CHANNEL_NET.match(msg)
+    if match:
+        name = match.group("name")
+        entry["channels"][name] = entry["channels"].get(name, 0) + 1
+        if entry["channels"][name] == 1:
+            kept = line
+    match = kept is None and _RE_CHANNEL_P2P.match(msg)
+    if match and match.group("kind") == "MNNVL":
+        entry["mnnvl"] = True
+    match = _RE_PLUGIN.match(msg)
+    if match:
+        _add(entry["plugins"], match.group("name"))
+        kept = line
+    match = _RE_OFI_PROVIDER.match(msg)
+    if match:
+        entry["provider"], entry["fabric"] = match.group("provider"), match.group("fabric")
+        kept = line
+    match = _RE_IB_USING.match(msg)
+    if match:
+        links = set(re.findall(r"/(IB|RoCE)\b", match.group("devices")))
+        entry["ib_link"] = "/".join(sorted(links)) or None
+    match = _RE_PLUGIN_LINE.match(msg)
+    if match:
+        _add(entry["plugins"], match.group("name"))
+    match = _RE_NVLS_SUPPORT.match(msg)
+    if match:
+        entry["nvls_support"] = entry["nvls_support"] or not match.group("not")
+    if _RE_NVLS_COMM.match(msg):
+        entry["nvls_comm"] = True
+    match = _RE_COMM.match(msg)
+    if match:
+        entry["nnodes"] = int(match.group("nnodes"))
+        entry["mnnvl"] = bool(entry["mnnvl"]) or match.group("mnnvl") == "1"
+    if kept and len(entry["lines"]) < 3:
+        entry["lines"].append(kept[:300])
+
+
+def _describe(entry):
+    parts = ["network %s" % (entry["network"] or "?")]
+    if entry["provider"]:
+        parts.append("provider %s" % entry["provider"])
+    if entry["ib_link"] and entry["transport"] == "ib":
+        parts.append("link %s" % entry["ib_link"])
+    if entry["transport"] in TRANSPORTS:
+        parts.append(TRANSPORTS[entry["transport"]]["detail"])
+    return "%s (%s)" % (label(entry["transport"]), ", ".join(parts))
+
+
+def _where(items):
+    """``host (pod p, node n)`` for each evidence item, at most 6."""
+    parts = []
+    for item in items[:6]:
+        extra = ", ".join("%s %s" % (key, item[key]) for key in ("pod", "node") if item.get(key) and item[key] != item["host"])
+        parts.append("%s%s" % (item["host"], (" (%s)" % extra) if extra else ""))
+    return ", ".join(parts) + (", ..." if len(items) > 6 else "")
+
+
+def check(evidence, expected=None, facts=None, locate=None):
+    """The ``transport`` check of a verdict from :func:`parse_transport`'s ``evidence``.
+
+    ``expected``: {transport, source} from the platform catalogue (rendering/platform_catalog.expected_transport),
+    or None. ``facts``: platform, gpu_architecture, instance_type, nodes, mnnvl. ``locate``: host -> {pod, node}.
+    A mismatch on a multi-node run fails, naming the expected and the seen transport and where it was seen; no NCCL
+    INFO lines, no network named or no expectation is a note (``note: true``), which never fails the verdict.
+    """
+    facts = facts or {}
+    if expected is not None and (not isinstance(expected, dict) or expected.get("transport") not in TRANSPORTS):
+        raise ConfigError("expected_transport", "must name one of %s, got %r" % (", ".join(sorted(TRANSPORTS)), expected))
+    locate = locate or (lambda host: {})
+    where_facts = "/".join(str(facts.get(key)) for key in ("platform", "gpu_architecture") if facts.get(key)) or "this cluster"
+    if facts.get("instance_type"):
+        where_facts += " (%s)" % facts["instance_type"]
+    out = {"name": "transport", "expected": expected["transport"] if expected else None, "expected_source": (expected or {}).get("source"),
+           "seen": None, "nvls": evidence.get("nvls"), "mnnvl": evidence.get("mnnvl"), "evidence": []}
+    hosts = [entry for host, entry in sorted(evidence.get("hosts", {}).items()) if entry.get("transport")]
+    for entry in hosts[:MAX_EVIDENCE]:
+        item = {"host": entry["host"], "transport": entry["transport"], "network": entry["network"], "provider": entry["provider"],
+                "logs": entry["logs"], "lines": entry["lines"]}
+        item.update(dict((key, value) for key, value in (locate(entry["host"]) or {}).items() if key in ("pod", "node")))
+        out["evidence"].append(item)
+    extras = _extras(evidence)
+    if not evidence.get("info_lines"):
+        out.update(verdict="pass", note=True, seen="unknown", reason="transport unknown: the logs carry no NCCL INFO lines "
+                   "(NCCL_DEBUG is not INFO), so the network that carried the traffic is not proven")
+        return out
+    if not hosts:
+        out.update(verdict="pass", note=True, seen="unknown", reason="transport unknown: the NCCL INFO lines name no network "
+                   "('Using network' is logged under NCCL_DEBUG_SUBSYS INIT)%s" % extras)
+        return out
+    seen = sorted(set(entry["transport"] for entry in hosts))
+    out["seen"] = seen[0] if len(seen) == 1 else "mixed"
+    if expected is None:
+        out.update(verdict="pass", note=True, reason="inter-node transport %s on %d host(s); the platform catalogue names no "
+                   "expected transport for %s%s" % ("; ".join(sorted(set(_describe(e) for e in hosts))), len(hosts), where_facts, extras))
+        return out
+    want = expected["transport"]
+    wrong = [item for item in out["evidence"] if item["transport"] != want]
+    wrong_all = [entry for entry in hosts if entry["transport"] != want]
+    counts = [entry["nnodes"] for entry in hosts if entry["nnodes"] is not None]
+    single = facts.get("nodes") == 1 or (bool(counts) and all(count == 1 for count in counts))
+    if wrong_all:
+        seen_text = "; ".join(sorted(set(_describe(entry) for entry in wrong_all)))
+        reason = "inter-node transport is not the expected one: expected %s (%s) for %s (%s), seen %s on %d of %d host(s): %s" % (
+            label(want), TRANSPORTS[want]["detail"], where_facts, expected.get("source") or "platform catalogue", seen_text,
+            len(wrong_all), len(hosts), _where(wrong))
+        if single:
+            out.update(verdict="pass", note=True, reason="%s - a single-node run, so no inter-node traffic was carried%s" % (reason, extras))
+        else:
+            out.update(verdict="fail", reason=reason + extras)
+    else:
+        out.update(verdict="pass", reason="inter-node transport %s as expected for %s on %d host(s)%s" % (
+            _describe(hosts[0]), where_facts, len(hosts), extras))
+    if facts.get("mnnvl") is True and evidence.get("mnnvl") is False and not single:
+        out["verdict"] = "fail"
+        out.pop("note", None)
+        out["reason"] += "; MNNVL was enabled but NCCL reported MNNVL 0 (the NVLink domain was not used)"
+    return out
+
+
+def _extras(evidence):
+    parts = []
+    if evidence.get("nvls"):
+        parts.append("NVLS %s" % evidence["nvls"])
+    if evidence.get("mnnvl") is not None:
+        parts.append("MNNVL %s" % ("used" if evidence["mnnvl"] else "not used"))
+    return (" (%s)" % ", ".join(parts)) if parts else ""
+
+
+__all__ = ["TRANSPORTS", "check", "label", "parse_transport", "transport_of"]
