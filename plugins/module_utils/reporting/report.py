@@ -22,9 +22,18 @@ import tempfile
 import xml.etree.ElementTree as ET
 from html import escape
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+try:
+    import jinja2
+    from markupsafe import Markup
+    HAS_JINJA2 = True
+except ImportError:  # pragma: no cover - jinja2 ships with ansible-core on the controller
+    HAS_JINJA2 = False
+    Markup = str
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import size_label
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, OK_OUTCOMES, VERDICTS
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, FAILING_VERDICTS, OK_OUTCOMES, VERDICTS
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import TEMPLATES_DIR
 
 SCHEMA = "gpufleet.burnin/report/v1"
 FORMATS = ("json", "junit", "html")
@@ -96,6 +105,26 @@ def _testcase(verdict, entry):
     return case
 
 
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _margin(cases):
+    """The cluster's lowest margin over a pass threshold, (value - pass) / pass, among its testcases' checks that have
+    both (peak and average busbw), with the check it comes from; None when no check has both."""
+    best = None
+    for case in cases:
+        for check in case["checks"]:
+            if not isinstance(check, dict) or not _is_number(check.get("value")) or not _is_number(check.get("pass")) or check["pass"] <= 0:
+                continue
+            margin = (float(check["value"]) - check["pass"]) / check["pass"]
+            if best is None or margin < best["margin"]:
+                best = {"margin": round(margin, 6), "value": check["value"], "pass": check["pass"],
+                        "warn": check.get("warn") if _is_number(check.get("warn")) else None,
+                        "workload": case["workload"], "check": check.get("name") or "", "threshold": check.get("threshold") or ""}
+    return best
+
+
 def build_report(results, run_id=None, title="GPU burn-in", generated=None):
     """Normalize the fleet's results into the report document that every format is rendered from."""
     if isinstance(results, list):
@@ -131,6 +160,7 @@ def build_report(results, run_id=None, title="GPU burn-in", generated=None):
             "finished": entry.get("finished") or "",
             "seconds": seconds,
             "verdict": _worst(case["verdict"] for case in cases),
+            "margin": _margin(cases),
             "testcases": cases,
         })
         if not run_id and entry.get("run_id"):
@@ -359,20 +389,15 @@ def render_plot(case, cluster_name=""):
     return "\n".join(out)
 
 
-_CSS = """
-body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#222;background:#fafafa}
-h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin:28px 0 6px} h3{font-size:15px;margin:16px 0 6px}
-table{border-collapse:collapse;margin:8px 0 12px;background:#fff} th,td{border:1px solid #ddd;padding:4px 8px;font-size:13px;text-align:left;vertical-align:top}
-th{background:#f0f0f0} .meta{color:#555;font-size:13px} section.cluster{border-top:2px solid #ddd;margin-top:20px}
-.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;color:#fff}
-.v-pass{background:#2e7d32} .v-warn{background:#b7791f} .v-fail{background:#c62828} .v-error{background:#6a1b9a}
-.reason{font-size:13px;margin:4px 0} .no-plot{color:#777;font-style:italic;font-size:13px} ul{margin:4px 0;font-size:13px}
-svg.busbw-plot{background:#fff;border:1px solid #ddd;margin:6px 0}
-"""
+# The page itself is templates/reports/fleet.html.j2 (autoescaped Jinja2); this code computes what it shows: the fleet
+# overview (the margin chart's geometry, the counts, the filter facets) and each cluster's folded details.
 
-
-def _badge(verdict):
-    return '<span class="badge v-%s">%s</span>' % (_e(verdict), _e(verdict.upper()))
+REPORT_TEMPLATES_DIR = os.path.join(TEMPLATES_DIR, "reports")
+# The fail red is darker than the plots' threshold red (COLORS["pass"]), so the two never read as one.
+VERDICT_COLORS = {"pass": "#2e7d32", "warn": "#b7791f", "fail": "#b3261e", "error": "#6a1b9a"}
+# Fleets up to this many clusters show every cluster's details unfolded; larger ones fold them.
+DETAILS_OPEN_UP_TO = 12
+_ENVIRONMENT = {}
 
 
 def _slug(text):
@@ -387,64 +412,188 @@ def _fmt(value, unit=""):
     return "%s%s" % (value, unit)
 
 
+def _percent(margin):
+    return "%+.1f%%" % (margin * 100.0) if margin is not None else ""
+
+
+def _finalize(value):
+    """Every text the page prints goes through here before Jinja2 escapes it: no XML-invalid characters, no 'None'."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and not hasattr(value, "__html__"):
+        return _xml_text(value)
+    return value
+
+
+def _environment():
+    if "env" not in _ENVIRONMENT:
+        if not HAS_JINJA2:
+            raise RenderError("Jinja2 is required to render the HTML report; install it on the controller")
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(REPORT_TEMPLATES_DIR), autoescape=True, undefined=jinja2.StrictUndefined,
+                                 trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, finalize=_finalize)
+        env.globals["colors"] = VERDICT_COLORS
+        _ENVIRONMENT["env"] = env
+    return _ENVIRONMENT["env"]
+
+
+def _order_key(cluster):
+    """Worst first: clusters without a measured margin (most severe verdict first), then by margin, lowest first."""
+    margin = cluster.get("margin")
+    if margin is None:
+        return (0, -_SEVERITY.get(cluster["verdict"], 3), 0.0, cluster["cluster"])
+    return (1, 0, margin["margin"], cluster["cluster"])
+
+
+def _facets(clusters):
+    """The overview's counts, each value a filter: verdict, platform and GPU, with each value's clusters by verdict."""
+    facets, classes = [], dict((cluster["cluster"], ["fv-%s" % cluster["verdict"]]) for cluster in clusters)
+    verdict_values = []
+    for verdict in VERDICTS:
+        count = sum(1 for cluster in clusters if cluster["verdict"] == verdict)
+        verdict_values.append({"id": "f-v-%s" % verdict, "cls": "fv-%s" % verdict, "label": verdict, "verdict": verdict, "count": count,
+                               "segments": [{"verdict": verdict, "count": count, "width": "%.2f" % (100.0 * count / max(len(clusters), 1))}]
+                               if count else []})
+    facets.append({"name": "verdict", "title": "Verdict", "values": verdict_values})
+    for key, name, title, prefix in (("platform", "platform", "Platform", "p"), ("gpu_architecture", "gpu", "GPU", "g")):
+        values = []
+        for index, value in enumerate(sorted(set(cluster[key] for cluster in clusters))):
+            members = [cluster for cluster in clusters if cluster[key] == value]
+            cls = "f%s-%d" % (prefix, index)
+            for cluster in members:
+                classes[cluster["cluster"]].append(cls)
+            segments = []
+            for verdict in VERDICTS:
+                count = sum(1 for cluster in members if cluster["verdict"] == verdict)
+                if count:
+                    segments.append({"verdict": verdict, "count": count, "width": "%.2f" % (100.0 * count / len(members))})
+            values.append({"id": "f-%s-%d" % (prefix, index), "cls": cls, "label": value or "unknown", "verdict": None,
+                           "count": len(members), "segments": segments})
+        facets.append({"name": name, "title": title, "values": values})
+    return facets, dict((name, " ".join(items)) for name, items in classes.items())
+
+
+def fleet_chart(clusters, classes=None):
+    """Geometry of the overview chart: one bar per cluster (in the order given) of its margin over its pass threshold,
+    (value - pass) / pass of its lowest-margin check, the threshold at 0; clusters without a margin are grey-topped
+    bars down from the threshold. Returns the SVG's size, bars, ticks and lines, numbers already formatted."""
+    classes = classes or {}
+    count = max(len(clusters), 1)
+    left, right, top, bottom = 66, 18, 30, 44
+    plot_w = 1236 if count * 40 >= 1236 else max(560, count * 40)
+    width, height = left + plot_w + right, 300
+    plot_h = height - top - bottom
+    margins = [cluster["margin"]["margin"] for cluster in clusters if cluster.get("margin")]
+    low, high = max(min(margins + [-0.1]), -1.0), max(margins + [0.1])
+    step = _nice_step(high - low)
+    low, high = math.floor(low / step - 1e-9) * step, math.ceil(high / step + 1e-9) * step
+
+    def py(margin):
+        return top + (high - min(max(margin, low), high)) / (high - low) * plot_h
+
+    zero = py(0.0)
+    slot = float(plot_w) / count
+    bar_w = min(slot * 0.8, 28.0)
+    bars, warn_marks, unmeasured = [], [], 0
+    for index, cluster in enumerate(clusters):
+        x = left + index * slot + (slot - bar_w) / 2
+        margin = cluster.get("margin")
+        where = "%s / %s" % (cluster["platform"] or "?", cluster["gpu_architecture"] or "?")
+        if margin is None:
+            unmeasured += 1
+            y, bar_h = zero, top + plot_h - zero
+            title = "%s: %s, %s - no busbw result against a threshold" % (cluster["cluster"], cluster["verdict"], where)
+        else:
+            y = py(max(margin["margin"], 0.0))
+            bar_h = max(py(min(margin["margin"], 0.0)) - y, 1.0)
+            title = "%s: %s, %s - %s %s %s GB/s against pass %s GB/s: %s" % (
+                cluster["cluster"], cluster["verdict"], where, margin["workload"], margin["check"], _fmt(float(margin["value"])),
+                "%g" % margin["pass"], _percent(margin["margin"]))
+            if margin.get("warn") is not None:
+                warn = (float(margin["warn"]) - margin["pass"]) / margin["pass"]
+                if low <= warn <= high:
+                    reach = min((slot - bar_w) / 2, 3.0)
+                    warn_marks.append({"x1": _num(x - reach), "x2": _num(x + bar_w + reach), "y": _num(py(warn))})
+        bars.append({"cluster": cluster["cluster"], "anchor": "cluster-%s" % _slug(cluster["cluster"]), "verdict": cluster["verdict"],
+                     "classes": " ".join(["bar", classes.get(cluster["cluster"], "fv-%s" % cluster["verdict"])] + ([] if margin else ["nodata"])),
+                     "measured": margin is not None,
+                     "margin": "%.4f" % margin["margin"] if margin else "", "x": _num(x), "y": _num(y), "width": "%.2f" % bar_w,
+                     "height": _num(bar_h), "title": title})
+    ticks = []
+    value = low
+    while value <= high + 1e-9:
+        ticks.append({"y": _num(py(value)), "label": "%+g%%" % round(value * 100, 6) if abs(value) > 1e-9 else "0%"})
+        value += step
+    below = sum(1 for margin in margins if margin < 0)
+    return {
+        "width": width, "height": height, "left": left, "top": top, "plot_w": plot_w, "plot_h": plot_h, "right_x": left + plot_w,
+        "bottom_y": top + plot_h, "zero": _num(zero), "below_h": _num(top + plot_h - zero), "bars": bars, "ticks": ticks, "warn_marks": warn_marks,
+        "separator": _num(left + unmeasured * slot) if unmeasured and unmeasured < len(clusters) else "",
+        "unmeasured": unmeasured, "unmeasured_x": _num(left + unmeasured * slot / 2), "below": below, "above": len(margins) - below,
+        "label_x": left + plot_w // 2, "label_y": height - 8, "axis_y": top + plot_h // 2,
+    }
+
+
+def _check_rows(case):
+    rows = []
+    for check in case["checks"]:
+        threshold = ""
+        if check.get("pass") is not None:
+            threshold = ">= %g" % check["pass"] + (" (warn >= %g)" % check["warn"] if check.get("warn") is not None else "")
+        rows.append({"name": check.get("name"), "verdict": check.get("verdict") if check.get("verdict") in VERDICTS else "error",
+                     "value": _fmt(check.get("value")), "threshold": threshold, "reason": check.get("reason")})
+    return rows
+
+
+def _case_view(cluster, case):
+    metrics = case["metrics"]
+    sources = []
+    for record in case["thresholds"]:
+        source = record.get("source")
+        if isinstance(source, dict):
+            source = "; ".join("%s: %s" % (key, value) for key, value in sorted(source.items()))
+        sources.append({"id": record.get("id"), "source": source})
+    plot = render_plot(case, cluster["cluster"])
+    return {"workload": case["workload"], "verdict": case["verdict"], "reason": case["reason"], "plot": Markup(plot) if plot else "",
+            "peak": _fmt(metrics.get("peak_busbw")), "avg": _fmt(metrics.get("avg_busbw")), "checks": _check_rows(case), "sources": sources,
+            "succeeded_nodes": ", ".join(case["succeeded_nodes"]), "failed_nodes": ", ".join(case["failed_nodes"]),
+            "errors": case.get("errors") or []}
+
+
+def _cluster_view(cluster, classes, open_details):
+    margin = cluster.get("margin")
+    worst = [case for case in cluster["testcases"] if case["verdict"] == cluster["verdict"]]
+    facts = [("platform", cluster["platform"]), ("GPU", cluster["gpu_architecture"]), ("outcome", cluster["outcome"]),
+             ("TrainJob", ("%s/%s" % (cluster["namespace"], cluster["trainjob"])) if cluster["trainjob"] else ""),
+             ("started", cluster["started"]), ("finished", cluster["finished"])]
+    return {
+        "cluster": cluster["cluster"], "anchor": "cluster-%s" % _slug(cluster["cluster"]), "verdict": cluster["verdict"],
+        "classes": classes.get(cluster["cluster"], ""), "open": open_details,
+        "where": "%s / %s" % (cluster["platform"] or "?", cluster["gpu_architecture"] or "?"),
+        "result": ("%s %s / %g" % (margin["check"], _fmt(float(margin["value"])), margin["pass"])) if margin else "",
+        "margin": _percent(margin["margin"]) if margin else "", "negative": bool(margin and margin["margin"] < 0),
+        "reason": (worst[0]["reason"] if worst else "") or cluster["reason"],
+        "facts": [(key, value) for key, value in facts if value],
+        "cases": [_case_view(cluster, case) for case in cluster["testcases"]],
+    }
+
+
 def render_html(report):
+    """The self-contained HTML page (no script, no external asset): a fleet overview (margin chart, counts by verdict,
+    platform and GPU that filter the clusters, CSS only), then every cluster's details, folded in large fleets."""
     summary = report["summary"]
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-             "<title>%s</title>" % _e("%s %s" % (report["title"], report["run_id"])),
-             "<style>%s</style></head><body>" % _CSS,
-             "<h1>%s</h1>" % _e("%s %s" % (report["title"], report["run_id"])),
-             '<p class="meta">generated %s - %d clusters, %d testcases: %s</p>' % (
-                 _e(report["generated"]), summary["clusters"], summary["testcases"],
-                 " ".join("%s %d" % (_badge(verdict), summary[verdict]) for verdict in VERDICTS))]
-    parts.append('<table class="summary"><thead><tr><th>cluster</th><th>platform / GPU</th><th>workload</th><th>verdict</th>'
-                 '<th>peak busbw (GB/s)</th><th>avg busbw (GB/s)</th><th>failed nodes</th><th>reason</th></tr></thead><tbody>')
-    for cluster in report["clusters"]:
-        for case in cluster["testcases"]:
-            metrics = case["metrics"]
-            parts.append("<tr><td><a href=\"#cluster-%s\">%s</a></td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
-                _e(_slug(cluster["cluster"])), _e(cluster["cluster"]), _e("%s / %s" % (cluster["platform"] or "?", cluster["gpu_architecture"] or "?")),
-                _e(case["workload"]), _badge(case["verdict"]), _e(_fmt(metrics.get("peak_busbw"))), _e(_fmt(metrics.get("avg_busbw"))),
-                _e(", ".join(case["failed_nodes"])), _e(case["reason"])))
-    parts.append("</tbody></table>")
-    for cluster in report["clusters"]:
-        parts.append('<section class="cluster" id="cluster-%s">' % _e(_slug(cluster["cluster"])))
-        parts.append("<h2>%s %s</h2>" % (_e(cluster["cluster"]), _badge(cluster["verdict"])))
-        facts = [("platform", cluster["platform"]), ("GPU", cluster["gpu_architecture"]), ("outcome", cluster["outcome"]),
-                 ("TrainJob", ("%s/%s" % (cluster["namespace"], cluster["trainjob"])) if cluster["trainjob"] else ""),
-                 ("started", cluster["started"]), ("finished", cluster["finished"])]
-        parts.append('<p class="meta">%s</p>' % " - ".join("%s: %s" % (_e(key), _e(value)) for key, value in facts if value))
-        for case in cluster["testcases"]:
-            parts.append('<div class="testcase">')
-            parts.append("<h3>%s %s</h3>" % (_e(case["workload"]), _badge(case["verdict"])))
-            parts.append('<p class="reason">%s</p>' % _e(case["reason"]))
-            plot = render_plot(case, cluster["cluster"])
-            parts.append(plot or '<p class="no-plot">no busbw data to plot</p>')
-            if case["checks"]:
-                parts.append('<table class="checks"><thead><tr><th>check</th><th>verdict</th><th>value</th><th>threshold</th>'
-                             '<th>reason</th></tr></thead><tbody>')
-                for check in case["checks"]:
-                    threshold = ""
-                    if check.get("pass") is not None:
-                        threshold = ">= %g" % check["pass"] + (" (warn >= %g)" % check["warn"] if check.get("warn") is not None else "")
-                    parts.append("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
-                        _e(check.get("name")), _badge(check.get("verdict") if check.get("verdict") in VERDICTS else "error"),
-                        _e(_fmt(check.get("value"))), _e(threshold), _e(check.get("reason"))))
-                parts.append("</tbody></table>")
-            for record in case["thresholds"]:
-                source = record.get("source")
-                if isinstance(source, dict):
-                    source = "; ".join("%s: %s" % (key, value) for key, value in sorted(source.items()))
-                parts.append('<p class="meta">threshold %s: %s</p>' % (_e(record.get("id")), _e(source)))
-            for key, label in (("succeeded_nodes", "succeeded nodes"), ("failed_nodes", "failed nodes")):
-                if case.get(key):
-                    parts.append("<p class=\"meta\">%s: %s</p>" % (_e(label), _e(", ".join(case[key]))))
-            if case.get("errors"):
-                parts.append("<ul class=\"errors\">%s</ul>" % "".join("<li>%s</li>" % _e(error) for error in case["errors"]))
-            parts.append("</div>")
-        parts.append("</section>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    ordered = sorted(report["clusters"], key=_order_key)
+    facets, classes = _facets(ordered)
+    open_details = len(ordered) <= DETAILS_OPEN_UP_TO
+    data = {
+        "title": ("%s %s" % (report["title"], report["run_id"])).strip(), "generated": report["generated"], "summary": summary,
+        "verdicts": VERDICTS, "facets": facets, "chart": fleet_chart(ordered, classes), "open_details": open_details,
+        "clusters": [_cluster_view(cluster, classes, open_details) for cluster in ordered],
+        "failing": sum(1 for cluster in ordered if cluster["verdict"] in FAILING_VERDICTS),
+    }
+    try:
+        return _environment().get_template("fleet.html.j2").render(data)
+    except jinja2.TemplateError as exc:
+        raise RenderError("templates/reports/fleet.html.j2: %s" % exc)
 
 
 # ------------------------------------------------------------------------------------------------ files
