@@ -2,11 +2,14 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """Fleet reports of a burn-in run: JSON, JUnit XML (one testcase per cluster and workload) and a self-contained HTML
-page with an inline SVG busbw-vs-size plot per cluster and workload, the thresholds drawn on it.
+page: a fleet overview (every cluster's margin over its pass threshold in one chart, worst first; counts by verdict,
+platform and GPU that filter the clusters), then per cluster, folded, an inline SVG busbw-vs-size plot per workload
+with the thresholds drawn on it.
 
 Input: the fleet's results keyed by cluster (the role's ``burnin_fleet_results``), each with ``verdicts`` (a list of
 ``gpufleet.burnin.burnin_verdict`` results) or ``verdict`` (one); a cluster without a verdict is judged by its
-``outcome``. The HTML page has no script, no external asset and escapes every text.
+``outcome``. The HTML page (templates/reports/, autoescaped Jinja2) has no script, no external asset and escapes every
+text; its geometry is computed here.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -590,8 +593,9 @@ def render_html(report):
         "clusters": [_cluster_view(cluster, classes, open_details) for cluster in ordered],
         "failing": sum(1 for cluster in ordered if cluster["verdict"] in FAILING_VERDICTS),
     }
+    environment = _environment()
     try:
-        return _environment().get_template("fleet.html.j2").render(data)
+        return environment.get_template("fleet.html.j2").render(data)
     except jinja2.TemplateError as exc:
         raise RenderError("templates/reports/fleet.html.j2: %s" % exc)
 

@@ -250,3 +250,5 @@ def test_small_fleets_show_their_details_unfolded():
     assert 'data-cluster="gcp&lt;script&gt;alert(1)&lt;/script&gt;"' in chart
     assert re.findall(r'data-cluster="([^"]*)"', chart)[0] == "oci-x"  # no result: first, with the errors
     assert "0 below" not in html and "1 below the pass threshold, 2 at or above, 1 without a busbw result." in html
+    empty = rp.render_html(rp.build_report({}, generated=GENERATED))
+    assert '<svg class="fleet-chart"' in empty and "<details class" not in empty and "<b>0</b> of 0 clusters" in empty
