@@ -23,7 +23,6 @@ import os
 import re
 import tempfile
 import xml.etree.ElementTree as ET
-from html import escape
 
 try:
     import jinja2
@@ -254,10 +253,6 @@ def render_junit(report):
 
 # ------------------------------------------------------------------------------------------------ HTML and SVG
 
-def _e(value):
-    return escape(_xml_text(value), quote=True)
-
-
 def _num(value):
     return "%.1f" % value
 
@@ -271,11 +266,12 @@ def _nice_step(span):
     return 10 * power  # pragma: no cover
 
 
-def render_plot(case, cluster_name=""):
-    """Inline SVG of busbw (GB/s) against message size (log scale), with the thresholds; "" without data."""
+def plot_geometry(case, cluster_name=""):
+    """What the busbw plot of a testcase draws (templates/reports/busbw_plot.svg.j2), coordinates and labels formatted:
+    busbw (GB/s) against message size (log scale), the thresholds, the measured average; None without data."""
     points = [item for item in case.get("series") or [] if isinstance(item, (list, tuple)) and len(item) >= 2 and item[0] and item[0] > 0]
     if not points:
-        return ""
+        return None
     width, height = 760, 354
     left, right, top, bottom = 64, 24, 42, 54
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -300,96 +296,84 @@ def render_plot(case, cluster_name=""):
     def py(value):
         return top + plot_h - (value / y_hi) * plot_h
 
-    title = "busbw vs message size: %s %s" % (cluster_name, case.get("workload") or "")
-    out = ['<svg class="busbw-plot" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">'
-           % (width, height, width, height, _e(title)),
-           '<title>%s</title>' % _e(title),
-           '<rect class="plot-area" x="%d" y="%d" width="%d" height="%d" fill="#ffffff" stroke="#cccccc"/>' % (left, top, plot_w, plot_h)]
+    plot = {"title": "busbw vs message size: %s %s" % (cluster_name, case.get("workload") or ""), "width": width, "height": height,
+            "left": left, "top": top, "plot_w": plot_w, "plot_h": plot_h, "right_x": left + plot_w, "bottom_y": top + plot_h,
+            "center_x": left + plot_w // 2, "center_y": top + plot_h // 2, "label_y": height - 10, "colors": COLORS,
+            "y_ticks": [], "x_ticks": [], "thresholds": [], "avg": None, "series": [], "legend": []}
     value = 0.0
     while value <= y_hi + 1e-9:
         y = py(value)
-        out.append('<line class="grid" x1="%d" y1="%s" x2="%d" y2="%s" stroke="#eeeeee"/>' % (left, _num(y), left + plot_w, _num(y)))
-        out.append('<text class="tick" x="%d" y="%s" text-anchor="end" font-size="11">%s</text>' % (left - 6, _num(y + 4), _e("%g" % value)))
+        plot["y_ticks"].append({"y": _num(y), "label_y": _num(y + 4), "label": "%g" % value})
         value += step
     tick_every = max(1, int(math.ceil(len(points) / 10.0)))
     for index, item in enumerate(points):
         if index % tick_every and index != len(points) - 1:
             continue
-        x = px(item[0])
-        out.append('<line class="xtick" x1="%s" y1="%d" x2="%s" y2="%d" stroke="#999999"/>' % (_num(x), top + plot_h, _num(x), top + plot_h + 5))
-        out.append('<text class="tick" x="%s" y="%d" text-anchor="middle" font-size="11">%s</text>' % (_num(x), top + plot_h + 18, _e(size_label(item[0]))))
-    out.append('<text class="axis-label" x="%d" y="%d" text-anchor="middle" font-size="12">message size (bytes, log scale)</text>'
-               % (left + plot_w // 2, height - 10))
-    out.append('<text class="axis-label" x="14" y="%d" text-anchor="middle" font-size="12" transform="rotate(-90 14 %d)">busbw (GB/s)</text>'
-               % (top + plot_h // 2, top + plot_h // 2))
-    x_min, x_max = left, left + plot_w
+        plot["x_ticks"].append({"x": _num(px(item[0])), "label": size_label(item[0])})
     for record in thresholds:
         label = "%s: %s" % (record.get("metric"), record.get("id"))
         if record.get("metric") == "avg":
             if record.get("pass") is not None:
-                y = py(record["pass"])
-                out.append('<line class="threshold-avg" x1="%d" y1="%s" x2="%d" y2="%s" stroke="%s" stroke-width="2" stroke-dasharray="2 4">'
-                           '<title>%s</title></line>' % (x_min, _num(y), x_max, _num(y), COLORS["avg_pass"], _e("average pass >= %s GB/s (%s)" % (
-                               record["pass"], record.get("id")))))
-                out.append('<text class="threshold-label" x="%d" y="%s" text-anchor="end" font-size="11" fill="%s">%s</text>' % (
-                    x_max - 6, _num(y - 4), COLORS["avg_pass"], _e("average pass >= %g GB/s (%s)" % (record["pass"], record.get("id")))))
+                plot["thresholds"].append({"kind": "avg", "y": _num(py(record["pass"])), "label_y": _num(py(record["pass"]) - 4),
+                                           "title": "average pass >= %s GB/s (%s)" % (record["pass"], record.get("id")),
+                                           "label": "average pass >= %g GB/s (%s)" % (record["pass"], record.get("id"))})
             continue
         if record.get("warn") is not None and record.get("pass") is not None:
             y_pass, y_warn = py(record["pass"]), py(record["warn"])
-            out.append('<rect class="warn-band" x="%d" y="%s" width="%d" height="%s" fill="%s" fill-opacity="0.35"><title>%s</title></rect>' % (
-                x_min, _num(y_pass), plot_w, _num(max(y_warn - y_pass, 0.5)), COLORS["warn"], _e("warning band %g-%g GB/s (%s)" % (
-                    record["warn"], record["pass"], label))))
+            plot["thresholds"].append({"kind": "warn", "y": _num(y_pass), "height": _num(max(y_warn - y_pass, 0.5)),
+                                       "title": "warning band %g-%g GB/s (%s)" % (record["warn"], record["pass"], label)})
         if record.get("expected") is not None:
-            y = py(record["expected"])
-            out.append('<line class="expected" x1="%d" y1="%s" x2="%d" y2="%s" stroke="%s" stroke-dasharray="1 3"><title>%s</title></line>' % (
-                x_min, _num(y), x_max, _num(y), COLORS["expected"], _e("published %g GB/s (%s)" % (record["expected"], label))))
+            plot["thresholds"].append({"kind": "expected", "y": _num(py(record["expected"])),
+                                       "title": "published %g GB/s (%s)" % (record["expected"], label)})
         if record.get("pass") is not None:
-            y = py(record["pass"])
-            out.append('<line class="threshold-pass" x1="%d" y1="%s" x2="%d" y2="%s" stroke="%s" stroke-width="2" stroke-dasharray="8 4">'
-                       '<title>%s</title></line>' % (x_min, _num(y), x_max, _num(y), COLORS["pass"], _e("pass >= %g GB/s (%s)" % (record["pass"], label))))
-            out.append('<text class="threshold-label" x="%d" y="%s" font-size="11" fill="%s">%s</text>' % (
-                x_min + 6, _num(y - 4), COLORS["pass"], _e("pass >= %g GB/s (%s)" % (record["pass"], record.get("id")))))
-        if record.get("size"):
-            x = px(record["size"]) if x_lo <= math.log(record["size"], 2) <= x_hi else None
-            if x is not None:
-                out.append('<line class="threshold-size" x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s" stroke-dasharray="3 3"/>' % (
-                    _num(x), top, _num(x), top + plot_h, COLORS["pass"]))
+            plot["thresholds"].append({"kind": "pass", "y": _num(py(record["pass"])), "label_y": _num(py(record["pass"]) - 4),
+                                       "title": "pass >= %g GB/s (%s)" % (record["pass"], label),
+                                       "label": "pass >= %g GB/s (%s)" % (record["pass"], record.get("id"))})
+        if record.get("size") and x_lo <= math.log(record["size"], 2) <= x_hi:
+            plot["thresholds"].append({"kind": "size", "x": _num(px(record["size"]))})
     if avg is not None:
-        y = py(avg)
-        out.append('<line class="avg-measured" x1="%d" y1="%s" x2="%d" y2="%s" stroke="%s" stroke-dasharray="6 3"><title>%s</title></line>' % (
-            x_min, _num(y), x_max, _num(y), COLORS["avg"], _e("measured average %g GB/s" % avg)))
+        plot["avg"] = {"y": _num(py(avg)), "title": "measured average %g GB/s" % avg}
     for key, css in ((1, "series-oop"), (2, "series-ip")):
-        coords = [(px(item[0]), py(item[key])) for item in points if len(item) > key and item[key] is not None]
-        if not coords:
+        drawn = [item for item in points if len(item) > key and item[key] is not None]
+        if not drawn:
             continue
-        color = COLORS["oop" if key == 1 else "ip"]
-        dash = '' if key == 1 else ' stroke-dasharray="5 3"'
-        out.append('<polyline class="%s" fill="none" stroke="%s" stroke-width="2.5"%s points="%s"/>' % (
-            css, color, dash, " ".join("%s,%s" % (_num(x), _num(y)) for x, y in coords)))
         side = "out-of-place" if key == 1 else "in-place"
-        for item, (x, y) in zip([item for item in points if len(item) > key and item[key] is not None], coords):
-            out.append('<circle class="point point-%s" cx="%s" cy="%s" r="3" fill="%s"><title>%s</title></circle>' % (
-                css[7:], _num(x), _num(y), color, _e("%s %s: %g GB/s" % (size_label(item[0]), side, item[key]))))
-    legend = [("oop", "out-of-place busbw", ""), ("ip", "in-place busbw", ' stroke-dasharray="5 3"')]
+        coords = [(_num(px(item[0])), _num(py(item[key]))) for item in drawn]
+        plot["series"].append({
+            "css": css, "point_css": css[7:], "color": COLORS["oop" if key == 1 else "ip"], "dash": "" if key == 1 else "5 3",
+            "points": " ".join("%s,%s" % coord for coord in coords),
+            "circles": [{"x": x, "y": y, "title": "%s %s: %g GB/s" % (size_label(item[0]), side, item[key])} for item, (x, y) in zip(drawn, coords)],
+        })
+    legend = [("oop", "out-of-place busbw", ""), ("ip", "in-place busbw", "5 3")]
     metrics = set(record.get("metric") for record in thresholds if record.get("pass") is not None)
     if "peak" in metrics:
-        legend.append(("pass", "pass threshold", ' stroke-dasharray="8 4"'))
+        legend.append(("pass", "pass threshold", "8 4"))
     if any(record.get("expected") is not None and record.get("metric") != "avg" for record in thresholds):
-        legend.append(("expected", "published", ' stroke-dasharray="1 3"'))
+        legend.append(("expected", "published", "1 3"))
     if avg is not None:
-        legend.append(("avg", "measured average", ' stroke-dasharray="6 3"'))
+        legend.append(("avg", "measured average", "6 3"))
     if "avg" in metrics:
-        legend.append(("avg_pass", "average threshold", ' stroke-dasharray="2 4"'))
+        legend.append(("avg_pass", "average threshold", "2 4"))
     x, y = left + 8, 14
     for key, text, dash in legend:
         needed = 36 + 6 * len(text)
         if x + needed > width - right:
             x, y = left + 8, y + 15
-        out.append('<line class="legend" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2.5"%s/>' % (x, y, x + 22, y, COLORS[key], dash))
-        out.append('<text class="legend-text" x="%d" y="%d" font-size="11">%s</text>' % (x + 27, y + 4, _e(text)))
+        plot["legend"].append({"x": x, "y": y, "color": COLORS[key], "dash": dash, "text": text})
         x += needed
-    out.append("</svg>")
-    return "\n".join(out)
+    return plot
+
+
+def render_plot(case, cluster_name=""):
+    """Inline SVG of busbw (GB/s) against message size (log scale), with the thresholds; "" without data."""
+    plot = plot_geometry(case, cluster_name)
+    if plot is None:
+        return ""
+    environment = _environment()
+    try:
+        return environment.get_template("busbw_plot.svg.j2").render(plot=plot).rstrip("\n")
+    except jinja2.TemplateError as exc:
+        raise RenderError("templates/reports/busbw_plot.svg.j2: %s" % exc)
 
 
 # The page itself is templates/reports/fleet.html.j2 (autoescaped Jinja2); this code computes what it shows: the fleet

@@ -252,3 +252,13 @@ def test_small_fleets_show_their_details_unfolded():
     assert "0 below" not in html and "1 below the pass threshold, 2 at or above, 1 without a busbw result." in html
     empty = rp.render_html(rp.build_report({}, generated=GENERATED))
     assert '<svg class="fleet-chart"' in empty and "<details class" not in empty and "<b>0</b> of 0 clusters" in empty
+
+
+def test_plot_geometry_is_computed_apart_from_its_markup():
+    report = rp.build_report(fleet(), generated=GENERATED)
+    case = report["clusters"][0]["testcases"][0]
+    plot = rp.plot_geometry(case, "aws-p5-a")
+    assert [series["css"] for series in plot["series"]] == ["series-oop", "series-ip"] and len(plot["series"][0]["circles"]) == 31
+    assert [line["kind"] for line in plot["thresholds"]][:3] == ["warn", "expected", "pass"] and plot["avg"]["y"]
+    assert plot["series"][0]["points"] in rp.render_plot(case, "aws-p5-a")
+    assert rp.plot_geometry({"series": []}) is None
