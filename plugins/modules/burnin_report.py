@@ -18,8 +18,10 @@ description:
     a C(failure), C(error) an C(error), C(warn) passes with the reason in C(system-out). CI servers and AWX show it.
   - C(json) - C(<basename>.json), the machine-readable report (schema C(gpufleet.burnin/report/v1)) - summary, and per cluster
     its testcases with verdict, reason, checks, thresholds and their sources, metrics, busbw series and nodes.
-  - C(html) - C(<basename>.html), one page without scripts or external assets - a summary table, then per cluster and workload
-    the reason, an inline SVG plot of busbw against message size with the pass threshold, the warning band and the
+  - C(html) - C(<basename>.html), one page without scripts or external assets - a fleet overview (an inline SVG chart of every
+    cluster's margin over its pass threshold, worst first, coloured by verdict; the counts by verdict, platform and GPU, which
+    filter the clusters, CSS only), then one folded row per cluster (unfolded in fleets of up to 12 clusters) with, per
+    workload, the reason, an inline SVG plot of busbw against message size with the pass threshold, the warning band and the
     published measurement drawn, the checks and the succeeded and failed nodes.
   - A cluster without a verdict (failed before its burn-in ran) gets one testcase judged by its outcome.
 author:

@@ -2,24 +2,30 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """The HTML report in a real browser: headless Chromium (Debian package ``chromium``) renders the busbw plots.
+No test fleet is needed: the reports are built from the nccl-tests fixtures and from synthetic results.
 
 Two looks at one report built from the nccl-tests fixtures:
 - ``--dump-dom`` of a copy with a probe script appended: the browser's own layout (SVG getBBox, getTotalLength, computed
   stroke colours) of every plot's series, points and threshold line;
 - ``--screenshot`` of the report as shipped (no script): the PNG holds the series and threshold colours.
-The report's own page has no script; only the probe copy has one.
+And two at a 200-cluster report of synthetic results (tests/unit/plugins/module_utils/synthetic_fleet.py): the fleet
+overview laid out (a bar per cluster in margin order, the counts, the CSS filters hiding rows when clicked, details
+folded) and its 1400x1000 screenshot, a picture with every verdict's colour. The report's own page has no script;
+only the probe copies have one.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import importlib.util
 import json
 import os
 import re
 import shutil
 import struct
 import subprocess
+import time
 import zlib
 
 import pytest
@@ -29,6 +35,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import r
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "unit", "fixtures", "nccl")
+SYNTHETIC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "unit", "plugins", "module_utils", "synthetic_fleet.py")
 BROWSERS = ("chromium", "chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions", "--hide-scrollbars",
@@ -212,9 +219,9 @@ def oop_crosses(plot):
 
 def test_screenshot_shows_the_plot(chromium, report_file, tmp_path):
     shot = tmp_path / "report.png"
-    run_chromium(chromium, tmp_path, "--window-size=900,1100", "--screenshot=%s" % shot, "file://%s" % report_file)
+    run_chromium(chromium, tmp_path, "--window-size=900,1600", "--screenshot=%s" % shot, "file://%s" % report_file)
     width, height, rows = read_png(str(shot))
-    assert (width, height) == (900, 1100)
+    assert (width, height) == (900, 1600)
     counts = {}
     for row in rows:
         for pixel in row:
@@ -230,3 +237,128 @@ def test_screenshot_shows_the_plot(chromium, report_file, tmp_path):
 
 def close(pixel, color, tolerance=24):
     return all(abs(a - b) <= tolerance for a, b in zip(pixel, color))
+
+
+# ------------------------------------------------------------------------------------------------ 200 clusters
+
+OVERVIEW_PROBE = """
+<script>
+window.addEventListener("load", function () {
+  setTimeout(function () {
+    // checkVisibility: false under display:none (a filtered row) and in a closed <details> (content-visibility)
+    function visible(el) { return el.checkVisibility ? el.checkVisibility() : el.getClientRects().length > 0; }
+    function shown(selector) { return Array.prototype.filter.call(document.querySelectorAll(selector), visible).length; }
+    var nav = performance.getEntriesByType("navigation")[0] || {};
+    var paints = {};
+    performance.getEntriesByType("paint").forEach(function (p) { paints[p.name] = p.startTime; });
+    var chart = document.querySelector("svg.fleet-chart");
+    var bars = Array.prototype.map.call(chart.querySelectorAll("rect.bar"), function (bar) {
+      var r = bar.getBoundingClientRect();
+      return {cluster: bar.getAttribute("data-cluster"), verdict: bar.getAttribute("data-verdict"), margin: bar.getAttribute("data-margin"),
+              x: r.x, width: r.width, height: r.height, fill: getComputedStyle(bar).fill};
+    });
+    var out = {bars: bars, chart: chart.getBoundingClientRect().toJSON(), details: document.querySelectorAll("details.cluster").length,
+               open: document.querySelectorAll("details.cluster[open]").length, summaries: shown("details.cluster > summary"),
+               plots_shown: shown("svg.busbw-plot"),
+               chips: Array.prototype.map.call(document.querySelectorAll("label.chip"), function (chip) {
+                 return {for: chip.htmlFor, count: +chip.getAttribute("data-count"), text: chip.textContent.trim()}; }),
+               timing: {dom_content_loaded: nav.domContentLoadedEventEnd, load: nav.loadEventEnd, first_paint: paints["first-paint"],
+                        first_contentful_paint: paints["first-contentful-paint"], transfer_bytes: nav.decodedBodySize}};
+    document.querySelector("label[for=f-v-pass]").click();
+    out.without_pass = shown("details.cluster");
+    out.dimmed = Array.prototype.filter.call(chart.querySelectorAll("rect.bar"), function (bar) {
+      return getComputedStyle(bar).opacity < 0.5; }).length;
+    document.querySelector("label[for=f-p-0]").click();
+    out.without_pass_and_first_platform = shown("details.cluster");
+    document.querySelector("button[type=reset]").click();
+    out.after_reset = shown("details.cluster");
+    var pre = document.createElement("pre");
+    pre.id = "render-check";
+    pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
+  }, 0);
+});
+</script>
+"""
+VERDICT_RGB = {"pass": (46, 125, 50), "warn": (183, 121, 31), "fail": (179, 38, 30), "error": (106, 27, 154)}
+
+
+def synthetic_results(count):
+    spec = importlib.util.spec_from_file_location("synthetic_fleet", SYNTHETIC)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.synthetic_results(count)
+
+
+@pytest.fixture(scope="module")
+def fleet_report(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("fleet-report")
+    results = synthetic_results(200)
+    written = report.write_reports(results, str(directory), generated="2026-12-01T10:10:00Z")
+    return results, written["files"]
+
+
+def test_fleet_report_keeps_every_cluster(fleet_report):
+    results, files = fleet_report
+    with open(files["json"]) as handle:
+        assert sorted(cluster["cluster"] for cluster in json.load(handle)["clusters"]) == sorted(results)
+    with open(files["junit"]) as handle:
+        assert len(re.findall(r"<testsuite ", handle.read())) == 200
+    with open(files["html"]) as handle:
+        assert "<script" not in handle.read().lower()
+
+
+def test_browser_lays_out_the_fleet_overview(chromium, fleet_report, tmp_path):
+    results, files = fleet_report
+    with open(files["html"]) as handle:
+        page = handle.read()
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.replace("</body>", OVERVIEW_PROBE + "</body>"))
+    dom = run_chromium(chromium, tmp_path, "--window-size=1400,1000", "--virtual-time-budget=10000", "--dump-dom", probed.as_uri())
+    match = re.search(r'<pre id="render-check">(.*?)</pre>', dom, re.S)
+    assert match, dom[-2000:]
+    seen = json.loads(match.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+    bars = seen["bars"]
+    assert len(bars) == 200 and sorted(bar["cluster"] for bar in bars) == sorted(results)
+    assert all(bar["width"] >= 3 and bar["height"] >= 1 for bar in bars)  # every bar drawn, visible
+    assert [bar["x"] for bar in bars] == sorted(bar["x"] for bar in bars)
+    unmeasured = [bar for bar in bars if not bar["margin"]]
+    margins = [float(bar["margin"]) for bar in bars[len(unmeasured):]]
+    assert unmeasured and all(not bar["margin"] for bar in bars[:len(unmeasured)]) and margins == sorted(margins)
+    for bar in bars:
+        assert bar["fill"] == "rgb(%d, %d, %d)" % VERDICT_RGB[bar["verdict"]]
+    assert 1200 <= seen["chart"]["width"] <= 1340 and seen["chart"]["y"] < 300  # the chart is at the top of the page
+    counts = dict((chip["for"], chip["count"]) for chip in seen["chips"])
+    verdicts = dict((verdict, sum(1 for bar in bars if bar["verdict"] == verdict)) for verdict in VERDICT_RGB)
+    assert dict((verdict, counts["f-v-" + verdict]) for verdict in verdicts) == verdicts
+    assert sum(count for key, count in counts.items() if key.startswith("f-p-")) == 200
+    assert sum(count for key, count in counts.items() if key.startswith("f-g-")) == 200
+    assert seen["details"] == 200 and seen["open"] == 0 and seen["summaries"] == 200 and seen["plots_shown"] == 0
+    assert seen["without_pass"] == 200 - verdicts["pass"] and seen["dimmed"] == verdicts["pass"]
+    first_platform = sorted(set(entry["platform"] for entry in results.values()))[0]
+    hidden = sum(1 for entry in results.values() if entry["platform"] == first_platform and (entry.get("verdicts") or [{}])[0].get("verdict") != "pass")
+    assert seen["without_pass_and_first_platform"] == 200 - verdicts["pass"] - hidden
+    assert seen["after_reset"] == 200
+    timing = seen["timing"]
+    print("200-cluster report in Chromium: %s" % json.dumps(timing, sort_keys=True))
+
+
+def test_fleet_overview_screenshot(chromium, fleet_report, tmp_path):
+    results, files = fleet_report
+    del results
+    shot = tmp_path / "fleet.png"
+    started = time.time()
+    run_chromium(chromium, tmp_path, "--window-size=1400,1000", "--screenshot=%s" % shot, "file://%s" % files["html"])
+    print("chromium --screenshot of the 200-cluster report: %.2f s wall, including the browser's start" % (time.time() - started))
+    width, height, rows = read_png(str(shot))
+    assert (width, height) == (1400, 1000)
+    counts = {}
+    for row in rows[:700]:  # the overview: headline, chart, counts
+        for pixel in row:
+            counts[pixel] = counts.get(pixel, 0) + 1
+    assert len(counts) > 50, "the screenshot is (nearly) blank"
+    background = counts.get((250, 250, 250), 0) + counts.get((255, 255, 255), 0)
+    assert background < width * 700 * 0.95
+    for verdict, color in VERDICT_RGB.items():
+        drawn = sum(count for pixel, count in counts.items() if close(pixel, color, 12))
+        assert drawn > 400, "no %s bars or counts drawn (%d pixels)" % (verdict, drawn)

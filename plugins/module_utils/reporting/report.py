@@ -2,11 +2,14 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """Fleet reports of a burn-in run: JSON, JUnit XML (one testcase per cluster and workload) and a self-contained HTML
-page with an inline SVG busbw-vs-size plot per cluster and workload, the thresholds drawn on it.
+page: a fleet overview (every cluster's margin over its pass threshold in one chart, worst first; counts by verdict,
+platform and GPU that filter the clusters), then per cluster, folded, an inline SVG busbw-vs-size plot per workload
+with the thresholds drawn on it.
 
 Input: the fleet's results keyed by cluster (the role's ``burnin_fleet_results``), each with ``verdicts`` (a list of
 ``gpufleet.burnin.burnin_verdict`` results) or ``verdict`` (one); a cluster without a verdict is judged by its
-``outcome``. The HTML page has no script, no external asset and escapes every text.
+``outcome``. The HTML page (templates/reports/, autoescaped Jinja2) has no script, no external asset and escapes every
+text; its geometry is computed here.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -20,11 +23,19 @@ import os
 import re
 import tempfile
 import xml.etree.ElementTree as ET
-from html import escape
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+try:
+    import jinja2
+    from markupsafe import Markup
+    HAS_JINJA2 = True
+except ImportError:  # pragma: no cover - jinja2 ships with ansible-core on the controller
+    HAS_JINJA2 = False
+    Markup = str
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import size_label
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, OK_OUTCOMES, VERDICTS
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, FAILING_VERDICTS, OK_OUTCOMES, VERDICTS
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import TEMPLATES_DIR
 
 SCHEMA = "gpufleet.burnin/report/v1"
 FORMATS = ("json", "junit", "html")
@@ -96,6 +107,26 @@ def _testcase(verdict, entry):
     return case
 
 
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _margin(cases):
+    """The cluster's lowest margin over a pass threshold, (value - pass) / pass, among its testcases' checks that have
+    both (peak and average busbw), with the check it comes from; None when no check has both."""
+    best = None
+    for case in cases:
+        for check in case["checks"]:
+            if not isinstance(check, dict) or not _is_number(check.get("value")) or not _is_number(check.get("pass")) or check["pass"] <= 0:
+                continue
+            margin = (float(check["value"]) - check["pass"]) / check["pass"]
+            if best is None or margin < best["margin"]:
+                best = {"margin": round(margin, 6), "value": check["value"], "pass": check["pass"],
+                        "warn": check.get("warn") if _is_number(check.get("warn")) else None,
+                        "workload": case["workload"], "check": check.get("name") or "", "threshold": check.get("threshold") or ""}
+    return best
+
+
 def build_report(results, run_id=None, title="GPU burn-in", generated=None):
     """Normalize the fleet's results into the report document that every format is rendered from."""
     if isinstance(results, list):
@@ -131,6 +162,7 @@ def build_report(results, run_id=None, title="GPU burn-in", generated=None):
             "finished": entry.get("finished") or "",
             "seconds": seconds,
             "verdict": _worst(case["verdict"] for case in cases),
+            "margin": _margin(cases),
             "testcases": cases,
         })
         if not run_id and entry.get("run_id"):
@@ -221,10 +253,6 @@ def render_junit(report):
 
 # ------------------------------------------------------------------------------------------------ HTML and SVG
 
-def _e(value):
-    return escape(_xml_text(value), quote=True)
-
-
 def _num(value):
     return "%.1f" % value
 
@@ -238,11 +266,12 @@ def _nice_step(span):
     return 10 * power  # pragma: no cover
 
 
-def render_plot(case, cluster_name=""):
-    """Inline SVG of busbw (GB/s) against message size (log scale), with the thresholds; "" without data."""
+def plot_geometry(case, cluster_name=""):
+    """What the busbw plot of a testcase draws (templates/reports/busbw_plot.svg.j2), coordinates and labels formatted:
+    busbw (GB/s) against message size (log scale), the thresholds, the measured average; None without data."""
     points = [item for item in case.get("series") or [] if isinstance(item, (list, tuple)) and len(item) >= 2 and item[0] and item[0] > 0]
     if not points:
-        return ""
+        return None
     width, height = 760, 354
     left, right, top, bottom = 64, 24, 42, 54
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -267,112 +296,95 @@ def render_plot(case, cluster_name=""):
     def py(value):
         return top + plot_h - (value / y_hi) * plot_h
 
-    title = "busbw vs message size: %s %s" % (cluster_name, case.get("workload") or "")
-    out = ['<svg class="busbw-plot" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">'
-           % (width, height, width, height, _e(title)),
-           '<title>%s</title>' % _e(title),
-           '<rect class="plot-area" x="%d" y="%d" width="%d" height="%d" fill="#ffffff" stroke="#cccccc"/>' % (left, top, plot_w, plot_h)]
+    plot = {"title": "busbw vs message size: %s %s" % (cluster_name, case.get("workload") or ""), "width": width, "height": height,
+            "left": left, "top": top, "plot_w": plot_w, "plot_h": plot_h, "right_x": left + plot_w, "bottom_y": top + plot_h,
+            "center_x": left + plot_w // 2, "center_y": top + plot_h // 2, "label_y": height - 10, "colors": COLORS,
+            "y_ticks": [], "x_ticks": [], "thresholds": [], "avg": None, "series": [], "legend": []}
     value = 0.0
     while value <= y_hi + 1e-9:
         y = py(value)
-        out.append('<line class="grid" x1="%d" y1="%s" x2="%d" y2="%s" stroke="#eeeeee"/>' % (left, _num(y), left + plot_w, _num(y)))
-        out.append('<text class="tick" x="%d" y="%s" text-anchor="end" font-size="11">%s</text>' % (left - 6, _num(y + 4), _e("%g" % value)))
+        plot["y_ticks"].append({"y": _num(y), "label_y": _num(y + 4), "label": "%g" % value})
         value += step
     tick_every = max(1, int(math.ceil(len(points) / 10.0)))
     for index, item in enumerate(points):
         if index % tick_every and index != len(points) - 1:
             continue
-        x = px(item[0])
-        out.append('<line class="xtick" x1="%s" y1="%d" x2="%s" y2="%d" stroke="#999999"/>' % (_num(x), top + plot_h, _num(x), top + plot_h + 5))
-        out.append('<text class="tick" x="%s" y="%d" text-anchor="middle" font-size="11">%s</text>' % (_num(x), top + plot_h + 18, _e(size_label(item[0]))))
-    out.append('<text class="axis-label" x="%d" y="%d" text-anchor="middle" font-size="12">message size (bytes, log scale)</text>'
-               % (left + plot_w // 2, height - 10))
-    out.append('<text class="axis-label" x="14" y="%d" text-anchor="middle" font-size="12" transform="rotate(-90 14 %d)">busbw (GB/s)</text>'
-               % (top + plot_h // 2, top + plot_h // 2))
-    x_min, x_max = left, left + plot_w
+        plot["x_ticks"].append({"x": _num(px(item[0])), "label": size_label(item[0])})
     for record in thresholds:
         label = "%s: %s" % (record.get("metric"), record.get("id"))
         if record.get("metric") == "avg":
             if record.get("pass") is not None:
-                y = py(record["pass"])
-                out.append('<line class="threshold-avg" x1="%d" y1="%s" x2="%d" y2="%s" stroke="%s" stroke-width="2" stroke-dasharray="2 4">'
-                           '<title>%s</title></line>' % (x_min, _num(y), x_max, _num(y), COLORS["avg_pass"], _e("average pass >= %s GB/s (%s)" % (
-                               record["pass"], record.get("id")))))
-                out.append('<text class="threshold-label" x="%d" y="%s" text-anchor="end" font-size="11" fill="%s">%s</text>' % (
-                    x_max - 6, _num(y - 4), COLORS["avg_pass"], _e("average pass >= %g GB/s (%s)" % (record["pass"], record.get("id")))))
+                plot["thresholds"].append({"kind": "avg", "y": _num(py(record["pass"])), "label_y": _num(py(record["pass"]) - 4),
+                                           "title": "average pass >= %s GB/s (%s)" % (record["pass"], record.get("id")),
+                                           "label": "average pass >= %g GB/s (%s)" % (record["pass"], record.get("id"))})
             continue
         if record.get("warn") is not None and record.get("pass") is not None:
             y_pass, y_warn = py(record["pass"]), py(record["warn"])
-            out.append('<rect class="warn-band" x="%d" y="%s" width="%d" height="%s" fill="%s" fill-opacity="0.35"><title>%s</title></rect>' % (
-                x_min, _num(y_pass), plot_w, _num(max(y_warn - y_pass, 0.5)), COLORS["warn"], _e("warning band %g-%g GB/s (%s)" % (
-                    record["warn"], record["pass"], label))))
+            plot["thresholds"].append({"kind": "warn", "y": _num(y_pass), "height": _num(max(y_warn - y_pass, 0.5)),
+                                       "title": "warning band %g-%g GB/s (%s)" % (record["warn"], record["pass"], label)})
         if record.get("expected") is not None:
-            y = py(record["expected"])
-            out.append('<line class="expected" x1="%d" y1="%s" x2="%d" y2="%s" stroke="%s" stroke-dasharray="1 3"><title>%s</title></line>' % (
-                x_min, _num(y), x_max, _num(y), COLORS["expected"], _e("published %g GB/s (%s)" % (record["expected"], label))))
+            plot["thresholds"].append({"kind": "expected", "y": _num(py(record["expected"])),
+                                       "title": "published %g GB/s (%s)" % (record["expected"], label)})
         if record.get("pass") is not None:
-            y = py(record["pass"])
-            out.append('<line class="threshold-pass" x1="%d" y1="%s" x2="%d" y2="%s" stroke="%s" stroke-width="2" stroke-dasharray="8 4">'
-                       '<title>%s</title></line>' % (x_min, _num(y), x_max, _num(y), COLORS["pass"], _e("pass >= %g GB/s (%s)" % (record["pass"], label))))
-            out.append('<text class="threshold-label" x="%d" y="%s" font-size="11" fill="%s">%s</text>' % (
-                x_min + 6, _num(y - 4), COLORS["pass"], _e("pass >= %g GB/s (%s)" % (record["pass"], record.get("id")))))
-        if record.get("size"):
-            x = px(record["size"]) if x_lo <= math.log(record["size"], 2) <= x_hi else None
-            if x is not None:
-                out.append('<line class="threshold-size" x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s" stroke-dasharray="3 3"/>' % (
-                    _num(x), top, _num(x), top + plot_h, COLORS["pass"]))
+            plot["thresholds"].append({"kind": "pass", "y": _num(py(record["pass"])), "label_y": _num(py(record["pass"]) - 4),
+                                       "title": "pass >= %g GB/s (%s)" % (record["pass"], label),
+                                       "label": "pass >= %g GB/s (%s)" % (record["pass"], record.get("id"))})
+        if record.get("size") and x_lo <= math.log(record["size"], 2) <= x_hi:
+            plot["thresholds"].append({"kind": "size", "x": _num(px(record["size"]))})
     if avg is not None:
-        y = py(avg)
-        out.append('<line class="avg-measured" x1="%d" y1="%s" x2="%d" y2="%s" stroke="%s" stroke-dasharray="6 3"><title>%s</title></line>' % (
-            x_min, _num(y), x_max, _num(y), COLORS["avg"], _e("measured average %g GB/s" % avg)))
+        plot["avg"] = {"y": _num(py(avg)), "title": "measured average %g GB/s" % avg}
     for key, css in ((1, "series-oop"), (2, "series-ip")):
-        coords = [(px(item[0]), py(item[key])) for item in points if len(item) > key and item[key] is not None]
-        if not coords:
+        drawn = [item for item in points if len(item) > key and item[key] is not None]
+        if not drawn:
             continue
-        color = COLORS["oop" if key == 1 else "ip"]
-        dash = '' if key == 1 else ' stroke-dasharray="5 3"'
-        out.append('<polyline class="%s" fill="none" stroke="%s" stroke-width="2.5"%s points="%s"/>' % (
-            css, color, dash, " ".join("%s,%s" % (_num(x), _num(y)) for x, y in coords)))
         side = "out-of-place" if key == 1 else "in-place"
-        for item, (x, y) in zip([item for item in points if len(item) > key and item[key] is not None], coords):
-            out.append('<circle class="point point-%s" cx="%s" cy="%s" r="3" fill="%s"><title>%s</title></circle>' % (
-                css[7:], _num(x), _num(y), color, _e("%s %s: %g GB/s" % (size_label(item[0]), side, item[key]))))
-    legend = [("oop", "out-of-place busbw", ""), ("ip", "in-place busbw", ' stroke-dasharray="5 3"')]
+        coords = [(_num(px(item[0])), _num(py(item[key]))) for item in drawn]
+        plot["series"].append({
+            "css": css, "point_css": css[7:], "color": COLORS["oop" if key == 1 else "ip"], "dash": "" if key == 1 else "5 3",
+            "points": " ".join("%s,%s" % coord for coord in coords),
+            "circles": [{"x": x, "y": y, "title": "%s %s: %g GB/s" % (size_label(item[0]), side, item[key])} for item, (x, y) in zip(drawn, coords)],
+        })
+    legend = [("oop", "out-of-place busbw", ""), ("ip", "in-place busbw", "5 3")]
     metrics = set(record.get("metric") for record in thresholds if record.get("pass") is not None)
     if "peak" in metrics:
-        legend.append(("pass", "pass threshold", ' stroke-dasharray="8 4"'))
+        legend.append(("pass", "pass threshold", "8 4"))
     if any(record.get("expected") is not None and record.get("metric") != "avg" for record in thresholds):
-        legend.append(("expected", "published", ' stroke-dasharray="1 3"'))
+        legend.append(("expected", "published", "1 3"))
     if avg is not None:
-        legend.append(("avg", "measured average", ' stroke-dasharray="6 3"'))
+        legend.append(("avg", "measured average", "6 3"))
     if "avg" in metrics:
-        legend.append(("avg_pass", "average threshold", ' stroke-dasharray="2 4"'))
+        legend.append(("avg_pass", "average threshold", "2 4"))
     x, y = left + 8, 14
     for key, text, dash in legend:
         needed = 36 + 6 * len(text)
         if x + needed > width - right:
             x, y = left + 8, y + 15
-        out.append('<line class="legend" x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2.5"%s/>' % (x, y, x + 22, y, COLORS[key], dash))
-        out.append('<text class="legend-text" x="%d" y="%d" font-size="11">%s</text>' % (x + 27, y + 4, _e(text)))
+        plot["legend"].append({"x": x, "y": y, "color": COLORS[key], "dash": dash, "text": text})
         x += needed
-    out.append("</svg>")
-    return "\n".join(out)
+    return plot
 
 
-_CSS = """
-body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#222;background:#fafafa}
-h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin:28px 0 6px} h3{font-size:15px;margin:16px 0 6px}
-table{border-collapse:collapse;margin:8px 0 12px;background:#fff} th,td{border:1px solid #ddd;padding:4px 8px;font-size:13px;text-align:left;vertical-align:top}
-th{background:#f0f0f0} .meta{color:#555;font-size:13px} section.cluster{border-top:2px solid #ddd;margin-top:20px}
-.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;color:#fff}
-.v-pass{background:#2e7d32} .v-warn{background:#b7791f} .v-fail{background:#c62828} .v-error{background:#6a1b9a}
-.reason{font-size:13px;margin:4px 0} .no-plot{color:#777;font-style:italic;font-size:13px} ul{margin:4px 0;font-size:13px}
-svg.busbw-plot{background:#fff;border:1px solid #ddd;margin:6px 0}
-"""
+def render_plot(case, cluster_name=""):
+    """Inline SVG of busbw (GB/s) against message size (log scale), with the thresholds; "" without data."""
+    plot = plot_geometry(case, cluster_name)
+    if plot is None:
+        return ""
+    environment = _environment()
+    try:
+        return environment.get_template("busbw_plot.svg.j2").render(plot=plot).rstrip("\n")
+    except jinja2.TemplateError as exc:
+        raise RenderError("templates/reports/busbw_plot.svg.j2: %s" % exc)
 
 
-def _badge(verdict):
-    return '<span class="badge v-%s">%s</span>' % (_e(verdict), _e(verdict.upper()))
+# The page itself is templates/reports/fleet.html.j2 (autoescaped Jinja2); this code computes what it shows: the fleet
+# overview (the margin chart's geometry, the counts, the filter facets) and each cluster's folded details.
+
+REPORT_TEMPLATES_DIR = os.path.join(TEMPLATES_DIR, "reports")
+# The fail red is darker than the plots' threshold red (COLORS["pass"]), so the two never read as one.
+VERDICT_COLORS = {"pass": "#2e7d32", "warn": "#b7791f", "fail": "#b3261e", "error": "#6a1b9a"}
+# Fleets up to this many clusters show every cluster's details unfolded; larger ones fold them.
+DETAILS_OPEN_UP_TO = 12
+_ENVIRONMENT = {}
 
 
 def _slug(text):
@@ -387,64 +399,189 @@ def _fmt(value, unit=""):
     return "%s%s" % (value, unit)
 
 
+def _percent(margin):
+    return "%+.1f%%" % (margin * 100.0) if margin is not None else ""
+
+
+def _finalize(value):
+    """Every text the page prints goes through here before Jinja2 escapes it: no XML-invalid characters, no 'None'."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and not hasattr(value, "__html__"):
+        return _xml_text(value)
+    return value
+
+
+def _environment():
+    if "env" not in _ENVIRONMENT:
+        if not HAS_JINJA2:
+            raise RenderError("Jinja2 is required to render the HTML report; install it on the controller")
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(REPORT_TEMPLATES_DIR), autoescape=True, undefined=jinja2.StrictUndefined,
+                                 trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, finalize=_finalize)
+        env.globals["colors"] = VERDICT_COLORS
+        _ENVIRONMENT["env"] = env
+    return _ENVIRONMENT["env"]
+
+
+def _order_key(cluster):
+    """Worst first: clusters without a measured margin (most severe verdict first), then by margin, lowest first."""
+    margin = cluster.get("margin")
+    if margin is None:
+        return (0, -_SEVERITY.get(cluster["verdict"], 3), 0.0, cluster["cluster"])
+    return (1, 0, margin["margin"], cluster["cluster"])
+
+
+def _facets(clusters):
+    """The overview's counts, each value a filter: verdict, platform and GPU, with each value's clusters by verdict."""
+    facets, classes = [], dict((cluster["cluster"], ["fv-%s" % cluster["verdict"]]) for cluster in clusters)
+    verdict_values = []
+    for verdict in VERDICTS:
+        count = sum(1 for cluster in clusters if cluster["verdict"] == verdict)
+        verdict_values.append({"id": "f-v-%s" % verdict, "cls": "fv-%s" % verdict, "label": verdict, "verdict": verdict, "count": count,
+                               "segments": [{"verdict": verdict, "count": count, "width": "%.2f" % (100.0 * count / max(len(clusters), 1))}]
+                               if count else []})
+    facets.append({"name": "verdict", "title": "Verdict", "values": verdict_values})
+    for key, name, title, prefix in (("platform", "platform", "Platform", "p"), ("gpu_architecture", "gpu", "GPU", "g")):
+        values = []
+        for index, value in enumerate(sorted(set(cluster[key] for cluster in clusters))):
+            members = [cluster for cluster in clusters if cluster[key] == value]
+            cls = "f%s-%d" % (prefix, index)
+            for cluster in members:
+                classes[cluster["cluster"]].append(cls)
+            segments = []
+            for verdict in VERDICTS:
+                count = sum(1 for cluster in members if cluster["verdict"] == verdict)
+                if count:
+                    segments.append({"verdict": verdict, "count": count, "width": "%.2f" % (100.0 * count / len(members))})
+            values.append({"id": "f-%s-%d" % (prefix, index), "cls": cls, "label": value or "unknown", "verdict": None,
+                           "count": len(members), "segments": segments})
+        facets.append({"name": name, "title": title, "values": values})
+    return facets, dict((name, " ".join(items)) for name, items in classes.items())
+
+
+def fleet_chart(clusters, classes=None):
+    """Geometry of the overview chart: one bar per cluster (in the order given) of its margin over its pass threshold,
+    (value - pass) / pass of its lowest-margin check, the threshold at 0; clusters without a margin are grey-topped
+    bars down from the threshold. Returns the SVG's size, bars, ticks and lines, numbers already formatted."""
+    classes = classes or {}
+    count = max(len(clusters), 1)
+    left, right, top, bottom = 66, 18, 30, 44
+    plot_w = 1236 if count * 40 >= 1236 else max(560, count * 40)
+    width, height = left + plot_w + right, 300
+    plot_h = height - top - bottom
+    margins = [cluster["margin"]["margin"] for cluster in clusters if cluster.get("margin")]
+    low, high = max(min(margins + [-0.1]), -1.0), max(margins + [0.1])
+    step = _nice_step(high - low)
+    low, high = math.floor(low / step - 1e-9) * step, math.ceil(high / step + 1e-9) * step
+
+    def py(margin):
+        return top + (high - min(max(margin, low), high)) / (high - low) * plot_h
+
+    zero = py(0.0)
+    slot = float(plot_w) / count
+    bar_w = min(slot * 0.8, 28.0)
+    bars, warn_marks, unmeasured = [], [], 0
+    for index, cluster in enumerate(clusters):
+        x = left + index * slot + (slot - bar_w) / 2
+        margin = cluster.get("margin")
+        where = "%s / %s" % (cluster["platform"] or "?", cluster["gpu_architecture"] or "?")
+        if margin is None:
+            unmeasured += 1
+            y, bar_h = zero, top + plot_h - zero
+            title = "%s: %s, %s - no busbw result against a threshold" % (cluster["cluster"], cluster["verdict"], where)
+        else:
+            y = py(max(margin["margin"], 0.0))
+            bar_h = max(py(min(margin["margin"], 0.0)) - y, 1.0)
+            title = "%s: %s, %s - %s %s %s GB/s against pass %s GB/s: %s" % (
+                cluster["cluster"], cluster["verdict"], where, margin["workload"], margin["check"], _fmt(float(margin["value"])),
+                "%g" % margin["pass"], _percent(margin["margin"]))
+            if margin.get("warn") is not None:
+                warn = (float(margin["warn"]) - margin["pass"]) / margin["pass"]
+                if low <= warn <= high:
+                    reach = min((slot - bar_w) / 2, 3.0)
+                    warn_marks.append({"x1": _num(x - reach), "x2": _num(x + bar_w + reach), "y": _num(py(warn))})
+        bars.append({"cluster": cluster["cluster"], "anchor": "cluster-%s" % _slug(cluster["cluster"]), "verdict": cluster["verdict"],
+                     "classes": " ".join(["bar", classes.get(cluster["cluster"], "fv-%s" % cluster["verdict"])] + ([] if margin else ["nodata"])),
+                     "measured": margin is not None,
+                     "margin": "%.4f" % margin["margin"] if margin else "", "x": _num(x), "y": _num(y), "width": "%.2f" % bar_w,
+                     "height": _num(bar_h), "title": title})
+    ticks = []
+    value = low
+    while value <= high + 1e-9:
+        ticks.append({"y": _num(py(value)), "label": "%+g%%" % round(value * 100, 6) if abs(value) > 1e-9 else "0%"})
+        value += step
+    below = sum(1 for margin in margins if margin < 0)
+    return {
+        "width": width, "height": height, "left": left, "top": top, "plot_w": plot_w, "plot_h": plot_h, "right_x": left + plot_w,
+        "bottom_y": top + plot_h, "zero": _num(zero), "below_h": _num(top + plot_h - zero), "bars": bars, "ticks": ticks, "warn_marks": warn_marks,
+        "separator": _num(left + unmeasured * slot) if unmeasured and unmeasured < len(clusters) else "",
+        "unmeasured": unmeasured, "unmeasured_x": _num(left + unmeasured * slot / 2), "below": below, "above": len(margins) - below,
+        "label_x": left + plot_w // 2, "label_y": height - 8, "axis_y": top + plot_h // 2,
+    }
+
+
+def _check_rows(case):
+    rows = []
+    for check in case["checks"]:
+        threshold = ""
+        if check.get("pass") is not None:
+            threshold = ">= %g" % check["pass"] + (" (warn >= %g)" % check["warn"] if check.get("warn") is not None else "")
+        rows.append({"name": check.get("name"), "verdict": check.get("verdict") if check.get("verdict") in VERDICTS else "error",
+                     "value": _fmt(check.get("value")), "threshold": threshold, "reason": check.get("reason")})
+    return rows
+
+
+def _case_view(cluster, case):
+    metrics = case["metrics"]
+    sources = []
+    for record in case["thresholds"]:
+        source = record.get("source")
+        if isinstance(source, dict):
+            source = "; ".join("%s: %s" % (key, value) for key, value in sorted(source.items()))
+        sources.append({"id": record.get("id"), "source": source})
+    plot = render_plot(case, cluster["cluster"])
+    return {"workload": case["workload"], "verdict": case["verdict"], "reason": case["reason"], "plot": Markup(plot) if plot else "",
+            "peak": _fmt(metrics.get("peak_busbw")), "avg": _fmt(metrics.get("avg_busbw")), "checks": _check_rows(case), "sources": sources,
+            "succeeded_nodes": ", ".join(case["succeeded_nodes"]), "failed_nodes": ", ".join(case["failed_nodes"]),
+            "errors": case.get("errors") or []}
+
+
+def _cluster_view(cluster, classes, open_details):
+    margin = cluster.get("margin")
+    worst = [case for case in cluster["testcases"] if case["verdict"] == cluster["verdict"]]
+    facts = [("platform", cluster["platform"]), ("GPU", cluster["gpu_architecture"]), ("outcome", cluster["outcome"]),
+             ("TrainJob", ("%s/%s" % (cluster["namespace"], cluster["trainjob"])) if cluster["trainjob"] else ""),
+             ("started", cluster["started"]), ("finished", cluster["finished"])]
+    return {
+        "cluster": cluster["cluster"], "anchor": "cluster-%s" % _slug(cluster["cluster"]), "verdict": cluster["verdict"],
+        "classes": classes.get(cluster["cluster"], ""), "open": open_details,
+        "where": "%s / %s" % (cluster["platform"] or "?", cluster["gpu_architecture"] or "?"),
+        "result": ("%s %s / %g" % (margin["check"], _fmt(float(margin["value"])), margin["pass"])) if margin else "",
+        "margin": _percent(margin["margin"]) if margin else "", "negative": bool(margin and margin["margin"] < 0),
+        "reason": (worst[0]["reason"] if worst else "") or cluster["reason"],
+        "facts": [(key, value) for key, value in facts if value],
+        "cases": [_case_view(cluster, case) for case in cluster["testcases"]],
+    }
+
+
 def render_html(report):
+    """The self-contained HTML page (no script, no external asset): a fleet overview (margin chart, counts by verdict,
+    platform and GPU that filter the clusters, CSS only), then every cluster's details, folded in large fleets."""
     summary = report["summary"]
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-             "<title>%s</title>" % _e("%s %s" % (report["title"], report["run_id"])),
-             "<style>%s</style></head><body>" % _CSS,
-             "<h1>%s</h1>" % _e("%s %s" % (report["title"], report["run_id"])),
-             '<p class="meta">generated %s - %d clusters, %d testcases: %s</p>' % (
-                 _e(report["generated"]), summary["clusters"], summary["testcases"],
-                 " ".join("%s %d" % (_badge(verdict), summary[verdict]) for verdict in VERDICTS))]
-    parts.append('<table class="summary"><thead><tr><th>cluster</th><th>platform / GPU</th><th>workload</th><th>verdict</th>'
-                 '<th>peak busbw (GB/s)</th><th>avg busbw (GB/s)</th><th>failed nodes</th><th>reason</th></tr></thead><tbody>')
-    for cluster in report["clusters"]:
-        for case in cluster["testcases"]:
-            metrics = case["metrics"]
-            parts.append("<tr><td><a href=\"#cluster-%s\">%s</a></td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
-                _e(_slug(cluster["cluster"])), _e(cluster["cluster"]), _e("%s / %s" % (cluster["platform"] or "?", cluster["gpu_architecture"] or "?")),
-                _e(case["workload"]), _badge(case["verdict"]), _e(_fmt(metrics.get("peak_busbw"))), _e(_fmt(metrics.get("avg_busbw"))),
-                _e(", ".join(case["failed_nodes"])), _e(case["reason"])))
-    parts.append("</tbody></table>")
-    for cluster in report["clusters"]:
-        parts.append('<section class="cluster" id="cluster-%s">' % _e(_slug(cluster["cluster"])))
-        parts.append("<h2>%s %s</h2>" % (_e(cluster["cluster"]), _badge(cluster["verdict"])))
-        facts = [("platform", cluster["platform"]), ("GPU", cluster["gpu_architecture"]), ("outcome", cluster["outcome"]),
-                 ("TrainJob", ("%s/%s" % (cluster["namespace"], cluster["trainjob"])) if cluster["trainjob"] else ""),
-                 ("started", cluster["started"]), ("finished", cluster["finished"])]
-        parts.append('<p class="meta">%s</p>' % " - ".join("%s: %s" % (_e(key), _e(value)) for key, value in facts if value))
-        for case in cluster["testcases"]:
-            parts.append('<div class="testcase">')
-            parts.append("<h3>%s %s</h3>" % (_e(case["workload"]), _badge(case["verdict"])))
-            parts.append('<p class="reason">%s</p>' % _e(case["reason"]))
-            plot = render_plot(case, cluster["cluster"])
-            parts.append(plot or '<p class="no-plot">no busbw data to plot</p>')
-            if case["checks"]:
-                parts.append('<table class="checks"><thead><tr><th>check</th><th>verdict</th><th>value</th><th>threshold</th>'
-                             '<th>reason</th></tr></thead><tbody>')
-                for check in case["checks"]:
-                    threshold = ""
-                    if check.get("pass") is not None:
-                        threshold = ">= %g" % check["pass"] + (" (warn >= %g)" % check["warn"] if check.get("warn") is not None else "")
-                    parts.append("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
-                        _e(check.get("name")), _badge(check.get("verdict") if check.get("verdict") in VERDICTS else "error"),
-                        _e(_fmt(check.get("value"))), _e(threshold), _e(check.get("reason"))))
-                parts.append("</tbody></table>")
-            for record in case["thresholds"]:
-                source = record.get("source")
-                if isinstance(source, dict):
-                    source = "; ".join("%s: %s" % (key, value) for key, value in sorted(source.items()))
-                parts.append('<p class="meta">threshold %s: %s</p>' % (_e(record.get("id")), _e(source)))
-            for key, label in (("succeeded_nodes", "succeeded nodes"), ("failed_nodes", "failed nodes")):
-                if case.get(key):
-                    parts.append("<p class=\"meta\">%s: %s</p>" % (_e(label), _e(", ".join(case[key]))))
-            if case.get("errors"):
-                parts.append("<ul class=\"errors\">%s</ul>" % "".join("<li>%s</li>" % _e(error) for error in case["errors"]))
-            parts.append("</div>")
-        parts.append("</section>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    ordered = sorted(report["clusters"], key=_order_key)
+    facets, classes = _facets(ordered)
+    open_details = len(ordered) <= DETAILS_OPEN_UP_TO
+    data = {
+        "title": ("%s %s" % (report["title"], report["run_id"])).strip(), "generated": report["generated"], "summary": summary,
+        "verdicts": VERDICTS, "facets": facets, "chart": fleet_chart(ordered, classes), "open_details": open_details,
+        "clusters": [_cluster_view(cluster, classes, open_details) for cluster in ordered],
+        "failing": sum(1 for cluster in ordered if cluster["verdict"] in FAILING_VERDICTS),
+    }
+    environment = _environment()
+    try:
+        return environment.get_template("fleet.html.j2").render(data)
+    except jinja2.TemplateError as exc:
+        raise RenderError("templates/reports/fleet.html.j2: %s" % exc)
 
 
 # ------------------------------------------------------------------------------------------------ files

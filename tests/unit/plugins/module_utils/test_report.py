@@ -7,6 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import importlib.util
 import json
 import os
 import re
@@ -20,6 +21,9 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures", "nccl")
 GENERATED = "2026-11-30T09:00:00Z"
+_SPEC = importlib.util.spec_from_file_location("synthetic_fleet", os.path.join(os.path.dirname(os.path.abspath(__file__)), "synthetic_fleet.py"))
+synthetic_fleet = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(synthetic_fleet)
 
 
 def fixture(name):
@@ -184,3 +188,77 @@ def test_argument_spec_is_defined_once():
     spec = rp.report_argument_spec()
     assert sorted(spec) == ["basename", "directory", "formats", "generated", "results", "run_id", "title"]
     assert spec["formats"]["choices"] == ["json", "junit", "html"] and spec["results"]["required"] is True
+
+
+def test_margin_is_the_lowest_check_over_its_pass_threshold():
+    report = rp.build_report(fleet(), generated=GENERATED)
+    margins = dict((cluster["cluster"], cluster["margin"]) for cluster in report["clusters"])
+    first = margins["aws-p5-a"]
+    assert first["workload"] == "nccl-all-reduce" and first["check"] in ("peak", "avg") and first["threshold"]
+    assert first["margin"] == round((first["value"] - first["pass"]) / first["pass"], 6)
+    checks = [check for case in report["clusters"][0]["testcases"] for check in case["checks"] if check.get("pass") and check.get("value")]
+    assert first["margin"] == min(round((check["value"] - check["pass"]) / check["pass"], 6) for check in checks)
+    warned = margins["gcp<script>alert(1)</script>"]
+    assert warned["check"] == "peak" and warned["pass"] == 400 and warned["warn"] == 300 and warned["margin"] < 0
+    assert margins["oci-x"] is None
+    assert rp.build_report({"a": {"verdicts": [{"verdict": "pass", "checks": [{"name": "x", "value": True, "pass": 1}]}]}})["clusters"][0][
+        "margin"] is None
+
+
+def test_fleet_overview_of_200_clusters():
+    results = synthetic_fleet.synthetic_results(200)
+    report = rp.build_report(results, generated=GENERATED)
+    html = rp.render_html(report)
+    assert "<script" not in html.lower() and re.findall(r"(?:src|href)=\"(?!#)[^\"]*\"", html) == []
+    assert "=&#34;" not in html  # no attribute escaped by mistake in the templates
+    assert set(re.findall(r"https?://[^\"' <]+", html)) == {"http://www.w3.org/2000/svg"}
+    chart = re.search(r'<svg class="fleet-chart".*?</svg>', html, re.S).group(0)
+    bars = re.findall(r'<rect class="bar ([^"]*)" data-cluster="([^"]*)" data-verdict="([^"]*)" data-margin="([^"]*)"', chart)
+    assert len(bars) == 200 and sorted(bar[1] for bar in bars) == sorted(results)
+    by_name = dict((cluster["cluster"], cluster) for cluster in report["clusters"])
+    unmeasured = [bar for bar in bars if not bar[3]]
+    assert unmeasured and bars[:len(unmeasured)] == unmeasured and all("nodata" in bar[0] for bar in unmeasured)
+    assert all(by_name[bar[1]]["verdict"] == "error" for bar in unmeasured)
+    margins = [float(bar[3]) for bar in bars[len(unmeasured):]]
+    assert margins == sorted(margins) and margins[0] < -0.1 < 0 < margins[-1]
+    assert all(bar[2] == by_name[bar[1]]["verdict"] and "fv-%s" % bar[2] in bar[0].split() for bar in bars)
+    assert chart.count('class="threshold"') == 1 and chart.count('class="warn-mark"') == len(margins)
+    xs = [float(x) for x in re.findall(r'<rect class="bar [^>]* x="([0-9.]+)"', chart)]
+    assert xs == sorted(xs) and len(set(xs)) == 200
+    # counts by verdict, platform and GPU, each a filter control
+    chips = dict((value, int(count)) for value, count in re.findall(r'<label class="chip" for="([^"]+)" data-count="(\d+)"', html))
+    summary = report["summary"]
+    assert dict((verdict, chips["f-v-%s" % verdict]) for verdict in ("pass", "warn", "fail", "error")) == dict(
+        (verdict, summary[verdict]) for verdict in ("pass", "warn", "fail", "error"))
+    assert sum(chips[key] for key in chips if key.startswith("f-p-")) == 200 and len([key for key in chips if key.startswith("f-p-")]) == 7
+    assert sum(chips[key] for key in chips if key.startswith("f-g-")) == 200 and len([key for key in chips if key.startswith("f-g-")]) == 5
+    inputs = re.findall(r'<input class="filter" type="checkbox" id="([^"]+)"', html)
+    assert sorted(inputs) == sorted(chips) and html.count("#f-p-0:not(:checked)~.clusters .fp-0{display:none}") == 1
+    # per-cluster details, folded, in the chart's order; every cluster keeps its plot
+    details = re.findall(r'<details class="cluster ([^"]*)" id="cluster-([^"]+)"( open)?>', html)
+    assert [name for dummy, name, dummy2 in details] == [bar[1] for bar in bars] and not any(opened for dummy, dummy2, opened in details)
+    assert html.count('<svg class="busbw-plot"') == 200 - len(unmeasured)
+    # JSON and JUnit keep every cluster
+    assert len(json.loads(rp.render_json(report))["clusters"]) == 200
+    assert len(ET.fromstring(rp.render_junit(report).encode("utf-8")).findall("testsuite")) == 200
+
+
+def test_small_fleets_show_their_details_unfolded():
+    html = rp.render_html(rp.build_report(fleet(), generated=GENERATED))
+    assert html.count("<details class=\"cluster ") == 4 and html.count("\" open>") == 4
+    chart = re.search(r'<svg class="fleet-chart".*?</svg>', html, re.S).group(0)
+    assert 'data-cluster="gcp&lt;script&gt;alert(1)&lt;/script&gt;"' in chart
+    assert re.findall(r'data-cluster="([^"]*)"', chart)[0] == "oci-x"  # no result: first, with the errors
+    assert "0 below" not in html and "1 below the pass threshold, 2 at or above, 1 without a busbw result." in html
+    empty = rp.render_html(rp.build_report({}, generated=GENERATED))
+    assert '<svg class="fleet-chart"' in empty and "<details class" not in empty and "<b>0</b> of 0 clusters" in empty
+
+
+def test_plot_geometry_is_computed_apart_from_its_markup():
+    report = rp.build_report(fleet(), generated=GENERATED)
+    case = report["clusters"][0]["testcases"][0]
+    plot = rp.plot_geometry(case, "aws-p5-a")
+    assert [series["css"] for series in plot["series"]] == ["series-oop", "series-ip"] and len(plot["series"][0]["circles"]) == 31
+    assert [line["kind"] for line in plot["thresholds"]][:3] == ["warn", "expected", "pass"] and plot["avg"]["y"]
+    assert plot["series"][0]["points"] in rp.render_plot(case, "aws-p5-a")
+    assert rp.plot_geometry({"series": []}) is None
