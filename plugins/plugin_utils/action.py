@@ -14,6 +14,7 @@ from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import filter_loader
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.validate import check_finite
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.overrides import warm_up as warm_templates
 
 _PLUGINS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,6 +26,17 @@ def _plugin_names(subdir):
     return sorted(name[:-3] for name in os.listdir(directory) if name.endswith(".py") and not name.startswith("_"))
 
 
+def _module_utils_names():
+    """The core's modules, by dotted name under module_utils (its stages are subpackages)."""
+    names = []
+    root = os.path.join(_PLUGINS_DIR, "module_utils")
+    for folder, dummy, files in sorted(os.walk(root)):
+        prefix = os.path.relpath(folder, root).replace(os.sep, ".")
+        names.extend((name[:-3] if prefix == "." else "%s.%s" % (prefix, name[:-3]))
+                     for name in sorted(files) if name.endswith(".py") and not name.startswith("_"))
+    return names
+
+
 def warm_up():
     """Load the collection's core, filters and templates into this process once.
 
@@ -33,7 +45,7 @@ def warm_up():
     this, every worker compiles the core's modules again (the collection loader keeps no bytecode) and loads every
     filter file of the collection to resolve one filter name. Failures are left for the real call to report.
     """
-    for name in _plugin_names("module_utils"):
+    for name in _module_utils_names():
         try:
             importlib.import_module("%s.module_utils.%s" % (_PACKAGE, name))
         except ImportError:
@@ -46,7 +58,7 @@ def warm_up():
     warm_templates()
     try:
         # The allowed platforms (a render of the seed), so no worker renders them again.
-        importlib.import_module("%s.module_utils.inputs" % _PACKAGE).known_platforms()
+        importlib.import_module("%s.module_utils.validation.inputs" % _PACKAGE).known_platforms()
     except Exception:  # pylint: disable=broad-except
         pass
 
@@ -72,9 +84,10 @@ class RenderActionBase(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super(RenderActionBase, self).run(tmp, task_vars)
         del tmp
-        validation, args = self.validate_argument_spec(argument_spec=self.argument_spec)
-        del validation
         try:
+            check_finite("", self._task.args)
+            validation, args = self.validate_argument_spec(argument_spec=self.argument_spec)
+            del validation
             self.check(args)
             result.update(self.render(args))
         except BurninError as exc:

@@ -24,6 +24,8 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import kubeconfig_server
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.validate import check_finite
 
 try:
     from ansible.executor.module_common import _get_action_arg_defaults
@@ -177,6 +179,10 @@ class K8sActionBase(ActionBase):
         del tmp
         if self.missing_requirements():
             return dict(result, failed=True, msg=self.missing_requirements())
+        try:
+            check_finite("", self._task.args)
+        except BurninError as exc:
+            return dict(result, failed=True, msg="%s: %s" % (self.NAME, exc))
         args, auth = self.validated_args(self.SPEC())
         for option in self.NON_NEGATIVE:
             if args[option] < 0:

@@ -18,6 +18,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import math
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
@@ -93,6 +94,19 @@ def fail(field, message, value=None, show=True):
     if show:
         message = "%s, got %s %s" % (message, _kind(value), describe(value))
     raise ConfigError(field, message)
+
+
+def check_finite(field, value):
+    """Refuse an infinite or NaN number anywhere in VALUE (YAML's .inf and .nan): ansible-core's argument spec would
+    raise OverflowError converting it to an integer instead of naming the option."""
+    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
+        fail(field, "must be a finite number", value)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            check_finite("%s.%s" % (field, key) if field else str(key), item)
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            check_finite("%s[%d]" % (field, index), item)
 
 
 def check_int(field, value, low=0, high=INT32_MAX):

@@ -36,6 +36,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import r
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.validate import check_finite  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import COLLECTION_ROOT, read_yaml_file  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.overrides import build_overrides_with_sources  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload  # noqa: E402
@@ -166,11 +167,12 @@ def options(table, required):
 def through_argspec(spec, args):
     """Ansible's own argument-spec validation and conversion, as the action plugins run it first."""
     try:
-        result = ArgumentSpecValidator(spec).validate(copy.deepcopy(args))
-    except OverflowError:
-        # ansible-core's int conversion of a YAML .inf raises instead of reporting (left to ansible-core; see the report).
-        event("ansible-core's argument spec raised OverflowError")
+        # The plugins refuse non-finite numbers before ansible-core's int conversion, which raises OverflowError on them.
+        check_finite("", args)
+    except ConfigError:
+        event("refused as not finite")
         return None
+    result = ArgumentSpecValidator(spec).validate(copy.deepcopy(args))
     if result.error_messages:
         event("refused by the argument spec")
         return None

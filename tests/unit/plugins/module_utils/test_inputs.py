@@ -218,3 +218,19 @@ def test_platform_var_strings_must_survive_the_yaml_templates(value, ok):
         inputs.check_platform_vars("platform_vars", args)
     else:
         refused("platform_vars.azure_topology_configmap", inputs.check_platform_vars, "platform_vars", args)
+
+
+@pytest.mark.parametrize("args, field", [
+    ({"nodes": float("inf")}, "nodes"),
+    ({"timeout": float("-inf")}, "timeout"),
+    ({"overrides": [{"when": {"nodes": float("nan")}}]}, "overrides[0].when.nodes"),
+])
+def test_non_finite_numbers_are_refused_naming_the_option(args, field):
+    # YAML's .inf and .nan: ansible-core's argument spec would raise OverflowError converting them to integers.
+    with pytest.raises(ConfigError) as exc:
+        validate.check_finite("", args)
+    assert str(exc.value).startswith(field + ": must be a finite number")
+
+
+def test_finite_numbers_pass():
+    validate.check_finite("", {"nodes": 2, "ratio": 0.5, "list": [1e300, "inf"]})
