@@ -99,13 +99,13 @@ def merge_named(base, patch):
         for key, value in patch.items():
             if value is None:
                 result.pop(key, None)
-            elif key in base:
-                result[key] = merge_named(base[key], value)
-            elif isinstance(value, dict):
-                result[key] = merge_named({}, value)  # drops nulls nested in a new map too
             else:
-                result[key] = copy.deepcopy(value)
+                result[key] = merge_named(base.get(key), value)
         return result
+    if isinstance(patch, dict):
+        # RFC 7386: onto anything but a map (absent, null, a scalar) a map patch applies to an empty map, so its
+        # nulls delete nothing and are dropped, nested ones too.
+        return merge_named({}, patch)
     if _is_named_list(base) and _is_named_list(patch):
         result = list(base)
         positions = dict((item["name"], index) for index, item in enumerate(result))

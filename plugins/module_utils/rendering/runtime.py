@@ -110,7 +110,8 @@ def worker_resources(resources, gpus_per_node):
     gpu = {GPU_RESOURCE: str(gpus_per_node)} if gpus_per_node > 0 else {}
     if resources is None:
         return {"limits": dict(gpu), "requests": dict(gpu)} if gpu else {}
-    result = copy.deepcopy(resources)
+    # A side or claims given as null is unset (the CRD refuses null there).
+    result = dict((key, copy.deepcopy(value)) for key, value in resources.items() if value is not None)
     named = any(GPU_RESOURCE in (result.get(side) or {}) for side in ("limits", "requests"))
     if gpu and not named:
         for side in ("limits", "requests"):

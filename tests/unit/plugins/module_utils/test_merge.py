@@ -114,3 +114,10 @@ def test_merge_objects_by_api_kind_name():
     merged = merge_objects([a, b, c])
     assert [o["kind"] for o in merged] == ["K", "Other"]
     assert merged[0]["spec"]["x"] == [{"name": "c", "v": 1}, {"name": "d"}]
+
+
+def test_a_map_patch_onto_null_drops_its_nulls():
+    # Found by the long fuzz profile: resources {limits: null} then AWS's "efa_per_node 0 takes back the request"
+    # (limits: {vpc.amazonaws.com/efa: null}) rendered `vpc.amazonaws.com/efa: null`, which the CRD refuses.
+    assert merge_named({"limits": None}, {"limits": {"vpc.amazonaws.com/efa": None, "cpu": "1"}}) == {"limits": {"cpu": "1"}}
+    assert merge_named({"limits": "x"}, {"limits": {"a": {"b": None}}}) == {"limits": {"a": {}}}

@@ -137,3 +137,10 @@ def test_bad_input_names_the_field(field, value, message):
 def test_bad_framework_lists_allowed_values():
     with pytest.raises(ConfigError, match="torch, mpi, exec"):
         build_runtime("jax", config())
+
+
+def test_null_sides_of_the_resources_are_unset():
+    # Found by the long fuzz profile: resources {limits: null} reached the runtime as `limits: null`.
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import worker_resources
+    assert worker_resources({"limits": None, "requests": {"cpu": "1"}}, 0) == {"requests": {"cpu": "1"}}
+    assert worker_resources({"limits": None}, 8) == {"limits": {"nvidia.com/gpu": "8"}}
