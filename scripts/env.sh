@@ -44,12 +44,17 @@ export GPUFLEET_VENV_219="$GPUFLEET_CACHE/venv-core2.19"
 export GPUFLEET_ANSIBLE_BUNDLE_VERSION="${GPUFLEET_ANSIBLE_BUNDLE_VERSION:-14.5.0}"
 export GPUFLEET_KCORE_VERSION="${GPUFLEET_KCORE_VERSION:-6.6.0}"
 export GPUFLEET_KCORE_TARBALL="$GPUFLEET_CACHE/dist/kubernetes-core-$GPUFLEET_KCORE_VERSION.tar.gz"
+# The oldest kubernetes.core the in-process plugins are tested with: the ansible 12 bundle's (ansible-core 2.19).
+export GPUFLEET_ANSIBLE_BUNDLE_VERSION_219="${GPUFLEET_ANSIBLE_BUNDLE_VERSION_219:-12.3.0}"
+export GPUFLEET_KCORE_VERSION_219="${GPUFLEET_KCORE_VERSION_219:-6.2.0}"
 
 # One ansible-test tree per checkout, keyed by the checkout's absolute path,
 # so that two clones never point the same symlink at different places.
 _gpufleet_key="$(printf '%s' "$GPUFLEET_REPO" | sha256sum | cut -c1-12)"
 export GPUFLEET_COLLECTIONS_ROOT="$GPUFLEET_CACHE/trees/$_gpufleet_key"
 export GPUFLEET_COLLECTION_DIR="$GPUFLEET_COLLECTIONS_ROOT/ansible_collections/gpufleet/burnin"
+# The same collection beside the ansible 12 bundle's kubernetes.core (test step e2e-2.19).
+export GPUFLEET_COLLECTIONS_ROOT_219="$GPUFLEET_COLLECTIONS_ROOT/kcore-$GPUFLEET_KCORE_VERSION_219"
 # ansible-test needs a physical directory instead of the symlink: see scripts/ansible-test.sh.
 export GPUFLEET_ANSIBLE_TEST_ROOT="$GPUFLEET_COLLECTIONS_ROOT/ansible-test"
 unset _gpufleet_key

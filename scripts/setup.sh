@@ -157,17 +157,22 @@ except Exception:
     pass' "$1"
 }
 
-if [ "$(manifest_version "$KCORE_SHARED")" != "$GPUFLEET_KCORE_VERSION" ]; then
-    wheel="$GPUFLEET_CACHE/downloads/ansible-$GPUFLEET_ANSIBLE_BUNDLE_VERSION-py3-none-any.whl"
+# extract_kcore BUNDLE KCORE DEST: kubernetes.core KCORE, taken out of the `ansible` BUNDLE wheel, at DEST (kept when
+# DEST already holds that version).
+extract_kcore() {
+    local bundle="$1" kcore="$2" dest="$3" wheel tmp got
+    [ "$(manifest_version "$dest")" = "$kcore" ] && return 0
+    wheel="$GPUFLEET_CACHE/downloads/ansible-$bundle-py3-none-any.whl"
     if [ ! -s "$wheel" ]; then
-        log "downloading ansible==$GPUFLEET_ANSIBLE_BUNDLE_VERSION wheel (no deps) for kubernetes.core"
+        log "downloading ansible==$bundle wheel (no deps) for kubernetes.core"
         "$GPUFLEET_VENV/bin/python" -m pip download -q --disable-pip-version-check --no-input --no-deps \
-            --only-binary :all: -d "$GPUFLEET_CACHE/downloads" "ansible==$GPUFLEET_ANSIBLE_BUNDLE_VERSION"
+            --only-binary :all: -d "$GPUFLEET_CACHE/downloads" "ansible==$bundle"
         [ -s "$wheel" ] || die "pip download did not produce $wheel"
     fi
     log "extracting ansible_collections/kubernetes/core/ from $(basename "$wheel")"
-    tmp="$(mktemp -d "$KCORE_SHARED_ROOT/.extract.XXXXXX")"
-    "$GPUFLEET_VENV/bin/python" - "$wheel" "$tmp" <<'EOF'
+    mkdir -p "$(dirname "$dest")"
+    tmp="$(mktemp -d "$(dirname "$dest")/.extract.XXXXXX")"
+    "$GPUFLEET_VENV/bin/python" - "$wheel" "$tmp" <<'EOF2'
 import sys, zipfile
 wheel, dest = sys.argv[1:]
 prefix = "ansible_collections/kubernetes/core/"
@@ -177,15 +182,22 @@ with zipfile.ZipFile(wheel) as zf:
         sys.exit(f"{wheel} has no {prefix}")
     zf.extractall(dest, members)
 print(f"{len(members)} files", file=sys.stderr)
-EOF
+EOF2
     got="$(manifest_version "$tmp/ansible_collections/kubernetes/core")"
-    [ "$got" = "$GPUFLEET_KCORE_VERSION" ] \
-        || { rm -rf "$tmp"; die "ansible $GPUFLEET_ANSIBLE_BUNDLE_VERSION carries kubernetes.core '$got', expected $GPUFLEET_KCORE_VERSION"; }
-    mkdir -p "$KCORE_SHARED_ROOT/ansible_collections/kubernetes"
-    rm -rf "$KCORE_SHARED"
-    mv "$tmp/ansible_collections/kubernetes/core" "$KCORE_SHARED"
-    rm -rf "$tmp" "$GPUFLEET_KCORE_TARBALL"
+    [ "$got" = "$kcore" ] || { rm -rf "$tmp"; die "ansible $bundle carries kubernetes.core '$got', expected $kcore"; }
+    rm -rf "$dest"
+    mv "$tmp/ansible_collections/kubernetes/core" "$dest"
+    rm -rf "$tmp"
+}
+
+if [ "$(manifest_version "$KCORE_SHARED")" != "$GPUFLEET_KCORE_VERSION" ]; then
+    extract_kcore "$GPUFLEET_ANSIBLE_BUNDLE_VERSION" "$GPUFLEET_KCORE_VERSION" "$KCORE_SHARED"
+    rm -f "$GPUFLEET_KCORE_TARBALL"
 fi
+# The oldest supported kubernetes.core, the one of the ansible 12 bundle (with ansible-core 2.19): e2e-2.19 runs
+# the in-process plugins on it (docs/kubernetes-core.md).
+extract_kcore "$GPUFLEET_ANSIBLE_BUNDLE_VERSION_219" "$GPUFLEET_KCORE_VERSION_219" \
+    "$GPUFLEET_CACHE/collections-$GPUFLEET_KCORE_VERSION_219/ansible_collections/kubernetes/core"
 log "kubernetes.core $GPUFLEET_KCORE_VERSION: $KCORE_SHARED"
 
 # --- Galaxy-installable tarball ---------------------------
@@ -227,6 +239,11 @@ if ! cmp -s "$KCORE_SHARED/MANIFEST.json" "$tree_kcore/MANIFEST.json" 2>/dev/nul
     rm -rf "$tree_kcore"
     cp -a "$KCORE_SHARED" "$tree_kcore"
 fi
+# The same with the ansible 12 bundle's kubernetes.core, for e2e-2.19.
+mkdir -p "$GPUFLEET_COLLECTIONS_ROOT_219/ansible_collections/gpufleet" "$GPUFLEET_COLLECTIONS_ROOT_219/ansible_collections/kubernetes"
+ln -sfn "$GPUFLEET_REPO" "$GPUFLEET_COLLECTIONS_ROOT_219/ansible_collections/gpufleet/burnin"
+ln -sfn "$GPUFLEET_CACHE/collections-$GPUFLEET_KCORE_VERSION_219/ansible_collections/kubernetes/core" \
+    "$GPUFLEET_COLLECTIONS_ROOT_219/ansible_collections/kubernetes/core"
 printf '%s\n' "$GPUFLEET_REPO" >"$GPUFLEET_COLLECTIONS_ROOT/.checkout"
 # Trees of checkouts that no longer exist (old CI clones) are dead weight.
 for tree in "$GPUFLEET_CACHE"/trees/*/; do

@@ -221,12 +221,15 @@ step_e2e() {
     return "$rc"
 }
 
-E2E_219_TESTS="tests/e2e/test_k8s_apply.py tests/e2e/test_canary.py tests/e2e/test_plugins.py"
+E2E_219_TESTS="tests/e2e/test_kubernetes_core_version.py tests/e2e/test_k8s_apply.py tests/e2e/test_canary.py tests/e2e/test_plugins.py"
 
 step_e2e_219() {
     cd "$REPO"
     # shellcheck disable=SC2086 # a list of paths
+    # ansible 12's pair: ansible-core 2.19 with its bundle's kubernetes.core (GPUFLEET_KCORE_VERSION_219).
     PATH="$GPUFLEET_VENV_219/bin:$PATH" ANSIBLE_PYTHON_INTERPRETER="$GPUFLEET_VENV_219/bin/python" \
+        ANSIBLE_COLLECTIONS_PATH="$GPUFLEET_COLLECTIONS_ROOT_219" PYTHONPATH="$GPUFLEET_COLLECTIONS_ROOT_219" \
+        GPUFLEET_EXPECT_KCORE="$GPUFLEET_KCORE_VERSION_219" \
         "$GPUFLEET_VENV_219/bin/python" -m pytest -p no:cacheprovider $E2E_219_TESTS </dev/null
 }
 

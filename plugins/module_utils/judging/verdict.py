@@ -512,7 +512,14 @@ def _pod_role(pod):
     return "launcher" if "-launcher-" in name else "node"
 
 
-def _container_problems(status, job_ok, role):
+def _excused(job_ok, role, deleted):
+    """Whether a container stopped by SIGTERM/SIGKILL is no failure of its pod: a worker of a finished job (JobSet
+    ends the workers when the launcher is done), or any pod deleted while it ran (its controller removed it, for
+    example the workers JobSet deletes once another job of the TrainJob failed)."""
+    return deleted or (job_ok and role != "launcher")
+
+
+def _container_problems(status, job_ok, role, deleted=False):
     """Reasons a pod failed, from its container statuses (empty when none)."""
     problems = []
     statuses = list(status.get("initContainerStatuses") or []) + list(status.get("containerStatuses") or [])
@@ -525,8 +532,8 @@ def _container_problems(status, job_ok, role):
         if terminated and terminated.get("exitCode", 0) != 0:
             code = terminated.get("exitCode")
             reason = terminated.get("reason") or "Error"
-            if job_ok and role != "launcher" and code in _STOP_CODES and reason != "OOMKilled":
-                continue  # stopped when the job ended
+            if _excused(job_ok, role, deleted) and code in _STOP_CODES and reason != "OOMKilled":
+                continue  # stopped when the job ended, or by its deletion
             problems.append("container %s exited %s (%s)" % (name, code, reason))
         if waiting and waiting.get("reason") not in (None, "ContainerCreating", "PodInitializing"):
             message = (" - %s" % waiting["message"][:200]) if waiting.get("message") else ""
@@ -540,9 +547,9 @@ def _container_problems(status, job_ok, role):
     return problems
 
 
-def _stopped_at_end(status, job_ok, role):
-    """A worker of a finished job whose containers all ended by SIGTERM/SIGKILL (not OOM) or cleanly."""
-    if not job_ok or role == "launcher":
+def _stopped_at_end(status, job_ok, role, deleted=False):
+    """A pod _excused for stopping whose containers all ended by SIGTERM/SIGKILL (not OOM) or cleanly."""
+    if not _excused(job_ok, role, deleted):
         return False
     for container in status.get("containerStatuses") or []:
         terminated = (container.get("state") or {}).get("terminated")
@@ -667,8 +674,9 @@ def attribute(pods, pod_logs=None, result=None, job_outcome=None):
         role = _pod_role(pod)
         phase = status.get("phase") or "Unknown"
         entry = {"name": metadata.get("name"), "node": spec.get("nodeName") or None, "role": role, "phase": phase, "reasons": []}
-        problems = _container_problems(status, job_ok, role)
-        if phase == "Failed" and not (problems == [] and _stopped_at_end(status, job_ok, role)):
+        deleted = bool(metadata.get("deletionTimestamp"))
+        problems = _container_problems(status, job_ok, role, deleted)
+        if phase == "Failed" and not (problems == [] and _stopped_at_end(status, job_ok, role, deleted)):
             why = status.get("reason") or status.get("message")
             entry["reasons"].append("pod Failed%s" % ((": %s" % why) if why else ""))
         entry["reasons"].extend(problems)
@@ -679,6 +687,9 @@ def attribute(pods, pod_logs=None, result=None, job_outcome=None):
             entry["status"] = "failed"
         elif phase == "Succeeded":
             entry["status"] = "succeeded"
+        elif phase == "Failed" and not job_ok:  # only a pod its controller deleted while it ran gets here
+            entry["status"] = "stopped"
+            entry["note"] = "stopped by its controller (deleted while running): no verdict on its node"
         elif phase == "Failed":  # only a worker stopped when its finished job ended gets here
             entry["status"] = "succeeded"
             entry["note"] = "stopped when the TrainJob ended"

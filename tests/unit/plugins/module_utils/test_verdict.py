@@ -502,3 +502,26 @@ def test_verdict_for_a_parsed_result_and_find_nccl_output():
     assert vd.verdict_for(result, H100_AWS)["verdict"] == "pass"
     assert vd.find_nccl_output({"a-node-0-0-x": "sshd", "b": None}) == (None, None)
     assert vd.find_nccl_output({"w": "# Avg bus bandwidth : 1", "l-launcher-0-0-x": "#  size  count"}) == ("w", "# Avg bus bandwidth : 1")
+
+
+def deleted(one):
+    one["metadata"]["deletionTimestamp"] = "2026-11-30T08:05:00Z"
+    return one
+
+
+def test_workers_their_controller_deleted_after_another_failure_are_not_blamed():
+    # The launcher failed; JobSet deleted the workers, SIGKILL at the end of their grace period (exit 137).
+    pods = [pod("%s-launcher-0-0-q8x2z" % JOB, "cpu-node", "Failed", role="launcher", exit_code=1),
+            deleted(pod("%s-node-0-0-7fk2m" % JOB, "gpu-node-a", "Failed", exit_code=137)),
+            pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Failed", exit_code=137)]
+    out = vd.attribute(pods, job_outcome="Failed")
+    by_name = dict((entry["name"], entry) for entry in out["pods"])
+    assert by_name[pods[1]["metadata"]["name"]]["status"] == "stopped"
+    assert "deleted while running" in by_name[pods[1]["metadata"]["name"]]["note"]
+    # Not deleted: killed by something else, its node is blamed.
+    assert out["failed_nodes"] == ["gpu-node-b"] and out["unknown_nodes"] == ["gpu-node-a"]
+
+
+def test_a_deleted_pod_that_ran_out_of_memory_is_still_blamed():
+    pods = [deleted(pod("%s-node-0-0-7fk2m" % JOB, "gpu-node-a", "Failed", exit_code=137, reason="OOMKilled"))]
+    assert vd.attribute(pods, job_outcome="Failed")["failed_nodes"] == ["gpu-node-a"]
