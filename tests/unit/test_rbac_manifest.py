@@ -52,7 +52,7 @@ OWN_CLUSTER_ACTIONS = {"gpufleet.burnin.k8s_apply": "apply",  # kubernetes.core'
                        "gpufleet.burnin.cluster_detect": "detect",  # /version, /apis and the nodes
                        # lists the run's TrainJobs, namespaces and shared objects, deletes them and reads until gone
                        "gpufleet.burnin.burnin_cleanup": "cleanup"}
-OWN_CONTROLLER_ACTIONS = ("gpufleet.burnin.workload_plan", "gpufleet.burnin.platform_overrides",
+OWN_CONTROLLER_ACTIONS = ("gpufleet.burnin.workload_plan", "gpufleet.burnin.burnin_plan", "gpufleet.burnin.platform_overrides",
                           "gpufleet.burnin.training_runtime", "gpufleet.burnin.burnin_report")
 TEMPLATED = re.compile(r"{{|{%")
 

@@ -73,6 +73,18 @@ def workload_plan_spec():
     return spec
 
 
+def burnin_plan_spec():
+    """gpufleet.burnin.burnin_plan: the role's plan step."""
+    return dict(
+        variables=dict(type="dict", required=True),
+        platform=dict(type="str", required=True),
+        gpu_architecture=dict(type="str", required=True),
+        run_id=dict(type="str", required=True),
+        namespace=dict(type="str", required=True),
+        cluster=dict(type="dict", default={}),
+    )
+
+
 # gpufleet.burnin.k8s_apply's own options; the others are kubernetes.core's authentication options.
 K8S_APPLY_OWN = dict(
     objects=dict(type="list", elements="dict", required=True),

@@ -1,0 +1,152 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The role's plan of one cluster, from its checked ``burnin_*`` variables (plugins/module_utils/validation/role_vars.py)
+and what detection read, in one place: the per-node counts from the GPU defaults, the workload of the catalogue with
+the user's image, trainer and env, the options of gpufleet.burnin.workload_plan, the plan, the TrainJob annotations
+and the fields the cluster's result records (the action gpufleet.burnin.burnin_plan, roles/burnin/tasks/plan.yml).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults, nccl_env, workload_catalog
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs, validate
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import workload_plan_spec
+
+# Role variable -> workload_plan option, passed as they are when set (None or "" leaves the option's default).
+_PASSED = (
+    ("burnin_entry_name", "entry_name"), ("burnin_nodes", "nodes"), ("burnin_enable_mnnvl", "enable_mnnvl"),
+    ("burnin_volumes", "volumes"), ("burnin_volume_mounts", "volume_mounts"), ("burnin_init_containers", "init_containers"),
+    ("burnin_resources", "resources"), ("burnin_image_pull_secrets", "image_pull_secrets"),
+    ("burnin_trainer_version", "trainer_version"), ("burnin_overrides", "overrides"),
+    ("burnin_extended_platforms", "extended_platforms"), ("burnin_instance_type", "instance_type"),
+    ("burnin_dra_driver_version", "dra_driver_version"), ("burnin_efa_per_node", "efa_per_node"),
+    ("burnin_rdma_resource", "rdma_resource"), ("burnin_rdma_per_node", "rdma_per_node"),
+    ("burnin_platform_vars", "platform_vars"),
+)
+
+
+def _set(value):
+    return value is not None and value != "" and value != {} and value != []
+
+
+def _with_defaults(options):
+    """OPTIONS with workload_plan's argument-spec defaults for what is not set (as the action would get them)."""
+    out = dict(options)
+    for name, spec in workload_plan_spec().items():
+        if name not in out and "default" in spec:
+            out[name] = copy.deepcopy(spec["default"])
+    return out
+
+
+def workload_of(variables, platform, gpu_architecture):
+    """The catalogue's workload for the cluster: {counts, workload, framework, image, trainer, env, collective}."""
+    counts = defaults.gpu_defaults(gpu_architecture or "unknown", platform or None)
+    gpus = variables.get("burnin_gpus_per_node")
+    gpus = counts["gpus_per_node"] if gpus is None else gpus
+    mlnx = variables.get("burnin_mlnx_per_node")
+    mlnx = counts["mlnx_per_node"] if mlnx is None else mlnx
+    # burnin_image is the workload's image unless the parameters name one.
+    params = dict({"image": variables["burnin_image"]} if variables.get("burnin_image") else {},
+                  **(variables.get("burnin_workload_params") or {}))
+    rendered = workload_catalog.render_workload(variables.get("burnin_workload") or "nccl-all-reduce", dict(
+        params, nodes=variables.get("burnin_nodes", 2), gpus_per_node=gpus, platform=platform or "",
+        gpu_architecture=gpu_architecture or ""))
+    custom = variables.get("burnin_trainer") or {}
+    return {
+        "gpus_per_node": int(gpus), "mlnx_per_node": int(mlnx), "workload": rendered["workload"],
+        "framework": variables.get("burnin_framework") or rendered["framework"], "image": rendered["image"],
+        # A custom trainer replaces the workload's and is judged by what it prints, not as the workload's collective.
+        "trainer": custom or rendered["trainer"], "collective": "" if custom else rendered.get("collective") or "",
+        "env": nccl_env.merge_env(rendered.get("env") or [], variables.get("burnin_env") or []),
+    }
+
+
+def plan_options(variables, platform, gpu_architecture, run_id, namespace, cluster=None):
+    """The options of gpufleet.burnin.workload_plan for the role's plan, and the workload: (options, workload).
+    CLUSTER: what detection read (nodes, kubernetes_version, dra_api_versions); a set variable wins over it."""
+    cluster = cluster or {}
+    workload = workload_of(variables, platform, gpu_architecture)
+    options = dict((option, variables[name]) for name, option in _PASSED if _set(variables.get(name)))
+    options.update(image=workload["image"], framework=workload["framework"], trainer=workload["trainer"], env=workload["env"],
+                   gpus_per_node=workload["gpus_per_node"], mlnx_per_node=workload["mlnx_per_node"], namespace=namespace,
+                   run_id=run_id, platform=platform, gpu_architecture=gpu_architecture)
+    if cluster.get("nodes"):
+        options["cluster_nodes"] = cluster["nodes"]
+    server_version = variables.get("burnin_server_version") or cluster.get("kubernetes_version")
+    if server_version:
+        options["server_version"] = server_version
+    rct = variables.get("burnin_rct_api_version") or (list(cluster.get("dra_api_versions") or []) + [None])[0]
+    if rct:
+        options["rct_api_version"] = rct
+    return _with_defaults(options), workload
+
+
+def annotated(objects, annotations):
+    """OBJECTS with ANNOTATIONS added to the TrainJob's (the last object)."""
+    if not annotations:
+        return objects
+    trainjob = copy.deepcopy(objects[-1])
+    trainjob.setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
+    return objects[:-1] + [trainjob]
+
+
+def object_names(objects):
+    """Kind/name of each object, in order."""
+    return ["%s/%s" % (obj["kind"], obj["metadata"]["name"]) for obj in objects]
+
+
+def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=None):
+    """The plan of one cluster for the role: {objects (to apply, annotations added), record (the result's fields),
+    pre_command, mpi_args}. Raises ConfigError on input the checks let through."""
+    if not isinstance(variables, dict):
+        raise ConfigError("variables", "must be the role's checked variables (a mapping)")
+    options, workload = plan_options(variables, platform, gpu_architecture, run_id, namespace, cluster)
+    inputs.check_plan_options(options)
+    facts = {"platform": options.pop("platform"), "gpuArchitecture": options.pop("gpu_architecture")}
+    plan = plan_workload(options, facts)
+    objects = annotated(plan["objects"], variables.get("burnin_trainjob_annotations") or {})
+    platform_data = dict((key, value) for key, value in (plan.get("platform_data") or {}).items() if key != "platform_vars")
+    record = {
+        "stage": "plan", "trainjob": plan["trainjob_name"], "workload": workload["workload"],
+        "framework": workload["framework"], "image": workload["image"], "collective": workload["collective"],
+        "gpus_per_node": workload["gpus_per_node"], "mlnx_per_node": workload["mlnx_per_node"],
+        "matched_overrides": plan["matched"], "topology_key": plan.get("topology_key") or "",
+        "instance_type": plan.get("instance_type") or "", "platform_data": platform_data, "objects": object_names(objects),
+    }
+    return {"objects": objects, "record": record, "pre_command": plan.get("pre_command"), "mpi_args": plan.get("mpi_args")}
+
+
+def run_start(variables, cluster, run_id, check_mode=False, started=None):
+    """Where one cluster's run goes and its first result: {namespace, trainjob, problem (why the names cannot be used,
+    or ""), result}. VARIABLES: the role's checked variables; RUN_ID: the run's (given or generated)."""
+    import datetime
+
+    namespace = variables.get("burnin_namespace") or "gpufleet-burnin"
+    if variables.get("burnin_namespace_per_run"):
+        namespace = "%s-%s" % (namespace, run_id)
+    entry = variables.get("burnin_entry_name") or "nccl-burnin"
+    trainjob = "%s-%s" % (entry, run_id)
+    problem = ""
+    for kind, name in (("TrainJob", trainjob), ("namespace", namespace)):
+        try:
+            validate.check_grammar(kind, name, "dns_label")
+        except ConfigError:
+            problem = ("TrainJob %s in namespace %s: both must be DNS labels of at most 63 characters; shorten "
+                       "burnin_entry_name, burnin_run_id or burnin_namespace" % (trainjob, namespace))
+    platform, gpu = str(variables.get("burnin_platform") or ""), str(variables.get("burnin_gpu_architecture") or "")
+    started = started or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    result = {
+        "cluster": cluster, "run_id": run_id, "outcome": "Pending", "reason": "", "stage": "start", "check_mode": bool(check_mode),
+        "declared": {"platform": platform, "gpu_architecture": gpu}, "platform": platform, "gpu_architecture": gpu,
+        "namespace": namespace, "trainjob": trainjob, "entry": entry, "workload": variables.get("burnin_workload") or "",
+        "framework": variables.get("burnin_framework") or "", "nodes": variables.get("burnin_nodes", 2), "warnings": [],
+        "started": started,
+    }
+    return {"namespace": namespace, "trainjob": trainjob, "problem": problem, "result": result}

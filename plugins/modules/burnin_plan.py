@@ -1,0 +1,111 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: burnin_plan
+short_description: The role's plan of one cluster from its burnin_* variables, in one step
+version_added: 0.2.0
+description:
+  - The plan step of the role M(gpufleet.burnin.burnin) as one call. From the role's checked variables
+    (P(gpufleet.burnin.burnin_vars#filter)'s C(vars)), the cluster's platform and GPU architecture (declared or
+    detected) and what detection read (O(cluster)), it resolves the GPUs and NICs per node (the GPU defaults unless
+    C(burnin_gpus_per_node), C(burnin_mlnx_per_node)), renders the workload of the catalogue (C(burnin_workload),
+    C(burnin_workload_params), C(burnin_image)), takes C(burnin_trainer) and C(burnin_env) over the workload's,
+    plans every object as M(gpufleet.burnin.workload_plan) does and adds C(burnin_trainjob_annotations) to the
+    TrainJob.
+  - The variables are checked again (the role's checks, P(gpufleet.burnin.burnin_vars#filter)); a bad one fails the
+    task with a message naming it. Runs on the controller and never contacts a cluster.
+author:
+  - gpufleet.burnin maintainers (!UNKNOWN)
+attributes:
+  check_mode:
+    support: full
+    description: Renders the same in check mode.
+  diff_mode:
+    support: none
+    description: Nothing is changed, so there is nothing to show.
+  action:
+    support: full
+    description: Runs on the controller.
+options:
+  variables:
+    description: The role's C(burnin_*) variables, as P(gpufleet.burnin.burnin_vars#filter) returns them checked.
+    type: dict
+    required: true
+  platform:
+    description: The cluster's platform (declared or detected), for example C(aws).
+    type: str
+    required: true
+  gpu_architecture:
+    description: The cluster's GPU architecture (declared or detected), for example C(h100).
+    type: str
+    required: true
+  run_id:
+    description: The run id (a DNS label).
+    type: str
+    required: true
+  namespace:
+    description: The namespace of the run.
+    type: str
+    required: true
+  cluster:
+    description:
+      - What M(gpufleet.burnin.cluster_detect) read, C(nodes), C(kubernetes_version) and C(dra_api_versions); a set
+        C(burnin_server_version) or C(burnin_rct_api_version) wins over it. Empty plans without the cluster.
+    type: dict
+    default: {}
+seealso:
+  - module: gpufleet.burnin.workload_plan
+  - module: gpufleet.burnin.cluster_detect
+"""
+
+EXAMPLES = r"""
+- name: Plan the burn-in of this cluster
+  gpufleet.burnin.burnin_plan:
+    variables: "{{ checked.vars }}"
+    platform: aws
+    gpu_architecture: h100
+    run_id: 20261201-101500
+    namespace: gpufleet-burnin
+  register: plan
+"""
+
+RETURN = r"""
+objects:
+  description: Every object in apply order (dependencies, runtime, TrainJob with the annotations).
+  returned: success
+  type: list
+  elements: dict
+record:
+  description:
+    - The fields of the cluster's result, C(stage), C(trainjob), C(workload), C(framework), C(image), C(collective)
+      (what the verdict judges; empty for a custom trainer), C(gpus_per_node), C(mlnx_per_node), C(matched_overrides),
+      C(topology_key), C(instance_type), C(platform_data), C(objects) (kind/name of each).
+  returned: success
+  type: dict
+pre_command:
+  description: The matched overrides' pre-command, as M(gpufleet.burnin.workload_plan) returns it.
+  returned: success
+  type: raw
+mpi_args:
+  description: The matched overrides' mpirun arguments.
+  returned: success
+  type: raw
+"""
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import burnin_plan_spec, refuse_on_host
+
+
+def main():
+    refuse_on_host(burnin_plan_spec(), "gpufleet.burnin.burnin_plan", what="renders on the controller")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The role's plan step (plugins/module_utils/rendering/role_plan.py), from the role's defaults as validate.yml checks them."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+import yaml
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import role_plan
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+
+
+def checked(**changes):
+    with open(os.path.join(ROOT, "roles", "burnin", "defaults", "main.yml")) as fh:
+        given = yaml.safe_load(fh)
+    given.update(changes)
+    return check_role_vars(given)
+
+
+def test_the_role_plans_what_workload_plan_plans_with_the_gpu_defaults_and_the_workload():
+    out = role_plan.role_plan(checked(), "aws", "h100", "r1", "burnin")
+    record = out["record"]
+    assert record["gpus_per_node"] == 8 and record["workload"] == "nccl-all-reduce" and record["collective"] == "all_reduce"
+    options, dummy = role_plan.plan_options(checked(), "aws", "h100", "r1", "burnin")
+    facts = {"platform": options.pop("platform"), "gpuArchitecture": options.pop("gpu_architecture")}
+    assert out["objects"] == plan_workload(options, facts)["objects"]
+    assert record["objects"] == ["%s/%s" % (o["kind"], o["metadata"]["name"]) for o in out["objects"]]
+    assert record["trainjob"] == "nccl-burnin-r1"
+
+
+def test_annotations_go_on_the_trainjob_and_a_custom_trainer_is_not_judged_as_the_workload():
+    out = role_plan.role_plan(checked(burnin_trainjob_annotations={"team": "sre"}, burnin_trainer={"binary": "/bin/true"}),
+                              "gcp", "h100", "r1", "burnin")
+    assert out["objects"][-1]["kind"] == "TrainJob" and out["objects"][-1]["metadata"]["annotations"]["team"] == "sre"
+    assert out["record"]["collective"] == ""
+
+
+def test_set_variables_win_over_detection():
+    cluster = {"nodes": [], "kubernetes_version": "v1.31.0", "dra_api_versions": ["v1beta1"]}
+    options, dummy = role_plan.plan_options(checked(burnin_server_version="1.34"), "aws", "h100", "r1", "burnin", cluster)
+    assert options["server_version"] == "1.34" and options["rct_api_version"] == "v1beta1" and "cluster_nodes" not in options
+
+
+def test_the_run_starts_pending_with_its_names():
+    start = role_plan.run_start(checked(burnin_namespace_per_run=True, burnin_platform="aws"), "aws-a", "r1", started="t")
+    assert start["namespace"] == "gpufleet-burnin-r1" and start["trainjob"] == "nccl-burnin-r1" and start["problem"] == ""
+    assert start["result"]["outcome"] == "Pending" and start["result"]["declared"]["platform"] == "aws"
+    long = role_plan.run_start(checked(burnin_entry_name="e" * 50), "aws-a", "20261201-101500")
+    assert "shorten burnin_entry_name" in long["problem"]
