@@ -39,6 +39,11 @@ options:
     description: Where the reports were written, named in the header when set.
     type: str
     default: ""
+  baseline:
+    description:
+      - The reports' comparison with an earlier run (the C(baseline) that P(gpufleet.burnin.burnin_report#module) returns); the
+        header names the baseline run and the clusters that regressed.
+    type: dict
 """
 
 EXAMPLES = r"""
@@ -78,11 +83,12 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 
-def burnin_summary_filter(results, title="burn-in", run_id="", check_mode=False, reports=""):
+def burnin_summary_filter(results, title="burn-in", run_id="", check_mode=False, reports="", baseline=None):
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import fleet_summary
     if not isinstance(results, dict) or not all(isinstance(r, dict) for r in results.values()):
         raise AnsibleFilterError("gpufleet.burnin.burnin_summary: the input must map each cluster to its result")
-    return fleet_summary(results, title=title, run_id=run_id, check_mode=bool(check_mode), reports=reports or None)
+    return fleet_summary(results, title=title, run_id=run_id, check_mode=bool(check_mode), reports=reports or None,
+                         baseline=baseline if isinstance(baseline, dict) else None)
 
 
 class FilterModule(object):

@@ -24,6 +24,11 @@ description:
     workload, the reason, an inline SVG plot of busbw against message size with the pass threshold, the warning band and the
     published measurement drawn, the checks and the succeeded and failed nodes.
   - A cluster without a verdict (failed before its burn-in ran) gets one testcase judged by its outcome.
+  - History - this run is compared with an earlier run's JSON report (O(baseline), or the latest earlier run under
+    O(history_dir)) - clusters by name, testcases by workload and collective, their peak and average busbw. A drop of more
+    than O(regression_percent) makes the testcase at least C(warn), with a reason naming the baseline run, both values and
+    the change; it never fails a run on its own. Each cluster of the JSON report gains a C(baseline) block, the HTML page a
+    C(vs baseline) column and line, the JUnit suite C(baseline) properties.
 author:
   - gpufleet.burnin maintainers (!UNKNOWN)
 attributes:
@@ -68,6 +73,25 @@ options:
     description: File name prefix.
     type: str
     default: burnin-report
+  baseline:
+    description:
+      - An earlier run's JSON report (C(<basename>.json)) or the run directory holding it, to compare this run with.
+      - Empty for the latest earlier run under O(history_dir) (none when that is empty too).
+      - A path that does not exist is no comparison, with a note in the reports. A file that is not a JSON report of this
+        collection fails the task, naming the file and the field, after the reports are written without a comparison.
+    type: str
+    default: ''
+  history_dir:
+    description:
+      - Directory whose subdirectories are runs (C(<history_dir>/<run id>/<basename>.json)), searched when O(baseline) is
+        empty; the run whose JSON report was written last wins, never the run in O(directory) or named O(run_id).
+    type: str
+    default: ''
+  regression_percent:
+    description:
+      - A drop of the peak or average busbw by more than this percentage against the baseline warns (0 to 100; 100 never warns).
+    type: float
+    default: 10
 seealso:
   - module: gpufleet.burnin.workload_plan
 """
@@ -98,6 +122,12 @@ changed_files:
   elements: str
 summary:
   description: Counts per verdict (pass, warn, fail, error), clusters, testcases, the worst verdict and the clusters that failed.
+  returned: success
+  type: dict
+baseline:
+  description:
+    - The comparison with the baseline - its C(run_id), C(file), C(generated), the C(regression_percent), the
+      C(regressed_clusters) and a C(note) (why nothing was compared, when it was not).
   returned: success
   type: dict
 """

@@ -318,6 +318,16 @@ def test_second_run_only_adds_its_trainjob(second):
     assert second.results[AWS]["outcome"] == "Complete" and second.results[AZURE]["outcome"] == "Failed"
 
 
+def test_second_run_is_compared_with_the_first(role, second):
+    """burnin_baseline is empty: the second run's report finds the first run's under the same burnin_report_dir."""
+    report = json.loads((Path(role.reports) / RUN2 / "burnin-report.json").read_text())
+    assert report["baseline"]["run_id"] == RUN1, report["baseline"]
+    assert report["baseline"]["file"] == str(Path(role.reports) / RUN1 / "burnin-report.json")
+    compared = dict((cluster["cluster"], cluster["baseline"]) for cluster in report["clusters"])
+    assert compared[AWS]["run_id"] == RUN1 and compared[AWS]["regression_percent"] == 10.0
+    assert "; vs baseline run %s: " % RUN1 in second.output, second
+
+
 def test_check_mode_leaves_the_servers_untouched(checked):
     run, before, after = checked
     assert before == after

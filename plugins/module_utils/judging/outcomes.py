@@ -46,9 +46,10 @@ def _summary_line(result, passed):
         state, result.get("cluster"), where, result.get("outcome"), verdict_of(result) or "-", detail)
 
 
-def fleet_summary(results, title="burn-in", run_id="", check_mode=False, reports=None):
+def fleet_summary(results, title="burn-in", run_id="", check_mode=False, reports=None, baseline=None):
     """The fleet summary a person reads at the end of a run: a header (how many passed, which failed, which warned,
-    where the reports are) and one line per cluster, sorted. RESULTS: cluster name -> the cluster's result."""
+    where the reports are, which regressed against the baseline) and one line per cluster, sorted. RESULTS: cluster
+    name -> the cluster's result; BASELINE: the report's comparison with an earlier run (burnin_report's ``baseline``)."""
     values = sorted((results or {}).values(), key=lambda r: r.get("cluster") or "")
     passed = [r["cluster"] for r in values if cluster_passed(r)]
     failed = sorted(r["cluster"] for r in values if r["cluster"] not in passed and r.get("outcome") != PENDING)
@@ -61,6 +62,10 @@ def fleet_summary(results, title="burn-in", run_id="", check_mode=False, reports
         header += "; %d with warnings: %s" % (len(warned), ", ".join(warned))
     if reports:
         header += "; reports in %s" % reports
+    if isinstance(baseline, dict) and baseline.get("run_id"):
+        regressed = list(baseline.get("regressed_clusters") or [])
+        header += "; vs baseline run %s: %s" % (baseline["run_id"], ("%d regressed (warn): %s" % (len(regressed), ", ".join(regressed)))
+                                                if regressed else "no regression")
     return {"header": header, "lines": [_summary_line(r, r["cluster"] in passed) for r in values],
             "passed": passed, "failed": failed, "warned": warned}
 

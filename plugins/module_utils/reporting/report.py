@@ -35,6 +35,7 @@ except ImportError:  # pragma: no cover - jinja2 ships with ansible-core on the 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import size_label
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, FAILING_VERDICTS, OK_OUTCOMES, VERDICTS
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import history
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import TEMPLATES_DIR
 
 SCHEMA = "gpufleet.burnin/report/v1"
@@ -56,6 +57,9 @@ def report_argument_spec():
         title=dict(type="str", default="GPU burn-in"),
         generated=dict(type="str"),
         basename=dict(type="str", default="burnin-report"),
+        baseline=dict(type="str", default=""),
+        history_dir=dict(type="str", default=""),
+        regression_percent=dict(type="float", default=history.DEFAULT_REGRESSION_PERCENT),
     )
 
 
@@ -127,8 +131,11 @@ def _margin(cases):
     return best
 
 
-def build_report(results, run_id=None, title="GPU burn-in", generated=None):
-    """Normalize the fleet's results into the report document that every format is rendered from."""
+def build_report(results, run_id=None, title="GPU burn-in", generated=None, baseline=None, regression_percent=history.DEFAULT_REGRESSION_PERCENT,
+                 baseline_note=""):
+    """Normalize the fleet's results into the report document that every format is rendered from. ``baseline``: an
+    earlier run's report (history.load_baseline) to compare with, or None (``baseline_note`` says why); a drop of more
+    than ``regression_percent`` makes the testcase at least warn (reporting/history.py)."""
     if isinstance(results, list):
         keyed = {}
         for index, entry in enumerate(results):
@@ -167,6 +174,7 @@ def build_report(results, run_id=None, title="GPU burn-in", generated=None):
         })
         if not run_id and entry.get("run_id"):
             run_id = str(entry["run_id"])
+    compared = history.apply_baseline(clusters, baseline, regression_percent, baseline_note)
     counts = dict((verdict, 0) for verdict in VERDICTS)
     for cluster in clusters:
         for case in cluster["testcases"]:
@@ -179,6 +187,7 @@ def build_report(results, run_id=None, title="GPU burn-in", generated=None):
         "summary": dict(counts, clusters=len(clusters), testcases=sum(counts.values()),
                         verdict=_worst(cluster["verdict"] for cluster in clusters) if clusters else "error",
                         failed_clusters=[cluster["cluster"] for cluster in clusters if cluster["verdict"] in ("fail", "error")]),
+        "baseline": compared,
         "clusters": clusters,
     }
 
@@ -233,6 +242,14 @@ def render_junit(report):
         for key in ("platform", "gpu_architecture", "outcome", "namespace", "trainjob"):
             ET.SubElement(properties, "property", {"name": key, "value": _xml_text(cluster[key])})
         ET.SubElement(properties, "property", {"name": "run_id", "value": _xml_text(report["run_id"])})
+        compared = cluster.get("baseline")
+        if compared:
+            # A regression is a warning: the testcase passes, these properties and its system-out say so.
+            for key, value in (("baseline_run_id", compared["run_id"]), ("baseline_regressed", "true" if compared["regressed"] else "false"),
+                               ("baseline_change_percent", "" if compared["change_percent"] is None else "%.2f" % compared["change_percent"]),
+                               ("baseline_note", compared["note"])):
+                if value:
+                    ET.SubElement(properties, "property", {"name": key, "value": _xml_text(value)})
         for case in cases:
             element = ET.SubElement(suite, "testcase", {
                 "classname": _xml_text("gpufleet.burnin.%s" % cluster["cluster"]), "name": _xml_text(case["workload"]),
@@ -526,6 +543,8 @@ def _check_rows(case):
         threshold = ""
         if check.get("pass") is not None:
             threshold = ">= %g" % check["pass"] + (" (warn >= %g)" % check["warn"] if check.get("warn") is not None else "")
+        elif check.get("name") == "baseline" and check.get("baseline") is not None:
+            threshold = "baseline %s (%+.1f%%)" % (_fmt(check["baseline"]), check.get("change_percent") or 0.0)
         rows.append({"name": check.get("name"), "verdict": check.get("verdict") if check.get("verdict") in VERDICTS else "error",
                      "value": _fmt(check.get("value")), "threshold": threshold, "reason": check.get("reason")})
     return rows
@@ -540,10 +559,27 @@ def _case_view(cluster, case):
             source = "; ".join("%s: %s" % (key, value) for key, value in sorted(source.items()))
         sources.append({"id": record.get("id"), "source": source})
     plot = render_plot(case, cluster["cluster"])
-    return {"workload": case["workload"], "verdict": case["verdict"], "reason": case["reason"], "plot": Markup(plot) if plot else "",
+    compared = cluster.get("baseline") or {}
+    changes = [{"text": "%s %s -> %s GB/s: %+.1f%%" % (item["label"], _fmt(float(item["baseline"])), _fmt(float(item["current"])),
+                                                      item["change_percent"]), "regressed": item["regressed"]}
+               for item in compared.get("comparisons") or [] if item["workload"] == case["workload"] and item["collective"] == case.get("collective")]
+    return {"baseline_run": compared.get("run_id") or "", "changes": changes,
+            "workload": case["workload"], "verdict": case["verdict"], "reason": case["reason"], "plot": Markup(plot) if plot else "",
             "peak": _fmt(metrics.get("peak_busbw")), "avg": _fmt(metrics.get("avg_busbw")), "checks": _check_rows(case), "sources": sources,
             "succeeded_nodes": ", ".join(case["succeeded_nodes"]), "failed_nodes": ", ".join(case["failed_nodes"]),
             "errors": case.get("errors") or []}
+
+
+def _history_view(compared):
+    """The row's "vs baseline" cell: the worst change against the baseline run, or why there is none."""
+    if not compared:
+        return {"text": "", "title": "", "regressed": False}
+    if compared["change_percent"] is None:
+        return {"text": "vs %s: -" % compared["run_id"], "title": compared["note"], "regressed": False}
+    title = "%s %s: %s -> %s GB/s against baseline run %s%s" % (
+        compared["workload"], dict(history.METRICS).get(compared["metric"], compared["metric"]), _fmt(float(compared["baseline"])),
+        _fmt(float(compared["current"])), compared["run_id"], " (%s)" % compared["note"] if compared["note"] else "")
+    return {"text": "vs %s: %+.1f%%" % (compared["run_id"], compared["change_percent"]), "title": title, "regressed": compared["regressed"]}
 
 
 def _cluster_view(cluster, classes, open_details):
@@ -559,6 +595,7 @@ def _cluster_view(cluster, classes, open_details):
         "result": ("%s %s / %g" % (margin["check"], _fmt(float(margin["value"])), margin["pass"])) if margin else "",
         "margin": _percent(margin["margin"]) if margin else "", "negative": bool(margin and margin["margin"] < 0),
         "reason": (worst[0]["reason"] if worst else "") or cluster["reason"],
+        "history": _history_view(cluster.get("baseline")), "history_note": (cluster.get("baseline") or {}).get("note") or "",
         "facts": [(key, value) for key, value in facts if value],
         "cases": [_case_view(cluster, case) for case in cluster["testcases"]],
     }
@@ -576,6 +613,7 @@ def render_html(report):
         "verdicts": VERDICTS, "facets": facets, "chart": fleet_chart(ordered, classes), "open_details": open_details,
         "clusters": [_cluster_view(cluster, classes, open_details) for cluster in ordered],
         "failing": sum(1 for cluster in ordered if cluster["verdict"] in FAILING_VERDICTS),
+        "baseline": report.get("baseline"),
     }
     environment = _environment()
     try:
@@ -594,9 +632,12 @@ def report_paths(directory, formats=FORMATS, basename="burnin-report"):
 
 
 def write_reports(results, directory, formats=FORMATS, run_id=None, title="GPU burn-in", generated=None, basename="burnin-report",
-                  check_mode=False):
+                  check_mode=False, baseline="", history_dir="", regression_percent=history.DEFAULT_REGRESSION_PERCENT):
     """Render the chosen formats and write them into ``directory`` (created when missing); nothing is written in
-    check mode. Returns {files: {format: path}, changed: bool, changed_files: [...], summary}."""
+    check mode. ``baseline`` (an earlier run's JSON report or its directory) or else the latest earlier run under
+    ``history_dir`` is compared with (history.resolve_baseline); a baseline that is not a report is no comparison in
+    the reports, which are still written, and its error is returned as ``baseline_error``.
+    Returns {files: {format: path}, changed: bool, changed_files: [...], summary, baseline, baseline_error}."""
     if not isinstance(directory, str) or not directory:
         raise ConfigError("directory", "must be the path of the directory to write the reports into")
     formats = list(formats or FORMATS)
@@ -605,7 +646,13 @@ def write_reports(results, directory, formats=FORMATS, run_id=None, title="GPU b
         raise ConfigError("formats", "unknown format(s) %s; allowed: %s" % (", ".join(unknown), ", ".join(FORMATS)))
     if not re.match(r"^[A-Za-z0-9._-]+$", basename or ""):
         raise ConfigError("basename", "must be a plain file name prefix, got %r" % (basename,))
-    report = build_report(results, run_id=run_id, title=title, generated=generated)
+    baseline_error = ""
+    try:
+        loaded, note = history.resolve_baseline(baseline, history_dir, run_id or "", basename, current_dir=directory)
+    except ConfigError as exc:
+        loaded, note, baseline_error = None, "baseline not compared: %s" % exc, str(exc)
+    report = build_report(results, run_id=run_id, title=title, generated=generated, baseline=loaded, regression_percent=regression_percent,
+                          baseline_note=note)
     paths = report_paths(directory, formats, basename)
     changed = []
     for fmt in formats:
@@ -633,4 +680,5 @@ def write_reports(results, directory, formats=FORMATS, run_id=None, title="GPU b
             if os.path.exists(temp):
                 os.unlink(temp)
             raise
-    return {"files": paths, "changed": bool(changed), "changed_files": changed, "summary": report["summary"]}
+    return {"files": paths, "changed": bool(changed), "changed_files": changed, "summary": report["summary"], "baseline": report["baseline"],
+            "baseline_error": baseline_error}

@@ -155,6 +155,18 @@ def _per_node(name, value):
     return _int(name, value, 0, validate.PER_NODE_MAX, optional=True)
 
 
+def _percent(name, value):
+    """A percentage from 0 to 100, an int or a float, or the same as survey text."""
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            validate.fail(name, "must be a number from 0 to 100", value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100:
+        validate.fail(name, "must be a number from 0 to 100", value)
+    return float(value)
+
+
 # name -> check(name, value) -> the value to use. Bounds are validate.py's.
 CHECKS = {
     "burnin_platform": lambda n, v: inputs.check_platform(n, _text(n, v), allow_empty=True) or "",
@@ -201,6 +213,8 @@ CHECKS = {
     "burnin_log_tail_lines": lambda n, v: _int(n, v, 1, 1000000),
     "burnin_report_dir": _text,
     "burnin_report_formats": _report_formats,
+    "burnin_baseline": _text,
+    "burnin_regression_percent": _percent,
     "burnin_thresholds": _thresholds,
     "burnin_threshold_on_missing": lambda n, v: _choice(n, v, THRESHOLD_ON_MISSING, allow_empty=False),
     "burnin_fail_on_error": _bool,

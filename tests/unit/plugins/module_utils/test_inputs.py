@@ -144,6 +144,10 @@ def test_grammars(grammar, good, bad):
     ({"burnin_volumes": "[not json"}, "burnin_volumes"),
     ({"burnin_thresholds": "[{\"collective\": \"all_reduce\", \"pass\": \"fast\", \"warn\": 1}]"}, "burnin_thresholds[0].pass"),
     ({"burnin_report_formats": "json,pdf"}, "burnin_report_formats[1]"),
+    ({"burnin_regression_percent": 101}, "burnin_regression_percent"),
+    ({"burnin_regression_percent": "ten"}, "burnin_regression_percent"),
+    ({"burnin_regression_percent": True}, "burnin_regression_percent"),
+    ({"burnin_baseline": ["a"]}, "burnin_baseline"),
     ({"burnin_namespace": "Burn In"}, "burnin_namespace"),
     ({"burnin_image": "a b"}, "burnin_image"),
     ({"burnin_env": [{"value": "x"}]}, "burnin_env[0]"),
@@ -171,6 +175,12 @@ def test_role_vars_parse_survey_text():
     assert out["burnin_nodes"] == 4 and out["burnin_wait"] is False and out["burnin_volumes"] == [{"name": "data"}]
     assert out["burnin_env"] == [{"name": "NCCL_DEBUG", "value": "WARN"}] and out["burnin_report_formats"] == ["json", "html"]
     assert out["burnin_mlnx_per_node"] is None
+
+
+def test_history_variables_parse_survey_text():
+    out = role_vars.check_role_vars({"burnin_regression_percent": " 12.5", "burnin_baseline": None})
+    assert out == {"burnin_regression_percent": 12.5, "burnin_baseline": ""}
+    assert role_vars.check_role_vars({"burnin_regression_percent": 0})["burnin_regression_percent"] == 0.0
 
 
 def test_every_checked_variable_is_documented_in_the_argument_specs():

@@ -49,6 +49,14 @@ def test_the_summary_names_failed_and_warned_clusters_and_the_reports():
     assert summary["passed"] == ["a", "b"] and summary["failed"] == ["c", "e"] and summary["warned"] == ["b"]
 
 
+def test_the_summary_names_the_baseline_and_the_regressed_clusters():
+    results = {"a": result("a", "Complete", "pass"), "b": result("b", "Complete", "pass")}
+    header = fleet_summary(results, "burn-in", "r2", baseline={"run_id": "r1", "regressed_clusters": ["b"]})["header"]
+    assert header == "burn-in r2: 2 of 2 clusters passed, 0 failed; vs baseline run r1: 1 regressed (warn): b"
+    assert fleet_summary(results, "burn-in", "r2", baseline={"run_id": "r1", "regressed_clusters": []})["header"].endswith("r1: no regression")
+    assert fleet_summary(results, "burn-in", "r2", baseline={"run_id": None, "note": "none"})["header"].endswith("0 failed")
+
+
 def test_a_dry_run_and_an_apply_without_verdicts():
     summary = fleet_summary({"a": result("a", "Checked", reason="check mode"), "z": dict(result("z", "Applied"), platform="")},
                             "burn-in", "r2", check_mode=True)

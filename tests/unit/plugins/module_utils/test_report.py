@@ -186,7 +186,8 @@ def test_write_reports_errors(tmp_path, kwargs, message):
 
 def test_argument_spec_is_defined_once():
     spec = rp.report_argument_spec()
-    assert sorted(spec) == ["basename", "directory", "formats", "generated", "results", "run_id", "title"]
+    assert sorted(spec) == ["baseline", "basename", "directory", "formats", "generated", "history_dir", "regression_percent", "results",
+                            "run_id", "title"]
     assert spec["formats"]["choices"] == ["json", "junit", "html"] and spec["results"]["required"] is True
 
 
