@@ -29,7 +29,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import 
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import thresholds
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
@@ -105,7 +105,7 @@ def _env(name, value):
 def _thresholds(name, value):
     records = _list(name, value)
     for index, record in enumerate(records):
-        verdict.normalize_record(record, "%s[%d]" % (name, index), origin="user")
+        thresholds.normalize_record(record, "%s[%d]" % (name, index), origin="user")
     return records
 
 

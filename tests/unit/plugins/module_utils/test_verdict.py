@@ -13,6 +13,8 @@ import os
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results as nr
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import attribution as at
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import thresholds as th
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict as vd
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
 
@@ -30,7 +32,7 @@ def parsed(name, **kwargs):
 
 
 def selected(facts, collective="all_reduce", **kwargs):
-    chosen = vd.select_thresholds(facts, collective, **kwargs)
+    chosen = th.select_thresholds(facts, collective, **kwargs)
     return dict((metric, record["id"] if record else None) for metric, record in chosen.items())
 
 
@@ -43,8 +45,8 @@ def record(**values):
 # ------------------------------------------------------------------------------------------------ the data
 
 def test_collection_thresholds_are_valid_and_sourced():
-    data = vd.load_thresholds()
-    records = vd.validate_thresholds(data)
+    data = th.load_thresholds()
+    records = th.validate_thresholds(data)
     assert data["schema"] == "gpufleet.burnin/thresholds/v1" and len(records) >= 20
     for item, raw in zip(records, data["thresholds"]):
         assert item["origin"] == "collection"
@@ -65,40 +67,40 @@ def test_collection_thresholds_are_valid_and_sourced():
     ("coreweave-gb200-2-racks-all-reduce-peak", {"nodes": (19, 36), "pass": 729.36}),
 ])
 def test_published_numbers(threshold_id, values):
-    records = dict((item["id"], item) for item in vd.validate_thresholds(vd.load_thresholds()))
+    records = dict((item["id"], item) for item in th.validate_thresholds(th.load_thresholds()))
     for key, value in values.items():
         assert records[threshold_id][key] == value, key
 
 
 def test_load_is_cached_but_returns_copies():
-    first = vd.load_thresholds()
+    first = th.load_thresholds()
     first["thresholds"].clear()
-    assert vd.load_thresholds()["thresholds"]
+    assert th.load_thresholds()["thresholds"]
 
 
 def test_load_errors(tmp_path):
     with pytest.raises(ParseError, match="cannot read thresholds"):
-        vd.load_thresholds(str(tmp_path / "missing.yaml"))
+        th.load_thresholds(str(tmp_path / "missing.yaml"))
     bad = tmp_path / "bad.yaml"
     bad.write_text("thresholds: [")
     with pytest.raises(ParseError, match="is not valid YAML"):
-        vd.load_thresholds(str(bad))
+        th.load_thresholds(str(bad))
     unsourced = tmp_path / "unsourced.yaml"
     unsourced.write_text("thresholds:\n  - {id: x, collective: all_reduce, metric: peak, pass: 100, warn: 90, source: {pass: somewhere}}\n")
     with pytest.raises(ParseError, match=r"thresholds\[0\].source: names no source for warn"):
-        vd.load_thresholds(str(unsourced))
+        th.load_thresholds(str(unsourced))
 
 
 @pytest.mark.parametrize("value, span", [(None, (1, None)), (2, (2, 2)), ("2", (2, 2)), ("2-18", (2, 18)), ("2+", (2, None)), ("2-", (2, None)),
                                          ({"min": 3}, (3, None)), ({"min": 2, "max": 4}, (2, 4))])
 def test_parse_nodes(value, span):
-    assert vd.parse_nodes(value) == span
+    assert th.parse_nodes(value) == span
 
 
 @pytest.mark.parametrize("value", [0, "18-2", "two", True, 2.5, {"min": 2, "top": 3}, {"min": "2"}])
 def test_parse_nodes_rejects(value):
     with pytest.raises(ConfigError, match="^nodes"):
-        vd.parse_nodes(value)
+        th.parse_nodes(value)
 
 
 @pytest.mark.parametrize("values, message", [
@@ -117,19 +119,19 @@ def test_parse_nodes_rejects(value):
 ])
 def test_record_errors_name_the_field(values, message):
     with pytest.raises(ConfigError, match=message):
-        vd.normalize_record(record(**values), "r")
+        th.normalize_record(record(**values), "r")
 
 
 def test_expected_with_ratios():
-    item = vd.normalize_record(record(**{"pass": None, "expected": 500, "pass_ratio": 0.8}), "r", defaults={"warn_ratio": 0.7})
+    item = th.normalize_record(record(**{"pass": None, "expected": 500, "pass_ratio": 0.8}), "r", defaults={"warn_ratio": 0.7})
     assert (item["pass"], item["warn"], item["derived"]) == (400.0, 350.0, True)
     with pytest.raises(ConfigError, match="has 'expected' but no pass_ratio"):
-        vd.normalize_record(record(**{"pass": None, "expected": 500}), "r")
+        th.normalize_record(record(**{"pass": None, "expected": 500}), "r")
 
 
 def test_duplicate_ids():
     with pytest.raises(ConfigError, match=r"thresholds\[1\].id: 'a' is already used by thresholds\[0\]"):
-        vd.validate_thresholds({"thresholds": [record(id="a"), record(id="a")]}, origin="inventory")
+        th.validate_thresholds({"thresholds": [record(id="a"), record(id="a")]}, origin="inventory")
 
 
 # ------------------------------------------------------------------------------------------------ selection
@@ -169,27 +171,27 @@ def test_inventory_overrides_win_and_can_disable():
                  dict(record(metric="avg", gpu_architecture="h100"), id="avg-off", disabled=True)]
     for item in overrides:
         item.pop("source")
-    chosen = vd.select_thresholds(H100_AWS, "all_reduce", overrides=overrides)
+    chosen = th.select_thresholds(H100_AWS, "all_reduce", overrides=overrides)
     assert chosen["peak"]["id"] == "mine" and chosen["peak"]["origin"] == "inventory" and chosen["peak"]["source"] == "inventory"
     assert chosen["avg"] is None
-    gcp = vd.select_thresholds(dict(H100_AWS, platform="gcp"), "all_gather", overrides={"thresholds": [
+    gcp = th.select_thresholds(dict(H100_AWS, platform="gcp"), "all_gather", overrides={"thresholds": [
         {"collective": "all_gather", "metric": "avg", "disabled": True}]})
     assert gcp["avg"] is None and gcp["peak"]["id"] == "gcp-h100-all-gather-peak"
 
 
 def test_overrides_and_thresholds_errors_name_the_field():
     with pytest.raises(ConfigError, match=r"^overrides.thresholds\[0\].metric: "):
-        vd.select_thresholds(H100_AWS, "all_reduce", overrides=[record(metric="p99")])
+        th.select_thresholds(H100_AWS, "all_reduce", overrides=[record(metric="p99")])
     with pytest.raises(ConfigError, match="^overrides: must be a list"):
-        vd.select_thresholds(H100_AWS, "all_reduce", overrides="pass: 1")
+        th.select_thresholds(H100_AWS, "all_reduce", overrides="pass: 1")
     with pytest.raises(ConfigError, match=r"^thresholds.thresholds: must be a list"):
-        vd.select_thresholds(H100_AWS, "all_reduce", thresholds={"thresholds": {}})
+        th.select_thresholds(H100_AWS, "all_reduce", thresholds={"thresholds": {}})
 
 
 def test_custom_thresholds_document_replaces_the_collection():
     data = {"defaults": {"pass_ratio": 0.5, "source": {"pass_ratio": "test"}},
             "thresholds": [{"id": "x", "collective": "all_reduce", "expected": 300, "source": "test"}]}
-    chosen = vd.select_thresholds(H100_AWS, "all_reduce", thresholds=data)
+    chosen = th.select_thresholds(H100_AWS, "all_reduce", thresholds=data)
     assert chosen["peak"]["id"] == "x" and chosen["peak"]["pass"] == 150.0 and chosen["peak"]["warn"] is None
 
 
@@ -369,13 +371,13 @@ def mpi_pods(worker1_exit=143, worker1_reason=None):
 
 
 def test_workers_stopped_at_the_end_of_a_complete_job_succeeded():
-    result = vd.attribute(mpi_pods(), job_outcome="Complete")
+    result = at.attribute(mpi_pods(), job_outcome="Complete")
     assert result["nodes"] == ["gpu-node-a", "gpu-node-b"] and result["succeeded_nodes"] == ["gpu-node-a", "gpu-node-b"]
     assert result["failed_nodes"] == [] and len(result["succeeded_pods"]) == 3 and result["failed_pods"] == []
 
 
 def test_oom_killed_worker_fails_its_node():
-    result = vd.attribute(mpi_pods(137, "OOMKilled"), job_outcome="Complete")
+    result = at.attribute(mpi_pods(137, "OOMKilled"), job_outcome="Complete")
     assert result["failed_nodes"] == ["gpu-node-b"] and result["succeeded_nodes"] == ["gpu-node-a"]
     entry = [item for item in result["pods"] if item["node"] == "gpu-node-b"][0]
     assert entry["status"] == "failed" and entry["reasons"] == ["pod Failed", "container node exited 137 (OOMKilled)"]
@@ -384,7 +386,7 @@ def test_oom_killed_worker_fails_its_node():
 def test_failed_job_and_log_evidence_name_the_failing_node():
     log = fixture("v2.16-all-reduce-truncated-mid-row.log")
     logs = [{"item": item, "log": log if "launcher" in item["metadata"]["name"] else "sshd started\n"} for item in mpi_pods()]
-    result = vd.attribute(mpi_pods(), pod_logs=logs, job_outcome="Failed")
+    result = at.attribute(mpi_pods(), pod_logs=logs, job_outcome="Failed")
     assert result["failed_nodes"] == ["gpu-node-a", "gpu-node-b"]  # both workers were killed by signal once the job failed
     entry = [item for item in result["pods"] if item["node"] == "gpu-node-b"][0]
     assert any(reason.startswith("log: mpirun noticed that process rank 11") for reason in entry["reasons"])
@@ -395,7 +397,7 @@ def test_log_evidence_of_a_test_failure_beats_a_clean_exit():
             pod("%s-node-0-0-7fk2m" % JOB, "gpu-node-a", "Running", hostname="%s-node-0-0" % JOB),
             pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Running")]
     log = fixture("v2.16-all-reduce-init-failure.log").replace("20261130t0815", "20261130t0800")
-    result = vd.attribute(pods, pod_logs={pods[0]["metadata"]["name"]: log}, job_outcome="Failed")
+    result = at.attribute(pods, pod_logs={pods[0]["metadata"]["name"]: log}, job_outcome="Failed")
     # The launcher's failure is the job's, not its node's: gpu-node-a's worker is only unknown.
     assert result["failed_nodes"] == ["gpu-node-b"]
     assert [item["status"] for item in result["pods"] if item["role"] == "launcher"] == ["failed"]
@@ -412,9 +414,9 @@ def test_warnings_fail_pods_only_when_the_job_failed():
     result_text = fixture("v2.16-all-reduce-wrong.log").replace("20261130t0730", "20261130t0800")
     parsed_result = nr.parse_nccl_output(result_text)
     logs = {pods[0]["metadata"]["name"]: result_text}
-    ok = vd.attribute(pods, logs, parsed_result, job_outcome="Complete")
+    ok = at.attribute(pods, logs, parsed_result, job_outcome="Complete")
     assert ok["failed_nodes"] == [] and [item["warnings"] for item in ok["pods"]] == [1, 0]
-    bad = vd.attribute(pods, logs, parsed_result, job_outcome="Failed")
+    bad = at.attribute(pods, logs, parsed_result, job_outcome="Failed")
     assert bad["failed_nodes"] == ["gpu-node-b"]
     assert bad["pods"][1]["reasons"][-1].startswith("NCCL warning while the job failed: %s-node-0-1:94:106 [5]" % JOB)
 
@@ -424,22 +426,22 @@ def test_pending_restarted_and_unscheduled_pods():
             pod("p-node-0-0-bbbbb", "n1", "Running", restarts=2),
             pod("p-node-0-1-ccccc", "n2", "Pending", waiting="ImagePullBackOff"),
             pod("p-node-0-2-ddddd", None, "Pending", scheduled=False)]
-    running = vd.attribute(pods)
+    running = at.attribute(pods)
     assert [item["status"] for item in running["pods"]] == ["running", "failed", "failed", "pending"]
     assert running["pods"][1]["reasons"] == ["container node restarted 2 time(s), last exit 139 (Error)"]
     assert running["pods"][2]["reasons"][0] == "container node waiting: ImagePullBackOff - Back-off pulling image"
     assert running["unscheduled_pods"] == ["p-node-0-2-ddddd"] and running["failed_nodes"] == ["n1", "n2"]
-    ended = vd.attribute(pods, job_outcome="Timeout")
+    ended = at.attribute(pods, job_outcome="Timeout")
     assert ended["pods"][3]["status"] == "failed"
     assert ended["pods"][3]["reasons"] == ["never scheduled: Unschedulable - 0/4 nodes are available: 4 Insufficient nvidia.com/gpu."]
 
 
 def test_pod_for_host():
     pods = mpi_pods()
-    assert vd.pod_for_host(pods, JOB + "-node-0-1") == JOB + "-node-0-1-x9d4c"
-    assert vd.pod_for_host(pods, JOB + "-node-0-1.%s.burnin.svc" % JOB) == JOB + "-node-0-1-x9d4c"
-    assert vd.pod_for_host(pods, JOB + "-launcher-0-0") == JOB + "-launcher-0-0-q8x2z"
-    assert vd.pod_for_host(pods, JOB + "-node-0") is None and vd.pod_for_host(pods, "elsewhere") is None
+    assert at.pod_for_host(pods, JOB + "-node-0-1") == JOB + "-node-0-1-x9d4c"
+    assert at.pod_for_host(pods, JOB + "-node-0-1.%s.burnin.svc" % JOB) == JOB + "-node-0-1-x9d4c"
+    assert at.pod_for_host(pods, JOB + "-launcher-0-0") == JOB + "-launcher-0-0-q8x2z"
+    assert at.pod_for_host(pods, JOB + "-node-0") is None and at.pod_for_host(pods, "elsewhere") is None
 
 
 @pytest.mark.parametrize("pods, pod_logs, message", [
@@ -450,13 +452,13 @@ def test_pod_for_host():
 ])
 def test_attribution_input_errors(pods, pod_logs, message):
     with pytest.raises(ConfigError, match=message):
-        vd.attribute(pods, pod_logs)
+        at.attribute(pods, pod_logs)
 
 
 def test_k8s_info_result_and_unreadable_logs():
     info = {"resources": mpi_pods()}
     logs = {"results": [{"item": info["resources"][0], "failed": True, "msg": "container not found"}]}
-    result = vd.attribute(info, logs, job_outcome="Complete")
+    result = at.attribute(info, logs, job_outcome="Complete")
     assert result["pods"][0]["log_error"] == "container not found" and result["failed_nodes"] == []
 
 
@@ -500,8 +502,8 @@ def test_verdict_for_two_tests_needs_the_collective():
 def test_verdict_for_a_parsed_result_and_find_nccl_output():
     result = parsed("v2.16-all-reduce-2x8-h100.json")
     assert vd.verdict_for(result, H100_AWS)["verdict"] == "pass"
-    assert vd.find_nccl_output({"a-node-0-0-x": "sshd", "b": None}) == (None, None)
-    assert vd.find_nccl_output({"w": "# Avg bus bandwidth : 1", "l-launcher-0-0-x": "#  size  count"}) == ("w", "# Avg bus bandwidth : 1")
+    assert at.find_nccl_output({"a-node-0-0-x": "sshd", "b": None}) == (None, None)
+    assert at.find_nccl_output({"w": "# Avg bus bandwidth : 1", "l-launcher-0-0-x": "#  size  count"}) == ("w", "# Avg bus bandwidth : 1")
 
 
 def deleted(one):
@@ -514,7 +516,7 @@ def test_workers_their_controller_deleted_after_another_failure_are_not_blamed()
     pods = [pod("%s-launcher-0-0-q8x2z" % JOB, "cpu-node", "Failed", role="launcher", exit_code=1),
             deleted(pod("%s-node-0-0-7fk2m" % JOB, "gpu-node-a", "Failed", exit_code=137)),
             pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Failed", exit_code=137)]
-    out = vd.attribute(pods, job_outcome="Failed")
+    out = at.attribute(pods, job_outcome="Failed")
     by_name = dict((entry["name"], entry) for entry in out["pods"])
     assert by_name[pods[1]["metadata"]["name"]]["status"] == "stopped"
     assert "deleted while running" in by_name[pods[1]["metadata"]["name"]]["note"]
@@ -524,4 +526,4 @@ def test_workers_their_controller_deleted_after_another_failure_are_not_blamed()
 
 def test_a_deleted_pod_that_ran_out_of_memory_is_still_blamed():
     pods = [deleted(pod("%s-node-0-0-7fk2m" % JOB, "gpu-node-a", "Failed", exit_code=137, reason="OOMKilled"))]
-    assert vd.attribute(pods, job_outcome="Failed")["failed_nodes"] == ["gpu-node-a"]
+    assert at.attribute(pods, job_outcome="Failed")["failed_nodes"] == ["gpu-node-a"]
