@@ -2,7 +2,7 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """The platform layer against real API servers: plan one burn-in per platform with
-plugins/module_utils/workload.plan_workload, apply every planned object with server-side apply through the
+plugins/module_utils/rendering/plan.py (plan_workload), apply every planned object with server-side apply through the
 kubernetes dynamic client, and read each back: nothing may be pruned or changed.
 
 Uses the `fleet_crds` fixture of conftest.py (the loopback test fleet of tests/fleet: Kubernetes 1.34 and 1.37 with

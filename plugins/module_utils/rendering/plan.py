@@ -155,37 +155,28 @@ def resolve_cluster(config, facts, catalog):
     return result
 
 
-def plan_workload(config, facts, library=None):
-    """Build every object of one burn-in for one cluster.
-
-    ``config``: entry_name, namespace, image, framework, nodes, gpus_per_node, mlnx_per_node, enable_mnnvl,
-    env, volumes, volume_mounts, init_containers, resources, image_pull_secrets, trainer_version, trainer
-    (framework-specific command), overrides (user overrides, applied after the platform ones), run_id; and for the
-    platform layer: instance_type, cluster_nodes (Node objects to discover from), server_version, rct_api_version,
-    dra_driver_version, efa_per_node, rdma_resource, rdma_per_node, platform_vars, extended_platforms.
-    ``facts``: platform, gpuArchitecture (the cluster's, detected or declared).
-    Returns a dict: objects (dependencies, runtime, TrainJob: apply in that order), trainjob_name, matched
-    (the matched overrides: origin, 1-based position within their source, source, when), topology_key,
-    orchestration, pre_command, mpi_args, instance_type and platform_data (what the platform layer used).
-    """
-    framework = config.get("framework", "torch")
+def _check_target(config):
+    """The run id and namespace every object of the plan is named and placed by."""
     run_id = config.get("run_id")
     if not isinstance(run_id, str) or not run_id:
         raise ConfigError("run_id", "must be a non-empty string")
     namespace = config.get("namespace")
     if not isinstance(namespace, str) or not namespace:
         raise ConfigError("namespace", "must be a non-empty namespace name")
-    enable_mnnvl = config.get("enable_mnnvl", False)
-    env = nccl_env.merge_env(nccl_env.base_nccl_env(enable_mnnvl), config.get("env") or [])
-    base_runtime = runtime.build_runtime(framework, dict(config, env=env))
-    cfg = runtime.normalize_runtime_config(dict(config, env=env))
-    library = library or templating.shared_library()
-    catalog = platform_catalog.load_platform_catalog(library.lib_dir)
-    cluster = resolve_cluster(config, facts, catalog)
+    return run_id, namespace
+
+
+def _override_sources(config, facts, cfg, cluster, catalog, library):
+    """The platform layer's data and the overrides in the order they apply: ``(data, platform, user)``.
+
+    ``platform`` are the rendered platform overrides of ``facts["platform"]``, ``user`` the parsed ``config["overrides"]``;
+    both lists of ``(item, source)``.
+    """
+    framework = config.get("framework", "torch")
     override_config = dict((key, config[key]) for key in _PLATFORM_DATA_KEYS if key in config)
     override_config.update({
         "entry_name": cfg["entry_name"], "nodes": cfg["nodes"], "gpus_per_node": cfg["gpus_per_node"],
-        "mlnx_per_node": config.get("mlnx_per_node") or 0, "enable_mnnvl": enable_mnnvl, "framework": framework,
+        "mlnx_per_node": config.get("mlnx_per_node") or 0, "enable_mnnvl": config.get("enable_mnnvl", False), "framework": framework,
         "efa_per_node": cluster["efa_per_node"], "rdma_resource": cluster["rdma_resource"], "rdma_per_node": cluster["rdma_per_node"],
     })
     data = overrides.normalize_override_config(override_config, catalog)
@@ -194,18 +185,25 @@ def plan_workload(config, facts, library=None):
     if not isinstance(user_overrides, list):
         raise ConfigError("overrides", "must be a list of override mappings")
     user_overrides = [(overrides.parse_override(item, index), "overrides") for index, item in enumerate(user_overrides)]
-    match_facts = dict(facts, framework=framework, workloadKind="TrainJob", instanceType=cluster["instance_type"])
+    return data, platform_overrides, user_overrides
 
-    command, args = trainer_command(framework, config.get("trainer"), cfg["gpus_per_node"], enable_mnnvl)
-    trainjob_name = "%s-%s" % (cfg["entry_name"], run_id)
+
+def _base_job_template(cfg, base_runtime):
+    """The job template before any override: the TrainJob's spec referencing the runtime, with image and sizes."""
     trainer = {"image": cfg["image"], "numNodes": cfg["nodes"]}
     if cfg["gpus_per_node"] > 0:
         trainer["numProcPerNode"] = cfg["gpus_per_node"]
-    job_template = {"spec": {"workload": {"trainJob": {
+    return {"spec": {"workload": {"trainJob": {
         "runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": base_runtime["metadata"]["name"]},
         "trainer": trainer,
     }}}}
 
+
+def _apply_overrides(job_template, platform_overrides, user_overrides, match_facts, framework):
+    """Keep the overrides whose ``when`` matches ``match_facts``, platform ones first, and merge them in order.
+
+    Returns ``(job_template, matched, dependencies, pre_command, mpi_args, orchestration)``.
+    """
     matched, dependencies, pre_command, mpi_args, orchestration = [], [], [], [], {}
     positions = {}
     for origin, items in (("platform", platform_overrides), ("user", user_overrides)):
@@ -226,7 +224,12 @@ def plan_workload(config, facts, library=None):
             if framework == "mpi" and item.get("mpiArgs"):
                 # Each matching override prepends: later overrides end up in front (the original's applyWRPreTemplateOverrides).
                 mpi_args = list(item["mpiArgs"]) + mpi_args
+    return job_template, matched, dependencies, pre_command, mpi_args, orchestration
 
+
+def _trainjob_spec(job_template, command, args, mpi_args, pre_command, enable_mnnvl, cfg, base_runtime):
+    """The TrainJob's spec from the merged template: the trainer's command line (the overrides' mpiArgs after the
+    collection's, preCommand wrapped) and the image pull secrets as runtime patches."""
     if mpi_args:
         position = args.index("NCCL_MNNVL_ENABLE=%s" % ("1" if enable_mnnvl else "0")) + 1
         args = args[:position] + mpi_args + args[position:]
@@ -239,8 +242,13 @@ def plan_workload(config, facts, library=None):
         trainjob_spec["runtimePatches"] = [{"manager": RUNTIME_PATCH_MANAGER, "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
             {"name": name, "template": {"spec": {"template": {"spec": {"imagePullSecrets": cfg["image_pull_secrets"]}}}}}
             for name in job_names]}}}}]
+    return trainjob_spec
 
-    shared_labels = {MANAGED_BY_LABEL: MANAGER, ENTRY_LABEL: cfg["entry_name"]}
+
+def _stamp_objects(base_runtime, dependencies, trainjob_spec, trainjob_name, entry_name, run_id, namespace, orchestration):
+    """Every object to apply, in order (dependencies, runtime, TrainJob), with the collection's labels, the
+    topology annotation and the namespace: ``(objects, topology_key)``."""
+    shared_labels = {MANAGED_BY_LABEL: MANAGER, ENTRY_LABEL: entry_name}
     objects = merge.merge_objects([base_runtime] + dependencies)
     runtime_key = merge.object_key(base_runtime)
     merged_runtime = [obj for obj in objects if merge.object_key(obj) == runtime_key][0]
@@ -257,10 +265,55 @@ def plan_workload(config, facts, library=None):
     planned = [_labels(obj, shared_labels) for obj in others + [merged_runtime]] + [trainjob]
     for obj in planned:
         obj["metadata"]["namespace"] = namespace
+    return planned, topology_key
+
+
+def _check_dra(data, planned):
+    """Objects that need Dynamic Resource Allocation on a cluster without it: the error that names them."""
     if data["rct_api_version"] == dra.DRA_UNAVAILABLE:
         needing = ["%s %s" % (obj["kind"], obj["metadata"]["name"]) for obj in planned if overrides.needs_dra(obj)]
         if needing:
             raise dra.dra_unavailable_error(data["server_version"], ", ".join(needing))
+
+
+def plan_workload(config, facts, library=None):
+    """Build every object of one burn-in for one cluster.
+
+    ``config``: entry_name, namespace, image, framework, nodes, gpus_per_node, mlnx_per_node, enable_mnnvl,
+    env, volumes, volume_mounts, init_containers, resources, image_pull_secrets, trainer_version, trainer
+    (framework-specific command), overrides (user overrides, applied after the platform ones), run_id; and for the
+    platform layer: instance_type, cluster_nodes (Node objects to discover from), server_version, rct_api_version,
+    dra_driver_version, efa_per_node, rdma_resource, rdma_per_node, platform_vars, extended_platforms.
+    ``facts``: platform, gpuArchitecture (the cluster's, detected or declared).
+    Returns a dict: objects (dependencies, runtime, TrainJob: apply in that order), trainjob_name, matched
+    (the matched overrides: origin, 1-based position within their source, source, when), topology_key,
+    orchestration, pre_command, mpi_args, instance_type and platform_data (what the platform layer used).
+
+    The steps: check the target (:func:`_check_target`), build the runtime, resolve the cluster
+    (:func:`resolve_cluster`), render and parse the overrides (:func:`_override_sources`), match and merge them into
+    the job template (:func:`_apply_overrides`), build the TrainJob's spec (:func:`_trainjob_spec`), stamp labels,
+    names and namespace (:func:`_stamp_objects`) and check DRA (:func:`_check_dra`).
+    """
+    framework = config.get("framework", "torch")
+    run_id, namespace = _check_target(config)
+    enable_mnnvl = config.get("enable_mnnvl", False)
+    env = nccl_env.merge_env(nccl_env.base_nccl_env(enable_mnnvl), config.get("env") or [])
+    base_runtime = runtime.build_runtime(framework, dict(config, env=env))
+    cfg = runtime.normalize_runtime_config(dict(config, env=env))
+    library = library or templating.shared_library()
+    catalog = platform_catalog.load_platform_catalog(library.lib_dir)
+    cluster = resolve_cluster(config, facts, catalog)
+    data, platform_overrides, user_overrides = _override_sources(config, facts, cfg, cluster, catalog, library)
+    match_facts = dict(facts, framework=framework, workloadKind="TrainJob", instanceType=cluster["instance_type"])
+
+    command, args = trainer_command(framework, config.get("trainer"), cfg["gpus_per_node"], enable_mnnvl)
+    trainjob_name = "%s-%s" % (cfg["entry_name"], run_id)
+    job_template, matched, dependencies, pre_command, mpi_args, orchestration = _apply_overrides(
+        _base_job_template(cfg, base_runtime), platform_overrides, user_overrides, match_facts, framework)
+    trainjob_spec = _trainjob_spec(job_template, command, args, mpi_args, pre_command, enable_mnnvl, cfg, base_runtime)
+    planned, topology_key = _stamp_objects(base_runtime, dependencies, trainjob_spec, trainjob_name, cfg["entry_name"], run_id, namespace,
+                                           orchestration)
+    _check_dra(data, planned)
     platform_data = dict(cluster, rct_api_version=data["rct_api_version"],
                          compute_domain_num_nodes=data["compute_domain_num_nodes"], platform_vars=data["platform_vars"])
     return {
