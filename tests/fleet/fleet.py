@@ -435,15 +435,29 @@ class ClusterStarter:
 
     # -- stage 2: what every cluster holds before its controllers start
     def install(self):
-        rest, c, spec_c = self.rest, self.c, self.spec_c
+        """The CRDs, the restricted namespace with its RBAC, the nodes; then wait until the CRDs are established."""
+        names = self.create_crds()
+        self.create_restricted_namespace()
+        self.create_nodes()
+        self.wait_crds_established(names)
+        self.c["crds"] = names
+
+    def create_crds(self):
         names = []
         for doc in self.fleet.crds:
-            rest.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", doc)
+            self.rest.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", doc)
             names.append(doc["metadata"]["name"])
+        return names
+
+    def create_restricted_namespace(self):
         ns = self.fleet.spec["restricted_namespace"]
-        rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        self.rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         # The namespaced part of the collection's least-privilege RBAC manifest (extras/rbac/burnin-rbac.yaml).
-        fleet_rbac.install(rest, ns, RESTRICTED_USER)
+        fleet_rbac.install(self.rest, ns, RESTRICTED_USER)
+
+    def create_nodes(self):
+        """The KWOK GPU nodes of the spec and one system (CPU) node, Ready from the start."""
+        rest, c, spec_c = self.rest, self.c, self.spec_c
         nodes = fake_nodes.build_nodes(
             c["name"], spec_c["node_platform"], spec_c["node_gpu_architecture"], spec_c["nodes"],
             instance_type=spec_c["instance_type"], kubelet_port=c["kwok_port"],
@@ -455,6 +469,9 @@ class ClusterStarter:
             rest.create("/api/v1/nodes", node)
             rest.must("PATCH", f"/api/v1/nodes/{node['metadata']['name']}/status", {"status": status},
                       content_type="application/merge-patch+json")
+
+    def wait_crds_established(self, names):
+        rest = self.rest
         deadline = time.monotonic() + 60
         pending = set(names)
         while pending:
@@ -467,13 +484,18 @@ class ClusterStarter:
                 if time.monotonic() > deadline or abort.is_set():
                     raise FleetError(f"{self.name}: CRDs not established: {sorted(pending)}")
                 time.sleep(0.1)
-        c["crds"] = names
 
     # -- stage 3: controllers, scheduler, KWOK, JobSet, Trainer
     def start_components(self):
-        c, bins, pki, cdir = self.c, self.fleet.bins, self.pki, self.dir
-        kubeconfig = cdir / "components.kubeconfig"
-        write_kubeconfig(kubeconfig, [c], self.fleet.ca_data, "components_token")
+        kubeconfig = self.dir / "components.kubeconfig"
+        write_kubeconfig(kubeconfig, [self.c], self.fleet.ca_data, "components_token")
+        self.start_control_plane_components(kubeconfig)
+        self.start_kwok(kubeconfig)
+        self.start_job_controllers(kubeconfig)
+
+    def start_control_plane_components(self, kubeconfig):
+        """kube-controller-manager with the controllers the chain needs, and kube-scheduler."""
+        c, bins, pki = self.c, self.fleet.bins, self.pki
         version = c["kubernetes_version"]
         self.spawn("kube-controller-manager", [
             bins[f"kube-controller-manager-{version}"], f"--kubeconfig={kubeconfig}",
@@ -490,6 +512,10 @@ class ClusterStarter:
             bins[f"kube-scheduler-{version}"], f"--kubeconfig={kubeconfig}", "--leader-elect=false",
             "--secure-port=0",
         ], go_env("SCHEDULER", "256MiB", gogc="40"))
+
+    def start_kwok(self, kubeconfig):
+        """KWOK for the fake nodes and their pods, with the upstream stages and the fleet's own."""
+        c, bins, pki, cdir = self.c, self.fleet.bins, self.pki, self.dir
         stages = cdir / "kwok-stages.yaml"
         stage_docs = []
         for path in sorted((manifests_dir() / "kwok-stages").glob("*.yaml")):
@@ -504,7 +530,10 @@ class ClusterStarter:
             f"--tls-cert-file={pki / 'kubelet.crt'}", f"--tls-private-key-file={pki / 'kubelet.key'}",
             "--enable-crds=Logs", "--cidr=10.244.0.0/16",
         ], go_env("KWOK", "256MiB", gogc="40"))
-        # JobSet and Trainer: their own config files, certificates from the fleet CA (their cert rotators are off).
+
+    def start_job_controllers(self, kubeconfig):
+        """JobSet and Trainer: their own config files, certificates from the fleet CA (their cert rotators are off)."""
+        c, bins, pki, cdir = self.c, self.fleet.bins, self.pki, self.dir
         for kind, port, health in (("jobset", c["jobset_webhook_port"], c["jobset_health_port"]),
                                    ("trainer", c["trainer_webhook_port"], c["trainer_health_port"])):
             certs = cdir / kind / "k8s-webhook-server" / "serving-certs"
@@ -562,6 +591,15 @@ class ClusterStarter:
                     else "validatingwebhookconfigurations"
                 self.rest.create(f"/apis/admissionregistration.k8s.io/v1/{plural}", doc)
         self.c["installed_seconds"] = round(time.monotonic() - self.fleet.t0, 2)
+
+    def bring_up(self, timeout):
+        """Stages 2 to 4 once the API server was started: wait for it, install, start and wait for the components,
+        install the webhooks."""
+        self.wait_apiserver(timeout)
+        self.install()
+        self.start_components()
+        self.wait_components(timeout)
+        self.install_webhooks()
 
 
 class FleetStarter:
@@ -649,64 +687,80 @@ class FleetStarter:
         self.save()
         wait_http_ok(ready.exists, p, "agent", log_path, 60)
 
+    def plan_clusters(self):
+        """A record per cluster of the spec (ports, tokens, directory) in the state, and its starter."""
+        starters = []
+        for sc in self.spec["clusters"]:
+            c = self.cluster_record(sc)
+            self.state["clusters"][c["name"]] = c
+            starters.append(ClusterStarter(self, c, sc))
+        return starters
+
+    def write_kubeconfigs(self):
+        clusters = list(self.state["clusters"].values())
+        write_kubeconfig(self.dir / "kubeconfig", clusters, self.ca_data, "admin_token")
+        write_kubeconfig(self.dir / "restricted.kubeconfig", clusters, self.ca_data, "restricted_token",
+                         namespace=self.spec["restricted_namespace"])
+
+    def bring_up_clusters(self, starters):
+        """Every cluster's stages after its API server, in parallel; the first failure aborts the others."""
+        with ThreadPoolExecutor(max_workers=len(starters)) as ex:
+            futures = [ex.submit(s.bring_up, self.timeout) for s in starters]
+            errors = []
+            for f in futures:
+                try:
+                    f.result()
+                except Exception as e:  # noqa: BLE001 - collected and re-raised below
+                    errors.append(e)
+                    abort.set()  # the fleet is lost anyway: let the other workers stop early
+                except BaseException:
+                    abort.set()
+                    raise
+            if errors:
+                raise FleetError("; ".join(str(e) for e in errors))
+
+    def write_inventory(self):
+        Path(self.state["inventory"]).write_text(
+            "# Generated by tests/fleet/fleet.py: hosts are clusters, groups are <platform>_<gpu>.\n"
+            + yaml.safe_dump(build_inventory(self.state), sort_keys=False))
+        self.save()
+
+    def mark_running(self):
+        self.state["status"] = "running"
+        self.state["startup_seconds"] = round(time.monotonic() - self.t0, 2)
+        self.save()
+
+    def stop_started(self):
+        """After a failure: stop every process this start recorded or spawned, and record the failure."""
+        log("start failed; stopping what was started")
+        try:
+            stop_records(all_records(self.state))
+        finally:
+            for p in self.procs:
+                if p.poll() is None:
+                    p.kill()
+                p.wait()
+            self.state["status"] = "failed"
+            self.save()
+
     def run(self):
+        """The stages: directory and PKI, etcd, the cluster records and kubeconfigs, the API servers, each cluster's
+        install and components (in parallel), the inventory, the agent, the state."""
         abort.clear()
         self.prepare_dir()
         try:
             self.start_etcd()
-            starters = []
-            for sc in self.spec["clusters"]:
-                c = self.cluster_record(sc)
-                self.state["clusters"][c["name"]] = c
-                starters.append(ClusterStarter(self, c, sc))
-            clusters = list(self.state["clusters"].values())
-            write_kubeconfig(self.dir / "kubeconfig", clusters, self.ca_data, "admin_token")
-            write_kubeconfig(self.dir / "restricted.kubeconfig", clusters, self.ca_data, "restricted_token",
-                             namespace=self.spec["restricted_namespace"])
+            starters = self.plan_clusters()
+            self.write_kubeconfigs()
             for s in starters:
                 s.start_apiserver()
-
-            def bring_up(s):
-                s.wait_apiserver(self.timeout)
-                s.install()
-                s.start_components()
-                s.wait_components(self.timeout)
-                s.install_webhooks()
-
-            with ThreadPoolExecutor(max_workers=len(starters)) as ex:
-                futures = [ex.submit(bring_up, s) for s in starters]
-                errors = []
-                for f in futures:
-                    try:
-                        f.result()
-                    except Exception as e:  # noqa: BLE001 - collected and re-raised below
-                        errors.append(e)
-                        abort.set()  # the fleet is lost anyway: let the other workers stop early
-                    except BaseException:
-                        abort.set()
-                        raise
-                if errors:
-                    raise FleetError("; ".join(str(e) for e in errors))
-            Path(self.state["inventory"]).write_text(
-                "# Generated by tests/fleet/fleet.py: hosts are clusters, groups are <platform>_<gpu>.\n"
-                + yaml.safe_dump(build_inventory(self.state), sort_keys=False))
-            self.save()
+            self.bring_up_clusters(starters)
+            self.write_inventory()
             self.start_agent()
-            self.state["status"] = "running"
-            self.state["startup_seconds"] = round(time.monotonic() - self.t0, 2)
-            self.save()
+            self.mark_running()
             return self.state
         except BaseException:
-            log("start failed; stopping what was started")
-            try:
-                stop_records(all_records(self.state))
-            finally:
-                for p in self.procs:
-                    if p.poll() is None:
-                        p.kill()
-                    p.wait()
-                self.state["status"] = "failed"
-                self.save()
+            self.stop_started()
             raise
 
 
