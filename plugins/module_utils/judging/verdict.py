@@ -5,7 +5,8 @@
 judges and attributes.
 
 A verdict is ``pass``, ``warn``, ``fail`` or ``error`` (no result), always with a reason. The thresholds (their
-data, checking and selection) are in :mod:`thresholds`, the node and pod attribution in :mod:`attribution`.
+data, checking and selection) are in plugins/module_utils/judging/thresholds.py, the node and pod attribution in
+plugins/module_utils/judging/attribution.py.
 """
 
 from __future__ import absolute_import, division, print_function
