@@ -446,7 +446,10 @@ def test_computedomain_channel_claims_are_allocated_by_the_scheduler(fleet_crds,
         node = claim["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"][0]
         owner = claim["metadata"]["ownerReferences"][0]
         assert owner["kind"] == "Pod"
-        pod = dyn.resources.get(api_version="v1", kind="Pod").get(name=owner["name"], namespace=e2e_namespace)
+        pods = dyn.resources.get(api_version="v1", kind="Pod")
+        # Bound to the claim's node; KWOK then starts it (a moment later on a loaded machine).
+        pod = wait_for(lambda: [p for p in [pods.get(name=owner["name"], namespace=e2e_namespace)] if p.status.phase != "Pending"],
+                       timeout=60, what="pod %s to start" % owner["name"])[0]
         assert pod.spec.nodeName == node and pod.status.phase == "Running"
     wait_for(lambda: [x for x in terminal(tj, "dra-1", e2e_namespace) if x["type"] == "Complete"], timeout=120,
              what="dra-1 to complete")

@@ -319,17 +319,17 @@ def test_browser_lays_out_the_fleet_overview(chromium, fleet_report, tmp_path):
     assert match, dom[-2000:]
     seen = json.loads(match.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
     bars = seen["bars"]
-    assert len(bars) == 200 and sorted(bar["cluster"] for bar in bars) == sorted(results)
-    assert all(bar["width"] >= 3 and bar["height"] >= 1 for bar in bars)  # every bar drawn, visible
-    assert [bar["x"] for bar in bars] == sorted(bar["x"] for bar in bars)
-    unmeasured = [bar for bar in bars if not bar["margin"]]
-    margins = [float(bar["margin"]) for bar in bars[len(unmeasured):]]
-    assert unmeasured and all(not bar["margin"] for bar in bars[:len(unmeasured)]) and margins == sorted(margins)
-    for bar in bars:
-        assert bar["fill"] == "rgb(%d, %d, %d)" % VERDICT_RGB[bar["verdict"]]
+    assert len(bars) == 200 and sorted(drawn["cluster"] for drawn in bars) == sorted(results)
+    assert all(drawn["width"] >= 3 and drawn["height"] >= 1 for drawn in bars)  # every bar drawn, visible
+    assert [drawn["x"] for drawn in bars] == sorted(drawn["x"] for drawn in bars)
+    unmeasured = [drawn for drawn in bars if not drawn["margin"]]
+    margins = [float(drawn["margin"]) for drawn in bars[len(unmeasured):]]
+    assert unmeasured and all(not drawn["margin"] for drawn in bars[:len(unmeasured)]) and margins == sorted(margins)
+    for drawn in bars:
+        assert drawn["fill"] == "rgb(%d, %d, %d)" % VERDICT_RGB[drawn["verdict"]]
     assert 1200 <= seen["chart"]["width"] <= 1340 and seen["chart"]["y"] < 300  # the chart is at the top of the page
     counts = dict((chip["for"], chip["count"]) for chip in seen["chips"])
-    verdicts = dict((verdict, sum(1 for bar in bars if bar["verdict"] == verdict)) for verdict in VERDICT_RGB)
+    verdicts = dict((verdict, sum(1 for drawn in bars if drawn["verdict"] == verdict)) for verdict in VERDICT_RGB)
     assert dict((verdict, counts["f-v-" + verdict]) for verdict in verdicts) == verdicts
     assert sum(count for key, count in counts.items() if key.startswith("f-p-")) == 200
     assert sum(count for key, count in counts.items() if key.startswith("f-g-")) == 200

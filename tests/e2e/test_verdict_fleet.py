@@ -212,7 +212,8 @@ def test_reports_json_junit_html(first):
     assert "warning band" in text and "nccl-all-reduce" in text
 
     html = (first.dir / "burnin-report.html").read_text()
-    assert html.count("<svg") == 3 and "<script" not in html.lower()
+    # One busbw plot per cluster, under the fleet overview's chart.
+    assert html.count('<svg class="busbw-plot"') == 3 and html.count('<svg class="fleet-chart"') == 1 and "<script" not in html.lower()
     for cluster in (AWS, GCP, AZURE):
         assert cluster in html
 

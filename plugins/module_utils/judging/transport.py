@@ -118,7 +118,7 @@ def parse_transport(logs):
         logs = {None: logs}
     hosts = {}
     info_lines = 0
-    for log in sorted(logs, key=lambda name: str(name)):
+    for log in sorted(logs, key=str):
         text = logs[log]
         if not isinstance(text, str):
             continue

@@ -62,9 +62,10 @@ def load_platform_catalog(lib_dir=LIB_DIR):
             data = load_yaml(handle.read(), label) or {}
         if not isinstance(data, dict) or set(data) - {"shapes", "nic_resources", "instance_type_labels", "vars", "transport"}:
             raise _catalog_error(label, "must be a mapping with keys from shapes, nic_resources, instance_type_labels, vars, transport")
-        for where, value in [("transport", data.get("transport"))] + [("shapes.%s.transport" % shape, (row or {}).get("transport"))
-                                                                    for shape, row in (data.get("shapes") or {}).items()
-                                                                    if isinstance(row, dict)]:
+        declared = [("transport", data.get("transport"))]
+        declared += [("shapes.%s.transport" % shape, row.get("transport")) for shape, row in (data.get("shapes") or {}).items()
+                     if isinstance(row, dict)]
+        for where, value in declared:
             if value is not None and not (isinstance(value, str) and re.match(r"^[a-z][a-z0-9-]*$", value)):
                 raise _catalog_error(label, "%s must be a transport id (efa, ib, gib, tcpxo, tcpx, socket), got %r" % (where, value))
         shapes = data.get("shapes") or {}

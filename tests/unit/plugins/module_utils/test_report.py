@@ -215,14 +215,14 @@ def test_fleet_overview_of_200_clusters():
     assert set(re.findall(r"https?://[^\"' <]+", html)) == {"http://www.w3.org/2000/svg"}
     chart = re.search(r'<svg class="fleet-chart".*?</svg>', html, re.S).group(0)
     bars = re.findall(r'<rect class="bar ([^"]*)" data-cluster="([^"]*)" data-verdict="([^"]*)" data-margin="([^"]*)"', chart)
-    assert len(bars) == 200 and sorted(bar[1] for bar in bars) == sorted(results)
+    assert len(bars) == 200 and sorted(drawn[1] for drawn in bars) == sorted(results)
     by_name = dict((cluster["cluster"], cluster) for cluster in report["clusters"])
-    unmeasured = [bar for bar in bars if not bar[3]]
-    assert unmeasured and bars[:len(unmeasured)] == unmeasured and all("nodata" in bar[0] for bar in unmeasured)
-    assert all(by_name[bar[1]]["verdict"] == "error" for bar in unmeasured)
-    margins = [float(bar[3]) for bar in bars[len(unmeasured):]]
+    unmeasured = [drawn for drawn in bars if not drawn[3]]
+    assert unmeasured and bars[:len(unmeasured)] == unmeasured and all("nodata" in drawn[0] for drawn in unmeasured)
+    assert all(by_name[drawn[1]]["verdict"] == "error" for drawn in unmeasured)
+    margins = [float(drawn[3]) for drawn in bars[len(unmeasured):]]
     assert margins == sorted(margins) and margins[0] < -0.1 < 0 < margins[-1]
-    assert all(bar[2] == by_name[bar[1]]["verdict"] and "fv-%s" % bar[2] in bar[0].split() for bar in bars)
+    assert all(drawn[2] == by_name[drawn[1]]["verdict"] and "fv-%s" % drawn[2] in drawn[0].split() for drawn in bars)
     assert chart.count('class="threshold"') == 1 and chart.count('class="warn-mark"') == len(margins)
     xs = [float(x) for x in re.findall(r'<rect class="bar [^>]* x="([0-9.]+)"', chart)]
     assert xs == sorted(xs) and len(set(xs)) == 200
@@ -237,7 +237,7 @@ def test_fleet_overview_of_200_clusters():
     assert sorted(inputs) == sorted(chips) and html.count("#f-p-0:not(:checked)~.clusters .fp-0{display:none}") == 1
     # per-cluster details, folded, in the chart's order; every cluster keeps its plot
     details = re.findall(r'<details class="cluster ([^"]*)" id="cluster-([^"]+)"( open)?>', html)
-    assert [name for dummy, name, dummy2 in details] == [bar[1] for bar in bars] and not any(opened for dummy, dummy2, opened in details)
+    assert [name for dummy, name, dummy2 in details] == [drawn[1] for drawn in bars] and not any(opened for dummy, dummy2, opened in details)
     assert html.count('<svg class="busbw-plot"') == 200 - len(unmeasured)
     # JSON and JUnit keep every cluster
     assert len(json.loads(rp.render_json(report))["clusters"]) == 200

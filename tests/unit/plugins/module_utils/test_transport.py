@@ -26,8 +26,8 @@ def fixture(name):
 
 
 def pods(trainjob, nodes=2):
-    return [{"metadata": {"name": "%s-node-0-%d-x%d" % (trainjob, index, index)}, "spec": {"nodeName": "ip-10-0-0-%d" % index,
-                                                                                          "hostname": "%s-node-0-%d" % (trainjob, index)},
+    return [{"metadata": {"name": "%s-node-0-%d-x%d" % (trainjob, index, index)},
+             "spec": {"nodeName": "ip-10-0-0-%d" % index, "hostname": "%s-node-0-%d" % (trainjob, index)},
              "status": {"phase": "Succeeded"}} for index in range(nodes)]
 
 
