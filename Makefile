@@ -2,7 +2,7 @@
 # see scripts/test.sh for the steps and TEST_ONLY / KEEP_GOING.
 SHELL := /bin/bash
 
-.PHONY: demo test setup sanity-ignores
+.PHONY: demo test setup sanity-ignores fmt
 
 # the README's first command: a burn-in of a local default fleet (see scripts/demo.sh)
 demo:
@@ -17,3 +17,7 @@ setup:
 # regenerate the missing-gplv3-license lines of tests/sanity/ignore-*.txt from plugins/modules/
 sanity-ignores:
 	bash scripts/update-sanity-ignores.sh
+
+# format the Python code (black, settings in pyproject.toml; the lint step checks it)
+fmt:
+	source scripts/env.sh && black --quiet .

@@ -164,6 +164,8 @@ step_units_219() { units_for 2.19 3.11; }
 step_lint() {
     cd "$REPO"
     local out rc
+    # The formatter's style (pyproject.toml): `make fmt` applies it.
+    black --check --quiet . || { echo "black: the files above are not formatted; run make fmt" >&2; return 1; }
     out="$(mktemp)"
     set +e
     ansible-lint --profile production --nocolor </dev/null 2>&1 | tee "$out"

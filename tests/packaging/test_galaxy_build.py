@@ -21,15 +21,39 @@ import yaml
 from conftest import PLANTED, REPO, galaxy_version, isolated_env, run, tracked_files
 
 # Never in the tarball: developer tooling, tests that need the checkout or the test fleet.
-EXCLUDED_PREFIXES = (".ci/", ".git/", "scripts/", "tests/e2e/", "tests/fleet/", "tests/bench/", "tests/packaging/",
-                     "tests/output/")
-EXCLUDED_FILES = ("Makefile", ".gitignore", ".ansible-lint", "tests/requirements.txt")
+EXCLUDED_PREFIXES = (".ci/", ".git/", "scripts/", "tests/e2e/", "tests/fleet/", "tests/bench/", "tests/packaging/", "tests/output/")
+EXCLUDED_FILES = ("Makefile", ".gitignore", ".ansible-lint", "pyproject.toml", "tests/requirements.txt")
 # Never, at any depth: caches, credentials.
-SECRET_OR_CACHE = ("*/__pycache__/*", "*.pyc", "*/.pytest_cache/*", "*.kubeconfig", "*/kubeconfig", "kubeconfig",
-                   "*.key", "*.pem", "*.crt", "*tokens.csv", "*.vault_pass*", ".env", "*/.env")
+SECRET_OR_CACHE = (
+    "*/__pycache__/*",
+    "*.pyc",
+    "*/.pytest_cache/*",
+    "*.kubeconfig",
+    "*/kubeconfig",
+    "kubeconfig",
+    "*.key",
+    "*.pem",
+    "*.crt",
+    "*tokens.csv",
+    "*.vault_pass*",
+    ".env",
+    "*/.env",
+)
 # Shipped whole: everything tracked under these.
-SHIPPED_DIRS = ("plugins/", "roles/", "playbooks/", "_lib/", "templates/", "meta/", "docs/", "examples/", "extras/",
-                "changelogs/", "tests/unit/", "tests/sanity/")
+SHIPPED_DIRS = (
+    "plugins/",
+    "roles/",
+    "playbooks/",
+    "_lib/",
+    "templates/",
+    "meta/",
+    "docs/",
+    "examples/",
+    "extras/",
+    "changelogs/",
+    "tests/unit/",
+    "tests/sanity/",
+)
 SHIPPED_FILES = ("README.md", "LICENSE", "CHANGELOG.rst", "requirements.txt", "MANIFEST.json", "FILES.json")
 
 
@@ -52,9 +76,19 @@ def test_tarball_ships_every_file_users_need(collection_tarball):
     names = members(collection_tarball)
     wanted = set(n for n in tracked_files() if n.startswith(SHIPPED_DIRS) or n in SHIPPED_FILES)
     assert sorted(wanted - names) == []
-    for name in ("meta/execution-environment.yml", "meta/ee-requirements.txt", "meta/ee-bindep.txt",
-                 "extras/rbac/burnin-rbac.yaml", "changelogs/changelog.yaml", "examples/awx/survey-spec.json",
-                 "roles/burnin/meta/argument_specs.yml", "playbooks/render.yml", "MANIFEST.json", "FILES.json", "CHANGELOG.rst"):
+    for name in (
+        "meta/execution-environment.yml",
+        "meta/ee-requirements.txt",
+        "meta/ee-bindep.txt",
+        "extras/rbac/burnin-rbac.yaml",
+        "changelogs/changelog.yaml",
+        "examples/awx/survey-spec.json",
+        "roles/burnin/meta/argument_specs.yml",
+        "playbooks/render.yml",
+        "MANIFEST.json",
+        "FILES.json",
+        "CHANGELOG.rst",
+    ):
         assert name in names
     with tarfile.open(str(collection_tarball)) as tf:
         manifest = json.load(tf.extractfile("MANIFEST.json"))
@@ -66,23 +100,36 @@ def test_tarball_ships_every_file_users_need(collection_tarball):
 def test_installed_tarball_renders_the_fleet_without_the_checkout(collection_tarball, kcore_tarball, tmp_path):
     path = tmp_path / "collections"
     env = isolated_env(path)
-    install = run(["ansible-galaxy", "collection", "install", "-p", str(path), str(kcore_tarball), str(collection_tarball)],
-                  env=env, cwd=str(tmp_path))
+    install = run(["ansible-galaxy", "collection", "install", "-p", str(path), str(kcore_tarball), str(collection_tarball)], env=env, cwd=str(tmp_path))
     assert install.returncode == 0, install.stdout
     installed = path / "ansible_collections" / "gpufleet" / "burnin"
     assert (installed / "MANIFEST.json").is_file() and (path / "ansible_collections" / "kubernetes" / "core").is_dir()
 
     listed = run(["ansible-galaxy", "collection", "list", "--format", "json"], env=env, cwd=str(tmp_path))
     assert listed.returncode == 0, listed.stdout
-    found = json.loads(listed.stdout[listed.stdout.index("{"):])
+    found = json.loads(listed.stdout[listed.stdout.index("{") :])
     assert set(found) == {str(path / "ansible_collections")}, found
     assert set(found[str(path / "ansible_collections")]) == {"gpufleet.burnin", "kubernetes.core"}
 
     # The installed collection's own example inventory and playbook, by FQCN, from a directory outside the checkout.
     out = tmp_path / "rendered"
     inventory = installed / "examples" / "inventory" / "hosts.yml"
-    play = run(["ansible-playbook", "-i", str(inventory), "gpufleet.burnin.render", "-e", "burnin_render_dir=%s" % out,
-                "-e", "burnin_run_id=installed", "--limit", "aws-use1-h100-a,azure-eus-gb200-a"], env=env, cwd=str(tmp_path))
+    play = run(
+        [
+            "ansible-playbook",
+            "-i",
+            str(inventory),
+            "gpufleet.burnin.render",
+            "-e",
+            "burnin_render_dir=%s" % out,
+            "-e",
+            "burnin_run_id=installed",
+            "--limit",
+            "aws-use1-h100-a,azure-eus-gb200-a",
+        ],
+        env=env,
+        cwd=str(tmp_path),
+    )
     assert play.returncode == 0, play.stdout[-4000:]
     assert str(REPO) not in play.stdout
     assert sorted(p.name for p in out.iterdir()) == ["aws-use1-h100-a", "azure-eus-gb200-a"]
