@@ -26,22 +26,22 @@ import os
 import subprocess
 import sys
 
-GET_PIP_ONLY_SWITCHES = ('--no-setuptools', '--no-wheel')
+GET_PIP_ONLY_SWITCHES = ("--no-setuptools", "--no-wheel")
 
 
 def main():
-    saved = dict((key, value) for key, value in os.environ.items() if key.startswith('PIP_'))
+    saved = dict((key, value) for key, value in os.environ.items() if key.startswith("PIP_"))
 
-    subprocess.check_call([sys.executable, '-m', 'ensurepip', '--upgrade', '--default-pip'])
+    subprocess.check_call([sys.executable, "-m", "ensurepip", "--upgrade", "--default-pip"])
 
-    for key in [key for key in os.environ if key.startswith('PIP_')]:
+    for key in [key for key in os.environ if key.startswith("PIP_")]:
         del os.environ[key]
     os.environ.update(saved)
 
     args = [arg for arg in sys.argv[1:] if arg not in GET_PIP_ONLY_SWITCHES]
     if args:
-        subprocess.check_call([sys.executable, '-m', 'pip', 'install'] + args)
+        subprocess.check_call([sys.executable, "-m", "pip", "install"] + args)
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     main()

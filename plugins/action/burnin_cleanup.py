@@ -11,8 +11,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import cle
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import BURNIN_CLEANUP_OWN, burnin_cleanup_spec
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (K8sActionBase, ModuleExit, k8s_reader,
-                                                                                     server_of)
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit, k8s_reader, server_of
 
 NAME = "gpufleet.burnin.burnin_cleanup"
 
@@ -49,26 +48,32 @@ class ActionModule(K8sActionBase):
             for namespace in self._namespaces():
                 self._clean(namespace, deleted, kept)
         except CleanupFailed as failed:
-            return dict(result, failed=True, changed=bool(deleted), deleted=deleted, kept=kept, error=self.shown_error(failed.error),
-                        msg="%s: %s" % (failed.what, failed.error["message"]))
+            return dict(
+                result,
+                failed=True,
+                changed=bool(deleted),
+                deleted=deleted,
+                kept=kept,
+                error=self.shown_error(failed.error),
+                msg="%s: %s" % (failed.what, failed.error["message"]),
+            )
         return dict(result, changed=bool(deleted), deleted=deleted, kept=kept, msg=cleanup.summary(deleted, kept))
 
     def _retried(self, what, call, timeout=None, done=None):
         """CALL()'s value, retried while the cluster does not answer (for unreachable_grace seconds); with DONE,
         polled until DONE(value) or TIMEOUT."""
         grace = self._args["unreachable_grace"]
-        polled = poll_until(call, done or (lambda value: True), grace if timeout is None else timeout, 2, grace,
-                            context=self._auth.get("context"), server=self._server)
+        polled = poll_until(
+            call, done or (lambda value: True), grace if timeout is None else timeout, 2, grace, context=self._auth.get("context"), server=self._server
+        )
         if polled["state"] == "done":
             return polled["value"]
         if polled["state"] == "timeout" and polled["error"] is None:
-            raise CleanupFailed(what, {"category": "Error", "status": 0, "detail": "",
-                                       "message": "still there after %d s." % timeout})
+            raise CleanupFailed(what, {"category": "Error", "status": 0, "detail": "", "message": "still there after %d s." % timeout})
         raise CleanupFailed(what, polled["error"])
 
     def _find(self, kind, api_version, namespace=None, name=None, selectors=None):
-        found = self._retried("listing %s" % kind, lambda: self._service.find(
-            kind, api_version, name=name, namespace=namespace, label_selectors=selectors))
+        found = self._retried("listing %s" % kind, lambda: self._service.find(kind, api_version, name=name, namespace=namespace, label_selectors=selectors))
         return found.get("resources") or []
 
     def _namespaces(self):
@@ -94,8 +99,10 @@ class ActionModule(K8sActionBase):
             return
         shared = []
         if args["shared"] and not remaining:
-            shared = [(kind, self._find(kind["kind"], kind["api_version"], namespace, selectors=cleanup.entry_selectors(args["entry"])))
-                      for kind in list(cleanup.SHARED_KINDS) + args["extra_kinds"]]
+            shared = [
+                (kind, self._find(kind["kind"], kind["api_version"], namespace, selectors=cleanup.entry_selectors(args["entry"])))
+                for kind in list(cleanup.SHARED_KINDS) + args["extra_kinds"]
+            ]
         elif args["shared"]:
             kept.append(cleanup.kept_note(namespace, args["entry"], remaining))
         for obj in cleanup.doomed_objects(namespace, doomed, shared):
@@ -120,6 +127,9 @@ class ActionModule(K8sActionBase):
 
         self._retried(what, delete)
         if self._args["wait"]:
-            self._retried("waiting for %s/%s to go" % (obj["kind"], metadata["name"]), lambda: self._service.find(
-                obj["kind"], obj["apiVersion"], name=metadata["name"], namespace=metadata.get("namespace")).get("resources"),
-                timeout=self._args["wait_timeout"], done=lambda found: not found)
+            self._retried(
+                "waiting for %s/%s to go" % (obj["kind"], metadata["name"]),
+                lambda: self._service.find(obj["kind"], obj["apiVersion"], name=metadata["name"], namespace=metadata.get("namespace")).get("resources"),
+                timeout=self._args["wait_timeout"],
+                done=lambda found: not found,
+            )

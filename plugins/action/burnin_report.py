@@ -28,17 +28,27 @@ class ActionModule(ActionBase):
         del validation
         try:
             written = write_reports(
-                args["results"], args["directory"], formats=args["formats"], run_id=args["run_id"], title=args["title"],
-                generated=args["generated"], basename=args["basename"], check_mode=bool(self._task.check_mode), baseline=args["baseline"] or "",
-                history_dir=args["history_dir"] or "", regression_percent=args["regression_percent"])
+                args["results"],
+                args["directory"],
+                formats=args["formats"],
+                run_id=args["run_id"],
+                title=args["title"],
+                generated=args["generated"],
+                basename=args["basename"],
+                check_mode=bool(self._task.check_mode),
+                baseline=args["baseline"] or "",
+                history_dir=args["history_dir"] or "",
+                regression_percent=args["regression_percent"],
+            )
         except BurninError as exc:
             result.update(failed=True, msg=str(exc))
             return result
         except (IOError, OSError) as exc:
             result.update(failed=True, msg="cannot write the reports into %s: %s" % (args["directory"], exc))
             return result
-        result.update(changed=written["changed"], files=written["files"], changed_files=written["changed_files"], summary=written["summary"],
-                      baseline=written["baseline"])
+        result.update(
+            changed=written["changed"], files=written["files"], changed_files=written["changed_files"], summary=written["summary"], baseline=written["baseline"]
+        )
         if written["baseline_error"]:
             # The reports are written (without a comparison); the bad baseline still fails the task, naming the file and field.
             result.update(failed=True, msg=written["baseline_error"])

@@ -14,9 +14,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect imp
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.dra import served_rct_versions
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import UNREACHABLE_CLASSES, classify
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (K8sActionBase, ModuleExit,
-                                                                                     configured_server, k8s_reader,
-                                                                                     server_of)
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit, configured_server, k8s_reader, server_of
 
 NAME = "gpufleet.burnin.cluster_detect"
 NODE_HIDDEN = ["metadata.managedFields", "status.images", "status.conditions", "status.nodeInfo"]
@@ -53,8 +51,7 @@ class ActionModule(K8sActionBase):
         # Classified: the outcome says whether the cluster is unreachable or refused us.
         except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
             return self.stopped(result, classify(error_text(exc), context=auth.get("context"), server=server))
-        result.update(kubernetes_version=version.get("gitVersion", ""), dra_api_versions=served_rct_versions(groups),
-                      nodes=[], nodes_listed=False)
+        result.update(kubernetes_version=version.get("gitVersion", ""), dra_api_versions=served_rct_versions(groups), nodes=[], nodes_listed=False)
         if args["check_nodes"]:
             try:
                 found = reader.find("Node", "v1", hidden_fields=NODE_HIDDEN)
@@ -68,13 +65,13 @@ class ActionModule(K8sActionBase):
                     return self.stopped(result, error)
                 result["nodes_error"] = error
         try:
-            detection = check_cluster(result["nodes"], platform=args["platform"], gpu_architecture=args["gpu_architecture"],
-                                      nodes_listed=result["nodes_listed"])
+            detection = check_cluster(
+                result["nodes"], platform=args["platform"], gpu_architecture=args["gpu_architecture"], nodes_listed=result["nodes_listed"]
+            )
         except BurninError as exc:
             return dict(result, failed=True, msg="%s: %s" % (NAME, exc))
         recorded = recorded_detection(detection, args["check_nodes"])
-        result.update(detection=detection, recorded=recorded, outcome=recorded.get("outcome", "Detected"),
-                      reason=recorded.get("reason", ""))
+        result.update(detection=detection, recorded=recorded, outcome=recorded.get("outcome", "Detected"), reason=recorded.get("reason", ""))
         return result
 
     @staticmethod
@@ -82,5 +79,10 @@ class ActionModule(K8sActionBase):
         """The answer for a cluster that cannot be read: not a task failure, so the role records why and stops."""
         outcome = "Unreachable" if error["category"] in UNREACHABLE_CLASSES else "Error"
         reason = "%s: %s" % (error["category"], error["message"])
-        return dict(result, outcome=outcome, reason=reason, error=error,
-                    recorded={"stage": "detect", "outcome": outcome, "error_class": error["category"], "reason": reason})
+        return dict(
+            result,
+            outcome=outcome,
+            reason=reason,
+            error=error,
+            recorded={"stage": "detect", "outcome": outcome, "error_class": error["category"], "reason": reason},
+        )

@@ -25,8 +25,7 @@ def object_reference(obj):
     if not isinstance(obj, dict):
         return obj
     metadata = obj.get("metadata") or {}
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-            "metadata": dict((key, metadata[key]) for key in KEPT_METADATA if key in metadata)}
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": dict((key, metadata[key]) for key in KEPT_METADATA if key in metadata)}
 
 
 def compact(outcome):

@@ -9,12 +9,9 @@ __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import TRAINJOB_LOGS_OWN, trainjob_logs_spec
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import (
-    JOBSET_NAME, POD_HIDDEN, collect, not_started, pod_name, reads_whole)
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import JOBSET_NAME, POD_HIDDEN, collect, not_started, pod_name, reads_whole
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (K8sActionBase, ModuleExit,
-                                                                                     api_client_of, k8s_reader, pod_log,
-                                                                                     server_of)
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit, api_client_of, k8s_reader, pod_log, server_of
 
 NAME = "gpufleet.burnin.trainjob_logs"
 
@@ -30,8 +27,7 @@ class ActionModule(K8sActionBase):
 
     def run_with(self, result, args, auth):
         if self._task.check_mode:
-            return dict(result, changed=False, skipped=True, results=[], pods=[], summary={},
-                        msg="check mode: no TrainJob ran")
+            return dict(result, changed=False, skipped=True, results=[], pods=[], summary={}, msg="check mode: no TrainJob ran")
         try:
             reader = k8s_reader(dict(auth, kind="Pod", api_version="v1"), NAME)
         except ModuleExit as exc:
@@ -39,17 +35,14 @@ class ActionModule(K8sActionBase):
         server = server_of(reader, auth)
 
         def list_pods():
-            found = reader.find("Pod", "v1", namespace=args["namespace"], hidden_fields=POD_HIDDEN,
-                                label_selectors=["%s=%s" % (JOBSET_NAME, args["name"])])
+            found = reader.find("Pod", "v1", namespace=args["namespace"], hidden_fields=POD_HIDDEN, label_selectors=["%s=%s" % (JOBSET_NAME, args["name"])])
             return sorted(found.get("resources") or [], key=pod_name)
 
         # A cluster that stops answering for a moment keeps the logs: the listing is retried as the wait's reads are.
-        listed = poll_until(list_pods, lambda pods: True, args["unreachable_grace"], 1, args["unreachable_grace"],
-                            context=auth.get("context"), server=server)
+        listed = poll_until(list_pods, lambda pods: True, args["unreachable_grace"], 1, args["unreachable_grace"], context=auth.get("context"), server=server)
         if listed["state"] != "done":
             error = listed["error"]
-            return dict(result, failed=True, error=self.shown_error(error), msg="listing the pods of TrainJob %s: %s" % (
-                args["name"], error["message"]))
+            return dict(result, failed=True, error=self.shown_error(error), msg="listing the pods of TrainJob %s: %s" % (args["name"], error["message"]))
         api_client = api_client_of(reader)
         read = {}
         for pod in listed["value"]:

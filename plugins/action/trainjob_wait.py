@@ -10,9 +10,7 @@ __metaclass__ = type
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import TRAINJOB_WAIT_OWN, trainjob_wait_spec
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import JOBSET_NAME, POD_HIDDEN, has_ended_once
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (K8sActionBase, ModuleExit,
-                                                                                     api_client_of, k8s_reader, pod_log,
-                                                                                     server_of)
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit, api_client_of, k8s_reader, pod_log, server_of
 
 NAME = "gpufleet.burnin.trainjob_wait"
 TERMINAL = ("Complete", "Failed")
@@ -35,11 +33,15 @@ def outcome_of(polled, name, timeout):
         reason = ("%s: %s" % (final.get("reason") or "", final.get("message") or "")).strip(": ")
         out.update(outcome=final["type"], reason=reason)
     elif polled["state"] == "timeout":
-        out.update(outcome="Timeout", reason="no Complete or Failed condition after %d s (conditions: %s)" % (
-            timeout, ", ".join(c.get("type", "") for c in conditions) or "none"))
+        out.update(
+            outcome="Timeout",
+            reason="no Complete or Failed condition after %d s (conditions: %s)" % (timeout, ", ".join(c.get("type", "") for c in conditions) or "none"),
+        )
     elif polled["state"] == "unreachable":
-        out.update(outcome="Unreachable", reason="%s Gave up waiting for TrainJob %s after %s s without an answer." % (
-            polled["error"]["message"], name, polled["unreachable_seconds"]))
+        out.update(
+            outcome="Unreachable",
+            reason="%s Gave up waiting for TrainJob %s after %s s without an answer." % (polled["error"]["message"], name, polled["unreachable_seconds"]),
+        )
     else:
         out.update(outcome="Error", reason="reading TrainJob %s: %s" % (name, polled["error"]["message"]))
     if polled.get("error"):
@@ -69,19 +71,18 @@ class ActionModule(K8sActionBase):
         api_client = api_client_of(reader)
 
         def read():
-            found = reader.find("TrainJob", args["api_version"], name=args["name"], namespace=args["namespace"],
-                                hidden_fields=["metadata.managedFields", "spec"])
+            found = reader.find(
+                "TrainJob", args["api_version"], name=args["name"], namespace=args["namespace"], hidden_fields=["metadata.managedFields", "spec"]
+            )
             if not found.get("api_found", True):
                 raise LookupError(found.get("msg"))
             resources = found.get("resources") or []
             if not resources:
-                raise LookupError('TrainJob "%s" not found in namespace "%s" (it was deleted)' % (
-                    args["name"], args["namespace"]))
+                raise LookupError('TrainJob "%s" not found in namespace "%s" (it was deleted)' % (args["name"], args["namespace"]))
             if args["record_pods"]:
                 # Controllers remove pods once a job ends (JobSet ends the MPI workers when the launcher is done, the
                 # Job controller removes a failed Job's pods): the last look at each is what says where it ran.
-                pods = reader.find("Pod", "v1", namespace=args["namespace"], hidden_fields=POD_HIDDEN,
-                                   label_selectors=["%s=%s" % (JOBSET_NAME, args["name"])])
+                pods = reader.find("Pod", "v1", namespace=args["namespace"], hidden_fields=POD_HIDDEN, label_selectors=["%s=%s" % (JOBSET_NAME, args["name"])])
                 for pod in pods.get("resources") or []:
                     seen_pods[pod["metadata"]["name"]] = pod
                     # A pod that ended, or crash-loops, is removed by its Job once the Job gives up: read its log now.
@@ -94,8 +95,14 @@ class ActionModule(K8sActionBase):
             return resources[0]
 
         server = server_of(reader, auth)
-        polled = poll_until(read, lambda tj: bool(terminal_conditions(tj)), args["timeout"], args["poll_interval"],
-                            args["unreachable_grace"], context=auth.get("context"), server=server)
-        result.update(changed=False, pods=[seen_pods[key] for key in sorted(seen_pods)], logs=logs,
-                      **outcome_of(polled, args["name"], args["timeout"]))
+        polled = poll_until(
+            read,
+            lambda tj: bool(terminal_conditions(tj)),
+            args["timeout"],
+            args["poll_interval"],
+            args["unreachable_grace"],
+            context=auth.get("context"),
+            server=server,
+        )
+        result.update(changed=False, pods=[seen_pods[key] for key in sorted(seen_pods)], logs=logs, **outcome_of(polled, args["name"], args["timeout"]))
         return result

@@ -43,6 +43,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 def base_nccl_env_filter(enable_mnnvl):
     # Imported on use: Ansible loads every filter file of the collection in each worker process.
     from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.nccl_env import base_nccl_env
+
     try:
         return base_nccl_env(enable_mnnvl)
     except BurninError as exc:

@@ -41,9 +41,9 @@ from ansible.errors import AnsibleFilterError
 
 def burnin_passed_filter(result):
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import cluster_passed
+
     if not isinstance(result, dict):
-        raise AnsibleFilterError("gpufleet.burnin.burnin_passed: the input must be a cluster's result (a mapping), got %s"
-                                 % type(result).__name__)
+        raise AnsibleFilterError("gpufleet.burnin.burnin_passed: the input must be a cluster's result (a mapping), got %s" % type(result).__name__)
     return cluster_passed(result)
 
 

@@ -85,10 +85,12 @@ from ansible.errors import AnsibleFilterError
 
 def burnin_summary_filter(results, title="burn-in", run_id="", check_mode=False, reports="", baseline=None):
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import fleet_summary
+
     if not isinstance(results, dict) or not all(isinstance(r, dict) for r in results.values()):
         raise AnsibleFilterError("gpufleet.burnin.burnin_summary: the input must map each cluster to its result")
-    return fleet_summary(results, title=title, run_id=run_id, check_mode=bool(check_mode), reports=reports or None,
-                         baseline=baseline if isinstance(baseline, dict) else None)
+    return fleet_summary(
+        results, title=title, run_id=run_id, check_mode=bool(check_mode), reports=reports or None, baseline=baseline if isinstance(baseline, dict) else None
+    )
 
 
 class FilterModule(object):

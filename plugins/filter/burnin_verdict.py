@@ -185,14 +185,38 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 _INT_FACTS = ("nodes", "gpus_per_node")
 
 
-def burnin_verdict_filter(output, workload=None, collective=None, platform=None, gpu_architecture=None, nodes=None, gpus_per_node=None,
-                          mnnvl=None, thresholds=None, overrides=None, job_outcome=None, job_reason=None, pods=None, pod_logs=None,
-                          on_missing="warn", allow_partial=True, instance_type=None, expected_transport=None):
+def burnin_verdict_filter(
+    output,
+    workload=None,
+    collective=None,
+    platform=None,
+    gpu_architecture=None,
+    nodes=None,
+    gpus_per_node=None,
+    mnnvl=None,
+    thresholds=None,
+    overrides=None,
+    job_outcome=None,
+    job_reason=None,
+    pods=None,
+    pod_logs=None,
+    on_missing="warn",
+    allow_partial=True,
+    instance_type=None,
+    expected_transport=None,
+):
     # Imported on use: Ansible loads every filter file of the collection in each worker process.
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
+
     prefix = "gpufleet.burnin.burnin_verdict"
-    facts = {"platform": platform or None, "gpu_architecture": gpu_architecture or None, "nodes": nodes, "gpus_per_node": gpus_per_node,
-             "mnnvl": mnnvl, "instance_type": instance_type or None}
+    facts = {
+        "platform": platform or None,
+        "gpu_architecture": gpu_architecture or None,
+        "nodes": nodes,
+        "gpus_per_node": gpus_per_node,
+        "mnnvl": mnnvl,
+        "instance_type": instance_type or None,
+    }
     for key in _INT_FACTS:
         value = facts[key]
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
@@ -207,10 +231,21 @@ def burnin_verdict_filter(output, workload=None, collective=None, platform=None,
         if value is not None and not isinstance(value, expected):
             raise AnsibleFilterError("%s: %s: must be a %s, got %s" % (prefix, key, expected.__name__, type(value).__name__))
     try:
-        return verdict_for(output, facts=facts, collective=collective or None, thresholds=thresholds, overrides=overrides or None,
-                           job_outcome=job_outcome or None, job_reason=job_reason or None, pods=pods, pod_logs=pod_logs,
-                           on_missing=on_missing, workload=workload or None, allow_partial=bool(allow_partial),
-                           expected_transport=expected_transport or None)
+        return verdict_for(
+            output,
+            facts=facts,
+            collective=collective or None,
+            thresholds=thresholds,
+            overrides=overrides or None,
+            job_outcome=job_outcome or None,
+            job_reason=job_reason or None,
+            pods=pods,
+            pod_logs=pod_logs,
+            on_missing=on_missing,
+            workload=workload or None,
+            allow_partial=bool(allow_partial),
+            expected_transport=expected_transport or None,
+        )
     except BurninError as exc:
         raise AnsibleFilterError("%s: %s" % (prefix, exc))
 

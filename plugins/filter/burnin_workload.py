@@ -103,6 +103,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 def burnin_workload_filter(name, nodes, gpus_per_node, platform="", gpu_architecture="", params=None):
     # Imported on use: Ansible loads every filter file of the collection in each worker process.
     from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.workload_catalog import render_workload
+
     if params is not None and not isinstance(params, dict):
         raise AnsibleFilterError("gpufleet.burnin.burnin_workload: params: must be a mapping, got %s" % type(params).__name__)
     counts = {}

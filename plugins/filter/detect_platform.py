@@ -128,6 +128,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 def detect_platform_filter(nodes, platform="", gpu_architecture="", nodes_listed=True):
     # Imported on use: Ansible loads every filter file of the collection in each worker process.
     from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import check_cluster
+
     if not isinstance(nodes_listed, bool):
         raise AnsibleFilterError("gpufleet.burnin.detect_platform: nodes_listed: must be a boolean, got %r" % (nodes_listed,))
     try:

@@ -44,6 +44,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 def env_list_filter(value):
     # Imported on use: Ansible loads every filter file of the collection in each worker process.
     from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.survey import env_list
+
     try:
         return env_list(value)
     except BurninError as exc:

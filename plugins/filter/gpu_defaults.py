@@ -64,6 +64,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 def gpu_defaults_filter(architecture, platform=""):
     # Imported on use: Ansible loads every filter file of the collection in each worker process.
     from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.defaults import gpu_defaults
+
     try:
         return gpu_defaults(architecture, platform or None)
     except BurninError as exc:

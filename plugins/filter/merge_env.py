@@ -50,6 +50,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 def merge_env_filter(base, user):
     # Imported on use: Ansible loads every filter file of the collection in each worker process.
     from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.nccl_env import merge_env
+
     try:
         return merge_env(base, user)
     except BurninError as exc:

@@ -42,6 +42,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 def name_refs_filter(value):
     # Imported on use: Ansible loads every filter file of the collection in each worker process.
     from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.survey import name_refs
+
     try:
         return name_refs(value)
     except BurninError as exc:

@@ -146,6 +146,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 def nccl_results_filter(output, collective=None, allow_partial=False):
     # Imported on use: Ansible loads every filter file of the collection in each worker process.
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import parse_nccl_output
+
     if not isinstance(allow_partial, bool):
         raise AnsibleFilterError("gpufleet.burnin.nccl_results: allow_partial: must be true or false, got %r" % (allow_partial,))
     if collective is not None and not isinstance(collective, str):

@@ -43,6 +43,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 def to_mpi_args_filter(env):
     # Imported on use: Ansible loads every filter file of the collection in each worker process.
     from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.nccl_env import to_mpi_args
+
     try:
         return to_mpi_args(env)
     except BurninError as exc:

@@ -32,8 +32,9 @@ def _module_utils_names():
     root = os.path.join(_PLUGINS_DIR, "module_utils")
     for folder, dummy, files in sorted(os.walk(root)):
         prefix = os.path.relpath(folder, root).replace(os.sep, ".")
-        names.extend((name[:-3] if prefix == "." else "%s.%s" % (prefix, name[:-3]))
-                     for name in sorted(files) if name.endswith(".py") and not name.startswith("_"))
+        names.extend(
+            (name[:-3] if prefix == "." else "%s.%s" % (prefix, name[:-3])) for name in sorted(files) if name.endswith(".py") and not name.startswith("_")
+        )
     return names
 
 

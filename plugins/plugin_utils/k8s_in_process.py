@@ -40,8 +40,10 @@ try:
     from ansible_collections.kubernetes.core.plugins.modules.k8s_info import argspec as k8s_info_argspec
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
+
     # The client is what costs: import it now, in the main process (the runner imports it lazily on first use).
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s import client as _client  # noqa: F401 pylint: disable=unused-import
+
     IMPORT_ERROR = None
 except ImportError as exc:  # kubernetes.core or the kubernetes Python client is missing
     IMPORT_ERROR = exc
@@ -99,19 +101,24 @@ class ControllerModule(object):
 
 
 # As kubernetes.core.k8s's main().
-K8S_MUTUALLY_EXCLUSIVE = [("resource_definition", "src"), ("merge_type", "apply"), ("template", "resource_definition"),
-                          ("template", "src"), ("name", "generate_name")]
+K8S_MUTUALLY_EXCLUSIVE = [
+    ("resource_definition", "src"),
+    ("merge_type", "apply"),
+    ("template", "resource_definition"),
+    ("template", "src"),
+    ("name", "generate_name"),
+]
 
 
 def run_k8s(params, check_mode, diff, name):
     """Run kubernetes.core.k8s's code with ``params`` (its options, validated against its own argument spec) in this
     process; return the module result dict."""
+
     def module_class(**kwargs):
         return ControllerModule(params=copy.deepcopy(params), check_mode=check_mode, diff=diff, name=name, **kwargs)
 
     try:
-        module = AnsibleK8SModule(module_class=module_class, argument_spec=k8s_argspec(),
-                                  mutually_exclusive=K8S_MUTUALLY_EXCLUSIVE, supports_check_mode=True)
+        module = AnsibleK8SModule(module_class=module_class, argument_spec=k8s_argspec(), mutually_exclusive=K8S_MUTUALLY_EXCLUSIVE, supports_check_mode=True)
         try:
             run_module(module)
         except CoreException as exc:
@@ -125,6 +132,7 @@ def k8s_reader(params, name):
     """kubernetes.core's K8sService (client and all) for reads with ``params`` (kubernetes.core.k8s_info's options,
     authentication included), to call repeatedly in this process. Errors of a read raise: ``ModuleExit`` (its
     ``result['msg']``), kubernetes.core's ``CoreException`` or the client's own exceptions."""
+
     def module_class(**kwargs):
         return ControllerModule(params=copy.deepcopy(params), check_mode=False, diff=False, name=name, **kwargs)
 
@@ -141,8 +149,7 @@ def pod_log(api_client, pod, tail_lines=None):
     metadata = pod["metadata"]
     names = [c["name"] for c in (pod.get("status") or {}).get("containerStatuses") or []]
     options = {} if tail_lines is None else {"tail_lines": tail_lines}
-    return "".join(core.read_namespaced_pod_log(metadata["name"], metadata["namespace"], container=name, **options) or ""
-                   for name in names)
+    return "".join(core.read_namespaced_pod_log(metadata["name"], metadata["namespace"], container=name, **options) or "" for name in names)
 
 
 def api_client_of(service):
@@ -205,8 +212,7 @@ class K8sActionBase(ActionBase):
         """The failure message when kubernetes.core or the kubernetes client cannot be imported, else None."""
         if IMPORT_ERROR is None:
             return None
-        return "%s needs the kubernetes.core collection and the kubernetes Python client on the controller: %s" % (
-            self.NAME, IMPORT_ERROR)
+        return "%s needs the kubernetes.core collection and the kubernetes Python client on the controller: %s" % (self.NAME, IMPORT_ERROR)
 
     def kubernetes_core_defaults(self, spec):
         """The authentication options that module_defaults give kubernetes.core.k8s in this task (for example through

@@ -83,8 +83,9 @@ def main():
             with open(inventory, "w") as handle:
                 handle.write("all:\n  vars:\n    ansible_connection: local\n    ansible_python_interpreter: %s\n  hosts:\n" % sys.executable)
                 every = os.environ.get("BENCH_ALL_PLATFORMS") == "1"
-                handle.writelines("    cluster-%04d: {%s}\n" % (index, "" if every else "bench_platform: %s" % PLATFORMS[index % len(PLATFORMS)])
-                                  for index in range(count))
+                handle.writelines(
+                    "    cluster-%04d: {%s}\n" % (index, "" if every else "bench_platform: %s" % PLATFORMS[index % len(PLATFORMS)]) for index in range(count)
+                )
             baseline = min(run(paths["baseline"], inventory, forks) for _attempt in range(2))
             render = min(run(paths["render"], inventory, forks) for _attempt in range(2))
             row = (count, baseline[0], render[0], render[0] / baseline[0], baseline[1], render[1], render[1] / baseline[1])

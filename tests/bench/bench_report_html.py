@@ -29,9 +29,22 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import r
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 SYNTHETIC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "unit", "plugins", "module_utils", "synthetic_fleet.py")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions", "--hide-scrollbars",
-         "--mute-audio", "--force-device-scale-factor=1", "--window-size=1400,1000"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--mute-audio",
+    "--force-device-scale-factor=1",
+    "--window-size=1400,1000",
+]
 PROBE = """<script>
 window.addEventListener("load", function () { setTimeout(function () {
   var nav = performance.getEntriesByType("navigation")[0], paint = {};
@@ -52,9 +65,15 @@ def load_synthetic():
 def chromium(binary, workdir, page):
     profile = tempfile.mkdtemp(prefix="profile-", dir=workdir)
     started = time.time()
-    done = subprocess.run([binary] + FLAGS + ["--user-data-dir=%s" % profile, "--dump-dom", "file://%s" % page],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=300, check=True,
-                          env=dict(os.environ, HOME=workdir))
+    done = subprocess.run(
+        [binary] + FLAGS + ["--user-data-dir=%s" % profile, "--dump-dom", "file://%s" % page],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        universal_newlines=True,
+        timeout=300,
+        check=True,
+        env=dict(os.environ, HOME=workdir),
+    )
     wall = time.time() - started
     shutil.rmtree(profile, ignore_errors=True)
     match = re.search(r'<pre id="timing">(.*?)</pre>', done.stdout, re.S)
@@ -90,9 +109,11 @@ def main(sizes):
             def median(key, runs=runs):
                 values = [run[1].get(key) for run in runs if run[1].get(key) is not None]
                 return statistics.median(values) if values else float("nan")
-            print("%8d %10.0f %10.2f %8.0f %8.0f %8.0f %10.2f" % (
-                size, len(text.encode("utf-8")) / 1024.0, write_s, median("dcl"), median("load"), median("fcp"),
-                statistics.median(run[0] for run in runs)))
+
+            print(
+                "%8d %10.0f %10.2f %8.0f %8.0f %8.0f %10.2f"
+                % (size, len(text.encode("utf-8")) / 1024.0, write_s, median("dcl"), median("load"), median("fcp"), statistics.median(run[0] for run in runs))
+            )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -50,7 +50,7 @@ CLUSTERS = [
 ]
 
 # Times the role's apply task: from its start to the last cluster's result.
-CALLBACK = '''
+CALLBACK = """
 import json, os, time
 from ansible.plugins.callback import CallbackBase
 
@@ -77,7 +77,7 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_stats(self, stats):
         with open(os.environ["BENCH_APPLY_TIMER"], "w") as handle:
             json.dump({"apply_seconds": (self.end - self.start) if self.start and self.end else None}, handle)
-''' % (APPLY_TASK, APPLY_TASK)
+""" % (APPLY_TASK, APPLY_TASK)
 
 
 def log(msg):
@@ -106,17 +106,47 @@ def start_fleet(count, work):
 def kubectl_loop(state, manifests, clusters):
     started = time.monotonic()
     for name in clusters:
-        run(["kubectl", "--kubeconfig", state["kubeconfig"], "--context", state["clusters"][name]["context"], "apply", "--server-side",
-             "--field-manager", FIELD_MANAGER, "-f", str(manifests / name / "manifests.yaml")])
+        run(
+            [
+                "kubectl",
+                "--kubeconfig",
+                state["kubeconfig"],
+                "--context",
+                state["clusters"][name]["context"],
+                "apply",
+                "--server-side",
+                "--field-manager",
+                FIELD_MANAGER,
+                "-f",
+                str(manifests / name / "manifests.yaml"),
+            ]
+        )
     return time.monotonic() - started
 
 
 def role_run(inventory, namespace, run_id, forks, env, work):
     timer = work / "apply-timer.json"
     env = dict(env, BENCH_APPLY_TIMER=str(timer))
-    elapsed, proc = run(["ansible-playbook", "-i", inventory, str(REPO / "playbooks" / "burnin.yml"), "--forks", str(forks),
-                         "-e", "burnin_namespace=%s" % namespace, "-e", "burnin_run_id=%s" % run_id, "-e", "burnin_wait=false",
-                         "-e", "burnin_collect_logs=false"], env=env, check=False)
+    elapsed, proc = run(
+        [
+            "ansible-playbook",
+            "-i",
+            inventory,
+            str(REPO / "playbooks" / "burnin.yml"),
+            "--forks",
+            str(forks),
+            "-e",
+            "burnin_namespace=%s" % namespace,
+            "-e",
+            "burnin_run_id=%s" % run_id,
+            "-e",
+            "burnin_wait=false",
+            "-e",
+            "burnin_collect_logs=false",
+        ],
+        env=env,
+        check=False,
+    )
     if proc.returncode != 0:
         sys.exit("[bench] the role failed (%d):\n%s" % (proc.returncode, proc.stdout[-4000:]))
     apply_seconds = json.loads(timer.read_text())["apply_seconds"]
@@ -139,21 +169,34 @@ def main():
     fleet_dir = Path(args.fleet_dir) if args.fleet_dir else start_fleet(args.clusters, work)
     try:
         state = json.loads((fleet_dir / "state.json").read_text())
-        clusters = sorted(state["clusters"])[:args.clusters]
+        clusters = sorted(state["clusters"])[: args.clusters]
         limit = ",".join(clusters)
         callbacks = work / "callback_plugins"
         callbacks.mkdir()
         (callbacks / "bench_apply_timer.py").write_text(CALLBACK)
-        env = dict(os.environ, ANSIBLE_CALLBACK_PLUGINS=str(callbacks), ANSIBLE_CALLBACKS_ENABLED="bench_apply_timer",
-                   ANSIBLE_LIMIT=limit, ANSIBLE_FORCE_COLOR="0")
+        env = dict(
+            os.environ, ANSIBLE_CALLBACK_PLUGINS=str(callbacks), ANSIBLE_CALLBACKS_ENABLED="bench_apply_timer", ANSIBLE_LIMIT=limit, ANSIBLE_FORCE_COLOR="0"
+        )
         inventory = state["inventory"]
-        results = {"kubectl_first": [], "kubectl_noop": [], "role_first": [], "role_noop": [],
-                   "role_first_total": [], "role_noop_total": []}
+        results = {"kubectl_first": [], "kubectl_noop": [], "role_first": [], "role_noop": [], "role_first_total": [], "role_noop_total": []}
         for index in range(args.rounds):
             run_id = "bench%d-%d" % (index, int(time.time()) % 100000)
             manifests = work / ("rendered-%d" % index)
-            run(["ansible-playbook", "-i", inventory, str(REPO / "playbooks" / "render.yml"), "-e", "burnin_namespace=bk-%s" % run_id,
-                 "-e", "burnin_run_id=%s" % run_id, "-e", "burnin_render_dir=%s" % manifests], env=env)
+            run(
+                [
+                    "ansible-playbook",
+                    "-i",
+                    inventory,
+                    str(REPO / "playbooks" / "render.yml"),
+                    "-e",
+                    "burnin_namespace=bk-%s" % run_id,
+                    "-e",
+                    "burnin_run_id=%s" % run_id,
+                    "-e",
+                    "burnin_render_dir=%s" % manifests,
+                ],
+                env=env,
+            )
             results["kubectl_first"].append(kubectl_loop(state, manifests, clusters))
             results["kubectl_noop"].append(kubectl_loop(state, manifests, clusters))
             total, applied = role_run(inventory, "br-%s" % run_id, run_id, len(clusters), env, work)
@@ -173,8 +216,10 @@ def main():
         noop_ratio = med["role_noop"] / med["kubectl_noop"]
         print("ratio (role apply / kubectl loop):          %.2fx (target <= 1.0x) %s" % (first_ratio, "ok" if first_ratio <= 1.0 else "MISSED"))
         print("no-op re-run ratio (role / kubectl):        %.2fx (target <= 0.6x) %s" % (noop_ratio, "ok" if noop_ratio <= 0.6 else "MISSED"))
-        print("whole-playbook ratios (role / kubectl):     %.2fx first, %.2fx no-op"
-              % (med["role_first_total"] / med["kubectl_first"], med["role_noop_total"] / med["kubectl_noop"]))
+        print(
+            "whole-playbook ratios (role / kubectl):     %.2fx first, %.2fx no-op"
+            % (med["role_first_total"] / med["kubectl_first"], med["role_noop_total"] / med["kubectl_noop"])
+        )
     finally:
         if own_fleet:
             run([sys.executable, str(FLEET), "stop", "--dir", str(fleet_dir)], check=False)

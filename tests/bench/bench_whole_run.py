@@ -77,18 +77,32 @@ def kubectl_loop(state, rendered, clusters, timeout):
         manifests = rendered / name / "manifests.yaml"
         job = trainjob_of(manifests)
         run(base + ["apply", "--server-side", "--field-manager", FIELD_MANAGER, "-f", str(manifests)])
-        run(base + ["wait", "-n", job["namespace"], "--for=condition=Complete", "--timeout=%ds" % timeout,
-                    "trainjobs.trainer.kubeflow.org/%s" % job["name"]])
-        run(base + ["logs", "-n", job["namespace"], "-l", "%s=%s" % (JOBSET_NAME, job["name"]), "--all-containers",
-                    "--prefix", "--tail=-1", "--max-log-requests=20"])
+        run(base + ["wait", "-n", job["namespace"], "--for=condition=Complete", "--timeout=%ds" % timeout, "trainjobs.trainer.kubeflow.org/%s" % job["name"]])
+        run(
+            base
+            + ["logs", "-n", job["namespace"], "-l", "%s=%s" % (JOBSET_NAME, job["name"]), "--all-containers", "--prefix", "--tail=-1", "--max-log-requests=20"]
+        )
     return time.monotonic() - started
 
 
 def role_run(inventory, namespace, run_id, forks, env, extra, reports):
-    command = ["ansible-playbook"] + inventory + [
-        str(REPO / "playbooks" / "burnin.yml"), "--forks", str(forks), "-e", "burnin_namespace=%s" % namespace,
-        "-e", "burnin_run_id=%s" % run_id, "-e", "burnin_report_dir=%s" % reports,
-        "-e", json.dumps(dict(extra, burnin_report_formats=["json", "junit", "html"]))]
+    command = (
+        ["ansible-playbook"]
+        + inventory
+        + [
+            str(REPO / "playbooks" / "burnin.yml"),
+            "--forks",
+            str(forks),
+            "-e",
+            "burnin_namespace=%s" % namespace,
+            "-e",
+            "burnin_run_id=%s" % run_id,
+            "-e",
+            "burnin_report_dir=%s" % reports,
+            "-e",
+            json.dumps(dict(extra, burnin_report_formats=["json", "junit", "html"])),
+        ]
+    )
     elapsed, proc = run(command, env=env, check=False)
     summary = json.loads((reports / run_id / "summary.json").read_text()) if (reports / run_id / "summary.json").exists() else {}
     outcomes = dict((name, result.get("outcome")) for name, result in summary.items())
@@ -114,7 +128,7 @@ def main():
     fleet_dir = Path(args.fleet_dir) if args.fleet_dir else start_fleet(args.clusters, work)
     try:
         state = json.loads((fleet_dir / "state.json").read_text())
-        clusters = sorted(state["clusters"])[:args.clusters]
+        clusters = sorted(state["clusters"])[: args.clusters]
         env = dict(os.environ, ANSIBLE_LIMIT=",".join(clusters), ANSIBLE_FORCE_COLOR="0")
         azure = dict((name, AZURE_VARS) for name in clusters if state["clusters"][name].get("platform") == "azure")
         extra_inventory = work / "bench-hosts.yml"
@@ -125,9 +139,22 @@ def main():
         for index in range(args.rounds):
             run_id = "whole%d-%d" % (index, int(time.time()) % 100000)
             rendered = work / ("rendered-%d" % index)
-            run(["ansible-playbook"] + inventory + [
-                str(REPO / "playbooks" / "render.yml"), "-e", "burnin_namespace=wk-%s" % run_id, "-e", "burnin_run_id=%s" % run_id,
-                "-e", "burnin_render_dir=%s" % rendered, "-e", json.dumps(extra)], env=env)
+            run(
+                ["ansible-playbook"]
+                + inventory
+                + [
+                    str(REPO / "playbooks" / "render.yml"),
+                    "-e",
+                    "burnin_namespace=wk-%s" % run_id,
+                    "-e",
+                    "burnin_run_id=%s" % run_id,
+                    "-e",
+                    "burnin_render_dir=%s" % rendered,
+                    "-e",
+                    json.dumps(extra),
+                ],
+                env=env,
+            )
             results["kubectl"].append(kubectl_loop(state, rendered, clusters, timeout=args.job_seconds + 300))
             results["role"].append(role_run(inventory, "wr-%s" % run_id, run_id, len(clusters), env, extra, work / "reports"))
             log("round %d: kubectl loop %.1f s, role %.1f s" % (index + 1, results["kubectl"][-1], results["role"][-1]))

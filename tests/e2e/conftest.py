@@ -75,15 +75,17 @@ class Fleet:
         key = ("api", name, restricted)
         if key not in self._clients:
             from kubernetes import config
+
             self._clients[key] = config.new_client_from_config(
-                config_file=self.restricted_kubeconfig if restricted else self.kubeconfig,
-                context=self.context(name))
+                config_file=self.restricted_kubeconfig if restricted else self.kubeconfig, context=self.context(name)
+            )
         return self._clients[key]
 
     def dynamic(self, name, restricted=False):
         key = ("dyn", name, restricted)
         if key not in self._clients:
             from kubernetes.dynamic import DynamicClient
+
             self._clients[key] = DynamicClient(self.api_client(name, restricted))
         return self._clients[key]
 
@@ -104,8 +106,7 @@ def _session_fleet(request, default_spec, dir_variable, spec_variable=None):
     if reuse:
         st = fleetlib.status(reuse)
         if st is None or not st["running"]:
-            pytest.fail(f"{dir_variable}={reuse} holds no running fleet (start it with "
-                        f"{FLEET_TOOLS / 'fleet.py'} start --dir {reuse})", pytrace=False)
+            pytest.fail(f"{dir_variable}={reuse} holds no running fleet (start it with " f"{FLEET_TOOLS / 'fleet.py'} start --dir {reuse})", pytrace=False)
         f = Fleet(fleetlib.read_state(reuse))
         yield f
         f.close()

@@ -52,8 +52,7 @@ FLEET_HOSTS = {AWS, GCP, AZURE, MISMATCH, UNREACHABLE}
 NS_MAIN, NS_CHECK, NS_SLICES = "awx-main", "awx-check", "awx-slices"
 PULL_SECRET = "awx-regcred"
 # A threshold of the user's own, as JSON text: moves aws (262.4 GB/s, warn with the published thresholds) to pass.
-THRESHOLDS = [{"platform": "aws", "gpu_architecture": "h100", "collective": "all_reduce", "metric": "peak",
-               "pass": 250, "warn": 200}]
+THRESHOLDS = [{"platform": "aws", "gpu_architecture": "h100", "collective": "all_reduce", "metric": "peak", "pass": 250, "warn": 200}]
 
 
 def load(name):
@@ -66,6 +65,7 @@ CREDENTIAL_TYPE = load("credential-type.json")
 
 
 # ------------------------------------------------------------------------------------------------ AWX's side
+
 
 class SafeStringDumper(yaml.SafeDumper):
     """AWX's extra vars file: every string (keys included) tagged !unsafe, as AWX writes it."""
@@ -109,14 +109,17 @@ def awx_inventory(fleet_inventory, hosts, unreachable_context):
         entry = {"hosts": [], "children": sorted(group.get("children") or {}), "vars": dict(group.get("vars") or {})}
         members = dict(group.get("hosts") or {})
         if name == "aws_h100":
-            members[UNREACHABLE] = {"ansible_connection": "local",
-                                    "ansible_python_interpreter": "{{ ansible_playbook_python }}",
-                                    "burnin_context": unreachable_context}
+            members[UNREACHABLE] = {
+                "ansible_connection": "local",
+                "ansible_python_interpreter": "{{ ansible_playbook_python }}",
+                "burnin_context": unreachable_context,
+            }
         for host, hostvars in members.items():
             if host in hosts:
                 entry["hosts"].append(host)
                 data["_meta"]["hostvars"][host] = dict(
-                    (k, v) for k, v in (hostvars or {}).items() if k not in ("burnin_kubeconfig", "gpufleet_test_restricted_kubeconfig"))
+                    (k, v) for k, v in (hostvars or {}).items() if k not in ("burnin_kubeconfig", "gpufleet_test_restricted_kubeconfig")
+                )
         data[name] = entry
         for child, sub in (group.get("children") or {}).items():
             if child not in data or sub:
@@ -174,9 +177,16 @@ class AwxJob:
         cmdline = ["-e", "@" + self.credential_vars] + (["--check"] if check else [])
         t0 = time.time()
         self.runner = ansible_runner.run(
-            private_data_dir=str(self.pdd), ident=self.ident, playbook="burnin.yml", limit=limit or None,
-            forks=forks or JOB_TEMPLATE["forks"], verbosity=verbosity, cmdline=" ".join(cmdline), quiet=True,
-            settings={"suppress_ansible_output": True, "job_timeout": 600})
+            private_data_dir=str(self.pdd),
+            ident=self.ident,
+            playbook="burnin.yml",
+            limit=limit or None,
+            forks=forks or JOB_TEMPLATE["forks"],
+            verbosity=verbosity,
+            cmdline=" ".join(cmdline),
+            quiet=True,
+            settings={"suppress_ansible_output": True, "job_timeout": 600},
+        )
         self.seconds = time.time() - t0
         return self
 
@@ -208,8 +218,7 @@ class AwxFleet:
         # The credential's one kubeconfig: every fleet context plus the unreachable cluster's (a closed port, a token
         # of its own that must not leak either).
         self.unreachable_token = uuid.uuid4().hex
-        kubeconfig["clusters"].append(
-            {"name": UNREACHABLE, "cluster": {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True}})
+        kubeconfig["clusters"].append({"name": UNREACHABLE, "cluster": {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True}})
         kubeconfig["users"].append({"name": UNREACHABLE, "user": {"token": self.unreachable_token}})
         kubeconfig["contexts"].append({"name": UNREACHABLE, "context": {"cluster": UNREACHABLE, "user": UNREACHABLE}})
         self.kubeconfig = yaml.safe_dump(kubeconfig)
@@ -218,16 +227,25 @@ class AwxFleet:
         self.ssh_key = key.read_text()
         key.unlink()
         self.pull_password = uuid.uuid4().hex
-        self.dockerconfig = base64.b64encode(json.dumps({"auths": {"registry.example": {
-            "username": "awx", "password": self.pull_password,
-            "auth": base64.b64encode(("awx:" + self.pull_password).encode()).decode()}}}).encode()).decode()
+        self.dockerconfig = base64.b64encode(
+            json.dumps(
+                {
+                    "auths": {
+                        "registry.example": {
+                            "username": "awx",
+                            "password": self.pull_password,
+                            "auth": base64.b64encode(("awx:" + self.pull_password).encode()).decode(),
+                        }
+                    }
+                }
+            ).encode()
+        ).decode()
         self.jobs = []
         self.namespaces = set()
 
     def secrets(self):
         """Every credential the jobs hold: tokens, the kubeconfig's key material, the SSH key, the pull secret."""
-        found = {"unreachable token": self.unreachable_token, "pull secret password": self.pull_password,
-                 "pull secret": self.dockerconfig}
+        found = {"unreachable token": self.unreachable_token, "pull secret password": self.pull_password, "pull secret": self.dockerconfig}
         for name in self.fleet.clusters:
             cluster = self.fleet.cluster(name)
             for field in ("admin_token", "restricted_token", "components_token"):
@@ -247,21 +265,32 @@ class AwxFleet:
         client = self.fleet
         for name in self.fleet.clusters:
             core = client.dynamic(name).resources.get(api_version="v1", kind="Namespace")
-            core.server_side_apply(body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
-                                   field_manager="awx-test")
+            core.server_side_apply(body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, field_manager="awx-test")
             secrets = client.dynamic(name).resources.get(api_version="v1", kind="Secret")
-            secrets.server_side_apply(namespace=namespace, field_manager="awx-test", body={
-                "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
-                "metadata": {"name": PULL_SECRET, "namespace": namespace},
-                "data": {".dockerconfigjson": self.dockerconfig}})
+            secrets.server_side_apply(
+                namespace=namespace,
+                field_manager="awx-test",
+                body={
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "type": "kubernetes.io/dockerconfigjson",
+                    "metadata": {"name": PULL_SECRET, "namespace": namespace},
+                    "data": {".dockerconfigjson": self.dockerconfig},
+                },
+            )
         self.namespaces.add(namespace)
 
     def job(self, ident, answers, hosts=None, workflow=None, launch_vars=None):
         extra = dict(JOB_TEMPLATE["extra_vars"])
         job_id = 100 + len(self.jobs)
-        meta = {"job_id": job_id, "job_launch_type": "workflow" if workflow else "manual",
-                "job_template_name": JOB_TEMPLATE["name"], "inventory_name": JOB_TEMPLATE["inventory"],
-                "user_name": "admin", "execution_node": "localhost"}
+        meta = {
+            "job_id": job_id,
+            "job_launch_type": "workflow" if workflow else "manual",
+            "job_template_name": JOB_TEMPLATE["name"],
+            "inventory_name": JOB_TEMPLATE["inventory"],
+            "user_name": "admin",
+            "execution_node": "localhost",
+        }
         if workflow:
             meta.update(workflow_job_id=workflow, workflow_job_name=JOB_TEMPLATE["name"])
         for key, value in meta.items():
@@ -269,14 +298,14 @@ class AwxFleet:
         extra.update(answers)
         # Launch-time extra vars (ask_variables_on_launch): a short poll keeps the test quick.
         extra.update(launch_vars or {"burnin_poll_interval": "2"})
-        job = AwxJob(self.root, ident, awx_inventory(self.fleet.inventory, hosts or FLEET_HOSTS, UNREACHABLE), extra,
-                     self.kubeconfig, self.ssh_key)
+        job = AwxJob(self.root, ident, awx_inventory(self.fleet.inventory, hosts or FLEET_HOSTS, UNREACHABLE), extra, self.kubeconfig, self.ssh_key)
         self.jobs.append(job)
         self.namespaces.add(answers["burnin_namespace"])
         return job
 
     def namespace_exists(self, cluster, namespace):
         from kubernetes.dynamic.exceptions import NotFoundError
+
         try:
             self.fleet.dynamic(cluster).resources.get(api_version="v1", kind="Namespace").get(name=namespace)
             return True
@@ -286,6 +315,7 @@ class AwxFleet:
     def cleanup(self):
         """Delete every namespace a job used (and so its TrainJobs), and wait until they are gone."""
         from kubernetes.dynamic.exceptions import NotFoundError
+
         pending = []
         for name in self.fleet.clusters:
             ns = self.fleet.dynamic(name).resources.get(api_version="v1", kind="Namespace")
@@ -312,6 +342,7 @@ def verdict(result):
 
 # ------------------------------------------------------------------------------------------------ the jobs
 
+
 @pytest.fixture(scope="module")
 def awx(fleet, tmp_path_factory):
     env = AwxFleet(fleet, tmp_path_factory.mktemp("awx-runner"))
@@ -325,11 +356,16 @@ def main_job(awx):
     """The whole fleet and the unreachable cluster, every answer a string, at -vvv."""
     awx.pull_secret(NS_MAIN)
     answers = survey_answers(
-        burnin_namespace=NS_MAIN, burnin_nodes=2, burnin_timeout=60, burnin_env="NCCL_DEBUG=WARN\nGPUFLEET_AWX=main",
+        burnin_namespace=NS_MAIN,
+        burnin_nodes=2,
+        burnin_timeout=60,
+        burnin_env="NCCL_DEBUG=WARN\nGPUFLEET_AWX=main",
         burnin_thresholds=json.dumps(THRESHOLDS),
-        burnin_report_formats="json\njunit\nhtml", burnin_fail_on_error="true",
+        burnin_report_formats="json\njunit\nhtml",
+        burnin_fail_on_error="true",
         # Reports inside the private data directory: the secret scan reads them too.
-        burnin_report_dir=awx.root / "main" / "reports")
+        burnin_report_dir=awx.root / "main" / "reports",
+    )
     return awx.job("main", answers).run(verbosity=3)
 
 
@@ -339,12 +375,17 @@ def concurrent_jobs(awx, main_job):
     and beside them a check-mode job limited to two clusters (a server dry run: no pods)."""
     run_id = "wf-" + uuid.uuid4().hex[:8]
     slices = awx_slices(FLEET_HOSTS, 2)
-    sliced = [awx.job("slice%d" % (n + 1), survey_answers(burnin_namespace=NS_SLICES, burnin_run_id=run_id, burnin_timeout=60),
-                      hosts=hosts, workflow=900) for n, hosts in enumerate(slices)]
+    sliced = [
+        awx.job("slice%d" % (n + 1), survey_answers(burnin_namespace=NS_SLICES, burnin_run_id=run_id, burnin_timeout=60), hosts=hosts, workflow=900)
+        for n, hosts in enumerate(slices)
+    ]
     check = awx.job("check", survey_answers(burnin_namespace=NS_CHECK, burnin_timeout=60))
     with ThreadPoolExecutor(max_workers=3) as pool:
-        runs = [pool.submit(sliced[0].run, verbosity=0), pool.submit(sliced[1].run, verbosity=2),
-                pool.submit(check.run, verbosity=1, check=True, limit="gpu_h100:!%s:!%s" % (MISMATCH, UNREACHABLE))]
+        runs = [
+            pool.submit(sliced[0].run, verbosity=0),
+            pool.submit(sliced[1].run, verbosity=2),
+            pool.submit(check.run, verbosity=1, check=True, limit="gpu_h100:!%s:!%s" % (MISMATCH, UNREACHABLE)),
+        ]
         for future in runs:
             future.result()
     return {"run_id": run_id, "slices": slices, "sliced": sliced, "check": check}
@@ -357,8 +398,7 @@ def test_failed_cluster_fails_the_job_and_the_others_finish(main_job):
     results = main_job.results()
     assert set(results) == FLEET_HOSTS, main_job
     outcomes = dict((host, r["outcome"]) for host, r in results.items())
-    assert outcomes == {AWS: "Complete", GCP: "Complete", AZURE: "Failed", MISMATCH: "Mismatch",
-                        UNREACHABLE: "Unreachable"}, results
+    assert outcomes == {AWS: "Complete", GCP: "Complete", AZURE: "Failed", MISMATCH: "Mismatch", UNREACHABLE: "Unreachable"}, results
     # The survey's thresholds (JSON text) moved aws from warn to pass.
     assert (verdict(results[AWS]), verdict(results[GCP]), verdict(results[AZURE])) == ("pass", "pass", "fail"), results
     stats = main_job.stats_event()
@@ -369,8 +409,7 @@ def test_failed_cluster_fails_the_job_and_the_others_finish(main_job):
 def test_unreachable_cluster_is_reported_as_such(main_job):
     result = main_job.results()[UNREACHABLE]
     assert result["stage"] == "detect" and "127.0.0.1:1" in result["reason"], result
-    failed = [e for e in main_job.runner.events if e.get("event") == "runner_on_failed"
-              and e["event_data"].get("host") == UNREACHABLE]
+    failed = [e for e in main_job.runner.events if e.get("event") == "runner_on_failed" and e["event_data"].get("host") == UNREACHABLE]
     assert failed and "Unreachable" in failed[-1]["event_data"]["res"]["msg"], failed
 
 
@@ -425,8 +464,7 @@ def test_an_empty_text_answer_is_an_unanswered_question(awx, concurrent_jobs):
 def test_image_pull_secrets_answer_runs(awx, concurrent_jobs):
     """A real run (a check-mode dry run does not show it), on one cluster, after the other jobs."""
     awx.pull_secret("awx-pull")
-    job = awx.job("pull-secrets", survey_answers(burnin_namespace="awx-pull", burnin_image_pull_secrets=PULL_SECRET,
-                                                 burnin_timeout=60))
+    job = awx.job("pull-secrets", survey_answers(burnin_namespace="awx-pull", burnin_image_pull_secrets=PULL_SECRET, burnin_timeout=60))
     job.run(limit=GCP)
     assert (job.runner.status, job.results()[GCP]["outcome"]) == ("successful", "Complete"), job
 
@@ -453,14 +491,14 @@ def test_no_secret_in_any_file_of_any_job(awx, main_job, concurrent_jobs):
 
 # ------------------------------------------------------------------------------------------------ examples in step
 
+
 def spec_options():
     return yaml.safe_load(SPEC_FILE.read_text())["argument_specs"]["main"]["options"]
 
 
 # Survey defaults that differ from the role's on purpose, and why.
 DELIBERATE = {
-    "burnin_report_formats": "the example survey's default (json, html) leaves the JUnit file out; listed so that a change "
-                             "to either default is seen",
+    "burnin_report_formats": "the example survey's default (json, html) leaves the JUnit file out; listed so that a change " "to either default is seen",
 }
 
 

@@ -50,11 +50,19 @@ def canary_inventory(fleet, tmp_path_factory):
 
 def run_canary(canary_inventory, namespace, max_fail_percentage, tmp_path):
     run_id = "canary-" + uuid.uuid4().hex[:6]
-    extra = {"burnin_serial": [2, "100%"], "burnin_max_fail_percentage": max_fail_percentage, "burnin_namespace": namespace,
-             "burnin_run_id": run_id, "burnin_wait": False, "burnin_collect_logs": False, "burnin_report_dir": str(tmp_path)}
+    extra = {
+        "burnin_serial": [2, "100%"],
+        "burnin_max_fail_percentage": max_fail_percentage,
+        "burnin_namespace": namespace,
+        "burnin_run_id": run_id,
+        "burnin_wait": False,
+        "burnin_collect_logs": False,
+        "burnin_report_dir": str(tmp_path),
+    }
     command = ["ansible-playbook", os.path.join(REPO, "playbooks", "burnin.yml"), "-i", canary_inventory, "-e", json.dumps(extra)]
-    proc = subprocess.run(command, env=dict(os.environ, ANSIBLE_NOCOLOR="1"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, check=False, timeout=900)
+    proc = subprocess.run(
+        command, env=dict(os.environ, ANSIBLE_NOCOLOR="1"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False, timeout=900
+    )
     return proc, run_id
 
 
@@ -81,7 +89,7 @@ def test_canary_batch_and_max_fail_percentage(fleet, canary_inventory, tmp_path,
         output = proc.stdout
         assert proc.returncode != 0, output[-3000:]  # the canary failed either way
         assert "%s: Mismatch" % CANARY in output, output[-3000:]
-        recap = output[output.rindex("PLAY RECAP"):]
+        recap = output[output.rindex("PLAY RECAP") :]
         assert GOOD in recap and (LATE in recap) is late_runs, recap
         assert any(run_id in name for name in trainjobs(fleet, GOOD, namespace))  # the canary batch's good cluster
         jobs = trainjobs(fleet, LATE, namespace)

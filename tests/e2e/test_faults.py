@@ -37,9 +37,13 @@ TOKEN, BAD_CA, FORBIDDEN = "gcp-faults-bad-token", "gcp-faults-bad-ca", "gcp-fau
 FINISH = 40  # seconds the healthy cluster's TrainJob runs
 GRACE = 5
 RUN = "faults-1"
-SPEC = {"restricted_namespace": "burnin-restricted", "clusters": [
-    {"name": KILLED, "platform": "aws", "gpu_architecture": "h100", "kubernetes_version": "1.34", "nodes": 2},
-    {"name": HEALTHY, "platform": "gcp", "gpu_architecture": "h100", "kubernetes_version": "1.37", "nodes": 2}]}
+SPEC = {
+    "restricted_namespace": "burnin-restricted",
+    "clusters": [
+        {"name": KILLED, "platform": "aws", "gpu_architecture": "h100", "kubernetes_version": "1.34", "nodes": 2},
+        {"name": HEALTHY, "platform": "gcp", "gpu_architecture": "h100", "kubernetes_version": "1.37", "nodes": 2},
+    ],
+}
 
 
 def fleetlib():
@@ -66,9 +70,14 @@ def bad_kubeconfigs(state, work):
     for user in token["users"]:
         user["user"]["token"] = "garbage-token-0123456789"
     ca = json.loads(json.dumps(base))
-    pem = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "/dev/null", "-days", "1",
-                          "-subj", "/CN=not-the-fleet-ca"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True).stdout
+    pem = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "/dev/null", "-days", "1", "-subj", "/CN=not-the-fleet-ca"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    ).stdout
     import base64
+
     for cluster in ca["clusters"]:
         cluster["cluster"]["certificate-authority-data"] = base64.b64encode(pem).decode()
     paths = {}
@@ -117,28 +126,61 @@ def faults_run(faults_fleet):
     hosts = {
         TOKEN: dict(common, burnin_kubeconfig=kubeconfigs["token"], burnin_context=HEALTHY),
         BAD_CA: dict(common, burnin_kubeconfig=kubeconfigs["ca"], burnin_context=HEALTHY),
-        FORBIDDEN: dict(common, burnin_kubeconfig=state["restricted_kubeconfig"], burnin_context=HEALTHY,
-                        burnin_namespace="other-ns", burnin_create_namespace=False),
+        FORBIDDEN: dict(
+            common, burnin_kubeconfig=state["restricted_kubeconfig"], burnin_context=HEALTHY, burnin_namespace="other-ns", burnin_create_namespace=False
+        ),
     }
     extra = work / "extra"
     (extra / "group_vars").mkdir(parents=True)
     (extra / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"gcp_h100": {"hosts": hosts}}}}))
-    (extra / "group_vars" / "all.yml").write_text(yaml.safe_dump({
-        "burnin_namespace": namespace, "burnin_report_dir": str(work / "reports"), "burnin_poll_interval": 2,
-        "burnin_timeout": 300, "burnin_unreachable_grace": GRACE,
-        "burnin_trainjob_annotations": {"gpufleet.test/delay-seconds": str(FINISH)}}))
+    (extra / "group_vars" / "all.yml").write_text(
+        yaml.safe_dump(
+            {
+                "burnin_namespace": namespace,
+                "burnin_report_dir": str(work / "reports"),
+                "burnin_poll_interval": 2,
+                "burnin_timeout": 300,
+                "burnin_unreachable_grace": GRACE,
+                "burnin_trainjob_annotations": {"gpufleet.test/delay-seconds": str(FINISH)},
+            }
+        )
+    )
     thread, killed = kill_when_waiting(state, namespace)
     start = time.monotonic()
-    proc = subprocess.run(["ansible-playbook", str(PLAYBOOKS / "burnin.yml"), "-i", state["inventory"], "-i",
-                           str(extra / "hosts.yml"), "-e", "burnin_run_id=%s" % RUN, "--forks", "10"],
-                          env=dict(os.environ, ANSIBLE_NOCOLOR="1"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, check=False, timeout=600)
+    proc = subprocess.run(
+        [
+            "ansible-playbook",
+            str(PLAYBOOKS / "burnin.yml"),
+            "-i",
+            state["inventory"],
+            "-i",
+            str(extra / "hosts.yml"),
+            "-e",
+            "burnin_run_id=%s" % RUN,
+            "--forks",
+            "10",
+        ],
+        env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        check=False,
+        timeout=600,
+    )
     wall = time.monotonic() - start
     Path(os.environ.get("GPUFLEET_FAULTS_OUTPUT", "/dev/null")).write_text(proc.stdout)
     thread.join(5)
     results = json.loads((work / "reports" / RUN / "summary.json").read_text())
-    return {"rc": proc.returncode, "output": proc.stdout, "results": results, "wall": wall, "start": start,
-            "killed": killed.get("at"), "state": state, "work": work}
+    return {
+        "rc": proc.returncode,
+        "output": proc.stdout,
+        "results": results,
+        "wall": wall,
+        "start": start,
+        "killed": killed.get("at"),
+        "state": state,
+        "work": work,
+    }
 
 
 def test_a_cluster_killed_mid_wait_gives_up_fast_and_the_others_finish(faults_run):
@@ -186,10 +228,27 @@ def faults_cleanup(faults_run):
     """playbooks/cleanup.yml at -v over the same hosts after the run: the killed cluster is dead by then."""
     work = faults_run["work"]
     start = time.monotonic()
-    proc = subprocess.run(["ansible-playbook", str(PLAYBOOKS / "cleanup.yml"), "-v", "-i", faults_run["state"]["inventory"],
-                           "-i", str(work / "extra" / "hosts.yml"), "-e", "burnin_run_id=%s" % RUN, "--forks", "10"],
-                          env=dict(os.environ, ANSIBLE_NOCOLOR="1"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, check=False, timeout=600)
+    proc = subprocess.run(
+        [
+            "ansible-playbook",
+            str(PLAYBOOKS / "cleanup.yml"),
+            "-v",
+            "-i",
+            faults_run["state"]["inventory"],
+            "-i",
+            str(work / "extra" / "hosts.yml"),
+            "-e",
+            "burnin_run_id=%s" % RUN,
+            "--forks",
+            "10",
+        ],
+        env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        check=False,
+        timeout=600,
+    )
     wall = time.monotonic() - start
     results = json.loads((work / "reports" / RUN / "summary.json").read_text())
     return {"rc": proc.returncode, "output": proc.stdout, "results": results, "wall": wall}
@@ -225,16 +284,33 @@ def test_a_webhook_rejection_is_reported_with_the_webhooks_message(faults_fleet,
     runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["replicas"] = 2
     playbook = tmp_path / "apply.yml"
     out = tmp_path / "classified.json"
-    playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": [
-        {"name": "Apply a runtime Trainer refuses", "gpufleet.burnin.k8s_apply": {
-            "objects": [runtime], "kubeconfig": state["kubeconfig"], "context": HEALTHY}, "register": "applied",
-         "failed_when": False},
-        {"name": "Classify", "ansible.builtin.copy": {
-            "content": "{{ applied.error | to_json }}",
-            "dest": str(out), "mode": "0644"}}]}]))
-    proc = subprocess.run(["ansible-playbook", str(playbook), "-i", "localhost,", "-c", "local"],
-                          env=dict(os.environ, ANSIBLE_NOCOLOR="1"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, check=False)
+    playbook.write_text(
+        yaml.safe_dump(
+            [
+                {
+                    "hosts": "localhost",
+                    "gather_facts": False,
+                    "tasks": [
+                        {
+                            "name": "Apply a runtime Trainer refuses",
+                            "gpufleet.burnin.k8s_apply": {"objects": [runtime], "kubeconfig": state["kubeconfig"], "context": HEALTHY},
+                            "register": "applied",
+                            "failed_when": False,
+                        },
+                        {"name": "Classify", "ansible.builtin.copy": {"content": "{{ applied.error | to_json }}", "dest": str(out), "mode": "0644"}},
+                    ],
+                }
+            ]
+        )
+    )
+    proc = subprocess.run(
+        ["ansible-playbook", str(playbook), "-i", "localhost,", "-c", "local"],
+        env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout
     classified = json.loads(out.read_text())
     assert classified["category"] == "Invalid", classified

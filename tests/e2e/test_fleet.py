@@ -74,12 +74,9 @@ def rich_config(entry_name):
         "image": "nvcr.io/nvidia/pytorch:25.01-py3",
         "nodes": 2,
         "gpus_per_node": 8,
-        "env": [{"name": "NCCL_DEBUG", "value": "WARN"},
-                {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
-        "volumes": [{"name": "data", "emptyDir": {}},
-                    {"name": "cfg", "configMap": {"name": "burnin-config", "defaultMode": 420}}],
-        "volume_mounts": [{"name": "data", "mountPath": "/data"},
-                          {"name": "cfg", "mountPath": "/etc/burnin", "readOnly": True}],
+        "env": [{"name": "NCCL_DEBUG", "value": "WARN"}, {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+        "volumes": [{"name": "data", "emptyDir": {}}, {"name": "cfg", "configMap": {"name": "burnin-config", "defaultMode": 420}}],
+        "volume_mounts": [{"name": "data", "mountPath": "/data"}, {"name": "cfg", "mountPath": "/etc/burnin", "readOnly": True}],
         "init_containers": [{"name": "prep", "image": "busybox:1.36", "command": ["sh", "-c", "true"]}],
         "resources": {"limits": {"memory": "64Gi", "cpu": "32"}, "requests": {"memory": "64Gi", "cpu": "32"}},
         "image_pull_secrets": [{"name": "regcred"}],
@@ -115,15 +112,18 @@ def test_upstream_crds_installed_and_served(fleet_crds):
             have[item["metadata"]["name"]] = conds.get("Established")
         missing = [n for n in UPSTREAM_CRDS if have.get(n) != "True"]
         assert not missing, f"{c}: CRDs missing or not Established: {missing}"
-        for api_version, kind in (("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"),
-                                  ("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime"),
-                                  ("trainer.kubeflow.org/v1alpha1", "TrainJob"),
-                                  ("jobset.x-k8s.io/v1alpha2", "JobSet"),
-                                  ("resource.nvidia.com/v1beta1", "ComputeDomain"),
-                                  ("resource.k8s.io/v1", "ResourceClaimTemplate")):
+        for api_version, kind in (
+            ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"),
+            ("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime"),
+            ("trainer.kubeflow.org/v1alpha1", "TrainJob"),
+            ("jobset.x-k8s.io/v1alpha2", "JobSet"),
+            ("resource.nvidia.com/v1beta1", "ComputeDomain"),
+            ("resource.k8s.io/v1", "ResourceClaimTemplate"),
+        ):
             assert dyn.resources.get(api_version=api_version, kind=kind), f"{c}: {api_version} {kind} not served"
         # The cluster's own Kubernetes version, as the version-dependent rendering reads it.
         from kubernetes.client import VersionApi
+
         assert "v" + fleet_crds.cluster(c)["kubernetes_version"] == VersionApi(fleet_crds.api_client(c)).get_code().git_version
 
 
@@ -160,9 +160,9 @@ def test_second_server_side_apply_is_a_noop(fleet_crds, e2e_namespace):
         first = ssa(fleet_crds.dynamic(c), runtime, e2e_namespace)[1]
         second = ssa(fleet_crds.dynamic(c), runtime, e2e_namespace)[1]
         a, b = _without_apply_time(first.to_dict()), _without_apply_time(second.to_dict())
-        assert a == b, f"{c}: second apply changed the object:\n" + "\n".join(difflib.unified_diff(
-            json.dumps(a, indent=1, sort_keys=True).splitlines(),
-            json.dumps(b, indent=1, sort_keys=True).splitlines(), lineterm="", n=2))
+        assert a == b, f"{c}: second apply changed the object:\n" + "\n".join(
+            difflib.unified_diff(json.dumps(a, indent=1, sort_keys=True).splitlines(), json.dumps(b, indent=1, sort_keys=True).splitlines(), lineterm="", n=2)
+        )
         assert b["metadata"]["generation"] == a["metadata"]["generation"] == 1
         assert second.metadata.resourceVersion == first.metadata.resourceVersion, f"{c}: a no-op apply wrote"
 
@@ -189,8 +189,7 @@ def test_restricted_token_is_confined_to_its_namespace(fleet):
             ("list configmaps in all namespaces", cms.get),
             ("list nodes", lambda: dyn.resources.get(api_version="v1", kind="Node").get()),
             ("list secrets in its namespace", lambda: dyn.resources.get(api_version="v1", kind="Secret").get(namespace=ns)),
-            ("delete its namespace",
-             lambda: dyn.resources.get(api_version="v1", kind="Namespace").delete(name=ns)),
+            ("delete its namespace", lambda: dyn.resources.get(api_version="v1", kind="Namespace").delete(name=ns)),
             ("list trainingruntimes in kube-system", lambda: rt.get(namespace="kube-system")),
         ]
         for what, call in denied:
@@ -256,15 +255,13 @@ def test_inventory_groups_clusters_by_platform_and_gpu(fleet):
 
 def cluster_shape(fleet, c):
     """(nodes, GPUs per node) of a fleet cluster's KWOK GPU nodes: what a TrainJob there can be scheduled onto."""
-    nodes = fleet.dynamic(c).resources.get(api_version="v1", kind="Node").get(
-        label_selector="nvidia.com/gpu.present=true").to_dict()["items"]
+    nodes = fleet.dynamic(c).resources.get(api_version="v1", kind="Node").get(label_selector="nvidia.com/gpu.present=true").to_dict()["items"]
     return len(nodes), int(nodes[0]["status"]["allocatable"]["nvidia.com/gpu"])
 
 
 def terminal(tj, name, ns):
     obj = tj.get(name=name, namespace=ns).to_dict()
-    return [x for x in (obj.get("status") or {}).get("conditions") or []
-            if x["type"] in ("Complete", "Failed") and x["status"] == "True"]
+    return [x for x in (obj.get("status") or {}).get("conditions") or [] if x["type"] in ("Complete", "Failed") and x["status"] == "True"]
 
 
 def test_real_chain_ends_trainjobs_complete_or_failed(fleet_crds, e2e_namespace):
@@ -284,10 +281,15 @@ def test_real_chain_ends_trainjobs_complete_or_failed(fleet_crds, e2e_namespace)
             meta = {"name": name}
             if outcome:
                 meta["annotations"] = {"gpufleet.test/outcome": outcome}
-            tj.create(namespace=ns, body={
-                "apiVersion": TRAINER, "kind": "TrainJob", "metadata": meta,
-                "spec": {"runtimeRef": {"name": runtime["metadata"]["name"], "kind": "TrainingRuntime",
-                                        "apiGroup": "trainer.kubeflow.org"}}})
+            tj.create(
+                namespace=ns,
+                body={
+                    "apiVersion": TRAINER,
+                    "kind": "TrainJob",
+                    "metadata": meta,
+                    "spec": {"runtimeRef": {"name": runtime["metadata"]["name"], "kind": "TrainingRuntime", "apiGroup": "trainer.kubeflow.org"}},
+                },
+            )
         jobs[c] = tj
 
     for c, tj in jobs.items():
@@ -306,8 +308,7 @@ def test_real_chain_ends_trainjobs_complete_or_failed(fleet_crds, e2e_namespace)
             assert [j["name"] for j in status["jobsStatus"]] == ["node"]
         assert not terminal(tj, "tj-none", ns), f"{c}: annotation outcome none, yet the TrainJob finished"
         # The Job controller's own record of the failure: the pod's restarts reached the backoff limit.
-        job = fleet_crds.dynamic(c).resources.get(api_version="batch/v1", kind="Job").get(
-            name="tj-fail-node-0", namespace=ns).to_dict()
+        job = fleet_crds.dynamic(c).resources.get(api_version="batch/v1", kind="Job").get(name="tj-fail-node-0", namespace=ns).to_dict()
         failed = [x for x in job["status"].get("conditions") or [] if x["type"] == "Failed"]
         assert failed and failed[0]["reason"] == "BackoffLimitExceeded", f"{c}: {job['status']}"
     for c, tj in jobs.items():  # free the GPUs for the next tests
@@ -338,15 +339,21 @@ def test_namespace_deletion_and_garbage_collection_are_real(fleet):
     name = f"gc-{uuid.uuid4().hex[:6]}"
     nss.create(body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     owner = cms.create(namespace=name, body={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner"}})
-    cms.create(namespace=name, body={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-        "name": "dependent", "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
-                                                  "uid": owner.metadata.uid}]}})
+    cms.create(
+        namespace=name,
+        body={
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "dependent", "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.metadata.uid}]},
+        },
+    )
     cms.delete(name="owner", namespace=name)
-    wait_for(lambda: "dependent" not in [i["metadata"]["name"] for i in cms.get(namespace=name).to_dict()["items"]],
-             what="garbage collection of the dependent ConfigMap")
+    wait_for(
+        lambda: "dependent" not in [i["metadata"]["name"] for i in cms.get(namespace=name).to_dict()["items"]],
+        what="garbage collection of the dependent ConfigMap",
+    )
     nss.delete(name=name)
-    wait_for(lambda: name not in [i["metadata"]["name"] for i in nss.get().to_dict()["items"]],
-             timeout=60, what=f"namespace {name} to be deleted")
+    wait_for(lambda: name not in [i["metadata"]["name"] for i in nss.get().to_dict()["items"]], timeout=60, what=f"namespace {name} to be deleted")
 
 
 def test_mpi_trainjob_runs_through_trainer_jobset_and_kwok_with_logs(fleet_crds, e2e_namespace):
@@ -364,22 +371,29 @@ def test_mpi_trainjob_runs_through_trainer_jobset_and_kwok_with_logs(fleet_crds,
     runtime = build_runtime("mpi", dict(rich_config("logs"), nodes=nodes, gpus_per_node=gpus))
     ssa(dyn, runtime, e2e_namespace)
     tj = dyn.resources.get(api_version=TRAINER, kind="TrainJob")
-    tj.create(namespace=e2e_namespace, body={
-        "apiVersion": TRAINER, "kind": "TrainJob",
-        "metadata": {"name": "logs-1", "labels": {"gpufleet.burnin/run-id": "logs-1"},
-                     "annotations": {"gpufleet.test/nccl-log": "good"}},
-        "spec": {"runtimeRef": {"name": runtime["metadata"]["name"], "kind": "TrainingRuntime", "apiGroup": "trainer.kubeflow.org"},
-                 "trainer": {"numNodes": nodes, "numProcPerNode": gpus, "command": ["mpirun"],
-                             "args": ["-N", str(gpus), "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "1G",
-                                      "-f", "2", "-g", "1"]}}})
-    wait_for(lambda: [x for x in terminal(tj, "logs-1", e2e_namespace) if x["type"] == "Complete"], timeout=120,
-             what="logs-1 to complete")
+    tj.create(
+        namespace=e2e_namespace,
+        body={
+            "apiVersion": TRAINER,
+            "kind": "TrainJob",
+            "metadata": {"name": "logs-1", "labels": {"gpufleet.burnin/run-id": "logs-1"}, "annotations": {"gpufleet.test/nccl-log": "good"}},
+            "spec": {
+                "runtimeRef": {"name": runtime["metadata"]["name"], "kind": "TrainingRuntime", "apiGroup": "trainer.kubeflow.org"},
+                "trainer": {
+                    "numNodes": nodes,
+                    "numProcPerNode": gpus,
+                    "command": ["mpirun"],
+                    "args": ["-N", str(gpus), "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "1G", "-f", "2", "-g", "1"],
+                },
+            },
+        },
+    )
+    wait_for(lambda: [x for x in terminal(tj, "logs-1", e2e_namespace) if x["type"] == "Complete"], timeout=120, what="logs-1 to complete")
     core = CoreV1Api(fleet_crds.api_client(c))
     secret = core.read_namespaced_secret("logs-1-mpi-ssh-auth", e2e_namespace)
     assert "ssh-privatekey" in secret.data and secret.type == "kubernetes.io/ssh-auth"
     hostfile = core.read_namespaced_config_map("logs-1-mpi-hostfile", e2e_namespace).data["hostfile"]
-    assert [line.split()[0] for line in hostfile.splitlines() if line.strip()] == [
-        f"logs-1-node-0-{i}.logs-1" for i in range(nodes)]
+    assert [line.split()[0] for line in hostfile.splitlines() if line.strip()] == [f"logs-1-node-0-{i}.logs-1" for i in range(nodes)]
     pods = core.list_namespaced_pod(e2e_namespace, label_selector=f"{JOBSET_NAME}=logs-1").items
     roles = sorted(p.metadata.labels[REPLICATED_JOB] for p in pods)
     assert roles == ["launcher"] + ["node"] * nodes
@@ -396,10 +410,9 @@ def test_mpi_trainjob_runs_through_trainer_jobset_and_kwok_with_logs(fleet_crds,
     assert min(p.status.start_time for p in workers) <= launcher.status.start_time, "dependsOn: workers Ready first"
     text = core.read_namespaced_pod_log(launcher.metadata.name, e2e_namespace, container="node")
     result = parse_nccl_output(text)
-    assert result["complete"] and result["collective"] == "all_reduce" and result["largest_size"] == 2 ** 30
+    assert result["complete"] and result["collective"] == "all_reduce" and result["largest_size"] == 2**30
     assert sorted(result["hosts"]) == sorted(p.spec.hostname for p in workers)
-    assert core.read_namespaced_pod_log(launcher.metadata.name, e2e_namespace, container="node", tail_lines=3) == "\n".join(
-        text.splitlines()[-3:]) + "\n"
+    assert core.read_namespaced_pod_log(launcher.metadata.name, e2e_namespace, container="node", tail_lines=3) == "\n".join(text.splitlines()[-3:]) + "\n"
     with pytest.raises(ApiException):
         core.read_namespaced_pod_log(launcher.metadata.name, e2e_namespace, container="node", previous=True)
 
@@ -408,18 +421,29 @@ def test_computedomain_channel_claims_are_allocated_by_the_scheduler(fleet_crds,
     """Multi-node NVLink: a ComputeDomain's channel ResourceClaimTemplate (made by the agent, standing in for NVIDIA's
     DRA driver) gives each pod a ResourceClaim (kube-controller-manager) that kube-scheduler allocates from the
     nodes' IMEX channel ResourceSlices before the pod is bound."""
-    c = next((n for n in fleet_crds.clusters if fleet_crds.cluster(n)["node_gpu_architecture"] in ("gb200", "gb300")
-              and fleet_crds.cluster(n)["nodes_match_group"]), None)
+    c = next(
+        (n for n in fleet_crds.clusters if fleet_crds.cluster(n)["node_gpu_architecture"] in ("gb200", "gb300") and fleet_crds.cluster(n)["nodes_match_group"]),
+        None,
+    )
     assert c, "the default fleet has a GB200 cluster"
     dyn = fleet_crds.dynamic(c)
     nodes, gpus = cluster_shape(fleet_crds, c)
     gpus = 1
-    cd = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain", "metadata": {"name": "cd-e2e"},
-          "spec": {"numNodes": 0, "channel": {"resourceClaimTemplate": {"name": "cd-e2e-channel"}}}}
+    cd = {
+        "apiVersion": "resource.nvidia.com/v1beta1",
+        "kind": "ComputeDomain",
+        "metadata": {"name": "cd-e2e"},
+        "spec": {"numNodes": 0, "channel": {"resourceClaimTemplate": {"name": "cd-e2e-channel"}}},
+    }
     ssa(dyn, cd, e2e_namespace)
-    rct = wait_for(lambda: [x for x in dyn.resources.get(api_version="resource.k8s.io/v1", kind="ResourceClaimTemplate")
-                            .get(namespace=e2e_namespace).to_dict()["items"] if x["metadata"]["name"] == "cd-e2e-channel"],
-                   what="the ComputeDomain's channel ResourceClaimTemplate")
+    rct = wait_for(
+        lambda: [
+            x
+            for x in dyn.resources.get(api_version="resource.k8s.io/v1", kind="ResourceClaimTemplate").get(namespace=e2e_namespace).to_dict()["items"]
+            if x["metadata"]["name"] == "cd-e2e-channel"
+        ],
+        what="the ComputeDomain's channel ResourceClaimTemplate",
+    )
     assert rct[0]["metadata"]["ownerReferences"][0]["kind"] == "ComputeDomain"
     runtime = build_runtime("torch", dict(rich_config("dra"), nodes=nodes, gpus_per_node=gpus))
     pod_spec = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
@@ -427,18 +451,25 @@ def test_computedomain_channel_claims_are_allocated_by_the_scheduler(fleet_crds,
     pod_spec["containers"][0].setdefault("resources", {})["claims"] = [{"name": "imex-channel"}]
     ssa(dyn, runtime, e2e_namespace)
     tj = dyn.resources.get(api_version=TRAINER, kind="TrainJob")
-    tj.create(namespace=e2e_namespace, body={
-        "apiVersion": TRAINER, "kind": "TrainJob",
-        "metadata": {"name": "dra-1", "annotations": {"gpufleet.test/outcome": "Complete",
-                                                      "gpufleet.test/delay-seconds": "30"}},
-        "spec": {"runtimeRef": {"name": runtime["metadata"]["name"], "kind": "TrainingRuntime",
-                                "apiGroup": "trainer.kubeflow.org"}}})
+    tj.create(
+        namespace=e2e_namespace,
+        body={
+            "apiVersion": TRAINER,
+            "kind": "TrainJob",
+            "metadata": {"name": "dra-1", "annotations": {"gpufleet.test/outcome": "Complete", "gpufleet.test/delay-seconds": "30"}},
+            "spec": {"runtimeRef": {"name": runtime["metadata"]["name"], "kind": "TrainingRuntime", "apiGroup": "trainer.kubeflow.org"}},
+        },
+    )
     claims = dyn.resources.get(api_version="resource.k8s.io/v1", kind="ResourceClaim")
 
     def allocated():
-        mine = [x for x in claims.get(namespace=e2e_namespace).to_dict()["items"]
-                if x["metadata"]["name"].startswith("dra-1-") and (x.get("status") or {}).get("allocation")]
+        mine = [
+            x
+            for x in claims.get(namespace=e2e_namespace).to_dict()["items"]
+            if x["metadata"]["name"].startswith("dra-1-") and (x.get("status") or {}).get("allocation")
+        ]
         return mine if len(mine) == nodes else None
+
     # While the pods run: each has its own claim, allocated an IMEX channel of the node it was bound to.
     for claim in wait_for(allocated, timeout=60, what="the pods' channel claims to be allocated"):
         results = claim["status"]["allocation"]["devices"]["results"]
@@ -448,11 +479,13 @@ def test_computedomain_channel_claims_are_allocated_by_the_scheduler(fleet_crds,
         assert owner["kind"] == "Pod"
         pods = dyn.resources.get(api_version="v1", kind="Pod")
         # Bound to the claim's node; KWOK then starts it (a moment later on a loaded machine).
-        pod = wait_for(lambda: [p for p in [pods.get(name=owner["name"], namespace=e2e_namespace)] if p.status.phase != "Pending"],
-                       timeout=60, what="pod %s to start" % owner["name"])[0]
+        pod = wait_for(
+            lambda: [p for p in [pods.get(name=owner["name"], namespace=e2e_namespace)] if p.status.phase != "Pending"],
+            timeout=60,
+            what="pod %s to start" % owner["name"],
+        )[0]
         assert pod.spec.nodeName == node and pod.status.phase == "Running"
-    wait_for(lambda: [x for x in terminal(tj, "dra-1", e2e_namespace) if x["type"] == "Complete"], timeout=120,
-             what="dra-1 to complete")
+    wait_for(lambda: [x for x in terminal(tj, "dra-1", e2e_namespace) if x["type"] == "Complete"], timeout=120, what="dra-1 to complete")
 
 
 def test_status_counts_every_component_of_every_cluster(fleet):

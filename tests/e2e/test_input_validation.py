@@ -25,8 +25,7 @@ users: [{name: u, user: {token: not-a-secret}}]
 contexts: [{name: dead, context: {cluster: dead, user: u}}]
 current-context: dead
 """
-CONNECTION_WORDS = ("connection refused", "Connection refused", "Max retries exceeded", "Failed to establish", "Unreachable",
-                    "HTTPSConnectionPool")
+CONNECTION_WORDS = ("connection refused", "Connection refused", "Max retries exceeded", "Failed to establish", "Unreachable", "HTTPSConnectionPool")
 
 
 @pytest.fixture(scope="module")
@@ -35,10 +34,24 @@ def dead_cluster(tmp_path_factory):
     kubeconfig = directory / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG)
     inventory = directory / "hosts.yml"
-    inventory.write_text(json.dumps({"all": {"hosts": {"dead-cluster": {
-        "ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-        "burnin_kubeconfig": str(kubeconfig), "burnin_context": "dead",
-        "burnin_platform": "aws", "burnin_gpu_architecture": "h100"}}}}))
+    inventory.write_text(
+        json.dumps(
+            {
+                "all": {
+                    "hosts": {
+                        "dead-cluster": {
+                            "ansible_connection": "local",
+                            "ansible_python_interpreter": sys.executable,
+                            "burnin_kubeconfig": str(kubeconfig),
+                            "burnin_context": "dead",
+                            "burnin_platform": "aws",
+                            "burnin_gpu_architecture": "h100",
+                        }
+                    }
+                }
+            }
+        )
+    )
     return directory
 
 
@@ -63,20 +76,23 @@ ROLE = """
 """
 
 
-@pytest.mark.parametrize("extra, expected", [
-    ({"burnin_nodes": 0}, "burnin_nodes: must be an integer from 1 to 100000"),
-    ({"burnin_nodes": 1000000000}, "burnin_nodes: must be an integer from 1 to 100000"),
-    ({"burnin_platform": "aws2"}, "burnin_platform: must be one of"),
-    ({"burnin_nodse": 2}, "burnin_nodse: is not a variable of gpufleet.burnin.burnin; did you mean burnin_nodes?"),
-    ({"burnin_trainer_version": "v9"}, "burnin_trainer_version: must be a Trainer release"),
-    ({"burnin_trainer_version": 2.10}, "burnin_trainer_version: must be a string"),
-    ({"burnin_overrides": [{"when": {}, "jobTemplat": {}}]}, "burnin_overrides[0]: unknown key(s) jobTemplat"),
-    ({"burnin_overrides": [{"when": {"platform": {"in": "aws,gcp"}}}]}, "burnin_overrides[0].when.platform.in: must be a list of strings"),
-    ({"burnin_volumes": "[{\"name\": 1"}, "burnin_volumes: is text but not valid JSON"),
-    ({"burnin_thresholds": "{\"x\": 1}"}, "burnin_thresholds: must be a list"),
-    ({"burnin_namespace": "Burn In"}, "burnin_namespace: must be a DNS-1123 label"),
-    ({"burnin_resources": {"limits": {"hugepages-2Mi": "5GB"}}}, "burnin_resources.limits.hugepages-2Mi: must be a Kubernetes quantity"),
-])
+@pytest.mark.parametrize(
+    "extra, expected",
+    [
+        ({"burnin_nodes": 0}, "burnin_nodes: must be an integer from 1 to 100000"),
+        ({"burnin_nodes": 1000000000}, "burnin_nodes: must be an integer from 1 to 100000"),
+        ({"burnin_platform": "aws2"}, "burnin_platform: must be one of"),
+        ({"burnin_nodse": 2}, "burnin_nodse: is not a variable of gpufleet.burnin.burnin; did you mean burnin_nodes?"),
+        ({"burnin_trainer_version": "v9"}, "burnin_trainer_version: must be a Trainer release"),
+        ({"burnin_trainer_version": 2.10}, "burnin_trainer_version: must be a string"),
+        ({"burnin_overrides": [{"when": {}, "jobTemplat": {}}]}, "burnin_overrides[0]: unknown key(s) jobTemplat"),
+        ({"burnin_overrides": [{"when": {"platform": {"in": "aws,gcp"}}}]}, "burnin_overrides[0].when.platform.in: must be a list of strings"),
+        ({"burnin_volumes": '[{"name": 1'}, "burnin_volumes: is text but not valid JSON"),
+        ({"burnin_thresholds": '{"x": 1}'}, "burnin_thresholds: must be a list"),
+        ({"burnin_namespace": "Burn In"}, "burnin_namespace: must be a DNS-1123 label"),
+        ({"burnin_resources": {"limits": {"hugepages-2Mi": "5GB"}}}, "burnin_resources.limits.hugepages-2Mi: must be a Kubernetes quantity"),
+    ],
+)
 def test_the_role_refuses_before_detect(dead_cluster, extra, expected):
     code, output = run(dead_cluster, ROLE, extra)
     assert code != 0
@@ -115,19 +131,28 @@ PLUGINS = """
 """
 
 
-@pytest.mark.parametrize("extra, expected", [
-    ({"step": "plan", "bad_overrides": [{"when": {}}, {"when": {}, "jobTemplatePatch": [{"op": "delete", "path": "/spec"}]}]},
-     "overrides[1].jobTemplatePatch[0].op: must be one of add, remove, replace, move, copy, test"),
-    ({"step": "plan", "bad_overrides": [{"when": {}, "jobTemplatePatch": [{"op": "remove", "path": "/spec/workload"}]}]},
-     "overrides[0]: leaves the job template without"),
-    ({"step": "plan", "bad_overrides": [{"when": {}, "jobTemplate": {"spec": None}}]}, "overrides[0].jobTemplate.spec: must be a mapping"),
-    ({"step": "plan", "bad_overrides": [{"when": {}, "dependencies": ["kind: x"]}]}, "overrides[0].dependencies[0]: must be a mapping"),
-    ({"step": "plan", "bad_nodes": [{"status": "garbage"}]}, "cluster_nodes[0].status: must be a mapping"),
-    ({"step": "apply", "bad_objects": [{"apiVersion": "v1", "metadata": {"name": "x", "namespace": "n"}}]}, "objects[0].kind: must be a kind"),
-    ({"step": "apply", "bad_objects": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}]},
-     "objects[0].metadata.namespace: ConfigMap is namespaced"),
-    ({"step": "apply", "manager": ""}, "field_manager: must be a non-empty printable name"),
-])
+@pytest.mark.parametrize(
+    "extra, expected",
+    [
+        (
+            {"step": "plan", "bad_overrides": [{"when": {}}, {"when": {}, "jobTemplatePatch": [{"op": "delete", "path": "/spec"}]}]},
+            "overrides[1].jobTemplatePatch[0].op: must be one of add, remove, replace, move, copy, test",
+        ),
+        (
+            {"step": "plan", "bad_overrides": [{"when": {}, "jobTemplatePatch": [{"op": "remove", "path": "/spec/workload"}]}]},
+            "overrides[0]: leaves the job template without",
+        ),
+        ({"step": "plan", "bad_overrides": [{"when": {}, "jobTemplate": {"spec": None}}]}, "overrides[0].jobTemplate.spec: must be a mapping"),
+        ({"step": "plan", "bad_overrides": [{"when": {}, "dependencies": ["kind: x"]}]}, "overrides[0].dependencies[0]: must be a mapping"),
+        ({"step": "plan", "bad_nodes": [{"status": "garbage"}]}, "cluster_nodes[0].status: must be a mapping"),
+        ({"step": "apply", "bad_objects": [{"apiVersion": "v1", "metadata": {"name": "x", "namespace": "n"}}]}, "objects[0].kind: must be a kind"),
+        (
+            {"step": "apply", "bad_objects": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}]},
+            "objects[0].metadata.namespace: ConfigMap is namespaced",
+        ),
+        ({"step": "apply", "manager": ""}, "field_manager: must be a non-empty printable name"),
+    ],
+)
 def test_the_plugins_refuse_before_any_request(dead_cluster, extra, expected):
     code, output = run(dead_cluster, PLUGINS, extra)
     assert code != 0
@@ -184,9 +209,14 @@ def test_template_looking_survey_text_stays_literal(tmp_path):
     code, output = run(tmp_path, RENDER)
     assert code == 0 and "render-only" in output, output[-3000:]
     manifests = (tmp_path / "out" / "render-only" / "manifests.yaml").read_text()
-    marks = [item["value"] for doc in yaml.safe_load_all(manifests) if doc and doc["kind"] == "TrainingRuntime"
-             for job in doc["spec"]["template"]["spec"]["replicatedJobs"]
-             for container in job["template"]["spec"]["template"]["spec"]["containers"]
-             for item in container.get("env", []) if item["name"] == "MARK"]
+    marks = [
+        item["value"]
+        for doc in yaml.safe_load_all(manifests)
+        if doc and doc["kind"] == "TrainingRuntime"
+        for job in doc["spec"]["template"]["spec"]["replicatedJobs"]
+        for container in job["template"]["spec"]["template"]["spec"]["containers"]
+        for item in container.get("env", [])
+        if item["name"] == "MARK"
+    ]
     assert marks and set(marks) == {"{{ 6 * 7 }}"}
     assert "lookup('ansible.builtin.env', 'HOME')" in manifests

@@ -37,19 +37,40 @@ def play(tmp_path, fleet, tasks, defaults_group="kubernetes.core.k8s", extra=(),
               kubeconfig: %s
               context: %s
         """) % (defaults_group, fleet.kubeconfig, CLUSTER)
-    playbook.write_text("- hosts: localhost\n  gather_facts: false\n" + textwrap.indent(defaults, "  ") + "  tasks:\n"
-                        + textwrap.indent(textwrap.dedent(tasks), "    ")
-                        + textwrap.indent(textwrap.dedent("""\
+    playbook.write_text(
+        "- hosts: localhost\n  gather_facts: false\n"
+        + textwrap.indent(defaults, "  ")
+        + "  tasks:\n"
+        + textwrap.indent(textwrap.dedent(tasks), "    ")
+        + textwrap.indent(
+            textwrap.dedent("""\
                           - name: Save the results
                             ansible.builtin.copy:
                               content: "{{ {'first': first | default(none), 'second': second | default(none)} | to_json }}"
                               dest: %s
                             check_mode: false
-                          """ % out), "    "))
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-               "-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook)] + list(extra)
-    proc = subprocess.run(command, env=dict(os.environ, ANSIBLE_NOCOLOR="1", **(env or {})), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+                          """ % out),
+            "    ",
+        )
+    )
+    command = [
+        os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+        "-i",
+        "localhost,",
+        "-c",
+        "local",
+        "-e",
+        "ansible_python_interpreter=%s" % sys.executable,
+        str(playbook),
+    ] + list(extra)
+    proc = subprocess.run(
+        command,
+        env=dict(os.environ, ANSIBLE_NOCOLOR="1", **(env or {})),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        check=False,
+    )
     results = json.loads(out.read_text()) if out.is_file() else {}
     return proc.returncode, proc.stdout, results
 
@@ -94,7 +115,9 @@ def test_apply_then_noop_with_kubernetes_core_module_defaults(fleet, tmp_path, n
     assert [r["result"]["metadata"]["name"] for r in first["result"]["results"]] == [namespace, "one"]
     # Each object comes back as its reference only (the caller has what it applied).
     assert [sorted(r["result"]["metadata"]) for r in first["result"]["results"]] == [
-        ["name", "resourceVersion", "uid"], ["name", "namespace", "resourceVersion", "uid"]]
+        ["name", "resourceVersion", "uid"],
+        ["name", "namespace", "resourceVersion", "uid"],
+    ]
     assert all("data" not in r["result"] and "spec" not in r["result"] for r in first["result"]["results"])
     stored = get_configmap(fleet, namespace, "one")
     assert stored["data"] == {"value": "1"}
@@ -103,18 +126,27 @@ def test_apply_then_noop_with_kubernetes_core_module_defaults(fleet, tmp_path, n
 
 def test_check_mode_is_a_server_dry_run_with_a_diff(fleet, tmp_path, namespace):
     setup = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, configmap(namespace, "two", "old")]
-    rc, output, dummy = play(tmp_path, fleet, """\
+    rc, output, dummy = play(
+        tmp_path,
+        fleet,
+        """\
         - name: Set up
           gpufleet.burnin.k8s_apply:
             objects: %s
-        """ % json.dumps(setup))
+        """ % json.dumps(setup),
+    )
     assert rc == 0, output[-3000:]
-    rc, output, results = play(tmp_path, fleet, """\
+    rc, output, results = play(
+        tmp_path,
+        fleet,
+        """\
         - name: Change in check mode
           gpufleet.burnin.k8s_apply:
             objects: %s
           register: first
-        """ % json.dumps([configmap(namespace, "two", "new")]), extra=["--check", "--diff"])
+        """ % json.dumps([configmap(namespace, "two", "new")]),
+        extra=["--check", "--diff"],
+    )
     assert rc == 0, output[-3000:]
     first = results["first"]
     assert first["changed"] is True
@@ -124,14 +156,22 @@ def test_check_mode_is_a_server_dry_run_with_a_diff(fleet, tmp_path, namespace):
 
 def test_collection_group_and_task_environment_reach_the_client(fleet, tmp_path, namespace):
     objects = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}]
-    rc, output, results = play(tmp_path, fleet, """\
+    rc, output, results = play(
+        tmp_path,
+        fleet,
+        """\
         - name: Apply through group/gpufleet.burnin.k8s
           gpufleet.burnin.k8s_apply:
             objects: %s
           register: first
-        """ % json.dumps(objects), defaults_group="gpufleet.burnin.k8s")
+        """ % json.dumps(objects),
+        defaults_group="gpufleet.burnin.k8s",
+    )
     assert rc == 0 and results["first"]["changed"] is True, output[-3000:]
-    rc, output, results = play(tmp_path, fleet, """\
+    rc, output, results = play(
+        tmp_path,
+        fleet,
+        """\
         - name: Apply with K8S_AUTH_* in the task environment
           gpufleet.burnin.k8s_apply:
             objects: %s
@@ -139,14 +179,19 @@ def test_collection_group_and_task_environment_reach_the_client(fleet, tmp_path,
             K8S_AUTH_KUBECONFIG: %s
             K8S_AUTH_CONTEXT: %s
           register: first
-        """ % (json.dumps([configmap(namespace, "env", "x")]), fleet.kubeconfig, CLUSTER), defaults_group=None)
+        """ % (json.dumps([configmap(namespace, "env", "x")]), fleet.kubeconfig, CLUSTER),
+        defaults_group=None,
+    )
     assert rc == 0 and results["first"]["changed"] is True, output[-3000:]
     assert get_configmap(fleet, namespace, "env")["data"] == {"value": "x"}
 
 
 def test_secrets_are_redacted_and_bad_input_is_a_clear_error(fleet, tmp_path):
     secret = "s3cr3t-" + uuid.uuid4().hex
-    rc, output, dummy = play(tmp_path, fleet, """\
+    rc, output, dummy = play(
+        tmp_path,
+        fleet,
+        """\
         - name: Wrong token
           gpufleet.burnin.k8s_apply:
             objects: [{apiVersion: v1, kind: ConfigMap, metadata: {name: x, namespace: default}, data: {a: "%s"}}]
@@ -159,7 +204,10 @@ def test_secrets_are_redacted_and_bad_input_is_a_clear_error(fleet, tmp_path):
             objects: [just-a-string]
           register: second
           ignore_errors: true
-        """ % (secret, secret), defaults_group=None, extra=["-vvv"])
+        """ % (secret, secret),
+        defaults_group=None,
+        extra=["-vvv"],
+    )
     assert rc == 0, output[-3000:]
     assert secret not in output
     assert "ignored=2" in output

@@ -16,8 +16,12 @@ import subprocess
 
 def test_the_expected_kubernetes_core_is_the_one_found():
     expected = os.environ.get("GPUFLEET_EXPECT_KCORE") or os.environ["GPUFLEET_KCORE_VERSION"]
-    proc = subprocess.run(["ansible-galaxy", "collection", "list", "kubernetes.core", "--format", "json"],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=True)
-    found = dict((path, info["kubernetes.core"]["version"]) for path, info in json.loads(proc.stdout).items()
-                 if "kubernetes.core" in info)
+    proc = subprocess.run(
+        ["ansible-galaxy", "collection", "list", "kubernetes.core", "--format", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        universal_newlines=True,
+        check=True,
+    )
+    found = dict((path, info["kubernetes.core"]["version"]) for path, info in json.loads(proc.stdout).items() if "kubernetes.core" in info)
     assert list(found.values()) == [expected], found

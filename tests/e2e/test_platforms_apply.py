@@ -42,16 +42,16 @@ TRAINERS = {
 }
 # (platform, gpu, framework, extra plan config): one or more per platform, chosen for what they create.
 CASES = [
-    ("aws", "h100", "mpi", {}),                                                     # EFA x 32, IPC_LOCK, -x env
-    ("aws", "gb300", "torch", {"rct_api_version": "v1beta1"}),                      # ComputeDomain, flat RoCE claim
-    ("gcp", "h100", "torch", {}),                                                   # A3 Mega: tcpxo-daemon sidecar
-    ("gcp", "h100", "mpi", {"instance_type": "a3-highgpu-8g"}),                     # A3 High: tcpx-daemon, trainer env patch
-    ("gcp", "gb300", "torch", {"rct_api_version": "v1beta2"}),                      # A4X Max: mrdma claim, seed keys deleted
-    ("gcp", "h200", "mpi", {"platform_vars": {"gcp_rdma_mode": "dranet"}}),        # A3 Ultra over managed DRANET
-    ("azure", "gb200", "mpi", {}),                                                  # ND GB200 v6, ComputeDomain
+    ("aws", "h100", "mpi", {}),  # EFA x 32, IPC_LOCK, -x env
+    ("aws", "gb300", "torch", {"rct_api_version": "v1beta1"}),  # ComputeDomain, flat RoCE claim
+    ("gcp", "h100", "torch", {}),  # A3 Mega: tcpxo-daemon sidecar
+    ("gcp", "h100", "mpi", {"instance_type": "a3-highgpu-8g"}),  # A3 High: tcpx-daemon, trainer env patch
+    ("gcp", "gb300", "torch", {"rct_api_version": "v1beta2"}),  # A4X Max: mrdma claim, seed keys deleted
+    ("gcp", "h200", "mpi", {"platform_vars": {"gcp_rdma_mode": "dranet"}}),  # A3 Ultra over managed DRANET
+    ("azure", "gb200", "mpi", {}),  # ND GB200 v6, ComputeDomain
     ("azure", "h100", "torch", {"platform_vars": {"azure_topology_configmap": "ndv5-topo"}}),
-    ("oci", "h100", "mpi", {}),                                                     # host network, sshd port ConfigMap
-    ("oci", "h200", "torch", {"platform_vars": {"oci_network_mode": "sriov"}}),     # SR-IOV VFs and multus
+    ("oci", "h100", "mpi", {}),  # host network, sshd port ConfigMap
+    ("oci", "h200", "torch", {"platform_vars": {"oci_network_mode": "sriov"}}),  # SR-IOV VFs and multus
     ("coreweave", "gb200", "mpi", {}),
     ("coreweave", "h100", "torch", {}),
     ("nebius", "h100", "torch", {}),
@@ -108,17 +108,25 @@ def list_nodes(fleet, cluster):
 
 def server_version(fleet, cluster):
     from kubernetes import client
+
     return client.VersionApi(fleet.api_client(cluster)).get_code().git_version
 
 
-@pytest.mark.parametrize("platform, gpu, framework, extra", CASES,
-                         ids=["%s-%s-%s-%d" % (c[0], c[1], c[2], i) for i, c in enumerate(CASES)])
+@pytest.mark.parametrize("platform, gpu, framework, extra", CASES, ids=["%s-%s-%s-%d" % (c[0], c[1], c[2], i) for i, c in enumerate(CASES)])
 def test_planned_objects_apply_and_read_back_unpruned(fleet_crds, platforms_namespace, platform, gpu, framework, extra):
     cluster, native = target_cluster(fleet_crds, platform)
-    config = dict(entry_name=("%s-%s-%s" % (platform, gpu, framework)), namespace=platforms_namespace,
-                  image="nvcr.io/nvidia/pytorch:26.01-py3", framework=framework, nodes=2,
-                  gpus_per_node=4 if gpu.startswith("gb") else 8, enable_mnnvl=gpu.startswith("gb"), run_id="e2e",
-                  trainer=TRAINERS[framework], env=[{"name": "NCCL_DEBUG", "value": "WARN"}])
+    config = dict(
+        entry_name=("%s-%s-%s" % (platform, gpu, framework)),
+        namespace=platforms_namespace,
+        image="nvcr.io/nvidia/pytorch:26.01-py3",
+        framework=framework,
+        nodes=2,
+        gpus_per_node=4 if gpu.startswith("gb") else 8,
+        enable_mnnvl=gpu.startswith("gb"),
+        run_id="e2e",
+        trainer=TRAINERS[framework],
+        env=[{"name": "NCCL_DEBUG", "value": "WARN"}],
+    )
     config.update(extra)
     facts = {"platform": platform, "gpuArchitecture": gpu}
     if native and fleet_crds.cluster(cluster).get("gpu_architecture") == gpu:
@@ -129,8 +137,7 @@ def test_planned_objects_apply_and_read_back_unpruned(fleet_crds, platforms_name
     problems = []
     for obj in plan["objects"]:
         resource = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
-        applied = dyn.server_side_apply(resource, body=obj, namespace=platforms_namespace, field_manager=FIELD_MANAGER,
-                                        force_conflicts=True).to_dict()
+        applied = dyn.server_side_apply(resource, body=obj, namespace=platforms_namespace, field_manager=FIELD_MANAGER, force_conflicts=True).to_dict()
         problems.extend("%s %s (apply): %s" % (obj["kind"], obj["metadata"]["name"], p) for p in pruned_paths(obj, applied))
         again = resource.get(name=obj["metadata"]["name"], namespace=platforms_namespace).to_dict()
         problems.extend("%s %s (read back): %s" % (obj["kind"], obj["metadata"]["name"], p) for p in pruned_paths(obj, again))
@@ -146,9 +153,19 @@ def test_discovery_reads_the_fleet_nodes(fleet_crds, platforms_namespace):
             continue
         nodes = list_nodes(fleet_crds, cluster)
         gpu = record["gpu_architecture"]
-        plan = plan_workload(dict(entry_name="discovery", namespace=platforms_namespace, image="img", nodes=1,
-                                  gpus_per_node=4 if gpu.startswith("gb") else 8, run_id="d", trainer=TRAINERS["torch"],
-                                  cluster_nodes=nodes), {"platform": record["platform"], "gpuArchitecture": gpu})
+        plan = plan_workload(
+            dict(
+                entry_name="discovery",
+                namespace=platforms_namespace,
+                image="img",
+                nodes=1,
+                gpus_per_node=4 if gpu.startswith("gb") else 8,
+                run_id="d",
+                trainer=TRAINERS["torch"],
+                cluster_nodes=nodes,
+            ),
+            {"platform": record["platform"], "gpuArchitecture": gpu},
+        )
         labels = [(n["metadata"].get("labels") or {}).get("node.kubernetes.io/instance-type") for n in nodes]
         if any(labels):
             assert plan["instance_type"] in labels and plan["platform_data"]["instance_type_source"] == "nodes", cluster
@@ -173,8 +190,16 @@ def test_server_version_of_the_fleet_drives_the_dra_policy(fleet_crds, platforms
     for cluster in fleet_crds.clusters:
         version = server_version(fleet_crds, cluster)
         versions.add(version.rsplit(".", 1)[0])
-        config = dict(entry_name="dra-policy", namespace=platforms_namespace, image="img", nodes=2, gpus_per_node=4,
-                      run_id="p", trainer=TRAINERS["torch"], server_version=version)
+        config = dict(
+            entry_name="dra-policy",
+            namespace=platforms_namespace,
+            image="img",
+            nodes=2,
+            gpus_per_node=4,
+            run_id="p",
+            trainer=TRAINERS["torch"],
+            server_version=version,
+        )
         plan = plan_workload(config, {"platform": "aws", "gpuArchitecture": "gb300"})
         rcts = [o for o in plan["objects"] if o["kind"] == "ResourceClaimTemplate"]
         assert rcts and {o["apiVersion"] for o in rcts} == {"resource.k8s.io/v1"}, cluster
@@ -357,16 +382,23 @@ def run_cloud_playbook(fleet, clouds, namespace, work):
     cases = {}
     for cloud in clouds:
         cluster, framework, platform_vars = CLOUDS[cloud][1], CLOUDS[cloud][3], CLOUDS[cloud][4]
-        cases[cluster] = {"entry_name": "clouds-%s" % cloud, "framework": framework, "trainer": TRAINERS[framework],
-                          "platform_vars": platform_vars}
+        cases[cluster] = {"entry_name": "clouds-%s" % cloud, "framework": framework, "trainer": TRAINERS[framework], "platform_vars": platform_vars}
     extra = work / "vars.yml"
-    extra.write_text(yaml.safe_dump({"cloud_cases": cases, "cloud_namespace": namespace, "cloud_out": str(work),
-                                     "cloud_field_manager": CLOUD_FIELD_MANAGER}))
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), str(playbook), "-i", fleet.inventory,
-               "--limit", ":".join(sorted(cases)), "-e", "@%s" % extra, "--forks", "4"]
+    extra.write_text(yaml.safe_dump({"cloud_cases": cases, "cloud_namespace": namespace, "cloud_out": str(work), "cloud_field_manager": CLOUD_FIELD_MANAGER}))
+    command = [
+        os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+        str(playbook),
+        "-i",
+        fleet.inventory,
+        "--limit",
+        ":".join(sorted(cases)),
+        "-e",
+        "@%s" % extra,
+        "--forks",
+        "4",
+    ]
     env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1")
-    proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          check=False, timeout=900)
+    proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False, timeout=900)
     assert proc.returncode == 0, proc.stdout[-6000:]
     out = {}
     for cloud in clouds:
@@ -420,8 +452,7 @@ def test_cloud_plan_applies_unpruned(cloud_runs, cloud):
     """Every planned object is on the server, as sent, under the field manager of the apply."""
     run = cloud_runs[cloud]
     assert run.applied_changed
-    assert (run.plan["objects"][-1]["kind"], run.checked["platform"], run.checked["gpu_architecture"]) == (
-        "TrainJob", cloud, CLOUDS[cloud][2])
+    assert (run.plan["objects"][-1]["kind"], run.checked["platform"], run.checked["gpu_architecture"]) == ("TrainJob", cloud, CLOUDS[cloud][2])
     problems = []
     for sent in run.plan["objects"]:
         got = run.server(sent["kind"])
@@ -440,8 +471,7 @@ def test_cloud_plan_reads_the_cluster_nodes(cloud_runs, cloud):
     expected = {
         "aws": ("p5.48xlarge", {"efa_per_node": 32, "nic_source": "nodes"}),
         "gcp": ("a3-megagpu-8g", {}),
-        "azure": ("Standard_ND128isr_NDR_GB200_v6",
-                  {"rdma_resource": "rdma/rdma_shared_device_a", "rdma_per_node": 1, "nic_source": "nodes"}),
+        "azure": ("Standard_ND128isr_NDR_GB200_v6", {"rdma_resource": "rdma/rdma_shared_device_a", "rdma_per_node": 1, "nic_source": "nodes"}),
         "oci": ("BM.GPU.H100.8", {"rdma_resource": "nvidia.com/rdma-vf", "rdma_per_node": 16, "nic_source": "nodes"}),
         "coreweave": ("gb200-4x", {"rdma_resource": "rdma/ib", "rdma_per_node": 1, "nic_source": "nodes"}),
         "nebius": ("gpu-h200-sxm", {"rdma_resource": None, "nic_source": None}),
@@ -511,8 +541,7 @@ def test_coreweave_on_the_server(cloud_runs):
     assert (env["NCCL_IB_HCA"], env["NVIDIA_IMEX_CHANNELS"], env["UCX_NET_DEVICES"]) == ("ibp", "0", "eth0")
     assert {"NCCL_IB_HCA=ibp", "NCCL_MNNVL_ENABLE=1"} <= set(mpi_exports(run.trainjob()))
     domain = run.server("ComputeDomain")[0]
-    assert [c["resourceClaimTemplateName"] for c in pod["spec"]["resourceClaims"]] == [
-        domain["spec"]["channel"]["resourceClaimTemplate"]["name"]]
+    assert [c["resourceClaimTemplateName"] for c in pod["spec"]["resourceClaims"]] == [domain["spec"]["channel"]["resourceClaimTemplate"]["name"]]
     assert run.plan["topology_key"] == "ds.coreweave.com/nvlink.domain"
 
 
@@ -561,8 +590,21 @@ def test_nebius_nodes_are_detected_as_nebius(cloud_runs):
 
 def test_oci_sriov_mpirun_exports_one_nccl_ib_hca(clouds_fleet):
     nodes = list_nodes(clouds_fleet, "oci-iad-h100-a")
-    plan = plan_workload(dict(entry_name="oci-sriov", namespace="ns", image="img", framework="mpi", nodes=2, gpus_per_node=8,
-                              run_id="x", trainer=TRAINERS["mpi"], cluster_nodes=nodes, rct_api_version="v1",
-                              platform_vars={"oci_network_mode": "sriov"}), {"platform": "oci", "gpuArchitecture": "h100"})
+    plan = plan_workload(
+        dict(
+            entry_name="oci-sriov",
+            namespace="ns",
+            image="img",
+            framework="mpi",
+            nodes=2,
+            gpus_per_node=8,
+            run_id="x",
+            trainer=TRAINERS["mpi"],
+            cluster_nodes=nodes,
+            rct_api_version="v1",
+            platform_vars={"oci_network_mode": "sriov"},
+        ),
+        {"platform": "oci", "gpuArchitecture": "h100"},
+    )
     exports = [value for value in mpi_exports(plan["objects"][-1]) if value.startswith("NCCL_IB_HCA=")]
     assert exports == ["NCCL_IB_HCA=mlx5"]

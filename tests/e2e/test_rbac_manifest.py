@@ -35,8 +35,13 @@ fleet_rbac = _load("gpufleet_test_fleet_rbac", "fleet_rbac.py")
 fleetlib = _load("gpufleet_test_fleet", "fleet.py")
 
 # (group, resource, subresource, verb) the role uses in its namespace, from the manifest's Role.
-ROLE_USES = [(g, r.split("/")[0], r.split("/")[1] if "/" in r else "", v)
-             for rule in fleet_rbac.role_rules() for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]]
+ROLE_USES = [
+    (g, r.split("/")[0], r.split("/")[1] if "/" in r else "", v)
+    for rule in fleet_rbac.role_rules()
+    for g in rule["apiGroups"]
+    for r in rule["resources"]
+    for v in rule["verbs"]
+]
 
 
 @pytest.fixture(scope="module")
@@ -65,11 +70,20 @@ def bound(fleet):
 
 
 def allowed(rest, user, verb, group="", resource="", subresource="", namespace=None, path=None):
-    attrs = {"nonResourceAttributes": {"path": path, "verb": verb}} if path else {"resourceAttributes": dict(
-        (k, v) for k, v in (("group", group), ("resource", resource), ("subresource", subresource), ("verb", verb),
-                            ("namespace", namespace)) if v)}
-    review = rest.must("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
-        "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": dict(attrs, user=user, groups=["system:authenticated"])})
+    attrs = (
+        {"nonResourceAttributes": {"path": path, "verb": verb}}
+        if path
+        else {
+            "resourceAttributes": dict(
+                (k, v) for k, v in (("group", group), ("resource", resource), ("subresource", subresource), ("verb", verb), ("namespace", namespace)) if v
+            )
+        }
+    )
+    review = rest.must(
+        "POST",
+        "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+        {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": dict(attrs, user=user, groups=["system:authenticated"])},
+    )
     return bool(review["status"].get("allowed"))
 
 
@@ -89,10 +103,17 @@ def test_every_verb_the_role_uses_is_granted_in_its_namespace_only(bound, who):
     for group, resource, sub, verb in ROLE_USES:
         assert allowed(rest, user, verb, group, resource, sub, namespace), (who, group, resource, sub, verb)
         assert not allowed(rest, user, verb, group, resource, sub, "default"), (who, "default", resource, verb)
-    for group, resource, verb in (("", "secrets", "get"), ("", "secrets", "list"), ("trainer.kubeflow.org", "trainjobs", "update"),
-                                  ("trainer.kubeflow.org", "trainjobs", "deletecollection"), ("", "pods", "create"),
-                                  ("", "pods", "delete"), ("", "pods", "exec"), ("", "events", "list"),
-                                  ("rbac.authorization.k8s.io", "roles", "create")):
+    for group, resource, verb in (
+        ("", "secrets", "get"),
+        ("", "secrets", "list"),
+        ("trainer.kubeflow.org", "trainjobs", "update"),
+        ("trainer.kubeflow.org", "trainjobs", "deletecollection"),
+        ("", "pods", "create"),
+        ("", "pods", "delete"),
+        ("", "pods", "exec"),
+        ("", "events", "list"),
+        ("rbac.authorization.k8s.io", "roles", "create"),
+    ):
         assert not allowed(rest, user, verb, group, resource, "", namespace), (who, resource, verb)
     assert not allowed(rest, user, "create", "", "pods", "exec", namespace)
 

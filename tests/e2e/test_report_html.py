@@ -37,9 +37,21 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import ver
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "unit", "fixtures", "nccl")
 SYNTHETIC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "unit", "plugins", "module_utils", "synthetic_fleet.py")
 BROWSERS = ("chromium", "chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions", "--hide-scrollbars",
-         "--mute-audio", "--force-device-scale-factor=1"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--mute-audio",
+    "--force-device-scale-factor=1",
+]
 
 PROBE = """
 <script>
@@ -118,13 +130,29 @@ def fleet_results():
     h100 = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8, "mnnvl": False}
     h200 = {"platform": "gcp", "gpu_architecture": "h200", "nodes": 2, "gpus_per_node": 8, "mnnvl": False}
     return {
-        "aws-p5-a": {"platform": "aws", "gpu_architecture": "h100", "outcome": "Complete", "run_id": "e2e", "verdicts": [
-            verdict.verdict_for(fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), h100, "all_reduce", job_outcome="Complete",
-                                workload="nccl-all-reduce")]},
-        "gcp-a3u": {"platform": "gcp", "gpu_architecture": "h200", "outcome": "Complete", "verdicts": [
-            verdict.verdict_for(fixture("v2.16-all-gather-2x8-h200-nccl2.27.log"), h200, job_outcome="Complete", workload="nccl-all-gather")]},
-        "aws-p5-<b>": {"platform": "aws", "gpu_architecture": "h100", "outcome": "Failed", "verdicts": [
-            verdict.verdict_for(fixture("v2.16-all-reduce-wrong.log"), h100, job_outcome="Failed", workload="nccl-all-reduce")]},
+        "aws-p5-a": {
+            "platform": "aws",
+            "gpu_architecture": "h100",
+            "outcome": "Complete",
+            "run_id": "e2e",
+            "verdicts": [
+                verdict.verdict_for(
+                    fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), h100, "all_reduce", job_outcome="Complete", workload="nccl-all-reduce"
+                )
+            ],
+        },
+        "gcp-a3u": {
+            "platform": "gcp",
+            "gpu_architecture": "h200",
+            "outcome": "Complete",
+            "verdicts": [verdict.verdict_for(fixture("v2.16-all-gather-2x8-h200-nccl2.27.log"), h200, job_outcome="Complete", workload="nccl-all-gather")],
+        },
+        "aws-p5-<b>": {
+            "platform": "aws",
+            "gpu_architecture": "h100",
+            "outcome": "Failed",
+            "verdicts": [verdict.verdict_for(fixture("v2.16-all-reduce-wrong.log"), h100, job_outcome="Failed", workload="nccl-all-reduce")],
+        },
         "oci-x": {"outcome": "Unreachable", "reason": "Max retries exceeded"},
     }
 
@@ -143,8 +171,8 @@ def read_png(path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     position, idat, header = 8, [], None
     while position < len(data):
-        length, kind = struct.unpack(">I4s", data[position:position + 8])
-        body = data[position + 8:position + 8 + length]
+        length, kind = struct.unpack(">I4s", data[position : position + 8])
+        body = data[position + 8 : position + 8 + length]
         position += 12 + length
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", body)
@@ -158,7 +186,7 @@ def read_png(path):
     rows, previous = [], bytearray(stride)
     for y in range(height):
         kind = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         if kind == 1:
             for i in range(channels, stride):
                 line[i] = (line[i] + line[i - channels]) & 0xFF
@@ -176,7 +204,7 @@ def read_png(path):
                 p = a + b - c
                 pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
                 line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
-        rows.append([tuple(line[x:x + 3]) for x in range(0, stride, channels)])
+        rows.append([tuple(line[x : x + 3]) for x in range(0, stride, channels)])
         previous = line
     return width, height, rows
 
@@ -323,8 +351,8 @@ def test_browser_lays_out_the_fleet_overview(chromium, fleet_report, tmp_path):
     assert all(drawn["width"] >= 3 and drawn["height"] >= 1 for drawn in bars)  # every bar drawn, visible
     assert [drawn["x"] for drawn in bars] == sorted(drawn["x"] for drawn in bars)
     unmeasured = [drawn for drawn in bars if not drawn["margin"]]
-    margins = [float(drawn["margin"]) for drawn in bars[len(unmeasured):]]
-    assert unmeasured and all(not drawn["margin"] for drawn in bars[:len(unmeasured)]) and margins == sorted(margins)
+    margins = [float(drawn["margin"]) for drawn in bars[len(unmeasured) :]]
+    assert unmeasured and all(not drawn["margin"] for drawn in bars[: len(unmeasured)]) and margins == sorted(margins)
     for drawn in bars:
         assert drawn["fill"] == "rgb(%d, %d, %d)" % VERDICT_RGB[drawn["verdict"]]
     assert 1200 <= seen["chart"]["width"] <= 1340 and seen["chart"]["y"] < 300  # the chart is at the top of the page

@@ -44,8 +44,7 @@ SLOW, RESTRICTED = "aws-use1-h100-slow", "aws-use1-h100-restricted"
 FRESH = "aws-use1-h100-fresh"
 AWS, GCP, AZURE, MISMATCH = "aws-use1-h100-a", "gcp-usc1-h100-a", "azure-eus-gb200-a", "aws-use1-h100-mismatch"
 TRAINER = "trainer.kubeflow.org/v1alpha1"
-KINDS = ((TRAINER, "TrainJob"), (TRAINER, "TrainingRuntime"), ("resource.nvidia.com/v1beta1", "ComputeDomain"),
-         ("resource.k8s.io/v1", "ResourceClaimTemplate"))
+KINDS = ((TRAINER, "TrainJob"), (TRAINER, "TrainingRuntime"), ("resource.nvidia.com/v1beta1", "ComputeDomain"), ("resource.k8s.io/v1", "ResourceClaimTemplate"))
 # A user override on gcp_h100 (group_vars beside the extra inventory): preCommand and mpiArgs reach the TrainJob.
 GCP_OVERRIDE = {"when": {"platform": {"equals": "gcp"}}, "preCommand": ["echo burn-in starts"], "mpiArgs": ["-x", "E2E_MARK=1"]}
 
@@ -60,7 +59,7 @@ class Run:
         """The set_stats data (AWX artifacts), from the default callback's CUSTOM STATS section."""
         for line in self.output.splitlines():
             if line.strip().startswith("RUN: {"):
-                return json.loads(line.strip()[len("RUN: "):])
+                return json.loads(line.strip()[len("RUN: ") :])
         raise AssertionError("no CUSTOM STATS in the output:\n" + self.output[-3000:])
 
     def __repr__(self):
@@ -85,18 +84,37 @@ class RoleFleet:
             STOPPED: dict(common, burnin_kubeconfig=str(dead), burnin_context=AWS),
             # More GPUs per node than the nodes have: its pods stay Pending, so it never ends and never takes the GPUs
             # the other burn-ins of this cluster need (the scheduler is real).
-            SLOW: dict(common, burnin_kubeconfig=fleet.kubeconfig, burnin_context=AWS, burnin_entry_name=ENTRY + "-slow",
-                       burnin_timeout=3, burnin_gpus_per_node=16, burnin_trainjob_annotations={"gpufleet.test/outcome": "none"}),
-            RESTRICTED: dict(common, burnin_kubeconfig=fleet.restricted_kubeconfig, burnin_context=AWS,
-                             burnin_namespace=fleet.restricted_namespace, burnin_create_namespace=False),
-            FRESH: dict(common, burnin_kubeconfig=fleet.kubeconfig, burnin_context=AWS, burnin_entry_name=ENTRY + "-fresh",
-                        burnin_namespace_per_run=True),
+            SLOW: dict(
+                common,
+                burnin_kubeconfig=fleet.kubeconfig,
+                burnin_context=AWS,
+                burnin_entry_name=ENTRY + "-slow",
+                burnin_timeout=3,
+                burnin_gpus_per_node=16,
+                burnin_trainjob_annotations={"gpufleet.test/outcome": "none"},
+            ),
+            RESTRICTED: dict(
+                common,
+                burnin_kubeconfig=fleet.restricted_kubeconfig,
+                burnin_context=AWS,
+                burnin_namespace=fleet.restricted_namespace,
+                burnin_create_namespace=False,
+            ),
+            FRESH: dict(common, burnin_kubeconfig=fleet.kubeconfig, burnin_context=AWS, burnin_entry_name=ENTRY + "-fresh", burnin_namespace_per_run=True),
         }
         (self.extra / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"aws_h100": {"hosts": hosts}}}}))
         # Settings of every host as group_vars, so that the hosts above can override them (extra vars could not).
-        (self.extra / "group_vars" / "all.yml").write_text(yaml.safe_dump({
-            "burnin_namespace": NAMESPACE, "burnin_entry_name": ENTRY, "burnin_report_dir": str(self.reports),
-            "burnin_poll_interval": 1, "burnin_timeout": 90}))
+        (self.extra / "group_vars" / "all.yml").write_text(
+            yaml.safe_dump(
+                {
+                    "burnin_namespace": NAMESPACE,
+                    "burnin_entry_name": ENTRY,
+                    "burnin_report_dir": str(self.reports),
+                    "burnin_poll_interval": 1,
+                    "burnin_timeout": 90,
+                }
+            )
+        )
         (self.extra / "group_vars" / "azure_gb200.yml").write_text(yaml.safe_dump({"burnin_enable_mnnvl": True}))
         (self.extra / "group_vars" / "gcp_h100.yml").write_text(yaml.safe_dump({"burnin_overrides": [GCP_OVERRIDE]}))
 
@@ -106,8 +124,7 @@ class RoleFleet:
             inventories += ["--limit", ":".join(["all"] + ["!" + host for host in exclude])]
         command = ["ansible-playbook", str(PLAYBOOKS / name)] + inventories + ["-e", "burnin_run_id=%s" % run_id, "--forks", "10"] + list(args)
         env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1", ANSIBLE_SHOW_CUSTOM_STATS="1", **(extra_env or {}))
-        proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                              check=False, timeout=900)
+        proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False, timeout=900)
         return Run(proc.returncode, proc.stdout, self.reports, run_id)
 
     def get(self, cluster, kind, name, api_version=TRAINER):
@@ -117,6 +134,7 @@ class RoleFleet:
     def snapshot(self, cluster):
         """(kind, name, resourceVersion) of every object of the entry in the namespace, plus the namespace."""
         from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
+
         client = self.fleet.dynamic(cluster)
         found = set()
         try:
@@ -184,8 +202,15 @@ def cleaned(role, checked):
 
 def test_outcome_per_cluster_and_the_fleet_goes_on(first):
     outcomes = dict((name, result["outcome"]) for name, result in first.results.items())
-    assert outcomes == {AWS: "Complete", GCP: "Complete", AZURE: "Failed", MISMATCH: "Mismatch", STOPPED: "Unreachable",
-                        SLOW: "Timeout", RESTRICTED: "Complete"}, first
+    assert outcomes == {
+        AWS: "Complete",
+        GCP: "Complete",
+        AZURE: "Failed",
+        MISMATCH: "Mismatch",
+        STOPPED: "Unreachable",
+        SLOW: "Timeout",
+        RESTRICTED: "Complete",
+    }, first
     # Failed clusters fail their host, after the summary: ansible-playbook exits 2.
     assert first.rc == 2, first
     assert "FailedJobs" in first.results[AZURE]["reason"]
@@ -195,16 +220,16 @@ def test_outcome_per_cluster_and_the_fleet_goes_on(first):
 
 
 def test_summary_names_every_failed_cluster_and_why(first):
-    header = ("burn-in %s: 3 of 7 clusters passed, 4 failed: %s, %s, %s, %s; 2 with warnings: %s, %s"
-              % (RUN1, MISMATCH, SLOW, STOPPED, AZURE, AWS, RESTRICTED))
+    header = "burn-in %s: 3 of 7 clusters passed, 4 failed: %s, %s, %s, %s; 2 with warnings: %s, %s" % (RUN1, MISMATCH, SLOW, STOPPED, AZURE, AWS, RESTRICTED)
     assert header in first.output, first
     # outcome, verdict (- when the burn-in never ran), why
-    for name, outcome, why in ((AZURE, "Failed      fail ", "verdict fail: TrainJob Failed: FailedJobs"),
-                               (MISMATCH, "Mismatch    -    ", "platform mismatch"),
-                               (STOPPED, "Unreachable -    ", "Cannot reach"),
-                               (SLOW, "Timeout     ", "no Complete or Failed condition after 3 s")):
-        assert any(line.strip().strip('",').startswith("FAIL %-28s" % name) and outcome in line and why in line
-                   for line in first.output.splitlines()), name
+    for name, outcome, why in (
+        (AZURE, "Failed      fail ", "verdict fail: TrainJob Failed: FailedJobs"),
+        (MISMATCH, "Mismatch    -    ", "platform mismatch"),
+        (STOPPED, "Unreachable -    ", "Cannot reach"),
+        (SLOW, "Timeout     ", "no Complete or Failed condition after 3 s"),
+    ):
+        assert any(line.strip().strip('",').startswith("FAIL %-28s" % name) and outcome in line and why in line for line in first.output.splitlines()), name
     assert any(line.strip().strip('",').startswith("ok   %-28s" % AWS) and "Complete    warn " in line for line in first.output.splitlines())
 
 
@@ -264,8 +289,7 @@ def test_aws_h100_objects(role, first):
     # The default workload, nccl-all-reduce of the catalog: its timeout, binary and sweep.
     assert trainer["command"] == ["timeout", "1800", "mpirun"]
     assert trainer["args"][:3] == ["-N", "8", "--allow-run-as-root"]
-    assert trainer["args"][-15:] == ["/opt/nccl-tests/build/all_reduce_perf", "-b", "1K", "-e", "16G", "-f", "2", "-g", "1",
-                                     "-n", "20", "-w", "5", "-c", "1"]
+    assert trainer["args"][-15:] == ["/opt/nccl-tests/build/all_reduce_perf", "-b", "1K", "-e", "16G", "-f", "2", "-g", "1", "-n", "20", "-w", "5", "-c", "1"]
     assert first.results[AWS]["workload"] == "nccl-all-reduce" and first.results[AWS]["collective"] == "all_reduce"
     assert trainer["numNodes"] == 2 and trainer["numProcPerNode"] == 8
     assert [c["type"] for c in trainjob["status"]["conditions"] if c["status"] == "True"] == ["Complete"]
@@ -283,7 +307,7 @@ def test_gcp_h100_env_and_user_override_commands(role, first):
     assert " -x NCCL_MNNVL_ENABLE=0 -x E2E_MARK=1 -x " in script
     assert script.endswith(" /opt/nccl-tests/build/all_reduce_perf -b 1K -e 16G -f 2 -g 1 -n 20 -w 5 -c 1")
     # The fleet's launcher output follows that command: the wrapped script's sweep reached the verdict.
-    assert first.results[GCP]["verdict"]["metrics"]["largest_size"] == 16 * 2 ** 30
+    assert first.results[GCP]["verdict"]["metrics"]["largest_size"] == 16 * 2**30
     assert first.results[GCP]["matched_overrides"][-1]["origin"] == "user"
     assert first.results[GCP]["instance_type"] == "a3-megagpu-8g"
 
@@ -308,7 +332,10 @@ def test_azure_gb200_claims_compute_domain_and_topology(role, first):
     assert [c["type"] for c in trainjob["status"]["conditions"] if c["status"] == "True"] == ["Failed"]
     # Dependencies first, then the runtime, then the TrainJob.
     assert [name for name in first.results[AZURE]["applied"] if not name.startswith("Namespace/")] == [
-        "ComputeDomain/%s-compute-domain" % ENTRY, "TrainingRuntime/%s-runtime" % ENTRY, "TrainJob/%s-%s" % (ENTRY, RUN1)]
+        "ComputeDomain/%s-compute-domain" % ENTRY,
+        "TrainingRuntime/%s-runtime" % ENTRY,
+        "TrainJob/%s-%s" % (ENTRY, RUN1),
+    ]
 
 
 def test_second_run_only_adds_its_trainjob(second):
@@ -356,8 +383,7 @@ def test_cleanup_removes_the_run_then_everything(role, cleaned):
     assert [name for name, r in one.results.items() if r["outcome"] != "Cleaned"] == [STOPPED]
     # The slow entry and the namespace-scoped host cleaned their own objects.
     assert "%s: TrainJob/%s-slow-%s" % (NAMESPACE, ENTRY, RUN1) in one.results[SLOW]["deleted"]
-    assert sorted(n.split(": ")[-1] for n in one.results[RESTRICTED]["deleted"]) == [
-        "TrainJob/%s-%s" % (ENTRY, RUN1), "TrainingRuntime/%s-runtime" % ENTRY]
+    assert sorted(n.split(": ")[-1] for n in one.results[RESTRICTED]["deleted"]) == ["TrainJob/%s-%s" % (ENTRY, RUN1), "TrainingRuntime/%s-runtime" % ENTRY]
     for name in (AWS, GCP, AZURE):
         names = set((kind, obj) for kind, obj, version in between[name])
         assert ("TrainJob", "%s-%s" % (ENTRY, RUN1)) not in names
@@ -372,8 +398,7 @@ def test_cleanup_removes_the_run_then_everything(role, cleaned):
 
 
 def test_render_writes_every_object_without_contacting_a_cluster(role, tmp_path):
-    run = role.playbook("render.yml", "e2e-render", "-e", "burnin_render_dir=%s" % tmp_path, "-e", "burnin_kubeconfig=/nonexistent",
-                        exclude=())
+    run = role.playbook("render.yml", "e2e-render", "-e", "burnin_render_dir=%s" % tmp_path, "-e", "burnin_kubeconfig=/nonexistent", exclude=())
     assert run.rc == 0, run
     # Even the stopped cluster renders: nothing is contacted.
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([AWS, GCP, AZURE, MISMATCH, STOPPED, SLOW, RESTRICTED, FRESH])
@@ -398,8 +423,23 @@ def test_kubeconfig_mapping_is_redacted_even_at_vvv(role, tmp_path, cleaned):
     assert tokens
     extra = tmp_path / "kubeconfig-as-var.json"
     extra.write_text(json.dumps({"burnin_kubeconfig": kubeconfig}))
-    run = role.playbook("burnin.yml", "e2e-dict", "-vvv", "--limit", AWS, "-e", "@%s" % extra, "-e", "burnin_wait=false",
-                        "-e", "burnin_collect_logs=false", "-e", "burnin_namespace=%s-dict" % NAMESPACE, "-e", "burnin_namespace_per_run=false")
+    run = role.playbook(
+        "burnin.yml",
+        "e2e-dict",
+        "-vvv",
+        "--limit",
+        AWS,
+        "-e",
+        "@%s" % extra,
+        "-e",
+        "burnin_wait=false",
+        "-e",
+        "burnin_collect_logs=false",
+        "-e",
+        "burnin_namespace=%s-dict" % NAMESPACE,
+        "-e",
+        "burnin_namespace_per_run=false",
+    )
     assert run.rc == 0 and run.results[AWS]["outcome"] == "Applied", run
     for token in tokens:
         assert token not in run.output

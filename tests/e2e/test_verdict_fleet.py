@@ -38,8 +38,16 @@ ENTRY = "nccl-verdict"
 AWS, GCP, AZURE = "aws-use1-h100-a", "gcp-usc1-h100-a", "azure-eus-gb200-a"
 RUN1, RUN2 = "verdict-1", "verdict-2"
 JOBSET = "jobset.sigs.k8s.io/jobset-name"
-OWN_THRESHOLD = {"id": "fleet-aws-h100-peak", "platform": "aws", "gpu_architecture": "h100", "collective": "all_reduce",
-                 "metric": "peak", "pass": 255, "warn": 200, "source": "our acceptance test"}
+OWN_THRESHOLD = {
+    "id": "fleet-aws-h100-peak",
+    "platform": "aws",
+    "gpu_architecture": "h100",
+    "collective": "all_reduce",
+    "metric": "peak",
+    "pass": 255,
+    "warn": 200,
+    "source": "our acceptance test",
+}
 
 
 class Run:
@@ -52,7 +60,7 @@ class Run:
     def stats(self):
         for line in self.output.splitlines():
             if line.strip().startswith("RUN: {"):
-                return json.loads(line.strip()[len("RUN: "):])["burnin_results"]
+                return json.loads(line.strip()[len("RUN: ") :])["burnin_results"]
         raise AssertionError("no CUSTOM STATS in the output:\n" + self.output[-3000:])
 
     def recap(self):
@@ -69,18 +77,36 @@ class Run:
 
 
 def playbook(fleet, reports, run_id, hosts, *args):
-    command = ["ansible-playbook", str(PLAYBOOK), "-i", fleet.inventory] + list(args) + [
-        "--limit", ":".join(hosts), "--forks", "10",
-        "-e", "burnin_run_id=%s" % run_id, "-e", "burnin_namespace=%s" % NAMESPACE, "-e", "burnin_entry_name=%s" % ENTRY,
-        "-e", "burnin_report_dir=%s" % reports, "-e", "burnin_poll_interval=1", "-e", "burnin_timeout=90"]
+    command = (
+        ["ansible-playbook", str(PLAYBOOK), "-i", fleet.inventory]
+        + list(args)
+        + [
+            "--limit",
+            ":".join(hosts),
+            "--forks",
+            "10",
+            "-e",
+            "burnin_run_id=%s" % run_id,
+            "-e",
+            "burnin_namespace=%s" % NAMESPACE,
+            "-e",
+            "burnin_entry_name=%s" % ENTRY,
+            "-e",
+            "burnin_report_dir=%s" % reports,
+            "-e",
+            "burnin_poll_interval=1",
+            "-e",
+            "burnin_timeout=90",
+        ]
+    )
     env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1", ANSIBLE_SHOW_CUSTOM_STATS="1")
-    proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          check=False, timeout=900)
+    proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False, timeout=900)
     return Run(proc, reports, run_id)
 
 
 def pods_of(fleet, cluster, trainjob):
     from kubernetes.client import CoreV1Api
+
     return CoreV1Api(fleet.api_client(cluster)).list_namespaced_pod(NAMESPACE, label_selector="%s=%s" % (JOBSET, trainjob)).items
 
 
@@ -89,6 +115,7 @@ def work(fleet_crds, tmp_path_factory):
     path = tmp_path_factory.mktemp("verdict-e2e")
     yield path
     from kubernetes.client import CoreV1Api
+
     for cluster in (AWS, GCP, AZURE):
         try:
             CoreV1Api(fleet_crds.api_client(cluster)).delete_namespace(NAMESPACE)
@@ -104,11 +131,19 @@ def first(fleet_crds, work):
 @pytest.fixture(scope="module")
 def second(fleet_crds, work, first):
     extra = work / "per-host.yml"
-    extra.write_text(yaml.safe_dump({"all": {"hosts": {
-        GCP: {"burnin_trainjob_annotations": {"gpufleet.test/nccl-log": "far-below"}},
-        AWS: {"burnin_thresholds": [OWN_THRESHOLD]},
-        AZURE: {"burnin_thresholds": [{"collective": "all_reduce", "metric": "median", "pass": 100}]},
-    }}}))
+    extra.write_text(
+        yaml.safe_dump(
+            {
+                "all": {
+                    "hosts": {
+                        GCP: {"burnin_trainjob_annotations": {"gpufleet.test/nccl-log": "far-below"}},
+                        AWS: {"burnin_thresholds": [OWN_THRESHOLD]},
+                        AZURE: {"burnin_thresholds": [{"collective": "all_reduce", "metric": "median", "pass": 100}]},
+                    }
+                }
+            }
+        )
+    )
     return playbook(fleet_crds, work / "reports", RUN2, [AWS, GCP, AZURE], "-i", str(extra))
 
 
@@ -126,26 +161,28 @@ def test_one_pass_one_warn_one_fail_and_the_failing_cluster_alone_fails(first):
 
 
 def test_summary_shows_every_verdict(first):
-    header = ("burn-in %s: 2 of 3 clusters passed, 1 failed: %s; 1 with warnings: %s; reports in %s"
-              % (RUN1, AZURE, AWS, first.dir))
+    header = "burn-in %s: 2 of 3 clusters passed, 1 failed: %s; 1 with warnings: %s; reports in %s" % (RUN1, AZURE, AWS, first.dir)
     assert header in first.output, first
     lines = [line.strip().strip('",') for line in first.output.splitlines()]
     for status, cluster, outcome, verdict, why in (
-            ("ok", AWS, "Complete", "warn", "in the warning band of aws-h100-all-reduce-peak"),
-            ("ok", GCP, "Complete", "pass", "meets gcp-h100-all-reduce-peak (>= 225.0 GB/s)"),
-            ("FAIL", AZURE, "Failed", "fail", "no complete result: line")):
-        assert any(line.startswith("%-4s %-28s" % (status, cluster)) and " %-11s %-5s " % (outcome, verdict) in line and why in line
-                   for line in lines), (cluster, first)
+        ("ok", AWS, "Complete", "warn", "in the warning band of aws-h100-all-reduce-peak"),
+        ("ok", GCP, "Complete", "pass", "meets gcp-h100-all-reduce-peak (>= 225.0 GB/s)"),
+        ("FAIL", AZURE, "Failed", "fail", "no complete result: line"),
+    ):
+        assert any(line.startswith("%-4s %-28s" % (status, cluster)) and " %-11s %-5s " % (outcome, verdict) in line and why in line for line in lines), (
+            cluster,
+            first,
+        )
 
 
 def test_verdicts_judge_the_numbers_against_the_published_thresholds(first):
     aws = first.results[AWS]["verdict"]
     peak = [c for c in aws["checks"] if c["name"] == "peak"][0]
     assert peak["threshold"] == "aws-h100-all-reduce-peak" and peak["pass"] == 270 and peak["warn"] == 250
-    assert 250 <= peak["value"] < 270 and peak["size"] == 16 * 2 ** 30
-    assert aws["metrics"]["largest_size"] == 16 * 2 ** 30 and aws["metrics"]["nccl_version"].startswith("2.27.7")
+    assert 250 <= peak["value"] < 270 and peak["size"] == 16 * 2**30
+    assert aws["metrics"]["largest_size"] == 16 * 2**30 and aws["metrics"]["nccl_version"].startswith("2.27.7")
     # The series holds every size of the 1K..16G sweep: the launcher's log was read whole, not its last lines.
-    assert [row[0] for row in aws["series"]] == [1024 * 2 ** i for i in range(25)]
+    assert [row[0] for row in aws["series"]] == [1024 * 2**i for i in range(25)]
     gcp = first.results[GCP]["verdict"]
     assert [t["id"] for t in gcp["thresholds"]] == ["gcp-h100-all-reduce-peak"] and gcp["metrics"]["peak_busbw"] >= 225
     azure = first.results[AZURE]["verdict"]
@@ -247,6 +284,7 @@ def test_inventory_thresholds_win_and_bad_ones_are_named(fleet_crds, second):
     assert "burnin_thresholds" in second.output and "metric" in second.output and "median" in second.output
     assert "peak" in second.output and "avg" in second.output
     from kubernetes.dynamic.exceptions import NotFoundError
+
     trainjobs = fleet_crds.dynamic(AZURE).resources.get(api_version="trainer.kubeflow.org/v1alpha1", kind="TrainJob")
     with pytest.raises(NotFoundError):
         trainjobs.get(name="%s-%s" % (ENTRY, RUN2), namespace=NAMESPACE)

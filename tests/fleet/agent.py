@@ -91,23 +91,33 @@ class Cluster:
         """The DeviceClass of IMEX channels and one ResourceSlice of channels per KWOK node."""
         classes = self.res("resource.k8s.io/v1", "DeviceClass")
         expression = f"device.driver == '{DRA_DRIVER}' && device.attributes['{DRA_DRIVER}'].type == 'channel'"
-        body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-                "metadata": {"name": CHANNEL_CLASS, "labels": {"gpufleet.test/stand-in": "nvidia-dra-driver-gpu"}},
-                "spec": {"selectors": [{"cel": {"expression": expression}}]}}
+        body = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": CHANNEL_CLASS, "labels": {"gpufleet.test/stand-in": "nvidia-dra-driver-gpu"}},
+            "spec": {"selectors": [{"cel": {"expression": expression}}]},
+        }
         self.create(classes, body)
         slices = self.res("resource.k8s.io/v1", "ResourceSlice")
         nodes = self.res("v1", "Node").get(label_selector=f"{FAKE_NODE}=true,nvidia.com/gpu.present=true").to_dict()["items"]
         for node in nodes:
             name = node["metadata"]["name"]
-            self.create(slices, {
-                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-                "metadata": {"name": f"{name}-{DRA_DRIVER}-channels",
-                             "labels": {"gpufleet.test/stand-in": "nvidia-dra-driver-gpu"}},
-                "spec": {"driver": DRA_DRIVER, "nodeName": name,
-                         "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-                         "devices": [{"name": f"channel-{i}",
-                                      "attributes": {"type": {"string": "channel"}, "id": {"int": i}}}
-                                     for i in range(CHANNELS_PER_NODE)]}})
+            self.create(
+                slices,
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": {"name": f"{name}-{DRA_DRIVER}-channels", "labels": {"gpufleet.test/stand-in": "nvidia-dra-driver-gpu"}},
+                    "spec": {
+                        "driver": DRA_DRIVER,
+                        "nodeName": name,
+                        "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                        "devices": [
+                            {"name": f"channel-{i}", "attributes": {"type": {"string": "channel"}, "id": {"int": i}}} for i in range(CHANNELS_PER_NODE)
+                        ],
+                    },
+                },
+            )
 
     def create(self, resource, body, namespace=None):
         try:
@@ -122,25 +132,48 @@ class Cluster:
         rct_name = ((spec.get("channel") or {}).get("resourceClaimTemplate") or {}).get("name")
         if not rct_name or meta.get("deletionTimestamp"):
             return
-        self.create(self.res("resource.k8s.io/v1", "ResourceClaimTemplate"), {
-            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": rct_name, "namespace": meta["namespace"],
-                         "labels": {"resource.nvidia.com/computeDomain": meta["uid"]},
-                         "ownerReferences": [{"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain",
-                                              "name": meta["name"], "uid": meta["uid"], "controller": True}]},
-            "spec": {"spec": {"devices": {
-                "requests": [{"name": "channel", "exactly": {
-                    "deviceClassName": CHANNEL_CLASS, "allocationMode": "ExactCount", "count": 1}}],
-                "config": [{"requests": ["channel"], "opaque": {"driver": DRA_DRIVER, "parameters": {
-                    "apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomainChannelConfig",
-                    "domainID": meta["uid"],
-                    "allocationMode": (spec.get("channel") or {}).get("allocationMode") or "Single"}}}]}}},
-        }, namespace=meta["namespace"])
+        self.create(
+            self.res("resource.k8s.io/v1", "ResourceClaimTemplate"),
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaimTemplate",
+                "metadata": {
+                    "name": rct_name,
+                    "namespace": meta["namespace"],
+                    "labels": {"resource.nvidia.com/computeDomain": meta["uid"]},
+                    "ownerReferences": [
+                        {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain", "name": meta["name"], "uid": meta["uid"], "controller": True}
+                    ],
+                },
+                "spec": {
+                    "spec": {
+                        "devices": {
+                            "requests": [{"name": "channel", "exactly": {"deviceClassName": CHANNEL_CLASS, "allocationMode": "ExactCount", "count": 1}}],
+                            "config": [
+                                {
+                                    "requests": ["channel"],
+                                    "opaque": {
+                                        "driver": DRA_DRIVER,
+                                        "parameters": {
+                                            "apiVersion": "resource.nvidia.com/v1beta1",
+                                            "kind": "ComputeDomainChannelConfig",
+                                            "domainID": meta["uid"],
+                                            "allocationMode": (spec.get("channel") or {}).get("allocationMode") or "Single",
+                                        },
+                                    },
+                                }
+                            ],
+                        }
+                    }
+                },
+            },
+            namespace=meta["namespace"],
+        )
         if ((cd.get("status") or {}).get("status")) != "Ready":
             try:
                 self.res("resource.nvidia.com/v1beta1", "ComputeDomain").status.patch(
-                    body={"status": {"status": "Ready"}}, name=meta["name"], namespace=meta["namespace"],
-                    content_type="application/merge-patch+json")
+                    body={"status": {"status": "Ready"}}, name=meta["name"], namespace=meta["namespace"], content_type="application/merge-patch+json"
+                )
             except ApiException as e:
                 if e.status != 404:
                     raise
@@ -160,8 +193,9 @@ class Cluster:
             js = self.res("jobset.x-k8s.io/v1alpha2", "JobSet").get(name=name, namespace=namespace).to_dict()
         except ApiException:
             return {}
-        return {rj["name"]: int(((rj.get("template") or {}).get("spec") or {}).get("parallelism") or 1)
-                for rj in (js.get("spec") or {}).get("replicatedJobs") or []}
+        return {
+            rj["name"]: int(((rj.get("template") or {}).get("spec") or {}).get("parallelism") or 1) for rj in (js.get("spec") or {}).get("replicatedJobs") or []
+        }
 
     def decide(self, tj):
         ann = (tj.get("metadata") or {}).get("annotations") or {}
@@ -201,13 +235,15 @@ class Cluster:
             transport = (meta.get("annotations") or {}).get(NCCL_TRANSPORT) or self.nccl_transport
             if transport not in nccl_logs.TRANSPORTS:
                 transport = "expected"
-            return nccl_logs.launcher_log(choice, hosts, gpus, self.platform, self.gpu, cmd, busbw=busbw,
-                                          seed=meta.get("uid", ""), finished=finished, mnnvl=mnnvl, transport=transport)
+            return nccl_logs.launcher_log(
+                choice, hosts, gpus, self.platform, self.gpu, cmd, busbw=busbw, seed=meta.get("uid", ""), finished=finished, mnnvl=mnnvl, transport=transport
+            )
         if "launcher" in shape:
             return nccl_logs.worker_log(hosts[index] if index < len(hosts) else pod["spec"].get("hostname", ""), index)
         torch = any("torchrun" in w for w in words) or (trainer.get("numProcPerNode") and not cmd)
-        return nccl_logs.plain_log("torch" if torch else "exec", pod["spec"].get("hostname", ""), index, gpus,
-                                   workers * gpus, self.gpu, finished=finished and outcome == "Complete")
+        return nccl_logs.plain_log(
+            "torch" if torch else "exec", pod["spec"].get("hostname", ""), index, gpus, workers * gpus, self.gpu, finished=finished and outcome == "Complete"
+        )
 
     def ending(self, pod, shape, outcome):
         """(exit code, restarts) for the pod, or None when it keeps running."""
@@ -251,8 +287,7 @@ class Cluster:
         self.write_log(tj, pod, shape, choice, busbw, outcome)
         ann = {LOGGED: "true"}
         if code is not None:
-            ann.update({EXIT_CODE: str(code), FINISH_AFTER: f"{after:.1f}s",
-                        RESTARTS: str(max(1, self.backoff_limit(pod)))})
+            ann.update({EXIT_CODE: str(code), FINISH_AFTER: f"{after:.1f}s", RESTARTS: str(max(1, self.backoff_limit(pod)))})
         self.annotate(pod, ann)
         self.handled.add(meta["uid"])
 
@@ -274,20 +309,31 @@ class Cluster:
             tmp.write_text(cri_lines(text, stamp))
             tmp.replace(path)
             logs.append({"containers": [c["name"]], "logsFile": str(path)})
-        self.create(self.res("kwok.x-k8s.io/v1alpha1", "Logs"), {
-            "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
-            # Owned by the TrainJob, not the pod: a pod removed in the foreground (JobSet ending its Jobs) would
-            # take its Logs with it while it still terminates and its log can be read.
-            "metadata": {"name": meta["name"], "namespace": meta["namespace"],
-                         "ownerReferences": [{"apiVersion": TRAINER, "kind": "TrainJob", "name": tj["metadata"]["name"],
-                                              "uid": tj["metadata"]["uid"]}]},
-            "spec": {"logs": logs}}, namespace=meta["namespace"])
+        self.create(
+            self.res("kwok.x-k8s.io/v1alpha1", "Logs"),
+            {
+                "apiVersion": "kwok.x-k8s.io/v1alpha1",
+                "kind": "Logs",
+                # Owned by the TrainJob, not the pod: a pod removed in the foreground (JobSet ending its Jobs) would
+                # take its Logs with it while it still terminates and its log can be read.
+                "metadata": {
+                    "name": meta["name"],
+                    "namespace": meta["namespace"],
+                    "ownerReferences": [{"apiVersion": TRAINER, "kind": "TrainJob", "name": tj["metadata"]["name"], "uid": tj["metadata"]["uid"]}],
+                },
+                "spec": {"logs": logs},
+            },
+            namespace=meta["namespace"],
+        )
 
     def annotate(self, pod, annotations):
         try:
-            self.res("v1", "Pod").patch(body={"metadata": {"annotations": annotations}},
-                                        name=pod["metadata"]["name"], namespace=pod["metadata"]["namespace"],
-                                        content_type="application/merge-patch+json")
+            self.res("v1", "Pod").patch(
+                body={"metadata": {"annotations": annotations}},
+                name=pod["metadata"]["name"],
+                namespace=pod["metadata"]["namespace"],
+                content_type="application/merge-patch+json",
+            )
         except ApiException as e:
             if e.status != 404:
                 raise
@@ -322,11 +368,13 @@ class Cluster:
             except Exception as e:  # noqa: BLE001 - the API server may still be settling
                 log(f"{self.name}: publishing DRA devices: {e!r}")
                 stop_event.wait(1)
-        threads = [threading.Thread(target=self.watch_forever, daemon=True, name=f"{self.name}/{kind}",
-                                    args=args, kwargs=kw)
-                   for kind, args, kw in (
-                       ("pods", ("v1", "Pod", self.pod), {"label_selector": JOBSET_NAME}),
-                       ("computedomains", ("resource.nvidia.com/v1beta1", "ComputeDomain", self.compute_domain), {}))]
+        threads = [
+            threading.Thread(target=self.watch_forever, daemon=True, name=f"{self.name}/{kind}", args=args, kwargs=kw)
+            for kind, args, kw in (
+                ("pods", ("v1", "Pod", self.pod), {"label_selector": JOBSET_NAME}),
+                ("computedomains", ("resource.nvidia.com/v1beta1", "ComputeDomain", self.compute_domain), {}),
+            )
+        ]
         for t in threads:
             t.start()
         self.ready.set()

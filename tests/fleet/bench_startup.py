@@ -30,8 +30,7 @@ EXTRA = [
     {"name": "oci-iad-gb300-a", "platform": "oci", "gpu_architecture": "gb300", "nodes": 2},
     {"name": "aws-usw2-b200-a", "platform": "aws", "gpu_architecture": "b200", "nodes": 2},
     {"name": "coreweave-h100-a", "platform": "coreweave", "gpu_architecture": "h100", "nodes": 2},
-    {"name": "onprem-h200-a", "platform": "onprem", "gpu_architecture": "h200", "nodes": 2,
-     "instance_type": "dgx-h200"},
+    {"name": "onprem-h200-a", "platform": "onprem", "gpu_architecture": "h200", "nodes": 2, "instance_type": "dgx-h200"},
 ]
 
 
@@ -148,13 +147,15 @@ def main():
             }
             results.append(r)
             if not a.json:
-                print(f"run {run}: {r['clusters']} clusters ready in {r['startup_seconds']} s "
-                      f"(API servers ready by {r['apiservers_ready_seconds_max']} s); RSS at start "
-                      f"{r['rss_mib_at_start']['total']} MiB, after {a.settle:.0f} s {r['rss_mib_settled']['total']} MiB "
-                      f"{r['rss_mib_settled']} (PSS {pss} MiB); CPU {r['cpu_seconds_at_ready']} s at ready, "
-                      f"{r['cpu_seconds_after_settle']} s after settling {cpu_kinds}; idle {r['idle_cores']} cores; "
-                      f"load average before {r['load_average_before']}",
-                      flush=True)
+                print(
+                    f"run {run}: {r['clusters']} clusters ready in {r['startup_seconds']} s "
+                    f"(API servers ready by {r['apiservers_ready_seconds_max']} s); RSS at start "
+                    f"{r['rss_mib_at_start']['total']} MiB, after {a.settle:.0f} s {r['rss_mib_settled']['total']} MiB "
+                    f"{r['rss_mib_settled']} (PSS {pss} MiB); CPU {r['cpu_seconds_at_ready']} s at ready, "
+                    f"{r['cpu_seconds_after_settle']} s after settling {cpu_kinds}; idle {r['idle_cores']} cores; "
+                    f"load average before {r['load_average_before']}",
+                    flush=True,
+                )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     summary = {
@@ -168,8 +169,10 @@ def main():
     if a.json:
         print(json.dumps(summary, indent=2))
     else:
-        print(f"median startup {summary['startup_seconds_median']} s, max {summary['startup_seconds_max']} s; "
-              f"max total RSS {summary['rss_mib_max']} MiB; idle at most {summary['idle_cores_max']} cores")
+        print(
+            f"median startup {summary['startup_seconds_median']} s, max {summary['startup_seconds_max']} s; "
+            f"max total RSS {summary['rss_mib_max']} MiB; idle at most {summary['idle_cores_max']} cores"
+        )
     return 0
 
 

@@ -34,8 +34,7 @@ sys.path.insert(0, str(HERE))
 import fleet_nodes as fake_nodes  # noqa: E402
 import fleet_rbac  # noqa: E402
 import nccl_logs  # noqa: E402
-from fleet_procs import (LOOPBACK, FleetError, Rest, abort, etcd_healthy, free_port, is_ours, log, spawn,  # noqa: E402
-                         stop_records, tail, wait_http_ok)
+from fleet_procs import LOOPBACK, FleetError, Rest, abort, etcd_healthy, free_port, is_ours, log, spawn, stop_records, tail, wait_http_ok  # noqa: E402
 
 RESTRICTED_NAMESPACE = "burnin-restricted"
 RESTRICTED_USER = "burnin-restricted"
@@ -54,6 +53,7 @@ def raise_keyboard_interrupt(signum, frame):
 
 
 # ---------------------------------------------------------------------------------------------- components
+
 
 def read_env_file(path):
     """KEY=VALUE lines of a shell file such as components.env (quotes stripped, comments ignored)."""
@@ -90,16 +90,17 @@ def kubernetes_version(wanted):
     for v in KUBERNETES_VERSIONS:
         if v == wanted or v.rsplit(".", 1)[0] == wanted:
             return v
-    raise FleetError(f"kubernetes_version {wanted!r} is not built; tests/fleet/components.env has "
-                     + ", ".join(KUBERNETES_VERSIONS))
+    raise FleetError(f"kubernetes_version {wanted!r} is not built; tests/fleet/components.env has " + ", ".join(KUBERNETES_VERSIONS))
 
 
 def find_binaries(k8s_versions):
     root = components_dir()
-    bins = {"etcd": root / f"etcd-{VERSIONS['ETCD_VERSION']}" / "bin" / "etcd",
-            "kwok": root / f"kwok-{VERSIONS['KWOK_VERSION']}" / "bin" / "kwok",
-            "jobset": root / f"jobset-{VERSIONS['JOBSET_VERSION']}" / "bin" / "jobset",
-            "trainer": root / f"trainer-{VERSIONS['TRAINER_VERSION']}" / "bin" / "trainer-controller-manager"}
+    bins = {
+        "etcd": root / f"etcd-{VERSIONS['ETCD_VERSION']}" / "bin" / "etcd",
+        "kwok": root / f"kwok-{VERSIONS['KWOK_VERSION']}" / "bin" / "kwok",
+        "jobset": root / f"jobset-{VERSIONS['JOBSET_VERSION']}" / "bin" / "jobset",
+        "trainer": root / f"trainer-{VERSIONS['TRAINER_VERSION']}" / "bin" / "trainer-controller-manager",
+    }
     for v in sorted(set(k8s_versions)):
         for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler"):
             bins[f"{name}-{v}"] = root / f"kubernetes-{v}" / "bin" / name
@@ -107,8 +108,9 @@ def find_binaries(k8s_versions):
     if not (manifests_dir() / ".stamp").is_file():
         missing.append(str(manifests_dir()))
     if missing:
-        raise FleetError("missing: " + ", ".join(missing) + f"; run {HERE / 'build.sh'} first (builds the test "
-                         "bed's components from their Go modules once per machine)")
+        raise FleetError(
+            "missing: " + ", ".join(missing) + f"; run {HERE / 'build.sh'} first (builds the test " "bed's components from their Go modules once per machine)"
+        )
     return {k: str(v) for k, v in bins.items()}
 
 
@@ -148,10 +150,10 @@ def webhook_configurations(component, port, ca_data):
     service reference turned into a URL on 127.0.0.1 (a Service cannot route to loopback)."""
     d = manifests_dir() / f"{component}-webhook"
     docs = load_yaml_docs(d / "manifests.yaml")
-    patches = {"trainer": {"MutatingWebhookConfiguration": "patch_mutating.yaml",
-                           "ValidatingWebhookConfiguration": "patch_validating.yaml"},
-               "jobset": {"MutatingWebhookConfiguration": "mutating-patch.yaml",
-                          "ValidatingWebhookConfiguration": "validating-patch.yaml"}}[component]
+    patches = {
+        "trainer": {"MutatingWebhookConfiguration": "patch_mutating.yaml", "ValidatingWebhookConfiguration": "patch_validating.yaml"},
+        "jobset": {"MutatingWebhookConfiguration": "mutating-patch.yaml", "ValidatingWebhookConfiguration": "validating-patch.yaml"},
+    }[component]
     out = []
     for doc in docs:
         apply_json_patch(doc, yaml.safe_load((d / patches[doc["kind"]]).read_text()))
@@ -203,38 +205,39 @@ def load_spec(path):
             raise FleetError(f"{path}: cluster {name}: trainjob_outcome must be one of {', '.join(OUTCOMES)}")
         nccl_log = str(c.get("nccl_log") or ("truncated" if outcome == "Failed" else "good"))
         if nccl_log not in nccl_logs.RESULTS:
-            raise FleetError(f"{path}: cluster {name}: nccl_log must be one of {', '.join(nccl_logs.RESULTS)}, "
-                             f"got {nccl_log!r}")
+            raise FleetError(f"{path}: cluster {name}: nccl_log must be one of {', '.join(nccl_logs.RESULTS)}, " f"got {nccl_log!r}")
         nccl_busbw = c.get("nccl_busbw")
-        if nccl_busbw is not None and (isinstance(nccl_busbw, bool) or not isinstance(nccl_busbw, (int, float))
-                                       or nccl_busbw <= 0):
+        if nccl_busbw is not None and (isinstance(nccl_busbw, bool) or not isinstance(nccl_busbw, (int, float)) or nccl_busbw <= 0):
             raise FleetError(f"{path}: cluster {name}: nccl_busbw must be a bandwidth in GB/s > 0, got {nccl_busbw!r}")
         try:
             version = kubernetes_version(c.get("kubernetes_version"))
         except FleetError as e:
             raise FleetError(f"{path}: cluster {name}: {e}") from None
-        out.append({
-            "name": name,
-            "platform": platform,
-            "gpu_architecture": gpu,
-            "kubernetes_version": version,
-            "dra_beta_apis": bool(c.get("dra_beta_apis", False)),
-            "nodes": int(c.get("nodes", 2)),
-            "instance_type": c.get("instance_type"),
-            "nodes_match_group": bool(match),
-            "node_platform": str(node_platform or platform).lower(),
-            "node_gpu_architecture": str(node_gpu or gpu).lower(),
-            "trainjob_outcome": outcome,
-            "nccl_log": nccl_log,
-            "nccl_busbw": nccl_busbw,
-            "node_labels": dict(c.get("node_labels") or {}),
-            "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
-            "node_taints": c.get("node_taints"),
-        })
+        out.append(
+            {
+                "name": name,
+                "platform": platform,
+                "gpu_architecture": gpu,
+                "kubernetes_version": version,
+                "dra_beta_apis": bool(c.get("dra_beta_apis", False)),
+                "nodes": int(c.get("nodes", 2)),
+                "instance_type": c.get("instance_type"),
+                "nodes_match_group": bool(match),
+                "node_platform": str(node_platform or platform).lower(),
+                "node_gpu_architecture": str(node_gpu or gpu).lower(),
+                "trainjob_outcome": outcome,
+                "nccl_log": nccl_log,
+                "nccl_busbw": nccl_busbw,
+                "node_labels": dict(c.get("node_labels") or {}),
+                "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
+                "node_taints": c.get("node_taints"),
+            }
+        )
     return {"clusters": out, "restricted_namespace": str(raw.get("restricted_namespace") or RESTRICTED_NAMESPACE)}
 
 
 # ---------------------------------------------------------------------------------------------- TLS
+
 
 def openssl(*args, cwd):
     r = subprocess.run(["openssl", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
@@ -245,13 +248,30 @@ def openssl(*args, cwd):
 def issue(pki, name, cn, usage, san=""):
     """A key and a certificate of the fleet CA: pki/NAME.key, pki/NAME.crt."""
     subject = f"/O=system:masters/CN={cn}" if usage == "clientAuth" else f"/CN={cn}"
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", subject,
-            cwd=pki)
-    (pki / f"{name}.ext").write_text("basicConstraints=critical,CA:FALSE\n"
-                                     "keyUsage=critical,digitalSignature,keyEncipherment\n"
-                                     f"extendedKeyUsage={usage}\n" + (f"subjectAltName={san}\n" if san else ""))
-    openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-            "-out", f"{name}.crt", "-days", "3650", "-extfile", f"{name}.ext", cwd=pki)
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", subject, cwd=pki)
+    (pki / f"{name}.ext").write_text(
+        "basicConstraints=critical,CA:FALSE\n"
+        "keyUsage=critical,digitalSignature,keyEncipherment\n"
+        f"extendedKeyUsage={usage}\n" + (f"subjectAltName={san}\n" if san else "")
+    )
+    openssl(
+        "x509",
+        "-req",
+        "-in",
+        f"{name}.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        f"{name}.crt",
+        "-days",
+        "3650",
+        "-extfile",
+        f"{name}.ext",
+        cwd=pki,
+    )
     os.chmod(pki / f"{name}.key", 0o600)
 
 
@@ -260,12 +280,28 @@ def make_pki(pki):
     kubelet serving certificate (the API servers verify it), the API servers' kubelet client certificate, and the
     serving certificate of the Trainer and JobSet webhooks (127.0.0.1)."""
     pki.mkdir(parents=True, exist_ok=True)
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "3650",
-            "-subj", "/CN=gpufleet-test-ca", "-addext", "basicConstraints=critical,CA:TRUE",
-            "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=pki)
+    openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "3650",
+        "-subj",
+        "/CN=gpufleet-test-ca",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+        cwd=pki,
+    )
     os.chmod(pki / "ca.key", 0o600)
-    issue(pki, "server", "kube-apiserver", "serverAuth",
-          "IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc")
+    issue(pki, "server", "kube-apiserver", "serverAuth", "IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc")
     issue(pki, "kubelet", "gpufleet-kwok-kubelet", "serverAuth", "IP:127.0.0.1,DNS:localhost")
     issue(pki, "kubelet-client", "kube-apiserver-kubelet-client", "clientAuth")
     issue(pki, "webhook", "gpufleet-webhooks", "serverAuth", "IP:127.0.0.1,DNS:localhost")
@@ -274,6 +310,7 @@ def make_pki(pki):
 
 
 # ---------------------------------------------------------------------------------------------- fleet files
+
 
 def write_kubeconfig(path, clusters, ca_data, token_key, namespace=None):
     cfg = {"apiVersion": "v1", "kind": "Config", "preferences": {}, "clusters": [], "users": [], "contexts": []}
@@ -356,11 +393,11 @@ def all_records(state):
 
 # ---------------------------------------------------------------------------------------------- one cluster
 
+
 def go_env(component, memlimit, gogc="50"):
     """Go runtime settings of a fleet process: a low GOGC and a GOMEMLIMIT well above the live heap (a limit below
     it makes the GC run non-stop). Override with GPUFLEET_<COMPONENT>_GOGC / _GOMEMLIMIT."""
-    return {"GOGC": os.environ.get(f"GPUFLEET_{component}_GOGC", gogc),
-            "GOMEMLIMIT": os.environ.get(f"GPUFLEET_{component}_GOMEMLIMIT", memlimit)}
+    return {"GOGC": os.environ.get(f"GPUFLEET_{component}_GOGC", gogc), "GOMEMLIMIT": os.environ.get(f"GPUFLEET_{component}_GOMEMLIMIT", memlimit)}
 
 
 class ClusterStarter:
@@ -393,13 +430,18 @@ class ClusterStarter:
         (self.dir / "tokens.csv").write_text(
             f'{c["admin_token"]},{ADMIN_USER},{ADMIN_USER},"system:masters"\n'
             f'{c["components_token"]},gpufleet-components,gpufleet-components,"system:masters"\n'
-            f'{c["restricted_token"]},{RESTRICTED_USER},{RESTRICTED_USER}\n')
+            f'{c["restricted_token"]},{RESTRICTED_USER},{RESTRICTED_USER}\n'
+        )
         os.chmod(self.dir / "tokens.csv", 0o600)
         args = [
             bins[f"kube-apiserver-{c['kubernetes_version']}"],
-            f"--etcd-servers=http://{LOOPBACK}:{self.fleet.etcd_port}", f"--etcd-prefix={c['etcd_prefix']}",
-            f"--bind-address={LOOPBACK}", f"--advertise-address={LOOPBACK}", f"--secure-port={c['port']}",
-            f"--tls-cert-file={pki / 'server.crt'}", f"--tls-private-key-file={pki / 'server.key'}",
+            f"--etcd-servers=http://{LOOPBACK}:{self.fleet.etcd_port}",
+            f"--etcd-prefix={c['etcd_prefix']}",
+            f"--bind-address={LOOPBACK}",
+            f"--advertise-address={LOOPBACK}",
+            f"--secure-port={c['port']}",
+            f"--tls-cert-file={pki / 'server.crt'}",
+            f"--tls-private-key-file={pki / 'server.key'}",
             f"--cert-dir={self.dir / 'certs'}",
             f"--token-auth-file={self.dir / 'tokens.csv'}",
             "--authorization-mode=RBAC",
@@ -429,8 +471,9 @@ class ClusterStarter:
         self.proc = self.spawn("kube-apiserver", args, go_env("APISERVER", "768MiB", gogc="50"))
 
     def wait_apiserver(self, timeout):
-        wait_http_ok(lambda: self.rest.request("GET", "/readyz", timeout=5)[0] == 200, self.proc,
-                     f"{self.name}: kube-apiserver", self.log_of("kube-apiserver"), timeout)
+        wait_http_ok(
+            lambda: self.rest.request("GET", "/readyz", timeout=5)[0] == 200, self.proc, f"{self.name}: kube-apiserver", self.log_of("kube-apiserver"), timeout
+        )
         self.c["ready_seconds"] = round(time.monotonic() - self.fleet.t0, 2)
 
     # -- stage 2: what every cluster holds before its controllers start
@@ -459,16 +502,21 @@ class ClusterStarter:
         """The KWOK GPU nodes of the spec and one system (CPU) node, Ready from the start."""
         rest, c, spec_c = self.rest, self.c, self.spec_c
         nodes = fake_nodes.build_nodes(
-            c["name"], spec_c["node_platform"], spec_c["node_gpu_architecture"], spec_c["nodes"],
-            instance_type=spec_c["instance_type"], kubelet_port=c["kwok_port"],
-            extra_labels=spec_c["node_labels"], extra_capacity=spec_c["node_capacity"],
-            taints=spec_c["node_taints"], kubelet_version="v" + c["kubernetes_version"])
-        nodes.append(fake_nodes.system_node(c["name"], spec_c["node_platform"], kubelet_port=c["kwok_port"],
-                                            kubelet_version="v" + c["kubernetes_version"]))
+            c["name"],
+            spec_c["node_platform"],
+            spec_c["node_gpu_architecture"],
+            spec_c["nodes"],
+            instance_type=spec_c["instance_type"],
+            kubelet_port=c["kwok_port"],
+            extra_labels=spec_c["node_labels"],
+            extra_capacity=spec_c["node_capacity"],
+            taints=spec_c["node_taints"],
+            kubelet_version="v" + c["kubernetes_version"],
+        )
+        nodes.append(fake_nodes.system_node(c["name"], spec_c["node_platform"], kubelet_port=c["kwok_port"], kubelet_version="v" + c["kubernetes_version"]))
         for node, status in nodes:
             rest.create("/api/v1/nodes", node)
-            rest.must("PATCH", f"/api/v1/nodes/{node['metadata']['name']}/status", {"status": status},
-                      content_type="application/merge-patch+json")
+            rest.must("PATCH", f"/api/v1/nodes/{node['metadata']['name']}/status", {"status": status}, content_type="application/merge-patch+json")
 
     def wait_crds_established(self, names):
         rest = self.rest
@@ -497,21 +545,37 @@ class ClusterStarter:
         """kube-controller-manager with the controllers the chain needs, and kube-scheduler."""
         c, bins, pki = self.c, self.fleet.bins, self.pki
         version = c["kubernetes_version"]
-        self.spawn("kube-controller-manager", [
-            bins[f"kube-controller-manager-{version}"], f"--kubeconfig={kubeconfig}",
-            # What the chain needs: Jobs (JobSet's), pods' ResourceClaims from templates (DRA), service accounts
-            # and their tokens (pods are admitted with one), namespace deletion and ownerReference cleanup.
-            "--controllers=namespace-controller,garbage-collector-controller,job-controller,resourceclaim-controller,"
-            "serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,"
-            "ttl-after-finished-controller,pod-garbage-collector-controller",
-            f"--service-account-private-key-file={pki / 'sa.key'}", f"--root-ca-file={pki / 'ca.crt'}",
-            "--leader-elect=false", "--use-service-account-credentials=false", "--secure-port=0",
-            "--concurrent-gc-syncs=5", "--concurrent-namespace-syncs=2", "--concurrent-job-syncs=5",
-        ], go_env("KCM", "256MiB", gogc="40"))
-        self.spawn("kube-scheduler", [
-            bins[f"kube-scheduler-{version}"], f"--kubeconfig={kubeconfig}", "--leader-elect=false",
-            "--secure-port=0",
-        ], go_env("SCHEDULER", "256MiB", gogc="40"))
+        self.spawn(
+            "kube-controller-manager",
+            [
+                bins[f"kube-controller-manager-{version}"],
+                f"--kubeconfig={kubeconfig}",
+                # What the chain needs: Jobs (JobSet's), pods' ResourceClaims from templates (DRA), service accounts
+                # and their tokens (pods are admitted with one), namespace deletion and ownerReference cleanup.
+                "--controllers=namespace-controller,garbage-collector-controller,job-controller,resourceclaim-controller,"
+                "serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,"
+                "ttl-after-finished-controller,pod-garbage-collector-controller",
+                f"--service-account-private-key-file={pki / 'sa.key'}",
+                f"--root-ca-file={pki / 'ca.crt'}",
+                "--leader-elect=false",
+                "--use-service-account-credentials=false",
+                "--secure-port=0",
+                "--concurrent-gc-syncs=5",
+                "--concurrent-namespace-syncs=2",
+                "--concurrent-job-syncs=5",
+            ],
+            go_env("KCM", "256MiB", gogc="40"),
+        )
+        self.spawn(
+            "kube-scheduler",
+            [
+                bins[f"kube-scheduler-{version}"],
+                f"--kubeconfig={kubeconfig}",
+                "--leader-elect=false",
+                "--secure-port=0",
+            ],
+            go_env("SCHEDULER", "256MiB", gogc="40"),
+        )
 
     def start_kwok(self, kubeconfig):
         """KWOK for the fake nodes and their pods, with the upstream stages and the fleet's own."""
@@ -522,43 +586,66 @@ class ClusterStarter:
             stage_docs += load_yaml_docs(path)
         stage_docs += load_yaml_docs(HERE / "kwok-stages.yaml")
         stages.write_text(yaml.safe_dump_all(stage_docs, sort_keys=False))
-        self.spawn("kwok", [
-            bins["kwok"], f"--kubeconfig={kubeconfig}", f"--config={stages}",
-            "--manage-all-nodes=false", f"--manage-nodes-with-label-selector={FAKE_NODE_LABEL}=true",
-            f"--node-ip={LOOPBACK}", f"--node-port={c['kwok_port']}",
-            f"--server-address={LOOPBACK}:{c['kwok_port']}",
-            f"--tls-cert-file={pki / 'kubelet.crt'}", f"--tls-private-key-file={pki / 'kubelet.key'}",
-            "--enable-crds=Logs", "--cidr=10.244.0.0/16",
-        ], go_env("KWOK", "256MiB", gogc="40"))
+        self.spawn(
+            "kwok",
+            [
+                bins["kwok"],
+                f"--kubeconfig={kubeconfig}",
+                f"--config={stages}",
+                "--manage-all-nodes=false",
+                f"--manage-nodes-with-label-selector={FAKE_NODE_LABEL}=true",
+                f"--node-ip={LOOPBACK}",
+                f"--node-port={c['kwok_port']}",
+                f"--server-address={LOOPBACK}:{c['kwok_port']}",
+                f"--tls-cert-file={pki / 'kubelet.crt'}",
+                f"--tls-private-key-file={pki / 'kubelet.key'}",
+                "--enable-crds=Logs",
+                "--cidr=10.244.0.0/16",
+            ],
+            go_env("KWOK", "256MiB", gogc="40"),
+        )
 
     def start_job_controllers(self, kubeconfig):
         """JobSet and Trainer: their own config files, certificates from the fleet CA (their cert rotators are off)."""
         c, bins, pki, cdir = self.c, self.fleet.bins, self.pki, self.dir
-        for kind, port, health in (("jobset", c["jobset_webhook_port"], c["jobset_health_port"]),
-                                   ("trainer", c["trainer_webhook_port"], c["trainer_health_port"])):
+        for kind, port, health in (
+            ("jobset", c["jobset_webhook_port"], c["jobset_health_port"]),
+            ("trainer", c["trainer_webhook_port"], c["trainer_health_port"]),
+        ):
             certs = cdir / kind / "k8s-webhook-server" / "serving-certs"
             certs.mkdir(parents=True, exist_ok=True)
             shutil.copy(pki / "webhook.crt", certs / "tls.crt")
             shutil.copy(pki / "webhook.key", certs / "tls.key")
             config = cdir / kind / "config.yaml"
             if kind == "jobset":
-                cfg = {"apiVersion": "config.jobset.x-k8s.io/v1alpha1", "kind": "Configuration",
-                       "leaderElection": {"leaderElect": False},
-                       "internalCertManagement": {"enable": False},
-                       "webhook": {"port": port, "host": LOOPBACK, "certDir": str(certs)},
-                       "metrics": {"bindAddress": "0"},
-                       "health": {"healthProbeBindAddress": f"{LOOPBACK}:{health}"},
-                       "clientConnection": {"qps": 50, "burst": 100}}
-                args = [bins["jobset"], f"--config={config}", f"--kubeconfig={kubeconfig}",
-                        "--metrics-bind-address=0", f"--health-probe-bind-address={LOOPBACK}:{health}"]
+                cfg = {
+                    "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
+                    "kind": "Configuration",
+                    "leaderElection": {"leaderElect": False},
+                    "internalCertManagement": {"enable": False},
+                    "webhook": {"port": port, "host": LOOPBACK, "certDir": str(certs)},
+                    "metrics": {"bindAddress": "0"},
+                    "health": {"healthProbeBindAddress": f"{LOOPBACK}:{health}"},
+                    "clientConnection": {"qps": 50, "burst": 100},
+                }
+                args = [
+                    bins["jobset"],
+                    f"--config={config}",
+                    f"--kubeconfig={kubeconfig}",
+                    "--metrics-bind-address=0",
+                    f"--health-probe-bind-address={LOOPBACK}:{health}",
+                ]
             else:
-                cfg = {"apiVersion": "config.trainer.kubeflow.org/v1alpha1", "kind": "Configuration",
-                       "leaderElection": {"leaderElect": False},
-                       "certManagement": {"enable": False},
-                       "webhook": {"port": port, "host": LOOPBACK},
-                       "metrics": {"bindAddress": "0"},
-                       "health": {"healthProbeBindAddress": f"{LOOPBACK}:{health}"},
-                       "clientConnection": {"qps": 50, "burst": 100}}
+                cfg = {
+                    "apiVersion": "config.trainer.kubeflow.org/v1alpha1",
+                    "kind": "Configuration",
+                    "leaderElection": {"leaderElect": False},
+                    "certManagement": {"enable": False},
+                    "webhook": {"port": port, "host": LOOPBACK},
+                    "metrics": {"bindAddress": "0"},
+                    "health": {"healthProbeBindAddress": f"{LOOPBACK}:{health}"},
+                    "clientConnection": {"qps": 50, "burst": 100},
+                }
                 args = [bins["trainer"], f"--config={config}", f"--kubeconfig={kubeconfig}"]
             config.write_text(yaml.safe_dump(cfg, sort_keys=False))
             # controller-runtime reads the webhook certificates from $TMPDIR/k8s-webhook-server/serving-certs.
@@ -575,6 +662,7 @@ class ClusterStarter:
                 return conn.getresponse().status == 200
             finally:
                 conn.close()
+
         for kind, port in (("jobset", self.c["jobset_health_port"]), ("trainer", self.c["trainer_health_port"])):
             proc = next(p for p in self.fleet.procs if p.pid == self.c["processes"][kind]["pid"])
             wait_http_ok(lambda port=port: healthy(port), proc, f"{self.name}: {kind}", self.log_of(kind), timeout)
@@ -587,8 +675,7 @@ class ClusterStarter:
     def install_webhooks(self):
         for kind, port in (("jobset", self.c["jobset_webhook_port"]), ("trainer", self.c["trainer_webhook_port"])):
             for doc in webhook_configurations(kind, port, self.fleet.ca_data):
-                plural = "mutatingwebhookconfigurations" if doc["kind"].startswith("Mutating") \
-                    else "validatingwebhookconfigurations"
+                plural = "mutatingwebhookconfigurations" if doc["kind"].startswith("Mutating") else "validatingwebhookconfigurations"
                 self.rest.create(f"/apis/admissionregistration.k8s.io/v1/{plural}", doc)
         self.c["installed_seconds"] = round(time.monotonic() - self.fleet.t0, 2)
 
@@ -612,12 +699,22 @@ class FleetStarter:
         self.procs = []
         self.crds = crd_documents()
         self.state = {
-            "version": 2, "dir": str(self.dir), "spec": str(Path(spec_path).resolve()), "status": "starting",
-            "components": dict(VERSIONS), "binaries": self.bins, "crds_installed": True,
-            "restricted_namespace": self.spec["restricted_namespace"], "restricted_user": RESTRICTED_USER,
-            "ca_file": str(self.dir / "pki" / "ca.crt"), "kubeconfig": str(self.dir / "kubeconfig"),
+            "version": 2,
+            "dir": str(self.dir),
+            "spec": str(Path(spec_path).resolve()),
+            "status": "starting",
+            "components": dict(VERSIONS),
+            "binaries": self.bins,
+            "crds_installed": True,
+            "restricted_namespace": self.spec["restricted_namespace"],
+            "restricted_user": RESTRICTED_USER,
+            "ca_file": str(self.dir / "pki" / "ca.crt"),
+            "kubeconfig": str(self.dir / "kubeconfig"),
             "restricted_kubeconfig": str(self.dir / "restricted.kubeconfig"),
-            "inventory": str(self.dir / "inventory.yml"), "clusters": {}, "etcd": None, "agent": None,
+            "inventory": str(self.dir / "inventory.yml"),
+            "clusters": {},
+            "etcd": None,
+            "agent": None,
             "started_at": time.time(),
         }
 
@@ -638,15 +735,35 @@ class FleetStarter:
 
     def start_etcd(self):
         self.etcd_port, peer = free_port(), free_port()
-        args = [self.bins["etcd"], "--name", "gpufleet", "--data-dir", str(self.dir / "etcd"),
-                "--listen-client-urls", f"http://{LOOPBACK}:{self.etcd_port}",
-                "--advertise-client-urls", f"http://{LOOPBACK}:{self.etcd_port}",
-                "--listen-peer-urls", f"http://{LOOPBACK}:{peer}", "--initial-advertise-peer-urls",
-                f"http://{LOOPBACK}:{peer}", "--initial-cluster", f"gpufleet=http://{LOOPBACK}:{peer}",
-                "--log-level", "warn", "--auto-compaction-mode", "periodic", "--auto-compaction-retention", "5m",
-                "--quota-backend-bytes", str(4 * 1024 ** 3), "--snapshot-count", "10000",
-                # One member on loopback: no need to fsync every write (a test bed keeps nothing).
-                "--unsafe-no-fsync"]
+        args = [
+            self.bins["etcd"],
+            "--name",
+            "gpufleet",
+            "--data-dir",
+            str(self.dir / "etcd"),
+            "--listen-client-urls",
+            f"http://{LOOPBACK}:{self.etcd_port}",
+            "--advertise-client-urls",
+            f"http://{LOOPBACK}:{self.etcd_port}",
+            "--listen-peer-urls",
+            f"http://{LOOPBACK}:{peer}",
+            "--initial-advertise-peer-urls",
+            f"http://{LOOPBACK}:{peer}",
+            "--initial-cluster",
+            f"gpufleet=http://{LOOPBACK}:{peer}",
+            "--log-level",
+            "warn",
+            "--auto-compaction-mode",
+            "periodic",
+            "--auto-compaction-retention",
+            "5m",
+            "--quota-backend-bytes",
+            str(4 * 1024**3),
+            "--snapshot-count",
+            "10000",
+            # One member on loopback: no need to fsync every write (a test bed keeps nothing).
+            "--unsafe-no-fsync",
+        ]
         p, rec = spawn(args, self.dir / "logs" / "etcd.log", go_env("ETCD", "512MiB"))
         self.procs.append(p)
         rec.update(marker=str(self.dir), client_port=self.etcd_port, peer_port=peer)
@@ -659,19 +776,42 @@ class FleetStarter:
         cdir = self.dir / "clusters" / name
         cdir.mkdir(parents=True)
         port = free_port()
-        rec = {k: sc[k] for k in ("name", "platform", "gpu_architecture", "node_platform", "node_gpu_architecture",
-                                  "nodes_match_group", "trainjob_outcome", "nccl_log", "nccl_busbw",
-                                  "kubernetes_version", "dra_beta_apis")}
-        rec.update({
-            "node_instance_type": (sc["instance_type"]
-                                   or fake_nodes.instance_type_for(sc["node_platform"], sc["node_gpu_architecture"])),
-            "port": port, "server": f"https://{LOOPBACK}:{port}", "etcd_prefix": f"/gpufleet/{name}",
-            "kwok_port": free_port(), "jobset_webhook_port": free_port(), "jobset_health_port": free_port(),
-            "trainer_webhook_port": free_port(), "trainer_health_port": free_port(),
-            "context": name, "admin_token": secrets.token_hex(20), "components_token": secrets.token_hex(20),
-            "restricted_token": secrets.token_hex(20), "restricted_namespace": self.spec["restricted_namespace"],
-            "dir": str(cdir), "processes": {},
-        })
+        rec = {
+            k: sc[k]
+            for k in (
+                "name",
+                "platform",
+                "gpu_architecture",
+                "node_platform",
+                "node_gpu_architecture",
+                "nodes_match_group",
+                "trainjob_outcome",
+                "nccl_log",
+                "nccl_busbw",
+                "kubernetes_version",
+                "dra_beta_apis",
+            )
+        }
+        rec.update(
+            {
+                "node_instance_type": (sc["instance_type"] or fake_nodes.instance_type_for(sc["node_platform"], sc["node_gpu_architecture"])),
+                "port": port,
+                "server": f"https://{LOOPBACK}:{port}",
+                "etcd_prefix": f"/gpufleet/{name}",
+                "kwok_port": free_port(),
+                "jobset_webhook_port": free_port(),
+                "jobset_health_port": free_port(),
+                "trainer_webhook_port": free_port(),
+                "trainer_health_port": free_port(),
+                "context": name,
+                "admin_token": secrets.token_hex(20),
+                "components_token": secrets.token_hex(20),
+                "restricted_token": secrets.token_hex(20),
+                "restricted_namespace": self.spec["restricted_namespace"],
+                "dir": str(cdir),
+                "processes": {},
+            }
+        )
         return rec
 
     def start_agent(self):
@@ -699,8 +839,7 @@ class FleetStarter:
     def write_kubeconfigs(self):
         clusters = list(self.state["clusters"].values())
         write_kubeconfig(self.dir / "kubeconfig", clusters, self.ca_data, "admin_token")
-        write_kubeconfig(self.dir / "restricted.kubeconfig", clusters, self.ca_data, "restricted_token",
-                         namespace=self.spec["restricted_namespace"])
+        write_kubeconfig(self.dir / "restricted.kubeconfig", clusters, self.ca_data, "restricted_token", namespace=self.spec["restricted_namespace"])
 
     def bring_up_clusters(self, starters):
         """Every cluster's stages after its API server, in parallel; the first failure aborts the others."""
@@ -722,7 +861,8 @@ class FleetStarter:
     def write_inventory(self):
         Path(self.state["inventory"]).write_text(
             "# Generated by tests/fleet/fleet.py: hosts are clusters, groups are <platform>_<gpu>.\n"
-            + yaml.safe_dump(build_inventory(self.state), sort_keys=False))
+            + yaml.safe_dump(build_inventory(self.state), sort_keys=False)
+        )
         self.save()
 
     def mark_running(self):
@@ -770,6 +910,7 @@ def start(spec_path, d, timeout=180.0):
 
 # ---------------------------------------------------------------------------------------------- stop, status
 
+
 def stop(d):
     state = read_state(d)
     if state is None:
@@ -795,10 +936,13 @@ def status(d):
                 ready = Rest(c["server"], c["admin_token"], state["ca_file"]).request("GET", "/readyz", timeout=3)[0] == 200
             except OSError:
                 ready = False
-        out["clusters"][name] = {"server": c["server"], "group": f"{c['platform']}_{c['gpu_architecture']}",
-                                 "kubernetes_version": c["kubernetes_version"], "ready": ready}
-    out["running"] = bool(out["processes"]) and all(p["running"] for p in out["processes"].values()) and all(
-        c["ready"] for c in out["clusters"].values())
+        out["clusters"][name] = {
+            "server": c["server"],
+            "group": f"{c['platform']}_{c['gpu_architecture']}",
+            "kubernetes_version": c["kubernetes_version"],
+            "ready": ready,
+        }
+    out["running"] = bool(out["processes"]) and all(p["running"] for p in out["processes"].values()) and all(c["ready"] for c in out["clusters"].values())
     return out
 
 
@@ -831,16 +975,16 @@ def main(argv=None):
             signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
             st = start(a.spec, a.dir, a.timeout)
             total = sum(rss_bytes(r["pid"]) for _name, r in all_records(st))
-            log(f"fleet of {len(st['clusters'])} clusters running in {st['startup_seconds']} s, "
-                f"{total / 2**20:.0f} MiB RSS")
+            log(f"fleet of {len(st['clusters'])} clusters running in {st['startup_seconds']} s, " f"{total / 2**20:.0f} MiB RSS")
             print(f"kubeconfig: {st['kubeconfig']}")
             print(f"restricted kubeconfig: {st['restricted_kubeconfig']} (namespace {st['restricted_namespace']})")
             print(f"inventory: {st['inventory']}")
             for name, c in st["clusters"].items():
-                print(f"  {name}: {c['server']} Kubernetes {c['kubernetes_version']} group "
-                      f"{c['platform']}_{c['gpu_architecture']}"
-                      + ("" if c["nodes_match_group"] else
-                         f" (nodes look like {c['node_platform']}/{c['node_gpu_architecture']})"))
+                print(
+                    f"  {name}: {c['server']} Kubernetes {c['kubernetes_version']} group "
+                    f"{c['platform']}_{c['gpu_architecture']}"
+                    + ("" if c["nodes_match_group"] else f" (nodes look like {c['node_platform']}/{c['node_gpu_architecture']})")
+                )
             return 0
         if a.cmd == "stop":
             stopped = stop(a.dir)
@@ -853,13 +997,11 @@ def main(argv=None):
         if a.json:
             print(json.dumps(st, indent=2))
         else:
-            print(f"fleet {st['dir']}: state {st['status']}; "
-                  f"{'all processes running and ready' if st['running'] else 'NOT fully running'}")
+            print(f"fleet {st['dir']}: state {st['status']}; " f"{'all processes running and ready' if st['running'] else 'NOT fully running'}")
             for name, p in st["processes"].items():
                 print(f"  {name}: pid {p['pid']} {'running' if p['running'] else 'gone'}")
             for name, c in st["clusters"].items():
-                print(f"  {name}: {c['server']} {c['kubernetes_version']} {c['group']} "
-                      f"{'ready' if c['ready'] else 'not ready'}")
+                print(f"  {name}: {c['server']} {c['kubernetes_version']} {c['group']} " f"{'ready' if c['ready'] else 'not ready'}")
         return 0 if st["running"] else 1
     except FleetError as e:
         log(f"error: {e}")

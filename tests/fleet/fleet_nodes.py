@@ -21,34 +21,69 @@ GPUS = {
 
 # Instance type / machine type / shape per platform and GPU.
 INSTANCE_TYPES = {
-    "aws": {"a100": "p4d.24xlarge", "h100": "p5.48xlarge", "h200": "p5en.48xlarge", "b200": "p6-b200.48xlarge",
-            "gb200": "p6e-gb200.36xlarge", "gb300": "p6e-gb300.36xlarge"},
-    "gcp": {"a100": "a2-ultragpu-8g", "h100": "a3-megagpu-8g", "h200": "a3-ultragpu-8g", "b200": "a4-highgpu-8g",
-            "gb200": "a4x-highgpu-4g", "gb300": "a4x-maxgpu-4g"},
-    "azure": {"a100": "Standard_ND96amsr_A100_v4", "h100": "Standard_ND96isr_H100_v5", "h200": "Standard_ND96isr_H200_v5",
-              "gb200": "Standard_ND128isr_NDR_GB200_v6", "gb300": "Standard_ND128isr_GB300_v6"},
-    "oci": {"a100": "BM.GPU.A100-v2.8", "h100": "BM.GPU.H100.8", "h200": "BM.GPU.H200.8", "b200": "BM.GPU.B200.8",
-            "gb200": "BM.GPU.GB200.4", "gb300": "BM.GPU.GB300.4"},
+    "aws": {
+        "a100": "p4d.24xlarge",
+        "h100": "p5.48xlarge",
+        "h200": "p5en.48xlarge",
+        "b200": "p6-b200.48xlarge",
+        "gb200": "p6e-gb200.36xlarge",
+        "gb300": "p6e-gb300.36xlarge",
+    },
+    "gcp": {
+        "a100": "a2-ultragpu-8g",
+        "h100": "a3-megagpu-8g",
+        "h200": "a3-ultragpu-8g",
+        "b200": "a4-highgpu-8g",
+        "gb200": "a4x-highgpu-4g",
+        "gb300": "a4x-maxgpu-4g",
+    },
+    "azure": {
+        "a100": "Standard_ND96amsr_A100_v4",
+        "h100": "Standard_ND96isr_H100_v5",
+        "h200": "Standard_ND96isr_H200_v5",
+        "gb200": "Standard_ND128isr_NDR_GB200_v6",
+        "gb300": "Standard_ND128isr_GB300_v6",
+    },
+    "oci": {
+        "a100": "BM.GPU.A100-v2.8",
+        "h100": "BM.GPU.H100.8",
+        "h200": "BM.GPU.H200.8",
+        "b200": "BM.GPU.B200.8",
+        "gb200": "BM.GPU.GB200.4",
+        "gb300": "BM.GPU.GB300.4",
+    },
     "coreweave": {"h100": "gd-8xh100ib-i128", "b200": "b200-8x", "gb200": "gb200-4x", "gb300": "gb300-4x"},
     # Nebius compute platforms (node.kubernetes.io/instance-type on mk8s nodes).
     "nebius": {"h100": "gpu-h100-sxm", "h200": "gpu-h200-sxm", "b200": "gpu-b200-sxm"},
 }
 
 # EFA devices per AWS instance type (vpc.amazonaws.com/efa).
-AWS_EFA = {"p4d.24xlarge": 4, "p5.48xlarge": 32, "p5e.48xlarge": 32, "p5en.48xlarge": 16, "p6-b200.48xlarge": 8,
-           "p6e-gb200.36xlarge": 4, "p6e-gb300.36xlarge": 4}
+AWS_EFA = {
+    "p4d.24xlarge": 4,
+    "p5.48xlarge": 32,
+    "p5e.48xlarge": 32,
+    "p5en.48xlarge": 16,
+    "p6-b200.48xlarge": 8,
+    "p6e-gb200.36xlarge": 4,
+    "p6e-gb300.36xlarge": 4,
+}
 
 # SR-IOV RDMA VFs per OCI shape (nvidia.com/rdma-vf, NVIDIA Network Operator): one per RoCE port, 16 on
 # dual-port shapes, 8 on single-port ones (platform reference 7.3). GB200/GB300 shapes expose none.
-OCI_RDMA_VFS = {"BM.GPU.A100-v2.8": 16, "BM.GPU.H100.8": 16, "BM.GPU.H200.8": 8, "BM.GPU.B200.8": 8,
-                "BM.GPU.B300.8": 16}
+OCI_RDMA_VFS = {"BM.GPU.A100-v2.8": 16, "BM.GPU.H100.8": 16, "BM.GPU.H200.8": 8, "BM.GPU.B200.8": 8, "BM.GPU.B300.8": 16}
 
 # Nebius resource presets of 8-GPU nodes (nebius.com/resource-preset). Nebius node labels and the providerID
 # (nebius://computeinstance-...) follow third-party manifests, not Nebius's own documentation.
 NEBIUS_PRESETS = {"h100": "8gpu-128vcpu-1600gb", "h200": "8gpu-128vcpu-1600gb"}
 
-GKE_ACCELERATOR = {"a100": "nvidia-a100-80gb", "h100": "nvidia-h100-mega-80gb", "h200": "nvidia-h200-141gb",
-                   "b200": "nvidia-b200", "gb200": "nvidia-gb200", "gb300": "nvidia-gb300"}
+GKE_ACCELERATOR = {
+    "a100": "nvidia-a100-80gb",
+    "h100": "nvidia-h100-mega-80gb",
+    "h200": "nvidia-h200-141gb",
+    "b200": "nvidia-b200",
+    "gb200": "nvidia-gb200",
+    "gb300": "nvidia-gb300",
+}
 
 REGIONS = {
     "aws": ("us-east-1", "us-east-1a"),
@@ -71,8 +106,7 @@ def _hex(seed, n):
 def gpu_info(gpu):
     g = GPUS.get(gpu)
     if g is None:
-        g = {"product": f"NVIDIA-{gpu.upper()}", "memory": 81920, "family": "unknown", "count": 8, "arch": "amd64",
-             "clique": False}
+        g = {"product": f"NVIDIA-{gpu.upper()}", "memory": 81920, "family": "unknown", "count": 8, "arch": "amd64", "clique": False}
     return g
 
 
@@ -106,8 +140,10 @@ def _provider_id(platform, cluster, name, i, zone):
         return f"gce://gpufleet-test/{zone}/{name}"
     if platform == "azure":
         sub = str(uuid.UUID(h[:32]))
-        return (f"azure:///subscriptions/{sub}/resourceGroups/mc_burnin_{cluster}_eastus/providers/"
-                f"Microsoft.Compute/virtualMachineScaleSets/aks-gpu-vmss/virtualMachines/{i}")
+        return (
+            f"azure:///subscriptions/{sub}/resourceGroups/mc_burnin_{cluster}_eastus/providers/"
+            f"Microsoft.Compute/virtualMachineScaleSets/aks-gpu-vmss/virtualMachines/{i}"
+        )
     if platform == "oci":
         return f"ocid1.instance.oc1.iad.{h[:60]}"
     if platform == "nebius":
@@ -115,8 +151,9 @@ def _provider_id(platform, cluster, name, i, zone):
     return None
 
 
-def build_nodes(cluster, platform, gpu, count, instance_type=None, kubelet_port=10250, extra_labels=None,
-                extra_capacity=None, taints=None, kubelet_version="v1.34.4"):
+def build_nodes(
+    cluster, platform, gpu, count, instance_type=None, kubelet_port=10250, extra_labels=None, extra_capacity=None, taints=None, kubelet_version="v1.34.4"
+):
     """Return [(node_object, status)] for `count` fake GPU nodes of one cluster.
 
     The node object is what is POSTed; status is applied afterwards through the nodes/status subresource.
@@ -228,25 +265,34 @@ def build_nodes(cluster, platform, gpu, count, instance_type=None, kubelet_port=
         node = {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": name, "labels": labels,
-                         "annotations": {"node.alpha.kubernetes.io/ttl": "0",
-                                         "gpufleet.test/note": "KWOK node: pods are scheduled, nothing runs"}},
+            "metadata": {
+                "name": name,
+                "labels": labels,
+                "annotations": {"node.alpha.kubernetes.io/ttl": "0", "gpufleet.test/note": "KWOK node: pods are scheduled, nothing runs"},
+            },
             "spec": spec,
         }
         status = {
             "capacity": capacity,
             "allocatable": dict(capacity),
             "conditions": [
-                {"type": t, "status": "False", "reason": r, "message": m, "lastHeartbeatTime": now,
-                 "lastTransitionTime": now}
+                {"type": t, "status": "False", "reason": r, "message": m, "lastHeartbeatTime": now, "lastTransitionTime": now}
                 for t, r, m in (
                     ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
                     ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
                     ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
                 )
-            ] + [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                  "message": "kubelet is posting ready status", "lastHeartbeatTime": now,
-                  "lastTransitionTime": now}],
+            ]
+            + [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "kubelet is posting ready status",
+                    "lastHeartbeatTime": now,
+                    "lastTransitionTime": now,
+                }
+            ],
             "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": name}],
             "daemonEndpoints": {"kubeletEndpoint": {"Port": int(kubelet_port)}},
             "nodeInfo": {
@@ -267,8 +313,14 @@ def build_nodes(cluster, platform, gpu, count, instance_type=None, kubelet_port=
 
 
 # The CPU instance type of the system node pool every managed cluster has (an on-prem cluster's control nodes).
-SYSTEM_INSTANCE_TYPES = {"aws": "m7i.2xlarge", "gcp": "e2-standard-8", "azure": "Standard_D8s_v5",
-                         "oci": "VM.Standard.E5.Flex", "coreweave": "cd-gp-a192-genoa", "nebius": "cpu-d3"}
+SYSTEM_INSTANCE_TYPES = {
+    "aws": "m7i.2xlarge",
+    "gcp": "e2-standard-8",
+    "azure": "Standard_D8s_v5",
+    "oci": "VM.Standard.E5.Flex",
+    "coreweave": "cd-gp-a192-genoa",
+    "nebius": "cpu-d3",
+}
 
 
 def system_node(cluster, platform, kubelet_port=10250, kubelet_version="v1.34.4"):
@@ -277,8 +329,13 @@ def system_node(cluster, platform, kubelet_port=10250, kubelet_version="v1.34.4"
     name = f"{cluster}-system-0"
     region, zone = REGIONS.get(platform, (None, None))
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-              "gpufleet.test/fake-node": "true", "gpufleet.test/system-node": "true"}
+    labels = {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "gpufleet.test/fake-node": "true",
+        "gpufleet.test/system-node": "true",
+    }
     if SYSTEM_INSTANCE_TYPES.get(platform):
         labels["node.kubernetes.io/instance-type"] = SYSTEM_INSTANCE_TYPES[platform]
     if zone:
@@ -289,20 +346,38 @@ def system_node(cluster, platform, kubelet_port=10250, kubelet_version="v1.34.4"
     if pid:
         spec["providerID"] = pid
     capacity = {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi"}
-    node = {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": labels,
-                         "annotations": {"gpufleet.test/note": "KWOK node: the system pool's CPU node"}},
-            "spec": spec}
-    status = {"capacity": capacity, "allocatable": dict(capacity),
-              "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                              "message": "kubelet is posting ready status", "lastHeartbeatTime": now,
-                              "lastTransitionTime": now}],
-              "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": name}],
-              "daemonEndpoints": {"kubeletEndpoint": {"Port": int(kubelet_port)}},
-              "nodeInfo": {"kubeletVersion": kubelet_version, "kubeProxyVersion": kubelet_version,
-                           "operatingSystem": "linux", "architecture": "amd64",
-                           "containerRuntimeVersion": "containerd://1.7.27", "osImage": "Ubuntu 22.04.5 LTS",
-                           "kernelVersion": "6.1.0-31-cloud-amd64", "machineID": _hex(name + "/machine", 32),
-                           "systemUUID": str(uuid.UUID(_hex(name + "/sys", 32))),
-                           "bootID": str(uuid.UUID(_hex(name + "/boot", 32)))}}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels, "annotations": {"gpufleet.test/note": "KWOK node: the system pool's CPU node"}},
+        "spec": spec,
+    }
+    status = {
+        "capacity": capacity,
+        "allocatable": dict(capacity),
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": "KubeletReady",
+                "message": "kubelet is posting ready status",
+                "lastHeartbeatTime": now,
+                "lastTransitionTime": now,
+            }
+        ],
+        "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": name}],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": int(kubelet_port)}},
+        "nodeInfo": {
+            "kubeletVersion": kubelet_version,
+            "kubeProxyVersion": kubelet_version,
+            "operatingSystem": "linux",
+            "architecture": "amd64",
+            "containerRuntimeVersion": "containerd://1.7.27",
+            "osImage": "Ubuntu 22.04.5 LTS",
+            "kernelVersion": "6.1.0-31-cloud-amd64",
+            "machineID": _hex(name + "/machine", 32),
+            "systemUUID": str(uuid.UUID(_hex(name + "/sys", 32))),
+            "bootID": str(uuid.UUID(_hex(name + "/boot", 32))),
+        },
+    }
     return node, status

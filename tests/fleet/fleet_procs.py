@@ -98,8 +98,7 @@ def spawn(args, log_path, env_extra=None):
     env.update(env_extra or {})
     logf = open(log_path, "ab")
     try:
-        p = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT, env=env,
-                             start_new_session=True, close_fds=True)
+        p = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT, env=env, start_new_session=True, close_fds=True)
     finally:
         logf.close()
     try:
@@ -170,8 +169,7 @@ def wait_http_ok(check, proc, what, log_path, timeout):
         if abort.is_set():
             raise FleetError(f"{what}: start aborted")
         if proc is not None and proc.poll() is not None:
-            raise FleetError(f"{what} exited with {proc.returncode} while starting; log {log_path}:\n"
-                             + tail(log_path))
+            raise FleetError(f"{what} exited with {proc.returncode} while starting; log {log_path}:\n" + tail(log_path))
         try:
             if check():
                 return

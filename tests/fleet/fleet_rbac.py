@@ -37,8 +37,14 @@ def load_manifest(path=MANIFEST):
     # One v1 List (as shipped), or plain documents.
     docs = [item for d in docs for item in (d.get("items") or [] if d.get("kind") == "List" else [d])]
     found = {(d.get("kind"), (d.get("metadata") or {}).get("name")) for d in docs}
-    wanted = {("ClusterRole", CLUSTER_READER), ("ClusterRole", NAMESPACES), ("Role", ROLE),
-              ("ClusterRoleBinding", CLUSTER_READER), ("ClusterRoleBinding", NAMESPACES), ("RoleBinding", ROLE)}
+    wanted = {
+        ("ClusterRole", CLUSTER_READER),
+        ("ClusterRole", NAMESPACES),
+        ("Role", ROLE),
+        ("ClusterRoleBinding", CLUSTER_READER),
+        ("ClusterRoleBinding", NAMESPACES),
+        ("RoleBinding", ROLE),
+    }
     if found != wanted:
         raise RbacManifestError(f"{path}: expected exactly {sorted(wanted)}, found {sorted(found)}")
     for d in docs:
@@ -85,8 +91,7 @@ def objects_for(namespace, user, cluster_reader=False, namespaces=False, path=MA
 
 def api_path(obj):
     """The collection path to POST OBJ to."""
-    plural = {"Role": "roles", "RoleBinding": "rolebindings", "ClusterRole": "clusterroles",
-              "ClusterRoleBinding": "clusterrolebindings"}[obj["kind"]]
+    plural = {"Role": "roles", "RoleBinding": "rolebindings", "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings"}[obj["kind"]]
     if obj["kind"] in ("Role", "RoleBinding"):
         return f"/apis/{RBAC_API}/namespaces/{obj['metadata']['namespace']}/{plural}"
     return f"/apis/{RBAC_API}/{plural}"

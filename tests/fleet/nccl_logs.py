@@ -38,13 +38,18 @@ PEAK_BUSBW_PLATFORM = {("gcp", "h100"): 337.6, ("azure", "h100"): 452.0}
 # With multi-node NVLink the busbw is NVLink's: GB200 NVL72 834.6 (coreweave/nccl-tests), GB300 ~895 (AICR).
 PEAK_BUSBW_MNNVL = {"gb200": 812.5, "gb300": 889.1}
 FACTOR = {"below-threshold": 0.6, "far-below": 0.25}
-GPU_NAMES = {"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200", "b200": "NVIDIA B200", "gb200": "NVIDIA GB200",
-             "gb300": "NVIDIA GB300", "a100": "NVIDIA A100-SXM4-80GB"}
+GPU_NAMES = {
+    "h100": "NVIDIA H100 80GB HBM3",
+    "h200": "NVIDIA H200",
+    "b200": "NVIDIA B200",
+    "gb200": "NVIDIA GB200",
+    "gb300": "NVIDIA GB300",
+    "a100": "NVIDIA A100-SXM4-80GB",
+}
 TRANSPORTS = ("expected", "socket")
 # Per transport id of the platform catalogue: the net's name and the plugin lines each rank prints before it.
 NETS = {
-    "efa": ("Libfabric", ["NET/Plugin: Loaded net plugin Libfabric (v10)",
-                          "NET/OFI Selected provider is efa, fabric is efa-direct (found 32 nics)"]),
+    "efa": ("Libfabric", ["NET/Plugin: Loaded net plugin Libfabric (v10)", "NET/OFI Selected provider is efa, fabric is efa-direct (found 32 nics)"]),
     "tcpxo": ("FasTrak", ["NET/FasTrak 2026-11-30T07:12:01.120394-08:00: Initializing network FasTrak, version: 1.0.21"]),
     "gib": ("gIB", ["NET/gIB : Initializing gIB v1.0.5"]),
     "tcpx": ("GPUDirectTCPX_v7", ["NET/GPUDirectTCPX/CUDA : cuDevices count 8"]),
@@ -92,13 +97,13 @@ def nccl_command(trainjob):
         return None
     at = max(i for i, w in enumerate(words) if w.endswith(program))
     opts = {}
-    rest = words[at + 1:]
+    rest = words[at + 1 :]
     for i, w in enumerate(rest[:-1]):
         if w in ("-b", "-e", "-f", "-n", "-w", "-c"):
             opts[w] = rest[i + 1]
     return {
         "program": program,
-        "collective": program[:-len("_perf")],
+        "collective": program[: -len("_perf")],
         "min_bytes": parse_size(opts.get("-b"), 8),
         "max_bytes": parse_size(opts.get("-e"), 1 << 30),
         "step": max(2, int(opts.get("-f", 2)) if str(opts.get("-f", "2")).isdigit() else 2),
@@ -145,8 +150,12 @@ def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, s
         busbw = SOCKET_BUSBW
     peak = peak_for(result, platform, gpu, busbw, mnnvl)
     coll = cmd["collective"]
-    factor = {"all_reduce": 2.0 * (nranks - 1) / nranks, "reduce_scatter": (nranks - 1) / nranks,
-              "all_gather": (nranks - 1) / nranks, "alltoall": (nranks - 1) / nranks}.get(coll, 1.0) or 1.0
+    factor = {
+        "all_reduce": 2.0 * (nranks - 1) / nranks,
+        "reduce_scatter": (nranks - 1) / nranks,
+        "all_gather": (nranks - 1) / nranks,
+        "alltoall": (nranks - 1) / nranks,
+    }.get(coll, 1.0) or 1.0
     redop = "sum" if coll in ("all_reduce", "reduce_scatter", "reduce") else "none"
     gpu_name = GPU_NAMES.get(gpu, "NVIDIA " + gpu.upper())
     lines = []
@@ -169,17 +178,30 @@ def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, s
         for dev in range(gpus_per_node):
             rank = n * gpus_per_node + dev
             pid = pid0 + n * 4 + dev
-            info(host, pid, dev, "comm 0x55d1c3a0 rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d"
-                 % (rank, nranks, len(hosts), gpus_per_node, dev, 1 if mnnvl else 0))
+            info(
+                host,
+                pid,
+                dev,
+                "comm 0x55d1c3a0 rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d"
+                % (rank, nranks, len(hosts), gpus_per_node, dev, 1 if mnnvl else 0),
+            )
             for channel in range(64 // max(gpus_per_node, 1)):
                 peer = (rank + 1) % nranks
-                via = "P2P/CUMEM" if peer // gpus_per_node == n else (
-                    "NET/Socket/0" if net_id == "socket" else "NET/%s/%d/GDRDMA" % (net_name, channel % 4))
-                info(host, pid, dev, "Channel %02d/0 : %d[%d] -> %d[%d] %svia %s" % (
-                    channel, rank, dev, peer, peer % gpus_per_node, "[send] " if "NET" in via else "", via))
+                via = "P2P/CUMEM" if peer // gpus_per_node == n else ("NET/Socket/0" if net_id == "socket" else "NET/%s/%d/GDRDMA" % (net_name, channel % 4))
+                info(
+                    host,
+                    pid,
+                    dev,
+                    "Channel %02d/0 : %d[%d] -> %d[%d] %svia %s" % (channel, rank, dev, peer, peer % gpus_per_node, "[send] " if "NET" in via else "", via),
+                )
             info(host, pid, dev, "Connected all rings, use ring PXN 0 GDR 1")
-            info(host, pid, dev, "ncclCommInitRank comm 0x55d1c3a0 rank %d nranks %d cudaDev %d nvmlDev %d busId %s000 commId "
-                 "0x7d9c3ab1e4f2c610 - Init COMPLETE" % (rank, nranks, dev, dev, BUS_IDS[dev % len(BUS_IDS)]))
+            info(
+                host,
+                pid,
+                dev,
+                "ncclCommInitRank comm 0x55d1c3a0 rank %d nranks %d cudaDev %d nvmlDev %d busId %s000 commId "
+                "0x7d9c3ab1e4f2c610 - Init COMPLETE" % (rank, nranks, dev, dev, BUS_IDS[dev % len(BUS_IDS)]),
+            )
     lines += [
         "# nccl-tests version 2.16.9 nccl-headers=22707 nccl-library=22707",
         "# Collective test starting: %s" % cmd["program"],
@@ -191,8 +213,9 @@ def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, s
     rank = 0
     for n, host in enumerate(hosts):
         for dev in range(gpus_per_node):
-            lines.append("#  Rank %2d Group  0 Pid %6d on %10s device %2d [0000:%s:00] %s"
-                         % (rank, pid0 + n * 4 + dev, host, dev, BUS_IDS[dev % len(BUS_IDS)], gpu_name))
+            lines.append(
+                "#  Rank %2d Group  0 Pid %6d on %10s device %2d [0000:%s:00] %s" % (rank, pid0 + n * 4 + dev, host, dev, BUS_IDS[dev % len(BUS_IDS)], gpu_name)
+            )
             rank += 1
     lines += [
         "#",
@@ -209,7 +232,7 @@ def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, s
     latency = 38.0 if nranks > gpus_per_node else 12.0
     peak_algbw = peak / factor
     total, count_bw = 0.0, 0
-    for index, size in enumerate(sizes[:cut + (1 if result == "truncated" and finished else 0)]):
+    for index, size in enumerate(sizes[: cut + (1 if result == "truncated" and finished else 0)]):
         count = size // 4 // (nranks if coll == "all_gather" else 1)
         cells = []
         for side in ("oop", "ip"):
@@ -221,7 +244,7 @@ def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, s
             cells.append("  %7s  %6.2f  %6.2f  %6s" % (_time(us), algbw, bus, "0"))
         row = "%12d  %12d  %8s  %6s  %6d" % (size, max(count, 0), "float", redop, -1) + "".join(cells)
         if result == "truncated" and finished and index == cut:
-            row = row[:len(row) - 26]  # the rank died while the in-place half of this row was being printed
+            row = row[: len(row) - 26]  # the rank died while the in-place half of this row was being printed
         lines.append(row)
     if result == "truncated" and finished:
         victim = hosts[-1] if hosts else "localhost"
@@ -248,15 +271,19 @@ def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, s
 
 def worker_log(host, index):
     """What an MPI worker (sshd) prints."""
-    return ("Server listening on 0.0.0.0 port 22.\nServer listening on :: port 22.\n"
-            "Accepted publickey for root from 10.244.1.%d port %d ssh2: RSA SHA256:gpufleet-test\n" % (10 + index, 40122 + index))
+    return (
+        "Server listening on 0.0.0.0 port 22.\nServer listening on :: port 22.\n"
+        "Accepted publickey for root from 10.244.1.%d port %d ssh2: RSA SHA256:gpufleet-test\n" % (10 + index, 40122 + index)
+    )
 
 
 def plain_log(framework, host, rank, gpus_per_node, world, gpu, finished=True):
     """torch / exec workloads: what the catalog's torch-smoke and exec-example print."""
     if framework == "exec":
-        lines = ["GPU %d: %s (UUID: GPU-%s)" % (i, GPU_NAMES.get(gpu, gpu), hashlib.sha256(("%s/%d" % (host, i)).encode()).hexdigest()[:8])
-                 for i in range(gpus_per_node)]
+        lines = [
+            "GPU %d: %s (UUID: GPU-%s)" % (i, GPU_NAMES.get(gpu, gpu), hashlib.sha256(("%s/%d" % (host, i)).encode()).hexdigest()[:8])
+            for i in range(gpus_per_node)
+        ]
         if finished:
             lines.append("# gpufleet-burnin exec-example on %s: %d GPUs, expected %d" % (host, gpus_per_node, gpus_per_node))
         return "\n".join(lines) + "\n"
@@ -266,8 +293,10 @@ def plain_log(framework, host, rank, gpus_per_node, world, gpu, finished=True):
             lines.append("# gpufleet-burnin torch-smoke rank %d on %s: 0 wrong elements" % (rank * gpus_per_node + local, host))
         if rank == 0:
             peak = PEAK_BUSBW.get(gpu, 200.0) * 0.8
-            lines.append("# gpufleet-burnin torch-smoke: world %d, torch 2.8.0a0, NCCL (2, 27, 7), all_reduce 268435456 bytes: "
-                         "busbw %.2f GB/s, 0 wrong elements" % (world, peak))
+            lines.append(
+                "# gpufleet-burnin torch-smoke: world %d, torch 2.8.0a0, NCCL (2, 27, 7), all_reduce 268435456 bytes: "
+                "busbw %.2f GB/s, 0 wrong elements" % (world, peak)
+            )
     return "\n".join(lines) + ("\n" if lines else "")
 
 

@@ -3,12 +3,12 @@
 # Apache License 2.0 (see LICENSE)
 """Fixtures of the packaging tests (scripts/test.sh step "packaging"; run with scripts/env.sh sourced).
 
-    collection_tarball   gpufleet-burnin-<ver>.tar.gz built by `ansible-galaxy collection build` from a copy of the
-                         checkout into which developer leftovers were planted (PLANTED): caches, venvs, output, fleet
-                         state, credentials. Built once per session.
-    kcore_tarball        the Galaxy-installable kubernetes.core tarball scripts/setup.sh rebuilds ($GPUFLEET_KCORE_TARBALL)
-    isolated_env(path)   the environment for ansible commands that must see only the collections under PATH: no
-                         PYTHONPATH (scripts/env.sh's points at the checkout's tree), no system collections
+collection_tarball   gpufleet-burnin-<ver>.tar.gz built by `ansible-galaxy collection build` from a copy of the
+                     checkout into which developer leftovers were planted (PLANTED): caches, venvs, output, fleet
+                     state, credentials. Built once per session.
+kcore_tarball        the Galaxy-installable kubernetes.core tarball scripts/setup.sh rebuilds ($GPUFLEET_KCORE_TARBALL)
+isolated_env(path)   the environment for ansible commands that must see only the collections under PATH: no
+                     PYTHONPATH (scripts/env.sh's points at the checkout's tree), no system collections
 """
 
 from __future__ import absolute_import, division, print_function
@@ -58,8 +58,9 @@ PLANTED = {
 def tracked_files():
     """The checkout's files as git sees them (tracked, plus new files not ignored); every file without git."""
     try:
-        out = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True).stdout
+        out = subprocess.run(
+            ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True
+        ).stdout
         names = [n for n in out.decode().split("\0") if n]
     except (OSError, subprocess.CalledProcessError):
         names = [str(p.relative_to(REPO)) for p in REPO.rglob("*") if p.is_file() and ".git" not in p.parts]
@@ -67,15 +68,20 @@ def tracked_files():
 
 
 def isolated_env(collections_path):
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections_path), ANSIBLE_COLLECTIONS_SCAN_SYS_PATH="False",
-               ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", ANSIBLE_GALAXY_DISABLE_GPG_VERIFY="1")
+    env = dict(
+        os.environ,
+        ANSIBLE_COLLECTIONS_PATH=str(collections_path),
+        ANSIBLE_COLLECTIONS_SCAN_SYS_PATH="False",
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_FORCE_COLOR="0",
+        ANSIBLE_GALAXY_DISABLE_GPG_VERIFY="1",
+    )
     env.pop("PYTHONPATH", None)
     return env
 
 
 def run(command, **kw):
-    proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          stdin=subprocess.DEVNULL, check=False, **kw)
+    proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, stdin=subprocess.DEVNULL, check=False, **kw)
     return proc
 
 

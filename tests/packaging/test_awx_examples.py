@@ -46,15 +46,53 @@ COMPATIBLE = {
 }
 # Options of awx.awx.job_template that a job template file may set.
 JOB_TEMPLATE_FIELDS = {
-    "name", "description", "job_type", "inventory", "project", "playbook", "scm_branch", "credentials", "credential",
-    "execution_environment", "forks", "limit", "verbosity", "extra_vars", "job_tags", "skip_tags", "start_at_task",
-    "timeout", "use_fact_cache", "host_config_key", "diff_mode", "allow_simultaneous", "job_slice_count",
-    "webhook_service", "webhook_credential", "labels", "instance_groups", "prevent_instance_group_fallback",
-    "survey_enabled", "survey_spec", "become_enabled", "ask_scm_branch_on_launch", "ask_diff_mode_on_launch",
-    "ask_variables_on_launch", "ask_limit_on_launch", "ask_tags_on_launch", "ask_skip_tags_on_launch",
-    "ask_job_type_on_launch", "ask_verbosity_on_launch", "ask_inventory_on_launch", "ask_credential_on_launch",
-    "ask_execution_environment_on_launch", "ask_labels_on_launch", "ask_forks_on_launch",
-    "ask_job_slice_count_on_launch", "ask_timeout_on_launch", "ask_instance_groups_on_launch",
+    "name",
+    "description",
+    "job_type",
+    "inventory",
+    "project",
+    "playbook",
+    "scm_branch",
+    "credentials",
+    "credential",
+    "execution_environment",
+    "forks",
+    "limit",
+    "verbosity",
+    "extra_vars",
+    "job_tags",
+    "skip_tags",
+    "start_at_task",
+    "timeout",
+    "use_fact_cache",
+    "host_config_key",
+    "diff_mode",
+    "allow_simultaneous",
+    "job_slice_count",
+    "webhook_service",
+    "webhook_credential",
+    "labels",
+    "instance_groups",
+    "prevent_instance_group_fallback",
+    "survey_enabled",
+    "survey_spec",
+    "become_enabled",
+    "ask_scm_branch_on_launch",
+    "ask_diff_mode_on_launch",
+    "ask_variables_on_launch",
+    "ask_limit_on_launch",
+    "ask_tags_on_launch",
+    "ask_skip_tags_on_launch",
+    "ask_job_type_on_launch",
+    "ask_verbosity_on_launch",
+    "ask_inventory_on_launch",
+    "ask_credential_on_launch",
+    "ask_execution_environment_on_launch",
+    "ask_labels_on_launch",
+    "ask_forks_on_launch",
+    "ask_job_slice_count_on_launch",
+    "ask_timeout_on_launch",
+    "ask_instance_groups_on_launch",
 }
 
 
@@ -78,6 +116,7 @@ def spec_option(variable):
 
 
 # ------------------------------------------------------------------------------------------------ survey spec
+
 
 def test_survey_spec_is_a_valid_awx_survey():
     doc = load("survey-spec.json")
@@ -125,6 +164,7 @@ def test_survey_variable_is_a_role_option_of_a_compatible_type(variable):
 
 # ------------------------------------------------------------------------------------------------ job template
 
+
 def test_job_template_runs_the_collections_playbook_with_the_survey():
     jt = load("job-template.json")
     assert set(jt) <= JOB_TEMPLATE_FIELDS, sorted(set(jt) - JOB_TEMPLATE_FIELDS)
@@ -142,6 +182,7 @@ def test_job_template_runs_the_collections_playbook_with_the_survey():
 
 
 # ------------------------------------------------------------------------------------------------ credential type
+
 
 def referenced(template):
     env = Environment()
@@ -175,11 +216,10 @@ def test_injected_kubeconfig_reaches_every_inventory_context(tmp_path):
     """Render the injectors as AWX does; kubernetes' client loads each host's burnin_context from the written file."""
     inventory = run(["ansible-inventory", "-i", str(INVENTORY), "--list"])
     assert inventory.returncode == 0, inventory.stdout
-    hostvars = json.loads(inventory.stdout[inventory.stdout.index("{"):])["_meta"]["hostvars"]
+    hostvars = json.loads(inventory.stdout[inventory.stdout.index("{") :])["_meta"]["hostvars"]
     contexts = dict((host, v["burnin_context"]) for host, v in hostvars.items())
     assert contexts and all(contexts.values())
-    kubeconfig = {"apiVersion": "v1", "kind": "Config", "clusters": [], "users": [], "contexts": [],
-                  "current-context": sorted(contexts.values())[0]}
+    kubeconfig = {"apiVersion": "v1", "kind": "Config", "clusters": [], "users": [], "contexts": [], "current-context": sorted(contexts.values())[0]}
     for index, ctx in enumerate(sorted(set(contexts.values()))):
         kubeconfig["clusters"].append({"name": ctx, "cluster": {"server": "https://127.0.0.1:%d" % (6443 + index)}})
         kubeconfig["users"].append({"name": ctx, "user": {"token": "t%d" % index}})
@@ -192,13 +232,19 @@ def test_injected_kubeconfig_reaches_every_inventory_context(tmp_path):
     path.write_text(env.from_string(ct["injectors"]["file"]["template.kubeconfig"]).render(inputs))
     injected_env = dict((k, env.from_string(v).render(inputs, tower=tower)) for k, v in ct["injectors"]["env"].items())
     assert injected_env["K8S_AUTH_KUBECONFIG"] == str(path)
-    script = ("import sys, kubernetes.config as c\n"
-              "for host, ctx in [a.split('=', 1) for a in sys.argv[2:]]:\n"
-              "    api = c.new_client_from_config(config_file=sys.argv[1], context=ctx)\n"
-              "    print(host, api.configuration.host)\n")
-    proc = subprocess.run([sys.executable, "-c", script, injected_env["K8S_AUTH_KUBECONFIG"]]
-                          + ["%s=%s" % item for item in sorted(contexts.items())],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+    script = (
+        "import sys, kubernetes.config as c\n"
+        "for host, ctx in [a.split('=', 1) for a in sys.argv[2:]]:\n"
+        "    api = c.new_client_from_config(config_file=sys.argv[1], context=ctx)\n"
+        "    print(host, api.configuration.host)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, injected_env["K8S_AUTH_KUBECONFIG"]] + ["%s=%s" % item for item in sorted(contexts.items())],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout
     servers = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
     assert set(servers) == set(contexts)
@@ -209,18 +255,20 @@ def test_injected_kubeconfig_reaches_every_inventory_context(tmp_path):
 
 # ------------------------------------------------------------------------------------------------ answers as AWX sends them
 
+
 def defaults_payload():
     """What AWX's launch form sends with every default (a multiselect as a list; the newline-separated string an API
     launch sends is test_multiselect_as_a_newline_separated_string_passes_the_argument_spec)."""
-    return dict((q["variable"], q["default"].split("\n") if q["type"] == "multiselect" else q["default"])
-                for q in SURVEY if "default" in q)
+    return dict((q["variable"], q["default"].split("\n") if q["type"] == "multiselect" else q["default"]) for q in SURVEY if "default" in q)
 
 
 def validate(answers, tmp_path, name, entry="main"):
     path = tmp_path / ("%s.json" % name)
     path.write_text(json.dumps({"answers": answers}))
-    proc = run(["ansible-playbook", "-i", "localhost,", str(ARGSPEC_PLAYBOOK), "-e", "spec_file=%s" % SPEC_FILE,
-                "-e", "entry_point=%s" % entry, "-e", "@%s" % path], cwd=str(tmp_path))
+    proc = run(
+        ["ansible-playbook", "-i", "localhost,", str(ARGSPEC_PLAYBOOK), "-e", "spec_file=%s" % SPEC_FILE, "-e", "entry_point=%s" % entry, "-e", "@%s" % path],
+        cwd=str(tmp_path),
+    )
     msg = re.findall(r'"msg": "((?:[^"\\]|\\.)*)"', proc.stdout)
     return proc.returncode, (msg[-1] if msg else proc.stdout[-2000:])
 
@@ -231,22 +279,38 @@ def test_survey_defaults_pass_the_argument_spec(tmp_path):
 
 
 STRINGS = {  # API clients and older AWX: everything a string
-    "burnin_nodes": "3", "burnin_timeout": "600", "burnin_enable_mnnvl": "true", "burnin_fail_on_error": "false",
-    "burnin_framework": "torch", "burnin_env": "NCCL_DEBUG=WARN\nGPUFLEET_MARK=awx", "burnin_image": "registry.example/nccl:1",
-    "burnin_image_pull_secrets": "regcred,mirror", "burnin_run_id": "awx-strings", "burnin_namespace": "burnin-awx",
-    "burnin_report_dir": "", "burnin_threshold_on_missing": "fail", "burnin_workload": "torch-smoke",
+    "burnin_nodes": "3",
+    "burnin_timeout": "600",
+    "burnin_enable_mnnvl": "true",
+    "burnin_fail_on_error": "false",
+    "burnin_framework": "torch",
+    "burnin_env": "NCCL_DEBUG=WARN\nGPUFLEET_MARK=awx",
+    "burnin_image": "registry.example/nccl:1",
+    "burnin_image_pull_secrets": "regcred,mirror",
+    "burnin_run_id": "awx-strings",
+    "burnin_namespace": "burnin-awx",
+    "burnin_report_dir": "",
+    "burnin_threshold_on_missing": "fail",
+    "burnin_workload": "torch-smoke",
     "burnin_report_formats": "json,junit",
-    "burnin_thresholds": "[{\"platform\": \"aws\", \"gpu_architecture\": \"h100\", \"collective\": \"all_reduce\", "
-                         "\"metric\": \"peak\", \"pass\": 420, \"warn\": 380}]",
+    "burnin_thresholds": '[{"platform": "aws", "gpu_architecture": "h100", "collective": "all_reduce", ' '"metric": "peak", "pass": 420, "warn": 380}]',
 }
 TYPED = {  # current AWX: integers as numbers, multiselect as a list
-    "burnin_nodes": 4, "burnin_timeout": 900, "burnin_enable_mnnvl": "false", "burnin_fail_on_error": "true",
-    "burnin_framework": "mpi", "burnin_env": "", "burnin_image": "", "burnin_image_pull_secrets": "",
-    "burnin_run_id": "awx-typed", "burnin_namespace": "gpufleet-burnin", "burnin_report_dir": "",
-    "burnin_workload": "nccl-all-reduce", "burnin_report_formats": ["json", "html"],
-    "burnin_workload_params": "{\"min_bytes\": \"8\", \"max_bytes\": \"1G\"}",
-    "burnin_thresholds": [{"platform": "aws", "gpu_architecture": "h100", "collective": "all_reduce", "metric": "peak",
-                           "pass": 420, "warn": 380}],
+    "burnin_nodes": 4,
+    "burnin_timeout": 900,
+    "burnin_enable_mnnvl": "false",
+    "burnin_fail_on_error": "true",
+    "burnin_framework": "mpi",
+    "burnin_env": "",
+    "burnin_image": "",
+    "burnin_image_pull_secrets": "",
+    "burnin_run_id": "awx-typed",
+    "burnin_namespace": "gpufleet-burnin",
+    "burnin_report_dir": "",
+    "burnin_workload": "nccl-all-reduce",
+    "burnin_report_formats": ["json", "html"],
+    "burnin_workload_params": '{"min_bytes": "8", "max_bytes": "1G"}',
+    "burnin_thresholds": [{"platform": "aws", "gpu_architecture": "h100", "collective": "all_reduce", "metric": "peak", "pass": 420, "warn": 380}],
 }
 
 
@@ -271,17 +335,21 @@ def test_multiselect_as_a_newline_separated_string_passes_the_argument_spec(tmp_
 
 # ------------------------------------------------------------------------------------------------ rendered values
 
-RENDERED = {"strings": STRINGS, "typed": TYPED,
-            # a threshold record the role refuses: proves the JSON text is parsed and checked before any cluster
-            "bad-thresholds": dict(TYPED, burnin_run_id="awx-bad", burnin_thresholds='[{"collective": "all_to_all"}]'),
-            # an empty textarea answer (a question created with an empty default)
-            "empty-thresholds": dict(TYPED, burnin_run_id="awx-empty", burnin_thresholds=""),
-            # a multiselect as one newline-separated string, list variables as JSON text
-            "newlines": dict(TYPED, burnin_run_id="awx-newlines", burnin_report_formats="json\nhtml",
-                             burnin_volumes='[{"name": "awx-scratch", "emptyDir": {}}]', burnin_overrides=""),
-            # a report format the role does not know, and a list variable that holds no mappings
-            "bad-formats": dict(TYPED, burnin_run_id="awx-bad-formats", burnin_report_formats="json\nxml"),
-            "bad-volumes": dict(TYPED, burnin_run_id="awx-bad-volumes", burnin_volumes='["scratch"]')}
+RENDERED = {
+    "strings": STRINGS,
+    "typed": TYPED,
+    # a threshold record the role refuses: proves the JSON text is parsed and checked before any cluster
+    "bad-thresholds": dict(TYPED, burnin_run_id="awx-bad", burnin_thresholds='[{"collective": "all_to_all"}]'),
+    # an empty textarea answer (a question created with an empty default)
+    "empty-thresholds": dict(TYPED, burnin_run_id="awx-empty", burnin_thresholds=""),
+    # a multiselect as one newline-separated string, list variables as JSON text
+    "newlines": dict(
+        TYPED, burnin_run_id="awx-newlines", burnin_report_formats="json\nhtml", burnin_volumes='[{"name": "awx-scratch", "emptyDir": {}}]', burnin_overrides=""
+    ),
+    # a report format the role does not know, and a list variable that holds no mappings
+    "bad-formats": dict(TYPED, burnin_run_id="awx-bad-formats", burnin_report_formats="json\nxml"),
+    "bad-volumes": dict(TYPED, burnin_run_id="awx-bad-volumes", burnin_volumes='["scratch"]'),
+}
 HOST = "aws-use1-h100-a"
 
 
@@ -294,8 +362,7 @@ def rendered(tmp_path_factory):
         answers = RENDERED[name]
         extra = work / ("%s.json" % name)
         extra.write_text(json.dumps(dict(answers, burnin_render_dir=str(work / name))))
-        proc = run(["ansible-playbook", "-i", str(INVENTORY), str(REPO / "playbooks" / "render.yml"), "--limit", HOST,
-                    "-e", "@%s" % extra], cwd=str(work))
+        proc = run(["ansible-playbook", "-i", str(INVENTORY), str(REPO / "playbooks" / "render.yml"), "--limit", HOST, "-e", "@%s" % extra], cwd=str(work))
         return name, proc
 
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -328,8 +395,9 @@ def test_newline_multiselect_and_json_lists_render(rendered):
     proc = results["newlines"]
     assert proc.returncode == 0, proc.stdout[-3000:]
     runtime = objects(work, "newlines")["TrainingRuntime"]
-    volumes = [v["name"] for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]
-               for v in job["template"]["spec"]["template"]["spec"].get("volumes", [])]
+    volumes = [
+        v["name"] for job in runtime["spec"]["template"]["spec"]["replicatedJobs"] for v in job["template"]["spec"]["template"]["spec"].get("volumes", [])
+    ]
     assert "awx-scratch" in volumes
 
 

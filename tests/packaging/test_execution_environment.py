@@ -115,14 +115,18 @@ def galaxy_stage(context):
             shutil.copytree(str(item), str(target), dirs_exist_ok=True)
         else:
             shutil.copy2(str(item), str(target))
-    proc = run(["ansible-galaxy", "collection", "install", "-r", "requirements.yml", "--collections-path", str(collections)],
-               cwd=str(build), env=isolated_env(collections))
+    proc = run(
+        ["ansible-galaxy", "collection", "install", "-r", "requirements.yml", "--collections-path", str(collections)],
+        cwd=str(build),
+        env=isolated_env(collections),
+    )
     assert proc.returncode == 0, proc.stdout
     return collections
 
 
 def test_galaxy_stage_installs_gpufleet_burnin_and_kubernetes_core(galaxy_stage):
     import json
+
     root = galaxy_stage / "ansible_collections"
     ours = json.loads((root / "gpufleet" / "burnin" / "MANIFEST.json").read_text())["collection_info"]
     theirs = json.loads((root / "kubernetes" / "core" / "MANIFEST.json").read_text())["collection_info"]
@@ -134,8 +138,18 @@ def test_galaxy_stage_installs_gpufleet_burnin_and_kubernetes_core(galaxy_stage)
 def test_builder_stage_introspection_finds_both_collections_python_deps(context, galaxy_stage):
     work, _ee, ctx = context
     pip, bindep = work / "requirements.txt", work / "bindep.txt"
-    proc = run([sys.executable, str(ctx / "_build" / "scripts" / "introspect.py"), "introspect", "--write-pip", str(pip),
-                "--write-bindep", str(bindep), str(galaxy_stage)])
+    proc = run(
+        [
+            sys.executable,
+            str(ctx / "_build" / "scripts" / "introspect.py"),
+            "introspect",
+            "--write-pip",
+            str(pip),
+            "--write-bindep",
+            str(bindep),
+            str(galaxy_stage),
+        ]
+    )
     assert proc.returncode == 0, proc.stdout
     lines = pip.read_text().splitlines()
 

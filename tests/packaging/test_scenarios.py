@@ -30,13 +30,17 @@ def guide_files():
     for block in BLOCK.findall(GUIDE.read_text()):
         first, _sep, rest = block.partition("\n")
         if first.startswith("# file: "):
-            files[first[len("# file: "):].strip()] = rest
+            files[first[len("# file: ") :].strip()] = rest
     return files
 
 
 def test_the_guide_names_its_files():
-    assert sorted(guide_files()) == ["_lib/platforms/acme/ib-env.yaml", "_lib/platforms/acme/platform.yaml",
-                                     "inventory/hosts.yml", "templates/overrides/platforms/acme.yaml"]
+    assert sorted(guide_files()) == [
+        "_lib/platforms/acme/ib-env.yaml",
+        "_lib/platforms/acme/platform.yaml",
+        "inventory/hosts.yml",
+        "templates/overrides/platforms/acme.yaml",
+    ]
 
 
 def test_adding_a_platform_as_the_guide_says_renders_it(tmp_path):

@@ -45,15 +45,22 @@ GPUS = ("h100", "h200", "b200", "gb200", "gb300")
 MODULE_PREFIX = "kubernetes.core."
 # The collection's own actions: those that reach a cluster, as the kubernetes.core module they behave like, and those
 # that only render on the controller. Any other gpufleet.burnin action in the tasks fails the test until it is listed.
-OWN_CLUSTER_ACTIONS = {"gpufleet.burnin.k8s_apply": "apply",  # kubernetes.core's k8s code, server-side apply of `objects`
-                       # reads one TrainJob and lists its pods, repeatedly, and the logs of those that ended
-                       "gpufleet.burnin.trainjob_wait": "wait",
-                       "gpufleet.burnin.trainjob_logs": "logs",  # lists the TrainJob's pods and reads their logs
-                       "gpufleet.burnin.cluster_detect": "detect",  # /version, /apis and the nodes
-                       # lists the run's TrainJobs, namespaces and shared objects, deletes them and reads until gone
-                       "gpufleet.burnin.burnin_cleanup": "cleanup"}
-OWN_CONTROLLER_ACTIONS = ("gpufleet.burnin.workload_plan", "gpufleet.burnin.burnin_plan", "gpufleet.burnin.platform_overrides",
-                          "gpufleet.burnin.training_runtime", "gpufleet.burnin.burnin_report")
+OWN_CLUSTER_ACTIONS = {
+    "gpufleet.burnin.k8s_apply": "apply",  # kubernetes.core's k8s code, server-side apply of `objects`
+    # reads one TrainJob and lists its pods, repeatedly, and the logs of those that ended
+    "gpufleet.burnin.trainjob_wait": "wait",
+    "gpufleet.burnin.trainjob_logs": "logs",  # lists the TrainJob's pods and reads their logs
+    "gpufleet.burnin.cluster_detect": "detect",  # /version, /apis and the nodes
+    # lists the run's TrainJobs, namespaces and shared objects, deletes them and reads until gone
+    "gpufleet.burnin.burnin_cleanup": "cleanup",
+}
+OWN_CONTROLLER_ACTIONS = (
+    "gpufleet.burnin.workload_plan",
+    "gpufleet.burnin.burnin_plan",
+    "gpufleet.burnin.platform_overrides",
+    "gpufleet.burnin.training_runtime",
+    "gpufleet.burnin.burnin_report",
+)
 TEMPLATED = re.compile(r"{{|{%")
 
 
@@ -104,15 +111,23 @@ def plan_kinds():
             for gpu in GPUS:
                 gpus = 4 if gpu.startswith("gb") else 8
                 try:
-                    rendered = render_workload(workload, dict(nodes=2, gpus_per_node=gpus, platform=platform,
-                                                              gpu_architecture=gpu, image="img"))
+                    rendered = render_workload(workload, dict(nodes=2, gpus_per_node=gpus, platform=platform, gpu_architecture=gpu, image="img"))
                 except ConfigError:
                     continue
                 for mnnvl in (False, True):
-                    config = dict(entry_name="rbac", namespace="burnin", image=rendered["image"],
-                                  framework=rendered["framework"], nodes=2, gpus_per_node=gpus, mlnx_per_node=8,
-                                  enable_mnnvl=mnnvl, run_id="r1", trainer=rendered["trainer"],
-                                  env=rendered.get("env") or [])
+                    config = dict(
+                        entry_name="rbac",
+                        namespace="burnin",
+                        image=rendered["image"],
+                        framework=rendered["framework"],
+                        nodes=2,
+                        gpus_per_node=gpus,
+                        mlnx_per_node=8,
+                        enable_mnnvl=mnnvl,
+                        run_id="r1",
+                        trainer=rendered["trainer"],
+                        env=rendered.get("env") or [],
+                    )
                     try:
                         plan = plan_workload(config, {"platform": platform, "gpuArchitecture": gpu})
                     except ConfigError:
@@ -169,7 +184,7 @@ def required():
         if not modules:
             continue
         module, args = modules[0], task[modules[0]] or {}
-        short = module[len(MODULE_PREFIX):]
+        short = module[len(MODULE_PREFIX) :]
         if short == "k8s_cluster_info":
             urls.update([("/version", "get"), ("/apis", "get"), ("/api", "get")])
             continue

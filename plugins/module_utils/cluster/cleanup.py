@@ -80,11 +80,9 @@ def drops_namespace(namespace, burnin_trainjobs, doomed):
 def doomed_objects(namespace, trainjobs, shared):
     """The objects to delete, TrainJobs first (their pods hold the shared objects), as {apiVersion, kind, metadata}.
     SHARED is a list of (kind entry of SHARED_KINDS or extra kinds, objects found)."""
-    objects = [{"apiVersion": TRAINER_API, "kind": "TrainJob", "metadata": {"name": _name(job), "namespace": namespace}}
-               for job in trainjobs]
+    objects = [{"apiVersion": TRAINER_API, "kind": "TrainJob", "metadata": {"name": _name(job), "namespace": namespace}} for job in trainjobs]
     for kind, found in shared:
-        objects.extend({"apiVersion": kind["api_version"], "kind": kind["kind"],
-                        "metadata": {"name": _name(obj), "namespace": namespace}} for obj in found)
+        objects.extend({"apiVersion": kind["api_version"], "kind": kind["kind"], "metadata": {"name": _name(obj), "namespace": namespace}} for obj in found)
     return objects
 
 

@@ -63,12 +63,24 @@ GPU_RESOURCE = "nvidia.com/gpu"
 # GPU model names as they appear as words in products, accelerators and instance types; longer names first
 # where one contains another (GB200 before B200, H200 before H20, L40S before L40 before L4).
 _MODELS = (
-    ("GB300", "gb300"), ("GB200", "gb200"), ("GH200", "gh200"),
-    ("B300", "b300"), ("B200", "b200"),
-    ("H200", "h200"), ("H100", "h100"), ("H800", "h800"), ("H20", "h20"),
-    ("A100", "a100"), ("A800", "a800"), ("A10G", "a10g"), ("A10", "a10"),
-    ("L40S", "l40s"), ("L40", "l40"), ("L4", "l4"),
-    ("V100", "v100"), ("T4", "t4"),
+    ("GB300", "gb300"),
+    ("GB200", "gb200"),
+    ("GH200", "gh200"),
+    ("B300", "b300"),
+    ("B200", "b200"),
+    ("H200", "h200"),
+    ("H100", "h100"),
+    ("H800", "h800"),
+    ("H20", "h20"),
+    ("A100", "a100"),
+    ("A800", "a800"),
+    ("A10G", "a10g"),
+    ("A10", "a10"),
+    ("L40S", "l40s"),
+    ("L40", "l40"),
+    ("L4", "l4"),
+    ("V100", "v100"),
+    ("T4", "t4"),
 )
 _MODEL_WORDS = dict(_MODELS)
 _RTX_PRO_6000 = re.compile(r"RTX[-_ ]?PRO[-_ ]?6000")
@@ -237,8 +249,7 @@ def detect_cluster(nodes):
     if nodes is None:
         nodes = []
     if not isinstance(nodes, list):
-        raise ConfigError("nodes", "must be a list of Node objects (the 'resources' of kubernetes.core.k8s_info), got %s"
-                          % type(nodes).__name__)
+        raise ConfigError("nodes", "must be a list of Node objects (the 'resources' of kubernetes.core.k8s_info), got %s" % type(nodes).__name__)
     described = [describe_node(node, index) for index, node in enumerate(nodes)]
     gpu_nodes = [node for node in described if node["is_gpu"]]
     platforms = _count(node["platform"] for node in described)
@@ -284,23 +295,28 @@ def check_cluster(nodes, platform=None, gpu_architecture=None, nodes_listed=True
     declared_gpu = _declared("gpu_architecture", gpu_architecture)
     detection = detect_cluster(nodes if nodes_listed else [])
     errors, warnings = [], []
-    result = dict(detection, declared_platform=declared_platform, declared_gpu_architecture=declared_gpu,
-                  detected_platform=detection["platform"], detected_gpu_architecture=detection["gpu_architecture"])
+    result = dict(
+        detection,
+        declared_platform=declared_platform,
+        declared_gpu_architecture=declared_gpu,
+        detected_platform=detection["platform"],
+        detected_gpu_architecture=detection["gpu_architecture"],
+    )
 
     if not nodes_listed:
         for field, value in (("burnin_platform", declared_platform), ("burnin_gpu_architecture", declared_gpu)):
             if not value:
                 errors.append("%s is not set and the nodes cannot be listed to detect it; set it in the inventory" % field)
         warnings.append("the nodes could not be listed, so the declared platform and GPU are used unchecked")
-        result.update(platform=declared_platform or UNKNOWN, gpu_architecture=declared_gpu or UNKNOWN,
-                      platform_source="unchecked", gpu_architecture_source="unchecked")
+        result.update(
+            platform=declared_platform or UNKNOWN, gpu_architecture=declared_gpu or UNKNOWN, platform_source="unchecked", gpu_architecture_source="unchecked"
+        )
         return _verdict(result, errors, warnings)
 
     if detection["nodes"] == 0:
         errors.append("the cluster has no nodes")
     elif detection["gpu_nodes"] == 0:
-        errors.append("none of the %d nodes has a GPU (no nvidia.com/gpu.product label, nvidia.com/gpu capacity or GPU instance "
-                      "type)" % detection["nodes"])
+        errors.append("none of the %d nodes has a GPU (no nvidia.com/gpu.product label, nvidia.com/gpu capacity or GPU instance " "type)" % detection["nodes"])
 
     detected_platform = detection["platform"]
     if len([key for key in detection["platforms"] if key != UNKNOWN]) > 1:
@@ -308,8 +324,7 @@ def check_cluster(nodes, platform=None, gpu_architecture=None, nodes_listed=True
     if not declared_platform:
         result.update(platform=detected_platform, platform_source="detected")
         if detected_platform == UNKNOWN and detection["nodes"]:
-            errors.append("the platform cannot be detected from the nodes (no known providerID, cloud label or instance type); "
-                          "set burnin_platform")
+            errors.append("the platform cannot be detected from the nodes (no known providerID, cloud label or instance type); " "set burnin_platform")
     else:
         result.update(platform=declared_platform, platform_source="declared")
         if declared_platform not in DETECTABLE_PLATFORMS:
@@ -317,11 +332,9 @@ def check_cluster(nodes, platform=None, gpu_architecture=None, nodes_listed=True
             pass
         elif detected_platform == UNKNOWN:
             if detection["nodes"]:
-                warnings.append("the nodes do not confirm platform %s (no providerID, cloud label or instance type of it)"
-                                % declared_platform)
+                warnings.append("the nodes do not confirm platform %s (no providerID, cloud label or instance type of it)" % declared_platform)
         elif declared_platform not in detection["platforms"]:
-            errors.append("platform mismatch: the group declares %s but the nodes are %s"
-                          % (declared_platform, _counts_text(detection["platforms"])))
+            errors.append("platform mismatch: the group declares %s but the nodes are %s" % (declared_platform, _counts_text(detection["platforms"])))
 
     detected_gpu = detection["gpu_architecture"]
     known_gpus = dict((key, value) for key, value in detection["gpu_architectures"].items() if key != UNKNOWN)
@@ -330,17 +343,19 @@ def check_cluster(nodes, platform=None, gpu_architecture=None, nodes_listed=True
     if not declared_gpu:
         result.update(gpu_architecture=detected_gpu, gpu_architecture_source="detected")
         if detected_gpu == UNKNOWN and detection["gpu_nodes"]:
-            errors.append("the GPU architecture cannot be detected from the nodes (products: %s); set burnin_gpu_architecture"
-                          % _counts_text(detection["gpu_products"]))
+            errors.append(
+                "the GPU architecture cannot be detected from the nodes (products: %s); set burnin_gpu_architecture" % _counts_text(detection["gpu_products"])
+            )
     else:
         result.update(gpu_architecture=declared_gpu, gpu_architecture_source="declared")
         if not known_gpus:
             if detection["gpu_nodes"]:
-                warnings.append("the GPU nodes do not confirm architecture %s (products: %s)"
-                                % (declared_gpu, _counts_text(detection["gpu_products"])))
+                warnings.append("the GPU nodes do not confirm architecture %s (products: %s)" % (declared_gpu, _counts_text(detection["gpu_products"])))
         elif declared_gpu not in known_gpus:
-            errors.append("GPU mismatch: the group declares %s but the GPU nodes are %s (products: %s)"
-                          % (declared_gpu, _counts_text(detection["gpu_architectures"]), _counts_text(detection["gpu_products"])))
+            errors.append(
+                "GPU mismatch: the group declares %s but the GPU nodes are %s (products: %s)"
+                % (declared_gpu, _counts_text(detection["gpu_architectures"]), _counts_text(detection["gpu_products"]))
+            )
     return _verdict(result, errors, warnings)
 
 
@@ -359,11 +374,20 @@ def recorded_detection(detection, check_nodes=True):
         "stage": "detect",
         "platform": detection["platform"],
         "gpu_architecture": detection["gpu_architecture"],
-        "detected": dict((key, detection[source]) for key, source in (
-            ("platform", "detected_platform"), ("gpu_architecture", "detected_gpu_architecture"),
-            ("platform_source", "platform_source"), ("gpu_architecture_source", "gpu_architecture_source"),
-            ("nodes", "nodes"), ("gpu_nodes", "gpu_nodes"), ("gpus", "gpus"), ("gpu_products", "gpu_products"),
-            ("instance_types", "instance_types"))),
+        "detected": dict(
+            (key, detection[source])
+            for key, source in (
+                ("platform", "detected_platform"),
+                ("gpu_architecture", "detected_gpu_architecture"),
+                ("platform_source", "platform_source"),
+                ("gpu_architecture_source", "gpu_architecture_source"),
+                ("nodes", "nodes"),
+                ("gpu_nodes", "gpu_nodes"),
+                ("gpus", "gpus"),
+                ("gpu_products", "gpu_products"),
+                ("instance_types", "instance_types"),
+            )
+        ),
         "warnings": list(detection["warnings"]) + ([] if check_nodes else [NOT_CHECKED]),
     }
     if not detection["ok"]:

@@ -32,8 +32,7 @@ COMPONENTS = {
 MAX_MESSAGE = 400
 
 _JSON_START = re.compile(r'\{\s*"(?:kind|apiVersion)"\s*:')
-_STATUS_LINE = re.compile(r"\((\d{3})\)\s*\nReason:|'(\d{3})\\?\nReason:|^(\d{3})\nReason:|Exception '(\d{3})|"
-                          r"\bstatus(?: code)?[ :=]+(\d{3})\b", re.M)
+_STATUS_LINE = re.compile(r"\((\d{3})\)\s*\nReason:|'(\d{3})\\?\nReason:|^(\d{3})\nReason:|Exception '(\d{3})|" r"\bstatus(?: code)?[ :=]+(\d{3})\b", re.M)
 _POOL = re.compile(r"HTTPS?ConnectionPool\(host='([^']*)', port=(\d+)\)")
 _URL = re.compile(r"https?://[^\s'\"/)]+")
 # ansible-core 2.19+ prefixes the failures it reports.
@@ -73,20 +72,19 @@ def _missing_api(text):
     return none.groups() if none else None
 
 
-_FORBIDDEN = re.compile(r'User "([^"]+)" cannot (\w+) resource "([^"]+)" in API group "([^"]*)"'
-                        r'(?: in the namespace "([^"]+)"| at the cluster scope)?')
+_FORBIDDEN = re.compile(r'User "([^"]+)" cannot (\w+) resource "([^"]+)" in API group "([^"]*)"' r'(?: in the namespace "([^"]+)"| at the cluster scope)?')
 
 
 def _one_line(text, limit=MAX_MESSAGE):
     text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _status_object(text):
     """The Kubernetes Status object in TEXT (whatever surrounds it), or None."""
     for match in _JSON_START.finditer(text):
         try:
-            obj, _end = json.JSONDecoder().raw_decode(text[match.start():])
+            obj, _end = json.JSONDecoder().raw_decode(text[match.start() :])
         except ValueError:
             continue
         if isinstance(obj, dict) and (obj.get("kind") == "Status" or "code" in obj):
@@ -132,18 +130,16 @@ def _explain(cls, code, message, where, context):
     """One or two short sentences for CLS, built from the server's MESSAGE."""
     at = "%s (context %s)" % (where, context) if context else where
     # "The API server https://...": the server's URL when known, else just "The API server".
-    server_words = "The API server" + (at[len("the API server"):] if at.startswith("the API server") else " " + at)
+    server_words = "The API server" + (at[len("the API server") :] if at.startswith("the API server") else " " + at)
     if cls == "Unauthorized":
-        return "%s refused the credential (HTTP 401 Unauthorized): check the token, client certificate or " \
-               "exec plugin of the kubeconfig." % server_words
+        return "%s refused the credential (HTTP 401 Unauthorized): check the token, client certificate or " "exec plugin of the kubeconfig." % server_words
     if cls == "Forbidden":
         found = _FORBIDDEN.search(message)
         if found:
             user, verb, resource, group, namespace = found.groups()
             scope = 'in namespace "%s"' % namespace if namespace else "at cluster scope"
             api = "%s.%s" % (resource, group) if group else resource
-            return 'Forbidden: user "%s" may not %s %s %s on %s; grant it with %s.' % (
-                user, verb, api, scope, at, RBAC_MANIFEST)
+            return 'Forbidden: user "%s" may not %s %s %s on %s; grant it with %s.' % (user, verb, api, scope, at, RBAC_MANIFEST)
         return "Forbidden on %s: %s Grant the burn-in's rights with %s." % (at, _sentence(message), RBAC_MANIFEST)
     if cls == "NotFound":
         missing = _missing_api(message)
@@ -169,6 +165,7 @@ def kubeconfig_server(kubeconfig, context=None):
             config = kubeconfig
         else:
             import yaml
+
             with open(os.path.expanduser(kubeconfig)) as handle:
                 config = yaml.safe_load(handle) or {}
         name = context or config.get("current-context")
@@ -196,26 +193,50 @@ def classify(msg, context=None, server=None):
         if webhook:
             # A validating webhook's denial (HTTP 403 from controller-runtime's webhooks) is a rejected object,
             # not missing rights: say which webhook and keep its message, field paths included.
-            return {"category": "Invalid", "status": code, "detail": _one_line(message, 2000),
-                    "message": _one_line("The admission webhook %s on %s rejected the object: %s" % (
-                        webhook.group(1), _where(text, server) + (" (context %s)" % context if context else ""),
-                        _sentence(webhook.group(2) or message)))}
-        return {"category": cls, "status": code, "detail": _one_line(message, 2000),
-                "message": _one_line(_explain(cls, code, message, _where(text, server), context))}
+            return {
+                "category": "Invalid",
+                "status": code,
+                "detail": _one_line(message, 2000),
+                "message": _one_line(
+                    "The admission webhook %s on %s rejected the object: %s"
+                    % (webhook.group(1), _where(text, server) + (" (context %s)" % context if context else ""), _sentence(webhook.group(2) or message))
+                ),
+            }
+        return {
+            "category": cls,
+            "status": code,
+            "detail": _one_line(message, 2000),
+            "message": _one_line(_explain(cls, code, message, _where(text, server), context)),
+        }
     if _missing_api(text):
-        return {"category": "NotFound", "status": 404, "detail": _one_line(text, 2000),
-                "message": _one_line(_explain("NotFound", 404, text, _where(text, server), context))}
+        return {
+            "category": "NotFound",
+            "status": 404,
+            "detail": _one_line(text, 2000),
+            "message": _one_line(_explain("NotFound", 404, text, _where(text, server), context)),
+        }
     for needle, cls, what in _TRANSPORT:
         if needle in text:
-            return {"category": cls, "status": 0, "detail": _one_line(text, 2000),
-                    "message": _one_line("Cannot reach %s%s: %s." % (
-                        _where(text, server), " (context %s)" % context if context else "", what))}
+            return {
+                "category": cls,
+                "status": 0,
+                "detail": _one_line(text, 2000),
+                "message": _one_line("Cannot reach %s%s: %s." % (_where(text, server), " (context %s)" % context if context else "", what)),
+            }
     found = _STATUS_LINE.search(text)
     code = int([group for group in found.groups() if group][0]) if found else 0
     first = text.strip().splitlines()[0] if text.strip() else "unknown error"
     if code == 401 or "Unauthorized" in first and code in (0, 401):
-        return {"category": "Unauthorized", "status": 401, "detail": _one_line(text, 2000),
-                "message": _one_line(_explain("Unauthorized", 401, first, _where(text, server), context))}
+        return {
+            "category": "Unauthorized",
+            "status": 401,
+            "detail": _one_line(text, 2000),
+            "message": _one_line(_explain("Unauthorized", 401, first, _where(text, server), context)),
+        }
     cls = _class_of(code) if code else "Error"
-    return {"category": cls, "status": code, "detail": _one_line(text, 2000),
-            "message": _one_line(_explain(cls, code, first, _where(text, server), context) if code else _sentence(first))}
+    return {
+        "category": cls,
+        "status": code,
+        "detail": _one_line(text, 2000),
+        "message": _one_line(_explain(cls, code, first, _where(text, server), context) if code else _sentence(first)),
+    }

@@ -14,11 +14,18 @@ JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
 # What is kept of each pod: enough to tell later which node ran which rank (spec.nodeName, spec.hostname, labels),
 # after the pod is gone, and which containers to read.
-POD_HIDDEN = ["metadata.managedFields", "spec.containers", "spec.initContainers", "spec.volumes", "spec.affinity",
-              "spec.tolerations", "spec.resourceClaims", "status.conditions"]
+POD_HIDDEN = [
+    "metadata.managedFields",
+    "spec.containers",
+    "spec.initContainers",
+    "spec.volumes",
+    "spec.affinity",
+    "spec.tolerations",
+    "spec.resourceClaims",
+    "status.conditions",
+]
 TAIL_KEPT = 10
-NO_PODS = ("no pods: the TrainJob's pods were never created or scheduled (no kubelet, no capacity, or no JobSet/Trainer "
-           "controller)")
+NO_PODS = "no pods: the TrainJob's pods were never created or scheduled (no kubelet, no capacity, or no JobSet/Trainer " "controller)"
 
 
 def pod_name(pod):
@@ -30,8 +37,7 @@ def has_ended_once(pod):
     status = pod.get("status") or {}
     if status.get("phase") in ("Succeeded", "Failed"):
         return True
-    return any((c.get("state") or {}).get("terminated") or (c.get("lastState") or {}).get("terminated")
-               for c in status.get("containerStatuses") or [])
+    return any((c.get("state") or {}).get("terminated") or (c.get("lastState") or {}).get("terminated") for c in status.get("containerStatuses") or [])
 
 
 def not_started(pod):

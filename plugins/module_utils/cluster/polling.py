@@ -29,8 +29,7 @@ def delays(poll_interval):
         delay *= 2
 
 
-def poll_until(read, done, timeout, poll_interval, unreachable_grace, context=None, server=None,
-               clock=time.monotonic, sleep=time.sleep):
+def poll_until(read, done, timeout, poll_interval, unreachable_grace, context=None, server=None, clock=time.monotonic, sleep=time.sleep):
     """Call READ() until DONE(value) is true, the TIMEOUT passes, or the cluster stays unreachable.
 
     READ returns a value or raises; the exception's text is classified. Returns a dict: ``state`` (done, timeout,
@@ -48,16 +47,14 @@ def poll_until(read, done, timeout, poll_interval, unreachable_grace, context=No
             value = read()
         # Classified, never re-raised.
         except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
-            error = classify(getattr(exc, "result", {}).get("msg") if hasattr(exc, "result") else str(exc),
-                             context=context, server=server)
+            error = classify(getattr(exc, "result", {}).get("msg") if hasattr(exc, "result") else str(exc), context=context, server=server)
             last_error = error
             if error["category"] not in UNREACHABLE_CLASSES:
                 return {"state": "error", "value": value, "error": error, "polls": polls}
             now = clock()
             failing_since = now if failing_since is None else failing_since
             if now - failing_since >= unreachable_grace:
-                return {"state": "unreachable", "value": value, "error": error, "polls": polls,
-                        "unreachable_seconds": round(now - failing_since, 1)}
+                return {"state": "unreachable", "value": value, "error": error, "polls": polls, "unreachable_seconds": round(now - failing_since, 1)}
         else:
             failing_since = last_error = None
             if done(value):

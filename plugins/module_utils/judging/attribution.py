@@ -99,7 +99,7 @@ def pod_for_host(pods, host):
         if host in keys:
             return name
         # JobSet pods are named <hostname>-<random suffix>
-        if name.startswith(host + "-") and "-" not in name[len(host) + 1:]:
+        if name.startswith(host + "-") and "-" not in name[len(host) + 1 :]:
             return name
     return None
 
@@ -163,8 +163,10 @@ def find_nccl_output(pod_logs, pods=None, require_table=False):
 
 
 _RE_WARN_LINE = re.compile(r"(?:^|\n)(?:\S+ )?(?P<host>[^\s:\[]+):\d+:\d+ \[[^\]]*\] (?:\S+:\d+ )?NCCL WARN (?P<msg>[^\n]*)")
-_RE_HARD_LINE = re.compile(r"(?:^|\n)(?:\S+ )?(?P<host>[^\s:]+): Test (?:[A-Z]+ )?failure[^\n]*"
-                           r"|(?:mpirun noticed that )?process rank \d+ with PID \d+ on node (?P<node>\S+?) exited on signal[^\n]*")
+_RE_HARD_LINE = re.compile(
+    r"(?:^|\n)(?:\S+ )?(?P<host>[^\s:]+): Test (?:[A-Z]+ )?failure[^\n]*"
+    r"|(?:mpirun noticed that )?process rank \d+ with PID \d+ on node (?P<node>\S+?) exited on signal[^\n]*"
+)
 
 
 def attribute(pods, pod_logs=None, result=None, job_outcome=None):
@@ -233,8 +235,7 @@ def attribute(pods, pod_logs=None, result=None, job_outcome=None):
     judged = [entry for entry in entries if entry["role"] != "launcher"] or entries
     nodes = sorted(set(entry["node"] for entry in judged if entry["node"]))
     failed_nodes = sorted(set(entry["node"] for entry in judged if entry["node"] and entry["status"] == "failed"))
-    succeeded_nodes = [node for node in nodes if node not in failed_nodes
-                       and all(entry["status"] == "succeeded" for entry in judged if entry["node"] == node)]
+    succeeded_nodes = [node for node in nodes if node not in failed_nodes and all(entry["status"] == "succeeded" for entry in judged if entry["node"] == node)]
     return {
         "nodes": nodes,
         "succeeded_nodes": succeeded_nodes,

@@ -34,8 +34,16 @@ MAX_MESSAGES = 50  # errors and warnings kept per run; the rest are counted
 
 # Column names of the header line -> keys of a side's dict.
 _SIDE_KEYS = {
-    "time": "time_us", "cputime": "time_us", "algbw": "algbw", "busbw": "busbw", "#wrong": "wrong", "error": "error",
-    "i_min": "i_min_us", "i_max": "i_max_us", "i_p99": "i_p99_us", "i_cv%": "i_cv_pct",
+    "time": "time_us",
+    "cputime": "time_us",
+    "algbw": "algbw",
+    "busbw": "busbw",
+    "#wrong": "wrong",
+    "error": "error",
+    "i_min": "i_min_us",
+    "i_max": "i_max_us",
+    "i_p99": "i_p99_us",
+    "i_cv%": "i_cv_pct",
 }
 _LEADING = ("size", "count", "type", "redop", "root")
 DEFAULT_COLUMNS = ["size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"]
@@ -48,8 +56,9 @@ _PREFIXES = (
 )
 # INFO: "host:pid:tid [dev] NCCL INFO msg"; WARN adds the source location: "host:pid:tid [dev] file.cc:123 NCCL WARN msg";
 # NCCL_DEBUG_TIMESTAMP_FORMAT may put a bracketed time in front.
-_RE_NCCL_LOG = re.compile(r"^(?:\[[^\]]*\]\s*)?(?P<host>[^\s:\[]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>[^\]]*)\] (?:\S+:\d+ )?"
-                          r"NCCL (?P<level>[A-Z]+)\b ?(?P<msg>.*)$")
+_RE_NCCL_LOG = re.compile(
+    r"^(?:\[[^\]]*\]\s*)?(?P<host>[^\s:\[]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>[^\]]*)\] (?:\S+:\d+ )?" r"NCCL (?P<level>[A-Z]+)\b ?(?P<msg>.*)$"
+)
 _RE_NCCL_VERSION = re.compile(r"\bNCCL version (?P<version>\d+\.\d+\.\d+)(?:[-+](?P<build>\S+))?")
 # "host: Test NCCL failure common.cu:1279 '...'", "host: Test CUDA failure ...", " .. host pid 58: Test failure common.cu:1140".
 _RE_TEST_FAILURE = re.compile(r"^(?:(?P<host>[^\s:]+): |\s*\.\.\s+(?P<host2>\S+) pid \d+: )?Test (?:(?P<kind>[A-Z]+) )?failure\b")
@@ -60,10 +69,12 @@ _RE_CONCLUDED = re.compile(r"^#\s*Collective test concluded:\s*(?P<program>\S+)"
 _RE_CONFIG = re.compile(
     r"^#\s*nThread\s+(?P<nthreads>\d+)\s+nGpus\s+(?P<ngpus>\d+)\s+minBytes\s+(?P<min_bytes>\d+)\s+maxBytes\s+(?P<max_bytes>\d+)"
     r"\s+step:\s*(?P<step>\d+)\((?P<step_kind>\w+)\)\s+warmup iters:\s*(?P<warmup_iters>\d+)\s+iters:\s*(?P<iters>\d+)"
-    r"(?:\s+agg iters:\s*(?P<agg_iters>\d+))?(?:\s+validation:\s*(?P<validation>\d+))?(?:\s+graph:\s*(?P<graph>\d+))?")
+    r"(?:\s+agg iters:\s*(?P<agg_iters>\d+))?(?:\s+validation:\s*(?P<validation>\d+))?(?:\s+graph:\s*(?P<graph>\d+))?"
+)
 _RE_DEVICE = re.compile(
     r"^#\s+Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+device\s+(?P<device>\d+)"
-    r"\s+\[(?P<pci>[^\]]*)\]\s*(?P<name>.*)$")
+    r"\s+\[(?P<pci>[^\]]*)\]\s*(?P<name>.*)$"
+)
 _RE_OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<count>\d+)\s*(?P<check>\w+)?")
 _RE_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<value>\S+)\s*(?P<check>\w+)?")
 _RE_ERROR = re.compile(r"^#\s*error:\s*(?P<msg>.*)$")
@@ -89,7 +100,7 @@ def program_collective(program):
     name = os.path.basename(str(program))
     for suffix in ("_mpi", "_perf"):
         if name.endswith(suffix):
-            name = name[:-len(suffix)]
+            name = name[: -len(suffix)]
     return name or None
 
 
@@ -110,7 +121,7 @@ def _strip_prefixes(line):
         for pattern in _PREFIXES:
             match = pattern.match(line)
             if match:
-                line = line[match.end():]
+                line = line[match.end() :]
                 changed = True
     return line
 
@@ -140,8 +151,7 @@ class _Layout(object):
         if not starts or starts[0] != 0 or len(starts) > 2:
             raise NcclParseError("table header has no recognisable time/algbw/busbw groups: %s" % " ".join(names), line)
         bounds = starts + [len(rest)]
-        self.sides = [[_SIDE_KEYS.get(name, re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")) for name in rest[a:b]]
-                      for a, b in zip(bounds, bounds[1:])]
+        self.sides = [[_SIDE_KEYS.get(name, re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")) for name in rest[a:b]] for a, b in zip(bounds, bounds[1:])]
         for side in self.sides:
             if "busbw" not in side:
                 raise NcclParseError("table header has a group without busbw: %s" % " ".join(names), line)
@@ -180,7 +190,7 @@ class _Layout(object):
             side.setdefault("wrong", None)
             sides.append(side)
         if self.timestamp:
-            stamp = " ".join(tokens[position:position + 2])
+            stamp = " ".join(tokens[position : position + 2])
             if not _RE_TIMESTAMP.match(stamp):
                 raise NcclParseError("timestamp column is %r, not YYYY-mm-dd HH:MM:SS" % stamp, line)
             row["timestamp"] = stamp
@@ -345,11 +355,17 @@ class _TextParser(object):
             return
         match = _RE_DEVICE.match(line)
         if match:
-            run.devices.append({
-                "rank": int(match.group("rank")), "group": int(match.group("group") or 0), "pid": int(match.group("pid")),
-                "host": match.group("host"), "device": int(match.group("device")), "pci": match.group("pci"),
-                "name": match.group("name").strip(),
-            })
+            run.devices.append(
+                {
+                    "rank": int(match.group("rank")),
+                    "group": int(match.group("group") or 0),
+                    "pid": int(match.group("pid")),
+                    "host": match.group("host"),
+                    "device": int(match.group("device")),
+                    "pci": match.group("pci"),
+                    "name": match.group("name").strip(),
+                }
+            )
             return
         tokens = line.lstrip("#").split()
         if tokens and tokens[0] == "size" and "count" in tokens:
@@ -400,8 +416,7 @@ class _TextParser(object):
                 run = self.run
             run.layout = _Layout(DEFAULT_COLUMNS, number)
             run.assumed_layout = True
-            _note(run.warnings, "line %d: no table header before the first result row (log cut at the start?); "
-                                "read with the default column layout" % number)
+            _note(run.warnings, "line %d: no table header before the first result row (log cut at the start?); " "read with the default column layout" % number)
         elif run.has_footer:
             self.fail("result row after the footer of the table at line %d" % run.layout.line, number)
             return
@@ -433,8 +448,11 @@ class _TextParser(object):
             self.fail("truncated: %s" % exc.reason, short_line)
         if not run.has_footer:
             if run.rows:
-                self.fail("truncated: the table ends after %d result rows (last size %d) without the '# Avg bus bandwidth' footer"
-                          % (len(run.rows), run.rows[-1]["size"]), run.last_line or number)
+                self.fail(
+                    "truncated: the table ends after %d result rows (last size %d) without the '# Avg bus bandwidth' footer"
+                    % (len(run.rows), run.rows[-1]["size"]),
+                    run.last_line or number,
+                )
             elif run.layout is not None:
                 self.fail("truncated: the table header at line %d has no result rows" % run.layout.line, run.layout.line)
         elif not run.rows and run.layout is not None:
@@ -556,12 +574,10 @@ def parse_nccl_output(text, collective=None, allow_partial=False, source=SOURCE)
             unnamed = [run for run in runs if run["collective"] is None]
             if len(runs) == 1 and unnamed:
                 return runs[0]  # the header did not name it (nccl-tests before 2.14): trust the caller
-            raise ConfigError("collective", "no %s test in the output; found: %s"
-                              % (wanted, ", ".join(str(run["collective"]) for run in runs)))
+            raise ConfigError("collective", "no %s test in the output; found: %s" % (wanted, ", ".join(str(run["collective"]) for run in runs)))
         return chosen[-1]
     if len(runs) > 1:
-        raise ConfigError("collective", "the output holds %d tests (%s): name the one to read"
-                          % (len(runs), ", ".join(str(run["collective"]) for run in runs)))
+        raise ConfigError("collective", "the output holds %d tests (%s): name the one to read" % (len(runs), ", ".join(str(run["collective"]) for run in runs)))
     return runs[0]
 
 
@@ -609,17 +625,34 @@ def parse_nccl_json(data, allow_partial=False, source=SOURCE + " (JSON)"):
     run.nccl_code = code if isinstance(code, int) and not isinstance(code, bool) else None
     config = data.get("config") or {}
     if isinstance(config, dict):
-        for key, target in (("nthreads", "nthreads"), ("ngpus", "ngpus"), ("minimum_bytes", "min_bytes"), ("maximum_bytes", "max_bytes"),
-                            ("step_factor", "step_factor"), ("step_bytes", "step_bytes"), ("warmup_iters", "warmup_iters"),
-                            ("iterations", "iters"), ("aggregated_iterations", "agg_iters"), ("validation", "validation"), ("graph", "graph")):
+        for key, target in (
+            ("nthreads", "nthreads"),
+            ("ngpus", "ngpus"),
+            ("minimum_bytes", "min_bytes"),
+            ("maximum_bytes", "max_bytes"),
+            ("step_factor", "step_factor"),
+            ("step_bytes", "step_bytes"),
+            ("warmup_iters", "warmup_iters"),
+            ("iterations", "iters"),
+            ("aggregated_iterations", "agg_iters"),
+            ("validation", "validation"),
+            ("graph", "graph"),
+        ):
             if isinstance(config.get(key), int):
                 run.config[target] = config[key]
         for device in config.get("devices") or []:
             if isinstance(device, dict):
-                run.devices.append({
-                    "rank": device.get("rank"), "group": device.get("group"), "pid": device.get("pid"), "host": device.get("hostname"),
-                    "device": device.get("device"), "pci": device.get("device_hex"), "name": device.get("device_info"),
-                })
+                run.devices.append(
+                    {
+                        "rank": device.get("rank"),
+                        "group": device.get("group"),
+                        "pid": device.get("pid"),
+                        "host": device.get("hostname"),
+                        "device": device.get("device"),
+                        "pci": device.get("device_hex"),
+                        "name": device.get("device_info"),
+                    }
+                )
     run.layout = _Layout(DEFAULT_COLUMNS, None)
     for index, item in enumerate(results):
         where = "results[%d]" % index
@@ -630,10 +663,17 @@ def parse_nccl_json(data, allow_partial=False, source=SOURCE + " (JSON)"):
             root = int(str(root).strip()) if root is not None else None
         except ValueError:
             raise NcclParseError("%s.root is %r, not an integer" % (where, root), None, source)
-        run.rows.append({
-            "size": item["size"], "count": item.get("count"), "type": item.get("type"), "redop": item.get("redop"), "root": root,
-            "oop": _json_side(item.get("out_of_place"), "out_of_place", where), "ip": _json_side(item.get("in_place"), "in_place", where),
-        })
+        run.rows.append(
+            {
+                "size": item["size"],
+                "count": item.get("count"),
+                "type": item.get("type"),
+                "redop": item.get("redop"),
+                "root": root,
+                "oop": _json_side(item.get("out_of_place"), "out_of_place", where),
+                "ip": _json_side(item.get("in_place"), "in_place", where),
+            }
+        )
     oob = data.get("out_of_bounds")
     if isinstance(oob, dict) and isinstance(oob.get("count"), int):
         run.out_of_bounds = oob["count"]

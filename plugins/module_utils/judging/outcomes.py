@@ -42,8 +42,7 @@ def _summary_line(result, passed):
         detail = "%s: %s" % (job, reason) if reason or "verdict" in result else job
     else:
         detail = result.get("reason") or ""
-    return "%-4s %-28s %-16s %-11s %-5s %s" % (
-        state, result.get("cluster"), where, result.get("outcome"), verdict_of(result) or "-", detail)
+    return "%-4s %-28s %-16s %-11s %-5s %s" % (state, result.get("cluster"), where, result.get("outcome"), verdict_of(result) or "-", detail)
 
 
 def fleet_summary(results, title="burn-in", run_id="", check_mode=False, reports=None, baseline=None):
@@ -54,8 +53,7 @@ def fleet_summary(results, title="burn-in", run_id="", check_mode=False, reports
     passed = [r["cluster"] for r in values if cluster_passed(r)]
     failed = sorted(r["cluster"] for r in values if r["cluster"] not in passed and r.get("outcome") != PENDING)
     warned = sorted(r["cluster"] for r in values if r["cluster"] in passed and verdict_of(r) == "warn")
-    header = "%s %s%s: %d of %d clusters passed, %d failed" % (
-        title, run_id, " (check mode)" if check_mode else "", len(passed), len(values), len(failed))
+    header = "%s %s%s: %d of %d clusters passed, %d failed" % (title, run_id, " (check mode)" if check_mode else "", len(passed), len(values), len(failed))
     if failed:
         header += ": " + ", ".join(failed)
     if warned:
@@ -64,10 +62,11 @@ def fleet_summary(results, title="burn-in", run_id="", check_mode=False, reports
         header += "; reports in %s" % reports
     if isinstance(baseline, dict) and baseline.get("run_id"):
         regressed = list(baseline.get("regressed_clusters") or [])
-        header += "; vs baseline run %s: %s" % (baseline["run_id"], ("%d regressed (warn): %s" % (len(regressed), ", ".join(regressed)))
-                                                if regressed else "no regression")
-    return {"header": header, "lines": [_summary_line(r, r["cluster"] in passed) for r in values],
-            "passed": passed, "failed": failed, "warned": warned}
+        header += "; vs baseline run %s: %s" % (
+            baseline["run_id"],
+            ("%d regressed (warn): %s" % (len(regressed), ", ".join(regressed))) if regressed else "no regression",
+        )
+    return {"header": header, "lines": [_summary_line(r, r["cluster"] in passed) for r in values], "passed": passed, "failed": failed, "warned": warned}
 
 
 # Outcomes a task sets on purpose before it fails the block deliberately: kept, with their reason, by failure_of.
@@ -93,8 +92,7 @@ def failure_of(result, failed_task=None, failed_result=None, context=None, serve
 
     result = result or {}
     if result.get("outcome") in DELIBERATE_OUTCOMES and result.get("reason"):
-        return {"record": {"outcome": result["outcome"], "error_class": result.get("error_class") or "",
-                           "reason": result["reason"]}, "detail": ""}
+        return {"record": {"outcome": result["outcome"], "error_class": result.get("error_class") or "", "reason": result["reason"]}, "detail": ""}
     failed = _first_failed_item(failed_result)
     msg = failed.get("msg")
     error = failed.get("error") if isinstance(failed.get("error"), dict) else None
@@ -107,6 +105,11 @@ def failure_of(result, failed_task=None, failed_result=None, context=None, serve
     task = (failed_task or {}).get("name") or "a task"
     # The class leads the reason, unless the message says it already ("Forbidden: user ... may not ...").
     named = category == "Error" or (category + ":") in message
-    return {"record": {"outcome": "Unreachable" if category in UNREACHABLE_CLASSES else "Error", "error_class": category,
-                       "reason": "%s: %s%s" % (task, "" if named else category + ": ", message)},
-            "detail": error.get("detail") or ""}
+    return {
+        "record": {
+            "outcome": "Unreachable" if category in UNREACHABLE_CLASSES else "Error",
+            "error_class": category,
+            "reason": "%s: %s%s" % (task, "" if named else category + ": ", message),
+        },
+        "detail": error.get("detail") or "",
+    }

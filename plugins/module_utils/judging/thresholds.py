@@ -26,9 +26,30 @@ THRESHOLDS_FILE = os.path.join(LIB_DIR, "thresholds.yaml")
 METRICS = ("peak", "avg")
 SIDES = ("out_of_place", "in_place", "both")
 _NUMBERS = ("pass", "warn", "expected", "pass_ratio", "warn_ratio")
-_RECORD_KEYS = frozenset(("id", "platform", "gpu_architecture", "collective", "nodes", "gpus_per_node", "mnnvl", "metric", "size",
-                          "min_size", "side", "sweep", "pass", "warn", "expected", "pass_ratio", "warn_ratio", "source", "note",
-                          "disabled"))
+_RECORD_KEYS = frozenset(
+    (
+        "id",
+        "platform",
+        "gpu_architecture",
+        "collective",
+        "nodes",
+        "gpus_per_node",
+        "mnnvl",
+        "metric",
+        "size",
+        "min_size",
+        "side",
+        "sweep",
+        "pass",
+        "warn",
+        "expected",
+        "pass_ratio",
+        "warn_ratio",
+        "source",
+        "note",
+        "disabled",
+    )
+)
 _CACHE = {}
 
 
@@ -229,7 +250,7 @@ def _specificity(record):
     low, high = record["nodes"]
     given = sum(1 for key in ("platform", "gpu_architecture") if record[key] != "*")
     given += sum(1 for key in ("gpus_per_node", "mnnvl") if record[key] is not None)
-    width = 10 ** 6 if high is None else high - low
+    width = 10**6 if high is None else high - low
     return (1 if record["origin"] == "inventory" else 0, given, 1 if low == high else 0, -width, 1 if record["size"] else 0)
 
 
@@ -259,5 +280,14 @@ def select_thresholds(facts, collective, thresholds=None, overrides=None):
     return chosen
 
 
-__all__ = ["METRICS", "SIDES", "THRESHOLDS_FILE", "load_thresholds", "nodes_label", "normalize_record", "parse_nodes",
-           "select_thresholds", "validate_thresholds"]
+__all__ = [
+    "METRICS",
+    "SIDES",
+    "THRESHOLDS_FILE",
+    "load_thresholds",
+    "nodes_label",
+    "normalize_record",
+    "parse_nodes",
+    "select_thresholds",
+    "validate_thresholds",
+]

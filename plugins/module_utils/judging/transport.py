@@ -55,12 +55,18 @@ TRANSPORTS = {
 # Net names that are prefixes (plugins append an API version, e.g. a net called GPUDirectTCPX_v7).
 _PREFIX_NETWORKS = ("GPUDirectTCPX", "FasTrak")
 # Which subsystem each matched line is logged under (NCCL_DEBUG_SUBSYS must name one of them).
-SUBSYSTEMS = {"network": ("INIT",), "channel": ("INIT", "NET"), "plugin": ("INIT", "NET"), "ofi": ("INIT", "NET"),
-              "nvls": ("INIT",), "comm": ("INIT",), "p2p": ("INIT", "P2P")}
+SUBSYSTEMS = {
+    "network": ("INIT",),
+    "channel": ("INIT", "NET"),
+    "plugin": ("INIT", "NET"),
+    "ofi": ("INIT", "NET"),
+    "nvls": ("INIT",),
+    "comm": ("INIT",),
+    "p2p": ("INIT", "P2P"),
+}
 
 _RE_USING = re.compile(r"^Using network (?P<name>\S.*?)\s*$")
-_RE_CHANNEL_NET = re.compile(r"^Channel \d+(?:/\d+)? : \d+\[[0-9a-fx]+\] -> \d+\[[0-9a-fx]+\] \[(?:send|receive)\] "
-                             r"via NET/(?P<name>[^/]+)/\d+")
+_RE_CHANNEL_NET = re.compile(r"^Channel \d+(?:/\d+)? : \d+\[[0-9a-fx]+\] -> \d+\[[0-9a-fx]+\] \[(?:send|receive)\] " r"via NET/(?P<name>[^/]+)/\d+")
 _RE_CHANNEL_P2P = re.compile(r"^Channel \d+(?:/\d+)? : \d+\[[0-9a-fx]+\] -> \d+\[[0-9a-fx]+\] via P2P/(?P<kind>[A-Za-z]+)")
 _RE_PLUGIN = re.compile(r"^NET/Plugin ?: Loaded net plugin (?P<name>\S.*?) \(v\d+\)")
 _RE_OFI_PROVIDER = re.compile(r"^NET/OFI Selected [Pp]rovider is (?P<provider>[^,\s]+)(?:, fabric is (?P<fabric>[^\s(]+))?")
@@ -91,8 +97,21 @@ def label(tid):
 
 def _host_entry(hosts, host, log):
     if host not in hosts:
-        hosts[host] = {"host": host, "logs": [], "networks": [], "channels": {}, "plugins": [], "provider": None, "fabric": None,
-                       "ib_link": None, "nvls_support": None, "nvls_comm": False, "mnnvl": None, "nnodes": None, "lines": []}
+        hosts[host] = {
+            "host": host,
+            "logs": [],
+            "networks": [],
+            "channels": {},
+            "plugins": [],
+            "provider": None,
+            "fabric": None,
+            "ib_link": None,
+            "nvls_support": None,
+            "nvls_comm": False,
+            "mnnvl": None,
+            "nnodes": None,
+            "lines": [],
+        }
     entry = hosts[host]
     if log and log not in entry["logs"]:
         entry["logs"].append(log)
@@ -226,28 +245,53 @@ def check(evidence, expected=None, facts=None, locate=None):
     where_facts = "/".join(str(facts.get(key)) for key in ("platform", "gpu_architecture") if facts.get(key)) or "this cluster"
     if facts.get("instance_type"):
         where_facts += " (%s)" % facts["instance_type"]
-    out = {"name": "transport", "expected": expected["transport"] if expected else None, "expected_source": (expected or {}).get("source"),
-           "seen": None, "nvls": evidence.get("nvls"), "mnnvl": evidence.get("mnnvl"), "evidence": []}
+    out = {
+        "name": "transport",
+        "expected": expected["transport"] if expected else None,
+        "expected_source": (expected or {}).get("source"),
+        "seen": None,
+        "nvls": evidence.get("nvls"),
+        "mnnvl": evidence.get("mnnvl"),
+        "evidence": [],
+    }
     hosts = [entry for host, entry in sorted(evidence.get("hosts", {}).items()) if entry.get("transport")]
     for entry in hosts[:MAX_EVIDENCE]:
-        item = {"host": entry["host"], "transport": entry["transport"], "network": entry["network"], "provider": entry["provider"],
-                "logs": entry["logs"], "lines": entry["lines"]}
+        item = {
+            "host": entry["host"],
+            "transport": entry["transport"],
+            "network": entry["network"],
+            "provider": entry["provider"],
+            "logs": entry["logs"],
+            "lines": entry["lines"],
+        }
         item.update(dict((key, value) for key, value in (locate(entry["host"]) or {}).items() if key in ("pod", "node")))
         out["evidence"].append(item)
     extras = _extras(evidence)
     if not evidence.get("info_lines"):
-        out.update(verdict="pass", note=True, seen="unknown", reason="transport unknown: the logs carry no NCCL INFO lines "
-                   "(NCCL_DEBUG is not INFO), so the network that carried the traffic is not proven")
+        out.update(
+            verdict="pass",
+            note=True,
+            seen="unknown",
+            reason="transport unknown: the logs carry no NCCL INFO lines " "(NCCL_DEBUG is not INFO), so the network that carried the traffic is not proven",
+        )
         return out
     if not hosts:
-        out.update(verdict="pass", note=True, seen="unknown", reason="transport unknown: the NCCL INFO lines name no network "
-                   "('Using network' is logged under NCCL_DEBUG_SUBSYS INIT)%s" % extras)
+        out.update(
+            verdict="pass",
+            note=True,
+            seen="unknown",
+            reason="transport unknown: the NCCL INFO lines name no network " "('Using network' is logged under NCCL_DEBUG_SUBSYS INIT)%s" % extras,
+        )
         return out
     seen = sorted(set(entry["transport"] for entry in hosts))
     out["seen"] = seen[0] if len(seen) == 1 else "mixed"
     if expected is None:
-        out.update(verdict="pass", note=True, reason="inter-node transport %s on %d host(s); the platform catalogue names no "
-                   "expected transport for %s%s" % ("; ".join(sorted(set(_describe(e) for e in hosts))), len(hosts), where_facts, extras))
+        out.update(
+            verdict="pass",
+            note=True,
+            reason="inter-node transport %s on %d host(s); the platform catalogue names no "
+            "expected transport for %s%s" % ("; ".join(sorted(set(_describe(e) for e in hosts))), len(hosts), where_facts, extras),
+        )
         return out
     want = expected["transport"]
     wrong = [item for item in out["evidence"] if item["transport"] != want]
@@ -257,15 +301,21 @@ def check(evidence, expected=None, facts=None, locate=None):
     if wrong_all:
         seen_text = "; ".join(sorted(set(_describe(entry) for entry in wrong_all)))
         reason = "inter-node transport is not the expected one: expected %s (%s) for %s (%s), seen %s on %d of %d host(s): %s" % (
-            label(want), TRANSPORTS[want]["detail"], where_facts, expected.get("source") or "platform catalogue", seen_text,
-            len(wrong_all), len(hosts), _where(wrong))
+            label(want),
+            TRANSPORTS[want]["detail"],
+            where_facts,
+            expected.get("source") or "platform catalogue",
+            seen_text,
+            len(wrong_all),
+            len(hosts),
+            _where(wrong),
+        )
         if single:
             out.update(verdict="pass", note=True, reason="%s - a single-node run, so no inter-node traffic was carried%s" % (reason, extras))
         else:
             out.update(verdict="fail", reason=reason + extras)
     else:
-        out.update(verdict="pass", reason="inter-node transport %s as expected for %s on %d host(s)%s" % (
-            _describe(hosts[0]), where_facts, len(hosts), extras))
+        out.update(verdict="pass", reason="inter-node transport %s as expected for %s on %d host(s)%s" % (_describe(hosts[0]), where_facts, len(hosts), extras))
     if facts.get("mnnvl") is True and evidence.get("mnnvl") is False and not single:
         out["verdict"] = "fail"
         out.pop("note", None)

@@ -53,9 +53,19 @@ def _bounds(record):
 
 def _threshold_summary(record):
     return {
-        "id": record["id"], "metric": record["metric"], "origin": record["origin"], "pass": record["pass"], "warn": record["warn"],
-        "expected": record["expected"], "derived": record["derived"], "size": record["size"], "min_size": record["min_size"],
-        "side": record["side"], "sweep": record["sweep"], "nodes": nodes_label(record["nodes"]), "source": record["source"],
+        "id": record["id"],
+        "metric": record["metric"],
+        "origin": record["origin"],
+        "pass": record["pass"],
+        "warn": record["warn"],
+        "expected": record["expected"],
+        "derived": record["derived"],
+        "size": record["size"],
+        "min_size": record["min_size"],
+        "side": record["side"],
+        "sweep": record["sweep"],
+        "nodes": nodes_label(record["nodes"]),
+        "source": record["source"],
         "note": record["note"],
     }
 
@@ -82,17 +92,23 @@ def _peak_check(result, record):
     if record["size"] is not None:
         matching = [row for row in rows if row["size"] == record["size"]]
         if not matching:
-            check.update(verdict="warn", reason="busbw not measured at %s (the run covers %s..%s): %s not judged" % (
-                nccl_results.size_label(record["size"]), nccl_results.size_label(rows[0]["size"]),
-                nccl_results.size_label(rows[-1]["size"]), record["id"]))
+            check.update(
+                verdict="warn",
+                reason="busbw not measured at %s (the run covers %s..%s): %s not judged"
+                % (nccl_results.size_label(record["size"]), nccl_results.size_label(rows[0]["size"]), nccl_results.size_label(rows[-1]["size"]), record["id"]),
+            )
             return check
         row = matching[-1]
     else:
         row = rows[-1]
         if record["min_size"] is not None and row["size"] < record["min_size"]:
-            check.update(size=row["size"], value=_side_value(row, record["side"])[0],
-                         verdict="warn", reason="largest size %s is below the %s that %s was measured at: not comparable" % (
-                             nccl_results.size_label(row["size"]), nccl_results.size_label(record["min_size"]), record["id"]))
+            check.update(
+                size=row["size"],
+                value=_side_value(row, record["side"])[0],
+                verdict="warn",
+                reason="largest size %s is below the %s that %s was measured at: not comparable"
+                % (nccl_results.size_label(row["size"]), nccl_results.size_label(record["min_size"]), record["id"]),
+            )
             return check
     value, side_text = _side_value(row, record["side"])
     check.update(size=row["size"], side=side_text, value=value)
@@ -123,14 +139,26 @@ def _avg_check(result, record):
     run_max = config.get("max_bytes", rows[-1]["size"] if rows else None)
     for key, actual in (("min", run_min), ("max", run_max)):
         if key in sweep and actual is not None and actual != sweep[key]:
-            check.update(verdict="warn", reason="the run's sweep %s..%s differs from the %s..%s that %s averages over: not comparable" % (
-                nccl_results.size_label(run_min), nccl_results.size_label(run_max), nccl_results.size_label(sweep.get("min")) if "min" in sweep else "?",
-                nccl_results.size_label(sweep.get("max")) if "max" in sweep else "?", record["id"]))
+            check.update(
+                verdict="warn",
+                reason="the run's sweep %s..%s differs from the %s..%s that %s averages over: not comparable"
+                % (
+                    nccl_results.size_label(run_min),
+                    nccl_results.size_label(run_max),
+                    nccl_results.size_label(sweep.get("min")) if "min" in sweep else "?",
+                    nccl_results.size_label(sweep.get("max")) if "max" in sweep else "?",
+                    record["id"],
+                ),
+            )
             return check
     verdict = _grade(value, record)
     if verdict == "warn":
         reason = "average busbw %s GB/s is below %s GB/s but above %s GB/s, in the warning band of %s" % (
-            _gb(value), _gb(record["pass"]), _gb(record["warn"]), record["id"])
+            _gb(value),
+            _gb(record["pass"]),
+            _gb(record["warn"]),
+            record["id"],
+        )
     else:
         reason = "average busbw %s GB/s %s %s" % (_gb(value), "meets" if verdict == "pass" else "is below", label)
     check.update(verdict=verdict, reason=reason)
@@ -141,8 +169,21 @@ def _sizes_text(sizes):
     return ", ".join(nccl_results.size_label(size) for size in sizes[:6]) + (", ..." if len(sizes) > 6 else "")
 
 
-def judge(result, facts=None, collective=None, thresholds=None, overrides=None, job_outcome=None, job_reason=None,
-          on_missing="warn", error=None, workload=None, transport_evidence=None, expected_transport=None, locate=None):
+def judge(
+    result,
+    facts=None,
+    collective=None,
+    thresholds=None,
+    overrides=None,
+    job_outcome=None,
+    job_reason=None,
+    on_missing="warn",
+    error=None,
+    workload=None,
+    transport_evidence=None,
+    expected_transport=None,
+    locate=None,
+):
     """Judge one burn-in: a parsed nccl-tests ``result`` (or None), the TrainJob's outcome, the thresholds.
 
     ``facts``: platform, gpu_architecture, nodes, gpus_per_node, mnnvl. ``collective``: all_reduce, all_gather, ...
@@ -179,9 +220,20 @@ def judge(result, facts=None, collective=None, thresholds=None, overrides=None, 
                     checks.append(builder(result, chosen[metric]))
                     judged = True
             if not judged:
-                checks.append({"name": "threshold", "verdict": on_missing, "reason": "no threshold for %s/%s %s on %s node(s)%s: busbw not judged" % (
-                    facts.get("platform") or "?", facts.get("gpu_architecture") or "?", collective, facts.get("nodes") or "?",
-                    "" if facts.get("mnnvl") is None else (" with MNNVL" if facts.get("mnnvl") else " without MNNVL"))})
+                checks.append(
+                    {
+                        "name": "threshold",
+                        "verdict": on_missing,
+                        "reason": "no threshold for %s/%s %s on %s node(s)%s: busbw not judged"
+                        % (
+                            facts.get("platform") or "?",
+                            facts.get("gpu_architecture") or "?",
+                            collective,
+                            facts.get("nodes") or "?",
+                            "" if facts.get("mnnvl") is None else (" with MNNVL" if facts.get("mnnvl") else " without MNNVL"),
+                        ),
+                    }
+                )
         elif collective is None:
             checks.append({"name": "threshold", "verdict": on_missing, "reason": "the output does not name its collective: busbw not judged"})
     if transport_evidence is not None:
@@ -232,14 +284,32 @@ def _result_checks(result):
         checks.append({"name": "result", "verdict": "error", "reason": "no complete result: %s" % problems[0]})
     wrong = result.get("wrong_total") or 0
     if wrong:
-        checks.append({"name": "wrong", "verdict": "fail", "value": wrong, "reason": "%d wrong elements (#wrong) at %s" % (
-            wrong, _sizes_text(result.get("wrong_sizes") or []))})
+        checks.append(
+            {
+                "name": "wrong",
+                "verdict": "fail",
+                "value": wrong,
+                "reason": "%d wrong elements (#wrong) at %s" % (wrong, _sizes_text(result.get("wrong_sizes") or [])),
+            }
+        )
     elif result.get("out_of_bounds"):
-        checks.append({"name": "wrong", "verdict": "fail", "value": result["out_of_bounds"],
-                       "reason": "%d out-of-bounds values reported by nccl-tests" % result["out_of_bounds"]})
+        checks.append(
+            {
+                "name": "wrong",
+                "verdict": "fail",
+                "value": result["out_of_bounds"],
+                "reason": "%d out-of-bounds values reported by nccl-tests" % result["out_of_bounds"],
+            }
+        )
     if result.get("avg_busbw_check") == "FAILED":
-        checks.append({"name": "min_bw", "verdict": "fail", "value": result.get("avg_busbw"),
-                       "reason": "nccl-tests' own NCCL_TESTS_MIN_BW check failed (average %s GB/s)" % _gb(result.get("avg_busbw"))})
+        checks.append(
+            {
+                "name": "min_bw",
+                "verdict": "fail",
+                "value": result.get("avg_busbw"),
+                "reason": "nccl-tests' own NCCL_TESTS_MIN_BW check failed (average %s GB/s)" % _gb(result.get("avg_busbw")),
+            }
+        )
     if result.get("errors") and result.get("complete", True):
         checks.append({"name": "errors", "verdict": "fail", "reason": "the test reported: %s" % result["errors"][0]})
     return checks
@@ -248,13 +318,42 @@ def _result_checks(result):
 def _metrics(result):
     if not result:
         return {}
-    return dict((key, result.get(key)) for key in (
-        "program", "largest_size", "peak_busbw", "peak_busbw_in_place", "avg_busbw", "max_busbw", "max_busbw_size", "wrong_total",
-        "out_of_bounds", "nccl_version", "nccl_tests_version", "cuda_version", "complete", "hosts"))
+    return dict(
+        (key, result.get(key))
+        for key in (
+            "program",
+            "largest_size",
+            "peak_busbw",
+            "peak_busbw_in_place",
+            "avg_busbw",
+            "max_busbw",
+            "max_busbw_size",
+            "wrong_total",
+            "out_of_bounds",
+            "nccl_version",
+            "nccl_tests_version",
+            "cuda_version",
+            "complete",
+            "hosts",
+        )
+    )
 
 
-def verdict_for(output, facts=None, collective=None, thresholds=None, overrides=None, job_outcome=None, job_reason=None,
-                pods=None, pod_logs=None, on_missing="warn", workload=None, allow_partial=True, expected_transport=None):
+def verdict_for(
+    output,
+    facts=None,
+    collective=None,
+    thresholds=None,
+    overrides=None,
+    job_outcome=None,
+    job_reason=None,
+    pods=None,
+    pod_logs=None,
+    on_missing="warn",
+    workload=None,
+    allow_partial=True,
+    expected_transport=None,
+):
     """Parse (when needed), judge and attribute in one call; what the ``burnin_verdict`` filter returns.
 
     ``output``: nccl-tests output as text, a parsed result, the ``-J`` JSON (text or dict), k8s_log loop results
@@ -308,9 +407,21 @@ def verdict_for(output, facts=None, collective=None, thresholds=None, overrides=
         nodes = [(pod.get("spec") or {}).get("nodeName") for pod in pods or [] if (pod.get("metadata") or {}).get("name") == name]
         return {"pod": name, "node": nodes[0] if nodes else None}
 
-    verdict = judge(result, facts=facts, collective=collective, thresholds=thresholds, overrides=overrides, job_outcome=job_outcome,
-                    job_reason=job_reason, on_missing=on_missing, error=error, workload=workload, transport_evidence=evidence,
-                    expected_transport=expected, locate=locate)
+    verdict = judge(
+        result,
+        facts=facts,
+        collective=collective,
+        thresholds=thresholds,
+        overrides=overrides,
+        job_outcome=job_outcome,
+        job_reason=job_reason,
+        on_missing=on_missing,
+        error=error,
+        workload=workload,
+        transport_evidence=evidence,
+        expected_transport=expected,
+        locate=locate,
+    )
     verdict["output_pod"] = source_pod
     if pods is not None or pod_logs is not None:
         attribution = attribute(pods or [], pod_logs, result, job_outcome)

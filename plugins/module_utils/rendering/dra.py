@@ -27,8 +27,12 @@ DNS_NAMES_DRIVER = (25, 8, 0)
 def served_rct_versions(api_groups):
     """The resource.k8s.io versions in API_GROUPS (the API server's /apis answer, an APIGroupList), in the order of
     RCT_API_VERSIONS (newest first): the first is the one the overrides use; none on a server without DRA."""
-    served = set(version.get("version") for group in (api_groups or {}).get("groups") or []
-                 if group.get("name") == RESOURCE_API_GROUP for version in group.get("versions") or [])
+    served = set(
+        version.get("version")
+        for group in (api_groups or {}).get("groups") or []
+        if group.get("name") == RESOURCE_API_GROUP
+        for version in group.get("versions") or []
+    )
     return [version for version in RCT_API_VERSIONS if version in served]
 
 
@@ -48,10 +52,11 @@ def resource_api_version(explicit=None, server_version=None):
     ``DRA_UNAVAILABLE`` (an error once an object needs DRA). Neither given -> v1, as the seed.
     """
     if explicit not in (None, ""):
-        version = explicit[len(RESOURCE_API_GROUP) + 1:] if isinstance(explicit, str) and explicit.startswith(RESOURCE_API_GROUP + "/") else explicit
+        version = explicit[len(RESOURCE_API_GROUP) + 1 :] if isinstance(explicit, str) and explicit.startswith(RESOURCE_API_GROUP + "/") else explicit
         if version not in RCT_API_VERSIONS:
-            raise ConfigError("rct_api_version", "must be one of %s (optionally prefixed with %s/), got %r"
-                              % (", ".join(RCT_API_VERSIONS), RESOURCE_API_GROUP, explicit))
+            raise ConfigError(
+                "rct_api_version", "must be one of %s (optionally prefixed with %s/), got %r" % (", ".join(RCT_API_VERSIONS), RESOURCE_API_GROUP, explicit)
+            )
         return "%s/%s" % (RESOURCE_API_GROUP, version)
     if server_version in (None, ""):
         return "%s/%s" % (RESOURCE_API_GROUP, RCT_API_DEFAULT)
@@ -66,9 +71,12 @@ def resource_api_version(explicit=None, server_version=None):
 
 
 def dra_unavailable_error(server_version, what):
-    return ConfigError("server_version", "Kubernetes %s has no resource.k8s.io DRA API, which %s needs; allowed: a server "
-                                         ">= v1.32 (v1beta1 on 1.32, v1beta2 on 1.33, v1 on 1.34 and later), or set "
-                                         "rct_api_version explicitly" % (server_version, what))
+    return ConfigError(
+        "server_version",
+        "Kubernetes %s has no resource.k8s.io DRA API, which %s needs; allowed: a server "
+        ">= v1.32 (v1beta1 on 1.32, v1beta2 on 1.33, v1 on 1.34 and later), or set "
+        "rct_api_version explicitly" % (server_version, what),
+    )
 
 
 def parse_driver_version(value, field="dra_driver_version"):

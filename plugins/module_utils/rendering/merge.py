@@ -19,6 +19,7 @@ import copy
 
 try:
     import jsonpatch
+
     HAS_JSONPATCH = True
 except ImportError:  # pragma: no cover - a documented requirement of the collection
     HAS_JSONPATCH = False

@@ -23,8 +23,11 @@ ENTRY_NAME_MAX = 52
 
 def check_entry_name(value, field="entry_name"):
     if not isinstance(value, str) or not _DNS_LABEL.match(value) or len(value) > ENTRY_NAME_MAX:
-        raise ConfigError(field, "must be a DNS label (lower-case letters, digits and '-', starting with a letter, "
-                                 "at most %d characters so '<entry_name>-runtime' stays valid), got %r" % (ENTRY_NAME_MAX, value))
+        raise ConfigError(
+            field,
+            "must be a DNS label (lower-case letters, digits and '-', starting with a letter, "
+            "at most %d characters so '<entry_name>-runtime' stays valid), got %r" % (ENTRY_NAME_MAX, value),
+        )
     return value
 
 

@@ -26,10 +26,14 @@ import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError, ParseError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.dra import (
-    DRA_UNAVAILABLE, compute_domain_num_nodes, dra_unavailable_error, parse_server_version, resource_api_version)
+    DRA_UNAVAILABLE,
+    compute_domain_num_nodes,
+    dra_unavailable_error,
+    parse_server_version,
+    resource_api_version,
+)
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.names import check_entry_name, check_framework
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.platform_catalog import (
-    RESOURCE_NAME, load_platform_catalog, resolve_platform_vars)
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.platform_catalog import RESOURCE_NAME, load_platform_catalog, resolve_platform_vars
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import shared_library
 
 OVERRIDES_TEMPLATE = "overrides/workloadrun.yaml"
@@ -73,8 +77,7 @@ def normalize_override_config(config, catalog=None):
     if rdma_resource in ("",):
         rdma_resource = None
     if rdma_resource is not None and (not isinstance(rdma_resource, str) or not RESOURCE_NAME.match(rdma_resource)):
-        raise ConfigError("rdma_resource", "must be an extended resource name such as rdma/ib or nvidia.com/hostdev, got %r"
-                          % (rdma_resource,))
+        raise ConfigError("rdma_resource", "must be an extended resource name such as rdma/ib or nvidia.com/hostdev, got %r" % (rdma_resource,))
     rdma_per_node = _optional_int(config, "rdma_per_node")
     if rdma_resource is not None and rdma_per_node is None:
         rdma_per_node = 1
@@ -139,7 +142,7 @@ def template_platform(path):
     """``overrides/platforms/aws.yaml`` -> ``aws``; None for the seed template."""
     if not path.startswith(PLATFORM_TEMPLATES + "/"):
         return None
-    return os.path.basename(path)[:-len(".yaml")]
+    return os.path.basename(path)[: -len(".yaml")]
 
 
 def render_overrides(data, library, platforms=None):
@@ -166,8 +169,7 @@ def render_overrides(data, library, platforms=None):
             except ParseError as exc:
                 raise ParseError("%s (templates/%s)" % (exc, path))
             if platform is not None and (override["when"].get("platform") or {}).get("equals") != platform:
-                raise ParseError("platform: parse overrides: override #%d of templates/%s must have when.platform.equals: %s"
-                                 % (index + 1, path, platform))
+                raise ParseError("platform: parse overrides: override #%d of templates/%s must have when.platform.equals: %s" % (index + 1, path, platform))
             result.append((override, "templates/%s" % path))
     return result
 
@@ -187,8 +189,7 @@ def build_overrides_with_sources(config, library=None):
     data = normalize_override_config(config, load_platform_catalog(library.lib_dir))
     platform = config.get("platform") or None
     if platform is not None and not (isinstance(platform, str) and re.match(r"^[a-z0-9][a-z0-9_-]*$", platform)):
-        raise ConfigError("platform", "must be a platform name such as aws, gcp, azure, oci, coreweave, nebius, onprem, got %r"
-                          % (platform,))
+        raise ConfigError("platform", "must be a platform name such as aws, gcp, azure, oci, coreweave, nebius, onprem, got %r" % (platform,))
     rendered = render_overrides(data, library, platforms=[platform] if platform else None)
     if data["rct_api_version"] == DRA_UNAVAILABLE:
         for override, dummy in rendered:

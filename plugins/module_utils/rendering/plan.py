@@ -81,9 +81,16 @@ def trainer_command(framework, trainer, gpus_per_node, enable_mnnvl):
     if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1:
         raise ConfigError("trainer.timeout", "must be a positive number of seconds, got %r" % (timeout,))
     mpi_args = [
-        "-N", str(gpus_per_node), "--allow-run-as-root",
-        "--mca", "plm_rsh_args", "-o StrictHostKeyChecking=no -o ConnectionAttempts=10",
-        "-x", "NCCL_DEBUG=INFO", "-x", "NCCL_MNNVL_ENABLE=%s" % ("1" if enable_mnnvl else "0"),
+        "-N",
+        str(gpus_per_node),
+        "--allow-run-as-root",
+        "--mca",
+        "plm_rsh_args",
+        "-o StrictHostKeyChecking=no -o ConnectionAttempts=10",
+        "-x",
+        "NCCL_DEBUG=INFO",
+        "-x",
+        "NCCL_MNNVL_ENABLE=%s" % ("1" if enable_mnnvl else "0"),
     ] + _str_list("trainer.mpi_args", trainer.get("mpi_args"))
     return ["timeout", str(timeout), trainer.get("mpirun_path") or "mpirun"], mpi_args + [trainer["binary"]] + args
 
@@ -105,8 +112,11 @@ def _check_job_template(job_template, where):
     for key in ("spec", "workload", "trainJob"):
         node = node.get(key) if isinstance(node, dict) else None
         if not isinstance(node, dict):
-            raise ConfigError(where, "leaves the job template without the mapping spec.workload.trainJob (the TrainJob's "
-                                     "spec); a jobTemplate or jobTemplatePatch may change it, not remove it")
+            raise ConfigError(
+                where,
+                "leaves the job template without the mapping spec.workload.trainJob (the TrainJob's "
+                "spec); a jobTemplate or jobTemplatePatch may change it, not remove it",
+            )
     for key in ("trainer", "runtimeRef"):
         if node.get(key) is not None and not isinstance(node[key], dict):
             raise ConfigError(where, "makes spec.workload.trainJob.%s %r; it must stay a mapping" % (key, node[key]))
@@ -120,8 +130,16 @@ def _labels(obj, labels):
     return obj
 
 
-_PLATFORM_DATA_KEYS = ("server_version", "rct_api_version", "dra_driver_version", "efa_per_node", "rdma_resource",
-                       "rdma_per_node", "platform_vars", "extended_platforms")
+_PLATFORM_DATA_KEYS = (
+    "server_version",
+    "rct_api_version",
+    "dra_driver_version",
+    "efa_per_node",
+    "rdma_resource",
+    "rdma_per_node",
+    "platform_vars",
+    "extended_platforms",
+)
 
 
 def resolve_cluster(config, facts, catalog):
@@ -142,9 +160,14 @@ def resolve_cluster(config, facts, catalog):
         instance_type, source = discovered.get("instance_type"), "nodes"
     if not instance_type:
         instance_type, source = platform_catalog.default_instance_type(facts.get("platform"), facts.get("gpuArchitecture"), catalog), "default"
-    result = {"instance_type": instance_type, "instance_type_source": source if instance_type else None,
-              "efa_per_node": config.get("efa_per_node"), "rdma_resource": config.get("rdma_resource") or None,
-              "rdma_per_node": config.get("rdma_per_node"), "nic_source": None}
+    result = {
+        "instance_type": instance_type,
+        "instance_type_source": source if instance_type else None,
+        "efa_per_node": config.get("efa_per_node"),
+        "rdma_resource": config.get("rdma_resource") or None,
+        "rdma_per_node": config.get("rdma_per_node"),
+        "nic_source": None,
+    }
     if result["efa_per_node"] is not None or result["rdma_resource"] is not None or result["rdma_per_node"] is not None:
         result["nic_source"] = "given"
     if result["efa_per_node"] is None and discovered.get("efa_per_node") is not None:
@@ -174,11 +197,19 @@ def _override_sources(config, facts, cfg, cluster, catalog, library):
     """
     framework = config.get("framework", "torch")
     override_config = dict((key, config[key]) for key in _PLATFORM_DATA_KEYS if key in config)
-    override_config.update({
-        "entry_name": cfg["entry_name"], "nodes": cfg["nodes"], "gpus_per_node": cfg["gpus_per_node"],
-        "mlnx_per_node": config.get("mlnx_per_node") or 0, "enable_mnnvl": config.get("enable_mnnvl", False), "framework": framework,
-        "efa_per_node": cluster["efa_per_node"], "rdma_resource": cluster["rdma_resource"], "rdma_per_node": cluster["rdma_per_node"],
-    })
+    override_config.update(
+        {
+            "entry_name": cfg["entry_name"],
+            "nodes": cfg["nodes"],
+            "gpus_per_node": cfg["gpus_per_node"],
+            "mlnx_per_node": config.get("mlnx_per_node") or 0,
+            "enable_mnnvl": config.get("enable_mnnvl", False),
+            "framework": framework,
+            "efa_per_node": cluster["efa_per_node"],
+            "rdma_resource": cluster["rdma_resource"],
+            "rdma_per_node": cluster["rdma_per_node"],
+        }
+    )
     data = overrides.normalize_override_config(override_config, catalog)
     platform_overrides = overrides.render_overrides(data, library, platforms=[facts.get("platform")])
     user_overrides = config.get("overrides") or []
@@ -193,10 +224,16 @@ def _base_job_template(cfg, base_runtime):
     trainer = {"image": cfg["image"], "numNodes": cfg["nodes"]}
     if cfg["gpus_per_node"] > 0:
         trainer["numProcPerNode"] = cfg["gpus_per_node"]
-    return {"spec": {"workload": {"trainJob": {
-        "runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": base_runtime["metadata"]["name"]},
-        "trainer": trainer,
-    }}}}
+    return {
+        "spec": {
+            "workload": {
+                "trainJob": {
+                    "runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": base_runtime["metadata"]["name"]},
+                    "trainer": trainer,
+                }
+            }
+        }
+    }
 
 
 def _apply_overrides(job_template, platform_overrides, user_overrides, match_facts, framework):
@@ -239,9 +276,21 @@ def _trainjob_spec(job_template, command, args, mpi_args, pre_command, enable_mn
     if cfg["image_pull_secrets"]:
         # The runtime never carries pull secrets; the TrainJob patches them onto every replicated job.
         job_names = [job["name"] for job in base_runtime["spec"]["template"]["spec"]["replicatedJobs"]]
-        trainjob_spec["runtimePatches"] = [{"manager": RUNTIME_PATCH_MANAGER, "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
-            {"name": name, "template": {"spec": {"template": {"spec": {"imagePullSecrets": cfg["image_pull_secrets"]}}}}}
-            for name in job_names]}}}}]
+        trainjob_spec["runtimePatches"] = [
+            {
+                "manager": RUNTIME_PATCH_MANAGER,
+                "trainingRuntimeSpec": {
+                    "template": {
+                        "spec": {
+                            "replicatedJobs": [
+                                {"name": name, "template": {"spec": {"template": {"spec": {"imagePullSecrets": cfg["image_pull_secrets"]}}}}}
+                                for name in job_names
+                            ]
+                        }
+                    }
+                },
+            }
+        ]
     return trainjob_spec
 
 
@@ -309,13 +358,14 @@ def plan_workload(config, facts, library=None):
     command, args = trainer_command(framework, config.get("trainer"), cfg["gpus_per_node"], enable_mnnvl)
     trainjob_name = "%s-%s" % (cfg["entry_name"], run_id)
     job_template, matched, dependencies, pre_command, mpi_args, orchestration = _apply_overrides(
-        _base_job_template(cfg, base_runtime), platform_overrides, user_overrides, match_facts, framework)
+        _base_job_template(cfg, base_runtime), platform_overrides, user_overrides, match_facts, framework
+    )
     trainjob_spec = _trainjob_spec(job_template, command, args, mpi_args, pre_command, enable_mnnvl, cfg, base_runtime)
-    planned, topology_key = _stamp_objects(base_runtime, dependencies, trainjob_spec, trainjob_name, cfg["entry_name"], run_id, namespace,
-                                           orchestration)
+    planned, topology_key = _stamp_objects(base_runtime, dependencies, trainjob_spec, trainjob_name, cfg["entry_name"], run_id, namespace, orchestration)
     _check_dra(data, planned)
-    platform_data = dict(cluster, rct_api_version=data["rct_api_version"],
-                         compute_domain_num_nodes=data["compute_domain_num_nodes"], platform_vars=data["platform_vars"])
+    platform_data = dict(
+        cluster, rct_api_version=data["rct_api_version"], compute_domain_num_nodes=data["compute_domain_num_nodes"], platform_vars=data["platform_vars"]
+    )
     return {
         "objects": planned,
         "trainjob_name": trainjob_name,

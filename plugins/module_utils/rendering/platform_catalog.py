@@ -63,8 +63,7 @@ def load_platform_catalog(lib_dir=LIB_DIR):
         if not isinstance(data, dict) or set(data) - {"shapes", "nic_resources", "instance_type_labels", "vars", "transport"}:
             raise _catalog_error(label, "must be a mapping with keys from shapes, nic_resources, instance_type_labels, vars, transport")
         declared = [("transport", data.get("transport"))]
-        declared += [("shapes.%s.transport" % shape, row.get("transport")) for shape, row in (data.get("shapes") or {}).items()
-                     if isinstance(row, dict)]
+        declared += [("shapes.%s.transport" % shape, row.get("transport")) for shape, row in (data.get("shapes") or {}).items() if isinstance(row, dict)]
         for where, value in declared:
             if value is not None and not (isinstance(value, str) and re.match(r"^[a-z][a-z0-9-]*$", value)):
                 raise _catalog_error(label, "%s must be a transport id (efa, ib, gib, tcpxo, tcpx, socket), got %r" % (where, value))
@@ -126,8 +125,7 @@ def resolve_platform_vars(given, catalog):
         if ok and spec["type"] == "list":
             ok = all(isinstance(item, str) for item in value)
         if not ok:
-            raise ConfigError("platform_vars.%s" % name, "must be a %s%s, got %r"
-                              % (spec["type"], " of strings" if spec["type"] == "list" else "", value))
+            raise ConfigError("platform_vars.%s" % name, "must be a %s%s, got %r" % (spec["type"], " of strings" if spec["type"] == "list" else "", value))
         if spec.get("choices") and value not in spec["choices"]:
             raise ConfigError("platform_vars.%s" % name, "must be one of %s, got %r" % (", ".join("%s" % c for c in spec["choices"]), value))
         result[name] = copy.deepcopy(value)
@@ -214,8 +212,7 @@ def discover_node_resources(nodes, platform=None, catalog=None):
         values = [value for value in values if value]
         return min(values) if values else None
 
-    result = {"gpu_nodes": len(gpu_nodes) if nodes else 0, "instance_type": instance_type,
-              "efa_per_node": None, "rdma_resource": None, "rdma_per_node": None}
+    result = {"gpu_nodes": len(gpu_nodes) if nodes else 0, "instance_type": instance_type, "efa_per_node": None, "rdma_resource": None, "rdma_per_node": None}
     for nic in info.get("nic_resources") or []:
         count = smallest(nic["name"])
         if not count:

@@ -21,13 +21,22 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec
 
 # Role variable -> workload_plan option, passed as they are when set (None or "" leaves the option's default).
 _PASSED = (
-    ("burnin_entry_name", "entry_name"), ("burnin_nodes", "nodes"), ("burnin_enable_mnnvl", "enable_mnnvl"),
-    ("burnin_volumes", "volumes"), ("burnin_volume_mounts", "volume_mounts"), ("burnin_init_containers", "init_containers"),
-    ("burnin_resources", "resources"), ("burnin_image_pull_secrets", "image_pull_secrets"),
-    ("burnin_trainer_version", "trainer_version"), ("burnin_overrides", "overrides"),
-    ("burnin_extended_platforms", "extended_platforms"), ("burnin_instance_type", "instance_type"),
-    ("burnin_dra_driver_version", "dra_driver_version"), ("burnin_efa_per_node", "efa_per_node"),
-    ("burnin_rdma_resource", "rdma_resource"), ("burnin_rdma_per_node", "rdma_per_node"),
+    ("burnin_entry_name", "entry_name"),
+    ("burnin_nodes", "nodes"),
+    ("burnin_enable_mnnvl", "enable_mnnvl"),
+    ("burnin_volumes", "volumes"),
+    ("burnin_volume_mounts", "volume_mounts"),
+    ("burnin_init_containers", "init_containers"),
+    ("burnin_resources", "resources"),
+    ("burnin_image_pull_secrets", "image_pull_secrets"),
+    ("burnin_trainer_version", "trainer_version"),
+    ("burnin_overrides", "overrides"),
+    ("burnin_extended_platforms", "extended_platforms"),
+    ("burnin_instance_type", "instance_type"),
+    ("burnin_dra_driver_version", "dra_driver_version"),
+    ("burnin_efa_per_node", "efa_per_node"),
+    ("burnin_rdma_resource", "rdma_resource"),
+    ("burnin_rdma_per_node", "rdma_per_node"),
     ("burnin_platform_vars", "platform_vars"),
 )
 
@@ -53,17 +62,21 @@ def workload_of(variables, platform, gpu_architecture):
     mlnx = variables.get("burnin_mlnx_per_node")
     mlnx = counts["mlnx_per_node"] if mlnx is None else mlnx
     # burnin_image is the workload's image unless the parameters name one.
-    params = dict({"image": variables["burnin_image"]} if variables.get("burnin_image") else {},
-                  **(variables.get("burnin_workload_params") or {}))
-    rendered = workload_catalog.render_workload(variables.get("burnin_workload") or "nccl-all-reduce", dict(
-        params, nodes=variables.get("burnin_nodes", 2), gpus_per_node=gpus, platform=platform or "",
-        gpu_architecture=gpu_architecture or ""))
+    params = dict({"image": variables["burnin_image"]} if variables.get("burnin_image") else {}, **(variables.get("burnin_workload_params") or {}))
+    rendered = workload_catalog.render_workload(
+        variables.get("burnin_workload") or "nccl-all-reduce",
+        dict(params, nodes=variables.get("burnin_nodes", 2), gpus_per_node=gpus, platform=platform or "", gpu_architecture=gpu_architecture or ""),
+    )
     custom = variables.get("burnin_trainer") or {}
     return {
-        "gpus_per_node": int(gpus), "mlnx_per_node": int(mlnx), "workload": rendered["workload"],
-        "framework": variables.get("burnin_framework") or rendered["framework"], "image": rendered["image"],
+        "gpus_per_node": int(gpus),
+        "mlnx_per_node": int(mlnx),
+        "workload": rendered["workload"],
+        "framework": variables.get("burnin_framework") or rendered["framework"],
+        "image": rendered["image"],
         # A custom trainer replaces the workload's and is judged by what it prints, not as the workload's collective.
-        "trainer": custom or rendered["trainer"], "collective": "" if custom else rendered.get("collective") or "",
+        "trainer": custom or rendered["trainer"],
+        "collective": "" if custom else rendered.get("collective") or "",
         "env": nccl_env.merge_env(rendered.get("env") or [], variables.get("burnin_env") or []),
     }
 
@@ -74,9 +87,18 @@ def plan_options(variables, platform, gpu_architecture, run_id, namespace, clust
     cluster = cluster or {}
     workload = workload_of(variables, platform, gpu_architecture)
     options = dict((option, variables[name]) for name, option in _PASSED if _set(variables.get(name)))
-    options.update(image=workload["image"], framework=workload["framework"], trainer=workload["trainer"], env=workload["env"],
-                   gpus_per_node=workload["gpus_per_node"], mlnx_per_node=workload["mlnx_per_node"], namespace=namespace,
-                   run_id=run_id, platform=platform, gpu_architecture=gpu_architecture)
+    options.update(
+        image=workload["image"],
+        framework=workload["framework"],
+        trainer=workload["trainer"],
+        env=workload["env"],
+        gpus_per_node=workload["gpus_per_node"],
+        mlnx_per_node=workload["mlnx_per_node"],
+        namespace=namespace,
+        run_id=run_id,
+        platform=platform,
+        gpu_architecture=gpu_architecture,
+    )
     if cluster.get("nodes"):
         options["cluster_nodes"] = cluster["nodes"]
     server_version = variables.get("burnin_server_version") or cluster.get("kubernetes_version")
@@ -114,11 +136,19 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
     objects = annotated(plan["objects"], variables.get("burnin_trainjob_annotations") or {})
     platform_data = dict((key, value) for key, value in (plan.get("platform_data") or {}).items() if key != "platform_vars")
     record = {
-        "stage": "plan", "trainjob": plan["trainjob_name"], "workload": workload["workload"],
-        "framework": workload["framework"], "image": workload["image"], "collective": workload["collective"],
-        "gpus_per_node": workload["gpus_per_node"], "mlnx_per_node": workload["mlnx_per_node"],
-        "matched_overrides": plan["matched"], "topology_key": plan.get("topology_key") or "",
-        "instance_type": plan.get("instance_type") or "", "platform_data": platform_data, "objects": object_names(objects),
+        "stage": "plan",
+        "trainjob": plan["trainjob_name"],
+        "workload": workload["workload"],
+        "framework": workload["framework"],
+        "image": workload["image"],
+        "collective": workload["collective"],
+        "gpus_per_node": workload["gpus_per_node"],
+        "mlnx_per_node": workload["mlnx_per_node"],
+        "matched_overrides": plan["matched"],
+        "topology_key": plan.get("topology_key") or "",
+        "instance_type": plan.get("instance_type") or "",
+        "platform_data": platform_data,
+        "objects": object_names(objects),
     }
     return {"objects": objects, "record": record, "pre_command": plan.get("pre_command"), "mpi_args": plan.get("mpi_args")}
 
@@ -138,15 +168,29 @@ def run_start(variables, cluster, run_id, check_mode=False, started=None):
         try:
             validate.check_grammar(kind, name, "dns_label")
         except ConfigError:
-            problem = ("TrainJob %s in namespace %s: both must be DNS labels of at most 63 characters; shorten "
-                       "burnin_entry_name, burnin_run_id or burnin_namespace" % (trainjob, namespace))
+            problem = (
+                "TrainJob %s in namespace %s: both must be DNS labels of at most 63 characters; shorten "
+                "burnin_entry_name, burnin_run_id or burnin_namespace" % (trainjob, namespace)
+            )
     platform, gpu = str(variables.get("burnin_platform") or ""), str(variables.get("burnin_gpu_architecture") or "")
     started = started or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     result = {
-        "cluster": cluster, "run_id": run_id, "outcome": "Pending", "reason": "", "stage": "start", "check_mode": bool(check_mode),
-        "declared": {"platform": platform, "gpu_architecture": gpu}, "platform": platform, "gpu_architecture": gpu,
-        "namespace": namespace, "trainjob": trainjob, "entry": entry, "workload": variables.get("burnin_workload") or "",
-        "framework": variables.get("burnin_framework") or "", "nodes": variables.get("burnin_nodes", 2), "warnings": [],
+        "cluster": cluster,
+        "run_id": run_id,
+        "outcome": "Pending",
+        "reason": "",
+        "stage": "start",
+        "check_mode": bool(check_mode),
+        "declared": {"platform": platform, "gpu_architecture": gpu},
+        "platform": platform,
+        "gpu_architecture": gpu,
+        "namespace": namespace,
+        "trainjob": trainjob,
+        "entry": entry,
+        "workload": variables.get("burnin_workload") or "",
+        "framework": variables.get("burnin_framework") or "",
+        "nodes": variables.get("burnin_nodes", 2),
+        "warnings": [],
         "started": started,
     }
     return {"namespace": namespace, "trainjob": trainjob, "problem": problem, "result": result}

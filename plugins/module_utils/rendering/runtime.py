@@ -28,21 +28,22 @@ MPI_SSH_RAW = "/tmp/mpi-ssh-raw"
 
 _TRAINER_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
 
-_WORKER_SCRIPT = " && ".join([
-    "set -x",
-    # DEVIATION (original bug 6): install sshd only when the image lacks it, no apt on every start.
-    "(test -x /usr/sbin/sshd || (apt-get update && apt-get install -y --no-install-recommends openssh-server))",
-    "mkdir -p /var/run/sshd",
-    "chmod 0755 /var/run/sshd",
-    "mkdir -p /root/.ssh",
-    "chmod 700 /root/.ssh",
-    "cp %s/* /root/.ssh/" % MPI_SSH_RAW,
-    "chmod 600 /root/.ssh/id_rsa",
-    "chmod 644 /root/.ssh/id_rsa.pub /root/.ssh/authorized_keys",
-    "/usr/sbin/sshd -De",
-])
-_FIX_SSH_SCRIPT = ("set -x && cp %s/* /root/.ssh/ && chmod 600 /root/.ssh/id_rsa && "
-                   "chmod 644 /root/.ssh/id_rsa.pub /root/.ssh/authorized_keys" % MPI_SSH_RAW)
+_WORKER_SCRIPT = " && ".join(
+    [
+        "set -x",
+        # DEVIATION (original bug 6): install sshd only when the image lacks it, no apt on every start.
+        "(test -x /usr/sbin/sshd || (apt-get update && apt-get install -y --no-install-recommends openssh-server))",
+        "mkdir -p /var/run/sshd",
+        "chmod 0755 /var/run/sshd",
+        "mkdir -p /root/.ssh",
+        "chmod 700 /root/.ssh",
+        "cp %s/* /root/.ssh/" % MPI_SSH_RAW,
+        "chmod 600 /root/.ssh/id_rsa",
+        "chmod 644 /root/.ssh/id_rsa.pub /root/.ssh/authorized_keys",
+        "/usr/sbin/sshd -De",
+    ]
+)
+_FIX_SSH_SCRIPT = "set -x && cp %s/* /root/.ssh/ && chmod 600 /root/.ssh/id_rsa && " "chmod 644 /root/.ssh/id_rsa.pub /root/.ssh/authorized_keys" % MPI_SSH_RAW
 
 
 def parse_trainer_version(value):
@@ -159,13 +160,19 @@ def build_torch_runtime(config):
         "metadata": _metadata(cfg, "torch"),
         "spec": {
             "mlPolicy": {"numNodes": cfg["nodes"], "torch": torch_policy},
-            "template": {"spec": {"replicatedJobs": [{
-                "name": "node",
-                "template": {
-                    "metadata": {"labels": {ANCESTOR_LABEL: "trainer", "app": cfg["entry_name"]}},
-                    "spec": {"template": {"spec": pod_spec}},
-                },
-            }]}},
+            "template": {
+                "spec": {
+                    "replicatedJobs": [
+                        {
+                            "name": "node",
+                            "template": {
+                                "metadata": {"labels": {ANCESTOR_LABEL: "trainer", "app": cfg["entry_name"]}},
+                                "spec": {"template": {"spec": pod_spec}},
+                            },
+                        }
+                    ]
+                }
+            },
         },
     }
 
@@ -212,13 +219,15 @@ def build_mpi_runtime(config):
     launcher_pod = {
         "restartPolicy": "OnFailure",
         "volumes": [{"name": "ssh-keys", "emptyDir": {}}] + copy.deepcopy(cfg["volumes"]),
-        "initContainers": [{
-            "name": "fix-ssh-permissions",
-            "image": cfg["image"],
-            "command": ["sh", "-c"],
-            "args": [_FIX_SSH_SCRIPT],
-            "volumeMounts": [dict(ssh_raw_mount), {"name": "ssh-keys", "mountPath": "/root/.ssh"}],
-        }],
+        "initContainers": [
+            {
+                "name": "fix-ssh-permissions",
+                "image": cfg["image"],
+                "command": ["sh", "-c"],
+                "args": [_FIX_SSH_SCRIPT],
+                "volumeMounts": [dict(ssh_raw_mount), {"name": "ssh-keys", "mountPath": "/root/.ssh"}],
+            }
+        ],
         "containers": [launcher],
     }
     return {
@@ -231,21 +240,23 @@ def build_mpi_runtime(config):
                 "numNodes": 1,
                 "mpi": {"mpiImplementation": "OpenMPI", "numProcPerNode": cfg["gpus_per_node"], "sshAuthMountPath": MPI_SSH_RAW},
             },
-            "template": {"spec": {
-                "network": {"publishNotReadyAddresses": True},
-                "successPolicy": {"operator": "All", "targetReplicatedJobs": ["launcher"]},
-                "replicatedJobs": [
-                    {"name": "node", "template": {"spec": {"template": {"spec": worker_pod}}}},
-                    {
-                        "name": "launcher",
-                        "dependsOn": [{"name": "node", "status": "Ready"}],
-                        "template": {
-                            "metadata": {"labels": {ANCESTOR_LABEL: "trainer"}},
-                            "spec": {"template": {"spec": launcher_pod}},
+            "template": {
+                "spec": {
+                    "network": {"publishNotReadyAddresses": True},
+                    "successPolicy": {"operator": "All", "targetReplicatedJobs": ["launcher"]},
+                    "replicatedJobs": [
+                        {"name": "node", "template": {"spec": {"template": {"spec": worker_pod}}}},
+                        {
+                            "name": "launcher",
+                            "dependsOn": [{"name": "node", "status": "Ready"}],
+                            "template": {
+                                "metadata": {"labels": {ANCESTOR_LABEL: "trainer"}},
+                                "spec": {"template": {"spec": launcher_pod}},
+                            },
                         },
-                    },
-                ],
-            }},
+                    ],
+                }
+            },
         },
     }
 

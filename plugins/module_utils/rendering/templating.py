@@ -29,6 +29,7 @@ import os
 try:
     import jinja2
     from jinja2 import pass_context
+
     HAS_JINJA2 = True
 except ImportError:  # pragma: no cover - jinja2 ships with ansible-core on the controller
     HAS_JINJA2 = False
@@ -36,8 +37,10 @@ except ImportError:  # pragma: no cover - jinja2 ships with ansible-core on the 
     def pass_context(func):
         return func
 
+
 try:
     import yaml
+
     HAS_YAML = True
 except ImportError:  # pragma: no cover
     HAS_YAML = False
@@ -146,10 +149,12 @@ class TemplateLibrary(object):
         self.lib_dir = lib_dir
         self._env = jinja2.Environment(
             # Names are "templates/<path>" and "_lib/<path>", so a fragment can never shadow a template.
-            loader=jinja2.PrefixLoader({
-                "templates": jinja2.FileSystemLoader(templates_dir),
-                "_lib": jinja2.FileSystemLoader(lib_dir),
-            }),
+            loader=jinja2.PrefixLoader(
+                {
+                    "templates": jinja2.FileSystemLoader(templates_dir),
+                    "_lib": jinja2.FileSystemLoader(lib_dir),
+                }
+            ),
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
@@ -189,8 +194,7 @@ class TemplateLibrary(object):
         full = os.path.join(self.templates_dir, directory)
         if not os.path.isdir(full):
             return []
-        return ["%s/%s" % (directory, name) for name in sorted(os.listdir(full))
-                if name.endswith(".yaml") and os.path.isfile(os.path.join(full, name))]
+        return ["%s/%s" % (directory, name) for name in sorted(os.listdir(full)) if name.endswith(".yaml") and os.path.isfile(os.path.join(full, name))]
 
     def warm(self):
         """Take the sources' fingerprint and load every template and fragment into this library's Jinja2
@@ -238,8 +242,7 @@ class TemplateLibrary(object):
         if self._sources is None:
             self._sources = _fingerprint(self.templates_dir, self.lib_dir)
         try:
-            key = hashlib.sha256(json.dumps([self._sources, path, data],
-                                            sort_keys=True).encode("utf-8")).hexdigest()
+            key = hashlib.sha256(json.dumps([self._sources, path, data], sort_keys=True).encode("utf-8")).hexdigest()
         except (TypeError, ValueError):
             key = None
         text = _RENDERED.get(key) if key else None

@@ -58,8 +58,9 @@ def _check_result(name, rendered, data):
         raise ParseError("%s: framework must be one of %s, got %r" % (where, ", ".join(FRAMEWORKS), rendered.get("framework")))
     image = rendered.get("image")
     if not isinstance(image, str) or not image:
-        raise ConfigError("data.image", "%s has no default image for gpu_architecture %r (Grace nodes are arm64): set one"
-                          % (where, data.get("gpu_architecture")))
+        raise ConfigError(
+            "data.image", "%s has no default image for gpu_architecture %r (Grace nodes are arm64): set one" % (where, data.get("gpu_architecture"))
+        )
     if not isinstance(rendered.get("trainer"), dict) or not rendered["trainer"]:
         raise ParseError("%s: trainer must be a non-empty mapping" % where)
     if "collective" in rendered and (not isinstance(rendered["collective"], str) or not rendered["collective"]):

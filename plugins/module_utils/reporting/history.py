@@ -75,11 +75,22 @@ def load_baseline(path):
             for key, dummy in METRICS:
                 if metrics.get(key) is not None and not _is_number(metrics[key]):
                     validate.fail(_field(path, "%s.metrics.%s" % (at, key)), "must be a number (GB/s) or null", metrics[key])
-            testcases.append({"workload": case.get("workload"), "collective": case.get("collective"), "metrics": metrics,
-                              "verdict": case.get("verdict"), "nodes": list(case.get("nodes") or [])})
+            testcases.append(
+                {
+                    "workload": case.get("workload"),
+                    "collective": case.get("collective"),
+                    "metrics": metrics,
+                    "verdict": case.get("verdict"),
+                    "nodes": list(case.get("nodes") or []),
+                }
+            )
         clusters[name] = {"verdict": cluster.get("verdict"), "testcases": testcases}
-    return {"file": path, "run_id": data.get("run_id") or os.path.basename(os.path.dirname(os.path.abspath(path))),
-            "generated": data.get("generated") or "", "clusters": clusters}
+    return {
+        "file": path,
+        "run_id": data.get("run_id") or os.path.basename(os.path.dirname(os.path.abspath(path))),
+        "generated": data.get("generated") or "",
+        "clusters": clusters,
+    }
 
 
 def _same_dir(one, other):
@@ -149,9 +160,21 @@ def compare_cluster(cluster, baseline, percent=DEFAULT_REGRESSION_PERCENT):
     """Compare one cluster of this run's report (build_report's shape) with the loaded baseline. Returns its
     ``baseline`` block: run_id, file, regression_percent, regressed, the worst comparison's workload, metric, baseline,
     current and change_percent (None without any), every comparison, the baseline's verdict and a note."""
-    block = {"run_id": baseline["run_id"], "file": baseline["file"], "generated": baseline["generated"], "regression_percent": percent,
-             "regressed": False, "workload": None, "metric": None, "baseline": None, "current": None, "change_percent": None,
-             "baseline_verdict": None, "comparisons": [], "note": ""}
+    block = {
+        "run_id": baseline["run_id"],
+        "file": baseline["file"],
+        "generated": baseline["generated"],
+        "regression_percent": percent,
+        "regressed": False,
+        "workload": None,
+        "metric": None,
+        "baseline": None,
+        "current": None,
+        "change_percent": None,
+        "baseline_verdict": None,
+        "comparisons": [],
+        "note": "",
+    }
     earlier = baseline["clusters"].get(cluster["cluster"])
     if earlier is None:
         block["note"] = "cluster %s is not in baseline run %s: nothing compared" % (cluster["cluster"], baseline["run_id"])
@@ -168,10 +191,18 @@ def compare_cluster(cluster, baseline, percent=DEFAULT_REGRESSION_PERCENT):
             change = change_percent(old["metrics"].get(key), (case.get("metrics") or {}).get(key))
             if change is None:
                 continue
-            block["comparisons"].append({
-                "workload": case["workload"], "collective": case.get("collective"), "metric": key, "label": label,
-                "baseline": old["metrics"][key], "current": case["metrics"][key], "change_percent": round(change, 2),
-                "regressed": change < -percent})
+            block["comparisons"].append(
+                {
+                    "workload": case["workload"],
+                    "collective": case.get("collective"),
+                    "metric": key,
+                    "label": label,
+                    "baseline": old["metrics"][key],
+                    "current": case["metrics"][key],
+                    "change_percent": round(change, 2),
+                    "regressed": change < -percent,
+                }
+            )
     if block["comparisons"]:
         worst = min(block["comparisons"], key=lambda item: item["change_percent"])
         block.update((key, worst[key]) for key in ("workload", "metric", "baseline", "current", "change_percent"))
@@ -187,7 +218,14 @@ def compare_cluster(cluster, baseline, percent=DEFAULT_REGRESSION_PERCENT):
 
 def regression_reason(item, run_id, percent):
     return "%s %s dropped %.1f%% against baseline run %s (%s -> %s; more than %g%% warns)" % (
-        item["workload"], item["label"], -item["change_percent"], run_id, _gb(item["baseline"]), _gb(item["current"]), percent)
+        item["workload"],
+        item["label"],
+        -item["change_percent"],
+        run_id,
+        _gb(item["baseline"]),
+        _gb(item["current"]),
+        percent,
+    )
 
 
 def apply_to_cluster(cluster, block):
@@ -200,15 +238,27 @@ def apply_to_cluster(cluster, block):
         for item in block["comparisons"]:
             if item["workload"] != case["workload"] or item["collective"] != case.get("collective"):
                 continue
-            check = {"name": "baseline", "verdict": "warn" if item["regressed"] else "pass", "value": item["current"],
-                     "baseline": item["baseline"], "change_percent": item["change_percent"], "metric": item["metric"]}
+            check = {
+                "name": "baseline",
+                "verdict": "warn" if item["regressed"] else "pass",
+                "value": item["current"],
+                "baseline": item["baseline"],
+                "change_percent": item["change_percent"],
+                "metric": item["metric"],
+            }
             if item["regressed"]:
                 check["reason"] = regression_reason(item, block["run_id"], block["regression_percent"])
                 regressed.append(check["reason"])
             else:
                 check["note"] = True
                 check["reason"] = "%s %s %+.1f%% against baseline run %s (%s -> %s)" % (
-                    item["workload"], item["label"], item["change_percent"], block["run_id"], _gb(item["baseline"]), _gb(item["current"]))
+                    item["workload"],
+                    item["label"],
+                    item["change_percent"],
+                    block["run_id"],
+                    _gb(item["baseline"]),
+                    _gb(item["current"]),
+                )
             case["checks"].append(check)
         if not regressed:
             continue
@@ -232,9 +282,14 @@ def apply_baseline(clusters, baseline, percent=DEFAULT_REGRESSION_PERCENT, note=
         return {"run_id": None, "file": None, "generated": None, "regression_percent": percent, "regressed_clusters": [], "note": note}
     for cluster in clusters:
         apply_to_cluster(cluster, compare_cluster(cluster, baseline, percent))
-    return {"run_id": baseline["run_id"], "file": baseline["file"], "generated": baseline["generated"], "regression_percent": percent,
-            "regressed_clusters": [cluster["cluster"] for cluster in clusters if cluster["baseline"]["regressed"]], "note": note}
+    return {
+        "run_id": baseline["run_id"],
+        "file": baseline["file"],
+        "generated": baseline["generated"],
+        "regression_percent": percent,
+        "regressed_clusters": [cluster["cluster"] for cluster in clusters if cluster["baseline"]["regressed"]],
+        "note": note,
+    }
 
 
-__all__ = ["apply_baseline", "apply_to_cluster", "change_percent", "compare_cluster", "latest_earlier_run", "load_baseline",
-           "resolve_baseline"]
+__all__ = ["apply_baseline", "apply_to_cluster", "change_percent", "compare_cluster", "latest_earlier_run", "load_baseline", "resolve_baseline"]

@@ -27,6 +27,7 @@ import xml.etree.ElementTree as ET
 try:
     import jinja2
     from markupsafe import Markup
+
     HAS_JINJA2 = True
 except ImportError:  # pragma: no cover - jinja2 ships with ansible-core on the controller
     HAS_JINJA2 = False
@@ -42,9 +43,8 @@ SCHEMA = "gpufleet.burnin/report/v1"
 FORMATS = ("json", "junit", "html")
 FILE_SUFFIXES = {"json": ".json", "junit": ".junit.xml", "html": ".html"}
 _SEVERITY = dict((name, rank) for rank, name in enumerate(VERDICTS))
-_XML_BAD = re.compile(u"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-COLORS = {"oop": "#1f77b4", "ip": "#ff7f0e", "pass": "#d62728", "warn": "#f5b041", "expected": "#7f7f7f", "avg": "#2ca02c",
-          "avg_pass": "#9467bd"}
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+COLORS = {"oop": "#1f77b4", "ip": "#ff7f0e", "pass": "#d62728", "warn": "#f5b041", "expected": "#7f7f7f", "avg": "#2ca02c", "avg_pass": "#9467bd"}
 
 
 def report_argument_spec():
@@ -92,17 +92,30 @@ def _outcome_testcase(cluster, entry):
     text = "%s%s" % (outcome, (": %s" % reason) if reason else "")
     return {
         "workload": entry.get("workload") or entry.get("entry") or "burn-in",
-        "verdict": verdict, "reason": text, "collective": None, "checks": [{"name": "outcome", "verdict": verdict, "reason": text}],
-        "metrics": {}, "series": [], "thresholds": [], "nodes": [], "succeeded_nodes": [], "failed_nodes": [],
+        "verdict": verdict,
+        "reason": text,
+        "collective": None,
+        "checks": [{"name": "outcome", "verdict": verdict, "reason": text}],
+        "metrics": {},
+        "series": [],
+        "thresholds": [],
+        "nodes": [],
+        "succeeded_nodes": [],
+        "failed_nodes": [],
     }
 
 
 def _testcase(verdict, entry):
     if not isinstance(verdict, dict) or verdict.get("verdict") not in VERDICTS:
-        raise ConfigError("results", "a verdict must be a gpufleet.burnin.burnin_verdict result with a 'verdict' of %s, got %r"
-                          % ("/".join(VERDICTS), verdict if not isinstance(verdict, dict) else verdict.get("verdict")))
-    case = dict((key, verdict.get(key)) for key in ("verdict", "reason", "collective", "checks", "metrics", "series", "thresholds",
-                                                    "nodes", "succeeded_nodes", "failed_nodes", "errors"))
+        raise ConfigError(
+            "results",
+            "a verdict must be a gpufleet.burnin.burnin_verdict result with a 'verdict' of %s, got %r"
+            % ("/".join(VERDICTS), verdict if not isinstance(verdict, dict) else verdict.get("verdict")),
+        )
+    case = dict(
+        (key, verdict.get(key))
+        for key in ("verdict", "reason", "collective", "checks", "metrics", "series", "thresholds", "nodes", "succeeded_nodes", "failed_nodes", "errors")
+    )
     case["workload"] = verdict.get("workload") or entry.get("workload") or entry.get("entry") or verdict.get("collective") or "burn-in"
     for key in ("checks", "series", "thresholds", "nodes", "succeeded_nodes", "failed_nodes", "errors"):
         case[key] = list(case.get(key) or [])
@@ -125,14 +138,21 @@ def _margin(cases):
                 continue
             margin = (float(check["value"]) - check["pass"]) / check["pass"]
             if best is None or margin < best["margin"]:
-                best = {"margin": round(margin, 6), "value": check["value"], "pass": check["pass"],
-                        "warn": check.get("warn") if _is_number(check.get("warn")) else None,
-                        "workload": case["workload"], "check": check.get("name") or "", "threshold": check.get("threshold") or ""}
+                best = {
+                    "margin": round(margin, 6),
+                    "value": check["value"],
+                    "pass": check["pass"],
+                    "warn": check.get("warn") if _is_number(check.get("warn")) else None,
+                    "workload": case["workload"],
+                    "check": check.get("name") or "",
+                    "threshold": check.get("threshold") or "",
+                }
     return best
 
 
-def build_report(results, run_id=None, title="GPU burn-in", generated=None, baseline=None, regression_percent=history.DEFAULT_REGRESSION_PERCENT,
-                 baseline_note=""):
+def build_report(
+    results, run_id=None, title="GPU burn-in", generated=None, baseline=None, regression_percent=history.DEFAULT_REGRESSION_PERCENT, baseline_note=""
+):
     """Normalize the fleet's results into the report document that every format is rendered from. ``baseline``: an
     earlier run's report (history.load_baseline) to compare with, or None (``baseline_note`` says why); a drop of more
     than ``regression_percent`` makes the testcase at least warn (reporting/history.py)."""
@@ -157,21 +177,23 @@ def build_report(results, run_id=None, title="GPU burn-in", generated=None, base
             raise ConfigError("results.%s.verdicts" % name, "must be a list of burnin_verdict results")
         cases = [_testcase(verdict, entry) for verdict in verdicts] if verdicts else [_outcome_testcase(name, entry)]
         seconds = _seconds(entry.get("started"), entry.get("finished"))
-        clusters.append({
-            "cluster": str(name),
-            "platform": entry.get("platform") or "",
-            "gpu_architecture": entry.get("gpu_architecture") or "",
-            "outcome": entry.get("outcome") or "",
-            "reason": entry.get("reason") or "",
-            "namespace": entry.get("namespace") or "",
-            "trainjob": entry.get("trainjob") or "",
-            "started": entry.get("started") or "",
-            "finished": entry.get("finished") or "",
-            "seconds": seconds,
-            "verdict": _worst(case["verdict"] for case in cases),
-            "margin": _margin(cases),
-            "testcases": cases,
-        })
+        clusters.append(
+            {
+                "cluster": str(name),
+                "platform": entry.get("platform") or "",
+                "gpu_architecture": entry.get("gpu_architecture") or "",
+                "outcome": entry.get("outcome") or "",
+                "reason": entry.get("reason") or "",
+                "namespace": entry.get("namespace") or "",
+                "trainjob": entry.get("trainjob") or "",
+                "started": entry.get("started") or "",
+                "finished": entry.get("finished") or "",
+                "seconds": seconds,
+                "verdict": _worst(case["verdict"] for case in cases),
+                "margin": _margin(cases),
+                "testcases": cases,
+            }
+        )
         if not run_id and entry.get("run_id"):
             run_id = str(entry["run_id"])
     compared = history.apply_baseline(clusters, baseline, regression_percent, baseline_note)
@@ -184,9 +206,13 @@ def build_report(results, run_id=None, title="GPU burn-in", generated=None, base
         "title": title or "GPU burn-in",
         "run_id": run_id or "",
         "generated": generated or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "summary": dict(counts, clusters=len(clusters), testcases=sum(counts.values()),
-                        verdict=_worst(cluster["verdict"] for cluster in clusters) if clusters else "error",
-                        failed_clusters=[cluster["cluster"] for cluster in clusters if cluster["verdict"] in ("fail", "error")]),
+        "summary": dict(
+            counts,
+            clusters=len(clusters),
+            testcases=sum(counts.values()),
+            verdict=_worst(cluster["verdict"] for cluster in clusters) if clusters else "error",
+            failed_clusters=[cluster["cluster"] for cluster in clusters if cluster["verdict"] in ("fail", "error")],
+        ),
         "baseline": compared,
         "clusters": clusters,
     }
@@ -194,14 +220,16 @@ def build_report(results, run_id=None, title="GPU burn-in", generated=None, base
 
 # ------------------------------------------------------------------------------------------------ JSON
 
+
 def render_json(report):
     return json.dumps(report, indent=2, sort_keys=True, default=str) + "\n"
 
 
 # ------------------------------------------------------------------------------------------------ JUnit XML
 
+
 def _xml_text(value):
-    return _XML_BAD.sub(u"\ufffd", u"%s" % ("" if value is None else value))
+    return _XML_BAD.sub("\ufffd", "%s" % ("" if value is None else value))
 
 
 def _case_details(case):
@@ -224,20 +252,34 @@ def _case_details(case):
 def render_junit(report):
     summary = report["summary"]
     total_time = sum(cluster["seconds"] or 0.0 for cluster in report["clusters"])
-    suites = ET.Element("testsuites", {
-        "name": _xml_text("gpufleet.burnin %s %s" % (report["title"], report["run_id"])).strip(),
-        "tests": str(summary["testcases"]), "failures": str(summary["fail"]), "errors": str(summary["error"]), "skipped": "0",
-        "time": "%.3f" % total_time, "timestamp": report["generated"],
-    })
+    suites = ET.Element(
+        "testsuites",
+        {
+            "name": _xml_text("gpufleet.burnin %s %s" % (report["title"], report["run_id"])).strip(),
+            "tests": str(summary["testcases"]),
+            "failures": str(summary["fail"]),
+            "errors": str(summary["error"]),
+            "skipped": "0",
+            "time": "%.3f" % total_time,
+            "timestamp": report["generated"],
+        },
+    )
     for cluster in report["clusters"]:
         cases = cluster["testcases"]
-        suite = ET.SubElement(suites, "testsuite", {
-            "name": _xml_text(cluster["cluster"]), "tests": str(len(cases)),
-            "failures": str(sum(1 for case in cases if case["verdict"] == "fail")),
-            "errors": str(sum(1 for case in cases if case["verdict"] == "error")), "skipped": "0",
-            "time": "%.3f" % (cluster["seconds"] or 0.0), "timestamp": cluster["started"] or report["generated"],
-            "hostname": _xml_text(cluster["cluster"]),
-        })
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            {
+                "name": _xml_text(cluster["cluster"]),
+                "tests": str(len(cases)),
+                "failures": str(sum(1 for case in cases if case["verdict"] == "fail")),
+                "errors": str(sum(1 for case in cases if case["verdict"] == "error")),
+                "skipped": "0",
+                "time": "%.3f" % (cluster["seconds"] or 0.0),
+                "timestamp": cluster["started"] or report["generated"],
+                "hostname": _xml_text(cluster["cluster"]),
+            },
+        )
         properties = ET.SubElement(suite, "properties")
         for key in ("platform", "gpu_architecture", "outcome", "namespace", "trainjob"):
             ET.SubElement(properties, "property", {"name": key, "value": _xml_text(cluster[key])})
@@ -245,30 +287,38 @@ def render_junit(report):
         compared = cluster.get("baseline")
         if compared:
             # A regression is a warning: the testcase passes, these properties and its system-out say so.
-            for key, value in (("baseline_run_id", compared["run_id"]), ("baseline_regressed", "true" if compared["regressed"] else "false"),
-                               ("baseline_change_percent", "" if compared["change_percent"] is None else "%.2f" % compared["change_percent"]),
-                               ("baseline_note", compared["note"])):
+            for key, value in (
+                ("baseline_run_id", compared["run_id"]),
+                ("baseline_regressed", "true" if compared["regressed"] else "false"),
+                ("baseline_change_percent", "" if compared["change_percent"] is None else "%.2f" % compared["change_percent"]),
+                ("baseline_note", compared["note"]),
+            ):
                 if value:
                     ET.SubElement(properties, "property", {"name": key, "value": _xml_text(value)})
         for case in cases:
-            element = ET.SubElement(suite, "testcase", {
-                "classname": _xml_text("gpufleet.burnin.%s" % cluster["cluster"]), "name": _xml_text(case["workload"]),
-                "time": "%.3f" % ((cluster["seconds"] or 0.0) / max(len(cases), 1)),
-            })
+            element = ET.SubElement(
+                suite,
+                "testcase",
+                {
+                    "classname": _xml_text("gpufleet.burnin.%s" % cluster["cluster"]),
+                    "name": _xml_text(case["workload"]),
+                    "time": "%.3f" % ((cluster["seconds"] or 0.0) / max(len(cases), 1)),
+                },
+            )
             details = _xml_text(_case_details(case))
             message = _xml_text(case["reason"])[:1000]
             if case["verdict"] == "fail":
                 ET.SubElement(element, "failure", {"message": message, "type": "fail"}).text = details
             elif case["verdict"] == "error":
                 ET.SubElement(element, "error", {"message": message, "type": "error"}).text = details
-            ET.SubElement(element, "system-out").text = details if case["verdict"] in ("pass", "warn") else _xml_text(
-                "verdict: %s" % case["verdict"])
+            ET.SubElement(element, "system-out").text = details if case["verdict"] in ("pass", "warn") else _xml_text("verdict: %s" % case["verdict"])
     if hasattr(ET, "indent"):
         ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
 # ------------------------------------------------------------------------------------------------ HTML and SVG
+
 
 def _num(value):
     return "%.1f" % value
@@ -313,10 +363,27 @@ def plot_geometry(case, cluster_name=""):
     def py(value):
         return top + plot_h - (value / y_hi) * plot_h
 
-    plot = {"title": "busbw vs message size: %s %s" % (cluster_name, case.get("workload") or ""), "width": width, "height": height,
-            "left": left, "top": top, "plot_w": plot_w, "plot_h": plot_h, "right_x": left + plot_w, "bottom_y": top + plot_h,
-            "center_x": left + plot_w // 2, "center_y": top + plot_h // 2, "label_y": height - 10, "colors": COLORS,
-            "y_ticks": [], "x_ticks": [], "thresholds": [], "avg": None, "series": [], "legend": []}
+    plot = {
+        "title": "busbw vs message size: %s %s" % (cluster_name, case.get("workload") or ""),
+        "width": width,
+        "height": height,
+        "left": left,
+        "top": top,
+        "plot_w": plot_w,
+        "plot_h": plot_h,
+        "right_x": left + plot_w,
+        "bottom_y": top + plot_h,
+        "center_x": left + plot_w // 2,
+        "center_y": top + plot_h // 2,
+        "label_y": height - 10,
+        "colors": COLORS,
+        "y_ticks": [],
+        "x_ticks": [],
+        "thresholds": [],
+        "avg": None,
+        "series": [],
+        "legend": [],
+    }
     value = 0.0
     while value <= y_hi + 1e-9:
         y = py(value)
@@ -331,21 +398,38 @@ def plot_geometry(case, cluster_name=""):
         label = "%s: %s" % (record.get("metric"), record.get("id"))
         if record.get("metric") == "avg":
             if record.get("pass") is not None:
-                plot["thresholds"].append({"kind": "avg", "y": _num(py(record["pass"])), "label_y": _num(py(record["pass"]) - 4),
-                                           "title": "average pass >= %s GB/s (%s)" % (record["pass"], record.get("id")),
-                                           "label": "average pass >= %g GB/s (%s)" % (record["pass"], record.get("id"))})
+                plot["thresholds"].append(
+                    {
+                        "kind": "avg",
+                        "y": _num(py(record["pass"])),
+                        "label_y": _num(py(record["pass"]) - 4),
+                        "title": "average pass >= %s GB/s (%s)" % (record["pass"], record.get("id")),
+                        "label": "average pass >= %g GB/s (%s)" % (record["pass"], record.get("id")),
+                    }
+                )
             continue
         if record.get("warn") is not None and record.get("pass") is not None:
             y_pass, y_warn = py(record["pass"]), py(record["warn"])
-            plot["thresholds"].append({"kind": "warn", "y": _num(y_pass), "height": _num(max(y_warn - y_pass, 0.5)),
-                                       "title": "warning band %g-%g GB/s (%s)" % (record["warn"], record["pass"], label)})
+            plot["thresholds"].append(
+                {
+                    "kind": "warn",
+                    "y": _num(y_pass),
+                    "height": _num(max(y_warn - y_pass, 0.5)),
+                    "title": "warning band %g-%g GB/s (%s)" % (record["warn"], record["pass"], label),
+                }
+            )
         if record.get("expected") is not None:
-            plot["thresholds"].append({"kind": "expected", "y": _num(py(record["expected"])),
-                                       "title": "published %g GB/s (%s)" % (record["expected"], label)})
+            plot["thresholds"].append({"kind": "expected", "y": _num(py(record["expected"])), "title": "published %g GB/s (%s)" % (record["expected"], label)})
         if record.get("pass") is not None:
-            plot["thresholds"].append({"kind": "pass", "y": _num(py(record["pass"])), "label_y": _num(py(record["pass"]) - 4),
-                                       "title": "pass >= %g GB/s (%s)" % (record["pass"], label),
-                                       "label": "pass >= %g GB/s (%s)" % (record["pass"], record.get("id"))})
+            plot["thresholds"].append(
+                {
+                    "kind": "pass",
+                    "y": _num(py(record["pass"])),
+                    "label_y": _num(py(record["pass"]) - 4),
+                    "title": "pass >= %g GB/s (%s)" % (record["pass"], label),
+                    "label": "pass >= %g GB/s (%s)" % (record["pass"], record.get("id")),
+                }
+            )
         if record.get("size") and x_lo <= math.log(record["size"], 2) <= x_hi:
             plot["thresholds"].append({"kind": "size", "x": _num(px(record["size"]))})
     if avg is not None:
@@ -356,11 +440,16 @@ def plot_geometry(case, cluster_name=""):
             continue
         side = "out-of-place" if key == 1 else "in-place"
         coords = [(_num(px(item[0])), _num(py(item[key]))) for item in drawn]
-        plot["series"].append({
-            "css": css, "point_css": css[7:], "color": COLORS["oop" if key == 1 else "ip"], "dash": "" if key == 1 else "5 3",
-            "points": " ".join("%s,%s" % coord for coord in coords),
-            "circles": [{"x": x, "y": y, "title": "%s %s: %g GB/s" % (size_label(item[0]), side, item[key])} for item, (x, y) in zip(drawn, coords)],
-        })
+        plot["series"].append(
+            {
+                "css": css,
+                "point_css": css[7:],
+                "color": COLORS["oop" if key == 1 else "ip"],
+                "dash": "" if key == 1 else "5 3",
+                "points": " ".join("%s,%s" % coord for coord in coords),
+                "circles": [{"x": x, "y": y, "title": "%s %s: %g GB/s" % (size_label(item[0]), side, item[key])} for item, (x, y) in zip(drawn, coords)],
+            }
+        )
     legend = [("oop", "out-of-place busbw", ""), ("ip", "in-place busbw", "5 3")]
     metrics = set(record.get("metric") for record in thresholds if record.get("pass") is not None)
     if "peak" in metrics:
@@ -433,8 +522,15 @@ def _environment():
     if "env" not in _ENVIRONMENT:
         if not HAS_JINJA2:
             raise RenderError("Jinja2 is required to render the HTML report; install it on the controller")
-        env = jinja2.Environment(loader=jinja2.FileSystemLoader(REPORT_TEMPLATES_DIR), autoescape=True, undefined=jinja2.StrictUndefined,
-                                 trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, finalize=_finalize)
+        env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(REPORT_TEMPLATES_DIR),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=True,
+            finalize=_finalize,
+        )
         env.globals["colors"] = VERDICT_COLORS
         _ENVIRONMENT["env"] = env
     return _ENVIRONMENT["env"]
@@ -454,9 +550,16 @@ def _facets(clusters):
     verdict_values = []
     for verdict in VERDICTS:
         count = sum(1 for cluster in clusters if cluster["verdict"] == verdict)
-        verdict_values.append({"id": "f-v-%s" % verdict, "cls": "fv-%s" % verdict, "label": verdict, "verdict": verdict, "count": count,
-                               "segments": [{"verdict": verdict, "count": count, "width": "%.2f" % (100.0 * count / max(len(clusters), 1))}]
-                               if count else []})
+        verdict_values.append(
+            {
+                "id": "f-v-%s" % verdict,
+                "cls": "fv-%s" % verdict,
+                "label": verdict,
+                "verdict": verdict,
+                "count": count,
+                "segments": [{"verdict": verdict, "count": count, "width": "%.2f" % (100.0 * count / max(len(clusters), 1))}] if count else [],
+            }
+        )
     facets.append({"name": "verdict", "title": "Verdict", "values": verdict_values})
     for key, name, title, prefix in (("platform", "platform", "Platform", "p"), ("gpu_architecture", "gpu", "GPU", "g")):
         values = []
@@ -470,8 +573,9 @@ def _facets(clusters):
                 count = sum(1 for cluster in members if cluster["verdict"] == verdict)
                 if count:
                     segments.append({"verdict": verdict, "count": count, "width": "%.2f" % (100.0 * count / len(members))})
-            values.append({"id": "f-%s-%d" % (prefix, index), "cls": cls, "label": value or "unknown", "verdict": None,
-                           "count": len(members), "segments": segments})
+            values.append(
+                {"id": "f-%s-%d" % (prefix, index), "cls": cls, "label": value or "unknown", "verdict": None, "count": len(members), "segments": segments}
+            )
         facets.append({"name": name, "title": title, "values": values})
     return facets, dict((name, " ".join(items)) for name, items in classes.items())
 
@@ -510,18 +614,35 @@ def fleet_chart(clusters, classes=None):
             y = py(max(margin["margin"], 0.0))
             bar_h = max(py(min(margin["margin"], 0.0)) - y, 1.0)
             title = "%s: %s, %s - %s %s %s GB/s against pass %s GB/s: %s" % (
-                cluster["cluster"], cluster["verdict"], where, margin["workload"], margin["check"], _fmt(float(margin["value"])),
-                "%g" % margin["pass"], _percent(margin["margin"]))
+                cluster["cluster"],
+                cluster["verdict"],
+                where,
+                margin["workload"],
+                margin["check"],
+                _fmt(float(margin["value"])),
+                "%g" % margin["pass"],
+                _percent(margin["margin"]),
+            )
             if margin.get("warn") is not None:
                 warn = (float(margin["warn"]) - margin["pass"]) / margin["pass"]
                 if low <= warn <= high:
                     reach = min((slot - bar_w) / 2, 3.0)
                     warn_marks.append({"x1": _num(x - reach), "x2": _num(x + bar_w + reach), "y": _num(py(warn))})
-        bars.append({"cluster": cluster["cluster"], "anchor": "cluster-%s" % _slug(cluster["cluster"]), "verdict": cluster["verdict"],
-                     "classes": " ".join(["bar", classes.get(cluster["cluster"], "fv-%s" % cluster["verdict"])] + ([] if margin else ["nodata"])),
-                     "measured": margin is not None,
-                     "margin": "%.4f" % margin["margin"] if margin else "", "x": _num(x), "y": _num(y), "width": "%.2f" % bar_w,
-                     "height": _num(bar_h), "title": title})
+        bars.append(
+            {
+                "cluster": cluster["cluster"],
+                "anchor": "cluster-%s" % _slug(cluster["cluster"]),
+                "verdict": cluster["verdict"],
+                "classes": " ".join(["bar", classes.get(cluster["cluster"], "fv-%s" % cluster["verdict"])] + ([] if margin else ["nodata"])),
+                "measured": margin is not None,
+                "margin": "%.4f" % margin["margin"] if margin else "",
+                "x": _num(x),
+                "y": _num(y),
+                "width": "%.2f" % bar_w,
+                "height": _num(bar_h),
+                "title": title,
+            }
+        )
     ticks = []
     value = low
     while value <= high + 1e-9:
@@ -529,11 +650,27 @@ def fleet_chart(clusters, classes=None):
         value += step
     below = sum(1 for margin in margins if margin < 0)
     return {
-        "width": width, "height": height, "left": left, "top": top, "plot_w": plot_w, "plot_h": plot_h, "right_x": left + plot_w,
-        "bottom_y": top + plot_h, "zero": _num(zero), "below_h": _num(top + plot_h - zero), "bars": bars, "ticks": ticks, "warn_marks": warn_marks,
+        "width": width,
+        "height": height,
+        "left": left,
+        "top": top,
+        "plot_w": plot_w,
+        "plot_h": plot_h,
+        "right_x": left + plot_w,
+        "bottom_y": top + plot_h,
+        "zero": _num(zero),
+        "below_h": _num(top + plot_h - zero),
+        "bars": bars,
+        "ticks": ticks,
+        "warn_marks": warn_marks,
         "separator": _num(left + unmeasured * slot) if unmeasured and unmeasured < len(clusters) else "",
-        "unmeasured": unmeasured, "unmeasured_x": _num(left + unmeasured * slot / 2), "below": below, "above": len(margins) - below,
-        "label_x": left + plot_w // 2, "label_y": height - 8, "axis_y": top + plot_h // 2,
+        "unmeasured": unmeasured,
+        "unmeasured_x": _num(left + unmeasured * slot / 2),
+        "below": below,
+        "above": len(margins) - below,
+        "label_x": left + plot_w // 2,
+        "label_y": height - 8,
+        "axis_y": top + plot_h // 2,
     }
 
 
@@ -545,8 +682,15 @@ def _check_rows(case):
             threshold = ">= %g" % check["pass"] + (" (warn >= %g)" % check["warn"] if check.get("warn") is not None else "")
         elif check.get("name") == "baseline" and check.get("baseline") is not None:
             threshold = "baseline %s (%+.1f%%)" % (_fmt(check["baseline"]), check.get("change_percent") or 0.0)
-        rows.append({"name": check.get("name"), "verdict": check.get("verdict") if check.get("verdict") in VERDICTS else "error",
-                     "value": _fmt(check.get("value")), "threshold": threshold, "reason": check.get("reason")})
+        rows.append(
+            {
+                "name": check.get("name"),
+                "verdict": check.get("verdict") if check.get("verdict") in VERDICTS else "error",
+                "value": _fmt(check.get("value")),
+                "threshold": threshold,
+                "reason": check.get("reason"),
+            }
+        )
     return rows
 
 
@@ -560,14 +704,29 @@ def _case_view(cluster, case):
         sources.append({"id": record.get("id"), "source": source})
     plot = render_plot(case, cluster["cluster"])
     compared = cluster.get("baseline") or {}
-    changes = [{"text": "%s %s -> %s GB/s: %+.1f%%" % (item["label"], _fmt(float(item["baseline"])), _fmt(float(item["current"])),
-                                                      item["change_percent"]), "regressed": item["regressed"]}
-               for item in compared.get("comparisons") or [] if item["workload"] == case["workload"] and item["collective"] == case.get("collective")]
-    return {"baseline_run": compared.get("run_id") or "", "changes": changes,
-            "workload": case["workload"], "verdict": case["verdict"], "reason": case["reason"], "plot": Markup(plot) if plot else "",
-            "peak": _fmt(metrics.get("peak_busbw")), "avg": _fmt(metrics.get("avg_busbw")), "checks": _check_rows(case), "sources": sources,
-            "succeeded_nodes": ", ".join(case["succeeded_nodes"]), "failed_nodes": ", ".join(case["failed_nodes"]),
-            "errors": case.get("errors") or []}
+    changes = [
+        {
+            "text": "%s %s -> %s GB/s: %+.1f%%" % (item["label"], _fmt(float(item["baseline"])), _fmt(float(item["current"])), item["change_percent"]),
+            "regressed": item["regressed"],
+        }
+        for item in compared.get("comparisons") or []
+        if item["workload"] == case["workload"] and item["collective"] == case.get("collective")
+    ]
+    return {
+        "baseline_run": compared.get("run_id") or "",
+        "changes": changes,
+        "workload": case["workload"],
+        "verdict": case["verdict"],
+        "reason": case["reason"],
+        "plot": Markup(plot) if plot else "",
+        "peak": _fmt(metrics.get("peak_busbw")),
+        "avg": _fmt(metrics.get("avg_busbw")),
+        "checks": _check_rows(case),
+        "sources": sources,
+        "succeeded_nodes": ", ".join(case["succeeded_nodes"]),
+        "failed_nodes": ", ".join(case["failed_nodes"]),
+        "errors": case.get("errors") or [],
+    }
 
 
 def _history_view(compared):
@@ -577,25 +736,40 @@ def _history_view(compared):
     if compared["change_percent"] is None:
         return {"text": "vs %s: -" % compared["run_id"], "title": compared["note"], "regressed": False}
     title = "%s %s: %s -> %s GB/s against baseline run %s%s" % (
-        compared["workload"], dict(history.METRICS).get(compared["metric"], compared["metric"]), _fmt(float(compared["baseline"])),
-        _fmt(float(compared["current"])), compared["run_id"], " (%s)" % compared["note"] if compared["note"] else "")
+        compared["workload"],
+        dict(history.METRICS).get(compared["metric"], compared["metric"]),
+        _fmt(float(compared["baseline"])),
+        _fmt(float(compared["current"])),
+        compared["run_id"],
+        " (%s)" % compared["note"] if compared["note"] else "",
+    )
     return {"text": "vs %s: %+.1f%%" % (compared["run_id"], compared["change_percent"]), "title": title, "regressed": compared["regressed"]}
 
 
 def _cluster_view(cluster, classes, open_details):
     margin = cluster.get("margin")
     worst = [case for case in cluster["testcases"] if case["verdict"] == cluster["verdict"]]
-    facts = [("platform", cluster["platform"]), ("GPU", cluster["gpu_architecture"]), ("outcome", cluster["outcome"]),
-             ("TrainJob", ("%s/%s" % (cluster["namespace"], cluster["trainjob"])) if cluster["trainjob"] else ""),
-             ("started", cluster["started"]), ("finished", cluster["finished"])]
+    facts = [
+        ("platform", cluster["platform"]),
+        ("GPU", cluster["gpu_architecture"]),
+        ("outcome", cluster["outcome"]),
+        ("TrainJob", ("%s/%s" % (cluster["namespace"], cluster["trainjob"])) if cluster["trainjob"] else ""),
+        ("started", cluster["started"]),
+        ("finished", cluster["finished"]),
+    ]
     return {
-        "cluster": cluster["cluster"], "anchor": "cluster-%s" % _slug(cluster["cluster"]), "verdict": cluster["verdict"],
-        "classes": classes.get(cluster["cluster"], ""), "open": open_details,
+        "cluster": cluster["cluster"],
+        "anchor": "cluster-%s" % _slug(cluster["cluster"]),
+        "verdict": cluster["verdict"],
+        "classes": classes.get(cluster["cluster"], ""),
+        "open": open_details,
         "where": "%s / %s" % (cluster["platform"] or "?", cluster["gpu_architecture"] or "?"),
         "result": ("%s %s / %g" % (margin["check"], _fmt(float(margin["value"])), margin["pass"])) if margin else "",
-        "margin": _percent(margin["margin"]) if margin else "", "negative": bool(margin and margin["margin"] < 0),
+        "margin": _percent(margin["margin"]) if margin else "",
+        "negative": bool(margin and margin["margin"] < 0),
         "reason": (worst[0]["reason"] if worst else "") or cluster["reason"],
-        "history": _history_view(cluster.get("baseline")), "history_note": (cluster.get("baseline") or {}).get("note") or "",
+        "history": _history_view(cluster.get("baseline")),
+        "history_note": (cluster.get("baseline") or {}).get("note") or "",
         "facts": [(key, value) for key, value in facts if value],
         "cases": [_case_view(cluster, case) for case in cluster["testcases"]],
     }
@@ -609,8 +783,13 @@ def render_html(report):
     facets, classes = _facets(ordered)
     open_details = len(ordered) <= DETAILS_OPEN_UP_TO
     data = {
-        "title": ("%s %s" % (report["title"], report["run_id"])).strip(), "generated": report["generated"], "summary": summary,
-        "verdicts": VERDICTS, "facets": facets, "chart": fleet_chart(ordered, classes), "open_details": open_details,
+        "title": ("%s %s" % (report["title"], report["run_id"])).strip(),
+        "generated": report["generated"],
+        "summary": summary,
+        "verdicts": VERDICTS,
+        "facets": facets,
+        "chart": fleet_chart(ordered, classes),
+        "open_details": open_details,
         "clusters": [_cluster_view(cluster, classes, open_details) for cluster in ordered],
         "failing": sum(1 for cluster in ordered if cluster["verdict"] in FAILING_VERDICTS),
         "baseline": report.get("baseline"),
@@ -631,8 +810,19 @@ def report_paths(directory, formats=FORMATS, basename="burnin-report"):
     return dict((fmt, os.path.join(directory, basename + FILE_SUFFIXES[fmt])) for fmt in formats)
 
 
-def write_reports(results, directory, formats=FORMATS, run_id=None, title="GPU burn-in", generated=None, basename="burnin-report",
-                  check_mode=False, baseline="", history_dir="", regression_percent=history.DEFAULT_REGRESSION_PERCENT):
+def write_reports(
+    results,
+    directory,
+    formats=FORMATS,
+    run_id=None,
+    title="GPU burn-in",
+    generated=None,
+    basename="burnin-report",
+    check_mode=False,
+    baseline="",
+    history_dir="",
+    regression_percent=history.DEFAULT_REGRESSION_PERCENT,
+):
     """Render the chosen formats and write them into ``directory`` (created when missing); nothing is written in
     check mode. ``baseline`` (an earlier run's JSON report or its directory) or else the latest earlier run under
     ``history_dir`` is compared with (history.resolve_baseline); a baseline that is not a report is no comparison in
@@ -651,8 +841,7 @@ def write_reports(results, directory, formats=FORMATS, run_id=None, title="GPU b
         loaded, note = history.resolve_baseline(baseline, history_dir, run_id or "", basename, current_dir=directory)
     except ConfigError as exc:
         loaded, note, baseline_error = None, "baseline not compared: %s" % exc, str(exc)
-    report = build_report(results, run_id=run_id, title=title, generated=generated, baseline=loaded, regression_percent=regression_percent,
-                          baseline_note=note)
+    report = build_report(results, run_id=run_id, title=title, generated=generated, baseline=loaded, regression_percent=regression_percent, baseline_note=note)
     paths = report_paths(directory, formats, basename)
     changed = []
     for fmt in formats:
@@ -680,5 +869,11 @@ def write_reports(results, directory, formats=FORMATS, run_id=None, title="GPU b
             if os.path.exists(temp):
                 os.unlink(temp)
             raise
-    return {"files": paths, "changed": bool(changed), "changed_files": changed, "summary": report["summary"], "baseline": report["baseline"],
-            "baseline_error": baseline_error}
+    return {
+        "files": paths,
+        "changed": bool(changed),
+        "changed_files": changed,
+        "summary": report["summary"],
+        "baseline": report["baseline"],
+        "baseline_error": baseline_error,
+    }

@@ -37,8 +37,9 @@ _CACHE = {}
 
 def _seed_platforms(library):
     """Platforms named by the seed's ``when`` conditions (togetherai, mistral, ... beside the catalogued ones)."""
-    data = overrides.normalize_override_config({"entry_name": "probe", "gpus_per_node": 8, "extended_platforms": False},
-                                               platform_catalog.load_platform_catalog(library.lib_dir))
+    data = overrides.normalize_override_config(
+        {"entry_name": "probe", "gpus_per_node": 8, "extended_platforms": False}, platform_catalog.load_platform_catalog(library.lib_dir)
+    )
     names = set()
     for framework in FRAMEWORKS:
         for item, dummy in overrides.render_overrides(dict(data, framework=framework), library, platforms=[]):
@@ -79,8 +80,9 @@ def check_instance_type(field, value, platform=None, library=None):
     library = library or shared_library()
     shapes = (platform_catalog.load_platform_catalog(library.lib_dir).get(platform) or {}).get("shapes") or {}
     if shapes and value not in shapes:
-        validate.fail(field, "must be one of the %s instance types %s (or empty: from the nodes, else the default)"
-                      % (platform, ", ".join(sorted(shapes))), value)
+        validate.fail(
+            field, "must be one of the %s instance types %s (or empty: from the nodes, else the default)" % (platform, ", ".join(sorted(shapes))), value
+        )
     return value
 
 
@@ -89,8 +91,9 @@ def check_trainer_version(field, value):
     if value is None:
         return value
     if not isinstance(value, str):
-        validate.fail(field, "must be a string such as v2.3 (quote it: a YAML number loses digits, 2.10 is 2.1); allowed: %s"
-                      % ", ".join(runtime.TRAINER_RELEASES), value)
+        validate.fail(
+            field, "must be a string such as v2.3 (quote it: a YAML number loses digits, 2.10 is 2.1); allowed: %s" % ", ".join(runtime.TRAINER_RELEASES), value
+        )
     try:
         release = "v%d.%d" % runtime.parse_trainer_version(value)
     except ConfigError:
@@ -115,7 +118,7 @@ def check_platform_vars(field, value, library=None):
     try:
         platform_catalog.resolve_platform_vars(value, platform_catalog.load_platform_catalog(library.lib_dir))
     except ConfigError as exc:
-        raise ConfigError(field + exc.field[len("platform_vars"):], str(exc).split(": ", 1)[-1])
+        raise ConfigError(field + exc.field[len("platform_vars") :], str(exc).split(": ", 1)[-1])
     specs = platform_catalog.platform_var_specs(platform_catalog.load_platform_catalog(library.lib_dir))
     for name, item in (value or {}).items():
         if specs[name].get("format") and item != "":
@@ -123,11 +126,14 @@ def check_platform_vars(field, value, library=None):
             validate.check_grammar("%s.%s" % (field, name), item, specs[name]["format"])
         for index, text in enumerate(item if isinstance(item, list) else [item]):
             # Rendered into YAML templates: a line break or a YAML/Jinja2 delimiter would change the document.
-            if isinstance(text, str) and (any(char in text for char in "\n\r{}[]#&*!|>'\"%`,") or ": " in text
-                                          or text[:1] in ("-", "?", "@", " ") or text.endswith((":", " "))):
-                validate.fail("%s.%s" % (field, name) + ("[%d]" % index if isinstance(item, list) else ""),
-                              "must be a name, path or image reference (no line breaks, quotes, brackets or YAML "
-                              "indicators)", text)
+            if isinstance(text, str) and (
+                any(char in text for char in "\n\r{}[]#&*!|>'\"%`,") or ": " in text or text[:1] in ("-", "?", "@", " ") or text.endswith((":", " "))
+            ):
+                validate.fail(
+                    "%s.%s" % (field, name) + ("[%d]" % index if isinstance(item, list) else ""),
+                    "must be a name, path or image reference (no line breaks, quotes, brackets or YAML " "indicators)",
+                    text,
+                )
     return value
 
 
@@ -138,8 +144,9 @@ def check_override_item(field, item):
     validate.check_mapping(field, item)
     validate.check_keys(field, item, overrides.OVERRIDE_KEYS)
     if not isinstance(item.get("when"), dict):
-        validate.fail("%s.when" % field, "is required: a mapping of conditions (%s; {} matches every cluster)"
-                      % ", ".join(merge.MATCH_FIELDS), item.get("when"))
+        validate.fail(
+            "%s.when" % field, "is required: a mapping of conditions (%s; {} matches every cluster)" % ", ".join(merge.MATCH_FIELDS), item.get("when")
+        )
     merge.check_when(item["when"], "%s.when" % field)
     template = item.get("jobTemplate")
     if template is not None:
@@ -279,6 +286,5 @@ def check_apply_options(args):
 
 def check_field_manager(field, manager):
     if not isinstance(manager, str) or not manager.strip() or len(manager) > validate.FIELD_MANAGER_MAX or not manager.isprintable():
-        validate.fail(field, "must be a non-empty printable name of at most %d characters, such as gpufleet.burnin"
-                      % validate.FIELD_MANAGER_MAX, manager)
+        validate.fail(field, "must be a non-empty printable name of at most %d characters, such as gpufleet.burnin" % validate.FIELD_MANAGER_MAX, manager)
     return manager

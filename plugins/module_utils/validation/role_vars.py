@@ -237,8 +237,11 @@ def check_role_vars(given):
     unknown = sorted(name for name in given if name not in names and name not in ROLE_FACTS and not name.startswith("burnin__"))
     for name in unknown:
         near = difflib.get_close_matches(name, names, n=1)
-        raise ConfigError(name, "is not a variable of gpufleet.burnin.burnin%s; its variables: ansible-doc -t role gpufleet.burnin.burnin"
-                          % ("; did you mean %s?" % near[0] if near else ""))
+        raise ConfigError(
+            name,
+            "is not a variable of gpufleet.burnin.burnin%s; its variables: ansible-doc -t role gpufleet.burnin.burnin"
+            % ("; did you mean %s?" % near[0] if near else ""),
+        )
     result = {}
     for name, check in CHECKS.items():
         if name in given:
@@ -271,10 +274,11 @@ def check_workload(result):
     custom = result.get("burnin_trainer")
     framework = result.get("burnin_framework") or rendered["framework"]
     if framework != rendered["framework"] and not custom:
-        raise ConfigError("burnin_framework", "%s does not fit burnin_workload %s, which runs %s: leave burnin_framework empty, "
-                                              "pick a %s workload (burnin_workload: %s), or set burnin_trainer"
-                          % (framework, result["burnin_workload"], rendered["framework"], framework,
-                             ", ".join(workload_catalog.available_workloads())))
+        raise ConfigError(
+            "burnin_framework",
+            "%s does not fit burnin_workload %s, which runs %s: leave burnin_framework empty, "
+            "pick a %s workload (burnin_workload: %s), or set burnin_trainer"
+            % (framework, result["burnin_workload"], rendered["framework"], framework, ", ".join(workload_catalog.available_workloads())),
+        )
     if not custom:
-        inputs.check_trainer("burnin_workload_params (the trainer of workload %s)" % result["burnin_workload"], rendered["trainer"],
-                             framework)
+        inputs.check_trainer("burnin_workload_params (the trainer of workload %s)" % result["burnin_workload"], rendered["trainer"], framework)

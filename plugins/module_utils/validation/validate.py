@@ -23,7 +23,7 @@ import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
-INT32_MAX = 2 ** 31 - 1
+INT32_MAX = 2**31 - 1
 # Sane upper bounds: beyond them a burn-in value is a typo (the largest GPU clusters have some 10^4 nodes; a node
 # has at most 16 GPUs and a NIC per GPU or fewer, counted generously).
 NODES_MAX = 100000
@@ -35,36 +35,78 @@ _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _NAME_PART = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 # name: (pattern, maximum length, what the user is told is allowed)
 GRAMMARS = {
-    "dns_label": (re.compile(r"^%s$" % _LABEL), 63,
-                  "a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit"),
-    "dns_subdomain": (re.compile(r"^%s(\.%s)*$" % (_LABEL, _LABEL)), 253,
-                      "a DNS-1123 subdomain: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"),
-    "label_value": (re.compile(r"^(%s)?$" % _NAME_PART), 63,
-                    "a label value: letters, digits, '-', '_' and '.', starting and ending with a letter or digit, or empty"),
-    "qualified_name": (re.compile(r"^(%s(\.%s)*/)?%s$" % (_LABEL, _LABEL, _NAME_PART)), 317,
-                       "a qualified name such as app or example.com/name (prefix a DNS subdomain, name at most 63 characters)"),
-    "env_name": (re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"), 4096,
-                 "an environment variable name: letters, digits, '_', '-' and '.', not starting with a digit"),
+    "dns_label": (re.compile(r"^%s$" % _LABEL), 63, "a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit"),
+    "dns_subdomain": (
+        re.compile(r"^%s(\.%s)*$" % (_LABEL, _LABEL)),
+        253,
+        "a DNS-1123 subdomain: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit",
+    ),
+    "label_value": (
+        re.compile(r"^(%s)?$" % _NAME_PART),
+        63,
+        "a label value: letters, digits, '-', '_' and '.', starting and ending with a letter or digit, or empty",
+    ),
+    "qualified_name": (
+        re.compile(r"^(%s(\.%s)*/)?%s$" % (_LABEL, _LABEL, _NAME_PART)),
+        317,
+        "a qualified name such as app or example.com/name (prefix a DNS subdomain, name at most 63 characters)",
+    ),
+    "env_name": (
+        re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"),
+        4096,
+        "an environment variable name: letters, digits, '_', '-' and '.', not starting with a digit",
+    ),
     # The container image reference grammar (distribution/reference): [domain[:port]/]path[:tag][@digest].
-    "image": (re.compile(r"^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*"
-                         r"(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
-                         r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,})?$"), 4096,
-              "a container image reference such as nvcr.io/nvidia/pytorch:26.01-py3 (no spaces, lower-case repository)"),
-    "quantity": (re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?$"), 64,
-                 "a Kubernetes quantity such as 8, 500m, 2Gi or 1e3 (binary suffixes Ki Mi Gi Ti Pi Ei, decimal n u m k M G T P E)"),
-    "resource_name": (re.compile(r"^(%s(\.%s)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$" % (_LABEL, _LABEL)), 253,
-                      "a resource name such as cpu, memory, nvidia.com/gpu or rdma/ib"),
-    "api_version": (re.compile(r"^(%s(\.%s)*/)?v[0-9]+((alpha|beta)[0-9]+)?$" % (_LABEL, _LABEL)), 253,
-                    "an apiVersion such as v1 or trainer.kubeflow.org/v1alpha1"),
+    "image": (
+        re.compile(
+            r"^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*"
+            r"(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+            r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,})?$"
+        ),
+        4096,
+        "a container image reference such as nvcr.io/nvidia/pytorch:26.01-py3 (no spaces, lower-case repository)",
+    ),
+    "quantity": (
+        re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?$"),
+        64,
+        "a Kubernetes quantity such as 8, 500m, 2Gi or 1e3 (binary suffixes Ki Mi Gi Ti Pi Ei, decimal n u m k M G T P E)",
+    ),
+    "resource_name": (
+        re.compile(r"^(%s(\.%s)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$" % (_LABEL, _LABEL)),
+        253,
+        "a resource name such as cpu, memory, nvidia.com/gpu or rdma/ib",
+    ),
+    "api_version": (
+        re.compile(r"^(%s(\.%s)*/)?v[0-9]+((alpha|beta)[0-9]+)?$" % (_LABEL, _LABEL)),
+        253,
+        "an apiVersion such as v1 or trainer.kubeflow.org/v1alpha1",
+    ),
     "kind": (re.compile(r"^[A-Z][A-Za-z0-9]*$"), 63, "a kind such as ConfigMap (a capitalised name of letters and digits)"),
     "path": (re.compile(r"^/[^\x00\n]*$"), 4096, "an absolute path"),
 }
 JSON_PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")
 # Kinds that are not namespaced; every other kind needs metadata.namespace in k8s_apply.
-CLUSTER_SCOPED_KINDS = ("Namespace", "Node", "PersistentVolume", "StorageClass", "PriorityClass", "ClusterRole",
-                        "ClusterRoleBinding", "CustomResourceDefinition", "ClusterTrainingRuntime", "DeviceClass",
-                        "ResourceSlice", "APIService", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration",
-                        "RuntimeClass", "IngressClass", "CSIDriver", "CSINode", "VolumeAttachment")
+CLUSTER_SCOPED_KINDS = (
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "StorageClass",
+    "PriorityClass",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CustomResourceDefinition",
+    "ClusterTrainingRuntime",
+    "DeviceClass",
+    "ResourceSlice",
+    "APIService",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+    "RuntimeClass",
+    "IngressClass",
+    "CSIDriver",
+    "CSINode",
+    "VolumeAttachment",
+)
 _ENV_KEYS = ("name", "value", "valueFrom")
 _RESOURCES_KEYS = ("limits", "requests", "claims")
 
@@ -79,8 +121,7 @@ def describe(value):
 
 
 # In order: bool before int (a bool is an int in Python).
-_KINDS = ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"), (dict, "a mapping"), (list, "a list"),
-          (type(None), "null"))
+_KINDS = ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"), (dict, "a mapping"), (list, "a list"), (type(None), "null"))
 
 
 def _kind(value):
@@ -232,6 +273,7 @@ def check_volume_mounts(field, value):
     def mount(where, item):
         if not isinstance(item.get("mountPath"), str) or not item["mountPath"] or ":" in item["mountPath"]:
             fail("%s.mountPath" % where, "must be a path without ':'", item.get("mountPath"))
+
     return _named_items(field, value, mount)
 
 
@@ -247,6 +289,7 @@ def check_containers(field, value):
             check_resources("%s.resources" % where, item["resources"])
         if "volumeMounts" in item:
             check_volume_mounts("%s.volumeMounts" % where, item["volumeMounts"])
+
     return _named_items(field, value, container)
 
 
@@ -313,8 +356,9 @@ def check_json_patch(field, operations):
         where = "%s[%d]" % (field, index)
         check_mapping(where, operation)
         check_choice("%s.op" % where, operation.get("op"), JSON_PATCH_OPS)
-        allowed = ("op", "path") + (("value",) if operation["op"] in ("add", "replace", "test") else ()) + \
-            (("from",) if operation["op"] in ("move", "copy") else ())
+        allowed = (
+            ("op", "path") + (("value",) if operation["op"] in ("add", "replace", "test") else ()) + (("from",) if operation["op"] in ("move", "copy") else ())
+        )
         check_keys(where, operation, allowed)
         for key in ("path",) + (("from",) if "from" in allowed else ()):
             pointer = operation.get(key)

@@ -26,11 +26,14 @@ def test_base_then_merge_then_mpi_args():
     assert args[-2:] == ["-x", "NCCL_DEBUG=WARN"] and "NCCL_MNNVL_ENABLE=1" in args and len(args) == 20
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: base_nccl_env.base_nccl_env_filter("true"), "gpufleet.burnin.base_nccl_env: enable_mnnvl"),
-    (lambda: merge_env.merge_env_filter([], "A=1"), "gpufleet.burnin.merge_env: user"),
-    (lambda: to_mpi_args.to_mpi_args_filter([{"value": "1"}]), r"gpufleet.burnin.to_mpi_args: env\[0\]"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: base_nccl_env.base_nccl_env_filter("true"), "gpufleet.burnin.base_nccl_env: enable_mnnvl"),
+        (lambda: merge_env.merge_env_filter([], "A=1"), "gpufleet.burnin.merge_env: user"),
+        (lambda: to_mpi_args.to_mpi_args_filter([{"value": "1"}]), r"gpufleet.burnin.to_mpi_args: env\[0\]"),
+    ],
+)
 def test_errors_are_filter_errors_naming_the_field(call, message):
     with pytest.raises(AnsibleFilterError, match=message):
         call()

@@ -38,14 +38,17 @@ def test_nccl_results():
     assert partial["complete"] is False and len(partial["rows"]) == 20
 
 
-@pytest.mark.parametrize("args, kwargs, message", [
-    (("v2.16-all-reduce-truncated-mid-row.log",), {}, r"^gpufleet.burnin.nccl_results: nccl-tests output line 65: truncated"),
-    (("v2.16-all-reduce-malformed.log",), {}, r"^gpufleet.burnin.nccl_results: nccl-tests output line 40: column 'busbw'"),
-    (("v2.16-two-tests-4x4-gb200.log",), {}, r"^gpufleet.burnin.nccl_results: collective: the output holds 2 tests"),
-    (("v2.16-all-reduce-truncated.json",), {}, r"^gpufleet.burnin.nccl_results: nccl-tests output \(JSON\) line 1: not valid JSON"),
-    (("v2.16-all-gather-2x8-h200-nccl2.27.log",), {"allow_partial": "yes"}, r"^gpufleet.burnin.nccl_results: allow_partial: "),
-    (("v2.16-all-gather-2x8-h200-nccl2.27.log",), {"collective": 5}, r"^gpufleet.burnin.nccl_results: collective: "),
-])
+@pytest.mark.parametrize(
+    "args, kwargs, message",
+    [
+        (("v2.16-all-reduce-truncated-mid-row.log",), {}, r"^gpufleet.burnin.nccl_results: nccl-tests output line 65: truncated"),
+        (("v2.16-all-reduce-malformed.log",), {}, r"^gpufleet.burnin.nccl_results: nccl-tests output line 40: column 'busbw'"),
+        (("v2.16-two-tests-4x4-gb200.log",), {}, r"^gpufleet.burnin.nccl_results: collective: the output holds 2 tests"),
+        (("v2.16-all-reduce-truncated.json",), {}, r"^gpufleet.burnin.nccl_results: nccl-tests output \(JSON\) line 1: not valid JSON"),
+        (("v2.16-all-gather-2x8-h200-nccl2.27.log",), {"allow_partial": "yes"}, r"^gpufleet.burnin.nccl_results: allow_partial: "),
+        (("v2.16-all-gather-2x8-h200-nccl2.27.log",), {"collective": 5}, r"^gpufleet.burnin.nccl_results: collective: "),
+    ],
+)
 def test_nccl_results_errors_name_the_field_or_line(args, kwargs, message):
     with pytest.raises(AnsibleFilterError, match=message):
         nccl_results.nccl_results_filter(fixture(args[0]), **kwargs)
@@ -55,13 +58,28 @@ def test_nccl_results_errors_name_the_field_or_line(args, kwargs, message):
 
 def test_burnin_verdict():
     result = burnin_verdict.burnin_verdict_filter(
-        fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), workload="nccl-all-reduce", collective="all_reduce", platform="aws",
-        gpu_architecture="h100", nodes="2", gpus_per_node=8, mnnvl=False, job_outcome="Complete")
+        fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"),
+        workload="nccl-all-reduce",
+        collective="all_reduce",
+        platform="aws",
+        gpu_architecture="h100",
+        nodes="2",
+        gpus_per_node=8,
+        mnnvl=False,
+        job_outcome="Complete",
+    )
     assert result["verdict"] == "pass" and result["workload"] == "nccl-all-reduce" and result["facts"]["nodes"] == 2
     assert "attribution" not in result
     stricter = burnin_verdict.burnin_verdict_filter(
-        fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), collective="all_reduce", platform="aws", gpu_architecture="h100", nodes=2,
-        gpus_per_node=8, overrides=[{"platform": "aws", "collective": "all_reduce", "metric": "peak", "pass": 450}], pods=[])
+        fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"),
+        collective="all_reduce",
+        platform="aws",
+        gpu_architecture="h100",
+        nodes=2,
+        gpus_per_node=8,
+        overrides=[{"platform": "aws", "collective": "all_reduce", "metric": "peak", "pass": 450}],
+        pods=[],
+    )
     assert stricter["verdict"] == "fail" and stricter["failed_nodes"] == [] and stricter["nodes"] == []
     broken = burnin_verdict.burnin_verdict_filter(fixture("v2.16-all-reduce-malformed.log"), collective="all_reduce")
     assert broken["verdict"] == "error" and "line 40" in broken["reason"]
@@ -69,16 +87,19 @@ def test_burnin_verdict():
     assert smoke["verdict"] == "fail" and smoke["reason"] == "TrainJob Failed: exit 1"
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"nodes": "two"}, "nodes: must be an integer"),
-    ({"mnnvl": "yes"}, "mnnvl: must be true or false"),
-    ({"overrides": {"pass": 1}}, "overrides: must be a list"),
-    ({"thresholds": []}, "thresholds: must be a dict"),
-    ({"pods": "p"}, "pods: must be a list"),
-    ({"overrides": [{"collective": "all_reduce"}]}, r"overrides.thresholds\[0\]: needs 'pass'"),
-    ({"on_missing": "skip"}, "on_missing: must be pass, warn or fail"),
-    ({"pod_logs": "x", "pods": []}, "pod_logs: must be the results"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"nodes": "two"}, "nodes: must be an integer"),
+        ({"mnnvl": "yes"}, "mnnvl: must be true or false"),
+        ({"overrides": {"pass": 1}}, "overrides: must be a list"),
+        ({"thresholds": []}, "thresholds: must be a dict"),
+        ({"pods": "p"}, "pods: must be a list"),
+        ({"overrides": [{"collective": "all_reduce"}]}, r"overrides.thresholds\[0\]: needs 'pass'"),
+        ({"on_missing": "skip"}, "on_missing: must be pass, warn or fail"),
+        ({"pod_logs": "x", "pods": []}, "pod_logs: must be the results"),
+    ],
+)
 def test_burnin_verdict_errors_name_the_field(kwargs, message):
     with pytest.raises(AnsibleFilterError, match="^gpufleet.burnin.burnin_verdict: %s" % message):
         burnin_verdict.burnin_verdict_filter(fixture("v2.16-all-reduce-2x8-h100.json"), **kwargs)
@@ -100,12 +121,12 @@ def test_burnin_workload():
 def test_burnin_verdict_transport_proof():
     with open(os.path.join(FIXTURES, "transport", "aws-h100-socket-fallback.log")) as handle:
         text = handle.read()
-    result = burnin_verdict.burnin_verdict_filter(text, collective="all_reduce", platform="aws", gpu_architecture="h100", nodes=2,
-                                                  gpus_per_node=8, mnnvl=False, instance_type="p5.48xlarge")
+    result = burnin_verdict.burnin_verdict_filter(
+        text, collective="all_reduce", platform="aws", gpu_architecture="h100", nodes=2, gpus_per_node=8, mnnvl=False, instance_type="p5.48xlarge"
+    )
     assert result["verdict"] == "fail" and result["transport"]["expected"] == "efa" and result["transport"]["seen"] == "socket"
     assert "shapes.p5.48xlarge, the instance type" in result["transport"]["expected_source"]
-    given = burnin_verdict.burnin_verdict_filter(text, collective="all_reduce", platform="aws", gpu_architecture="h100", nodes=2,
-                                                 expected_transport="socket")
+    given = burnin_verdict.burnin_verdict_filter(text, collective="all_reduce", platform="aws", gpu_architecture="h100", nodes=2, expected_transport="socket")
     assert given["transport"]["verdict"] == "pass"
     with pytest.raises(AnsibleFilterError, match="expected_transport"):
         burnin_verdict.burnin_verdict_filter(text, collective="all_reduce", expected_transport="pigeon")

@@ -16,44 +16,55 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.survey import env_list, name_refs
 
 
-@pytest.mark.parametrize("value, expected", [
-    (None, []),
-    ([], []),
-    ("", []),
-    ([{"name": "A", "value": "1"}], [{"name": "A", "value": "1"}]),
-    ([{"name": "A", "value": 1}], [{"name": "A", "value": "1"}]),
-    ([{"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
-     [{"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]),
-    (["A=1", "B=x=y"], [{"name": "A", "value": "1"}, {"name": "B", "value": "x=y"}]),
-    ("NCCL_DEBUG=WARN,NCCL_ALGO=Ring", [{"name": "NCCL_DEBUG", "value": "WARN"}, {"name": "NCCL_ALGO", "value": "Ring"}]),
-    ("A=1\nB=2\n", [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]),
-    ('[{"name": "A", "value": "1"}]', [{"name": "A", "value": "1"}]),
-    ({"A": 1}, [{"name": "A", "value": "1"}]),
-    ("A=", [{"name": "A", "value": ""}]),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (None, []),
+        ([], []),
+        ("", []),
+        ([{"name": "A", "value": "1"}], [{"name": "A", "value": "1"}]),
+        ([{"name": "A", "value": 1}], [{"name": "A", "value": "1"}]),
+        (
+            [{"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+            [{"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+        ),
+        (["A=1", "B=x=y"], [{"name": "A", "value": "1"}, {"name": "B", "value": "x=y"}]),
+        ("NCCL_DEBUG=WARN,NCCL_ALGO=Ring", [{"name": "NCCL_DEBUG", "value": "WARN"}, {"name": "NCCL_ALGO", "value": "Ring"}]),
+        ("A=1\nB=2\n", [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]),
+        ('[{"name": "A", "value": "1"}]', [{"name": "A", "value": "1"}]),
+        ({"A": 1}, [{"name": "A", "value": "1"}]),
+        ("A=", [{"name": "A", "value": ""}]),
+    ],
+)
 def test_env_list(value, expected):
     assert env_list(value) == expected
 
 
-@pytest.mark.parametrize("value, field", [
-    (["NOEQUALS"], r"env\[0\]"),
-    ([{"value": "1"}], r"env\[0\]"),
-    ([{"name": "1 bad", "value": "1"}], r"env\[0\]"),
-    ("[not json", "env"),
-    (5, "env"),
-])
+@pytest.mark.parametrize(
+    "value, field",
+    [
+        (["NOEQUALS"], r"env\[0\]"),
+        ([{"value": "1"}], r"env\[0\]"),
+        ([{"name": "1 bad", "value": "1"}], r"env\[0\]"),
+        ("[not json", "env"),
+        (5, "env"),
+    ],
+)
 def test_env_list_errors_name_the_item(value, field):
     with pytest.raises(ConfigError, match="^%s: " % field):
         env_list(value)
 
 
-@pytest.mark.parametrize("value, expected", [
-    (None, []),
-    ("", []),
-    ("ngc-pull, mirror", [{"name": "ngc-pull"}, {"name": "mirror"}]),
-    (["a", {"name": "b"}], [{"name": "a"}, {"name": "b"}]),
-    ('["a"]', [{"name": "a"}]),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (None, []),
+        ("", []),
+        ("ngc-pull, mirror", [{"name": "ngc-pull"}, {"name": "mirror"}]),
+        (["a", {"name": "b"}], [{"name": "a"}, {"name": "b"}]),
+        ('["a"]', [{"name": "a"}]),
+    ],
+)
 def test_name_refs(value, expected):
     assert name_refs(value) == expected
 

@@ -48,4 +48,5 @@ def test_trainjobs_are_deleted_before_the_shared_objects_they_use():
     assert [o["kind"] for o in objects] == ["TrainJob", "TrainingRuntime"]
     assert [cleanup.object_label(o) for o in objects] == ["ns: TrainJob/e-r1", "ns: TrainingRuntime/e-runtime"]
     assert cleanup.summary(["a", "b"], ["ns: shared objects of e, still used by TrainJobs e-r2"]) == (
-        "deleted 2 object(s), kept ns: shared objects of e, still used by TrainJobs e-r2")
+        "deleted 2 object(s), kept ns: shared objects of e, still used by TrainJobs e-r2"
+    )

@@ -33,9 +33,10 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan imp
 
 
 def _manifests_dir():
-    for candidate in (os.path.join(os.path.dirname(templating.COLLECTION_ROOT), "testbed-manifests"),
-                      os.path.join(os.environ.get("GPUFLEET_CACHE") or os.path.expanduser("~/.cache/gpufleet-burnin"),
-                                   "components", "manifests")):
+    for candidate in (
+        os.path.join(os.path.dirname(templating.COLLECTION_ROOT), "testbed-manifests"),
+        os.path.join(os.environ.get("GPUFLEET_CACHE") or os.path.expanduser("~/.cache/gpufleet-burnin"), "components", "manifests"),
+    ):
         if os.path.isdir(os.path.join(candidate, "crds")):
             return candidate
     return None
@@ -70,8 +71,11 @@ VARIANTS = [
     ("oci", "h200", {"platform_vars": {"oci_ssh_port": 2022}}),
     ("coreweave", "gb300", {"platform_vars": {"coreweave_gb300_networks": ["cw-multus/ibs0p0-macvlan"], "coreweave_sharp": True}}),
     ("nebius", "h100", {"rdma_resource": "rdma/ib", "rdma_per_node": 8}),
-    ("onprem", "b200", {"rdma_resource": "nvidia.com/hostdev", "rdma_per_node": 8,
-                        "platform_vars": {"onprem_networks": ["hostdev-net"], "onprem_ib_hca": "=mlx5_0,mlx5_1"}}),
+    (
+        "onprem",
+        "b200",
+        {"rdma_resource": "nvidia.com/hostdev", "rdma_per_node": 8, "platform_vars": {"onprem_networks": ["hostdev-net"], "onprem_ib_hca": "=mlx5_0,mlx5_1"}},
+    ),
 ]
 FRAMEWORKS = ["torch", "mpi", "exec"]
 DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -81,8 +85,9 @@ TRAINERS = {
     "exec": {"command": ["python3", "-c", "print('ok')"]},
 }
 
-pytestmark = pytest.mark.skipif(MANIFESTS is None or not os.path.isdir(STAND_INS),
-                                reason="the test bed's upstream CRDs are not built yet: run tests/fleet/build.sh in a checkout")
+pytestmark = pytest.mark.skipif(
+    MANIFESTS is None or not os.path.isdir(STAND_INS), reason="the test bed's upstream CRDs are not built yet: run tests/fleet/build.sh in a checkout"
+)
 
 
 def structural(schema):
@@ -107,6 +112,7 @@ def structural(schema):
         for key in ("allOf", "anyOf", "oneOf"):
             for child in node.get(key) or []:
                 visit(child)
+
     visit(schema)
     return schema
 
@@ -169,17 +175,27 @@ def _errors_of(obj):
     if obj["kind"] == "ConfigMap":
         validate_config_map(obj)
         return []
-    return ["%s: %s" % ("/".join(str(p) for p in error.absolute_path), error.message)
-            for error in validator(obj["apiVersion"], obj["kind"]).iter_errors(obj)]
+    return ["%s: %s" % ("/".join(str(p) for p in error.absolute_path), error.message) for error in validator(obj["apiVersion"], obj["kind"]).iter_errors(obj)]
 
 
 def plan_and_validate(platform, architecture, framework, mnnvl, **extra):
     gpus = 4 if architecture.startswith("gb") else 8
-    config = dict(entry_name="burnin-%s" % framework, namespace="burnin", image="nvcr.io/nvidia/pytorch:26.01-py3",
-                  framework=framework, nodes=2, gpus_per_node=gpus, mlnx_per_node=8, enable_mnnvl=mnnvl,
-                  run_id="r1", trainer=TRAINERS[framework], env=[{"name": "USER_VAR", "value": "1"}],
-                  volumes=[{"name": "scratch", "emptyDir": {}}], volume_mounts=[{"name": "scratch", "mountPath": "/scratch"}],
-                  image_pull_secrets=[{"name": "regcred"}])
+    config = dict(
+        entry_name="burnin-%s" % framework,
+        namespace="burnin",
+        image="nvcr.io/nvidia/pytorch:26.01-py3",
+        framework=framework,
+        nodes=2,
+        gpus_per_node=gpus,
+        mlnx_per_node=8,
+        enable_mnnvl=mnnvl,
+        run_id="r1",
+        trainer=TRAINERS[framework],
+        env=[{"name": "USER_VAR", "value": "1"}],
+        volumes=[{"name": "scratch", "emptyDir": {}}],
+        volume_mounts=[{"name": "scratch", "mountPath": "/scratch"}],
+        image_pull_secrets=[{"name": "regcred"}],
+    )
     config.update(extra)
     plan = plan_workload(config, {"platform": platform, "gpuArchitecture": architecture})
     kinds = [obj["kind"] for obj in plan["objects"]]
@@ -197,9 +213,11 @@ def plan_and_validate(platform, architecture, framework, mnnvl, **extra):
 
 
 # MNNVL on and off where it matters (the seed's h100 coverage and the NVL72 GPUs); off for h200 and b200.
-MATRIX = [(platform, architecture, framework, mnnvl)
-          for platform, architecture, framework in itertools.product(PLATFORMS, ARCHITECTURES, FRAMEWORKS)
-          for mnnvl in ([True, False] if architecture in ("h100", "gb200", "gb300") else [False])]
+MATRIX = [
+    (platform, architecture, framework, mnnvl)
+    for platform, architecture, framework in itertools.product(PLATFORMS, ARCHITECTURES, FRAMEWORKS)
+    for mnnvl in ([True, False] if architecture in ("h100", "gb200", "gb300") else [False])
+]
 
 
 @pytest.mark.parametrize("platform, architecture, framework, mnnvl", MATRIX)
@@ -207,16 +225,20 @@ def test_matrix_renders_and_validates(platform, architecture, framework, mnnvl):
     plan_and_validate(platform, architecture, framework, mnnvl)
 
 
-@pytest.mark.parametrize("platform, architecture, extra, framework",
-                         [variant + (framework,) for variant in VARIANTS for framework in FRAMEWORKS],
-                         ids=["%s-%s-%d-%s" % (v[0], v[1], i, f) for i, v in enumerate(VARIANTS) for f in FRAMEWORKS])
+@pytest.mark.parametrize(
+    "platform, architecture, extra, framework",
+    [variant + (framework,) for variant in VARIANTS for framework in FRAMEWORKS],
+    ids=["%s-%s-%d-%s" % (v[0], v[1], i, f) for i, v in enumerate(VARIANTS) for f in FRAMEWORKS],
+)
 def test_instance_types_and_variables_render_and_validate(platform, architecture, extra, framework):
     plan_and_validate(platform, architecture, framework, architecture.startswith("gb"), **extra)
 
 
 def test_structural_validation_catches_unknown_fields():
-    plan = plan_workload(dict(entry_name="x", namespace="n", image="i", framework="torch", gpus_per_node=1, run_id="r",
-                              trainer=TRAINERS["torch"]), {"platform": "aws", "gpuArchitecture": "h100"})
+    plan = plan_workload(
+        dict(entry_name="x", namespace="n", image="i", framework="torch", gpus_per_node=1, run_id="r", trainer=TRAINERS["torch"]),
+        {"platform": "aws", "gpuArchitecture": "h100"},
+    )
     runtime = copy.deepcopy(plan["objects"][0])
     runtime["spec"]["mlPolicy"]["torch"]["numProcPerNode"] = 8  # removed in Trainer v2.2 (kubeflow/trainer#3239)
     assert any("numProcPerNode" in error for error in errors_of(runtime))

@@ -37,62 +37,97 @@ def gcp_h100(i=0):
 
 
 def azure_gb200(i=0):
-    return node("aks-gpu-%d" % i, "azure:///subscriptions/x/resourceGroups/y/providers/Microsoft.Compute/virtualMachineScaleSets/z/virtualMachines/%d" % i,
-                "NVIDIA-GB200", "Standard_ND128isr_GB200_v6", 4)
+    return node(
+        "aks-gpu-%d" % i,
+        "azure:///subscriptions/x/resourceGroups/y/providers/Microsoft.Compute/virtualMachineScaleSets/z/virtualMachines/%d" % i,
+        "NVIDIA-GB200",
+        "Standard_ND128isr_GB200_v6",
+        4,
+    )
 
 
-@pytest.mark.parametrize("product, arch", [
-    ("NVIDIA-H100-80GB-HBM3", "h100"),
-    ("NVIDIA-H100-80GB-HBM3-SHARED", "h100"),
-    ("NVIDIA-H100-NVL", "h100"),
-    ("NVIDIA-H200", "h200"),
-    ("NVIDIA-H20", "h20"),
-    ("NVIDIA-GH200-480GB", "gh200"),
-    ("NVIDIA-B200", "b200"),
-    ("NVIDIA-GB200", "gb200"),
-    ("NVIDIA-GB300", "gb300"),
-    ("NVIDIA-A100-SXM4-80GB", "a100"),
-    ("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", "a100"),
-    ("NVIDIA-L40S", "l40s"),
-    ("NVIDIA-L40", "l40"),
-    ("NVIDIA-L4", "l4"),
-    ("NVIDIA-A10G", "a10g"),
-    ("Tesla-V100-SXM2-16GB", "v100"),
-    ("NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", "rtxpro6000"),
-    ("NVIDIA H100 80GB HBM3", "h100"),
-    ("", "unknown"),
-    ("NVIDIA-Something-New", "unknown"),
-    (None, "unknown"),
-])
+@pytest.mark.parametrize(
+    "product, arch",
+    [
+        ("NVIDIA-H100-80GB-HBM3", "h100"),
+        ("NVIDIA-H100-80GB-HBM3-SHARED", "h100"),
+        ("NVIDIA-H100-NVL", "h100"),
+        ("NVIDIA-H200", "h200"),
+        ("NVIDIA-H20", "h20"),
+        ("NVIDIA-GH200-480GB", "gh200"),
+        ("NVIDIA-B200", "b200"),
+        ("NVIDIA-GB200", "gb200"),
+        ("NVIDIA-GB300", "gb300"),
+        ("NVIDIA-A100-SXM4-80GB", "a100"),
+        ("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", "a100"),
+        ("NVIDIA-L40S", "l40s"),
+        ("NVIDIA-L40", "l40"),
+        ("NVIDIA-L4", "l4"),
+        ("NVIDIA-A10G", "a10g"),
+        ("Tesla-V100-SXM2-16GB", "v100"),
+        ("NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", "rtxpro6000"),
+        ("NVIDIA H100 80GB HBM3", "h100"),
+        ("", "unknown"),
+        ("NVIDIA-Something-New", "unknown"),
+        (None, "unknown"),
+    ],
+)
 def test_gpu_from_product(product, arch):
     assert detect.gpu_from_product(product) == arch
 
 
-@pytest.mark.parametrize("instance_type, arch", [
-    ("p4d.24xlarge", "a100"), ("p4de.24xlarge", "a100"), ("p5.48xlarge", "h100"), ("p5e.48xlarge", "h200"),
-    ("p5en.48xlarge", "h200"), ("p6-b200.48xlarge", "b200"), ("p6e-gb200.36xlarge", "gb200"), ("p6e-gb300.36xlarge", "gb300"),
-    ("g6e.48xlarge", "l40s"), ("a2-ultragpu-8g", "a100"), ("a3-megagpu-8g", "h100"), ("a3-highgpu-8g", "h100"),
-    ("a3-ultragpu-8g", "h200"), ("a4-highgpu-8g", "b200"), ("a4x-highgpu-4g", "gb200"), ("a4x-maxgpu-4g", "gb300"),
-    ("Standard_ND96isr_H100_v5", "h100"), ("Standard_ND96isr_H200_v5", "h200"), ("Standard_ND96amsr_A100_v4", "a100"),
-    ("Standard_ND128isr_GB200_v6", "gb200"), ("Standard_ND128isr_GB300_v6", "gb300"),
-    ("BM.GPU.H100.8", "h100"), ("BM.GPU.A100-v2.8", "a100"), ("BM.GPU4.8", "a100"), ("BM.GPU.GB200.4", "gb200"),
-    ("gd-8xh100ib-i128", "h100"), ("gb200-4x", "gb200"), ("m5.large", "unknown"), ("", "unknown"),
-])
+@pytest.mark.parametrize(
+    "instance_type, arch",
+    [
+        ("p4d.24xlarge", "a100"),
+        ("p4de.24xlarge", "a100"),
+        ("p5.48xlarge", "h100"),
+        ("p5e.48xlarge", "h200"),
+        ("p5en.48xlarge", "h200"),
+        ("p6-b200.48xlarge", "b200"),
+        ("p6e-gb200.36xlarge", "gb200"),
+        ("p6e-gb300.36xlarge", "gb300"),
+        ("g6e.48xlarge", "l40s"),
+        ("a2-ultragpu-8g", "a100"),
+        ("a3-megagpu-8g", "h100"),
+        ("a3-highgpu-8g", "h100"),
+        ("a3-ultragpu-8g", "h200"),
+        ("a4-highgpu-8g", "b200"),
+        ("a4x-highgpu-4g", "gb200"),
+        ("a4x-maxgpu-4g", "gb300"),
+        ("Standard_ND96isr_H100_v5", "h100"),
+        ("Standard_ND96isr_H200_v5", "h200"),
+        ("Standard_ND96amsr_A100_v4", "a100"),
+        ("Standard_ND128isr_GB200_v6", "gb200"),
+        ("Standard_ND128isr_GB300_v6", "gb300"),
+        ("BM.GPU.H100.8", "h100"),
+        ("BM.GPU.A100-v2.8", "a100"),
+        ("BM.GPU4.8", "a100"),
+        ("BM.GPU.GB200.4", "gb200"),
+        ("gd-8xh100ib-i128", "h100"),
+        ("gb200-4x", "gb200"),
+        ("m5.large", "unknown"),
+        ("", "unknown"),
+    ],
+)
 def test_gpu_from_instance_type(instance_type, arch):
     assert detect.gpu_from_instance_type(instance_type) == arch
 
 
-@pytest.mark.parametrize("provider_id, platform", [
-    ("aws:///us-east-1a/i-0123", "aws"),
-    ("gce://proj/us-central1-a/gke-node", "gcp"),
-    ("azure:///subscriptions/x/resourceGroups/y", "azure"),
-    ("oci://ocid1.instance.oc1.iad.abc", "oci"),
-    ("nebius://computeinstance-e00abc", "nebius"),
-    ("ocid1.instance.oc1.iad.abc", "oci"),
-    ("kind://docker/kind/kind-control-plane", "unknown"),
-    ("", "unknown"),
-    (None, "unknown"),
-])
+@pytest.mark.parametrize(
+    "provider_id, platform",
+    [
+        ("aws:///us-east-1a/i-0123", "aws"),
+        ("gce://proj/us-central1-a/gke-node", "gcp"),
+        ("azure:///subscriptions/x/resourceGroups/y", "azure"),
+        ("oci://ocid1.instance.oc1.iad.abc", "oci"),
+        ("nebius://computeinstance-e00abc", "nebius"),
+        ("ocid1.instance.oc1.iad.abc", "oci"),
+        ("kind://docker/kind/kind-control-plane", "unknown"),
+        ("", "unknown"),
+        (None, "unknown"),
+    ],
+)
 def test_platform_from_provider_id(provider_id, platform):
     assert detect.platform_from_provider_id(provider_id) == platform
 
@@ -139,11 +174,14 @@ def test_majority_never_depends_on_order():
     assert a["platform"] == b["platform"] == "aws"
 
 
-@pytest.mark.parametrize("nodes, platform, gpu", [
-    ([aws_h100(0), aws_h100(1)], "aws", "h100"),
-    ([gcp_h100(0)], "gcp", "h100"),
-    ([azure_gb200(0)], "azure", "gb200"),
-])
+@pytest.mark.parametrize(
+    "nodes, platform, gpu",
+    [
+        ([aws_h100(0), aws_h100(1)], "aws", "h100"),
+        ([gcp_h100(0)], "gcp", "h100"),
+        ([azure_gb200(0)], "azure", "gb200"),
+    ],
+)
 def test_matching_declarations_pass(nodes, platform, gpu):
     result = detect.check_cluster(nodes, platform, gpu)
     assert result["ok"], result["errors"]
@@ -207,20 +245,22 @@ def test_nodes_not_listed_uses_declared_values_unchecked():
     assert not missing["ok"] and "burnin_gpu_architecture is not set" in missing["message"]
 
 
-@pytest.mark.parametrize("nodes, platform, field", [
-    ("nodes", "aws", "nodes"),
-    (["x"], "aws", r"nodes\[0\]"),
-    ([{"metadata": {"labels": ["a"]}}], "aws", r"nodes\[0\].metadata.labels"),
-    ([], 3, "platform"),
-])
+@pytest.mark.parametrize(
+    "nodes, platform, field",
+    [
+        ("nodes", "aws", "nodes"),
+        (["x"], "aws", r"nodes\[0\]"),
+        ([{"metadata": {"labels": ["a"]}}], "aws", r"nodes\[0\].metadata.labels"),
+        ([], 3, "platform"),
+    ],
+)
 def test_bad_input_names_the_field(nodes, platform, field):
     with pytest.raises(ConfigError, match="^%s: " % field):
         detect.check_cluster(nodes, platform, "h100")
 
 
 def test_the_recorded_detection_keeps_what_the_nodes_said():
-    nodes = [node("g%d" % i, provider_id="aws:///us-east-1a/i-%d" % i, product="NVIDIA-H100-80GB-HBM3",
-                  instance_type="p5.48xlarge", gpus=8) for i in range(2)]
+    nodes = [node("g%d" % i, provider_id="aws:///us-east-1a/i-%d" % i, product="NVIDIA-H100-80GB-HBM3", instance_type="p5.48xlarge", gpus=8) for i in range(2)]
     recorded = detect.recorded_detection(detect.check_cluster(nodes, platform="aws", gpu_architecture=""))
     assert "outcome" not in recorded and recorded["stage"] == "detect"
     assert (recorded["platform"], recorded["gpu_architecture"]) == ("aws", "h100")

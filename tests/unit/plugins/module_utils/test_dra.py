@@ -11,9 +11,10 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.dra impo
 
 
 def api_groups(*groups):
-    return {"kind": "APIGroupList", "groups": [
-        {"name": name, "versions": [{"groupVersion": "%s/%s" % (name, v), "version": v} for v in versions]}
-        for name, versions in groups]}
+    return {
+        "kind": "APIGroupList",
+        "groups": [{"name": name, "versions": [{"groupVersion": "%s/%s" % (name, v), "version": v} for v in versions]} for name, versions in groups],
+    }
 
 
 def test_the_newest_served_version_comes_first():

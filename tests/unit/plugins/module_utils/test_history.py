@@ -21,18 +21,26 @@ GENERATED = "2026-12-01T09:00:00Z"
 
 
 def verdict(peak, avg, verdict_="pass", reason="", workload="nccl-all-reduce", collective="all_reduce"):
-    return {"verdict": verdict_, "reason": reason, "workload": workload, "collective": collective,
-            "checks": [{"name": "peak", "verdict": verdict_, "value": peak, "pass": 300, "warn": 250, "reason": reason or "peak ok"}],
-            "metrics": {"peak_busbw": peak, "avg_busbw": avg}, "series": [], "thresholds": [], "nodes": ["n1", "n2"],
-            "succeeded_nodes": ["n1", "n2"], "failed_nodes": []}
+    return {
+        "verdict": verdict_,
+        "reason": reason,
+        "workload": workload,
+        "collective": collective,
+        "checks": [{"name": "peak", "verdict": verdict_, "value": peak, "pass": 300, "warn": 250, "reason": reason or "peak ok"}],
+        "metrics": {"peak_busbw": peak, "avg_busbw": avg},
+        "series": [],
+        "thresholds": [],
+        "nodes": ["n1", "n2"],
+        "succeeded_nodes": ["n1", "n2"],
+        "failed_nodes": [],
+    }
 
 
 def results(run_id, peaks):
     """One cluster per (name: (peak, avg[, verdict])); the clusters all ran nccl-all-reduce."""
     out = {}
     for name, figures in peaks.items():
-        out[name] = {"cluster": name, "platform": "aws", "gpu_architecture": "h100", "outcome": "Complete", "run_id": run_id,
-                     "verdicts": [verdict(*figures)]}
+        out[name] = {"cluster": name, "platform": "aws", "gpu_architecture": "h100", "outcome": "Complete", "run_id": run_id, "verdicts": [verdict(*figures)]}
     return out
 
 
@@ -44,9 +52,18 @@ def write_run(root, run_id, peaks, mtime=None):
 
 
 # --- the comparison ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("baseline, current, change", [
-    (400.0, 352.0, -12.0), (400, 400, 0.0), (200.0, 250.0, 25.0), (0, 10.0, None), (None, 10.0, None), (400.0, None, None), (True, 1.0, None),
-])
+@pytest.mark.parametrize(
+    "baseline, current, change",
+    [
+        (400.0, 352.0, -12.0),
+        (400, 400, 0.0),
+        (200.0, 250.0, 25.0),
+        (0, 10.0, None),
+        (None, 10.0, None),
+        (400.0, None, None),
+        (True, 1.0, None),
+    ],
+)
 def test_change_percent(baseline, current, change):
     assert history.change_percent(baseline, current) == change
 
@@ -54,8 +71,12 @@ def test_change_percent(baseline, current, change):
 def test_a_drop_beyond_the_percentage_regresses_and_warns(tmp_path):
     path = write_run(tmp_path, "run1", {"a": (400.0, 200.0), "b": (400.0, 200.0), "c": (400.0, 200.0)})
     loaded = history.load_baseline(path)
-    report = rp.build_report(results("run2", {"a": (352.0, 199.0), "b": (361.0, 180.1), "c": (300.0, 150.0, "fail", "peak below pass")}),
-                             generated=GENERATED, baseline=loaded, regression_percent=10)
+    report = rp.build_report(
+        results("run2", {"a": (352.0, 199.0), "b": (361.0, 180.1), "c": (300.0, 150.0, "fail", "peak below pass")}),
+        generated=GENERATED,
+        baseline=loaded,
+        regression_percent=10,
+    )
     clusters = dict((cluster["cluster"], cluster) for cluster in report["clusters"])
     a, b, c = clusters["a"]["baseline"], clusters["b"]["baseline"], clusters["c"]["baseline"]
     # a: peak -12% (beyond 10%) is the worst change; avg -0.5% is not.
@@ -128,11 +149,14 @@ def test_an_explicit_baseline_file_or_run_directory(tmp_path):
     assert history.resolve_baseline(str(tmp_path / "golden"), str(tmp_path), "now")[0]["file"] == path
 
 
-@pytest.mark.parametrize("baseline, history_dir, run_id, note", [
-    ("/nonexistent/burnin-report.json", "", "run2", "baseline /nonexistent/burnin-report.json does not exist: nothing compared"),
-    ("", "/nonexistent", "run2", "no earlier run with a JSON report in /nonexistent: nothing compared"),
-    ("", "", "run2", "no baseline and no report directory: nothing compared"),
-])
+@pytest.mark.parametrize(
+    "baseline, history_dir, run_id, note",
+    [
+        ("/nonexistent/burnin-report.json", "", "run2", "baseline /nonexistent/burnin-report.json does not exist: nothing compared"),
+        ("", "/nonexistent", "run2", "no earlier run with a JSON report in /nonexistent: nothing compared"),
+        ("", "", "run2", "no baseline and no report directory: nothing compared"),
+    ],
+)
 def test_a_missing_baseline_is_a_note(baseline, history_dir, run_id, note):
     assert history.resolve_baseline(baseline, history_dir, run_id) == (None, note)
 
@@ -143,16 +167,21 @@ def test_the_current_run_is_never_its_own_baseline(tmp_path):
     assert history.resolve_baseline(path, "", "run2")[0] is None
 
 
-@pytest.mark.parametrize("content, field", [
-    ("{not json", "is not JSON"),
-    ("[]", "(document): must be a mapping"),
-    (json.dumps({"schema": "other/v9", "clusters": []}), "schema: must be gpufleet.burnin/report/v1"),
-    (json.dumps({"schema": history.SCHEMA}), "clusters: must be a list, got null"),
-    (json.dumps({"schema": history.SCHEMA, "clusters": [{"testcases": []}]}), "clusters[0].cluster: must be a non-empty string"),
-    (json.dumps({"schema": history.SCHEMA, "clusters": [{"cluster": "a", "testcases": {}}]}), "clusters[0].testcases: must be a list"),
-    (json.dumps({"schema": history.SCHEMA, "clusters": [{"cluster": "a", "testcases": [{"metrics": {"peak_busbw": "fast"}}]}]}),
-     "clusters[0].testcases[0].metrics.peak_busbw: must be a number (GB/s) or null, got a string \"fast\""),
-])
+@pytest.mark.parametrize(
+    "content, field",
+    [
+        ("{not json", "is not JSON"),
+        ("[]", "(document): must be a mapping"),
+        (json.dumps({"schema": "other/v9", "clusters": []}), "schema: must be gpufleet.burnin/report/v1"),
+        (json.dumps({"schema": history.SCHEMA}), "clusters: must be a list, got null"),
+        (json.dumps({"schema": history.SCHEMA, "clusters": [{"testcases": []}]}), "clusters[0].cluster: must be a non-empty string"),
+        (json.dumps({"schema": history.SCHEMA, "clusters": [{"cluster": "a", "testcases": {}}]}), "clusters[0].testcases: must be a list"),
+        (
+            json.dumps({"schema": history.SCHEMA, "clusters": [{"cluster": "a", "testcases": [{"metrics": {"peak_busbw": "fast"}}]}]}),
+            'clusters[0].testcases[0].metrics.peak_busbw: must be a number (GB/s) or null, got a string "fast"',
+        ),
+    ],
+)
 def test_a_malformed_baseline_names_the_file_and_the_field(tmp_path, content, field):
     path = tmp_path / "burnin-report.json"
     path.write_text(content)
@@ -171,11 +200,18 @@ def test_write_reports_still_writes_when_the_baseline_is_malformed(tmp_path):
 
 # --- the reports show it --------------------------------------------------------------------------------------------
 def test_a_second_run_finds_the_first_and_every_format_shows_the_change(tmp_path):
-    first = rp.write_reports(results("run1", {"a": (400.0, 200.0), "b": (400.0, 200.0)}), str(tmp_path / "run1"), run_id="run1",
-                             history_dir=str(tmp_path), generated=GENERATED)
+    first = rp.write_reports(
+        results("run1", {"a": (400.0, 200.0), "b": (400.0, 200.0)}), str(tmp_path / "run1"), run_id="run1", history_dir=str(tmp_path), generated=GENERATED
+    )
     assert first["baseline"]["run_id"] is None and "no earlier run" in first["baseline"]["note"] and first["baseline_error"] == ""
-    second = rp.write_reports(results("run2", {"a": (350.0, 200.0), "b": (401.0, 200.0)}), str(tmp_path / "run2"), run_id="run2",
-                              history_dir=str(tmp_path), generated=GENERATED, regression_percent=10)
+    second = rp.write_reports(
+        results("run2", {"a": (350.0, 200.0), "b": (401.0, 200.0)}),
+        str(tmp_path / "run2"),
+        run_id="run2",
+        history_dir=str(tmp_path),
+        generated=GENERATED,
+        regression_percent=10,
+    )
     assert second["baseline"]["run_id"] == "run1" and second["baseline"]["regressed_clusters"] == ["a"] and second["summary"]["warn"] == 1
     with open(second["files"]["json"]) as handle:
         data = json.load(handle)

@@ -22,9 +22,17 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
 
 PLAN = {
-    "entry_name": "nccl", "image": "nvcr.io/nvidia/pytorch:26.01-py3", "framework": "mpi", "nodes": 2, "gpus_per_node": 8,
-    "namespace": "burnin", "run_id": "r1", "platform": "aws", "gpu_architecture": "h100",
-    "trainer": {"binary": "/usr/local/bin/all_reduce_perf"}, "overrides": [],
+    "entry_name": "nccl",
+    "image": "nvcr.io/nvidia/pytorch:26.01-py3",
+    "framework": "mpi",
+    "nodes": 2,
+    "gpus_per_node": 8,
+    "namespace": "burnin",
+    "run_id": "r1",
+    "platform": "aws",
+    "gpu_architecture": "h100",
+    "trainer": {"binary": "/usr/local/bin/all_reduce_perf"},
+    "overrides": [],
 }
 LITERAL = "{{ lookup('ansible.builtin.pipe', 'id') }}"
 
@@ -48,47 +56,48 @@ def test_a_valid_plan_passes():
     assert [obj["kind"] for obj in plan()["objects"]][-1] == "TrainJob"
 
 
-@pytest.mark.parametrize("changes, field", [
-    # the crashes: a patch removing spec.workload, a jobTemplate spec null or text, a dependency or topology as text
-    ({"overrides": [{"when": {}, "jobTemplatePatch": [{"op": "remove", "path": "/spec/workload"}]}]}, "overrides[0]"),
-    ({"overrides": [{"when": {}, "jobTemplate": {"spec": None}}]}, "overrides[0].jobTemplate.spec"),
-    ({"overrides": [{"when": {}, "jobTemplate": {"spec": "workload: {}"}}]}, "overrides[0].jobTemplate.spec"),
-    ({"overrides": [{"when": {}, "dependencies": ["kind: ConfigMap"]}]}, "overrides[0].dependencies[0]"),
-    ({"overrides": [{"when": {}, "orchestration": {"topology": "rack"}}]}, "overrides[0].orchestration.topology"),
-    ({"overrides": [{"when": {}, "jobTemplate": {"spec": {"workload": {"trainJob": {"trainer": "abcdefgh"}}}}}]}, "overrides[0]"),
-    ({"cluster_nodes": ["node-1"]}, "cluster_nodes[0]"),
-    ({"cluster_nodes": [{"status": {"allocatable": "8"}}]}, "cluster_nodes[0].status.allocatable"),
-    # silently accepted before
-    ({"overrides": [{"when": {"platform": {"in": "aws,gcp"}}}]}, "overrides[0].when.platform.in"),
-    ({"overrides": [{"when": {"platform": {"equals": "gcp"}, "framework": {"like": "mpi"}}}]}, "overrides[0].when.framework"),
-    ({"overrides": [{}, {"when": {}, "preComand": ["x"]}]}, "overrides[0].when"),
-    ({"overrides": [{"when": {}}, {"when": {}, "jobTemplatePatch": [{"op": "delete", "path": "/spec"}]}]},
-     "overrides[1].jobTemplatePatch[0].op"),
-    ({"overrides": [{"when": {}, "jobTemplatePatch": [{"op": "add", "path": "spec"}]}]}, "overrides[0].jobTemplatePatch[0].path"),
-    ({"env": [{"value": "1"}]}, "env[0].name"),
-    ({"env": [{"name": "A", "value": None}]}, "env[0].value"),
-    ({"image": "nvcr.io/nvidia/pytorch 26.01"}, "image"),
-    ({"image": LITERAL}, "image"),
-    ({"trainer_version": 2.1}, "trainer_version"),
-    ({"trainer_version": "v9"}, "trainer_version"),
-    ({"namespace": "Burn In"}, "namespace"),
-    ({"resources": {"limits": {"hugepages-2Mi": "5GB"}}}, "resources.limits.hugepages-2Mi"),
-    ({"platform": "aws2"}, "platform"),
-    ({"gpu_architecture": "h1000"}, "gpu_architecture"),
-    ({"instance_type": "p5.48xlarg"}, "instance_type"),
-    ({"nodes": 10 ** 9}, "nodes"),
-    ({"volumes": [{"name": "Data", "emptyDir": {}}]}, "volumes[0].name"),
-    ({"trainer": {"binary": "/bin/x", "timeout": "soon"}}, "trainer.timeout"),
-    ({"platform_vars": {"azure_topology_configmap": "a: {b}"}}, "platform_vars.azure_topology_configmap"),
-    ({"platform_vars": {"aws_hugepages_2mi": "5GB"}}, "platform_vars.aws_hugepages_2mi"),
-])
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        # the crashes: a patch removing spec.workload, a jobTemplate spec null or text, a dependency or topology as text
+        ({"overrides": [{"when": {}, "jobTemplatePatch": [{"op": "remove", "path": "/spec/workload"}]}]}, "overrides[0]"),
+        ({"overrides": [{"when": {}, "jobTemplate": {"spec": None}}]}, "overrides[0].jobTemplate.spec"),
+        ({"overrides": [{"when": {}, "jobTemplate": {"spec": "workload: {}"}}]}, "overrides[0].jobTemplate.spec"),
+        ({"overrides": [{"when": {}, "dependencies": ["kind: ConfigMap"]}]}, "overrides[0].dependencies[0]"),
+        ({"overrides": [{"when": {}, "orchestration": {"topology": "rack"}}]}, "overrides[0].orchestration.topology"),
+        ({"overrides": [{"when": {}, "jobTemplate": {"spec": {"workload": {"trainJob": {"trainer": "abcdefgh"}}}}}]}, "overrides[0]"),
+        ({"cluster_nodes": ["node-1"]}, "cluster_nodes[0]"),
+        ({"cluster_nodes": [{"status": {"allocatable": "8"}}]}, "cluster_nodes[0].status.allocatable"),
+        # silently accepted before
+        ({"overrides": [{"when": {"platform": {"in": "aws,gcp"}}}]}, "overrides[0].when.platform.in"),
+        ({"overrides": [{"when": {"platform": {"equals": "gcp"}, "framework": {"like": "mpi"}}}]}, "overrides[0].when.framework"),
+        ({"overrides": [{}, {"when": {}, "preComand": ["x"]}]}, "overrides[0].when"),
+        ({"overrides": [{"when": {}}, {"when": {}, "jobTemplatePatch": [{"op": "delete", "path": "/spec"}]}]}, "overrides[1].jobTemplatePatch[0].op"),
+        ({"overrides": [{"when": {}, "jobTemplatePatch": [{"op": "add", "path": "spec"}]}]}, "overrides[0].jobTemplatePatch[0].path"),
+        ({"env": [{"value": "1"}]}, "env[0].name"),
+        ({"env": [{"name": "A", "value": None}]}, "env[0].value"),
+        ({"image": "nvcr.io/nvidia/pytorch 26.01"}, "image"),
+        ({"image": LITERAL}, "image"),
+        ({"trainer_version": 2.1}, "trainer_version"),
+        ({"trainer_version": "v9"}, "trainer_version"),
+        ({"namespace": "Burn In"}, "namespace"),
+        ({"resources": {"limits": {"hugepages-2Mi": "5GB"}}}, "resources.limits.hugepages-2Mi"),
+        ({"platform": "aws2"}, "platform"),
+        ({"gpu_architecture": "h1000"}, "gpu_architecture"),
+        ({"instance_type": "p5.48xlarg"}, "instance_type"),
+        ({"nodes": 10**9}, "nodes"),
+        ({"volumes": [{"name": "Data", "emptyDir": {}}]}, "volumes[0].name"),
+        ({"trainer": {"binary": "/bin/x", "timeout": "soon"}}, "trainer.timeout"),
+        ({"platform_vars": {"azure_topology_configmap": "a: {b}"}}, "platform_vars.azure_topology_configmap"),
+        ({"platform_vars": {"aws_hugepages_2mi": "5GB"}}, "platform_vars.aws_hugepages_2mi"),
+    ],
+)
 def test_workload_plan_refuses(changes, field):
     refused(field, plan, **changes)
 
 
 def test_the_unknown_operator_is_refused_though_an_earlier_condition_does_not_match():
-    message = refused("overrides[0].when.gpuArchitecture", plan,
-                      overrides=[{"when": {"platform": {"equals": "gcp"}, "gpuArchitecture": {"matches": "h1.*"}}}])
+    message = refused("overrides[0].when.gpuArchitecture", plan, overrides=[{"when": {"platform": {"equals": "gcp"}, "gpuArchitecture": {"matches": "h1.*"}}}])
     assert "equals, in, notIn" in message
 
 
@@ -100,10 +109,12 @@ def test_platform_overrides_refuse_an_unknown_platform_and_name_the_allowed():
 def test_k8s_apply_checks_every_object_and_the_field_manager():
     good = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}}
     inputs.check_apply_options({"objects": [good], "field_manager": "gpufleet.burnin"})
-    refused("objects[1].kind", inputs.check_apply_options, {"objects": [good, {"apiVersion": "v1", "metadata": {"name": "x"}}],
-                                                            "field_manager": "m"})
-    refused("objects[0].metadata.namespace", inputs.check_apply_options,
-            {"objects": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}], "field_manager": "m"})
+    refused("objects[1].kind", inputs.check_apply_options, {"objects": [good, {"apiVersion": "v1", "metadata": {"name": "x"}}], "field_manager": "m"})
+    refused(
+        "objects[0].metadata.namespace",
+        inputs.check_apply_options,
+        {"objects": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}], "field_manager": "m"},
+    )
     inputs.check_apply_options({"objects": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}}], "field_manager": "m"})
     refused("field_manager", inputs.check_apply_options, {"objects": [good], "field_manager": ""})
 
@@ -117,13 +128,16 @@ def test_template_looking_values_stay_literal_text():
     assert {"name": "X", "value": LITERAL} in worker["env"]
 
 
-@pytest.mark.parametrize("grammar, good, bad", [
-    ("dns_label", ["a", "a-1", "1a"], ["A", "a_b", "-a", "a" * 64, ""]),
-    ("quantity", ["8", "500m", "2Gi", "1e3", "0.5"], ["5GB", "2 Gi", "Gi", "1.2.3"]),
-    ("image", ["busybox", "nvcr.io/nvidia/pytorch:26.01-py3", "localhost:5000/a/b@sha256:" + "a" * 64], ["a b", "Upper:1", "x:", "a//b"]),
-    ("env_name", ["NCCL_DEBUG", "a.b-c"], ["1A", "A=B", ""]),
-    ("label_value", ["", "p5.48xlarge", "A_b"], ["-x", "a" * 64, "a b"]),
-])
+@pytest.mark.parametrize(
+    "grammar, good, bad",
+    [
+        ("dns_label", ["a", "a-1", "1a"], ["A", "a_b", "-a", "a" * 64, ""]),
+        ("quantity", ["8", "500m", "2Gi", "1e3", "0.5"], ["5GB", "2 Gi", "Gi", "1.2.3"]),
+        ("image", ["busybox", "nvcr.io/nvidia/pytorch:26.01-py3", "localhost:5000/a/b@sha256:" + "a" * 64], ["a b", "Upper:1", "x:", "a//b"]),
+        ("env_name", ["NCCL_DEBUG", "a.b-c"], ["1A", "A=B", ""]),
+        ("label_value", ["", "p5.48xlarge", "A_b"], ["-x", "a" * 64, "a b"]),
+    ],
+)
 def test_grammars(grammar, good, bad):
     for value in good:
         validate.check_grammar("f", value, grammar)
@@ -132,46 +146,57 @@ def test_grammars(grammar, good, bad):
 
 
 # --- the role's variables ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("given, field", [
-    ({"burnin_nodes": 0}, "burnin_nodes"),
-    ({"burnin_nodes": "1000000000"}, "burnin_nodes"),
-    ({"burnin_platform": "aws2"}, "burnin_platform"),
-    ({"burnin_nodse": 2}, "burnin_nodse"),
-    ({"burnin_trainer_version": "v9"}, "burnin_trainer_version"),
-    ({"burnin_trainer_version": 2.1}, "burnin_trainer_version"),
-    ({"burnin_overrides": [{"when": {}, "jobTemplat": {}}]}, "burnin_overrides[0]"),
-    ({"burnin_volumes": "[{\"name\": \"Bad Name\"}]"}, "burnin_volumes[0].name"),
-    ({"burnin_volumes": "[not json"}, "burnin_volumes"),
-    ({"burnin_thresholds": "[{\"collective\": \"all_reduce\", \"pass\": \"fast\", \"warn\": 1}]"}, "burnin_thresholds[0].pass"),
-    ({"burnin_report_formats": "json,pdf"}, "burnin_report_formats[1]"),
-    ({"burnin_regression_percent": 101}, "burnin_regression_percent"),
-    ({"burnin_regression_percent": "ten"}, "burnin_regression_percent"),
-    ({"burnin_regression_percent": True}, "burnin_regression_percent"),
-    ({"burnin_baseline": ["a"]}, "burnin_baseline"),
-    ({"burnin_namespace": "Burn In"}, "burnin_namespace"),
-    ({"burnin_image": "a b"}, "burnin_image"),
-    ({"burnin_env": [{"value": "x"}]}, "burnin_env[0]"),
-    ({"burnin_resources": {"limits": {"hugepages-2Mi": "5GB"}}}, "burnin_resources.limits.hugepages-2Mi"),
-    ({"burnin_field_manager": ""}, "burnin_field_manager"),
-    ({"burnin_timeout": 10, "burnin_poll_interval": 60}, "burnin_poll_interval"),
-    ({"burnin_workload": "nccl-all-reduse"}, "burnin_workload"),
-    ({"burnin_platform": "aws", "burnin_instance_type": "p5.48xlarg"}, "burnin_instance_type"),
-    ({"burnin_entry_name": "Nccl"}, "burnin_entry_name"),
-    ({"burnin_dra_driver_version": "new"}, "burnin_dra_driver_version"),
-    # The cleanup entry point's own variables, and the grace of the reads.
-    ({"burnin_cleanup_extra_kinds": [{"kind": "ConfigMap"}]}, "burnin_cleanup_extra_kinds[0].api_version"),
-    ({"burnin_cleanup_extra_kinds": [{"api_version": "v1", "kind": "ConfigMap", "name": "x"}]}, "burnin_cleanup_extra_kinds[0]"),
-    ({"burnin_cleanup_all_runs": "maybe"}, "burnin_cleanup_all_runs"),
-    ({"burnin_unreachable_grace": -1}, "burnin_unreachable_grace"),
-])
+@pytest.mark.parametrize(
+    "given, field",
+    [
+        ({"burnin_nodes": 0}, "burnin_nodes"),
+        ({"burnin_nodes": "1000000000"}, "burnin_nodes"),
+        ({"burnin_platform": "aws2"}, "burnin_platform"),
+        ({"burnin_nodse": 2}, "burnin_nodse"),
+        ({"burnin_trainer_version": "v9"}, "burnin_trainer_version"),
+        ({"burnin_trainer_version": 2.1}, "burnin_trainer_version"),
+        ({"burnin_overrides": [{"when": {}, "jobTemplat": {}}]}, "burnin_overrides[0]"),
+        ({"burnin_volumes": '[{"name": "Bad Name"}]'}, "burnin_volumes[0].name"),
+        ({"burnin_volumes": "[not json"}, "burnin_volumes"),
+        ({"burnin_thresholds": '[{"collective": "all_reduce", "pass": "fast", "warn": 1}]'}, "burnin_thresholds[0].pass"),
+        ({"burnin_report_formats": "json,pdf"}, "burnin_report_formats[1]"),
+        ({"burnin_regression_percent": 101}, "burnin_regression_percent"),
+        ({"burnin_regression_percent": "ten"}, "burnin_regression_percent"),
+        ({"burnin_regression_percent": True}, "burnin_regression_percent"),
+        ({"burnin_baseline": ["a"]}, "burnin_baseline"),
+        ({"burnin_namespace": "Burn In"}, "burnin_namespace"),
+        ({"burnin_image": "a b"}, "burnin_image"),
+        ({"burnin_env": [{"value": "x"}]}, "burnin_env[0]"),
+        ({"burnin_resources": {"limits": {"hugepages-2Mi": "5GB"}}}, "burnin_resources.limits.hugepages-2Mi"),
+        ({"burnin_field_manager": ""}, "burnin_field_manager"),
+        ({"burnin_timeout": 10, "burnin_poll_interval": 60}, "burnin_poll_interval"),
+        ({"burnin_workload": "nccl-all-reduse"}, "burnin_workload"),
+        ({"burnin_platform": "aws", "burnin_instance_type": "p5.48xlarg"}, "burnin_instance_type"),
+        ({"burnin_entry_name": "Nccl"}, "burnin_entry_name"),
+        ({"burnin_dra_driver_version": "new"}, "burnin_dra_driver_version"),
+        # The cleanup entry point's own variables, and the grace of the reads.
+        ({"burnin_cleanup_extra_kinds": [{"kind": "ConfigMap"}]}, "burnin_cleanup_extra_kinds[0].api_version"),
+        ({"burnin_cleanup_extra_kinds": [{"api_version": "v1", "kind": "ConfigMap", "name": "x"}]}, "burnin_cleanup_extra_kinds[0]"),
+        ({"burnin_cleanup_all_runs": "maybe"}, "burnin_cleanup_all_runs"),
+        ({"burnin_unreachable_grace": -1}, "burnin_unreachable_grace"),
+    ],
+)
 def test_role_vars_refuse_naming_the_users_variable(given, field):
     message = refused(field, role_vars.check_role_vars, given)
     assert "burnin__" not in message and "Traceback" not in message
 
 
 def test_role_vars_parse_survey_text():
-    out = role_vars.check_role_vars({"burnin_nodes": "4", "burnin_wait": "false", "burnin_volumes": "[{\"name\": \"data\"}]",
-                                     "burnin_env": "NCCL_DEBUG=WARN", "burnin_report_formats": "json\nhtml", "burnin_mlnx_per_node": ""})
+    out = role_vars.check_role_vars(
+        {
+            "burnin_nodes": "4",
+            "burnin_wait": "false",
+            "burnin_volumes": '[{"name": "data"}]',
+            "burnin_env": "NCCL_DEBUG=WARN",
+            "burnin_report_formats": "json\nhtml",
+            "burnin_mlnx_per_node": "",
+        }
+    )
     assert out["burnin_nodes"] == 4 and out["burnin_wait"] is False and out["burnin_volumes"] == [{"name": "data"}]
     assert out["burnin_env"] == [{"name": "NCCL_DEBUG", "value": "WARN"}] and out["burnin_report_formats"] == ["json", "html"]
     assert out["burnin_mlnx_per_node"] is None
@@ -189,6 +214,7 @@ def test_every_checked_variable_is_documented_in_the_argument_specs():
 
 def test_the_role_defaults_pass():
     from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import COLLECTION_ROOT, read_yaml_file
+
     role_defaults = read_yaml_file(COLLECTION_ROOT + "/roles/burnin/defaults/main.yml", "defaults")
     role_vars.check_role_vars(role_defaults)
 
@@ -204,12 +230,17 @@ def test_azure_planned_without_nodes_requests_the_catalogue_rdma_ib(arch, count)
     assert "nvidia.com/mlnxnics" not in worker["resources"]["limits"]
 
 
-@pytest.mark.parametrize("given, field", [
-    ({"burnin_workload": "nccl-all-reduce", "burnin_workload_params": {"timeout": 0}},
-     "burnin_workload_params (the trainer of workload nccl-all-reduce).timeout"),
-    ({"burnin_workload": "nccl-all-reduce", "burnin_gpu_architecture": "gb200"}, "burnin_workload_params"),
-    ({"burnin_workload": "nccl-all-reduce", "burnin_framework": "torch"}, "burnin_framework"),
-])
+@pytest.mark.parametrize(
+    "given, field",
+    [
+        (
+            {"burnin_workload": "nccl-all-reduce", "burnin_workload_params": {"timeout": 0}},
+            "burnin_workload_params (the trainer of workload nccl-all-reduce).timeout",
+        ),
+        ({"burnin_workload": "nccl-all-reduce", "burnin_gpu_architecture": "gb200"}, "burnin_workload_params"),
+        ({"burnin_workload": "nccl-all-reduce", "burnin_framework": "torch"}, "burnin_framework"),
+    ],
+)
 def test_role_vars_render_the_workload_first(given, field):
     refused(field, role_vars.check_role_vars, given)
 
@@ -218,10 +249,20 @@ def test_a_custom_trainer_may_change_the_framework():
     role_vars.check_role_vars({"burnin_workload": "nccl-all-reduce", "burnin_framework": "exec", "burnin_trainer": {"command": ["true"]}})
 
 
-@pytest.mark.parametrize("value, ok", [
-    ("us-docker.pkg.dev/x/tcpx@sha256:" + "a" * 64, True), ("ndv5-topo", True), ("default/rdma-vf", True),
-    ("a: b", False), ("-x", False), ("{{ x }}", False), ("a,b", False), ("x #y", False), ("topo ", False),
-])
+@pytest.mark.parametrize(
+    "value, ok",
+    [
+        ("us-docker.pkg.dev/x/tcpx@sha256:" + "a" * 64, True),
+        ("ndv5-topo", True),
+        ("default/rdma-vf", True),
+        ("a: b", False),
+        ("-x", False),
+        ("{{ x }}", False),
+        ("a,b", False),
+        ("x #y", False),
+        ("topo ", False),
+    ],
+)
 def test_platform_var_strings_must_survive_the_yaml_templates(value, ok):
     args = {"azure_topology_configmap": value}
     if ok:
@@ -230,11 +271,14 @@ def test_platform_var_strings_must_survive_the_yaml_templates(value, ok):
         refused("platform_vars.azure_topology_configmap", inputs.check_platform_vars, "platform_vars", args)
 
 
-@pytest.mark.parametrize("args, field", [
-    ({"nodes": float("inf")}, "nodes"),
-    ({"timeout": float("-inf")}, "timeout"),
-    ({"overrides": [{"when": {"nodes": float("nan")}}]}, "overrides[0].when.nodes"),
-])
+@pytest.mark.parametrize(
+    "args, field",
+    [
+        ({"nodes": float("inf")}, "nodes"),
+        ({"timeout": float("-inf")}, "timeout"),
+        ({"overrides": [{"when": {"nodes": float("nan")}}]}, "overrides[0].when.nodes"),
+    ],
+)
 def test_non_finite_numbers_are_refused_naming_the_option(args, field):
     # YAML's .inf and .nan: ansible-core's argument spec would raise OverflowError converting them to integers.
     with pytest.raises(ConfigError) as exc:

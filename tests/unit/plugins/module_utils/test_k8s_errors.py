@@ -17,105 +17,156 @@ SERVER = "https://127.0.0.1:6443"
 
 
 def status(code, reason, message, details=None):
-    return json.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
-                       "reason": reason, "details": details or {}, "code": code})
+    return json.dumps(
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": message,
+            "reason": reason,
+            "details": details or {},
+            "code": code,
+        }
+    )
 
 
 def client_exception(code, reason, body):
     """The kubernetes Python client's ApiException text, as kubernetes.core puts it in msg."""
-    return ("Failed to retrieve requested object: (%d)\nReason: %s\nHTTP response headers: HTTPHeaderDict({'Audit-Id': "
-            "'1'})\nHTTP response body: %s\n\nOriginal traceback: \n  File \"x.py\", line 1" % (code, reason, body))
+    return (
+        "Failed to retrieve requested object: (%d)\nReason: %s\nHTTP response headers: HTTPHeaderDict({'Audit-Id': "
+        "'1'})\nHTTP response body: %s\n\nOriginal traceback: \n  File \"x.py\", line 1" % (code, reason, body)
+    )
 
 
-FORBIDDEN_PATCH = status(403, "Forbidden", 'trainingruntimes.trainer.kubeflow.org "nccl" is forbidden: User "burnin-restricted" '
-                         'cannot patch resource "trainingruntimes" in API group "trainer.kubeflow.org" in the namespace '
-                         '"other-ns"')
+FORBIDDEN_PATCH = status(
+    403,
+    "Forbidden",
+    'trainingruntimes.trainer.kubeflow.org "nccl" is forbidden: User "burnin-restricted" '
+    'cannot patch resource "trainingruntimes" in API group "trainer.kubeflow.org" in the namespace '
+    '"other-ns"',
+)
 
 
 def test_refused_timeout_and_dns_are_unreachable_naming_the_server():
-    refused = classify("HTTPSConnectionPool(host='127.0.0.1', port=1): Max retries exceeded with url: /version (Caused by "
-                       "NewConnectionError('Failed to establish a new connection: [Errno 111] Connection refused'))",
-                       context="aws-a")
+    refused = classify(
+        "HTTPSConnectionPool(host='127.0.0.1', port=1): Max retries exceeded with url: /version (Caused by "
+        "NewConnectionError('Failed to establish a new connection: [Errno 111] Connection refused'))",
+        context="aws-a",
+    )
     assert refused["category"] == "Unreachable" and refused["status"] == 0
     assert refused["message"] == "Cannot reach https://127.0.0.1:1 (context aws-a): the connection was refused (is the API server running?)."
     timeout = classify("HTTPSConnectionPool(host='k8s.example', port=443): Max retries exceeded (Caused by ConnectTimeoutError())")
     assert timeout["category"] == "Unreachable" and "timed out" in timeout["message"]
-    dns = classify("HTTPSConnectionPool(host='nowhere.invalid', port=443): Max retries exceeded (Caused by NameResolutionError("
-                   "'Failed to resolve: [Errno -2] Name or service not known'))")
+    dns = classify(
+        "HTTPSConnectionPool(host='nowhere.invalid', port=443): Max retries exceeded (Caused by NameResolutionError("
+        "'Failed to resolve: [Errno -2] Name or service not known'))"
+    )
     assert dns["category"] == "Unreachable" and "does not resolve" in dns["message"]
 
 
 def test_an_untrusted_certificate_is_tls_not_a_generic_unreachable():
     # Before: "SSLError" was matched first, so "certificate not trusted" could never be said.
-    err = classify("HTTPSConnectionPool(host='127.0.0.1', port=6443): Max retries exceeded with url: /version (Caused by SSLError("
-                   "SSLCertVerificationError(1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get "
-                   "local issuer certificate (_ssl.c:1006)')))")
+    err = classify(
+        "HTTPSConnectionPool(host='127.0.0.1', port=6443): Max retries exceeded with url: /version (Caused by SSLError("
+        "SSLCertVerificationError(1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get "
+        "local issuer certificate (_ssl.c:1006)')))"
+    )
     assert err["category"] == "TLS"
-    assert err["message"] == ("Cannot reach https://127.0.0.1:6443: its TLS certificate is not trusted (wrong or missing "
-                              "certificate-authority).")
+    assert err["message"] == ("Cannot reach https://127.0.0.1:6443: its TLS certificate is not trusted (wrong or missing " "certificate-authority).")
     mismatch = classify("SSLError(SSLCertVerificationError(\"hostname 'k8s.example' doesn't match 'other'\"))", server=SERVER)
     assert mismatch["category"] == "TLS" and "does not match" in mismatch["message"]
 
 
-@pytest.mark.parametrize("msg", [
-    "Unauthorized",
-    client_exception(401, "Unauthorized", status(401, "Unauthorized", "Unauthorized")),
-    status(401, "Unauthorized", "Unauthorized"),
-])
+@pytest.mark.parametrize(
+    "msg",
+    [
+        "Unauthorized",
+        client_exception(401, "Unauthorized", status(401, "Unauthorized", "Unauthorized")),
+        status(401, "Unauthorized", "Unauthorized"),
+    ],
+)
 def test_a_refused_credential_names_server_and_context(msg):
     err = classify(msg, context="gcp-a", server=SERVER)
     assert err["category"] == "Unauthorized" and err["status"] == 401
-    assert err["message"] == ("The API server https://127.0.0.1:6443 (context gcp-a) refused the credential (HTTP 401 "
-                              "Unauthorized): check the token, client certificate or exec plugin of the kubeconfig.")
+    assert err["message"] == (
+        "The API server https://127.0.0.1:6443 (context gcp-a) refused the credential (HTTP 401 "
+        "Unauthorized): check the token, client certificate or exec plugin of the kubeconfig."
+    )
 
 
-@pytest.mark.parametrize("msg", [
-    # k8s_apply / kubernetes.core.k8s: the Status JSON alone, not in the client's "HTTP response body:" form.
-    "Failed to apply object: b'%s\\n'" % FORBIDDEN_PATCH,
-    client_exception(403, "Forbidden", FORBIDDEN_PATCH),
-])
+@pytest.mark.parametrize(
+    "msg",
+    [
+        # k8s_apply / kubernetes.core.k8s: the Status JSON alone, not in the client's "HTTP response body:" form.
+        "Failed to apply object: b'%s\\n'" % FORBIDDEN_PATCH,
+        client_exception(403, "Forbidden", FORBIDDEN_PATCH),
+    ],
+)
 def test_forbidden_names_user_verb_resource_namespace_and_the_rbac_manifest(msg):
     err = classify(msg, server=SERVER)
     assert err["category"] == "Forbidden" and err["status"] == 403
-    assert err["message"] == ('Forbidden: user "burnin-restricted" may not patch trainingruntimes.trainer.kubeflow.org in '
-                              'namespace "other-ns" on https://127.0.0.1:6443; grant it with extras/rbac/burnin-rbac.yaml.')
+    assert err["message"] == (
+        'Forbidden: user "burnin-restricted" may not patch trainingruntimes.trainer.kubeflow.org in '
+        'namespace "other-ns" on https://127.0.0.1:6443; grant it with extras/rbac/burnin-rbac.yaml.'
+    )
     assert "cannot patch" in err["detail"]
 
 
 def test_cluster_scoped_forbidden():
-    err = classify(client_exception(403, "Forbidden", status(
-        403, "Forbidden", 'nodes is forbidden: User "burnin-restricted" cannot list resource "nodes" in API group "" at the '
-        'cluster scope')), server=SERVER)
-    assert err["message"] == ('Forbidden: user "burnin-restricted" may not list nodes at cluster scope on '
-                              'https://127.0.0.1:6443; grant it with extras/rbac/burnin-rbac.yaml.')
+    err = classify(
+        client_exception(
+            403,
+            "Forbidden",
+            status(403, "Forbidden", 'nodes is forbidden: User "burnin-restricted" cannot list resource "nodes" in API group "" at the ' "cluster scope"),
+        ),
+        server=SERVER,
+    )
+    assert err["message"] == (
+        'Forbidden: user "burnin-restricted" may not list nodes at cluster scope on ' "https://127.0.0.1:6443; grant it with extras/rbac/burnin-rbac.yaml."
+    )
 
 
-@pytest.mark.parametrize("msg", [
-    "Failed to find exact match for trainer.kubeflow.org/v1alpha1.TrainingRuntime by [kind, name, singularName, shortNames]",
-    status(404, "NotFound", 'no matches for kind "TrainingRuntime" in version "trainer.kubeflow.org/v1alpha1"'),
-])
+@pytest.mark.parametrize(
+    "msg",
+    [
+        "Failed to find exact match for trainer.kubeflow.org/v1alpha1.TrainingRuntime by [kind, name, singularName, shortNames]",
+        status(404, "NotFound", 'no matches for kind "TrainingRuntime" in version "trainer.kubeflow.org/v1alpha1"'),
+    ],
+)
 def test_a_missing_api_names_the_crd_and_the_component_to_install(msg):
     err = classify(msg, server=SERVER)
     assert err["category"] == "NotFound" and err["status"] == 404
-    assert err["message"] == ("https://127.0.0.1:6443 has no TrainingRuntime API (trainer.kubeflow.org/v1alpha1): install "
-                              "Kubeflow Trainer (v2) on the cluster.")
+    assert err["message"] == (
+        "https://127.0.0.1:6443 has no TrainingRuntime API (trainer.kubeflow.org/v1alpha1): install " "Kubeflow Trainer (v2) on the cluster."
+    )
 
 
 def test_a_webhook_denial_is_invalid_with_its_field_paths():
-    body = status(403, "Forbidden", 'admission webhook "validator.trainingruntime.trainer.kubeflow.org" denied the request: '
-                  'spec.template.spec.replicatedJobs[0].replicas: Invalid value: 2: always must be 1')
+    body = status(
+        403,
+        "Forbidden",
+        'admission webhook "validator.trainingruntime.trainer.kubeflow.org" denied the request: '
+        "spec.template.spec.replicatedJobs[0].replicas: Invalid value: 2: always must be 1",
+    )
     err = classify("Failed to apply object: b'%s'" % body, server=SERVER)
     assert err["category"] == "Invalid"
-    assert err["message"] == ("The admission webhook validator.trainingruntime.trainer.kubeflow.org on https://127.0.0.1:6443 "
-                              "rejected the object: spec.template.spec.replicatedJobs[0].replicas: Invalid value: 2: always "
-                              "must be 1.")
+    assert err["message"] == (
+        "The admission webhook validator.trainingruntime.trainer.kubeflow.org on https://127.0.0.1:6443 "
+        "rejected the object: spec.template.spec.replicatedJobs[0].replicas: Invalid value: 2: always "
+        "must be 1."
+    )
 
 
 def test_invalid_conflict_and_server_errors():
-    invalid = classify(client_exception(422, "Unprocessable Entity", status(
-        422, "Invalid", 'TrainJob.trainer.kubeflow.org "x" is invalid: spec.trainer.numNodes: Invalid value: -1')), server=SERVER)
+    invalid = classify(
+        client_exception(
+            422, "Unprocessable Entity", status(422, "Invalid", 'TrainJob.trainer.kubeflow.org "x" is invalid: spec.trainer.numNodes: Invalid value: -1')
+        ),
+        server=SERVER,
+    )
     assert invalid["category"] == "Invalid" and "spec.trainer.numNodes: Invalid value: -1" in invalid["message"]
-    conflict = classify(status(409, "Conflict", "Apply failed with 1 conflict: conflict with \"kubectl\": .spec.x"))
+    conflict = classify(status(409, "Conflict", 'Apply failed with 1 conflict: conflict with "kubectl": .spec.x'))
     assert conflict["category"] == "Conflict" and conflict["status"] == 409
     server = classify(client_exception(500, "Internal Server Error", status(500, "InternalError", "etcdserver: leader changed")))
     assert server["category"] == "ServerError" and "HTTP 500" in server["message"]

@@ -14,39 +14,45 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.merge im
 FACTS = {"platform": "aws", "gpuArchitecture": "gb200", "framework": "mpi"}
 
 
-@pytest.mark.parametrize("when, expected", [
-    ({}, True),
-    (None, True),
-    ({"platform": {"equals": "aws"}}, True),
-    ({"platform": {"equals": "AWS"}}, False),  # case-sensitive (ADR-012)
-    ({"gpuArchitecture": {"in": ["gb200", "gb300"]}}, True),
-    ({"gpuArchitecture": {"in": ["h100"]}}, False),
-    ({"gpuArchitecture": {"notIn": ["gb200"]}}, False),
-    ({"gpuArchitecture": {"notIn": ["h100"]}}, True),
-    ({"platform": {"equals": "aws"}, "gpuArchitecture": {"equals": "h100"}}, False),
-    ({"gpuArchitecture": {"in": ["gb200"], "notIn": ["gb200"]}}, False),
-    ({"framework": {"equals": "torch"}}, False),
-    ({"framework": {"in": ["mpi", "exec"]}}, True),
-    ({"workloadKind": "TrainJob"}, True),
-    ({"workloadKind": "Job"}, False),
-])
+@pytest.mark.parametrize(
+    "when, expected",
+    [
+        ({}, True),
+        (None, True),
+        ({"platform": {"equals": "aws"}}, True),
+        ({"platform": {"equals": "AWS"}}, False),  # case-sensitive (ADR-012)
+        ({"gpuArchitecture": {"in": ["gb200", "gb300"]}}, True),
+        ({"gpuArchitecture": {"in": ["h100"]}}, False),
+        ({"gpuArchitecture": {"notIn": ["gb200"]}}, False),
+        ({"gpuArchitecture": {"notIn": ["h100"]}}, True),
+        ({"platform": {"equals": "aws"}, "gpuArchitecture": {"equals": "h100"}}, False),
+        ({"gpuArchitecture": {"in": ["gb200"], "notIn": ["gb200"]}}, False),
+        ({"framework": {"equals": "torch"}}, False),
+        ({"framework": {"in": ["mpi", "exec"]}}, True),
+        ({"workloadKind": "TrainJob"}, True),
+        ({"workloadKind": "Job"}, False),
+    ],
+)
 def test_matches_when(when, expected):
     assert matches_when(when, FACTS) is expected
 
 
-@pytest.mark.parametrize("when, instance_type, expected", [
-    ({"instanceType": {"equals": "p5.48xlarge"}}, "p5.48xlarge", True),
-    ({"instanceType": {"equals": "p5.48xlarge"}}, "p5en.48xlarge", False),
-    ({"instanceType": {"in": ["p5.48xlarge", "p5e.48xlarge"]}}, "p5e.48xlarge", True),
-    ({"instanceType": {"notIn": ["p5.48xlarge"]}}, "p5en.48xlarge", True),
-    ({"instanceType": {"notIn": ["p5.48xlarge"]}}, "p5.48xlarge", False),
-    # an entry with instanceType never matches when the instance type is unknown, not even notIn
-    ({"instanceType": {"equals": "p5.48xlarge"}}, None, False),
-    ({"instanceType": {"notIn": ["p5.48xlarge"]}}, None, False),
-    ({"instanceType": {"notIn": ["p5.48xlarge"]}}, "", False),
-    ({"platform": {"equals": "aws"}}, None, True),
-    ({"platform": {"equals": "aws"}, "instanceType": {"in": ["P5.48XLARGE"]}}, "p5.48xlarge", False),  # case-sensitive
-])
+@pytest.mark.parametrize(
+    "when, instance_type, expected",
+    [
+        ({"instanceType": {"equals": "p5.48xlarge"}}, "p5.48xlarge", True),
+        ({"instanceType": {"equals": "p5.48xlarge"}}, "p5en.48xlarge", False),
+        ({"instanceType": {"in": ["p5.48xlarge", "p5e.48xlarge"]}}, "p5e.48xlarge", True),
+        ({"instanceType": {"notIn": ["p5.48xlarge"]}}, "p5en.48xlarge", True),
+        ({"instanceType": {"notIn": ["p5.48xlarge"]}}, "p5.48xlarge", False),
+        # an entry with instanceType never matches when the instance type is unknown, not even notIn
+        ({"instanceType": {"equals": "p5.48xlarge"}}, None, False),
+        ({"instanceType": {"notIn": ["p5.48xlarge"]}}, None, False),
+        ({"instanceType": {"notIn": ["p5.48xlarge"]}}, "", False),
+        ({"platform": {"equals": "aws"}}, None, True),
+        ({"platform": {"equals": "aws"}, "instanceType": {"in": ["P5.48XLARGE"]}}, "p5.48xlarge", False),  # case-sensitive
+    ],
+)
 def test_matches_instance_type(when, instance_type, expected):
     assert matches_when(when, dict(FACTS, instanceType=instance_type)) is expected
 
@@ -66,12 +72,22 @@ def test_unsupported_condition_is_named():
 
 
 def test_merge_maps_named_lists_and_replaced_lists():
-    base = {"spec": {"containers": [{"name": "node", "image": "a", "args": ["1", "2"],
-                                     "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}],
-                     "tolerations": [{"key": "x"}]}}
-    patch = {"spec": {"containers": [{"name": "node", "args": ["3"], "env": [{"name": "B", "value": "9"}, {"name": "C", "value": "3"}]},
-                                     {"name": "sidecar", "image": "s"}],
-                      "tolerations": [{"key": "y"}], "new": {"k": 1}}}
+    base = {
+        "spec": {
+            "containers": [{"name": "node", "image": "a", "args": ["1", "2"], "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}],
+            "tolerations": [{"key": "x"}],
+        }
+    }
+    patch = {
+        "spec": {
+            "containers": [
+                {"name": "node", "args": ["3"], "env": [{"name": "B", "value": "9"}, {"name": "C", "value": "3"}]},
+                {"name": "sidecar", "image": "s"},
+            ],
+            "tolerations": [{"key": "y"}],
+            "new": {"k": 1},
+        }
+    }
     merged = merge_named(base, patch)
     node = merged["spec"]["containers"][0]
     assert node["image"] == "a" and node["args"] == ["3"]
@@ -84,11 +100,15 @@ def test_merge_maps_named_lists_and_replaced_lists():
 
 def test_null_in_a_patch_deletes_the_key():
     # RFC 7386: the platform layer takes seed values back this way (e.g. GKE A4X Max has no multi-networking).
-    base = {"metadata": {"annotations": {"a": "1", "b": "2"}},
-            "containers": [{"name": "node", "resources": {"limits": {"nvidia.com/gpu": "4", "x/rdma-0": "1"}}}]}
-    patch = {"metadata": {"annotations": {"a": None, "missing": None}},
-             "containers": [{"name": "node", "resources": {"limits": {"x/rdma-0": None}, "claims": [{"name": "rdma"}]}}],
-             "fresh": {"keep": 1, "drop": None}}
+    base = {
+        "metadata": {"annotations": {"a": "1", "b": "2"}},
+        "containers": [{"name": "node", "resources": {"limits": {"nvidia.com/gpu": "4", "x/rdma-0": "1"}}}],
+    }
+    patch = {
+        "metadata": {"annotations": {"a": None, "missing": None}},
+        "containers": [{"name": "node", "resources": {"limits": {"x/rdma-0": None}, "claims": [{"name": "rdma"}]}}],
+        "fresh": {"keep": 1, "drop": None},
+    }
     merged = merge_named(base, patch)
     assert merged["metadata"] == {"annotations": {"b": "2"}}
     assert merged["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": "4"}, "claims": [{"name": "rdma"}]}

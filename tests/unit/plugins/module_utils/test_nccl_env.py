@@ -12,8 +12,16 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.nccl_env import base_nccl_env, merge_env, to_mpi_args
 
 BASE_NAMES = [
-    "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_NVLS_ENABLE", "NCCL_CUMEM_ENABLE", "NCCL_NET_GDR_C2C",
-    "NCCL_NET_GDR_LEVEL", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_SHM_DISABLE", "NCCL_MNNVL_ENABLE", "NCCL_SOCKET_IFNAME",
+    "NCCL_DEBUG",
+    "NCCL_DEBUG_SUBSYS",
+    "NCCL_NVLS_ENABLE",
+    "NCCL_CUMEM_ENABLE",
+    "NCCL_NET_GDR_C2C",
+    "NCCL_NET_GDR_LEVEL",
+    "NCCL_P2P_NET_CHUNKSIZE",
+    "NCCL_SHM_DISABLE",
+    "NCCL_MNNVL_ENABLE",
+    "NCCL_SOCKET_IFNAME",
 ]
 
 

@@ -36,26 +36,113 @@ def text(*lines):
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log", dict(
-        program=None, collective=None, nccl_version="2.18.5", cuda_version="12.2", nccl_tests_version=None, rows=31,
-        largest_size=8589934592, peak_busbw=441.91, peak_busbw_in_place=444.78, avg_busbw=148.968, hosts=2, devices=16)),
-    ("v2.16-all-gather-2x8-h200-nccl2.27.log", dict(
-        program="all_gather_perf", collective="all_gather", nccl_version="2.27.7", cuda_version="12.9", nccl_tests_version="2.16.9",
-        rows=24, largest_size=8589934592, peak_busbw=328.92, peak_busbw_in_place=329.06, avg_busbw=144.016, hosts=2, devices=16)),
-    ("v2.16-all-reduce-cputime-timestamps-minbw-failed.log", dict(
-        program="all_reduce_perf", collective="all_reduce", nccl_version="2.25.3", cuda_version=None, nccl_tests_version="2.16.4",
-        rows=7, largest_size=4294967296, peak_busbw=351.44, peak_busbw_in_place=352.09, avg_busbw=341.429, hosts=2, devices=8)),
-    ("v2.10-all-reduce-nccl2.7-no-root.log", dict(
-        program=None, collective=None, nccl_version="2.7.8", cuda_version="11.0", nccl_tests_version=None, rows=28,
-        largest_size=1073741824, peak_busbw=26.62, peak_busbw_in_place=26.63, avg_busbw=10.2737, hosts=2, devices=16)),
-    ("v2.17-all-reduce-per-iteration.log", dict(
-        program="all_reduce_perf", collective="all_reduce", nccl_version="2.28.3", cuda_version=None, nccl_tests_version="2.17.1",
-        rows=3, largest_size=4294967296, peak_busbw=701.21, peak_busbw_in_place=700.92, avg_busbw=699.189, hosts=1, devices=8)),
-    ("v2.16-all-reduce-tail-no-header.log", dict(
-        program="all_reduce_perf", collective="all_reduce", nccl_version=None, cuda_version=None, nccl_tests_version=None, rows=14,
-        largest_size=17179869184, peak_busbw=488.52, peak_busbw_in_place=485.91, avg_busbw=171.674, hosts=0, devices=0)),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        (
+            "v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log",
+            dict(
+                program=None,
+                collective=None,
+                nccl_version="2.18.5",
+                cuda_version="12.2",
+                nccl_tests_version=None,
+                rows=31,
+                largest_size=8589934592,
+                peak_busbw=441.91,
+                peak_busbw_in_place=444.78,
+                avg_busbw=148.968,
+                hosts=2,
+                devices=16,
+            ),
+        ),
+        (
+            "v2.16-all-gather-2x8-h200-nccl2.27.log",
+            dict(
+                program="all_gather_perf",
+                collective="all_gather",
+                nccl_version="2.27.7",
+                cuda_version="12.9",
+                nccl_tests_version="2.16.9",
+                rows=24,
+                largest_size=8589934592,
+                peak_busbw=328.92,
+                peak_busbw_in_place=329.06,
+                avg_busbw=144.016,
+                hosts=2,
+                devices=16,
+            ),
+        ),
+        (
+            "v2.16-all-reduce-cputime-timestamps-minbw-failed.log",
+            dict(
+                program="all_reduce_perf",
+                collective="all_reduce",
+                nccl_version="2.25.3",
+                cuda_version=None,
+                nccl_tests_version="2.16.4",
+                rows=7,
+                largest_size=4294967296,
+                peak_busbw=351.44,
+                peak_busbw_in_place=352.09,
+                avg_busbw=341.429,
+                hosts=2,
+                devices=8,
+            ),
+        ),
+        (
+            "v2.10-all-reduce-nccl2.7-no-root.log",
+            dict(
+                program=None,
+                collective=None,
+                nccl_version="2.7.8",
+                cuda_version="11.0",
+                nccl_tests_version=None,
+                rows=28,
+                largest_size=1073741824,
+                peak_busbw=26.62,
+                peak_busbw_in_place=26.63,
+                avg_busbw=10.2737,
+                hosts=2,
+                devices=16,
+            ),
+        ),
+        (
+            "v2.17-all-reduce-per-iteration.log",
+            dict(
+                program="all_reduce_perf",
+                collective="all_reduce",
+                nccl_version="2.28.3",
+                cuda_version=None,
+                nccl_tests_version="2.17.1",
+                rows=3,
+                largest_size=4294967296,
+                peak_busbw=701.21,
+                peak_busbw_in_place=700.92,
+                avg_busbw=699.189,
+                hosts=1,
+                devices=8,
+            ),
+        ),
+        (
+            "v2.16-all-reduce-tail-no-header.log",
+            dict(
+                program="all_reduce_perf",
+                collective="all_reduce",
+                nccl_version=None,
+                cuda_version=None,
+                nccl_tests_version=None,
+                rows=14,
+                largest_size=17179869184,
+                peak_busbw=488.52,
+                peak_busbw_in_place=485.91,
+                avg_busbw=171.674,
+                hosts=0,
+                devices=0,
+            ),
+        ),
+    ],
+)
 def test_complete_outputs(name, expected):
     result = nr.parse_nccl_output(fixture(name))
     assert result["complete"] is True and result["problems"] == [] and result["format"] == "text"
@@ -73,14 +160,35 @@ def test_rows_carry_every_column_of_both_sides():
     result = nr.parse_nccl_output(fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"))
     row = result["rows"][-1]
     assert row == {
-        "size": 8589934592, "count": 2147483648, "type": "float", "redop": "sum", "root": -1,
+        "size": 8589934592,
+        "count": 2147483648,
+        "type": "float",
+        "redop": "sum",
+        "root": -1,
         "oop": {"time_us": 36447.0, "algbw": 235.68, "busbw": 441.91, "wrong": 0},
         "ip": {"time_us": 36211.0, "algbw": 237.22, "busbw": 444.78, "wrong": 0},
     }
-    assert result["config"] == {"nthreads": 1, "ngpus": 1, "min_bytes": 8, "max_bytes": 8589934592, "warmup_iters": 5, "iters": 20,
-                                "agg_iters": 1, "validation": 1, "graph": 0, "step_factor": 2}
-    assert result["devices"][8] == {"rank": 8, "group": 0, "pid": 388, "host": "nccl-all-reduce-20261130t0700-node-0-1", "device": 0,
-                                    "pci": "0x18", "name": "NVIDIA H100 80GB HBM3"}
+    assert result["config"] == {
+        "nthreads": 1,
+        "ngpus": 1,
+        "min_bytes": 8,
+        "max_bytes": 8589934592,
+        "warmup_iters": 5,
+        "iters": 20,
+        "agg_iters": 1,
+        "validation": 1,
+        "graph": 0,
+        "step_factor": 2,
+    }
+    assert result["devices"][8] == {
+        "rank": 8,
+        "group": 0,
+        "pid": 388,
+        "host": "nccl-all-reduce-20261130t0700-node-0-1",
+        "device": 0,
+        "pci": "0x18",
+        "name": "NVIDIA H100 80GB HBM3",
+    }
     assert result["max_busbw"] == 444.78 and result["max_busbw_size"] == 8589934592
 
 
@@ -137,14 +245,19 @@ def test_truncated_mid_row_with_partial_results():
     assert result["complete"] is False and len(result["rows"]) == 28 and result["avg_busbw"] is None
     assert result["problems"][0].startswith("line 65: truncated")
     assert "without the '# Avg bus bandwidth' footer" in result["problems"][1]
-    assert result["failed_hosts"] == {"nccl-all-reduce-20261130t0800-node-0-1": (
-        "mpirun noticed that process rank 11 with PID 0 on node nccl-all-reduce-20261130t0800-node-0-1 exited on signal 9 (Killed).")}
+    assert result["failed_hosts"] == {
+        "nccl-all-reduce-20261130t0800-node-0-1": (
+            "mpirun noticed that process rank 11 with PID 0 on node nccl-all-reduce-20261130t0800-node-0-1 exited on signal 9 (Killed)."
+        )
+    }
     assert result["largest_size"] == 1073741824
 
 
 def test_truncated_without_footer():
-    with pytest.raises(nr.NcclParseError, match=r"^nccl-tests output line 56: truncated: the table ends after 20 result rows "
-                                                r"\(last size 4194304\) without the '# Avg bus bandwidth' footer$"):
+    with pytest.raises(
+        nr.NcclParseError,
+        match=r"^nccl-tests output line 56: truncated: the table ends after 20 result rows " r"\(last size 4194304\) without the '# Avg bus bandwidth' footer$",
+    ):
         nr.parse_nccl_output(fixture("v2.16-all-reduce-truncated-no-footer.log"))
 
 
@@ -212,13 +325,16 @@ def test_json_without_the_average_is_incomplete():
     assert partial["complete"] is False and len(partial["rows"]) == 5
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda doc: doc.update(results={"size": 1}), "no 'results' list"),
-    (lambda doc: doc["results"][0].update(size="big"), r"results\[0\] must be an object with an integer size"),
-    (lambda doc: doc["results"][1]["out_of_place"].update(bus_bw=True), r"results\[1\].out_of_place.bus_bw must be a number"),
-    (lambda doc: doc["results"][2].update(root="x"), r"results\[2\].root is 'x', not an integer"),
-    (lambda doc: doc.update(results=[]), "no result rows"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda doc: doc.update(results={"size": 1}), "no 'results' list"),
+        (lambda doc: doc["results"][0].update(size="big"), r"results\[0\] must be an object with an integer size"),
+        (lambda doc: doc["results"][1]["out_of_place"].update(bus_bw=True), r"results\[1\].out_of_place.bus_bw must be a number"),
+        (lambda doc: doc["results"][2].update(root="x"), r"results\[2\].root is 'x', not an integer"),
+        (lambda doc: doc.update(results=[]), "no result rows"),
+    ],
+)
 def test_malformed_json(change, message):
     loaded = json.loads(fixture("v2.16-all-reduce-2x8-h100.json"))
     change(loaded)
@@ -261,18 +377,21 @@ def test_nan_average_is_none():
     assert result["avg_busbw"] is None and result["complete"] is True
 
 
-@pytest.mark.parametrize("lines, line, message", [
-    (HEADER + [ROW_1G[:40], ROW_2G] + FOOTER, 4, "result row has 3 columns, the header at line 2 has 13"),
-    (HEADER + [ROW_1G, ROW_2G + "  7"] + FOOTER, 5, "result row has 14 columns"),
-    (HEADER + [ROW_1G.replace("float", "float  x")] + FOOTER, 4, "result row has 14 columns"),
-    (HEADER + [ROW_1G.replace("   -1 ", "   x1 ")] + FOOTER, 4, "column 'root' is 'x1', not an integer"),
-    (HEADER + FOOTER, 2, "the table at line 2 has a footer but no result rows"),
-    (HEADER + [ROW_1G.replace("      0", "     -1", 1)] + FOOTER, 4, "column '#wrong' (out-of-place) is '-1', not a count"),
-    (HEADER + [ROW_1G] + FOOTER + [ROW_2G], 8, "result row after the footer of the table at line 2"),
-    (HEADER, 2, "truncated: the table header at line 2 has no result rows"),
-    (HEADER + [ROW_1G, "# Avg bus bandwidth    : fast"], 5, "'# Avg bus bandwidth' value 'fast' is not a number"),
-    (["# size count type redop root algbw busbw"] + [ROW_1G] + FOOTER, 1, "no recognisable time/algbw/busbw groups"),
-])
+@pytest.mark.parametrize(
+    "lines, line, message",
+    [
+        (HEADER + [ROW_1G[:40], ROW_2G] + FOOTER, 4, "result row has 3 columns, the header at line 2 has 13"),
+        (HEADER + [ROW_1G, ROW_2G + "  7"] + FOOTER, 5, "result row has 14 columns"),
+        (HEADER + [ROW_1G.replace("float", "float  x")] + FOOTER, 4, "result row has 14 columns"),
+        (HEADER + [ROW_1G.replace("   -1 ", "   x1 ")] + FOOTER, 4, "column 'root' is 'x1', not an integer"),
+        (HEADER + FOOTER, 2, "the table at line 2 has a footer but no result rows"),
+        (HEADER + [ROW_1G.replace("      0", "     -1", 1)] + FOOTER, 4, "column '#wrong' (out-of-place) is '-1', not a count"),
+        (HEADER + [ROW_1G] + FOOTER + [ROW_2G], 8, "result row after the footer of the table at line 2"),
+        (HEADER, 2, "truncated: the table header at line 2 has no result rows"),
+        (HEADER + [ROW_1G, "# Avg bus bandwidth    : fast"], 5, "'# Avg bus bandwidth' value 'fast' is not a number"),
+        (["# size count type redop root algbw busbw"] + [ROW_1G] + FOOTER, 1, "no recognisable time/algbw/busbw groups"),
+    ],
+)
 def test_malformed_lines(lines, line, message):
     with pytest.raises(nr.NcclParseError) as caught:
         nr.parse_nccl_output(text(*lines))
@@ -316,8 +435,9 @@ def test_nccl_version_codes(code, version):
     assert nr.nccl_version_from_code(code) == version
 
 
-@pytest.mark.parametrize("value, size", [(1024, 1024), ("1K", 1024), ("8G", 8 << 30), ("16GiB", 16 << 30), ("512M", 512 << 20),
-                                         ("1.5K", 1536), (" 2 g ", 2 << 30), (4.0, 4)])
+@pytest.mark.parametrize(
+    "value, size", [(1024, 1024), ("1K", 1024), ("8G", 8 << 30), ("16GiB", 16 << 30), ("512M", 512 << 20), ("1.5K", 1536), (" 2 g ", 2 << 30), (4.0, 4)]
+)
 def test_parse_size(value, size):
     assert nr.parse_size(value) == size
 
@@ -333,8 +453,9 @@ def test_size_label(size, label):
     assert nr.size_label(size) == label
 
 
-@pytest.mark.parametrize("program, collective", [("./build/all_reduce_perf", "all_reduce"), ("all_reduce_perf_mpi", "all_reduce"),
-                                                 ("all_gather", "all_gather"), (None, None)])
+@pytest.mark.parametrize(
+    "program, collective", [("./build/all_reduce_perf", "all_reduce"), ("all_reduce_perf_mpi", "all_reduce"), ("all_gather", "all_gather"), (None, None)]
+)
 def test_program_collective(program, collective):
     assert nr.program_collective(program) == collective
 

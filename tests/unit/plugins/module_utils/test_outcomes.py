@@ -21,30 +21,47 @@ def result(cluster, outcome, verdict=None, reason="", trainjob=True):
     return out
 
 
-@pytest.mark.parametrize("outcome, verdict, passed", [
-    ("Complete", None, True), ("Complete", "pass", True), ("Complete", "warn", True),
-    ("Complete", "fail", False), ("Complete", "error", False),
-    # Succeeded was missing from the role's list while the reports had it: one list now.
-    ("Succeeded", None, True), ("Checked", None, True), ("Applied", None, True), ("Cleaned", None, True),
-    ("Failed", None, False), ("Mismatch", None, False), ("Timeout", "error", False), ("Unreachable", None, False),
-    ("Pending", None, False), ("Error", None, False),
-])
+@pytest.mark.parametrize(
+    "outcome, verdict, passed",
+    [
+        ("Complete", None, True),
+        ("Complete", "pass", True),
+        ("Complete", "warn", True),
+        ("Complete", "fail", False),
+        ("Complete", "error", False),
+        # Succeeded was missing from the role's list while the reports had it: one list now.
+        ("Succeeded", None, True),
+        ("Checked", None, True),
+        ("Applied", None, True),
+        ("Cleaned", None, True),
+        ("Failed", None, False),
+        ("Mismatch", None, False),
+        ("Timeout", "error", False),
+        ("Unreachable", None, False),
+        ("Pending", None, False),
+        ("Error", None, False),
+    ],
+)
 def test_the_rule(outcome, verdict, passed):
     assert cluster_passed(result("c", outcome, verdict)) is passed
 
 
 def test_the_summary_names_failed_and_warned_clusters_and_the_reports():
-    summary = fleet_summary({
-        "b": result("b", "Complete", "warn"), "a": result("a", "Complete", "pass"),
-        "c": result("c", "Failed", "fail", reason="verdict fail: busbw 3 GB/s"),
-        "d": result("d", "Pending", reason="in a later serial batch", trainjob=False),
-        "e": result("e", "Unreachable", reason="Unreachable: Cannot reach https://x", trainjob=False),
-    }, "burn-in", "r1", reports="/tmp/reports/r1")
-    assert summary["header"] == ("burn-in r1: 2 of 5 clusters passed, 2 failed: c, e; 1 with warnings: b; "
-                                 "reports in /tmp/reports/r1")
+    summary = fleet_summary(
+        {
+            "b": result("b", "Complete", "warn"),
+            "a": result("a", "Complete", "pass"),
+            "c": result("c", "Failed", "fail", reason="verdict fail: busbw 3 GB/s"),
+            "d": result("d", "Pending", reason="in a later serial batch", trainjob=False),
+            "e": result("e", "Unreachable", reason="Unreachable: Cannot reach https://x", trainjob=False),
+        },
+        "burn-in",
+        "r1",
+        reports="/tmp/reports/r1",
+    )
+    assert summary["header"] == ("burn-in r1: 2 of 5 clusters passed, 2 failed: c, e; 1 with warnings: b; " "reports in /tmp/reports/r1")
     assert [line.split()[0] for line in summary["lines"]] == ["ok", "ok", "FAIL", "..", "FAIL"]
-    assert summary["lines"][0] == "%-4s %-28s %-16s %-11s %-5s %s" % (
-        "ok", "a", "aws/h100", "Complete", "pass", "burnin/nccl-1: busbw pass")
+    assert summary["lines"][0] == "%-4s %-28s %-16s %-11s %-5s %s" % ("ok", "a", "aws/h100", "Complete", "pass", "burnin/nccl-1: busbw pass")
     assert summary["lines"][2].endswith("Failed      fail  verdict fail: busbw 3 GB/s")
     assert summary["passed"] == ["a", "b"] and summary["failed"] == ["c", "e"] and summary["warned"] == ["b"]
 
@@ -58,8 +75,9 @@ def test_the_summary_names_the_baseline_and_the_regressed_clusters():
 
 
 def test_a_dry_run_and_an_apply_without_verdicts():
-    summary = fleet_summary({"a": result("a", "Checked", reason="check mode"), "z": dict(result("z", "Applied"), platform="")},
-                            "burn-in", "r2", check_mode=True)
+    summary = fleet_summary(
+        {"a": result("a", "Checked", reason="check mode"), "z": dict(result("z", "Applied"), platform="")}, "burn-in", "r2", check_mode=True
+    )
     assert summary["header"] == "burn-in r2 (check mode): 2 of 2 clusters passed, 0 failed"
     assert summary["lines"][0].endswith("burnin/nccl-1: check mode") and summary["lines"][1].endswith(" burnin/nccl-1")
     assert "?/h100" in summary["lines"][1]
@@ -68,12 +86,17 @@ def test_a_dry_run_and_an_apply_without_verdicts():
 def test_a_failure_set_on_purpose_keeps_its_outcome():
     result = {"outcome": "Mismatch", "reason": "platform mismatch: nodes say gcp", "error_class": ""}
     assert failure_of(result, {"name": "Stop"}, {"msg": "platform mismatch"})["record"] == {
-        "outcome": "Mismatch", "reason": "platform mismatch: nodes say gcp", "error_class": ""}
+        "outcome": "Mismatch",
+        "reason": "platform mismatch: nodes say gcp",
+        "error_class": "",
+    }
 
 
 def test_a_kubernetes_core_failure_is_classified_and_names_the_task():
-    refused = ("HTTPSConnectionPool(host='127.0.0.1', port=6443): Max retries exceeded with url: /version "
-               "(Caused by NewConnectionError(': Failed to establish a new connection: [Errno 111] Connection refused'))")
+    refused = (
+        "HTTPSConnectionPool(host='127.0.0.1', port=6443): Max retries exceeded with url: /version "
+        "(Caused by NewConnectionError(': Failed to establish a new connection: [Errno 111] Connection refused'))"
+    )
     failure = failure_of({"outcome": "Pending", "reason": ""}, {"name": "List the nodes"}, {"msg": refused})
     assert failure["record"]["outcome"] == "Unreachable" and failure["record"]["error_class"] == "Unreachable"
     assert failure["record"]["reason"].startswith("List the nodes: Unreachable: Cannot reach https://127.0.0.1:6443")
@@ -82,10 +105,14 @@ def test_a_kubernetes_core_failure_is_classified_and_names_the_task():
 
 def test_a_classified_error_of_the_collections_plugins_is_taken_as_it_is():
     error = {"category": "Forbidden", "status": 403, "message": "Forbidden: user x may not delete ...", "detail": "raw"}
-    failure = failure_of({"outcome": "Pending"}, {"name": "Delete the run's objects"},
-                         {"msg": "deleting TrainJob/e-r1: Forbidden: user x may not delete ...", "error": error})
-    assert failure["record"] == {"outcome": "Error", "error_class": "Forbidden",
-                                 "reason": "Delete the run's objects: deleting TrainJob/e-r1: Forbidden: user x may not delete ..."}
+    failure = failure_of(
+        {"outcome": "Pending"}, {"name": "Delete the run's objects"}, {"msg": "deleting TrainJob/e-r1: Forbidden: user x may not delete ...", "error": error}
+    )
+    assert failure["record"] == {
+        "outcome": "Error",
+        "error_class": "Forbidden",
+        "reason": "Delete the run's objects: deleting TrainJob/e-r1: Forbidden: user x may not delete ...",
+    }
     assert failure["detail"] == "raw"
 
 

@@ -80,9 +80,15 @@ def env_map(env):
     return dict((item["name"], item["value"]) for item in env)
 
 
-@pytest.mark.parametrize("config, names", [
-    (TORCH_WITHOUT_MNNVL, NON_MPI), (MPI_WITH_MNNVL, MPI), (EXEC_SINGLE_NODE, NON_MPI),
-], ids=["torch-without-mnnvl", "mpi-with-mnnvl", "exec-framework-single-node"])
+@pytest.mark.parametrize(
+    "config, names",
+    [
+        (TORCH_WITHOUT_MNNVL, NON_MPI),
+        (MPI_WITH_MNNVL, MPI),
+        (EXEC_SINGLE_NODE, NON_MPI),
+    ],
+    ids=["torch-without-mnnvl", "mpi-with-mnnvl", "exec-framework-single-node"],
+)
 def test_golden_inputs_render_the_documented_entries_in_order(config, names):
     overrides = seed_overrides(config)
     assert len(overrides) == {"mpi": 14}.get(config["framework"], 15)
@@ -91,20 +97,21 @@ def test_golden_inputs_render_the_documented_entries_in_order(config, names):
         assert "jobTemplatePatch" not in override
 
 
-@pytest.mark.parametrize("config", [TORCH_WITHOUT_MNNVL, MPI_WITH_MNNVL, EXEC_SINGLE_NODE],
-                         ids=["torch-without-mnnvl", "mpi-with-mnnvl", "exec-framework-single-node"])
+@pytest.mark.parametrize(
+    "config", [TORCH_WITHOUT_MNNVL, MPI_WITH_MNNVL, EXEC_SINGLE_NODE], ids=["torch-without-mnnvl", "mpi-with-mnnvl", "exec-framework-single-node"]
+)
 def test_seed_is_the_unchanged_prefix_of_the_default_list(config):
     seed = seed_overrides(config)
     full, sources = build_overrides_with_sources(config)
     assert full == build_overrides(config)
-    assert full[:len(seed)] == seed
-    assert sources[:len(seed)] == ["templates/overrides/workloadrun.yaml"] * len(seed)
-    layer = sources[len(seed):]
+    assert full[: len(seed)] == seed
+    assert sources[: len(seed)] == ["templates/overrides/workloadrun.yaml"] * len(seed)
+    layer = sources[len(seed) :]
     assert layer and all(source.startswith("templates/overrides/platforms/") for source in layer)
     assert layer == sorted(layer)  # platform files in file-name order
     # every platform entry names its file's platform (plan_workload renders only the cluster's file)
-    for override, source in zip(full[len(seed):], layer):
-        assert override["when"]["platform"]["equals"] == source.rsplit("/", 1)[1][:-len(".yaml")]
+    for override, source in zip(full[len(seed) :], layer):
+        assert override["when"]["platform"]["equals"] == source.rsplit("/", 1)[1][: -len(".yaml")]
 
 
 def test_torch_without_mnnvl_entry_contents():
@@ -135,7 +142,8 @@ def test_torch_without_mnnvl_entry_contents():
     assert template["spec"]["spec"]["devices"]["requests"] == [{"name": "roce", "exactly": {"deviceClassName": "roce.networking.k8s.aws", "count": 8}}]
     assert runtime_pod(patch)["spec"]["resourceClaims"] == [
         {"name": "compute-domain", "resourceClaimTemplateName": "test-channel"},
-        {"name": "roce-channel", "resourceClaimTemplateName": "test-roce"}]
+        {"name": "roce-channel", "resourceClaimTemplateName": "test-roce"},
+    ]
     assert node_container(patch)["resources"]["claims"] == [{"name": "compute-domain"}, {"name": "roce-channel"}]
 
     azure = node_container(t["T12"]["dependencies"][0])["resources"]
@@ -145,10 +153,20 @@ def test_torch_without_mnnvl_entry_contents():
 
     together_env = trainer_env(t["T14"])
     assert [item["name"] for item in together_env] == [
-        "NCCL_DEBUG", "NCCL_IB_PCI_RELAXED_ORDERING", "NCCL_IGNORE_CPU_AFFINITY", "NCCL_SOCKET_IFNAME", "NCCL_IB_QPS_PER_CONNECTION",
-        "NCCL_IB_SPLIT_DATA_ON_QPS", "NCCL_IB_AR_THRESHOLD", "NCCL_IB_HCA", "NCCL_NVLS_ENABLE", "NCCL_CUMEM_ENABLE"]
-    assert env_map(together_env)["NCCL_IB_HCA"] == ("=mlx5_7:1,mlx5_8:1,mlx5_9:1,mlx5_10:1,mlx5_11:1,mlx5_12:1,"
-                                                    "mlx5_5:1,mlx5_6:1,mlx5_2:1,mlx5_3:1,mlx5_0:1,mlx5_1:1")
+        "NCCL_DEBUG",
+        "NCCL_IB_PCI_RELAXED_ORDERING",
+        "NCCL_IGNORE_CPU_AFFINITY",
+        "NCCL_SOCKET_IFNAME",
+        "NCCL_IB_QPS_PER_CONNECTION",
+        "NCCL_IB_SPLIT_DATA_ON_QPS",
+        "NCCL_IB_AR_THRESHOLD",
+        "NCCL_IB_HCA",
+        "NCCL_NVLS_ENABLE",
+        "NCCL_CUMEM_ENABLE",
+    ]
+    assert env_map(together_env)["NCCL_IB_HCA"] == (
+        "=mlx5_7:1,mlx5_8:1,mlx5_9:1,mlx5_10:1,mlx5_11:1,mlx5_12:1," "mlx5_5:1,mlx5_6:1,mlx5_2:1,mlx5_3:1,mlx5_0:1,mlx5_1:1"
+    )
     assert all(isinstance(item["value"], str) for item in together_env)
 
     mistral = t["T15"]["dependencies"][0]
@@ -159,7 +177,8 @@ def test_torch_without_mnnvl_entry_contents():
     assert len(container["env"]) == 10 and env_map(container["env"])["PMIX_MCA_gds"] == "^ds12"
     assert runtime_pod(mistral)["spec"]["tolerations"] == [
         {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"},
-        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
+    ]
 
 
 def test_gcp_h100_uses_the_current_tcpxo_profile():
@@ -183,9 +202,9 @@ def test_gcp_gb200_network_annotations_on_the_pod_template():
     annotations = runtime_pod(patch)["metadata"]["annotations"]
     assert annotations["networking.gke.io/default-interface"] == "eth0"
     import json
+
     interfaces = json.loads(annotations["networking.gke.io/interfaces"])
-    assert interfaces == [{"interfaceName": "eth0", "network": "default"}] + [
-        {"interfaceName": "eth%d" % (n + 2), "network": "rdma-%d" % n} for n in range(4)]
+    assert interfaces == [{"interfaceName": "eth0", "network": "default"}] + [{"interfaceName": "eth%d" % (n + 2), "network": "rdma-%d" % n} for n in range(4)]
     container = node_container(patch)
     assert container["resources"]["limits"] == dict(("networking.gke.io.networks/rdma-%d" % n, "1") for n in range(4))
     assert container["env"] == [{"name": "NCCL_NET_GDR_LEVEL", "value": "5"}, {"name": "NCCL_DEBUG", "value": "INFO"}]
@@ -196,12 +215,44 @@ def test_mpi_with_mnnvl_entry_contents():
     args = t["T6"]["mpiArgs"]
     assert args[:2] == ["-x", "NCCL_NET_PLUGIN=none"]
     # The later upstream RoCE pins (0efef83, ADR-070), folded into T6 for GB300.
-    assert args[2:] == ["--mca", "orte_keep_fqdn_hostnames", "true",
-                        "--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "eth0",
-                        "--mca", "oob", "tcp", "--mca", "oob_tcp_if_include", "eth0",
-                        "--mca", "coll_ucc_enable", "0", "--mca", "coll_hcoll_enable", "0",
-                        "-x", "NCCL_DEBUG_SUBSYS=NET,INIT", "-x", "NCCL_SOCKET_IFNAME=eth0", "-x", "NCCL_IB_GID_INDEX=3",
-                        "-x", "NCCL_NVLS_ENABLE=1", "-x", "NCCL_CUMEM_ENABLE=1", "-x", "NCCL_NET_GDR_C2C=1"]
+    assert args[2:] == [
+        "--mca",
+        "orte_keep_fqdn_hostnames",
+        "true",
+        "--mca",
+        "pml",
+        "ob1",
+        "--mca",
+        "btl",
+        "tcp,self",
+        "--mca",
+        "btl_tcp_if_include",
+        "eth0",
+        "--mca",
+        "oob",
+        "tcp",
+        "--mca",
+        "oob_tcp_if_include",
+        "eth0",
+        "--mca",
+        "coll_ucc_enable",
+        "0",
+        "--mca",
+        "coll_hcoll_enable",
+        "0",
+        "-x",
+        "NCCL_DEBUG_SUBSYS=NET,INIT",
+        "-x",
+        "NCCL_SOCKET_IFNAME=eth0",
+        "-x",
+        "NCCL_IB_GID_INDEX=3",
+        "-x",
+        "NCCL_NVLS_ENABLE=1",
+        "-x",
+        "NCCL_CUMEM_ENABLE=1",
+        "-x",
+        "NCCL_NET_GDR_C2C=1",
+    ]
     assert node_container(t["T12"]["dependencies"][0])["resources"]["limits"] == {"nvidia.com/mlnxnics": 2}
     assert node_container(t["T13"]["dependencies"][0])["resources"]["limits"] == {"nvidia.com/mlnxnics": "2"}
     assert env_map(node_container(t["T15"]["dependencies"][0])["env"])["NCCL_MNNVL_ENABLE"] == "1"
@@ -216,8 +267,7 @@ def test_exec_single_node_zero_nics_requests_none():
     assert t["T1"]["dependencies"][0]["spec"]["numNodes"] == 0
 
 
-@pytest.mark.parametrize("field, value", [
-    ("framework", "jax"), ("entry_name", "Test"), ("nodes", 0), ("mlnx_per_node", -1), ("enable_mnnvl", "true")])
+@pytest.mark.parametrize("field, value", [("framework", "jax"), ("entry_name", "Test"), ("nodes", 0), ("mlnx_per_node", -1), ("enable_mnnvl", "true")])
 def test_bad_config_names_the_field(field, value):
     with pytest.raises(ConfigError, match=field):
         build_overrides(dict(TORCH_WITHOUT_MNNVL, **{field: value}))
@@ -238,14 +288,14 @@ def test_missing_fragment_is_a_clear_error(library_copy):
 
 
 def test_template_syntax_error_names_the_file(library_copy):
-    (library_copy / "_lib" / "deps" / "azure-mlnx-runtime-patch.yaml").write_text(u"{% if %}\n")
+    (library_copy / "_lib" / "deps" / "azure-mlnx-runtime-patch.yaml").write_text("{% if %}\n")
     library = templating.TemplateLibrary(str(library_copy / "templates"), str(library_copy / "_lib"))
     with pytest.raises(RenderError, match=r"azure-mlnx-runtime-patch.yaml line 1: template syntax error"):
         build_overrides(TORCH_WITHOUT_MNNVL, library)
 
 
 def test_unknown_override_key_is_a_parse_error(library_copy):
-    (library_copy / "templates" / "overrides" / "workloadrun.yaml").write_text(u"- when: {}\n  preComand: [x]\n")
+    (library_copy / "templates" / "overrides" / "workloadrun.yaml").write_text("- when: {}\n  preComand: [x]\n")
     library = templating.TemplateLibrary(str(library_copy / "templates"), str(library_copy / "_lib"))
     with pytest.raises(ParseError, match="preComand"):
         build_overrides(TORCH_WITHOUT_MNNVL, library)
@@ -253,18 +303,18 @@ def test_unknown_override_key_is_a_parse_error(library_copy):
 
 def test_lib_indent_and_to_mpi_args_helpers(library_copy):
     lib = library_copy / "_lib"
-    (lib / "a.yaml").write_text(u"x: 1\n\ny: {{ entry_name }}\n")
-    (lib / "outer.yaml").write_text(u"{{ lib('a.yaml') | indent(2) }}|\n")
-    (lib / "env.yaml").write_text(u'- name: A\n  value: say "hi"\n')
+    (lib / "a.yaml").write_text("x: 1\n\ny: {{ entry_name }}\n")
+    (lib / "outer.yaml").write_text("{{ lib('a.yaml') | indent(2) }}|\n")
+    (lib / "env.yaml").write_text('- name: A\n  value: say "hi"\n')
     templates = library_copy / "templates"
-    (templates / "t.txt").write_text(u"[{{ lib('outer.yaml') }}]\n{{ lib('env.yaml') | to_mpi_args }}")
+    (templates / "t.txt").write_text("[{{ lib('outer.yaml') }}]\n{{ lib('env.yaml') | to_mpi_args }}")
     library = templating.TemplateLibrary(str(templates), str(lib))
     # lib drops exactly one trailing newline; indent pads the first and the blank lines too.
-    assert library.render("t.txt", {"entry_name": "e"}) == u'[  x: 1\n  \n  y: e|]\n- -x\n- "A=say \\"hi\\""'
+    assert library.render("t.txt", {"entry_name": "e"}) == '[  x: 1\n  \n  y: e|]\n- -x\n- "A=say \\"hi\\""'
 
 
 def test_warm_loads_every_template_and_leaves_broken_ones_to_the_render(library_copy):
-    (library_copy / "_lib" / "deps" / "azure-mlnx-runtime-patch.yaml").write_text(u"{% if %}\n")
+    (library_copy / "_lib" / "deps" / "azure-mlnx-runtime-patch.yaml").write_text("{% if %}\n")
     library = templating.TemplateLibrary(str(library_copy / "templates"), str(library_copy / "_lib"))
     library.warm()  # a broken fragment does not fail the warm-up
     loaded = set(library._env.cache.keys()) if library._env.cache is not None else set()

@@ -13,10 +13,28 @@ import pytest
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload, wrap_pre_command
 
-MPI = dict(entry_name="nccl", namespace="burnin", image="img", framework="mpi", nodes=2, gpus_per_node=4, mlnx_per_node=8,
-           enable_mnnvl=True, run_id="r1", trainer={"binary": "/opt/all_reduce_perf", "args": ["-b", "8"], "mpi_args": ["--user"]})
-TORCH = dict(entry_name="smoke", namespace="burnin", image="img", framework="torch", nodes=2, gpus_per_node=8,
-             run_id="r2", trainer={"script": "train.py", "args": ["--steps", "10"]})
+MPI = dict(
+    entry_name="nccl",
+    namespace="burnin",
+    image="img",
+    framework="mpi",
+    nodes=2,
+    gpus_per_node=4,
+    mlnx_per_node=8,
+    enable_mnnvl=True,
+    run_id="r1",
+    trainer={"binary": "/opt/all_reduce_perf", "args": ["-b", "8"], "mpi_args": ["--user"]},
+)
+TORCH = dict(
+    entry_name="smoke",
+    namespace="burnin",
+    image="img",
+    framework="torch",
+    nodes=2,
+    gpus_per_node=8,
+    run_id="r2",
+    trainer={"script": "train.py", "args": ["--steps", "10"]},
+)
 
 
 def kinds(plan):
@@ -29,8 +47,12 @@ def node_pod(runtime):
 
 def test_aws_gb300_mpi_plan():
     plan = plan_workload(MPI, {"platform": "aws", "gpuArchitecture": "gb300"})
-    assert kinds(plan) == [("ComputeDomain", "nccl-compute-domain"), ("ResourceClaimTemplate", "nccl-roce"),
-                           ("TrainingRuntime", "nccl-runtime"), ("TrainJob", "nccl-r1")]
+    assert kinds(plan) == [
+        ("ComputeDomain", "nccl-compute-domain"),
+        ("ResourceClaimTemplate", "nccl-roce"),
+        ("TrainingRuntime", "nccl-runtime"),
+        ("TrainJob", "nccl-r1"),
+    ]
     seed = "templates/overrides/workloadrun.yaml"
     assert [m["position"] for m in plan["matched"] if m["source"] == seed] == [1, 2, 5, 6, 8]
     # the platform layer adds the RoCE HCA entry of templates/overrides/platforms/aws.yaml
@@ -49,8 +71,18 @@ def test_aws_gb300_mpi_plan():
     assert lines[:4] == ["rm -rf /opt/amazon", "unset NCCL_NET_PLUGIN", "unset NCCL_TUNER_PLUGIN", "unset AWS_OFI_NCCL_VERSION"]
     argv = shlex.split(lines[4])
     assert argv[:4] == ["exec", "timeout", "3600", "mpirun"]
-    assert argv[4:14] == ["-N", "4", "--allow-run-as-root", "--mca", "plm_rsh_args", "-o StrictHostKeyChecking=no -o ConnectionAttempts=10",
-                          "-x", "NCCL_DEBUG=INFO", "-x", "NCCL_MNNVL_ENABLE=1"]
+    assert argv[4:14] == [
+        "-N",
+        "4",
+        "--allow-run-as-root",
+        "--mca",
+        "plm_rsh_args",
+        "-o StrictHostKeyChecking=no -o ConnectionAttempts=10",
+        "-x",
+        "NCCL_DEBUG=INFO",
+        "-x",
+        "NCCL_MNNVL_ENABLE=1",
+    ]
     # override mpiArgs come before the user's, then binary and args; a later override's args come first (the
     # platform layer's RoCE HCA, then the seed's T6).
     assert argv[14:18] == ["-x", "NCCL_IB_HCA=rocep", "-x", "NCCL_NET_PLUGIN=none"]
@@ -81,10 +113,14 @@ def test_torch_gcp_h100_trainer_env_and_command():
 
 
 def test_user_overrides_apply_after_platform_ones():
-    user = [{"when": {"platform": {"equals": "gcp"}},
-             "jobTemplate": {"spec": {"workload": {"trainJob": {"trainer": {"env": [{"name": "NCCL_PROTO", "value": "Simple"}]}}}}},
-             "jobTemplatePatch": [{"op": "add", "path": "/spec/workload/trainJob/activeDeadlineSeconds", "value": 600}]},
-            {"when": {"platform": {"equals": "aws"}}, "preCommand": ["echo never"]}]
+    user = [
+        {
+            "when": {"platform": {"equals": "gcp"}},
+            "jobTemplate": {"spec": {"workload": {"trainJob": {"trainer": {"env": [{"name": "NCCL_PROTO", "value": "Simple"}]}}}}},
+            "jobTemplatePatch": [{"op": "add", "path": "/spec/workload/trainJob/activeDeadlineSeconds", "value": 600}],
+        },
+        {"when": {"platform": {"equals": "aws"}}, "preCommand": ["echo never"]},
+    ]
     plan = plan_workload(dict(TORCH, overrides=user), {"platform": "gcp", "gpuArchitecture": "h100"})
     trainjob = plan["objects"][-1]
     assert {"name": "NCCL_PROTO", "value": "Simple"} in trainjob["spec"]["trainer"]["env"]
@@ -108,17 +144,20 @@ def test_pre_command_quotes_each_word_for_the_shell():
     assert wrap_pre_command(["x"], ["y"], []) == (["x"], ["y"])
 
 
-@pytest.mark.parametrize("changes, field", [
-    ({"trainer": {"args": []}}, "trainer"),
-    ({"trainer": {"script": "a", "module": "b"}}, "trainer"),
-    ({"framework": "exec", "trainer": {"command": []}}, "trainer.command"),
-    ({"framework": "mpi", "trainer": {}}, "trainer.binary"),
-    ({"framework": "mpi", "trainer": {"binary": "b", "timeout": 0}}, "trainer.timeout"),
-    ({"trainer": {"script": "a", "binary": "b"}}, "trainer"),
-    ({"run_id": ""}, "run_id"),
-    ({"namespace": None}, "namespace"),
-    ({"overrides": [{"when": {"topology": {}}}]}, "when"),
-])
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"trainer": {"args": []}}, "trainer"),
+        ({"trainer": {"script": "a", "module": "b"}}, "trainer"),
+        ({"framework": "exec", "trainer": {"command": []}}, "trainer.command"),
+        ({"framework": "mpi", "trainer": {}}, "trainer.binary"),
+        ({"framework": "mpi", "trainer": {"binary": "b", "timeout": 0}}, "trainer.timeout"),
+        ({"trainer": {"script": "a", "binary": "b"}}, "trainer"),
+        ({"run_id": ""}, "run_id"),
+        ({"namespace": None}, "namespace"),
+        ({"overrides": [{"when": {"topology": {}}}]}, "when"),
+    ],
+)
 def test_bad_plan_input_names_the_field(changes, field):
     with pytest.raises(ConfigError, match=field):
         plan_workload(dict(TORCH, **changes), {"platform": "gcp", "gpuArchitecture": "h100"})

@@ -41,8 +41,9 @@ TRAINERS = {
 
 def plan(platform, gpu, framework="torch", facts=None, **config):
     gpus = 4 if gpu.startswith("gb") else 8
-    base = dict(entry_name="burnin", namespace="burnin", image="img", framework=framework, nodes=2, gpus_per_node=gpus,
-                run_id="r1", trainer=TRAINERS[framework])
+    base = dict(
+        entry_name="burnin", namespace="burnin", image="img", framework=framework, nodes=2, gpus_per_node=gpus, run_id="r1", trainer=TRAINERS[framework]
+    )
     base.update(config)
     return plan_workload(base, dict({"platform": platform, "gpuArchitecture": gpu}, **(facts or {})))
 
@@ -92,17 +93,25 @@ def node(instance_type=None, allocatable=None, labels=None, gpus=8):
     meta_labels = dict(labels or {})
     if instance_type:
         meta_labels["node.kubernetes.io/instance-type"] = instance_type
-    return {"metadata": {"name": "n", "labels": meta_labels},
-            "status": {"allocatable": dict({"nvidia.com/gpu": str(gpus), "cpu": "192"}, **(allocatable or {}))}}
+    return {
+        "metadata": {"name": "n", "labels": meta_labels},
+        "status": {"allocatable": dict({"nvidia.com/gpu": str(gpus), "cpu": "192"}, **(allocatable or {}))},
+    }
 
 
 # --- AWS --------------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("gpu, instance_type, efa", [
-    # ADT instance-profiles.conf: p5 and p5e 32 EFA, p5en 16, p6-b200 8; ADT nccl-tests-gb200.yaml: p6e has 4.
-    ("h100", "p5.48xlarge", 32), ("h200", "p5en.48xlarge", 16), ("b200", "p6-b200.48xlarge", 8),
-    ("gb200", "p6e-gb200.36xlarge", 4),
-])
+
+@pytest.mark.parametrize(
+    "gpu, instance_type, efa",
+    [
+        # ADT instance-profiles.conf: p5 and p5e 32 EFA, p5en 16, p6-b200 8; ADT nccl-tests-gb200.yaml: p6e has 4.
+        ("h100", "p5.48xlarge", 32),
+        ("h200", "p5en.48xlarge", 16),
+        ("b200", "p6-b200.48xlarge", 8),
+        ("gb200", "p6e-gb200.36xlarge", 4),
+    ],
+)
 def test_aws_default_instance_types_and_efa_counts(gpu, instance_type, efa):
     result = plan("aws", gpu)
     assert result["instance_type"] == instance_type and result["platform_data"]["instance_type_source"] == "default"
@@ -159,6 +168,7 @@ def test_aws_gb300_roce_through_dra_without_efa():
 
 # --- GCP --------------------------------------------------------------------------------------------------------
 
+
 def test_gcp_a3_mega_tcpxo_daemon_is_a_native_sidecar():
     # CEA gpudirect-tcpxo/nccl-test-latest.yaml and best-practice.md (native sidecar, GKE >= 1.29); README Jan 2026.
     result = plan("gcp", "h100", "mpi")
@@ -173,12 +183,12 @@ def test_gcp_a3_mega_tcpxo_daemon_is_a_native_sidecar():
     annotations = pod(result)["metadata"]["annotations"]
     assert annotations["networking.gke.io/default-interface"] == "eth0"
     assert json.loads(annotations["networking.gke.io/interfaces"]) == [{"interfaceName": "eth0", "network": "default"}] + [
-        {"interfaceName": "eth%d" % n, "network": "vpc%d" % n} for n in range(1, 9)]
+        {"interfaceName": "eth%d" % n, "network": "vpc%d" % n} for n in range(1, 9)
+    ]
     devices = [d["path"] for d in templating.load_yaml(annotations["devices.gke.io/container.tcpxo-daemon"], "annotation")]
     assert devices == ["/dev/nvidia%d" % n for n in range(8)] + ["/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/dmabuf_import_helper"]
     volumes = dict((v["name"], v["hostPath"]["path"]) for v in pod(result)["spec"]["volumes"] if "hostPath" in v)
-    assert volumes == {"nvidia-lib64": "/home/kubernetes/bin/nvidia/lib64", "sys": "/sys", "proc-sys": "/proc/sys",
-                       "aperture-devices": "/dev/aperture_devices"}
+    assert volumes == {"nvidia-lib64": "/home/kubernetes/bin/nvidia/lib64", "sys": "/sys", "proc-sys": "/proc/sys", "aperture-devices": "/dev/aperture_devices"}
     assert pod(result)["spec"]["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb"}
     # The TCPXO profile reaches the workers and the MPI ranks, NVLSTREE chunk size included (the guest-config
     # checker aborts without it since Aug 2025).
@@ -209,10 +219,13 @@ def test_gcp_a3_high_tcpx_replaces_the_tcpxo_profile():
     assert pod(result)["spec"]["nodeSelector"]["cloud.google.com/gke-accelerator"] == "nvidia-h100-80gb"
 
 
-@pytest.mark.parametrize("gpu, machine, tuner", [
-    ("h200", "a3-ultragpu-8g", "/usr/local/gib/configs/tuner_config_a3u.txtpb"),
-    ("b200", "a4-highgpu-8g", "/usr/local/gib/configs/tuner_config_a4.txtpb"),
-])
+@pytest.mark.parametrize(
+    "gpu, machine, tuner",
+    [
+        ("h200", "a3-ultragpu-8g", "/usr/local/gib/configs/tuner_config_a3u.txtpb"),
+        ("b200", "a4-highgpu-8g", "/usr/local/gib/configs/tuner_config_a4.txtpb"),
+    ],
+)
 def test_gcp_gib_rdma_over_eight_networks(gpu, machine, tuner):
     # CEA gpudirect-rdma/nccl-test.yaml, nccl-test-a4.yaml: eth2..eth9 on rdma-0..7, /home/kubernetes/bin/{nvidia,gib};
     # set_nccl_env.sh values (Google's Ray runtime-env excerpt; docs/platforms/gcp.md, GCP-GIB).
@@ -234,13 +247,13 @@ def test_gcp_gib_with_managed_dranet_and_a_gvnic():
     (claim_template,) = objects(result, "ResourceClaimTemplate")
     assert claim_template["metadata"]["name"] == "burnin-mrdma"
     assert claim_template["spec"]["spec"]["devices"]["requests"] == [
-        {"name": "req-mrdma", "exactly": {"deviceClassName": "mrdma.google.com", "allocationMode": "ExactCount", "count": 8}}]
+        {"name": "req-mrdma", "exactly": {"deviceClassName": "mrdma.google.com", "allocationMode": "ExactCount", "count": 8}}
+    ]
     assert pod(result)["spec"]["resourceClaims"] == [{"name": "rdma", "resourceClaimTemplateName": "burnin-mrdma"}]
     assert worker(result)["resources"]["claims"] == [{"name": "rdma"}]
     assert "annotations" not in pod(result).get("metadata", {})
     # AICR's A4X sample: eth1 = gvnic-1
-    interfaces = json.loads(pod(plan("gcp", "h200", platform_vars={"gcp_gvnic_network": "gvnic-1"}))["metadata"]["annotations"][
-        "networking.gke.io/interfaces"])
+    interfaces = json.loads(pod(plan("gcp", "h200", platform_vars={"gcp_gvnic_network": "gvnic-1"}))["metadata"]["annotations"]["networking.gke.io/interfaces"])
     assert interfaces[1] == {"interfaceName": "eth1", "network": "gvnic-1"} and interfaces[2]["interfaceName"] == "eth2"
 
 
@@ -272,12 +285,12 @@ def test_gcp_a4x_max_is_dranet_only():
     assert not [k for k in limits(result) if k.startswith("networking.gke.io")]
     assert [c["name"] for c in pod(result)["spec"]["resourceClaims"]] == ["compute-domain", "rdma"]
     assert worker(result)["resources"]["claims"] == [{"name": "compute-domain"}, {"name": "rdma"}]
-    assert pod(result)["spec"]["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-gb300",
-                                                   "gke.networks.io/accelerator-network-profile": "auto"}
+    assert pod(result)["spec"]["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-gb300", "gke.networks.io/accelerator-network-profile": "auto"}
     assert [o["kind"] for o in result["objects"]] == ["ComputeDomain", "ResourceClaimTemplate", "TrainingRuntime", "TrainJob"]
 
 
 # --- Azure ------------------------------------------------------------------------------------------------------
+
 
 def test_azure_nd_h100_v5_infiniband_sharp_and_topology():
     # AIA aks/NCCL/helm/nccl-test/values.yaml: rdma/ib = 8, IPC_LOCK, NDv5 topology, SHARP on.
@@ -319,6 +332,7 @@ def test_azure_nd_v6_env():
 
 # --- OCI --------------------------------------------------------------------------------------------------------
 
+
 def test_oci_h100_host_network_roce():
     # OKE recommended-nccl-rccl-parameters-by-shape.md (16 HCAs, GID 3, TC 41, SL 0, TIMEOUT 22) and
     # using-rdma-network-interfaces-in-manifests.md (hostNetwork, /dev/infiniband, privileged + IPC_LOCK).
@@ -342,8 +356,9 @@ def test_oci_mpi_on_the_host_network_moves_sshd():
     assert config_map["metadata"]["name"] == "burnin-ssh-port" and config_map["data"]["sshd.conf"] == "Port 2222\n"
     assert worker(result)["readinessProbe"]["tcpSocket"]["port"] == 2222
     assert worker(result)["readinessProbe"]["initialDelaySeconds"] == 5  # the runtime's, kept
-    assert {"name": "ssh-port", "mountPath": "/etc/ssh/ssh_config.d/gpufleet-burnin-port.conf", "subPath": "ssh.conf",
-            "readOnly": True} in worker(result, "launcher")["volumeMounts"]
+    assert {"name": "ssh-port", "mountPath": "/etc/ssh/ssh_config.d/gpufleet-burnin-port.conf", "subPath": "ssh.conf", "readOnly": True} in worker(
+        result, "launcher"
+    )["volumeMounts"]
     assert "hostNetwork" not in pod(result, "launcher")["spec"]
     assert len(mpi_x(result)["NCCL_IB_HCA"].split(",")) == 8
     assert result["objects"][0]["kind"] == "ConfigMap"  # created before the runtime
@@ -384,6 +399,7 @@ def test_oci_gb200_shapes():
 
 
 # --- CoreWeave, Nebius, on-prem ---------------------------------------------------------------------------------
+
 
 def test_coreweave_infiniband():
     # CW h100 MPIJob and docs: rdma/ib: 1 "used as a boolean", NCCL_IB_HCA=ibp, UCX on ibp0..7, no net plugin.
@@ -442,12 +458,11 @@ def test_platform_option_keeps_the_seed_and_only_that_platforms_layer(platform):
     every, every_sources = overrides.build_overrides_with_sources(config)
     some, some_sources = overrides.build_overrides_with_sources(dict(config, platform=platform))
     seed = overrides.build_overrides(dict(config, extended_platforms=False))
-    assert some[:len(seed)] == seed  # the seed, whole and first
-    wanted = [(o, src) for o, src in zip(every, every_sources)
-              if src == "templates/overrides/workloadrun.yaml" or src.endswith("/%s.yaml" % platform)]
+    assert some[: len(seed)] == seed  # the seed, whole and first
+    wanted = [(o, src) for o, src in zip(every, every_sources) if src == "templates/overrides/workloadrun.yaml" or src.endswith("/%s.yaml" % platform)]
     assert list(zip(some, some_sources)) == wanted
     assert len(some) < len(every)
-    assert all(o["when"]["platform"]["equals"] == platform for o in some[len(seed):])
+    assert all(o["when"]["platform"]["equals"] == platform for o in some[len(seed) :])
 
 
 def test_platform_option_is_checked():
@@ -464,20 +479,27 @@ def test_extended_platforms_false_is_the_seed_behaviour():
 
 # --- DRA ----------------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("server, explicit, expected", [
-    # https://kubernetes.io/blog/2025/09/01/kubernetes-v1-34-dra-updates (1.34: v1 GA, default); 1.33 adds v1beta2, 1.32 has v1beta1.
-    ("v1.34.1", None, "resource.k8s.io/v1"), ("1.35", None, "resource.k8s.io/v1"),
-    ("v1.34.3-gke.1318000", None, "resource.k8s.io/v1"), ("v1.33.2-eks-931bdca", None, "resource.k8s.io/v1beta2"),
-    ("v1.32.0", None, "resource.k8s.io/v1beta1"), ("v1.31.4", None, dra.DRA_UNAVAILABLE),
-    (None, None, "resource.k8s.io/v1"), ("v1.31.4", "v1beta1", "resource.k8s.io/v1beta1"),
-    ("v1.34.0", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta2"),
-])
+
+@pytest.mark.parametrize(
+    "server, explicit, expected",
+    [
+        # https://kubernetes.io/blog/2025/09/01/kubernetes-v1-34-dra-updates (1.34: v1 GA, default); 1.33 adds v1beta2, 1.32 has v1beta1.
+        ("v1.34.1", None, "resource.k8s.io/v1"),
+        ("1.35", None, "resource.k8s.io/v1"),
+        ("v1.34.3-gke.1318000", None, "resource.k8s.io/v1"),
+        ("v1.33.2-eks-931bdca", None, "resource.k8s.io/v1beta2"),
+        ("v1.32.0", None, "resource.k8s.io/v1beta1"),
+        ("v1.31.4", None, dra.DRA_UNAVAILABLE),
+        (None, None, "resource.k8s.io/v1"),
+        ("v1.31.4", "v1beta1", "resource.k8s.io/v1beta1"),
+        ("v1.34.0", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta2"),
+    ],
+)
 def test_resource_api_version(server, explicit, expected):
     assert dra.resource_api_version(explicit, server) == expected
 
 
-@pytest.mark.parametrize("server, explicit, field", [("1", None, "server_version"), ("latest", None, "server_version"),
-                                                     (None, "v1alpha3", "rct_api_version")])
+@pytest.mark.parametrize("server, explicit, field", [("1", None, "server_version"), ("latest", None, "server_version"), (None, "v1alpha3", "rct_api_version")])
 def test_resource_api_version_errors(server, explicit, field):
     with pytest.raises(ConfigError, match="^%s: " % field):
         dra.resource_api_version(explicit, server)
@@ -504,11 +526,19 @@ def test_old_servers_fail_only_when_dra_is_needed():
         overrides.build_overrides(dict(entry_name="e", gpus_per_node=8, server_version="v1.30.0"))
 
 
-@pytest.mark.parametrize("version, expected", [
-    # DRA pkg/featuregates: IMEXDaemonsWithDNSNames on by default from v25.8.0 -> numNodes 0; before, = node count.
-    (None, 0), ("v25.8.0", 0), ("25.12.0", 0), ("v25.8.1-rc.1", 0), ("v25.3.2", 3), ("25.3.0", 3),
-    ("v0.4.0", 0),  # kubernetes-sigs/dra-driver-nvidia-gpu numbering, after 25.12.0
-])
+@pytest.mark.parametrize(
+    "version, expected",
+    [
+        # DRA pkg/featuregates: IMEXDaemonsWithDNSNames on by default from v25.8.0 -> numNodes 0; before, = node count.
+        (None, 0),
+        ("v25.8.0", 0),
+        ("25.12.0", 0),
+        ("v25.8.1-rc.1", 0),
+        ("v25.3.2", 3),
+        ("25.3.0", 3),
+        ("v0.4.0", 0),  # kubernetes-sigs/dra-driver-nvidia-gpu numbering, after 25.12.0
+    ],
+)
 def test_compute_domain_num_nodes(version, expected):
     assert dra.compute_domain_num_nodes(version, 3) == expected
 
@@ -524,11 +554,15 @@ def test_compute_domain_num_nodes_in_the_plan():
 
 # --- discovery, variables, catalogue --------------------------------------------------------------------------
 
+
 def test_discover_node_resources():
     catalog = platform_catalog.load_platform_catalog()
-    nodes = [node("p5en.48xlarge", {"vpc.amazonaws.com/efa": "16"}), node("p5en.48xlarge", {"vpc.amazonaws.com/efa": 16}),
-             node("p5.48xlarge", {"vpc.amazonaws.com/efa": "32"}),
-             {"metadata": {"labels": {"node.kubernetes.io/instance-type": "m5.large"}}, "status": {"allocatable": {"cpu": "2"}}}]
+    nodes = [
+        node("p5en.48xlarge", {"vpc.amazonaws.com/efa": "16"}),
+        node("p5en.48xlarge", {"vpc.amazonaws.com/efa": 16}),
+        node("p5.48xlarge", {"vpc.amazonaws.com/efa": "32"}),
+        {"metadata": {"labels": {"node.kubernetes.io/instance-type": "m5.large"}}, "status": {"allocatable": {"cpu": "2"}}},
+    ]
     found = platform_catalog.discover_node_resources(nodes, "aws", catalog)
     assert found == {"gpu_nodes": 3, "instance_type": "p5en.48xlarge", "efa_per_node": 16, "rdma_resource": None, "rdma_per_node": None}
     cw = platform_catalog.discover_node_resources([node(None, {"rdma/ib": "1"}, {"node.coreweave.cloud/type": "gb200-4x"}, 4)], "coreweave", catalog)
@@ -540,21 +574,25 @@ def test_discover_node_resources():
         platform_catalog.discover_node_resources("nodes", "aws", catalog)
 
 
-@pytest.mark.parametrize("value, message", [
-    ({"gcp_rdma_mode": "rdma"}, r"^platform_vars.gcp_rdma_mode: must be one of multinetwork, dranet"),
-    ({"gcp_tcpx_networks": "vpc1"}, r"^platform_vars.gcp_tcpx_networks: must be a list of strings"),
-    ({"oci_ssh_port": "2222"}, r"^platform_vars.oci_ssh_port: must be a int"),
-    ({"azure_sharp": 1}, r"^platform_vars.azure_sharp: must be a bool"),
-    ({"gcp_networks": []}, r"^platform_vars: unknown variable\(s\) gcp_networks; allowed: aws_hugepages_2mi, "),
-    ("x", r"^platform_vars: must be a mapping"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ({"gcp_rdma_mode": "rdma"}, r"^platform_vars.gcp_rdma_mode: must be one of multinetwork, dranet"),
+        ({"gcp_tcpx_networks": "vpc1"}, r"^platform_vars.gcp_tcpx_networks: must be a list of strings"),
+        ({"oci_ssh_port": "2222"}, r"^platform_vars.oci_ssh_port: must be a int"),
+        ({"azure_sharp": 1}, r"^platform_vars.azure_sharp: must be a bool"),
+        ({"gcp_networks": []}, r"^platform_vars: unknown variable\(s\) gcp_networks; allowed: aws_hugepages_2mi, "),
+        ("x", r"^platform_vars: must be a mapping"),
+    ],
+)
 def test_platform_vars_are_checked(value, message):
     with pytest.raises(ConfigError, match=message):
         plan("gcp", "h100", platform_vars=value)
 
 
-@pytest.mark.parametrize("field, value", [("rdma_resource", "ib"), ("rdma_per_node", -1), ("efa_per_node", "4"),
-                                          ("instance_type", ""), ("extended_platforms", "yes")])
+@pytest.mark.parametrize(
+    "field, value", [("rdma_resource", "ib"), ("rdma_per_node", -1), ("efa_per_node", "4"), ("instance_type", ""), ("extended_platforms", "yes")]
+)
 def test_bad_platform_input_names_the_field(field, value):
     with pytest.raises(ConfigError, match="^%s: " % field):
         plan("aws", "h100", **{field: value})
@@ -563,7 +601,7 @@ def test_bad_platform_input_names_the_field(field, value):
 def test_every_platform_has_data_a_template_docs_and_documented_variables():
     root = templating.COLLECTION_ROOT
     catalog = platform_catalog.load_platform_catalog()
-    templates = sorted(name[:-len(".yaml")] for name in os.listdir(os.path.join(templating.TEMPLATES_DIR, "overrides", "platforms")))
+    templates = sorted(name[: -len(".yaml")] for name in os.listdir(os.path.join(templating.TEMPLATES_DIR, "overrides", "platforms")))
     assert sorted(catalog) == templates == ["aws", "azure", "coreweave", "gcp", "nebius", "oci", "onprem"]
     # The option docs of platform_overrides and workload_plan (doc fragment gpufleet.burnin.render.overrides).
     options = open(os.path.join(root, "plugins", "doc_fragments", "render.py")).read().split("OVERRIDES = ")[1]
@@ -581,29 +619,30 @@ def test_every_platform_has_data_a_template_docs_and_documented_variables():
 def test_a_new_platform_is_data_and_a_template(tmp_path):
     # "A new platform is a new fragment plus one entry, not Python": add one in a copy of the library.
     import shutil
+
     shutil.copytree(templating.TEMPLATES_DIR, str(tmp_path / "templates"))
     shutil.copytree(templating.LIB_DIR, str(tmp_path / "_lib"))
     (tmp_path / "_lib" / "platforms" / "acme").mkdir()
     (tmp_path / "_lib" / "platforms" / "acme" / "platform.yaml").write_text(
-        u"shapes:\n  acme-8x: {gpu: h100, gpus: 8, default: true}\nvars:\n  acme_hca:\n    default: mlx5\n    description: HCA.\n")
+        "shapes:\n  acme-8x: {gpu: h100, gpus: 8, default: true}\nvars:\n  acme_hca:\n    default: mlx5\n    description: HCA.\n"
+    )
     (tmp_path / "templates" / "overrides" / "platforms" / "acme.yaml").write_text(
-        u"- when:\n    platform: {equals: acme}\n    instanceType: {equals: acme-8x}\n"
-        u"  jobTemplate: {spec: {workload: {trainJob: {trainer: {env: [{name: NCCL_IB_HCA, value: {{ platform_vars.acme_hca }}}]}}}}}\n")
+        "- when:\n    platform: {equals: acme}\n    instanceType: {equals: acme-8x}\n"
+        "  jobTemplate: {spec: {workload: {trainJob: {trainer: {env: [{name: NCCL_IB_HCA, value: {{ platform_vars.acme_hca }}}]}}}}}\n"
+    )
     library = templating.TemplateLibrary(str(tmp_path / "templates"), str(tmp_path / "_lib"))
-    config = dict(entry_name="e", namespace="n", image="i", gpus_per_node=8, run_id="r", trainer=TRAINERS["torch"],
-                  platform_vars={"acme_hca": "mlx5_0"})
+    config = dict(entry_name="e", namespace="n", image="i", gpus_per_node=8, run_id="r", trainer=TRAINERS["torch"], platform_vars={"acme_hca": "mlx5_0"})
     result = plan_workload(config, {"platform": "acme", "gpuArchitecture": "h100"}, library)
     assert result["instance_type"] == "acme-8x"
     assert {"name": "NCCL_IB_HCA", "value": "mlx5_0"} in trainjob(result)["spec"]["trainer"]["env"]
     # an entry for another platform in acme.yaml is refused: plan_workload renders only the cluster's file
-    (tmp_path / "templates" / "overrides" / "platforms" / "acme.yaml").write_text(u"- when: {platform: {equals: aws}}\n")
+    (tmp_path / "templates" / "overrides" / "platforms" / "acme.yaml").write_text("- when: {platform: {equals: aws}}\n")
     with pytest.raises(ParseError, match=r"override #1 of templates/overrides/platforms/acme.yaml must have when.platform.equals: acme"):
-        plan_workload(config, {"platform": "acme", "gpuArchitecture": "h100"},
-                      templating.TemplateLibrary(str(tmp_path / "templates"), str(tmp_path / "_lib")))
+        plan_workload(config, {"platform": "acme", "gpuArchitecture": "h100"}, templating.TemplateLibrary(str(tmp_path / "templates"), str(tmp_path / "_lib")))
 
 
 def test_catalogue_errors_name_the_file(tmp_path):
     (tmp_path / "platforms" / "bad").mkdir(parents=True)
-    (tmp_path / "platforms" / "bad" / "platform.yaml").write_text(u"shapes:\n  x: {gpus: 8}\n")
+    (tmp_path / "platforms" / "bad" / "platform.yaml").write_text("shapes:\n  x: {gpus: 8}\n")
     with pytest.raises(ParseError, match=re.escape("_lib/platforms/bad/platform.yaml: shapes.x needs a gpu")):
         platform_catalog.load_platform_catalog(str(tmp_path))

@@ -7,14 +7,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import (
-    NO_PODS, collect, has_ended_once, not_started, reads_whole)
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import NO_PODS, collect, has_ended_once, not_started, reads_whole
 
 
 def pod(name, job="node", phase="Running", started=True, terminated=False):
     statuses = [{"name": "node", "state": {"terminated": {"exitCode": 1}} if terminated else {"running": {}}}]
-    return {"metadata": {"name": name, "labels": {"jobset.sigs.k8s.io/replicatedjob-name": job}},
-            "status": dict({"phase": phase}, **({"containerStatuses": statuses} if started else {}))}
+    return {
+        "metadata": {"name": name, "labels": {"jobset.sigs.k8s.io/replicatedjob-name": job}},
+        "status": dict({"phase": phase}, **({"containerStatuses": statuses} if started else {})),
+    }
 
 
 LAUNCHER, WORKER0, WORKER1 = pod("tj-launcher-0-0", "launcher"), pod("tj-node-0-0"), pod("tj-node-0-1")
@@ -31,21 +32,21 @@ def test_every_pod_there_is_read():
 def test_removed_pods_count_with_the_logs_the_wait_read():
     """JobSet removed both workers once the launcher was done: the wait read one of them. Both are counted; the one
     whose log nobody read is named (the case CI met: 2 pods, 1 log)."""
-    out = collect([LAUNCHER], {"tj-launcher-0-0": ("table\n", None)}, seen=[LAUNCHER, WORKER0, WORKER1],
-                  early={"tj-node-0-0": "early\n"})
+    out = collect([LAUNCHER], {"tj-launcher-0-0": ("table\n", None)}, seen=[LAUNCHER, WORKER0, WORKER1], early={"tj-node-0-0": "early\n"})
     summary = out["summary"]
     assert summary["pods"] == 3 and summary["collected"] == 2
     assert summary["removed"] == ["tj-node-0-0", "tj-node-0-1"] and summary["lost"] == ["tj-node-0-1"]
-    assert summary["note"] == ("logs of 2 of 3 pods collected; 2 removed by their controllers once the job ended "
-                               "(tj-node-0-1 before its log could be read)")
+    assert summary["note"] == ("logs of 2 of 3 pods collected; 2 removed by their controllers once the job ended " "(tj-node-0-1 before its log could be read)")
     assert [p["metadata"]["name"] for p in out["pods"]] == ["tj-launcher-0-0", "tj-node-0-0", "tj-node-0-1"]
     assert summary["tails"] == {"tj-launcher-0-0": ["table"], "tj-node-0-0": ["early"]}
 
 
 def test_a_failed_read_is_kept_per_pod_and_an_early_log_stands_in():
-    out = collect([LAUNCHER, WORKER0, WORKER1], {"tj-launcher-0-0": (None, "Cannot reach the server"),
-                                                 "tj-node-0-0": (None, "Forbidden"), "tj-node-0-1": ("w\n", None)},
-                  early={"tj-launcher-0-0": "read by the wait\n"})
+    out = collect(
+        [LAUNCHER, WORKER0, WORKER1],
+        {"tj-launcher-0-0": (None, "Cannot reach the server"), "tj-node-0-0": (None, "Forbidden"), "tj-node-0-1": ("w\n", None)},
+        early={"tj-launcher-0-0": "read by the wait\n"},
+    )
     assert out["results"][0]["log"] == "read by the wait\n"
     assert out["results"][1] == {"item": WORKER0, "failed": True, "msg": "Forbidden"}
     assert out["summary"]["errors"] == {"tj-node-0-0": "Forbidden"}
@@ -53,8 +54,7 @@ def test_a_failed_read_is_kept_per_pod_and_an_early_log_stands_in():
 
 
 def test_no_pods_says_why():
-    assert collect([], {})["summary"] == {"pods": 0, "collected": 0, "removed": [], "lost": [], "tails": {},
-                                          "errors": {}, "note": NO_PODS}
+    assert collect([], {})["summary"] == {"pods": 0, "collected": 0, "removed": [], "lost": [], "tails": {}, "errors": {}, "note": NO_PODS}
 
 
 def test_the_tail_kept_in_the_result_is_the_last_ten_lines():

@@ -34,16 +34,28 @@ def fixture(name):
 def fleet():
     """Four clusters: a pass, a fail (#wrong), a warn with a nasty name, and one that never ran."""
     h100 = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8, "mnnvl": False}
-    ok = vd.verdict_for(fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), h100, "all_reduce", job_outcome="Complete",
-                        workload="nccl-all-reduce")
+    ok = vd.verdict_for(fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), h100, "all_reduce", job_outcome="Complete", workload="nccl-all-reduce")
     smoke = vd.verdict_for(None, {}, None, job_outcome="Complete", workload="torch-smoke")
     wrong = vd.verdict_for(fixture("v2.16-all-reduce-wrong.log"), h100, job_outcome="Failed", job_reason="exit 1", workload="nccl-all-reduce")
-    warn = vd.verdict_for(fixture("v2.16-all-gather-2x8-h200-nccl2.27.log"), {"platform": "gcp", "gpu_architecture": "h200", "nodes": 2},
-                          overrides=[{"collective": "all_gather", "metric": "peak", "pass": 400, "warn": 300}], workload="nccl-all-gather")
+    warn = vd.verdict_for(
+        fixture("v2.16-all-gather-2x8-h200-nccl2.27.log"),
+        {"platform": "gcp", "gpu_architecture": "h200", "nodes": 2},
+        overrides=[{"collective": "all_gather", "metric": "peak", "pass": 400, "warn": 300}],
+        workload="nccl-all-gather",
+    )
     return {
-        "aws-p5-a": {"cluster": "aws-p5-a", "platform": "aws", "gpu_architecture": "h100", "outcome": "Complete", "verdicts": [ok, smoke],
-                     "started": "2026-11-30T08:00:00Z", "finished": "2026-11-30T08:04:00Z", "run_id": "20261130t0800",
-                     "namespace": "burnin", "trainjob": "nccl-all-reduce-20261130t0800"},
+        "aws-p5-a": {
+            "cluster": "aws-p5-a",
+            "platform": "aws",
+            "gpu_architecture": "h100",
+            "outcome": "Complete",
+            "verdicts": [ok, smoke],
+            "started": "2026-11-30T08:00:00Z",
+            "finished": "2026-11-30T08:04:00Z",
+            "run_id": "20261130t0800",
+            "namespace": "burnin",
+            "trainjob": "nccl-all-reduce-20261130t0800",
+        },
         "aws-p5-b": {"platform": "aws", "gpu_architecture": "h100", "outcome": "Failed", "verdicts": [wrong]},
         "gcp<script>alert(1)</script>": {"platform": "gcp", "gpu_architecture": "h200", "outcome": "Complete", "verdict": warn},
         "oci-x": {"outcome": "Unreachable", "reason": "Max retries exceeded \x07 <&>"},
@@ -54,8 +66,16 @@ def test_build_report_counts_and_order():
     report = rp.build_report(fleet(), generated=GENERATED)
     assert report["schema"] == "gpufleet.burnin/report/v1" and report["run_id"] == "20261130t0800" and report["generated"] == GENERATED
     assert [cluster["cluster"] for cluster in report["clusters"]] == ["aws-p5-a", "aws-p5-b", "gcp<script>alert(1)</script>", "oci-x"]
-    assert report["summary"] == {"pass": 2, "warn": 1, "fail": 1, "error": 1, "clusters": 4, "testcases": 5, "verdict": "error",
-                                 "failed_clusters": ["aws-p5-b", "oci-x"]}
+    assert report["summary"] == {
+        "pass": 2,
+        "warn": 1,
+        "fail": 1,
+        "error": 1,
+        "clusters": 4,
+        "testcases": 5,
+        "verdict": "error",
+        "failed_clusters": ["aws-p5-b", "oci-x"],
+    }
     first = report["clusters"][0]
     assert first["seconds"] == 240.0 and first["verdict"] == "pass"
     assert [case["workload"] for case in first["testcases"]] == ["nccl-all-reduce", "torch-smoke"]
@@ -63,8 +83,19 @@ def test_build_report_counts_and_order():
     assert never["workload"] == "burn-in" and never["verdict"] == "error" and never["reason"].startswith("Unreachable: Max retries")
 
 
-@pytest.mark.parametrize("outcome, verdict", [("Complete", "pass"), ("Checked", "pass"), ("Failed", "fail"), ("Mismatch", "fail"),
-                                              ("Timeout", "error"), ("Error", "error"), ("Pending", "error"), (None, "error")])
+@pytest.mark.parametrize(
+    "outcome, verdict",
+    [
+        ("Complete", "pass"),
+        ("Checked", "pass"),
+        ("Failed", "fail"),
+        ("Mismatch", "fail"),
+        ("Timeout", "error"),
+        ("Error", "error"),
+        ("Pending", "error"),
+        (None, "error"),
+    ],
+)
 def test_clusters_without_verdicts_are_judged_by_outcome(outcome, verdict):
     report = rp.build_report({"c": {"outcome": outcome, "entry": "nccl-burnin"}}, generated=GENERATED)
     case = report["clusters"][0]["testcases"][0]
@@ -102,9 +133,13 @@ def test_junit():
     suites = root.findall("testsuite")
     assert [suite.get("name") for suite in suites] == ["aws-p5-a", "aws-p5-b", "gcp<script>alert(1)</script>", "oci-x"]
     cases = dict(((case.get("classname"), case.get("name")), case) for case in root.iter("testcase"))
-    assert set(cases) == {("gpufleet.burnin.aws-p5-a", "nccl-all-reduce"), ("gpufleet.burnin.aws-p5-a", "torch-smoke"),
-                          ("gpufleet.burnin.aws-p5-b", "nccl-all-reduce"), ("gpufleet.burnin.gcp<script>alert(1)</script>", "nccl-all-gather"),
-                          ("gpufleet.burnin.oci-x", "burn-in")}
+    assert set(cases) == {
+        ("gpufleet.burnin.aws-p5-a", "nccl-all-reduce"),
+        ("gpufleet.burnin.aws-p5-a", "torch-smoke"),
+        ("gpufleet.burnin.aws-p5-b", "nccl-all-reduce"),
+        ("gpufleet.burnin.gcp<script>alert(1)</script>", "nccl-all-gather"),
+        ("gpufleet.burnin.oci-x", "burn-in"),
+    }
     failure = cases[("gpufleet.burnin.aws-p5-b", "nccl-all-reduce")].find("failure")
     assert failure.get("type") == "fail" and "12 wrong elements (#wrong) at 256M, 512M" in failure.get("message")
     assert "[fail] wrong:" in failure.text
@@ -172,11 +207,14 @@ def test_write_reports_and_check_mode(tmp_path):
     assert only["files"] == {"json": os.path.join(target, "fleet.json")} and only["changed"] is True
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"formats": ["pdf"]}, "^formats: unknown format"),
-    ({"basename": "../x"}, "^basename: must be a plain file name prefix"),
-    ({"directory": ""}, "^directory: "),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"formats": ["pdf"]}, "^formats: unknown format"),
+        ({"basename": "../x"}, "^basename: must be a plain file name prefix"),
+        ({"directory": ""}, "^directory: "),
+    ],
+)
 def test_write_reports_errors(tmp_path, kwargs, message):
     args = dict(directory=str(tmp_path))
     args.update(kwargs)
@@ -186,8 +224,7 @@ def test_write_reports_errors(tmp_path, kwargs, message):
 
 def test_argument_spec_is_defined_once():
     spec = rp.report_argument_spec()
-    assert sorted(spec) == ["baseline", "basename", "directory", "formats", "generated", "history_dir", "regression_percent", "results",
-                            "run_id", "title"]
+    assert sorted(spec) == ["baseline", "basename", "directory", "formats", "generated", "history_dir", "regression_percent", "results", "run_id", "title"]
     assert spec["formats"]["choices"] == ["json", "junit", "html"] and spec["results"]["required"] is True
 
 
@@ -202,8 +239,7 @@ def test_margin_is_the_lowest_check_over_its_pass_threshold():
     warned = margins["gcp<script>alert(1)</script>"]
     assert warned["check"] == "peak" and warned["pass"] == 400 and warned["warn"] == 300 and warned["margin"] < 0
     assert margins["oci-x"] is None
-    assert rp.build_report({"a": {"verdicts": [{"verdict": "pass", "checks": [{"name": "x", "value": True, "pass": 1}]}]}})["clusters"][0][
-        "margin"] is None
+    assert rp.build_report({"a": {"verdicts": [{"verdict": "pass", "checks": [{"name": "x", "value": True, "pass": 1}]}]}})["clusters"][0]["margin"] is None
 
 
 def test_fleet_overview_of_200_clusters():
@@ -218,9 +254,9 @@ def test_fleet_overview_of_200_clusters():
     assert len(bars) == 200 and sorted(drawn[1] for drawn in bars) == sorted(results)
     by_name = dict((cluster["cluster"], cluster) for cluster in report["clusters"])
     unmeasured = [drawn for drawn in bars if not drawn[3]]
-    assert unmeasured and bars[:len(unmeasured)] == unmeasured and all("nodata" in drawn[0] for drawn in unmeasured)
+    assert unmeasured and bars[: len(unmeasured)] == unmeasured and all("nodata" in drawn[0] for drawn in unmeasured)
     assert all(by_name[drawn[1]]["verdict"] == "error" for drawn in unmeasured)
-    margins = [float(drawn[3]) for drawn in bars[len(unmeasured):]]
+    margins = [float(drawn[3]) for drawn in bars[len(unmeasured) :]]
     assert margins == sorted(margins) and margins[0] < -0.1 < 0 < margins[-1]
     assert all(drawn[2] == by_name[drawn[1]]["verdict"] and "fv-%s" % drawn[2] in drawn[0].split() for drawn in bars)
     assert chart.count('class="threshold"') == 1 and chart.count('class="warn-mark"') == len(margins)
@@ -230,7 +266,8 @@ def test_fleet_overview_of_200_clusters():
     chips = dict((value, int(count)) for value, count in re.findall(r'<label class="chip" for="([^"]+)" data-count="(\d+)"', html))
     summary = report["summary"]
     assert dict((verdict, chips["f-v-%s" % verdict]) for verdict in ("pass", "warn", "fail", "error")) == dict(
-        (verdict, summary[verdict]) for verdict in ("pass", "warn", "fail", "error"))
+        (verdict, summary[verdict]) for verdict in ("pass", "warn", "fail", "error")
+    )
     assert sum(chips[key] for key in chips if key.startswith("f-p-")) == 200 and len([key for key in chips if key.startswith("f-p-")]) == 7
     assert sum(chips[key] for key in chips if key.startswith("f-g-")) == 200 and len([key for key in chips if key.startswith("f-g-")]) == 5
     inputs = re.findall(r'<input class="filter" type="checkbox" id="([^"]+)"', html)
@@ -246,7 +283,7 @@ def test_fleet_overview_of_200_clusters():
 
 def test_small_fleets_show_their_details_unfolded():
     html = rp.render_html(rp.build_report(fleet(), generated=GENERATED))
-    assert html.count("<details class=\"cluster ") == 4 and html.count("\" open>") == 4
+    assert html.count('<details class="cluster ') == 4 and html.count('" open>') == 4
     chart = re.search(r'<svg class="fleet-chart".*?</svg>', html, re.S).group(0)
     assert 'data-cluster="gcp&lt;script&gt;alert(1)&lt;/script&gt;"' in chart
     assert re.findall(r'data-cluster="([^"]*)"', chart)[0] == "oci-x"  # no result: first, with the errors

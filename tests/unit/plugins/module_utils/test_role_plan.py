@@ -37,8 +37,7 @@ def test_the_role_plans_what_workload_plan_plans_with_the_gpu_defaults_and_the_w
 
 
 def test_annotations_go_on_the_trainjob_and_a_custom_trainer_is_not_judged_as_the_workload():
-    out = role_plan.role_plan(checked(burnin_trainjob_annotations={"team": "sre"}, burnin_trainer={"binary": "/bin/true"}),
-                              "gcp", "h100", "r1", "burnin")
+    out = role_plan.role_plan(checked(burnin_trainjob_annotations={"team": "sre"}, burnin_trainer={"binary": "/bin/true"}), "gcp", "h100", "r1", "burnin")
     assert out["objects"][-1]["kind"] == "TrainJob" and out["objects"][-1]["metadata"]["annotations"]["team"] == "sre"
     assert out["record"]["collective"] == ""
 

@@ -27,8 +27,7 @@ def pod(job):
 
 @pytest.mark.parametrize("framework", ["torch", "exec"])
 def test_torch_and_exec_shape(framework):
-    runtime = build_runtime(framework, config(volumes=[{"name": "data", "emptyDir": {}}],
-                                              volume_mounts=[{"name": "data", "mountPath": "/data"}]))
+    runtime = build_runtime(framework, config(volumes=[{"name": "data", "emptyDir": {}}], volume_mounts=[{"name": "data", "mountPath": "/data"}]))
     assert runtime["apiVersion"] == "trainer.kubeflow.org/v1alpha1" and runtime["kind"] == "TrainingRuntime"
     assert runtime["metadata"] == {"name": "test-runtime", "labels": {"trainer.kubeflow.org/framework": "torch", "app": "test"}}
     assert runtime["spec"]["mlPolicy"] == {"numNodes": 2, "torch": {}}
@@ -77,11 +76,17 @@ def test_image_pull_secrets_never_in_runtime():
 
 def test_mpi_shape():
     user_env = base_nccl_env(True)
-    runtime = build_runtime("mpi", config(env=user_env, volumes=[{"name": "v", "emptyDir": {}}],
-                                          volume_mounts=[{"name": "v", "mountPath": "/v"}], init_containers=[{"name": "i", "image": "x"}]))
+    runtime = build_runtime(
+        "mpi",
+        config(
+            env=user_env,
+            volumes=[{"name": "v", "emptyDir": {}}],
+            volume_mounts=[{"name": "v", "mountPath": "/v"}],
+            init_containers=[{"name": "i", "image": "x"}],
+        ),
+    )
     assert runtime["metadata"]["labels"] == {"trainer.kubeflow.org/framework": "mpi", "app": "test"}
-    assert runtime["spec"]["mlPolicy"] == {"numNodes": 1, "mpi": {"mpiImplementation": "OpenMPI", "numProcPerNode": 8,
-                                                                  "sshAuthMountPath": "/tmp/mpi-ssh-raw"}}
+    assert runtime["spec"]["mlPolicy"] == {"numNodes": 1, "mpi": {"mpiImplementation": "OpenMPI", "numProcPerNode": 8, "sshAuthMountPath": "/tmp/mpi-ssh-raw"}}
     template = runtime["spec"]["template"]["spec"]
     assert template["network"] == {"publishNotReadyAddresses": True}
     assert template["successPolicy"] == {"operator": "All", "targetReplicatedJobs": ["launcher"]}
@@ -100,8 +105,10 @@ def test_mpi_shape():
     assert script.endswith("chmod 644 /root/.ssh/id_rsa.pub /root/.ssh/authorized_keys && /usr/sbin/sshd -De")
     assert worker["readinessProbe"] == {"initialDelaySeconds": 5, "tcpSocket": {"port": 22}}
     assert worker["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
-    assert worker["volumeMounts"][:2] == [{"name": "mpi-ssh-auth", "mountPath": "/tmp/mpi-ssh-raw", "readOnly": True},
-                                          {"name": "dshm", "mountPath": "/dev/shm"}]
+    assert worker["volumeMounts"][:2] == [
+        {"name": "mpi-ssh-auth", "mountPath": "/tmp/mpi-ssh-raw", "readOnly": True},
+        {"name": "dshm", "mountPath": "/dev/shm"},
+    ]
     assert worker_pod["volumes"][0] == {"name": "dshm", "emptyDir": {"medium": "Memory"}}
     # The plugin injects mpi-ssh-auth; the runtime must not declare it.
     assert all(volume["name"] != "mpi-ssh-auth" for volume in worker_pod["volumes"] + launcher_pod["volumes"])
@@ -115,20 +122,24 @@ def test_mpi_shape():
     assert launcher["resources"] == {"limits": {"cpu": "2", "memory": "1Gi"}}
     (fix,) = launcher_pod["initContainers"]
     assert fix["name"] == "fix-ssh-permissions" and fix["command"] == ["sh", "-c"]
-    assert fix["args"] == ["set -x && cp /tmp/mpi-ssh-raw/* /root/.ssh/ && chmod 600 /root/.ssh/id_rsa && "
-                           "chmod 644 /root/.ssh/id_rsa.pub /root/.ssh/authorized_keys"]
+    assert fix["args"] == [
+        "set -x && cp /tmp/mpi-ssh-raw/* /root/.ssh/ && chmod 600 /root/.ssh/id_rsa && " "chmod 644 /root/.ssh/id_rsa.pub /root/.ssh/authorized_keys"
+    ]
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("entry_name", "Bad_Name", "entry_name"),
-    ("entry_name", "x" * 53, "at most 52"),
-    ("image", "", "image"),
-    ("nodes", 0, "nodes"),
-    ("gpus_per_node", -1, "gpus_per_node"),
-    ("gpus_per_node", "8", "gpus_per_node"),
-    ("trainer_version", "latest", "trainer_version"),
-    ("env", {"A": "1"}, "env"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("entry_name", "Bad_Name", "entry_name"),
+        ("entry_name", "x" * 53, "at most 52"),
+        ("image", "", "image"),
+        ("nodes", 0, "nodes"),
+        ("gpus_per_node", -1, "gpus_per_node"),
+        ("gpus_per_node", "8", "gpus_per_node"),
+        ("trainer_version", "latest", "trainer_version"),
+        ("env", {"A": "1"}, "env"),
+    ],
+)
 def test_bad_input_names_the_field(field, value, message):
     with pytest.raises(ConfigError, match=message):
         build_runtime("torch", config(**{field: value}))
@@ -142,5 +153,6 @@ def test_bad_framework_lists_allowed_values():
 def test_null_sides_of_the_resources_are_unset():
     # Found by the long fuzz profile: resources {limits: null} reached the runtime as `limits: null`.
     from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import worker_resources
+
     assert worker_resources({"limits": None, "requests": {"cpu": "1"}}, 0) == {"requests": {"cpu": "1"}}
     assert worker_resources({"limits": None}, 8) == {"limits": {"nvidia.com/gpu": "8"}}

@@ -26,18 +26,26 @@ def fixture(name):
 
 
 def pods(trainjob, nodes=2):
-    return [{"metadata": {"name": "%s-node-0-%d-x%d" % (trainjob, index, index)},
-             "spec": {"nodeName": "ip-10-0-0-%d" % index, "hostname": "%s-node-0-%d" % (trainjob, index)},
-             "status": {"phase": "Succeeded"}} for index in range(nodes)]
+    return [
+        {
+            "metadata": {"name": "%s-node-0-%d-x%d" % (trainjob, index, index)},
+            "spec": {"nodeName": "ip-10-0-0-%d" % index, "hostname": "%s-node-0-%d" % (trainjob, index)},
+            "status": {"phase": "Succeeded"},
+        }
+        for index in range(nodes)
+    ]
 
 
-@pytest.mark.parametrize("name, transport, network", [
-    ("aws-h100-efa.log", "efa", "Libfabric"),
-    ("aws-h100-socket-fallback.log", "socket", "Socket"),
-    ("azure-h100-ib.log", "ib", "IB"),
-    ("gcp-h200-gib.log", "gib", "gIB"),
-    ("gcp-h100-fastrak.log", "tcpxo", "FasTrak"),
-])
+@pytest.mark.parametrize(
+    "name, transport, network",
+    [
+        ("aws-h100-efa.log", "efa", "Libfabric"),
+        ("aws-h100-socket-fallback.log", "socket", "Socket"),
+        ("azure-h100-ib.log", "ib", "IB"),
+        ("gcp-h200-gib.log", "gib", "gIB"),
+        ("gcp-h100-fastrak.log", "tcpxo", "FasTrak"),
+    ],
+)
 def test_each_network_is_recognised(name, transport, network):
     evidence = tp.parse_transport({"launcher": fixture(name)})
     assert evidence["transports"] == [transport]
@@ -70,11 +78,13 @@ def test_names_and_prefix_networks():
 
 
 def test_channel_lines_alone_name_the_network_and_other_providers_are_not_efa():
-    text = "\n".join([
-        "h-0:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/AWS Libfabric/0/GDRDMA",
-        "h-0:1:2 [0] NCCL INFO NET/OFI Selected Provider is tcp (found 1 nics)",
-        "h-1:1:2 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/Socket/1",
-    ])
+    text = "\n".join(
+        [
+            "h-0:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/AWS Libfabric/0/GDRDMA",
+            "h-0:1:2 [0] NCCL INFO NET/OFI Selected Provider is tcp (found 1 nics)",
+            "h-1:1:2 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/Socket/1",
+        ]
+    )
     evidence = tp.parse_transport(text)
     assert evidence["hosts"]["h-0"]["transport"] == "ofi-tcp" and evidence["hosts"]["h-1"]["transport"] == "socket"
 
@@ -83,8 +93,9 @@ def test_socket_fallback_on_aws_h100_fails_naming_both():
     expected = platform_catalog.expected_transport("aws", "h100")
     assert expected["transport"] == "efa" and "p5.48xlarge" in expected["source"]
     evidence = tp.parse_transport({"launcher": fixture("aws-h100-socket-fallback.log")})
-    locate = dict((pod["spec"]["hostname"], {"pod": pod["metadata"]["name"], "node": pod["spec"]["nodeName"]})
-                  for pod in pods("nccl-all-reduce-20261130t0915")).get
+    locate = dict(
+        (pod["spec"]["hostname"], {"pod": pod["metadata"]["name"], "node": pod["spec"]["nodeName"]}) for pod in pods("nccl-all-reduce-20261130t0915")
+    ).get
     check = tp.check(evidence, expected, H100_AWS, locate)
     assert check["verdict"] == "fail" and check["expected"] == "efa" and check["seen"] == "socket"
     assert "expected EFA through aws-ofi-nccl" in check["reason"] and "seen plain TCP sockets" in check["reason"]
@@ -129,6 +140,7 @@ def test_mnnvl_enabled_but_not_used_fails():
 
 # ------------------------------------------------------------------------------------------------ the data
 
+
 def test_catalogue_expectations_are_known_transports():
     catalog = platform_catalog.load_platform_catalog()
     for platform, info in catalog.items():
@@ -137,12 +149,23 @@ def test_catalogue_expectations_are_known_transports():
             assert value is None or value in tp.TRANSPORTS, (platform, value)
 
 
-@pytest.mark.parametrize("platform, gpu, instance_type, transport", [
-    ("aws", "h100", None, "efa"), ("aws", "gb300", None, "ib"), ("aws", "h200", "p5e.48xlarge", "efa"),
-    ("gcp", "h100", None, "tcpxo"), ("gcp", "h100", "a3-highgpu-8g", "tcpx"), ("gcp", "h200", None, "gib"),
-    ("gcp", "gb300", None, None), ("azure", "gb200", None, "ib"), ("oci", "h100", "BM.GPU.H100.8", None),
-    ("oci", "h100", "BM.GPU.Unknown", "ib"), ("onprem", "h100", None, "ib"), ("nosuch", "h100", None, None),
-])
+@pytest.mark.parametrize(
+    "platform, gpu, instance_type, transport",
+    [
+        ("aws", "h100", None, "efa"),
+        ("aws", "gb300", None, "ib"),
+        ("aws", "h200", "p5e.48xlarge", "efa"),
+        ("gcp", "h100", None, "tcpxo"),
+        ("gcp", "h100", "a3-highgpu-8g", "tcpx"),
+        ("gcp", "h200", None, "gib"),
+        ("gcp", "gb300", None, None),
+        ("azure", "gb200", None, "ib"),
+        ("oci", "h100", "BM.GPU.H100.8", None),
+        ("oci", "h100", "BM.GPU.Unknown", "ib"),
+        ("onprem", "h100", None, "ib"),
+        ("nosuch", "h100", None, None),
+    ],
+)
 def test_expected_transport(platform, gpu, instance_type, transport):
     expected = platform_catalog.expected_transport(platform, gpu, instance_type)
     assert (expected or {}).get("transport") == transport
@@ -156,6 +179,7 @@ def test_base_env_keeps_the_lines_the_proof_reads():
 
 
 # ------------------------------------------------------------------------------------------------ in the verdict
+
 
 def test_verdict_for_a_socket_fallback_on_aws_h100():
     trainjob = "nccl-all-reduce-20261130t0915"

@@ -44,6 +44,7 @@ def record(**values):
 
 # ------------------------------------------------------------------------------------------------ the data
 
+
 def test_collection_thresholds_are_valid_and_sourced():
     data = th.load_thresholds()
     records = th.validate_thresholds(data)
@@ -55,17 +56,20 @@ def test_collection_thresholds_are_valid_and_sourced():
         assert item["pass"] is not None and (item["warn"] is None or item["warn"] <= item["pass"]), item["id"]
 
 
-@pytest.mark.parametrize("threshold_id, values", [
-    ("aws-h100-all-reduce-peak", {"pass": 270.0, "warn": 250.0, "expected": 443.7, "nodes": (2, None), "min_size": 1 << 30}),
-    ("aws-b200-all-reduce-1g-in-place", {"pass": 570.0, "warn": 300.0, "size": 1 << 30, "side": "in_place"}),
-    ("aws-gb200-all-reduce-1g-mnnvl", {"pass": 650.0, "warn": 500.0, "side": "both", "mnnvl": True, "gpus_per_node": 4}),
-    ("gcp-h200-all-gather-avg", {"pass": 100.0, "warn": None, "metric": "avg", "sweep": {"min": 1024, "max": 8 << 30}}),
-    ("gcp-h200-all-gather-peak", {"pass": 296.01, "warn": 263.12, "derived": True, "expected": 328.9}),
-    ("azure-h100-all-reduce-peak", {"pass": 400.0, "warn": 300.0}),
-    ("azure-gb300-mnnvl-all-reduce-peak", {"pass": 800.0, "warn": 600.0, "nodes": (2, 18), "min_size": 16 << 30}),
-    ("gb300-mnnvl-all-reduce-peak", {"pass": 823.0, "platform": "*"}),
-    ("coreweave-gb200-2-racks-all-reduce-peak", {"nodes": (19, 36), "pass": 729.36}),
-])
+@pytest.mark.parametrize(
+    "threshold_id, values",
+    [
+        ("aws-h100-all-reduce-peak", {"pass": 270.0, "warn": 250.0, "expected": 443.7, "nodes": (2, None), "min_size": 1 << 30}),
+        ("aws-b200-all-reduce-1g-in-place", {"pass": 570.0, "warn": 300.0, "size": 1 << 30, "side": "in_place"}),
+        ("aws-gb200-all-reduce-1g-mnnvl", {"pass": 650.0, "warn": 500.0, "side": "both", "mnnvl": True, "gpus_per_node": 4}),
+        ("gcp-h200-all-gather-avg", {"pass": 100.0, "warn": None, "metric": "avg", "sweep": {"min": 1024, "max": 8 << 30}}),
+        ("gcp-h200-all-gather-peak", {"pass": 296.01, "warn": 263.12, "derived": True, "expected": 328.9}),
+        ("azure-h100-all-reduce-peak", {"pass": 400.0, "warn": 300.0}),
+        ("azure-gb300-mnnvl-all-reduce-peak", {"pass": 800.0, "warn": 600.0, "nodes": (2, 18), "min_size": 16 << 30}),
+        ("gb300-mnnvl-all-reduce-peak", {"pass": 823.0, "platform": "*"}),
+        ("coreweave-gb200-2-racks-all-reduce-peak", {"nodes": (19, 36), "pass": 729.36}),
+    ],
+)
 def test_published_numbers(threshold_id, values):
     records = dict((item["id"], item) for item in th.validate_thresholds(th.load_thresholds()))
     for key, value in values.items():
@@ -91,8 +95,19 @@ def test_load_errors(tmp_path):
         th.load_thresholds(str(unsourced))
 
 
-@pytest.mark.parametrize("value, span", [(None, (1, None)), (2, (2, 2)), ("2", (2, 2)), ("2-18", (2, 18)), ("2+", (2, None)), ("2-", (2, None)),
-                                         ({"min": 3}, (3, None)), ({"min": 2, "max": 4}, (2, 4))])
+@pytest.mark.parametrize(
+    "value, span",
+    [
+        (None, (1, None)),
+        (2, (2, 2)),
+        ("2", (2, 2)),
+        ("2-18", (2, 18)),
+        ("2+", (2, None)),
+        ("2-", (2, None)),
+        ({"min": 3}, (3, None)),
+        ({"min": 2, "max": 4}, (2, 4)),
+    ],
+)
 def test_parse_nodes(value, span):
     assert th.parse_nodes(value) == span
 
@@ -103,20 +118,23 @@ def test_parse_nodes_rejects(value):
         th.parse_nodes(value)
 
 
-@pytest.mark.parametrize("values, message", [
-    ({"collective": None}, r"^r.collective: is required"),
-    ({"metric": "median"}, r"^r.metric: must be one of peak, avg"),
-    ({"warn": 120}, r"^r.warn: 120.0 is above pass 100.0"),
-    ({"pass": None}, r"^r: needs 'pass'"),
-    ({"pass": -1}, r"^r.pass: must be a number >= 0"),
-    ({"side": "left"}, r"^r.side: must be one of"),
-    ({"platform": ""}, r"^r.platform: must be a non-empty string"),
-    ({"mnnvl": "yes"}, r"^r.mnnvl: must be true or false"),
-    ({"gpus_per_node": 0}, r"^r.gpus_per_node: must be an integer >= 1"),
-    ({"size": "big"}, r"^r.size: must be a size in bytes"),
-    ({"sweep": {"from": "1K"}}, r"^r.sweep: must be a mapping with min and/or max"),
-    ({"colour": "red"}, r"^r: unknown key\(s\) colour"),
-])
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({"collective": None}, r"^r.collective: is required"),
+        ({"metric": "median"}, r"^r.metric: must be one of peak, avg"),
+        ({"warn": 120}, r"^r.warn: 120.0 is above pass 100.0"),
+        ({"pass": None}, r"^r: needs 'pass'"),
+        ({"pass": -1}, r"^r.pass: must be a number >= 0"),
+        ({"side": "left"}, r"^r.side: must be one of"),
+        ({"platform": ""}, r"^r.platform: must be a non-empty string"),
+        ({"mnnvl": "yes"}, r"^r.mnnvl: must be true or false"),
+        ({"gpus_per_node": 0}, r"^r.gpus_per_node: must be an integer >= 1"),
+        ({"size": "big"}, r"^r.size: must be a size in bytes"),
+        ({"sweep": {"from": "1K"}}, r"^r.sweep: must be a mapping with min and/or max"),
+        ({"colour": "red"}, r"^r: unknown key\(s\) colour"),
+    ],
+)
 def test_record_errors_name_the_field(values, message):
     with pytest.raises(ConfigError, match=message):
         th.normalize_record(record(**values), "r")
@@ -136,46 +154,71 @@ def test_duplicate_ids():
 
 # ------------------------------------------------------------------------------------------------ selection
 
-@pytest.mark.parametrize("facts, collective, expected", [
-    (H100_AWS, "all_reduce", {"peak": "aws-h100-all-reduce-peak", "avg": None}),
-    (dict(H100_AWS, nodes=16), "all_reduce_perf", {"peak": "aws-h100-all-reduce-peak", "avg": None}),
-    (dict(H100_AWS, gpus_per_node=4), "all_reduce", {"peak": None, "avg": None}),
-    (dict(H100_AWS, nodes=1), "all_reduce", {"peak": None, "avg": None}),
-    (dict(H100_AWS, platform="azure", nodes=1), "all_reduce", {"peak": "azure-h100-all-reduce-single-node", "avg": None}),
-    (dict(H100_AWS, platform="azure"), "all_reduce", {"peak": "azure-h100-all-reduce-peak", "avg": None}),
-    (dict(H100_AWS, platform="gcp"), "all_gather", {"peak": "gcp-h100-all-gather-peak", "avg": "gcp-h100-all-gather-avg"}),
-    (dict(H100_AWS, platform="gcp", nodes=4), "all_gather", {"peak": None, "avg": "gcp-h100-all-gather-avg"}),
-    ({"platform": "aws", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4, "mnnvl": True}, "all_reduce",
-     {"peak": "aws-gb200-all-reduce-1g-mnnvl", "avg": None}),
-    ({"platform": "oci", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4, "mnnvl": True}, "all_reduce",
-     {"peak": "gb200-mnnvl-all-reduce-peak", "avg": None}),
-    ({"platform": "oci", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4, "mnnvl": False}, "all_reduce",
-     {"peak": "gb200-network-all-reduce-peak", "avg": None}),
-    ({"platform": "oci", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4}, "all_reduce", {"peak": None, "avg": None}),
-    ({"platform": "coreweave", "gpu_architecture": "gb200", "nodes": 18, "gpus_per_node": 4, "mnnvl": True}, "all_reduce",
-     {"peak": "coreweave-gb200-rack-all-reduce-peak", "avg": None}),
-    ({"platform": "coreweave", "gpu_architecture": "gb200", "nodes": 30, "gpus_per_node": 4, "mnnvl": True}, "all_reduce",
-     {"peak": "coreweave-gb200-2-racks-all-reduce-peak", "avg": None}),
-    ({"platform": "coreweave", "gpu_architecture": "gb200", "nodes": 360, "gpus_per_node": 4, "mnnvl": True}, "all_reduce",
-     {"peak": "coreweave-gb200-20-racks-all-reduce-peak", "avg": None}),
-    ({"platform": "AWS", "gpu_architecture": "H100", "nodes": 2, "gpus_per_node": 8}, "all_reduce", {"peak": "aws-h100-all-reduce-peak", "avg": None}),
-    ({"platform": "togetherai", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8}, "all_reduce", {"peak": None, "avg": None}),
-    (H100_AWS, "broadcast", {"peak": None, "avg": None}),
-])
+
+@pytest.mark.parametrize(
+    "facts, collective, expected",
+    [
+        (H100_AWS, "all_reduce", {"peak": "aws-h100-all-reduce-peak", "avg": None}),
+        (dict(H100_AWS, nodes=16), "all_reduce_perf", {"peak": "aws-h100-all-reduce-peak", "avg": None}),
+        (dict(H100_AWS, gpus_per_node=4), "all_reduce", {"peak": None, "avg": None}),
+        (dict(H100_AWS, nodes=1), "all_reduce", {"peak": None, "avg": None}),
+        (dict(H100_AWS, platform="azure", nodes=1), "all_reduce", {"peak": "azure-h100-all-reduce-single-node", "avg": None}),
+        (dict(H100_AWS, platform="azure"), "all_reduce", {"peak": "azure-h100-all-reduce-peak", "avg": None}),
+        (dict(H100_AWS, platform="gcp"), "all_gather", {"peak": "gcp-h100-all-gather-peak", "avg": "gcp-h100-all-gather-avg"}),
+        (dict(H100_AWS, platform="gcp", nodes=4), "all_gather", {"peak": None, "avg": "gcp-h100-all-gather-avg"}),
+        (
+            {"platform": "aws", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4, "mnnvl": True},
+            "all_reduce",
+            {"peak": "aws-gb200-all-reduce-1g-mnnvl", "avg": None},
+        ),
+        (
+            {"platform": "oci", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4, "mnnvl": True},
+            "all_reduce",
+            {"peak": "gb200-mnnvl-all-reduce-peak", "avg": None},
+        ),
+        (
+            {"platform": "oci", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4, "mnnvl": False},
+            "all_reduce",
+            {"peak": "gb200-network-all-reduce-peak", "avg": None},
+        ),
+        ({"platform": "oci", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4}, "all_reduce", {"peak": None, "avg": None}),
+        (
+            {"platform": "coreweave", "gpu_architecture": "gb200", "nodes": 18, "gpus_per_node": 4, "mnnvl": True},
+            "all_reduce",
+            {"peak": "coreweave-gb200-rack-all-reduce-peak", "avg": None},
+        ),
+        (
+            {"platform": "coreweave", "gpu_architecture": "gb200", "nodes": 30, "gpus_per_node": 4, "mnnvl": True},
+            "all_reduce",
+            {"peak": "coreweave-gb200-2-racks-all-reduce-peak", "avg": None},
+        ),
+        (
+            {"platform": "coreweave", "gpu_architecture": "gb200", "nodes": 360, "gpus_per_node": 4, "mnnvl": True},
+            "all_reduce",
+            {"peak": "coreweave-gb200-20-racks-all-reduce-peak", "avg": None},
+        ),
+        ({"platform": "AWS", "gpu_architecture": "H100", "nodes": 2, "gpus_per_node": 8}, "all_reduce", {"peak": "aws-h100-all-reduce-peak", "avg": None}),
+        ({"platform": "togetherai", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8}, "all_reduce", {"peak": None, "avg": None}),
+        (H100_AWS, "broadcast", {"peak": None, "avg": None}),
+    ],
+)
 def test_selection(facts, collective, expected):
     assert selected(facts, collective) == expected
 
 
 def test_inventory_overrides_win_and_can_disable():
-    overrides = [dict(record(platform="aws"), id="mine", warn=380, **{"pass": 420}),
-                 dict(record(metric="avg", gpu_architecture="h100"), id="avg-off", disabled=True)]
+    overrides = [
+        dict(record(platform="aws"), id="mine", warn=380, **{"pass": 420}),
+        dict(record(metric="avg", gpu_architecture="h100"), id="avg-off", disabled=True),
+    ]
     for item in overrides:
         item.pop("source")
     chosen = th.select_thresholds(H100_AWS, "all_reduce", overrides=overrides)
     assert chosen["peak"]["id"] == "mine" and chosen["peak"]["origin"] == "inventory" and chosen["peak"]["source"] == "inventory"
     assert chosen["avg"] is None
-    gcp = th.select_thresholds(dict(H100_AWS, platform="gcp"), "all_gather", overrides={"thresholds": [
-        {"collective": "all_gather", "metric": "avg", "disabled": True}]})
+    gcp = th.select_thresholds(
+        dict(H100_AWS, platform="gcp"), "all_gather", overrides={"thresholds": [{"collective": "all_gather", "metric": "avg", "disabled": True}]}
+    )
     assert gcp["avg"] is None and gcp["peak"]["id"] == "gcp-h100-all-gather-peak"
 
 
@@ -189,19 +232,21 @@ def test_overrides_and_thresholds_errors_name_the_field():
 
 
 def test_custom_thresholds_document_replaces_the_collection():
-    data = {"defaults": {"pass_ratio": 0.5, "source": {"pass_ratio": "test"}},
-            "thresholds": [{"id": "x", "collective": "all_reduce", "expected": 300, "source": "test"}]}
+    data = {
+        "defaults": {"pass_ratio": 0.5, "source": {"pass_ratio": "test"}},
+        "thresholds": [{"id": "x", "collective": "all_reduce", "expected": 300, "source": "test"}],
+    }
     chosen = th.select_thresholds(H100_AWS, "all_reduce", thresholds=data)
     assert chosen["peak"]["id"] == "x" and chosen["peak"]["pass"] == 150.0 and chosen["peak"]["warn"] is None
 
 
 # ------------------------------------------------------------------------------------------------ judging
 
+
 def test_pass():
     result = vd.judge(parsed("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), H100_AWS, "all_reduce", job_outcome="Complete", workload="w")
     assert result["verdict"] == "pass" and result["workload"] == "w" and result["collective"] == "all_reduce"
-    assert result["reason"] == ("TrainJob Complete; busbw 441.9 GB/s at 8G (out-of-place) meets aws-h100-all-reduce-peak "
-                                "(>= 270.0 GB/s, warn >= 250.0)")
+    assert result["reason"] == ("TrainJob Complete; busbw 441.9 GB/s at 8G (out-of-place) meets aws-h100-all-reduce-peak " "(>= 270.0 GB/s, warn >= 250.0)")
     peak = [check for check in result["checks"] if check["name"] == "peak"][0]
     assert (peak["value"], peak["size"], peak["threshold"], peak["pass"], peak["warn"]) == (441.91, 8 << 30, "aws-h100-all-reduce-peak", 270.0, 250.0)
     assert result["thresholds"][0]["id"] == "aws-h100-all-reduce-peak" and "AICR" in result["thresholds"][0]["source"]["pass"]
@@ -209,12 +254,15 @@ def test_pass():
     assert result["series"][-1] == [8 << 30, 441.91, 444.78]
 
 
-@pytest.mark.parametrize("limits, verdict, words", [
-    ({"pass": 440, "warn": 400}, "pass", "meets"),
-    ({"pass": 450, "warn": 400}, "warn", "is below 450.0 GB/s but above 400.0 GB/s, in the warning band of mine"),
-    ({"pass": 500, "warn": 460}, "fail", "is below mine (>= 500.0 GB/s, warn >= 460.0)"),
-    ({"pass": 500}, "fail", "is below mine (>= 500.0 GB/s)"),
-])
+@pytest.mark.parametrize(
+    "limits, verdict, words",
+    [
+        ({"pass": 440, "warn": 400}, "pass", "meets"),
+        ({"pass": 450, "warn": 400}, "warn", "is below 450.0 GB/s but above 400.0 GB/s, in the warning band of mine"),
+        ({"pass": 500, "warn": 460}, "fail", "is below mine (>= 500.0 GB/s, warn >= 460.0)"),
+        ({"pass": 500}, "fail", "is below mine (>= 500.0 GB/s)"),
+    ],
+)
 def test_grades(limits, verdict, words):
     override = dict(record(id="mine"), **limits)
     result = vd.judge(parsed("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), H100_AWS, "all_reduce", overrides=[override])
@@ -305,13 +353,16 @@ def test_incomplete_results():
     assert failed["problems"] and failed["series"]
 
 
-@pytest.mark.parametrize("outcome, output, verdict, reason", [
-    ("Complete", None, "pass", "TrainJob Complete (no bandwidth to judge)"),
-    ("Failed", None, "fail", "TrainJob Failed: exit 1"),
-    ("Timeout", None, "error", "no result: the TrainJob did not finish in time: exit 1"),
-    ("Unreachable", None, "error", "no result: the burn-in ended Unreachable: exit 1"),
-    (None, None, "error", "no result and no job outcome to judge"),
-])
+@pytest.mark.parametrize(
+    "outcome, output, verdict, reason",
+    [
+        ("Complete", None, "pass", "TrainJob Complete (no bandwidth to judge)"),
+        ("Failed", None, "fail", "TrainJob Failed: exit 1"),
+        ("Timeout", None, "error", "no result: the TrainJob did not finish in time: exit 1"),
+        ("Unreachable", None, "error", "no result: the burn-in ended Unreachable: exit 1"),
+        (None, None, "error", "no result and no job outcome to judge"),
+    ],
+)
 def test_workloads_without_a_collective(outcome, output, verdict, reason):
     result = vd.judge(output, {}, None, job_outcome=outcome, job_reason="exit 1" if outcome != "Complete" else None)
     assert (result["verdict"], result["reason"]) == (verdict, reason)
@@ -354,8 +405,12 @@ def pod(name, node, phase, role="node", exit_code=None, reason=None, restarts=0,
     if restarts:
         status["containerStatuses"][0]["lastState"] = {"terminated": {"exitCode": 139, "reason": "Error"}}
     if not scheduled:
-        status = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                                                      "message": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}]}
+        status = {
+            "phase": "Pending",
+            "conditions": [
+                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}
+            ],
+        }
     spec = {"hostname": hostname} if hostname else {}
     if node:
         spec["nodeName"] = node
@@ -393,9 +448,11 @@ def test_failed_job_and_log_evidence_name_the_failing_node():
 
 
 def test_log_evidence_of_a_test_failure_beats_a_clean_exit():
-    pods = [pod("%s-launcher-0-0-q8x2z" % JOB, "gpu-node-a", "Failed", role="launcher", exit_code=1),
-            pod("%s-node-0-0-7fk2m" % JOB, "gpu-node-a", "Running", hostname="%s-node-0-0" % JOB),
-            pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Running")]
+    pods = [
+        pod("%s-launcher-0-0-q8x2z" % JOB, "gpu-node-a", "Failed", role="launcher", exit_code=1),
+        pod("%s-node-0-0-7fk2m" % JOB, "gpu-node-a", "Running", hostname="%s-node-0-0" % JOB),
+        pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Running"),
+    ]
     log = fixture("v2.16-all-reduce-init-failure.log").replace("20261130t0815", "20261130t0800")
     result = at.attribute(pods, pod_logs={pods[0]["metadata"]["name"]: log}, job_outcome="Failed")
     # The launcher's failure is the job's, not its node's: gpu-node-a's worker is only unknown.
@@ -409,8 +466,10 @@ def test_log_evidence_of_a_test_failure_beats_a_clean_exit():
 
 
 def test_warnings_fail_pods_only_when_the_job_failed():
-    pods = [pod("%s-launcher-0-0-q8x2z" % JOB, "gpu-node-a", "Succeeded", role="launcher", exit_code=0),
-            pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Running")]
+    pods = [
+        pod("%s-launcher-0-0-q8x2z" % JOB, "gpu-node-a", "Succeeded", role="launcher", exit_code=0),
+        pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Running"),
+    ]
     result_text = fixture("v2.16-all-reduce-wrong.log").replace("20261130t0730", "20261130t0800")
     parsed_result = nr.parse_nccl_output(result_text)
     logs = {pods[0]["metadata"]["name"]: result_text}
@@ -422,10 +481,12 @@ def test_warnings_fail_pods_only_when_the_job_failed():
 
 
 def test_pending_restarted_and_unscheduled_pods():
-    pods = [pod("p-launcher-0-0-aaaaa", "n1", "Running", role="launcher"),
-            pod("p-node-0-0-bbbbb", "n1", "Running", restarts=2),
-            pod("p-node-0-1-ccccc", "n2", "Pending", waiting="ImagePullBackOff"),
-            pod("p-node-0-2-ddddd", None, "Pending", scheduled=False)]
+    pods = [
+        pod("p-launcher-0-0-aaaaa", "n1", "Running", role="launcher"),
+        pod("p-node-0-0-bbbbb", "n1", "Running", restarts=2),
+        pod("p-node-0-1-ccccc", "n2", "Pending", waiting="ImagePullBackOff"),
+        pod("p-node-0-2-ddddd", None, "Pending", scheduled=False),
+    ]
     running = at.attribute(pods)
     assert [item["status"] for item in running["pods"]] == ["running", "failed", "failed", "pending"]
     assert running["pods"][1]["reasons"] == ["container node restarted 2 time(s), last exit 139 (Error)"]
@@ -444,12 +505,15 @@ def test_pod_for_host():
     assert at.pod_for_host(pods, JOB + "-node-0") is None and at.pod_for_host(pods, "elsewhere") is None
 
 
-@pytest.mark.parametrize("pods, pod_logs, message", [
-    ("pods", None, "^pods: must be the pod list"),
-    ([], "log", "^pod_logs: must be the results"),
-    ([], [5], r"^pod_logs\[0\]: must be a k8s_log result"),
-    ([], [{"log": "x"}], r"^pod_logs\[0\]: names no pod"),
-])
+@pytest.mark.parametrize(
+    "pods, pod_logs, message",
+    [
+        ("pods", None, "^pods: must be the pod list"),
+        ([], "log", "^pod_logs: must be the results"),
+        ([], [5], r"^pod_logs\[0\]: must be a k8s_log result"),
+        ([], [{"log": "x"}], r"^pod_logs\[0\]: names no pod"),
+    ],
+)
 def test_attribution_input_errors(pods, pod_logs, message):
     with pytest.raises(ConfigError, match=message):
         at.attribute(pods, pod_logs)
@@ -464,11 +528,11 @@ def test_k8s_info_result_and_unreadable_logs():
 
 # ------------------------------------------------------------------------------------------------ one call
 
+
 def test_verdict_for_pod_logs_finds_the_launcher_output():
     pods = mpi_pods()
     text = fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log")
-    logs = [{"item": item, "log": text if "launcher" in item["metadata"]["name"] else "Server listening on 0.0.0.0 port 2222.\n"}
-            for item in pods]
+    logs = [{"item": item, "log": text if "launcher" in item["metadata"]["name"] else "Server listening on 0.0.0.0 port 2222.\n"} for item in pods]
     result = vd.verdict_for(logs, H100_AWS, "all_reduce", job_outcome="Complete", pods=pods, workload="nccl-all-reduce")
     assert result["verdict"] == "pass" and result["output_pod"] == pods[0]["metadata"]["name"]
     assert result["succeeded_nodes"] == ["gpu-node-a", "gpu-node-b"] and result["failed_nodes"] == []
@@ -513,9 +577,11 @@ def deleted(one):
 
 def test_workers_their_controller_deleted_after_another_failure_are_not_blamed():
     # The launcher failed; JobSet deleted the workers, SIGKILL at the end of their grace period (exit 137).
-    pods = [pod("%s-launcher-0-0-q8x2z" % JOB, "cpu-node", "Failed", role="launcher", exit_code=1),
-            deleted(pod("%s-node-0-0-7fk2m" % JOB, "gpu-node-a", "Failed", exit_code=137)),
-            pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Failed", exit_code=137)]
+    pods = [
+        pod("%s-launcher-0-0-q8x2z" % JOB, "cpu-node", "Failed", role="launcher", exit_code=1),
+        deleted(pod("%s-node-0-0-7fk2m" % JOB, "gpu-node-a", "Failed", exit_code=137)),
+        pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Failed", exit_code=137),
+    ]
     out = at.attribute(pods, job_outcome="Failed")
     by_name = dict((entry["name"], entry) for entry in out["pods"])
     assert by_name[pods[1]["metadata"]["name"]]["status"] == "stopped"

@@ -29,8 +29,9 @@ def test_catalog():
 
 
 def test_unknown_workload_lists_the_available_ones():
-    with pytest.raises(ConfigError, match="^workload: unknown workload 'nccl-alltoall'; available: exec-example, nccl-all-gather, "
-                                          "nccl-all-reduce, torch-smoke$"):
+    with pytest.raises(
+        ConfigError, match="^workload: unknown workload 'nccl-alltoall'; available: exec-example, nccl-all-gather, " "nccl-all-reduce, torch-smoke$"
+    ):
         workload_catalog.render_workload("nccl-alltoall", data())
     with pytest.raises(ConfigError, match="^workload: unknown workload None"):
         workload_catalog.render_workload(None, data())
@@ -43,9 +44,20 @@ def test_every_workload_renders_a_plan_input(name, platform, arch, gpus):
     assert rendered["workload"] == name and rendered["framework"] in ("mpi", "torch", "exec")
     assert set(rendered) <= {"workload", "framework", "image", "trainer", "collective", "env"}
     assert set(rendered["trainer"]) <= set(plan.TRAINER_KEYS[rendered["framework"]])
-    planned = plan.plan_workload(dict(
-        entry_name=name, namespace="burnin", run_id="r1", image=rendered["image"], framework=rendered["framework"], nodes=2,
-        gpus_per_node=gpus, trainer=rendered["trainer"], env=rendered.get("env", [])), {"platform": platform, "gpuArchitecture": arch})
+    planned = plan.plan_workload(
+        dict(
+            entry_name=name,
+            namespace="burnin",
+            run_id="r1",
+            image=rendered["image"],
+            framework=rendered["framework"],
+            nodes=2,
+            gpus_per_node=gpus,
+            trainer=rendered["trainer"],
+            env=rendered.get("env", []),
+        ),
+        {"platform": platform, "gpuArchitecture": arch},
+    )
     trainjob = planned["objects"][-1]
     assert trainjob["kind"] == "TrainJob" and trainjob["spec"]["trainer"]["image"] == rendered["image"]
 
@@ -55,15 +67,22 @@ def test_nccl_all_reduce_defaults():
     assert rendered["collective"] == "all_reduce"
     assert rendered["image"] == "public.ecr.aws/hpc-cloud/nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"
     assert rendered["trainer"] == {
-        "binary": "/opt/nccl-tests/build/all_reduce_perf", "timeout": 1800,
+        "binary": "/opt/nccl-tests/build/all_reduce_perf",
+        "timeout": 1800,
         "args": ["-b", "1K", "-e", "16G", "-f", "2", "-g", "1", "-n", "20", "-w", "5", "-c", "1"],
         "mpi_args": ["--bind-to", "none"],
     }
 
 
-@pytest.mark.parametrize("name, arch, max_bytes", [
-    ("nccl-all-reduce", "a100", "8G"), ("nccl-all-reduce", "l40s", "8G"), ("nccl-all-reduce", "gb200", "16G"), ("nccl-all-gather", "h100", "8G"),
-])
+@pytest.mark.parametrize(
+    "name, arch, max_bytes",
+    [
+        ("nccl-all-reduce", "a100", "8G"),
+        ("nccl-all-reduce", "l40s", "8G"),
+        ("nccl-all-reduce", "gb200", "16G"),
+        ("nccl-all-gather", "h100", "8G"),
+    ],
+)
 def test_sweep_fits_the_gpu_and_the_published_sweeps(name, arch, max_bytes):
     rendered = workload_catalog.render_workload(name, data(gpu_architecture=arch, image="example.com/nccl-tests:arm64"))
     args = rendered["trainer"]["args"]
@@ -71,16 +90,42 @@ def test_sweep_fits_the_gpu_and_the_published_sweeps(name, arch, max_bytes):
 
 
 def test_nccl_parameters():
-    rendered = workload_catalog.render_workload("nccl-all-gather", data(
-        image="registry.example.com/nccl-tests:2.16", nccl_tests_dir="/usr/local/bin", min_bytes=8, max_bytes="1G", step_factor=4,
-        iters=50, warmup_iters=10, check_iters=0, timeout=600, split_mask="0x7", nccl_algo="Ring", min_bw=300,
-        json_output="/tmp/nccl.json", extra_args=["-a", "2"], env=[{"name": "NCCL_IB_HCA", "value": "=mlx5_0,mlx5_1"}]))
+    rendered = workload_catalog.render_workload(
+        "nccl-all-gather",
+        data(
+            image="registry.example.com/nccl-tests:2.16",
+            nccl_tests_dir="/usr/local/bin",
+            min_bytes=8,
+            max_bytes="1G",
+            step_factor=4,
+            iters=50,
+            warmup_iters=10,
+            check_iters=0,
+            timeout=600,
+            split_mask="0x7",
+            nccl_algo="Ring",
+            min_bw=300,
+            json_output="/tmp/nccl.json",
+            extra_args=["-a", "2"],
+            env=[{"name": "NCCL_IB_HCA", "value": "=mlx5_0,mlx5_1"}],
+        ),
+    )
     trainer = rendered["trainer"]
     assert rendered["image"] == "registry.example.com/nccl-tests:2.16"
     assert trainer["binary"] == "/usr/local/bin/all_gather_perf" and trainer["timeout"] == 600
     assert trainer["args"] == ["-b", "8", "-e", "1G", "-f", "4", "-g", "1", "-n", "50", "-w", "10", "-c", "0", "-J", "/tmp/nccl.json", "-a", "2"]
-    assert trainer["mpi_args"] == ["--bind-to", "none", "-x", "NCCL_TESTS_SPLIT_MASK=0x7", "-x", "NCCL_ALGO=Ring", "-x", "NCCL_TESTS_MIN_BW=300",
-                                   "-x", "NCCL_IB_HCA==mlx5_0,mlx5_1"]
+    assert trainer["mpi_args"] == [
+        "--bind-to",
+        "none",
+        "-x",
+        "NCCL_TESTS_SPLIT_MASK=0x7",
+        "-x",
+        "NCCL_ALGO=Ring",
+        "-x",
+        "NCCL_TESTS_MIN_BW=300",
+        "-x",
+        "NCCL_IB_HCA==mlx5_0,mlx5_1",
+    ]
 
 
 def test_grace_needs_an_image():
@@ -107,11 +152,14 @@ def test_exec_example_checks_the_gpu_count():
     assert rendered["trainer"]["command"] == ["/bin/bash", "-c"] and 'test "${found}" -ge 4' in script
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({"nodes": 0}, "^data.nodes: must be an integer >= 1"),
-    ({"gpus_per_node": "8"}, "^data.gpus_per_node: must be an integer >= 0"),
-    ({"platform": None}, "^data.platform: must be a string"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"nodes": 0}, "^data.nodes: must be an integer >= 1"),
+        ({"gpus_per_node": "8"}, "^data.gpus_per_node: must be an integer >= 0"),
+        ({"platform": None}, "^data.platform: must be a string"),
+    ],
+)
 def test_data_errors(bad, message):
     with pytest.raises(ConfigError, match=message):
         workload_catalog.render_workload("exec-example", data(**bad))
