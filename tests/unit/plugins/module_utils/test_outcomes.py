@@ -9,7 +9,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import cluster_passed, failure_of, fleet_summary
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.cluster_result import applied_record, apply_results, failure_of, judged_record
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import cluster_passed, fleet_summary
 
 
 def result(cluster, outcome, verdict=None, reason="", trainjob=True):
@@ -120,3 +121,34 @@ def test_a_loop_is_explained_by_its_first_failed_item():
     looped = {"msg": "One or more items failed", "results": [{"failed": False}, {"failed": True, "msg": "boom (409)\nReason: Conflict"}]}
     record = failure_of({}, {"name": "Apply"}, looped)["record"]
     assert record["outcome"] == "Error" and "One or more" not in record["reason"]
+
+
+def obj(kind, name):
+    return {"kind": kind, "metadata": {"name": name}}
+
+
+def test_the_apply_record_counts_only_real_changes():
+    objects = [obj("Namespace", "ns"), obj("TrainingRuntime", "rt"), obj("TrainJob", "job")]
+    # A no-op apply whose diff only moved managedFields (hidden: empty before/after) is no change.
+    apply = {"result": {"results": [{"changed": True}, {"changed": True, "diff": {"before": {}, "after": {}}}, {"changed": False}]}}
+    record = applied_record(apply_results(apply), objects, "ns", True, False, True)
+    assert record["applied"] == ["Namespace/ns", "TrainingRuntime/rt", "TrainJob/job"] and record["changed_objects"] == ["Namespace/ns"]
+    assert record["outcome"] == "Pending" and record["namespace_created"] and record["reason"] == ""
+    assert applied_record(apply_results({"changed": True}), objects[:1], "ns", False, False, False)["outcome"] == "Applied"
+
+
+def test_the_check_mode_record_says_what_would_be_created():
+    record = applied_record([{}], [obj("Namespace", "ns")], "ns", True, True, True, planned=["TrainJob/job"])
+    assert record["outcome"] == "Checked" and not record["namespace_created"]
+    assert record["reason"] == "namespace ns does not exist yet: only it was dry-run; would create TrainJob/job"
+    each = {"results": [{"changed": True}, {"changed": False}]}
+    assert apply_results({"skipped": True}, each, diff_mode=True) == each["results"]
+
+
+def test_a_failing_verdict_is_the_clusters_failure_naming_its_nodes():
+    verdict = {"verdict": "fail", "reason": "busbw 3.1 GB/s below 270", "nodes": ["a", "b"], "succeeded_nodes": ["a"], "failed_nodes": ["b"]}
+    judged = judged_record({"cluster": "aws-a", "stage": "logs", "reason": "Complete"}, verdict)
+    assert judged["record"]["stage"] == "verdict" and judged["record"]["reason"] == "verdict fail: busbw 3.1 GB/s below 270 (failed nodes: b)"
+    assert judged["line"] == "aws-a: fail - busbw 3.1 GB/s below 270; nodes 1 succeeded, failed: b"
+    passed = judged_record({"cluster": "aws-a", "stage": "logs", "reason": "Complete"}, dict(verdict, verdict="warn", failed_nodes=[]))
+    assert passed["record"]["stage"] == "logs" and passed["record"]["reason"] == "Complete"
