@@ -7,11 +7,14 @@ cluster and the reports' write time.
 
     source scripts/env.sh && python tests/bench/bench_scale.py [--fleet-dir DIR] [--sizes 50 100 200] [--forks 10 50]
                                                                [--clusters 5] [--nodes N] [--job-seconds 10]
-                                                               [--rounds 1] [--json PATH]
+                                                               [--rounds 1] [--timeout 1800] [--json PATH]
+                                                               [--keep-namespaces] [--keep-work]
 
 1. starts a fleet of --clusters clusters (aws/h100, gcp/h100, azure/h100: pods that schedule on the fleet's nodes),
    each with --nodes KWOK GPU nodes (default: 2 per host of the largest size, burnin_nodes=2, so no job queues),
-   unless --fleet-dir names a running one (its clusters are used in name order);
+   unless --fleet-dir names a running one (its first --clusters clusters in name order; they must schedule the
+   role's pods, see bench_whole_run.py's note on gcp/gb200); the output says when the GPU nodes are too few for
+   every host's job at once, i.e. when jobs queue and the wall time includes waiting for nodes;
 2. on each cluster, makes the bench's own identity: ServiceAccount gpufleet-bench/ansible bound to cluster-admin,
    a token for it (TokenRequest) and a FlowSchema matching only it, served by the mandatory `exempt` priority level
    (no throttling, as the fleet's admin user); Ansible runs with a kubeconfig holding those tokens;
