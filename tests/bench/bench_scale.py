@@ -1,0 +1,525 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Benchmark, not a test: the role's whole burn-in (plan, apply, wait, logs, verdict, reports) of N inventory hosts
+spread over a few test-fleet API servers, at several forks: wall time, controller CPU and memory, API requests per
+cluster and the reports' write time.
+
+    source scripts/env.sh && python tests/bench/bench_scale.py [--fleet-dir DIR] [--sizes 50 100 200] [--forks 10 50]
+                                                               [--clusters 5] [--nodes N] [--job-seconds 10]
+                                                               [--rounds 1] [--timeout 1800] [--json PATH]
+                                                               [--keep-namespaces] [--keep-work]
+
+1. starts a fleet of --clusters clusters (aws/h100, gcp/h100, azure/h100: pods that schedule on the fleet's nodes),
+   each with --nodes KWOK GPU nodes (default: 2 per host of the largest size, burnin_nodes=2, so no job queues),
+   unless --fleet-dir names a running one (its first --clusters clusters in name order; they must schedule the
+   role's pods, see bench_whole_run.py's note on gcp/gb200); the output says when the GPU nodes are too few for
+   every host's job at once, i.e. when jobs queue and the wall time includes waiting for nodes;
+2. on each cluster, makes the bench's own identity: ServiceAccount gpufleet-bench/ansible bound to cluster-admin,
+   a token for it (TokenRequest) and a FlowSchema matching only it, served by the mandatory `exempt` priority level
+   (no throttling, as the fleet's admin user); Ansible runs with a kubeconfig holding those tokens;
+3. per size N and forks F (and round): an inventory of N hosts, host i on cluster i mod --clusters (round robin),
+   each its own `burnin_namespace`; runs playbooks/burnin.yml (reports JSON, JUnit and HTML; TrainJobs annotated
+   `gpufleet.test/delay-seconds` = --job-seconds) and checks every host's outcome; then deletes the namespaces.
+
+Measured per run:
+- wall: ansible-playbook from start to exit;
+- CPU: user+sys of ansible-playbook and every descendant (workers, module processes), the delta of this process's
+  resource.getrusage(RUSAGE_CHILDREN) around the run (ansible-playbook is the only child waited for meanwhile);
+- peak RSS: the max over samples every 0.2 s of the sum of VmRSS (/proc/PID/status) over ansible-playbook and its
+  descendants; pages the forked workers share with the main process count once per process, so this overstates the
+  memory actually used. Also printed: the peak PSS sum (/proc/PID/smaps_rollup, every 1 s: shared pages split
+  between their processes, what the tree really holds), the main process's own peak RSS and the most processes;
+- API requests per cluster, from each kube-apiserver's /metrics (admin token) before and after the run:
+  `apiserver_flowcontrol_dispatched_requests_total{flow_schema="gpufleet-bench-ansible"}` counts the requests of
+  Ansible alone (the bench's ServiceAccount); `apiserver_request_total` summed by verb counts every client's (the
+  cluster's controllers, KWOK, the fleet's agent, the scrape itself), for scale;
+- reports: the wall time of the role's task "Write the fleet's reports" (a callback times every task; the slowest
+  tasks are printed), and the time of report.py's write_reports on the run's summary.json, rerun here afterwards.
+
+Ratios: wall(largest)/wall(smallest) at equal forks (the issue's target: wall(200)/wall(50) <= 4.5x), peak RSS at
+forks 50 (target <= 1.5 GiB), Ansible's requests per cluster per host. Compare --job-seconds 10 and 30 to see whether
+the requests depend on the job's duration (trainjob_wait reads at once, then after 1, 2, 4, ... s up to
+burnin_poll_interval).
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import yaml
+
+from bench_role_apply import FLEET, REPO, log, run
+from bench_whole_run import AZURE_VARS, DELAY
+
+sys.path.insert(0, str(REPO / "tests" / "fleet"))
+from fleet_procs import Rest  # noqa: E402
+
+# Clusters whose pods schedule on the fleet's nodes (bench_whole_run.py's note: not gcp/gb200).
+CLUSTERS = [
+    {"name": "scale-aws-h100-a", "platform": "aws", "gpu_architecture": "h100"},
+    {"name": "scale-gcp-h100-a", "platform": "gcp", "gpu_architecture": "h100"},
+    {"name": "scale-azure-h100-a", "platform": "azure", "gpu_architecture": "h100"},
+    {"name": "scale-aws-h100-b", "platform": "aws", "gpu_architecture": "h100"},
+    {"name": "scale-gcp-h100-b", "platform": "gcp", "gpu_architecture": "h100"},
+    {"name": "scale-azure-h100-b", "platform": "azure", "gpu_architecture": "h100"},
+]
+NODES_PER_JOB = 2  # the role's default burnin_nodes
+BENCH_NS = "gpufleet-bench"
+BENCH_SA = "ansible"
+FLOW_SCHEMA = "gpufleet-bench-ansible"
+REPORT_TASK = "Write the fleet's reports (verdict per cluster and workload)"
+SAMPLE_SECONDS = 0.2
+# roles/burnin/tasks/summary.yml's tasks, run once for the whole play: what grows with the fleet on the controller.
+SUMMARY_TASKS = ["Gather the fleet's results", "Write summary.json", REPORT_TASK, "Fleet summary"]
+FAKE_NODES = "gpufleet.test/fake-node%3Dtrue"  # the fleet's KWOK nodes (fleet_nodes.py), URL-encoded
+PSS_EVERY = 5  # PSS (smaps_rollup) every 5th sample: the kernel walks each process's page tables for it
+
+# Wall time of every task, by name (from its start to its last host's result), summed over the play.
+CALLBACK = '''
+import json, os, time
+from ansible.plugins.callback import CallbackBase
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "bench_task_timer"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def __init__(self):
+        super().__init__()
+        self.tasks, self.current, self.start, self.end = {}, None, None, None
+
+    def _close(self):
+        if self.current is not None:
+            self.tasks[self.current] = self.tasks.get(self.current, 0.0) + (self.end or time.monotonic()) - self.start
+
+    def v2_playbook_on_task_start(self, task, is_conditional):
+        self._close()
+        self.current, self.start, self.end = task.get_name(), time.monotonic(), None
+
+    v2_playbook_on_handler_task_start = v2_playbook_on_task_start
+
+    def _result(self, result, *args, **kwargs):
+        self.end = time.monotonic()
+
+    v2_runner_on_ok = v2_runner_on_failed = v2_runner_on_skipped = v2_runner_on_unreachable = _result
+
+    def v2_playbook_on_stats(self, stats):
+        self._close()
+        self.current = None
+        with open(os.environ["BENCH_TASK_TIMER"], "w") as handle:
+            json.dump(self.tasks, handle)
+'''
+
+
+# ------------------------------------------------------------------------------------------- the fleet
+
+def start_fleet(count, nodes, work):
+    spec = {"clusters": [dict(c, nodes=nodes, trainjob_outcome="Complete") for c in CLUSTERS[:count]]}
+    path = work / "scale-fleet.yml"
+    path.write_text(yaml.safe_dump(spec))
+    fleet_dir = work / "fleet"  # fleet.py start stops what it started when it fails
+    log("starting a fleet of %d clusters with %d GPU nodes each in %s" % (count, nodes, fleet_dir))
+    run([sys.executable, str(FLEET), "start", "--spec", str(path), "--dir", str(fleet_dir)])
+    return fleet_dir
+
+
+def admin(state, name):
+    c = state["clusters"][name]
+    return Rest(c["server"], c["admin_token"], state["ca_file"])
+
+
+def bench_identity(state, clusters, work):
+    """The bench's ServiceAccount, its cluster-admin binding and FlowSchema on every cluster; returns a kubeconfig
+    with one context per cluster (context = cluster name) holding the ServiceAccount's token."""
+    kubeconfig = yaml.safe_load(Path(state["kubeconfig"]).read_text())
+    users = dict((u["name"], u) for u in kubeconfig["users"])
+    contexts = dict((c["name"], c) for c in kubeconfig["contexts"])
+    for name in clusters:
+        rest = admin(state, name)
+        rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": BENCH_NS}})
+        rest.create("/api/v1/namespaces/%s/serviceaccounts" % BENCH_NS,
+                    {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": BENCH_SA}})
+        rest.create("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": FLOW_SCHEMA},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": BENCH_SA, "namespace": BENCH_NS}]})
+        rest.create("/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas", {
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema", "metadata": {"name": FLOW_SCHEMA},
+            "spec": {"matchingPrecedence": 2, "priorityLevelConfiguration": {"name": "exempt"}, "rules": [{
+                "subjects": [{"kind": "ServiceAccount", "serviceAccount": {"name": BENCH_SA, "namespace": BENCH_NS}}],
+                "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"], "clusterScope": True, "namespaces": ["*"]}],
+                "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}]}]}})
+        token = rest.must("POST", "/api/v1/namespaces/%s/serviceaccounts/%s/token" % (BENCH_NS, BENCH_SA), {
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 86400}})["status"]["token"]
+        # The API server's FlowSchema controller picks the new schema up within a moment: wait until it counts.
+        before = ansible_requests(rest)
+        deadline = time.monotonic() + 30
+        while True:
+            Rest(state["clusters"][name]["server"], token, state["ca_file"]).must("GET", "/version")
+            if ansible_requests(rest) > before:
+                break
+            if time.monotonic() > deadline:
+                sys.exit("[bench] %s: FlowSchema %s never counted the bench's requests" % (name, FLOW_SCHEMA))
+            time.sleep(0.5)
+        users[contexts[name]["context"]["user"]]["user"] = {"token": token}
+    path = work / "bench.kubeconfig"
+    path.write_text(yaml.safe_dump(kubeconfig))
+    os.chmod(path, 0o600)
+    return str(path)
+
+
+def gpu_nodes(rest):
+    """The cluster's KWOK nodes that offer GPUs (the fleet's system node offers none)."""
+    items = rest.must("GET", "/api/v1/nodes?labelSelector=%s" % FAKE_NODES)["items"]
+    return len([n for n in items if int(n.get("status", {}).get("capacity", {}).get("nvidia.com/gpu", "0")) > 0])
+
+
+def scrape(rest):
+    status, text = rest.request("GET", "/metrics", timeout=60)
+    if status != 200 or not isinstance(text, str):
+        sys.exit("[bench] GET /metrics: HTTP %s" % status)
+    return text
+
+
+def ansible_requests(rest, text=None):
+    text = text if text is not None else scrape(rest)
+    match = re.search(r'^apiserver_flowcontrol_dispatched_requests_total\{flow_schema="%s",priority_level="exempt"\} (\S+)$'
+                      % FLOW_SCHEMA, text, re.M)
+    return float(match.group(1)) if match else 0.0
+
+
+def counters(rest):
+    """(Ansible's requests, {verb: every client's requests}) as the API server counts them now."""
+    text = scrape(rest)
+    by_verb = {}
+    for match in re.finditer(r'^apiserver_request_total\{([^}]*)\} (\S+)$', text, re.M):
+        verb = re.search(r'verb="([^"]*)"', match.group(1)).group(1)
+        by_verb[verb] = by_verb.get(verb, 0.0) + float(match.group(2))
+    return ansible_requests(rest, text), by_verb
+
+
+def delete_namespaces(state, clusters, namespaces_by_cluster, timeout=300):
+    """Delete the run's namespaces and wait until they are gone, so the next run starts on idle clusters."""
+    for name in clusters:
+        rest = admin(state, name)
+        for ns in namespaces_by_cluster.get(name, []):
+            rest.request("DELETE", "/api/v1/namespaces/%s" % ns)
+    deadline = time.monotonic() + timeout
+    for name in clusters:
+        rest = admin(state, name)
+        for ns in namespaces_by_cluster.get(name, []):
+            while rest.request("GET", "/api/v1/namespaces/%s" % ns)[0] != 404:
+                if time.monotonic() > deadline:
+                    log("namespace %s on %s still there after %d s; going on" % (ns, name, timeout))
+                    return
+                time.sleep(1)
+
+
+# -------------------------------------------------------------------------------------- the controller
+
+def descendants(root):
+    """PIDs of root and all its descendants, from /proc/*/stat."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as handle:
+                ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    pids, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        todo.extend(children.get(pid, []))
+    return pids
+
+
+def vm_rss(pid):
+    try:
+        with open("/proc/%d/status" % pid) as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def pss(pid):
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+class RssSampler(threading.Thread):
+    """Samples the VmRSS sum of a process tree every SAMPLE_SECONDS (and its PSS sum every PSS_EVERY samples); keeps
+    the maxima, the root's own max RSS and the most processes seen at once."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid, self.peak, self.peak_pss, self.peak_main, self.peak_procs, self.samples = pid, 0, 0, 0, 0, 0
+        self.done = threading.Event()
+
+    def run(self):
+        while not self.done.is_set():
+            pids = descendants(self.pid)
+            sizes = [vm_rss(pid) for pid in pids]
+            self.peak = max(self.peak, sum(sizes))
+            self.peak_main = max(self.peak_main, sizes[0])
+            self.peak_procs = max(self.peak_procs, len([s for s in sizes if s]))
+            if self.samples % PSS_EVERY == 0:
+                self.peak_pss = max(self.peak_pss, sum(pss(pid) for pid in pids))
+            self.samples += 1
+            self.done.wait(SAMPLE_SECONDS)
+
+
+def cpu_children():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def write_inventory(path, state, clusters, size, kubeconfig, tag):
+    """N hosts, host i on cluster i mod len(clusters), each its own namespace; returns {cluster: [namespaces]}."""
+    groups, namespaces = {}, {}
+    for index in range(size):
+        cluster = clusters[index % len(clusters)]
+        c = state["clusters"][cluster]
+        host = "h%03d-%s" % (index, cluster)
+        namespace = "bs-%s-%03d" % (tag, index)
+        hostvars = {"burnin_kubeconfig": kubeconfig, "burnin_context": c["context"], "burnin_namespace": namespace}
+        if c["platform"] == "azure":
+            hostvars.update(AZURE_VARS)
+        group = groups.setdefault("%s_%s" % (c["platform"], c["gpu_architecture"]), {
+            "vars": {"burnin_platform": c["platform"], "burnin_gpu_architecture": c["gpu_architecture"]}, "hosts": {}})
+        group["hosts"][host] = hostvars
+        namespaces.setdefault(cluster, []).append(namespace)
+    common = {"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}"}
+    path.write_text(yaml.safe_dump({"all": {"vars": common, "children": groups}}))
+    return namespaces
+
+
+def time_reports(summary, work):
+    """report.py's write_reports on the run's summary.json, as the role's burnin_report task calls it."""
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
+    out = Path(tempfile.mkdtemp(prefix="reports-", dir=str(work)))
+    started = time.monotonic()
+    report.write_reports(summary, str(out), formats=["json", "junit", "html"], run_id="bench", title="GPU burn-in bench")
+    elapsed = time.monotonic() - started
+    size = sum(p.stat().st_size for p in out.iterdir())
+    shutil.rmtree(str(out), ignore_errors=True)
+    return elapsed, size
+
+
+def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, env):
+    tag = "%d%02d%d%d" % (size, forks % 100, round_index, int(time.time()) % 1000)
+    run_id = "scale-%s" % tag
+    inventory = work / ("hosts-%s.yml" % tag)
+    namespaces = write_inventory(inventory, state, clusters, size, kubeconfig, tag)
+    reports = work / "reports"
+    timer = work / ("tasks-%s.json" % tag)
+    extra = {"burnin_run_id": run_id, "burnin_report_dir": str(reports), "burnin_report_formats": ["json", "junit", "html"],
+             "burnin_trainjob_annotations": {DELAY: str(args.job_seconds)}, "burnin_timeout": args.timeout}
+    command = ["ansible-playbook", "-i", str(inventory), str(REPO / "playbooks" / "burnin.yml"), "--forks", str(forks),
+               "-e", json.dumps(extra)]
+    rests = dict((name, admin(state, name)) for name in clusters)
+    before = dict((name, counters(rest)) for name, rest in rests.items())
+    cpu_before = cpu_children()
+    started = time.monotonic()
+    proc = subprocess.Popen(command, cwd=str(REPO), env=dict(env, BENCH_TASK_TIMER=str(timer)), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, universal_newlines=True)
+    sampler = RssSampler(proc.pid)
+    sampler.start()
+    output = proc.communicate()[0]
+    wall = time.monotonic() - started
+    sampler.done.set()
+    sampler.join()
+    cpu = cpu_children() - cpu_before
+    after = dict((name, counters(rest)) for name, rest in rests.items())
+    (work / ("ansible-%s.log" % tag)).write_text(output)
+
+    summary_path = reports / run_id / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    outcomes = {}
+    for result in summary.values():
+        outcomes[result.get("outcome")] = outcomes.get(result.get("outcome"), 0) + 1
+    if proc.returncode != 0 or outcomes != {"Complete": size}:
+        log("the role did not complete every host (rc %d, outcomes %s); log: %s" % (proc.returncode, outcomes, work / ("ansible-%s.log" % tag)))
+        log(output[-3000:])
+    tasks = json.loads(timer.read_text()) if timer.exists() else {}
+    # Task names carry the role's prefix ("gpufleet.burnin.burnin : ...").
+    report_task = next((round(v, 3) for k, v in tasks.items() if k.endswith(REPORT_TASK)), None)
+    summary_tasks = dict((k.split(" : ", 1)[-1], round(v, 3)) for k, v in tasks.items() if k.split(" : ", 1)[-1] in SUMMARY_TASKS)
+    report_seconds, report_bytes = time_reports(summary, work) if summary else (None, None)
+    requests = {}
+    for name in clusters:
+        verbs = dict((verb, int(after[name][1].get(verb, 0) - before[name][1].get(verb, 0))) for verb in after[name][1])
+        requests[name] = {"hosts": len(namespaces.get(name, [])), "ansible": int(after[name][0] - before[name][0]),
+                          "all_clients": sum(verbs.values()), "all_clients_by_verb": dict((v, n) for v, n in sorted(verbs.items()) if n)}
+    if not args.keep_namespaces:
+        delete_namespaces(state, clusters, namespaces)
+    return {
+        "size": size, "forks": forks, "round": round_index + 1, "job_seconds": args.job_seconds, "run_id": run_id,
+        "returncode": proc.returncode, "outcomes": outcomes, "wall_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
+        "peak_rss_bytes": sampler.peak, "peak_pss_bytes": sampler.peak_pss, "peak_rss_main_bytes": sampler.peak_main, "peak_processes": sampler.peak_procs,
+        "rss_samples": sampler.samples, "requests": requests,
+        "report_task_seconds": report_task,
+        "write_reports_seconds": round(report_seconds, 3) if report_seconds is not None else None, "report_bytes": report_bytes,
+        "summary_tasks": summary_tasks,
+        "slowest_tasks": dict(sorted(((k, round(v, 2)) for k, v in tasks.items()), key=lambda kv: -kv[1])[:8]),
+    }
+
+
+# ----------------------------------------------------------------------------------------------- output
+
+def mib(n):
+    return n / 1048576.0
+
+
+def print_results(results, capacity):
+    print("\nwhole burn-in at scale: %s" % capacity)
+    print("%6s %5s %5s %8s %7s %9s %9s %9s %6s %10s %10s %8s %8s  %s" % (
+        "hosts", "forks", "round", "wall s", "cpu s", "RSS MiB", "PSS MiB", "main MiB", "procs", "ans req/cl", "all req/cl",
+        "rep task", "rep py", "outcomes"))
+    for r in results:
+        per_cluster = list(r["requests"].values())
+        ansible = sum(c["ansible"] for c in per_cluster) / float(len(per_cluster))
+        everyone = sum(c["all_clients"] for c in per_cluster) / float(len(per_cluster))
+        print("%6d %5d %5d %8.1f %7.1f %9.0f %9.0f %9.0f %6d %10.0f %10.0f %8s %8s  %s" % (
+            r["size"], r["forks"], r["round"], r["wall_seconds"], r["cpu_seconds"], mib(r["peak_rss_bytes"]), mib(r["peak_pss_bytes"]),
+            mib(r["peak_rss_main_bytes"]), r["peak_processes"], ansible, everyone,
+            "%.2f" % r["report_task_seconds"] if r["report_task_seconds"] is not None else "-",
+            "%.2f" % r["write_reports_seconds"] if r["write_reports_seconds"] is not None else "-",
+            ", ".join("%s %d" % kv for kv in sorted(r["outcomes"].items(), key=str))))
+    print("\nAPI requests per cluster and run (Ansible's: FlowSchema %s; all clients': apiserver_request_total by verb)" % FLOW_SCHEMA)
+    for r in results:
+        for name, c in sorted(r["requests"].items()):
+            print("  %4d hosts forks %2d round %d  %-20s %3d hosts: Ansible %5d (%.1f per host), all clients %6d %s" % (
+                r["size"], r["forks"], r["round"], name, c["hosts"], c["ansible"], c["ansible"] / float(max(c["hosts"], 1)),
+                c["all_clients"], json.dumps(c["all_clients_by_verb"], sort_keys=True)))
+    print("\nslowest tasks (wall time from the task's start to its last result, s)")
+    for r in results:
+        print("  %4d hosts forks %2d round %d: %s" % (r["size"], r["forks"], r["round"],
+                                                     "; ".join("%s %.1f" % (k.split(" : ", 1)[-1], v) for k, v in r["slowest_tasks"].items())))
+    print("\nsummary.yml's once-per-play tasks (s)")
+    for r in results:
+        print("  %4d hosts forks %2d round %d: %s" % (r["size"], r["forks"], r["round"],
+                                                     "; ".join("%s %.2f" % kv for kv in r["summary_tasks"].items())))
+
+
+def ratios(results):
+    """wall(largest)/wall(smallest) per forks, peak RSS at the largest forks, Ansible's requests per host."""
+    out = {"wall_ratio": {}, "peak_rss_gib": {}, "peak_pss_gib": {}, "ansible_requests_per_host": {}}
+    by = {}
+    for r in results:
+        by.setdefault((r["forks"], r["size"]), []).append(r)
+    for forks in sorted(set(f for f, _s in by)):
+        sizes = sorted(s for f, s in by if f == forks)
+        walls = dict((s, min(r["wall_seconds"] for r in by[(forks, s)])) for s in sizes)
+        if len(sizes) > 1:
+            out["wall_ratio"]["forks %d: wall(%d)/wall(%d)" % (forks, sizes[-1], sizes[0])] = round(walls[sizes[-1]] / walls[sizes[0]], 2)
+        for s in sizes:
+            out["peak_rss_gib"]["%d hosts, forks %d" % (s, forks)] = round(max(mib(r["peak_rss_bytes"]) for r in by[(forks, s)]) / 1024, 3)
+            out["peak_pss_gib"]["%d hosts, forks %d" % (s, forks)] = round(max(mib(r["peak_pss_bytes"]) for r in by[(forks, s)]) / 1024, 3)
+            per_host = [c["ansible"] / float(c["hosts"]) for r in by[(forks, s)] for c in r["requests"].values() if c["hosts"]]
+            out["ansible_requests_per_host"]["%d hosts, forks %d" % (s, forks)] = round(sum(per_host) / len(per_host), 1)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--fleet-dir", help="a running fleet (tests/fleet/fleet.py start); default: start one")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200], help="inventory hosts (default 50 100 200)")
+    parser.add_argument("--forks", type=int, nargs="+", default=[10, 50], help="Ansible forks (default 10 50)")
+    parser.add_argument("--clusters", type=int, default=5, help="API servers the hosts are spread over (default 5)")
+    parser.add_argument("--nodes", type=int, help="GPU nodes per cluster when starting the fleet (default: %d per host "
+                                                  "of the largest size, so every job runs at once)" % NODES_PER_JOB)
+    parser.add_argument("--job-seconds", type=int, default=10, help="how long each TrainJob runs (default 10)")
+    parser.add_argument("--timeout", type=int, default=1800, help="burnin_timeout (default 1800)")
+    parser.add_argument("--rounds", type=int, default=1, help="runs per size and forks (default 1)")
+    parser.add_argument("--json", help="write the results to this file as JSON")
+    parser.add_argument("--keep-namespaces", action="store_true", help="leave each run's namespaces on the clusters")
+    parser.add_argument("--keep-work", action="store_true", help="keep the work dir (inventories, Ansible's output, reports)")
+    args = parser.parse_args()
+    if not shutil.which("ansible-playbook"):
+        sys.exit("[bench] ansible-playbook is not on PATH: source scripts/env.sh first")
+    if args.clusters > len(CLUSTERS):
+        sys.exit("[bench] at most %d clusters" % len(CLUSTERS))
+
+    work = Path(tempfile.mkdtemp(prefix="gpufleet-scale-"))
+    own_fleet = not args.fleet_dir
+    hosts_per_cluster = int(math.ceil(max(args.sizes) / float(args.clusters)))
+    fleet_dir = None
+    try:
+        fleet_dir = Path(args.fleet_dir) if args.fleet_dir else start_fleet(args.clusters, args.nodes or NODES_PER_JOB * hosts_per_cluster, work)
+        state = json.loads((fleet_dir / "state.json").read_text())
+        clusters = sorted(state["clusters"])[:args.clusters]
+        if len(clusters) < args.clusters:
+            sys.exit("[bench] the fleet has %d clusters, --clusters asks for %d" % (len(clusters), args.clusters))
+        nodes = min(gpu_nodes(admin(state, name)) for name in clusters)
+        slots = nodes // NODES_PER_JOB
+        capacity = "%d clusters, %d GPU nodes each: %d jobs of %d nodes at once per cluster; largest size puts %d hosts on a cluster%s" % (
+            len(clusters), nodes, slots, NODES_PER_JOB, hosts_per_cluster,
+            "" if slots >= hosts_per_cluster else " - JOBS QUEUE for nodes, the wall time includes waiting for capacity")
+        log(capacity)
+        kubeconfig = bench_identity(state, clusters, work)
+        callbacks = work / "callback_plugins"
+        callbacks.mkdir()
+        (callbacks / "bench_task_timer.py").write_text(CALLBACK)
+        env = dict(os.environ, ANSIBLE_CALLBACK_PLUGINS=str(callbacks), ANSIBLE_CALLBACKS_ENABLED="bench_task_timer",
+                   ANSIBLE_FORCE_COLOR="0")
+        results = []
+        for size in args.sizes:
+            for forks in args.forks:
+                for round_index in range(args.rounds):
+                    log("%d hosts, forks %d, round %d" % (size, forks, round_index + 1))
+                    results.append(one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, env))
+                    r = results[-1]
+                    log("  wall %.1f s, cpu %.1f s, peak RSS %.0f MiB, outcomes %s"
+                        % (r["wall_seconds"], r["cpu_seconds"], mib(r["peak_rss_bytes"]), r["outcomes"]))
+        print_results(results, capacity)
+        summary = ratios(results)
+        print("\nratios")
+        for key, value in summary["wall_ratio"].items():
+            print("  %s = %.2fx (target <= 4.5x for 200/50) %s" % (key, value, "ok" if value <= 4.5 else "MISSED"))
+        for key, value in summary["peak_rss_gib"].items():
+            print("  peak RSS %s: %.2f GiB (PSS %.2f GiB)%s" % (
+                key, value, summary["peak_pss_gib"][key],
+                (" (target <= 1.5 GiB at forks 50) %s" % ("ok" if value <= 1.5 else "MISSED")) if key.endswith("forks 50") else ""))
+        for key, value in summary["ansible_requests_per_host"].items():
+            print("  Ansible's API requests per host, %s: %.1f (TrainJobs of %d s)" % (key, value, args.job_seconds))
+        if args.json:
+            Path(args.json).write_text(json.dumps({"capacity": capacity, "job_seconds": args.job_seconds, "machine": os.uname().nodename,
+                                                   "cpus": os.cpu_count(), "results": results, "ratios": summary}, indent=2, sort_keys=True) + "\n")
+            log("results written to %s" % args.json)
+    finally:
+        if own_fleet and fleet_dir is not None:
+            run([sys.executable, str(FLEET), "stop", "--dir", str(fleet_dir)], check=False)
+        if args.keep_work:
+            log("work dir kept: %s" % work)
+        else:
+            shutil.rmtree(str(work), ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
