@@ -86,7 +86,7 @@ FAKE_NODES = "gpufleet.test/fake-node%3Dtrue"  # the fleet's KWOK nodes (fleet_n
 PSS_EVERY = 5  # PSS (smaps_rollup) every 5th sample: the kernel walks each process's page tables for it
 
 # Wall time of every task, by name (from its start to its last host's result), summed over the play.
-CALLBACK = '''
+CALLBACK = """
 import json, os, time
 from ansible.plugins.callback import CallbackBase
 
@@ -120,10 +120,11 @@ class CallbackModule(CallbackBase):
         self.current = None
         with open(os.environ["BENCH_TASK_TIMER"], "w") as handle:
             json.dump(self.tasks, handle)
-'''
+"""
 
 
 # ------------------------------------------------------------------------------------------- the fleet
+
 
 def start_fleet(count, nodes, work):
     spec = {"clusters": [dict(c, nodes=nodes, trainjob_outcome="Complete") for c in CLUSTERS[:count]]}
@@ -149,20 +150,41 @@ def bench_identity(state, clusters, work):
     for name in clusters:
         rest = admin(state, name)
         rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": BENCH_NS}})
-        rest.create("/api/v1/namespaces/%s/serviceaccounts" % BENCH_NS,
-                    {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": BENCH_SA}})
-        rest.create("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": FLOW_SCHEMA},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
-            "subjects": [{"kind": "ServiceAccount", "name": BENCH_SA, "namespace": BENCH_NS}]})
-        rest.create("/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas", {
-            "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema", "metadata": {"name": FLOW_SCHEMA},
-            "spec": {"matchingPrecedence": 2, "priorityLevelConfiguration": {"name": "exempt"}, "rules": [{
-                "subjects": [{"kind": "ServiceAccount", "serviceAccount": {"name": BENCH_SA, "namespace": BENCH_NS}}],
-                "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"], "clusterScope": True, "namespaces": ["*"]}],
-                "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}]}]}})
-        token = rest.must("POST", "/api/v1/namespaces/%s/serviceaccounts/%s/token" % (BENCH_NS, BENCH_SA), {
-            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 86400}})["status"]["token"]
+        rest.create("/api/v1/namespaces/%s/serviceaccounts" % BENCH_NS, {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": BENCH_SA}})
+        rest.create(
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": FLOW_SCHEMA},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+                "subjects": [{"kind": "ServiceAccount", "name": BENCH_SA, "namespace": BENCH_NS}],
+            },
+        )
+        rest.create(
+            "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas",
+            {
+                "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+                "kind": "FlowSchema",
+                "metadata": {"name": FLOW_SCHEMA},
+                "spec": {
+                    "matchingPrecedence": 2,
+                    "priorityLevelConfiguration": {"name": "exempt"},
+                    "rules": [
+                        {
+                            "subjects": [{"kind": "ServiceAccount", "serviceAccount": {"name": BENCH_SA, "namespace": BENCH_NS}}],
+                            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"], "clusterScope": True, "namespaces": ["*"]}],
+                            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+                        }
+                    ],
+                },
+            },
+        )
+        token = rest.must(
+            "POST",
+            "/api/v1/namespaces/%s/serviceaccounts/%s/token" % (BENCH_NS, BENCH_SA),
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 86400}},
+        )["status"]["token"]
         # The API server's FlowSchema controller picks the new schema up within a moment: wait until it counts.
         before = ansible_requests(rest)
         deadline = time.monotonic() + 30
@@ -195,8 +217,7 @@ def scrape(rest):
 
 def ansible_requests(rest, text=None):
     text = text if text is not None else scrape(rest)
-    match = re.search(r'^apiserver_flowcontrol_dispatched_requests_total\{flow_schema="%s",priority_level="exempt"\} (\S+)$'
-                      % FLOW_SCHEMA, text, re.M)
+    match = re.search(r'^apiserver_flowcontrol_dispatched_requests_total\{flow_schema="%s",priority_level="exempt"\} (\S+)$' % FLOW_SCHEMA, text, re.M)
     return float(match.group(1)) if match else 0.0
 
 
@@ -204,7 +225,7 @@ def counters(rest):
     """(Ansible's requests, {verb: every client's requests}) as the API server counts them now."""
     text = scrape(rest)
     by_verb = {}
-    for match in re.finditer(r'^apiserver_request_total\{([^}]*)\} (\S+)$', text, re.M):
+    for match in re.finditer(r"^apiserver_request_total\{([^}]*)\} (\S+)$", text, re.M):
         verb = re.search(r'verb="([^"]*)"', match.group(1)).group(1)
         by_verb[verb] = by_verb.get(verb, 0.0) + float(match.group(2))
     return ansible_requests(rest, text), by_verb
@@ -228,6 +249,7 @@ def delete_namespaces(state, clusters, namespaces_by_cluster, timeout=300):
 
 
 # -------------------------------------------------------------------------------------- the controller
+
 
 def descendants(root):
     """PIDs of root and all its descendants, from /proc/*/stat."""
@@ -309,8 +331,10 @@ def write_inventory(path, state, clusters, size, kubeconfig, tag):
         hostvars = {"burnin_kubeconfig": kubeconfig, "burnin_context": c["context"], "burnin_namespace": namespace}
         if c["platform"] == "azure":
             hostvars.update(AZURE_VARS)
-        group = groups.setdefault("%s_%s" % (c["platform"], c["gpu_architecture"]), {
-            "vars": {"burnin_platform": c["platform"], "burnin_gpu_architecture": c["gpu_architecture"]}, "hosts": {}})
+        group = groups.setdefault(
+            "%s_%s" % (c["platform"], c["gpu_architecture"]),
+            {"vars": {"burnin_platform": c["platform"], "burnin_gpu_architecture": c["gpu_architecture"]}, "hosts": {}},
+        )
         group["hosts"][host] = hostvars
         namespaces.setdefault(cluster, []).append(namespace)
     common = {"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}"}
@@ -321,6 +345,7 @@ def write_inventory(path, state, clusters, size, kubeconfig, tag):
 def time_reports(summary, work):
     """report.py's write_reports on the run's summary.json, as the role's burnin_report task calls it."""
     from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
+
     out = Path(tempfile.mkdtemp(prefix="reports-", dir=str(work)))
     started = time.monotonic()
     report.write_reports(summary, str(out), formats=["json", "junit", "html"], run_id="bench", title="GPU burn-in bench")
@@ -337,16 +362,21 @@ def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, e
     namespaces = write_inventory(inventory, state, clusters, size, kubeconfig, tag)
     reports = work / "reports"
     timer = work / ("tasks-%s.json" % tag)
-    extra = {"burnin_run_id": run_id, "burnin_report_dir": str(reports), "burnin_report_formats": ["json", "junit", "html"],
-             "burnin_trainjob_annotations": {DELAY: str(args.job_seconds)}, "burnin_timeout": args.timeout}
-    command = ["ansible-playbook", "-i", str(inventory), str(REPO / "playbooks" / "burnin.yml"), "--forks", str(forks),
-               "-e", json.dumps(extra)]
+    extra = {
+        "burnin_run_id": run_id,
+        "burnin_report_dir": str(reports),
+        "burnin_report_formats": ["json", "junit", "html"],
+        "burnin_trainjob_annotations": {DELAY: str(args.job_seconds)},
+        "burnin_timeout": args.timeout,
+    }
+    command = ["ansible-playbook", "-i", str(inventory), str(REPO / "playbooks" / "burnin.yml"), "--forks", str(forks), "-e", json.dumps(extra)]
     rests = dict((name, admin(state, name)) for name in clusters)
     before = dict((name, counters(rest)) for name, rest in rests.items())
     cpu_before = cpu_children()
     started = time.monotonic()
-    proc = subprocess.Popen(command, cwd=str(REPO), env=dict(env, BENCH_TASK_TIMER=str(timer)), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, universal_newlines=True)
+    proc = subprocess.Popen(
+        command, cwd=str(REPO), env=dict(env, BENCH_TASK_TIMER=str(timer)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True
+    )
     sampler = RssSampler(proc.pid)
     sampler.start()
     output = proc.communicate()[0]
@@ -373,17 +403,33 @@ def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, e
     requests = {}
     for name in clusters:
         verbs = dict((verb, int(after[name][1].get(verb, 0) - before[name][1].get(verb, 0))) for verb in after[name][1])
-        requests[name] = {"hosts": len(namespaces.get(name, [])), "ansible": int(after[name][0] - before[name][0]),
-                          "all_clients": sum(verbs.values()), "all_clients_by_verb": dict((v, n) for v, n in sorted(verbs.items()) if n)}
+        requests[name] = {
+            "hosts": len(namespaces.get(name, [])),
+            "ansible": int(after[name][0] - before[name][0]),
+            "all_clients": sum(verbs.values()),
+            "all_clients_by_verb": dict((v, n) for v, n in sorted(verbs.items()) if n),
+        }
     if not args.keep_namespaces:
         delete_namespaces(state, clusters, namespaces)
     return {
-        "size": size, "forks": forks, "round": round_index + 1, "job_seconds": args.job_seconds, "run_id": run_id,
-        "returncode": proc.returncode, "outcomes": outcomes, "wall_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
-        "peak_rss_bytes": sampler.peak, "peak_pss_bytes": sampler.peak_pss, "peak_rss_main_bytes": sampler.peak_main, "peak_processes": sampler.peak_procs,
-        "rss_samples": sampler.samples, "requests": requests,
+        "size": size,
+        "forks": forks,
+        "round": round_index + 1,
+        "job_seconds": args.job_seconds,
+        "run_id": run_id,
+        "returncode": proc.returncode,
+        "outcomes": outcomes,
+        "wall_seconds": round(wall, 2),
+        "cpu_seconds": round(cpu, 2),
+        "peak_rss_bytes": sampler.peak,
+        "peak_pss_bytes": sampler.peak_pss,
+        "peak_rss_main_bytes": sampler.peak_main,
+        "peak_processes": sampler.peak_procs,
+        "rss_samples": sampler.samples,
+        "requests": requests,
         "report_task_seconds": report_task,
-        "write_reports_seconds": round(report_seconds, 3) if report_seconds is not None else None, "report_bytes": report_bytes,
+        "write_reports_seconds": round(report_seconds, 3) if report_seconds is not None else None,
+        "report_bytes": report_bytes,
         "summary_tasks": summary_tasks,
         "slowest_tasks": dict(sorted(((k, round(v, 2)) for k, v in tasks.items()), key=lambda kv: -kv[1])[:8]),
     }
@@ -391,39 +437,81 @@ def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, e
 
 # ----------------------------------------------------------------------------------------------- output
 
+
 def mib(n):
     return n / 1048576.0
 
 
 def print_results(results, capacity):
     print("\nwhole burn-in at scale: %s" % capacity)
-    print("%6s %5s %5s %8s %7s %9s %9s %9s %6s %10s %10s %8s %8s  %s" % (
-        "hosts", "forks", "round", "wall s", "cpu s", "RSS MiB", "PSS MiB", "main MiB", "procs", "ans req/cl", "all req/cl",
-        "rep task", "rep py", "outcomes"))
+    print(
+        "%6s %5s %5s %8s %7s %9s %9s %9s %6s %10s %10s %8s %8s  %s"
+        % (
+            "hosts",
+            "forks",
+            "round",
+            "wall s",
+            "cpu s",
+            "RSS MiB",
+            "PSS MiB",
+            "main MiB",
+            "procs",
+            "ans req/cl",
+            "all req/cl",
+            "rep task",
+            "rep py",
+            "outcomes",
+        )
+    )
     for r in results:
         per_cluster = list(r["requests"].values())
         ansible = sum(c["ansible"] for c in per_cluster) / float(len(per_cluster))
         everyone = sum(c["all_clients"] for c in per_cluster) / float(len(per_cluster))
-        print("%6d %5d %5d %8.1f %7.1f %9.0f %9.0f %9.0f %6d %10.0f %10.0f %8s %8s  %s" % (
-            r["size"], r["forks"], r["round"], r["wall_seconds"], r["cpu_seconds"], mib(r["peak_rss_bytes"]), mib(r["peak_pss_bytes"]),
-            mib(r["peak_rss_main_bytes"]), r["peak_processes"], ansible, everyone,
-            "%.2f" % r["report_task_seconds"] if r["report_task_seconds"] is not None else "-",
-            "%.2f" % r["write_reports_seconds"] if r["write_reports_seconds"] is not None else "-",
-            ", ".join("%s %d" % kv for kv in sorted(r["outcomes"].items(), key=str))))
+        print(
+            "%6d %5d %5d %8.1f %7.1f %9.0f %9.0f %9.0f %6d %10.0f %10.0f %8s %8s  %s"
+            % (
+                r["size"],
+                r["forks"],
+                r["round"],
+                r["wall_seconds"],
+                r["cpu_seconds"],
+                mib(r["peak_rss_bytes"]),
+                mib(r["peak_pss_bytes"]),
+                mib(r["peak_rss_main_bytes"]),
+                r["peak_processes"],
+                ansible,
+                everyone,
+                "%.2f" % r["report_task_seconds"] if r["report_task_seconds"] is not None else "-",
+                "%.2f" % r["write_reports_seconds"] if r["write_reports_seconds"] is not None else "-",
+                ", ".join("%s %d" % kv for kv in sorted(r["outcomes"].items(), key=str)),
+            )
+        )
     print("\nAPI requests per cluster and run (Ansible's: FlowSchema %s; all clients': apiserver_request_total by verb)" % FLOW_SCHEMA)
     for r in results:
         for name, c in sorted(r["requests"].items()):
-            print("  %4d hosts forks %2d round %d  %-20s %3d hosts: Ansible %5d (%.1f per host), all clients %6d %s" % (
-                r["size"], r["forks"], r["round"], name, c["hosts"], c["ansible"], c["ansible"] / float(max(c["hosts"], 1)),
-                c["all_clients"], json.dumps(c["all_clients_by_verb"], sort_keys=True)))
+            print(
+                "  %4d hosts forks %2d round %d  %-20s %3d hosts: Ansible %5d (%.1f per host), all clients %6d %s"
+                % (
+                    r["size"],
+                    r["forks"],
+                    r["round"],
+                    name,
+                    c["hosts"],
+                    c["ansible"],
+                    c["ansible"] / float(max(c["hosts"], 1)),
+                    c["all_clients"],
+                    json.dumps(c["all_clients_by_verb"], sort_keys=True),
+                )
+            )
     print("\nslowest tasks (wall time from the task's start to its last result, s)")
     for r in results:
-        print("  %4d hosts forks %2d round %d: %s" % (r["size"], r["forks"], r["round"],
-                                                     "; ".join("%s %.1f" % (k.split(" : ", 1)[-1], v) for k, v in r["slowest_tasks"].items())))
+        print(
+            "  %4d hosts forks %2d round %d: %s"
+            % (r["size"], r["forks"], r["round"], "; ".join("%s %.1f" % (k.split(" : ", 1)[-1], v) for k, v in r["slowest_tasks"].items()))
+        )
     print("\nsummary.yml's once-per-play tasks (s)")
     for r in results:
-        print("  %4d hosts forks %2d round %d: %s" % (r["size"], r["forks"], r["round"],
-                                                     "; ".join("%s %.2f" % kv for kv in r["summary_tasks"].items())))
+        print("  %4d hosts forks %2d round %d: %s" % (r["size"], r["forks"], r["round"], "; ".join("%s %.2f" % kv for kv in r["summary_tasks"].items())))
 
 
 def ratios(results):
@@ -451,8 +539,11 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200], help="inventory hosts (default 50 100 200)")
     parser.add_argument("--forks", type=int, nargs="+", default=[10, 50], help="Ansible forks (default 10 50)")
     parser.add_argument("--clusters", type=int, default=5, help="API servers the hosts are spread over (default 5)")
-    parser.add_argument("--nodes", type=int, help="GPU nodes per cluster when starting the fleet (default: %d per host "
-                                                  "of the largest size, so every job runs at once)" % NODES_PER_JOB)
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        help="GPU nodes per cluster when starting the fleet (default: %d per host " "of the largest size, so every job runs at once)" % NODES_PER_JOB,
+    )
     parser.add_argument("--job-seconds", type=int, default=10, help="how long each TrainJob runs (default 10)")
     parser.add_argument("--timeout", type=int, default=1800, help="burnin_timeout (default 1800)")
     parser.add_argument("--rounds", type=int, default=1, help="runs per size and forks (default 1)")
@@ -472,21 +563,25 @@ def main():
     try:
         fleet_dir = Path(args.fleet_dir) if args.fleet_dir else start_fleet(args.clusters, args.nodes or NODES_PER_JOB * hosts_per_cluster, work)
         state = json.loads((fleet_dir / "state.json").read_text())
-        clusters = sorted(state["clusters"])[:args.clusters]
+        clusters = sorted(state["clusters"])[: args.clusters]
         if len(clusters) < args.clusters:
             sys.exit("[bench] the fleet has %d clusters, --clusters asks for %d" % (len(clusters), args.clusters))
         nodes = min(gpu_nodes(admin(state, name)) for name in clusters)
         slots = nodes // NODES_PER_JOB
         capacity = "%d clusters, %d GPU nodes each: %d jobs of %d nodes at once per cluster; largest size puts %d hosts on a cluster%s" % (
-            len(clusters), nodes, slots, NODES_PER_JOB, hosts_per_cluster,
-            "" if slots >= hosts_per_cluster else " - JOBS QUEUE for nodes, the wall time includes waiting for capacity")
+            len(clusters),
+            nodes,
+            slots,
+            NODES_PER_JOB,
+            hosts_per_cluster,
+            "" if slots >= hosts_per_cluster else " - JOBS QUEUE for nodes, the wall time includes waiting for capacity",
+        )
         log(capacity)
         kubeconfig = bench_identity(state, clusters, work)
         callbacks = work / "callback_plugins"
         callbacks.mkdir()
         (callbacks / "bench_task_timer.py").write_text(CALLBACK)
-        env = dict(os.environ, ANSIBLE_CALLBACK_PLUGINS=str(callbacks), ANSIBLE_CALLBACKS_ENABLED="bench_task_timer",
-                   ANSIBLE_FORCE_COLOR="0")
+        env = dict(os.environ, ANSIBLE_CALLBACK_PLUGINS=str(callbacks), ANSIBLE_CALLBACKS_ENABLED="bench_task_timer", ANSIBLE_FORCE_COLOR="0")
         results = []
         for size in args.sizes:
             for forks in args.forks:
@@ -494,22 +589,43 @@ def main():
                     log("%d hosts, forks %d, round %d" % (size, forks, round_index + 1))
                     results.append(one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, env))
                     r = results[-1]
-                    log("  wall %.1f s, cpu %.1f s, peak RSS %.0f MiB, outcomes %s"
-                        % (r["wall_seconds"], r["cpu_seconds"], mib(r["peak_rss_bytes"]), r["outcomes"]))
+                    log(
+                        "  wall %.1f s, cpu %.1f s, peak RSS %.0f MiB, outcomes %s"
+                        % (r["wall_seconds"], r["cpu_seconds"], mib(r["peak_rss_bytes"]), r["outcomes"])
+                    )
         print_results(results, capacity)
         summary = ratios(results)
         print("\nratios")
         for key, value in summary["wall_ratio"].items():
             print("  %s = %.2fx (target <= 4.5x for 200/50) %s" % (key, value, "ok" if value <= 4.5 else "MISSED"))
         for key, value in summary["peak_rss_gib"].items():
-            print("  peak RSS %s: %.2f GiB (PSS %.2f GiB)%s" % (
-                key, value, summary["peak_pss_gib"][key],
-                (" (target <= 1.5 GiB at forks 50) %s" % ("ok" if value <= 1.5 else "MISSED")) if key.endswith("forks 50") else ""))
+            print(
+                "  peak RSS %s: %.2f GiB (PSS %.2f GiB)%s"
+                % (
+                    key,
+                    value,
+                    summary["peak_pss_gib"][key],
+                    (" (target <= 1.5 GiB at forks 50) %s" % ("ok" if value <= 1.5 else "MISSED")) if key.endswith("forks 50") else "",
+                )
+            )
         for key, value in summary["ansible_requests_per_host"].items():
             print("  Ansible's API requests per host, %s: %.1f (TrainJobs of %d s)" % (key, value, args.job_seconds))
         if args.json:
-            Path(args.json).write_text(json.dumps({"capacity": capacity, "job_seconds": args.job_seconds, "machine": os.uname().nodename,
-                                                   "cpus": os.cpu_count(), "results": results, "ratios": summary}, indent=2, sort_keys=True) + "\n")
+            Path(args.json).write_text(
+                json.dumps(
+                    {
+                        "capacity": capacity,
+                        "job_seconds": args.job_seconds,
+                        "machine": os.uname().nodename,
+                        "cpus": os.cpu_count(),
+                        "results": results,
+                        "ratios": summary,
+                    },
+                    indent=2,
+                    sort_keys=True,
+                )
+                + "\n"
+            )
             log("results written to %s" % args.json)
     finally:
         if own_fleet and fleet_dir is not None:
