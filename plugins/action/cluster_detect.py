@@ -64,6 +64,13 @@ class ActionModule(K8sActionBase):
                 if error["category"] != "Forbidden":
                     return self.stopped(result, error)
                 result["nodes_error"] = error
+        if args["namespace"]:
+            # Whether the run's namespace exists (the apply creates it when missing), read in the same worker.
+            try:
+                found = reader.find("Namespace", "v1", name=args["namespace"])
+            except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+                return self.stopped(result, classify(error_text(exc), context=auth.get("context"), server=server))
+            result["namespace_exists"] = bool(found.get("resources"))
         try:
             detection = check_cluster(
                 result["nodes"], platform=args["platform"], gpu_architecture=args["gpu_architecture"], nodes_listed=result["nodes_listed"]

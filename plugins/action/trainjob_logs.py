@@ -9,7 +9,15 @@ __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import TRAINJOB_LOGS_OWN, trainjob_logs_spec
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import JOBSET_NAME, POD_HIDDEN, collect, not_started, pod_name, reads_whole
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import (
+    JOBSET_NAME,
+    POD_HIDDEN,
+    collect,
+    not_started,
+    pod_name,
+    reads_whole,
+    write_logs,
+)
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit, api_client_of, k8s_reader, pod_log, server_of
 
@@ -56,4 +64,9 @@ class ActionModule(K8sActionBase):
             except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
                 read[pod_name(pod)] = (None, classify(str(exc), context=auth.get("context"), server=server)["message"])
         result.update(changed=False, **collect(listed["value"], read, args["seen_pods"], args["early_logs"]))
+        if args["log_dir"]:
+            try:
+                result["log_files"], result["changed"] = write_logs(args["log_dir"], result["results"])
+            except (IOError, OSError) as exc:
+                return dict(result, failed=True, msg="cannot write the logs into %s: %s" % (args["log_dir"], exc))
         return result

@@ -45,6 +45,10 @@ options:
     description: The declared GPU architecture (for example C(h100)); empty to detect it.
     type: str
     default: ""
+  namespace:
+    description: A namespace whose existence to read (RV(namespace_exists)); empty reads none.
+    type: str
+    default: ""
   check_nodes:
     description: List the nodes and check the declared values against them; false uses the declared values unchecked.
     type: bool
@@ -92,6 +96,10 @@ nodes:
   returned: when the cluster answered
   type: list
   elements: dict
+namespace_exists:
+  description: Whether the namespace O(namespace) exists.
+  returned: when O(namespace) is set and the cluster answered
+  type: bool
 nodes_listed:
   description: Whether the nodes could be listed.
   returned: when the cluster answered

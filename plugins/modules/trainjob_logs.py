@@ -66,6 +66,12 @@ options:
     description: Seconds to retry listing the pods while the cluster does not answer.
     type: int
     default: 30
+  log_dir:
+    description:
+      - A directory on the controller to write each log read into, as C(<pod name>.log) (made when missing). Empty
+        writes none.
+    type: path
+    default: ""
 seealso:
   - module: kubernetes.core.k8s_log
   - module: gpufleet.burnin.trainjob_wait
@@ -133,6 +139,11 @@ summary:
     note:
       description: One sentence for a person, for example C(logs of 2 of 3 pods collected; 1 removed by their controllers once the job ended).
       type: str
+log_files:
+  description: The files written into O(log_dir).
+  returned: when O(log_dir) is set
+  type: list
+  elements: str
 error:
   description: The classified error (C(category), C(status), C(message), C(detail)) when the pods could not be listed.
   returned: when the pods could not be listed

@@ -173,6 +173,7 @@ def required():
             elif OWN_CLUSTER_ACTIONS[key] == "detect":
                 urls.update([("/version", "get"), ("/apis", "get")])
                 need("Node", ["list"], where)
+                need("Namespace", ["get"], where)  # whether the run's namespace exists
             else:
                 need_apply = dict(task[key] or {})
                 kinds = applied if "objects" in need_apply else set()

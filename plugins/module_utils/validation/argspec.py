@@ -134,6 +134,7 @@ TRAINJOB_LOGS_OWN = dict(
     seen_pods=dict(type="list", elements="dict", default=[]),
     early_logs=dict(type="dict", default={}),
     unreachable_grace=dict(type="int", default=30),
+    log_dir=dict(type="path", default=""),
 )
 
 
@@ -168,6 +169,7 @@ CLUSTER_DETECT_OWN = dict(
     platform=dict(type="str", default=""),
     gpu_architecture=dict(type="str", default=""),
     check_nodes=dict(type="bool", default=True),
+    namespace=dict(type="str", default=""),
 )
 
 
