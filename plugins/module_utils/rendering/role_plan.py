@@ -15,7 +15,7 @@ import copy
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults, nccl_env, workload_catalog
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import MANAGED_BY_LABEL, MANAGER, RUN_LABEL, plan_workload
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs, validate
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import workload_plan_spec
 
@@ -124,6 +124,15 @@ def object_names(objects):
     return ["%s/%s" % (obj["kind"], obj["metadata"]["name"]) for obj in objects]
 
 
+def namespace_object(namespace, run_id=None):
+    """The run's Namespace, as the burn-in creates it when missing: labelled as the burn-in's (the cleanup deletes
+    only those), with the run id when the namespace is the run's own."""
+    labels = {MANAGED_BY_LABEL: MANAGER}
+    if run_id:
+        labels[RUN_LABEL] = run_id
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": labels}}
+
+
 def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=None):
     """The plan of one cluster for the role: {objects (to apply, annotations added), record (the result's fields),
     pre_command, mpi_args}. Raises ConfigError on input the checks let through."""
@@ -150,7 +159,13 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
         "platform_data": platform_data,
         "objects": object_names(objects),
     }
-    return {"objects": objects, "record": record, "pre_command": plan.get("pre_command"), "mpi_args": plan.get("mpi_args")}
+    return {
+        "objects": objects,
+        "record": record,
+        "pre_command": plan.get("pre_command"),
+        "mpi_args": plan.get("mpi_args"),
+        "namespace_object": namespace_object(namespace, run_id if variables.get("burnin_namespace_per_run") else None),
+    }
 
 
 def run_start(variables, cluster, run_id, check_mode=False, started=None):

@@ -9,6 +9,8 @@ __metaclass__ = type
 
 import copy
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import API_VERSION as TRAINER_API
+
 FRAMEWORK_CHOICES = ["torch", "mpi", "exec"]
 RCT_API_VERSION_CHOICES = ["v1", "v1beta2", "v1beta1"]
 
@@ -112,7 +114,7 @@ def k8s_apply_spec():
 TRAINJOB_WAIT_OWN = dict(
     name=dict(type="str", required=True),
     namespace=dict(type="str", required=True),
-    api_version=dict(type="str", default="trainer.kubeflow.org/v1alpha1"),
+    api_version=dict(type="str", default=TRAINER_API),
     timeout=dict(type="int", default=3600),
     poll_interval=dict(type="int", default=10),
     unreachable_grace=dict(type="int", default=30),
