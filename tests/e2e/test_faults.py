@@ -117,6 +117,34 @@ def kill_when_waiting(state, namespace):
     return thread, killed
 
 
+def run_playbook(name, state, work, *options):
+    """playbooks/NAME over the faults fleet and the extra hosts: (the process, its wall time, the run's summary.json)."""
+    start = time.monotonic()
+    proc = subprocess.run(
+        [
+            "ansible-playbook",
+            str(PLAYBOOKS / name),
+            *options,
+            "-i",
+            state["inventory"],
+            "-i",
+            str(work / "extra" / "hosts.yml"),
+            "-e",
+            "burnin_run_id=%s" % RUN,
+            "--forks",
+            "10",
+        ],
+        env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        check=False,
+        timeout=600,
+    )
+    wall = time.monotonic() - start
+    return proc, wall, json.loads((work / "reports" / RUN / "summary.json").read_text())
+
+
 @pytest.fixture(scope="module")
 def faults_run(faults_fleet):
     state, work = faults_fleet
@@ -147,30 +175,9 @@ def faults_run(faults_fleet):
     )
     thread, killed = kill_when_waiting(state, namespace)
     start = time.monotonic()
-    proc = subprocess.run(
-        [
-            "ansible-playbook",
-            str(PLAYBOOKS / "burnin.yml"),
-            "-i",
-            state["inventory"],
-            "-i",
-            str(extra / "hosts.yml"),
-            "-e",
-            "burnin_run_id=%s" % RUN,
-            "--forks",
-            "10",
-        ],
-        env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        universal_newlines=True,
-        check=False,
-        timeout=600,
-    )
-    wall = time.monotonic() - start
+    proc, wall, results = run_playbook("burnin.yml", state, work)
     Path(os.environ.get("GPUFLEET_FAULTS_OUTPUT", "/dev/null")).write_text(proc.stdout)
     thread.join(5)
-    results = json.loads((work / "reports" / RUN / "summary.json").read_text())
     return {
         "rc": proc.returncode,
         "output": proc.stdout,
@@ -227,30 +234,7 @@ def test_handled_failures_print_no_python_traceback(faults_run, faults_cleanup):
 def faults_cleanup(faults_run):
     """playbooks/cleanup.yml at -v over the same hosts after the run: the killed cluster is dead by then."""
     work = faults_run["work"]
-    start = time.monotonic()
-    proc = subprocess.run(
-        [
-            "ansible-playbook",
-            str(PLAYBOOKS / "cleanup.yml"),
-            "-v",
-            "-i",
-            faults_run["state"]["inventory"],
-            "-i",
-            str(work / "extra" / "hosts.yml"),
-            "-e",
-            "burnin_run_id=%s" % RUN,
-            "--forks",
-            "10",
-        ],
-        env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        universal_newlines=True,
-        check=False,
-        timeout=600,
-    )
-    wall = time.monotonic() - start
-    results = json.loads((work / "reports" / RUN / "summary.json").read_text())
+    proc, wall, results = run_playbook("cleanup.yml", faults_run["state"], work, "-v")
     return {"rc": proc.returncode, "output": proc.stdout, "results": results, "wall": wall}
 
 

@@ -324,7 +324,7 @@ def check_cluster(nodes, platform=None, gpu_architecture=None, nodes_listed=True
     if not declared_platform:
         result.update(platform=detected_platform, platform_source="detected")
         if detected_platform == UNKNOWN and detection["nodes"]:
-            errors.append("the platform cannot be detected from the nodes (no known providerID, cloud label or instance type); " "set burnin_platform")
+            errors.append("the platform cannot be detected from the nodes (no known providerID, cloud label or instance type); set burnin_platform")
     else:
         result.update(platform=declared_platform, platform_source="declared")
         if declared_platform not in DETECTABLE_PLATFORMS:

@@ -32,7 +32,7 @@ COMPONENTS = {
 MAX_MESSAGE = 400
 
 _JSON_START = re.compile(r'\{\s*"(?:kind|apiVersion)"\s*:')
-_STATUS_LINE = re.compile(r"\((\d{3})\)\s*\nReason:|'(\d{3})\\?\nReason:|^(\d{3})\nReason:|Exception '(\d{3})|" r"\bstatus(?: code)?[ :=]+(\d{3})\b", re.M)
+_STATUS_LINE = re.compile(r"\((\d{3})\)\s*\nReason:|'(\d{3})\\?\nReason:|^(\d{3})\nReason:|Exception '(\d{3})|\bstatus(?: code)?[ :=]+(\d{3})\b", re.M)
 _POOL = re.compile(r"HTTPS?ConnectionPool\(host='([^']*)', port=(\d+)\)")
 _URL = re.compile(r"https?://[^\s'\"/)]+")
 # ansible-core 2.19+ prefixes the failures it reports.
@@ -72,7 +72,7 @@ def _missing_api(text):
     return none.groups() if none else None
 
 
-_FORBIDDEN = re.compile(r'User "([^"]+)" cannot (\w+) resource "([^"]+)" in API group "([^"]*)"' r'(?: in the namespace "([^"]+)"| at the cluster scope)?')
+_FORBIDDEN = re.compile(r'User "([^"]+)" cannot (\w+) resource "([^"]+)" in API group "([^"]*)"(?: in the namespace "([^"]+)"| at the cluster scope)?')
 
 
 def _one_line(text, limit=MAX_MESSAGE):

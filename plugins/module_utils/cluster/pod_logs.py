@@ -25,7 +25,7 @@ POD_HIDDEN = [
     "status.conditions",
 ]
 TAIL_KEPT = 10
-NO_PODS = "no pods: the TrainJob's pods were never created or scheduled (no kubelet, no capacity, or no JobSet/Trainer " "controller)"
+NO_PODS = "no pods: the TrainJob's pods were never created or scheduled (no kubelet, no capacity, or no JobSet/Trainer controller)"
 
 
 def pod_name(pod):

@@ -57,7 +57,7 @@ _PREFIXES = (
 # INFO: "host:pid:tid [dev] NCCL INFO msg"; WARN adds the source location: "host:pid:tid [dev] file.cc:123 NCCL WARN msg";
 # NCCL_DEBUG_TIMESTAMP_FORMAT may put a bracketed time in front.
 _RE_NCCL_LOG = re.compile(
-    r"^(?:\[[^\]]*\]\s*)?(?P<host>[^\s:\[]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>[^\]]*)\] (?:\S+:\d+ )?" r"NCCL (?P<level>[A-Z]+)\b ?(?P<msg>.*)$"
+    r"^(?:\[[^\]]*\]\s*)?(?P<host>[^\s:\[]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>[^\]]*)\] (?:\S+:\d+ )?NCCL (?P<level>[A-Z]+)\b ?(?P<msg>.*)$"
 )
 _RE_NCCL_VERSION = re.compile(r"\bNCCL version (?P<version>\d+\.\d+\.\d+)(?:[-+](?P<build>\S+))?")
 # "host: Test NCCL failure common.cu:1279 '...'", "host: Test CUDA failure ...", " .. host pid 58: Test failure common.cu:1140".

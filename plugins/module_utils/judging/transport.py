@@ -66,7 +66,7 @@ SUBSYSTEMS = {
 }
 
 _RE_USING = re.compile(r"^Using network (?P<name>\S.*?)\s*$")
-_RE_CHANNEL_NET = re.compile(r"^Channel \d+(?:/\d+)? : \d+\[[0-9a-fx]+\] -> \d+\[[0-9a-fx]+\] \[(?:send|receive)\] " r"via NET/(?P<name>[^/]+)/\d+")
+_RE_CHANNEL_NET = re.compile(r"^Channel \d+(?:/\d+)? : \d+\[[0-9a-fx]+\] -> \d+\[[0-9a-fx]+\] \[(?:send|receive)\] via NET/(?P<name>[^/]+)/\d+")
 _RE_CHANNEL_P2P = re.compile(r"^Channel \d+(?:/\d+)? : \d+\[[0-9a-fx]+\] -> \d+\[[0-9a-fx]+\] via P2P/(?P<kind>[A-Za-z]+)")
 _RE_PLUGIN = re.compile(r"^NET/Plugin ?: Loaded net plugin (?P<name>\S.*?) \(v\d+\)")
 _RE_OFI_PROVIDER = re.compile(r"^NET/OFI Selected [Pp]rovider is (?P<provider>[^,\s]+)(?:, fabric is (?P<fabric>[^\s(]+))?")

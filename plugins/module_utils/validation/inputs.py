@@ -131,7 +131,7 @@ def check_platform_vars(field, value, library=None):
             ):
                 validate.fail(
                     "%s.%s" % (field, name) + ("[%d]" % index if isinstance(item, list) else ""),
-                    "must be a name, path or image reference (no line breaks, quotes, brackets or YAML " "indicators)",
+                    "must be a name, path or image reference (no line breaks, quotes, brackets or YAML indicators)",
                     text,
                 )
     return value

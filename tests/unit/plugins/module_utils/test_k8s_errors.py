@@ -118,7 +118,7 @@ def test_cluster_scoped_forbidden():
         client_exception(
             403,
             "Forbidden",
-            status(403, "Forbidden", 'nodes is forbidden: User "burnin-restricted" cannot list resource "nodes" in API group "" at the ' "cluster scope"),
+            status(403, "Forbidden", 'nodes is forbidden: User "burnin-restricted" cannot list resource "nodes" in API group "" at the cluster scope'),
         ),
         server=SERVER,
     )

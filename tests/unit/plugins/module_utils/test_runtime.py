@@ -123,7 +123,7 @@ def test_mpi_shape():
     (fix,) = launcher_pod["initContainers"]
     assert fix["name"] == "fix-ssh-permissions" and fix["command"] == ["sh", "-c"]
     assert fix["args"] == [
-        "set -x && cp /tmp/mpi-ssh-raw/* /root/.ssh/ && chmod 600 /root/.ssh/id_rsa && " "chmod 644 /root/.ssh/id_rsa.pub /root/.ssh/authorized_keys"
+        "set -x && cp /tmp/mpi-ssh-raw/* /root/.ssh/ && chmod 600 /root/.ssh/id_rsa && chmod 644 /root/.ssh/id_rsa.pub /root/.ssh/authorized_keys"
     ]
 
 
