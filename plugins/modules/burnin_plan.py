@@ -13,7 +13,7 @@ module: burnin_plan
 short_description: The role's plan of one cluster from its burnin_* variables, in one step
 version_added: 0.2.0
 description:
-  - The plan step of the role M(gpufleet.burnin.burnin) as one call. From the role's checked variables
+  - The plan step of the role C(gpufleet.burnin.burnin) as one call. From the role's checked variables
     (P(gpufleet.burnin.burnin_vars#filter)'s C(vars)), the cluster's platform and GPU architecture (declared or
     detected) and what detection read (O(cluster)), it resolves the GPUs and NICs per node (the GPU defaults unless
     C(burnin_gpus_per_node), C(burnin_mlnx_per_node)), renders the workload of the catalogue (C(burnin_workload),

@@ -26,12 +26,10 @@ import xml.etree.ElementTree as ET
 
 try:
     import jinja2
-    from markupsafe import Markup
 
     HAS_JINJA2 = True
 except ImportError:  # pragma: no cover - jinja2 ships with ansible-core on the controller
     HAS_JINJA2 = False
-    Markup = str
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import size_label
@@ -718,7 +716,8 @@ def _case_view(cluster, case):
         "workload": case["workload"],
         "verdict": case["verdict"],
         "reason": case["reason"],
-        "plot": Markup(plot) if plot else "",
+        # Rendered by busbw_plot.svg.j2 with autoescape: fleet.html.j2 inserts it as it is (| safe).
+        "plot": plot or "",
         "peak": _fmt(metrics.get("peak_busbw")),
         "avg": _fmt(metrics.get("avg_busbw")),
         "checks": _check_rows(case),
