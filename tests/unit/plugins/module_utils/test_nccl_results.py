@@ -464,3 +464,21 @@ def test_series():
     result = nr.parse_nccl_output(text(*(HEADER + [ROW_2G, ROW_1G] + FOOTER)))
     assert nr.series(result) == [[1 << 30, 441.24, 440.93], [2 << 30, 443.48, 442.13]]
     assert nr.series(None) == []
+
+
+def test_nccl_tests_2_19_text_output_is_read():
+    """nccl-tests v2.19.6 (NVIDIA/nccl-tests a0b82b2): the version and "Collective test starting" header lines,
+    `unalign` on the parameters line (nccl-tests#389's output), a number in exponent form when its column is narrow
+    (src/util.cu getFloatStr falls back from %.2f to %.1f, %.0f, then %e), and mpirun's `[1,0]<stdout>:` prefixes."""
+    text = open(os.path.join(FIXTURES, "v2.16-all-gather-2x8-h200-nccl2.27.log")).read()
+    text = text.replace("# nccl-tests version 2.16.9", "# nccl-tests version 2.19.6").replace("graph: 0\n", "graph: 0 unalign: 0\n", 1)
+    plain = nr.parse_nccl_output(text)
+    lines, done = [], False
+    for line in text.splitlines():
+        fields = line.split()
+        if not done and len(fields) > 8 and fields[0].isdigit() and fields[1].isdigit():
+            line, done = line.replace(fields[5], "%.1e" % float(fields[5]), 1), True
+        lines.append("[1,0]<stdout>:" + line)
+    result = nr.parse_nccl_output("\n".join(lines) + "\n")
+    assert done and result["nccl_tests_version"] == "2.19.6" and result["complete"]
+    assert (result["peak_busbw"], result["avg_busbw"]) == (plain["peak_busbw"], plain["avg_busbw"])
