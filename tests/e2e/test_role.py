@@ -184,9 +184,24 @@ def second(role, first):
     return role.playbook("burnin.yml", RUN2, exclude=(STOPPED, SLOW, RESTRICTED, FRESH))
 
 
+def settled(role, quiet=5.0, timeout=90.0):
+    """Every cluster's snapshot once it stopped changing for QUIET seconds: the controllers still end the pods of the
+    runs before (JobSet deletes a failed job's workers; they end within their grace period and the TrainJob's status
+    follows), which changes those TrainJobs' resourceVersion while nobody applies anything."""
+    deadline = time.time() + timeout
+    last, since = None, time.time()
+    while True:
+        now = dict((c, role.snapshot(c)) for c in role.fleet.clusters)
+        if now != last:
+            last, since = now, time.time()
+        elif time.time() - since >= quiet or time.time() > deadline:
+            return now
+        time.sleep(1)
+
+
 @pytest.fixture(scope="module")
 def checked(role, second):
-    before = dict((c, role.snapshot(c)) for c in role.fleet.clusters)
+    before = settled(role)
     run = role.playbook("burnin.yml", RUN_CHECK, "--check", "--diff", exclude=(STOPPED, SLOW, RESTRICTED))
     after = dict((c, role.snapshot(c)) for c in role.fleet.clusters)
     return run, before, after
