@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import UNREACHABLE_CLASSES, classify
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import from_verdict, with_findings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import cluster_passed
 
 
@@ -51,12 +52,13 @@ def applied_record(results, objects, namespace, namespace_missing, check_mode, w
 
 
 def judged_record(result, verdict, cluster=""):
-    """{'record': the result's fields after the verdict (verdict, stage, reason), 'line': one line for a person}. A
-    failing verdict is the cluster's failure: the stage becomes verdict and the reason says why, its failed nodes
-    named."""
+    """{'record': the result's fields after the verdict (verdict, stage, reason, and the fleet stage's per-node
+    findings: node_findings, node_verdicts), 'line': one line for a person}. A failing verdict is the cluster's
+    failure: the stage becomes verdict and the reason says why, its failed nodes named."""
     failing = not cluster_passed({"outcome": "Complete", "verdict": verdict})
     failed_nodes = verdict.get("failed_nodes") or []
     record = {"verdict": verdict, "stage": "verdict" if failing else result.get("stage"), "reason": result.get("reason")}
+    record.update(with_findings(result, from_verdict(verdict)))
     if failing:
         record["reason"] = "verdict %s: %s%s" % (
             verdict.get("verdict"),
