@@ -8,15 +8,17 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 name: burnin_workload
-short_description: Render a burn-in workload of the catalog (nccl-all-reduce, nccl-all-gather, torch-smoke, exec-example)
+short_description: Render a burn-in workload of the catalog (nccl-all-reduce, nccl-all-gather, torch-smoke, exec-example, dcgm-diag)
 version_added: 0.1.0
 author: gpufleet.burnin maintainers
 description:
   - Renders C(templates/workloads/<name>.yaml) with the C(_lib/) fragments into what M(gpufleet.burnin.workload_plan)
     takes - C(framework), C(image), C(trainer), optionally C(env) - plus C(collective) for nccl-tests workloads (what
-    P(gpufleet.burnin.burnin_verdict#filter) judges) and C(workload) (the name).
+    P(gpufleet.burnin.burnin_verdict#filter) judges), C(results) (how the verdict reads the logs - C(nccl-tests),
+    C(dcgm-diag), or null for the TrainJob's outcome only) and C(workload) (the name).
   - C(nccl-all-reduce) and C(nccl-all-gather) run nccl-tests under mpirun; C(torch-smoke) runs an NCCL all_reduce through
-    torch.distributed under torchrun; C(exec-example) checks the GPU count of every node.
+    torch.distributed under torchrun; C(exec-example) checks the GPU count of every node; C(dcgm-diag) runs
+    C(dcgmi diag -r <level> -j) (parameters C(image), C(level) 1-4, default 2) in one pod per node.
   - An unknown name fails, listing the available ones.
 positional: nodes, gpus_per_node, platform, gpu_architecture
 options:
@@ -88,6 +90,9 @@ _value:
       type: dict
     collective:
       description: The nccl-tests collective (nccl-tests workloads only).
+      type: str
+    results:
+      description: How the verdict reads the pods' logs - C(nccl-tests), C(dcgm-diag), or null (the TrainJob's outcome only).
       type: str
     env:
       description: Extra env (when the workload sets any).

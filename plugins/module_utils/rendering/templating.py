@@ -45,7 +45,7 @@ try:
 except ImportError:  # pragma: no cover
     HAS_YAML = False
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ParseError, RenderError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import nccl_env
 
 # plugins/module_utils/ -> collection root, which holds templates/ and _lib/.
@@ -82,6 +82,12 @@ def to_env_yaml(mapping):
         lines.append("- name: %s" % name)
         lines.append("  value: %s" % json.dumps("%s" % (value,)))
     return "\n".join(lines)
+
+
+def refuse(field, message):
+    """For templates: refuse a bad parameter, ``{{ refuse("level", "must be 1, 2, 3 or 4, got 5") }}`` (a ConfigError
+    naming the field; the render reports it with the template's name)."""
+    raise ConfigError(field, message)
 
 
 def load_yaml(text, source):
@@ -167,6 +173,7 @@ class TemplateLibrary(object):
         self._env.filters["to_env"] = to_env_yaml
         self._env.globals["lib"] = self._lib
         self._env.globals["lib_yaml"] = self.lib_yaml
+        self._env.globals["refuse"] = refuse
         self._data = {}
         cache = self._env.bytecode_cache
         self._cache_dir = getattr(cache, "directory", None)

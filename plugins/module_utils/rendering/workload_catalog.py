@@ -5,8 +5,11 @@
 
 Each template renders to what ``gpufleet.burnin.workload_plan`` takes: ``framework``, ``image``, ``trainer``
 (torch: script or module, args; mpi: binary, args, mpi_args, timeout; exec: command, args), optionally ``env`` and,
-for nccl-tests workloads, ``collective`` (what the verdict judges). The data: nodes, gpus_per_node, platform,
-gpu_architecture, plus the workload's own parameters (each template documents them and their defaults).
+for nccl-tests workloads, ``collective`` (what the verdict judges). ``results`` says how the verdict reads the
+pods' logs (:data:`RESULTS`): ``nccl-tests`` (the default of a workload with a collective), ``dcgm-diag`` (DCGM's
+diagnostic JSON of every pod, plugins/module_utils/judging/dcgm.py); none judges the TrainJob's outcome only. The
+data: nodes, gpus_per_node, platform, gpu_architecture, plus the workload's own parameters (each template documents
+them and their defaults; a template refuses a bad one with ``refuse(name, why)``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,7 +24,8 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 
 WORKLOADS_SUBDIR = "workloads"
 FRAMEWORKS = ("torch", "mpi", "exec")
-_RESULT_KEYS = ("framework", "image", "trainer", "collective", "env")
+_RESULT_KEYS = ("framework", "image", "trainer", "collective", "env", "results")
+RESULTS = ("nccl-tests", "dcgm-diag")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
@@ -65,6 +69,8 @@ def _check_result(name, rendered, data):
         raise ParseError("%s: trainer must be a non-empty mapping" % where)
     if "collective" in rendered and (not isinstance(rendered["collective"], str) or not rendered["collective"]):
         raise ParseError("%s: collective must be a non-empty string such as all_reduce" % where)
+    if rendered.get("results") is not None and rendered["results"] not in RESULTS:
+        raise ParseError("%s: results must be one of %s (or absent), got %r" % (where, ", ".join(RESULTS), rendered["results"]))
     env = rendered.get("env")
     if env is not None and (not isinstance(env, list) or not all(isinstance(item, dict) and item.get("name") for item in env)):
         raise ParseError("%s: env must be a list of {name, value} mappings" % where)
@@ -80,4 +86,6 @@ def render_workload(name, data, library=None):
     rendered = library.render_yaml("%s/%s.yaml" % (WORKLOADS_SUBDIR, name), dict(data))
     _check_result(name, rendered, data)
     rendered["workload"] = name
+    if rendered.get("results") is None:
+        rendered["results"] = "nccl-tests" if rendered.get("collective") else None
     return rendered

@@ -108,7 +108,7 @@ def test_burnin_verdict_errors_name_the_field(kwargs, message):
 def test_burnin_workload():
     rendered = burnin_workload.burnin_workload_filter("nccl-all-reduce", "2", 8, "aws", "h100", params={"max_bytes": "8G"})
     assert rendered["workload"] == "nccl-all-reduce" and "8G" in rendered["trainer"]["args"]
-    with pytest.raises(AnsibleFilterError, match="^gpufleet.burnin.burnin_workload: workload: unknown workload 'x'; available: exec-example"):
+    with pytest.raises(AnsibleFilterError, match="^gpufleet.burnin.burnin_workload: workload: unknown workload 'x'; available: dcgm-diag, exec-example"):
         burnin_workload.burnin_workload_filter("x", 2, 8)
     with pytest.raises(AnsibleFilterError, match="^gpufleet.burnin.burnin_workload: params: must be a mapping"):
         burnin_workload.burnin_workload_filter("exec-example", 2, 8, params=[])

@@ -12,10 +12,10 @@ import pytest
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import plan
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
-from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError, RenderError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError, ParseError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import TemplateLibrary
 
-NAMES = ["exec-example", "nccl-all-gather", "nccl-all-reduce", "torch-smoke"]
+NAMES = ["dcgm-diag", "exec-example", "nccl-all-gather", "nccl-all-reduce", "torch-smoke"]
 
 
 def data(**extra):
@@ -30,7 +30,7 @@ def test_catalog():
 
 def test_unknown_workload_lists_the_available_ones():
     with pytest.raises(
-        ConfigError, match="^workload: unknown workload 'nccl-alltoall'; available: exec-example, nccl-all-gather, " "nccl-all-reduce, torch-smoke$"
+        ConfigError, match="^workload: unknown workload 'nccl-alltoall'; available: dcgm-diag, exec-example, " "nccl-all-gather, nccl-all-reduce, torch-smoke$"
     ):
         workload_catalog.render_workload("nccl-alltoall", data())
     with pytest.raises(ConfigError, match="^workload: unknown workload None"):
@@ -42,7 +42,8 @@ def test_unknown_workload_lists_the_available_ones():
 def test_every_workload_renders_a_plan_input(name, platform, arch, gpus):
     rendered = workload_catalog.render_workload(name, data(platform=platform, gpu_architecture=arch, gpus_per_node=gpus))
     assert rendered["workload"] == name and rendered["framework"] in ("mpi", "torch", "exec")
-    assert set(rendered) <= {"workload", "framework", "image", "trainer", "collective", "env"}
+    assert set(rendered) <= {"workload", "framework", "image", "trainer", "collective", "env", "results"}
+    assert rendered["results"] == ("nccl-tests" if rendered.get("collective") else ("dcgm-diag" if name == "dcgm-diag" else None))
     assert set(rendered["trainer"]) <= set(plan.TRAINER_KEYS[rendered["framework"]])
     planned = plan.plan_workload(
         dict(
@@ -187,3 +188,20 @@ def test_rendered_shape_is_checked(tmp_path):
     for name, (body, error, message) in cases.items():
         with pytest.raises(error, match=message):
             workload_catalog.render_workload(name, data(), library)
+
+
+def test_dcgm_diag_runs_dcgmi_at_the_level_and_is_judged_by_its_json():
+    rendered = workload_catalog.render_workload("dcgm-diag", data())
+    assert rendered["framework"] == "exec" and rendered["results"] == "dcgm-diag" and "collective" not in rendered
+    assert rendered["image"].startswith("nvcr.io/nvidia/cloud-native/dcgm:")
+    script = rendered["trainer"]["args"][0]
+    assert 'dcgmi diag -r 2 -j 2>&1' in script and "# gpufleet-burnin dcgm-diag on ${host}:" in script
+    three = workload_catalog.render_workload("dcgm-diag", data(level=3, image="registry.example/dcgm:4"))
+    assert "dcgmi diag -r 3 -j" in three["trainer"]["args"][0] and three["image"] == "registry.example/dcgm:4"
+    assert "dcgmi diag -r 1 -j" in workload_catalog.render_workload("dcgm-diag", data(level="1"))["trainer"]["args"][0]
+
+
+@pytest.mark.parametrize("level", [0, 5, "2; rm -rf /", True, 2.5, None])
+def test_dcgm_diag_refuses_a_level_other_than_1_to_4_naming_it(level):
+    with pytest.raises(BurninError, match=r"level: the dcgm-diag workload's diagnostic level \(dcgmi diag -r\) must be 1, 2, 3 or 4, got "):
+        workload_catalog.render_workload("dcgm-diag", data(level=level))
