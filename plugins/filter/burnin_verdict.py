@@ -22,6 +22,11 @@ description:
   - With O(pods), says which nodes and pods took part and which failed (pod phases, container exits and restarts,
     failure lines in the logs naming a host), like the original operator's succeeded and failed node lists.
   - A workload without a collective (torch or exec) is judged by its TrainJob's outcome.
+  - With O(results=dcgm-diag) (the catalogue's C(dcgm-diag) workload) every pod's log is read as NVIDIA DCGM's
+    C(dcgmi diag -j) JSON (DCGM 3.x and 4.x shapes) - a GPU failing a test fails the run, a warning warns it, naming
+    node, GPU, test and DCGM's message; a pod whose log holds no DCGM JSON is an C(error). Each judged node gets a
+    C(dcgm) finding (RV(_value.findings)) with its failing GPUs and tests as evidence. It may be called with the logs
+    of the whole run or of one pod.
   - Transport proof - the NCCL INFO lines of the logs say which network NCCL used (C(Using network ...), the channels'
     C(via NET/...)), the plugin (aws-ofi-nccl, gIB, FasTrak, GPUDirectTCPX) and whether NVLS and MNNVL were used; a
     multi-node run whose transport is not the one the platform catalogue (C(_lib/platforms/<platform>/platform.yaml),
@@ -95,6 +100,12 @@ options:
     description: Judge truncated output as a failed or missing result instead of failing the filter (always safe to keep).
     type: bool
     default: true
+  results:
+    description:
+      - How the output is read, the workload's C(results) in the catalogue (C(templates/workloads/)) - C(nccl-tests)
+        (also when empty) or C(dcgm-diag) (every pod's DCGM diagnostic JSON).
+    type: str
+    choices: [nccl-tests, dcgm-diag, '']
 """
 
 EXAMPLES = r"""
@@ -176,6 +187,21 @@ _value:
       description: Per pod - name, node, role, phase, status (succeeded, failed, unknown, running, pending), reasons; and
         succeeded_pods, failed_pods, unscheduled_pods, unknown_nodes (with O(pods)).
       type: dict
+    results:
+      description: C(dcgm-diag) when O(results=dcgm-diag).
+      type: str
+    dcgm:
+      description:
+        - With O(results=dcgm-diag) - per node its DCGM judgement - verdict, reason, pod, gpus (per GPU index its verdict
+          and tests with their status and message), failures (gpu, test, category, message), tests (name, category,
+          status), dcgm_version, driver_version.
+      type: dict
+    findings:
+      description:
+        - With O(results=dcgm-diag) - one C(dcgm) finding per judged node (node, stage, verdict, reason, evidence with pod,
+          failed_gpus, failures, tests, dcgm_version), as plugins/module_utils/judging/node_findings.py records them.
+      type: list
+      elements: dict
 """
 
 from ansible.errors import AnsibleFilterError
@@ -204,6 +230,7 @@ def burnin_verdict_filter(
     allow_partial=True,
     instance_type=None,
     expected_transport=None,
+    results=None,
 ):
     # Imported on use: Ansible loads every filter file of the collection in each worker process.
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
@@ -226,6 +253,8 @@ def burnin_verdict_filter(
                 raise AnsibleFilterError("%s: %s: must be an integer, got %r" % (prefix, key, value))
     if mnnvl is not None and not isinstance(mnnvl, bool):
         raise AnsibleFilterError("%s: mnnvl: must be true or false, got %r" % (prefix, mnnvl))
+    if results not in (None, "", "nccl-tests", "dcgm-diag"):
+        raise AnsibleFilterError("%s: results: must be nccl-tests or dcgm-diag, got %r" % (prefix, results))
     for key, value in (("thresholds", thresholds), ("overrides", overrides), ("pods", pods)):
         expected = dict if key == "thresholds" else list
         if value is not None and not isinstance(value, expected):
@@ -245,6 +274,7 @@ def burnin_verdict_filter(
             workload=workload or None,
             allow_partial=bool(allow_partial),
             expected_transport=expected_transport or None,
+            results=results or None,
         )
     except BurninError as exc:
         raise AnsibleFilterError("%s: %s" % (prefix, exc))

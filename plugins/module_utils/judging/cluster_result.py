@@ -52,13 +52,16 @@ def applied_record(results, objects, namespace, namespace_missing, check_mode, w
 
 
 def judged_record(result, verdict, cluster=""):
-    """{'record': the result's fields after the verdict (verdict, stage, reason, and the fleet stage's per-node
-    findings: node_findings, node_verdicts), 'line': one line for a person}. A failing verdict is the cluster's
+    """{'record': the result's fields after the verdict (verdict, stage, reason, and the per-node findings:
+    node_findings, node_verdicts; the fleet stage's, or the verdict's own ``findings`` when it has them), 'line': one
+    line for a person}. A failing verdict is the cluster's
     failure: the stage becomes verdict and the reason says why, its failed nodes named."""
     failing = not cluster_passed({"outcome": "Complete", "verdict": verdict})
     failed_nodes = verdict.get("failed_nodes") or []
     record = {"verdict": verdict, "stage": "verdict" if failing else result.get("stage"), "reason": result.get("reason")}
-    record.update(with_findings(result, from_verdict(verdict)))
+    # A verdict that judged nodes itself (a dcgm-diag run: judging/verdict.py dcgm_verdict) brings its findings.
+    findings = verdict["findings"] if isinstance(verdict.get("findings"), list) else from_verdict(verdict)
+    record.update(with_findings(result, findings))
     if failing:
         record["reason"] = "verdict %s: %s%s" % (
             verdict.get("verdict"),

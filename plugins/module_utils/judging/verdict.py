@@ -13,9 +13,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results, transport
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm, nccl_results, transport
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import JOB_OK, _log_items, attribute, find_nccl_output, pod_for_host
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.thresholds import nodes_label, select_thresholds
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import platform_catalog
@@ -353,8 +354,12 @@ def verdict_for(
     workload=None,
     allow_partial=True,
     expected_transport=None,
+    results=None,
 ):
     """Parse (when needed), judge and attribute in one call; what the ``burnin_verdict`` filter returns.
+
+    ``results``: how the workload's output is read (its catalogue entry's ``results``): ``nccl-tests`` (or None, the
+    default) as below; ``dcgm-diag`` judges every pod's DCGM diagnostic JSON (:func:`dcgm_verdict`).
 
     ``output``: nccl-tests output as text, a parsed result, the ``-J`` JSON (text or dict), k8s_log loop results
     (the log holding the table is found), or None (no output, e.g. a torch or exec workload).
@@ -363,6 +368,10 @@ def verdict_for(
     gpu_architecture and instance_type.
     """
     facts = dict(facts or {})
+    if results not in (None, "", "nccl-tests", "dcgm-diag"):
+        raise ConfigError("results", "must be nccl-tests or dcgm-diag (the workload's results), got %r" % (results,))
+    if results == "dcgm-diag":
+        return dcgm_verdict(output, facts=facts, job_outcome=job_outcome, job_reason=job_reason, pods=pods, pod_logs=pod_logs, workload=workload)
     if expected_transport is not None and expected_transport not in transport.TRANSPORTS:
         raise ConfigError("expected_transport", "must be one of %s, got %r" % (", ".join(sorted(transport.TRANSPORTS)), expected_transport))
     texts = None
@@ -431,4 +440,121 @@ def verdict_for(
     return verdict
 
 
-__all__ = ["judge", "verdict_for", "worst"]
+def _dcgm_texts(output, pod_logs):
+    """{pod name (or "output"): (text or None, read error or None)} of the logs to judge."""
+    source = pod_logs if isinstance(pod_logs, (dict, list)) and pod_logs else output
+    if isinstance(source, str):
+        return {"output": (source, None)} if source else {}
+    if isinstance(source, (dict, list)) and source:
+        return _log_items(source)
+    if source is None or source == "" or source == [] or source == {}:
+        return {}
+    raise ConfigError("output", "must be the pods' logs (k8s_log loop results, a mapping of pod name to text) or a log text, got %s" % type(source).__name__)
+
+
+def dcgm_verdict(output, facts=None, job_outcome=None, job_reason=None, pods=None, pod_logs=None, workload=None, stage="dcgm"):
+    """Judge a ``dcgm-diag`` run (templates/workloads/dcgm-diag.yaml) by each pod's DCGM diagnostic JSON.
+
+    ``output`` / ``pod_logs``: the pods' logs (k8s_log loop results or {pod name: text}) or one log's text: the whole
+    run, or one pod's (a per-node stage calls it once per node). ``pods``: the pods (spec.nodeName) to name each log's
+    node; without them a log is named by the host its marker line prints. Each judged node has a check (name
+    ``dcgm``, with ``node``, ``pod``, ``failures``) and a finding of STAGE (plugins/module_utils/judging/node_findings.py)
+    with the failing GPUs and tests as evidence; a GPU failing a test fails the run ("node X GPU 5: diagnostic
+    (Hardware) failed: <DCGM's message>"), a warning warns it; a log without DCGM JSON is an ``error`` check naming its
+    pod and node (no finding: nothing was learnt about the node). Returns judge()'s fields plus ``results``
+    (dcgm-diag), ``dcgm`` ({node: dcgm.judge_node()}) and ``findings``; with pods or logs, the attribution too, its
+    ``failed_nodes`` including the nodes with a failed GPU.
+    """
+    facts = dict(facts or {})
+    texts = _dcgm_texts(output, pod_logs)
+    node_of = {}
+    for pod in pods or []:
+        metadata, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+        if metadata.get("name") and spec.get("nodeName"):
+            node_of[metadata["name"]] = spec["nodeName"]
+    checks = []
+    if job_outcome:
+        checks.append(_job_check(job_outcome, job_reason, bool(texts), True))
+    judged, found, errors = {}, [], []
+    for name in sorted(texts):
+        text, read_error = texts[name]
+        parsed, problem = None, read_error
+        if problem is None:
+            try:
+                parsed = dcgm.parse_diag_output(text)
+            except dcgm.DcgmParseError as exc:
+                problem = str(exc)
+        node = node_of.get(name) or _marker_host(text) or name
+        where = "node %s (pod %s)" % (node, name) if node != name else "pod %s" % name
+        if parsed is None:
+            reason = "%s: no DCGM diagnostic result: %s" % (where, problem)
+            errors.append(reason)
+            checks.append({"name": "dcgm", "verdict": "error", "node": node, "pod": name, "reason": reason})
+            continue
+        result = dcgm.judge_node(parsed, node)
+        judged[node] = dict(result, pod=name)
+        failed_gpus = sorted(set(item["gpu"] for item in result["failures"] if item["gpu"] is not None))
+        checks.append(
+            {
+                "name": "dcgm",
+                "verdict": result["verdict"],
+                "node": node,
+                "pod": name,
+                "value": len(failed_gpus) if failed_gpus else None,
+                "reason": result["reason"],
+                "failures": result["failures"],
+            }
+        )
+        evidence = {"pod": name, "failed_gpus": failed_gpus, "failures": result["failures"], "tests": result["tests"], "dcgm_version": result["dcgm_version"]}
+        found.append(finding(node, stage, result["verdict"], result["reason"], evidence))
+    if not texts:
+        checks.append({"name": "dcgm", "verdict": "error", "reason": "no result: no pod log to read DCGM diagnostic output from"})
+    verdict = worst(check["verdict"] for check in checks)
+    if verdict == "pass":
+        gpus = sum(len(entry["gpus"]) for entry in judged.values())
+        reason = "%sDCGM diagnostic passed on %d node(s), %d GPU(s)" % ("TrainJob %s; " % job_outcome if job_outcome else "", len(judged), gpus)
+    else:
+        reason = "; ".join(check["reason"] for check in checks if check["verdict"] == verdict)
+    failed_gpus = sum(len(set(item["gpu"] for item in entry["failures"] if item["gpu"] is not None)) for entry in judged.values())
+    out = {
+        "workload": workload,
+        "collective": None,
+        "results": "dcgm-diag",
+        "verdict": verdict,
+        "reason": reason,
+        "checks": checks,
+        "notes": [],
+        "transport": None,
+        "thresholds": [],
+        "metrics": {
+            "dcgm_version": next((entry["dcgm_version"] for entry in judged.values() if entry["dcgm_version"]), None),
+            "driver_version": next((entry["driver_version"] for entry in judged.values() if entry["driver_version"]), None),
+            "nodes_judged": len(judged),
+            "gpus_judged": sum(len(entry["gpus"]) for entry in judged.values()),
+            "failed_gpus": failed_gpus,
+        },
+        "series": [],
+        "facts": facts,
+        "errors": errors[:10],
+        "warnings": 0,
+        "problems": [],
+        "output_pod": None,
+        "dcgm": judged,
+        "findings": found,
+    }
+    if pods is not None or pod_logs is not None:
+        attribution = attribute(pods or [], pod_logs if pod_logs is not None else (output if isinstance(output, (dict, list)) else None), None, job_outcome)
+        bad = sorted(set(attribution["failed_nodes"]) | set(item["node"] for item in found if item["verdict"] == "fail"))
+        out["attribution"] = attribution
+        out["nodes"] = sorted(set(attribution["nodes"]) | set(judged))
+        out["failed_nodes"] = bad
+        out["succeeded_nodes"] = [node for node in attribution["succeeded_nodes"] if node not in bad]
+    return out
+
+
+def _marker_host(text):
+    match = dcgm.MARKER.search(text or "")
+    return match.group("host") if match else None
+
+
+__all__ = ["dcgm_verdict", "judge", "verdict_for", "worst"]

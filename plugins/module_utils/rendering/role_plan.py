@@ -55,7 +55,7 @@ def _with_defaults(options):
 
 
 def workload_of(variables, platform, gpu_architecture):
-    """The catalogue's workload for the cluster: {counts, workload, framework, image, trainer, env, collective}."""
+    """The catalogue's workload for the cluster: {counts, workload, framework, image, trainer, env, collective, results}."""
     counts = defaults.gpu_defaults(gpu_architecture or "unknown", platform or None)
     gpus = variables.get("burnin_gpus_per_node")
     gpus = counts["gpus_per_node"] if gpus is None else gpus
@@ -77,6 +77,8 @@ def workload_of(variables, platform, gpu_architecture):
         # A custom trainer replaces the workload's and is judged by what it prints, not as the workload's collective.
         "trainer": custom or rendered["trainer"],
         "collective": "" if custom else rendered.get("collective") or "",
+        # How the verdict reads the logs (workload_catalog.RESULTS); a custom trainer is judged by its outcome.
+        "results": "" if custom else rendered.get("results") or "",
         "env": nccl_env.merge_env(rendered.get("env") or [], variables.get("burnin_env") or []),
     }
 
@@ -151,6 +153,10 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
         "framework": workload["framework"],
         "image": workload["image"],
         "collective": workload["collective"],
+        "results": workload["results"],
+        # The logs read whole (trainjob_logs whole_logs_of): nccl-tests' table is the launcher's; every pod of a
+        # dcgm-diag run prints its own DCGM JSON, longer than a log's tail.
+        "whole_logs_of": ["launcher", "node"] if workload["results"] == "dcgm-diag" else ["launcher"],
         "gpus_per_node": workload["gpus_per_node"],
         "mlnx_per_node": workload["mlnx_per_node"],
         "matched_overrides": plan["matched"],

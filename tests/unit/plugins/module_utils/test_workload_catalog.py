@@ -195,7 +195,7 @@ def test_dcgm_diag_runs_dcgmi_at_the_level_and_is_judged_by_its_json():
     assert rendered["framework"] == "exec" and rendered["results"] == "dcgm-diag" and "collective" not in rendered
     assert rendered["image"].startswith("nvcr.io/nvidia/cloud-native/dcgm:")
     script = rendered["trainer"]["args"][0]
-    assert 'dcgmi diag -r 2 -j 2>&1' in script and "# gpufleet-burnin dcgm-diag on ${host}:" in script
+    assert "dcgmi diag -r 2 -j 2>&1" in script and "# gpufleet-burnin dcgm-diag on ${host}:" in script
     three = workload_catalog.render_workload("dcgm-diag", data(level=3, image="registry.example/dcgm:4"))
     assert "dcgmi diag -r 3 -j" in three["trainer"]["args"][0] and three["image"] == "registry.example/dcgm:4"
     assert "dcgmi diag -r 1 -j" in workload_catalog.render_workload("dcgm-diag", data(level="1"))["trainer"]["args"][0]

@@ -1,0 +1,101 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The verdict of a dcgm-diag run (judging/verdict.py dcgm_verdict): per pod, per node, the whole run, its findings."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.cluster_result import judged_record
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
+
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures", "dcgm")
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name)) as handle:
+        return handle.read()
+
+
+def pod(name, node, phase="Succeeded"):
+    return {
+        "metadata": {"name": name, "labels": {"jobset.sigs.k8s.io/replicatedjob-name": "node"}},
+        "spec": {"nodeName": node},
+        "status": {"phase": phase, "containerStatuses": [{"name": "node", "state": {"terminated": {"exitCode": 0}}}]},
+    }
+
+
+def run(failing_node_log="v4-level2-gpu5-diagnostic-fail.log", job_outcome="Complete"):
+    names = ["job-node-0-%d" % index for index in range(4)]
+    pods = [pod(name, "n%d" % index) for index, name in enumerate(names)]
+    logs = [{"item": pods[index], "log": fixture(failing_node_log if index == 3 else "v4-level2-pass-8gpu.log")} for index in range(4)]
+    return verdict_for(logs, pods=pods, results="dcgm-diag", workload="dcgm-diag", job_outcome=job_outcome)
+
+
+def test_a_failing_gpu_fails_the_run_naming_node_gpu_test_and_message():
+    verdict = run()
+    assert verdict["verdict"] == "fail" and verdict["results"] == "dcgm-diag"
+    assert verdict["reason"].startswith("node n3 GPU 5: diagnostic (Hardware) failed: GPU 5 had an error while running the Diagnostic test")
+    assert verdict["failed_nodes"] == ["n3"] and verdict["succeeded_nodes"] == ["n0", "n1", "n2"]
+    assert verdict["metrics"]["failed_gpus"] == 1 and verdict["metrics"]["gpus_judged"] == 32
+    assert [(item["node"], item["stage"], item["verdict"]) for item in verdict["findings"]] == [
+        ("n0", "dcgm", "pass"),
+        ("n1", "dcgm", "pass"),
+        ("n2", "dcgm", "pass"),
+        ("n3", "dcgm", "fail"),
+    ]
+    evidence = verdict["findings"][3]["evidence"]
+    assert evidence["failed_gpus"] == [5] and evidence["failures"][0]["test"] == "diagnostic" and evidence["pod"] == "job-node-0-3"
+    assert verdict["dcgm"]["n3"]["gpus"]["5"]["verdict"] == "fail"
+
+
+def test_all_passing_passes_with_a_short_reason():
+    verdict = run("v4-level2-pass-8gpu.log")
+    assert verdict["verdict"] == "pass"
+    assert verdict["reason"] == "TrainJob Complete; DCGM diagnostic passed on 4 node(s), 32 GPU(s)"
+    assert [item["verdict"] for item in verdict["findings"]] == ["pass"] * 4 and verdict["failed_nodes"] == []
+
+
+def test_a_pod_without_dcgm_json_is_an_error_naming_pod_and_node_and_gives_no_finding():
+    verdict = run("no-json.log")
+    assert verdict["verdict"] == "error"
+    assert verdict["reason"].startswith("node n3 (pod job-node-0-3): no DCGM diagnostic result: the log holds no DCGM diagnostic JSON")
+    assert "n3" not in [item["node"] for item in verdict["findings"]] and len(verdict["findings"]) == 3
+
+
+def test_the_record_carries_the_dcgm_findings_and_the_failure_names_the_node():
+    record = judged_record({"cluster": "c", "stage": "logs"}, run())["record"]
+    assert record["node_verdicts"]["n3"]["verdict"] == "fail"
+    assert record["node_verdicts"]["n3"]["reasons"][0].startswith("dcgm: node n3 GPU 5: diagnostic (Hardware) failed")
+    assert record["node_verdicts"]["n0"]["verdict"] == "pass"
+    assert record["reason"].startswith("verdict fail: node n3 GPU 5") and record["reason"].endswith("(failed nodes: n3)")
+
+
+def test_one_pod_at_a_time_as_a_per_node_stage_calls_it():
+    one = verdict_for(fixture("v4-level2-gpu5-diagnostic-fail.log"), results="dcgm-diag")
+    # Without the pod list the node is the host the workload's marker line names.
+    assert one["verdict"] == "fail" and one["findings"][0]["node"] == "nccl-burnin-r1-node-0-3"
+    assert one["reason"].startswith("node nccl-burnin-r1-node-0-3 GPU 5: diagnostic (Hardware) failed")
+    single = pod("job-node-0-2", "n2")
+    by_node = verdict_for([{"item": single, "log": fixture("v4-level2-pass-8gpu.log")}], pods=[single], results="dcgm-diag")
+    assert by_node["verdict"] == "pass" and [(item["node"], item["verdict"]) for item in by_node["findings"]] == [("n2", "pass")]
+    mapping = verdict_for(None, pod_logs={"p": fixture("v3-level2-4gpu-persistence-fail-memory-warn.log")}, results="dcgm-diag")
+    assert mapping["verdict"] == "fail" and mapping["findings"][0]["node"] == "p"
+
+
+def test_no_logs_is_an_error_and_a_failed_job_fails():
+    assert verdict_for([], results="dcgm-diag")["verdict"] == "error"
+    assert verdict_for(None, results="dcgm-diag", job_outcome="Timeout")["reason"].startswith("no result: the TrainJob did not finish in time")
+    failed = run("v4-level2-pass-8gpu.log", job_outcome="Failed")
+    assert failed["verdict"] == "fail" and failed["reason"].startswith("TrainJob Failed")
+
+
+def test_an_unknown_results_kind_is_refused():
+    with pytest.raises(ConfigError, match="^results: must be nccl-tests or dcgm-diag"):
+        verdict_for("x", results="dcgm")
