@@ -23,7 +23,10 @@ backoff limit, as a kubelet restarts an OnFailure container; the other pods keep
 running. `gpufleet.test/delay-seconds` ends them that long after the TrainJob was created (default 1 s). The
 launcher's output: the TrainJob's `gpufleet.test/nccl-log` and `gpufleet.test/nccl-busbw`, else the cluster's
 `nccl_log` and `nccl_busbw`; its NCCL transport lines: `gpufleet.test/nccl-transport`, else the cluster's
-`nccl_transport` (expected | socket: a silent fall back to sockets).
+`nccl_transport` (expected | socket: a silent fall back to sockets). A pod whose command runs `dcgmi diag` (the
+catalogue's dcgm-diag workload, recognised by its TrainJob's trainer command) prints DCGM's diagnostic JSON
+(tests/fleet/dcgm_logs.py): every GPU passes, except those the cluster's `dcgm_failing_gpus` lists for the pod's node
+({<node name or <cluster>-gpu-<index>>: [<gpu index>, ...]}), which fail the diagnostic test.
 
     python agent.py --dir FLEET_DIR      (fleet.py starts and stops it; it writes FLEET_DIR/agent.ready)
 """
@@ -37,6 +40,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+import dcgm_logs
+import fleet_nodes
 import nccl_logs
 from kubernetes import config, watch
 from kubernetes.client.exceptions import ApiException
@@ -78,6 +83,7 @@ class Cluster:
         self.nccl_log = record.get("nccl_log") or ("truncated" if self.default_outcome == "Failed" else "good")
         self.nccl_busbw = record.get("nccl_busbw")
         self.nccl_transport = record.get("nccl_transport") or "expected"
+        self.dcgm_failing_gpus = dict(record.get("dcgm_failing_gpus") or {})
         self.log_root = Path(log_root) / name
         self.client = DynamicClient(config.new_client_from_config(config_file=kubeconfig, context=name))
         self.ready = threading.Event()
@@ -240,10 +246,24 @@ class Cluster:
             )
         if "launcher" in shape:
             return nccl_logs.worker_log(hosts[index] if index < len(hosts) else pod["spec"].get("hostname", ""), index)
+        level = dcgm_logs.level_of(words)
+        if level is not None:
+            node = pod["spec"].get("nodeName", "")
+            return dcgm_logs.diag_log(pod["spec"].get("hostname", "") or pod["metadata"]["name"], gpus, level, self.failing_gpus(node), self.gpu)
         torch = any("torchrun" in w for w in words) or (trainer.get("numProcPerNode") and not cmd)
         return nccl_logs.plain_log(
             "torch" if torch else "exec", pod["spec"].get("hostname", ""), index, gpus, workers * gpus, self.gpu, finished=finished and outcome == "Complete"
         )
+
+    def failing_gpus(self, node):
+        """The GPUs of NODE the spec's dcgm_failing_gpus fails: keyed by the node's name, or by `<cluster>-gpu-<i>`
+        (its index in the cluster, whatever the platform calls its nodes)."""
+        if node in self.dcgm_failing_gpus:
+            return self.dcgm_failing_gpus[node]
+        for i in range(256):
+            if fleet_nodes._node_name(self.platform, self.name, i) == node:
+                return self.dcgm_failing_gpus.get(f"{self.name}-gpu-{i}") or []
+        return []
 
     def ending(self, pod, shape, outcome):
         """(exit code, restarts) for the pod, or None when it keeps running."""

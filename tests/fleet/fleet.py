@@ -209,6 +209,12 @@ def load_spec(path):
         nccl_busbw = c.get("nccl_busbw")
         if nccl_busbw is not None and (isinstance(nccl_busbw, bool) or not isinstance(nccl_busbw, (int, float)) or nccl_busbw <= 0):
             raise FleetError(f"{path}: cluster {name}: nccl_busbw must be a bandwidth in GB/s > 0, got {nccl_busbw!r}")
+        failing = c.get("dcgm_failing_gpus") or {}
+        if not isinstance(failing, dict) or not all(
+            isinstance(node, str) and isinstance(gpus, list) and all(isinstance(g, int) and not isinstance(g, bool) and g >= 0 for g in gpus)
+            for node, gpus in failing.items()
+        ):
+            raise FleetError(f"{path}: cluster {name}: dcgm_failing_gpus must map node names to lists of GPU indexes, got {failing!r}")
         try:
             version = kubernetes_version(c.get("kubernetes_version"))
         except FleetError as e:
@@ -231,6 +237,7 @@ def load_spec(path):
                 "node_labels": dict(c.get("node_labels") or {}),
                 "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
                 "node_taints": c.get("node_taints"),
+                "dcgm_failing_gpus": {str(node): list(gpus) for node, gpus in failing.items()},
             }
         )
     return {"clusters": out, "restricted_namespace": str(raw.get("restricted_namespace") or RESTRICTED_NAMESPACE)}
@@ -790,6 +797,7 @@ class FleetStarter:
                 "nccl_busbw",
                 "kubernetes_version",
                 "dra_beta_apis",
+                "dcgm_failing_gpus",
             )
         }
         rec.update(

@@ -1,0 +1,78 @@
+"""What `dcgmi diag -r <level> -j` prints on a fleet node: the stand-in log of the catalogue's dcgm-diag workload.
+
+The JSON has DCGM 4.x's shape (NVIDIA/DCGM testing/python3/dcgm_diag_schema.json: "DCGM Diagnostic" ->
+test_categories -> tests -> results per GPU entity, test_summary, metadata), with the tests each level runs (level 1
+the software deployment checks; 2 adds pcie, memory and diagnostic; 3 adds the stress tests; 4 memtest and pulse_test).
+Every GPU passes, except the node's failing GPUs (the fleet spec's `dcgm_failing_gpus`), which fail the diagnostic
+test with a volatile double-bit ECC error as DCGM reports it (DCGM_FR_VOLATILE_DBE_DETECTED, error 4, and its
+message, NVIDIA/DCGM's dcgm_errors.h). The lines before and after the JSON are what templates/workloads/dcgm-diag.yaml prints.
+"""
+
+import hashlib
+import json
+import re
+
+# (category, test) per level, each level adding to the one before.
+TESTS = {
+    1: [("Deployment", "software")],
+    2: [("Integration", "pcie"), ("Hardware", "memory"), ("Hardware", "diagnostic")],
+    3: [("Stress", "targeted_stress"), ("Stress", "targeted_power"), ("Stress", "memory_bandwidth")],
+    4: [("Stress", "memtest"), ("Hardware", "pulse_test")],
+}
+DEVICE_IDS = {"h100": "2330", "h200": "2335", "b200": "2901", "gb200": "2941", "gb300": "31c2", "a100": "20b2"}
+FAILING_TEST = "diagnostic"
+
+
+def level_of(words):
+    """The level of `dcgmi diag -r <level>` in the pod's command words, or None when the pod runs no dcgmi diag."""
+    text = " ".join(words)
+    if "dcgmi" not in text:
+        return None
+    match = re.search(r"dcgmi diag (?:-r|--run) (\d)", text)
+    return int(match.group(1)) if match else 1
+
+
+def failure_message(gpu):
+    return "Detected 14 volatile double-bit ECC error(s) in GPU %d. Drain the GPU and reset it or reboot the node." % gpu
+
+
+def diag_log(host, gpus, level=2, failing=(), gpu="h100"):
+    """The pod's log: the workload's marker line, DCGM's JSON for GPUS GPUs at LEVEL, the exit line."""
+    failing = set(int(index) for index in failing or ())
+    categories = {}
+    for step in range(1, min(max(int(level), 1), 4) + 1):
+        for category, name in TESTS[step]:
+            results = []
+            for index in range(gpus):
+                fails = name == FAILING_TEST and index in failing
+                entry = {"entity_group": "GPU", "entity_group_id": 1, "entity_id": index, "status": "Fail" if fails else "Pass"}
+                if fails:
+                    entry["warnings"] = [{"warning": failure_message(index), "error_id": 4, "error_category": 3, "error_severity": 2}]
+                results.append(entry)
+            summary = "Fail" if any(entry["status"] == "Fail" for entry in results) else "Pass"
+            categories.setdefault(category, []).append({"name": name, "results": results, "test_summary": {"status": summary}})
+    serial = hashlib.sha256(host.encode()).hexdigest()
+    doc = {
+        "DCGM Diagnostic": {"test_categories": [{"category": category, "tests": tests} for category, tests in categories.items()]},
+        "entity_groups": [
+            {
+                "entity_group": "GPU",
+                "entity_group_id": 1,
+                "entities": [
+                    {
+                        "entity_id": index,
+                        "device_id": DEVICE_IDS.get(gpu, "2330"),
+                        "serial_num": "1652%09d" % (int(serial[index * 4 : index * 4 + 6], 16) % 10**9),
+                    }
+                    for index in range(gpus)
+                ],
+            }
+        ],
+        "metadata": {"version": "4.5.2", "Driver Version Detected": "570.148.08"},
+    }
+    head = "# gpufleet-burnin dcgm-diag on %s: dcgmi diag -r %d -j on %d GPUs" % (host, level, gpus)
+    tail = "# gpufleet-burnin dcgm-diag on %s: dcgmi exit %d" % (host, 226 if failing & set(range(gpus)) else 0)
+    return "\n".join([head, json.dumps(doc, indent=3), tail]) + "\n"
+
+
+__all__ = ["diag_log", "level_of"]
