@@ -245,6 +245,15 @@ def test_role_vars_render_the_workload_first(given, field):
     refused(field, role_vars.check_role_vars, given)
 
 
+def test_a_dcgm_level_outside_1_to_4_is_refused_before_any_cluster_naming_the_parameter():
+    with pytest.raises(ConfigError) as err:
+        role_vars.check_role_vars({"burnin_workload": "dcgm-diag", "burnin_workload_params": {"level": 7}})
+    assert err.value.field == "burnin_workload_params"
+    assert "level: the dcgm-diag workload's diagnostic level (dcgmi diag -r) must be 1, 2, 3 or 4, got 7" in str(err.value)
+    checked = role_vars.check_role_vars({"burnin_workload": "dcgm-diag", "burnin_workload_params": {"level": 3}})
+    assert checked["burnin_workload"] == "dcgm-diag"
+
+
 def test_a_custom_trainer_may_change_the_framework():
     role_vars.check_role_vars({"burnin_workload": "nccl-all-reduce", "burnin_framework": "exec", "burnin_trainer": {"command": ["true"]}})
 

@@ -39,7 +39,14 @@ def test_the_role_plans_what_workload_plan_plans_with_the_gpu_defaults_and_the_w
 def test_annotations_go_on_the_trainjob_and_a_custom_trainer_is_not_judged_as_the_workload():
     out = role_plan.role_plan(checked(burnin_trainjob_annotations={"team": "sre"}, burnin_trainer={"binary": "/bin/true"}), "gcp", "h100", "r1", "burnin")
     assert out["objects"][-1]["kind"] == "TrainJob" and out["objects"][-1]["metadata"]["annotations"]["team"] == "sre"
-    assert out["record"]["collective"] == ""
+    assert out["record"]["collective"] == "" and out["record"]["results"] == ""
+
+
+def test_a_dcgm_run_is_judged_by_dcgm_and_every_pod_log_is_read_whole():
+    record = role_plan.role_plan(checked(burnin_workload="dcgm-diag", burnin_nodes=4), "aws", "h100", "r1", "burnin")["record"]
+    assert record["results"] == "dcgm-diag" and record["whole_logs_of"] == ["launcher", "node"] and record["framework"] == "exec"
+    default = role_plan.role_plan(checked(), "aws", "h100", "r1", "burnin")["record"]
+    assert default["results"] == "nccl-tests" and default["whole_logs_of"] == ["launcher"]
 
 
 def test_set_variables_win_over_detection():
