@@ -494,17 +494,10 @@ def dcgm_verdict(output, facts=None, job_outcome=None, job_reason=None, pods=Non
         result = dcgm.judge_node(parsed, node)
         judged[node] = dict(result, pod=name)
         failed_gpus = sorted(set(item["gpu"] for item in result["failures"] if item["gpu"] is not None))
-        checks.append(
-            {
-                "name": "dcgm",
-                "verdict": result["verdict"],
-                "node": node,
-                "pod": name,
-                "value": len(failed_gpus) if failed_gpus else None,
-                "reason": result["reason"],
-                "failures": result["failures"],
-            }
-        )
+        check = {"name": "dcgm", "verdict": result["verdict"], "node": node, "pod": name, "reason": result["reason"], "failures": result["failures"]}
+        if failed_gpus:
+            check["value"] = "GPU %s" % ", ".join(str(gpu) for gpu in failed_gpus)
+        checks.append(check)
         evidence = {"pod": name, "failed_gpus": failed_gpus, "failures": result["failures"], "tests": result["tests"], "dcgm_version": result["dcgm_version"]}
         found.append(finding(node, stage, result["verdict"], result["reason"], evidence))
     if not texts:

@@ -53,6 +53,8 @@ def test_a_failing_gpu_fails_the_run_naming_node_gpu_test_and_message():
     evidence = verdict["findings"][3]["evidence"]
     assert evidence["failed_gpus"] == [5] and evidence["failures"][0]["test"] == "diagnostic" and evidence["pod"] == "job-node-0-3"
     assert verdict["dcgm"]["n3"]["gpus"]["5"]["verdict"] == "fail"
+    checks = dict((check.get("node"), check) for check in verdict["checks"] if check["name"] == "dcgm")
+    assert checks["n3"]["value"] == "GPU 5" and "value" not in checks["n0"] and checks["n3"]["pod"] == "job-node-0-3"
 
 
 def test_all_passing_passes_with_a_short_reason():
