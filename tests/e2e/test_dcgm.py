@@ -54,9 +54,9 @@ def run(fleet_crds, tmp_path_factory):
     clean = clean_cluster(fleet)
     work = tmp_path_factory.mktemp("dcgm-e2e")
     reports = work / "reports"
-    # One pod per GPU node: burnin_nodes is each cluster's node count.
+    # One pod per GPU node: burnin_nodes is each cluster's GPU node count.
     hosts = work / "hosts.yml"
-    nodes = {FAILING: 4, clean: 2}
+    nodes = dict((name, gpu_nodes(fleet, name)) for name in (FAILING, clean))
     hosts.write_text(yaml.safe_dump({"all": {"hosts": dict((name, {"burnin_nodes": count}) for name, count in nodes.items())}}))
     command = [
         "ansible-playbook",
@@ -86,7 +86,7 @@ def run(fleet_crds, tmp_path_factory):
     proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False, timeout=900)
     summary = reports / RUN / "summary.json"
     results = json.loads(summary.read_text()) if summary.is_file() else {}
-    yield {"rc": proc.returncode, "output": proc.stdout, "results": results, "clean": clean, "dir": reports / RUN}
+    yield {"rc": proc.returncode, "output": proc.stdout, "results": results, "clean": clean, "nodes": nodes, "dir": reports / RUN}
     from kubernetes.client import CoreV1Api
 
     for cluster in (FAILING, clean):
@@ -94,6 +94,12 @@ def run(fleet_crds, tmp_path_factory):
             CoreV1Api(fleet.api_client(cluster)).delete_namespace(NAMESPACE)
         except Exception:  # noqa: BLE001 - best effort: the namespace may not exist
             pass
+
+
+def gpu_nodes(fleet, cluster):
+    from kubernetes.client import CoreV1Api
+
+    return len(CoreV1Api(fleet.api_client(cluster)).list_node(label_selector="nvidia.com/gpu.present=true").items)
 
 
 def failing_node(fleet):
@@ -132,8 +138,9 @@ def test_a_cluster_without_failing_gpus_passes(run):
     record = run["results"][run["clean"]]
     verdict = record["verdict"]
     assert verdict["verdict"] == "pass", run["output"][-6000:]
-    assert verdict["reason"] == "TrainJob Complete; DCGM diagnostic passed on 2 node(s), 16 GPU(s)"
-    assert [item["verdict"] for item in record["node_findings"]] == ["pass", "pass"]
+    count = run["nodes"][run["clean"]]
+    assert verdict["reason"] == "TrainJob Complete; DCGM diagnostic passed on %d node(s), %d GPU(s)" % (count, 8 * count)
+    assert [item["verdict"] for item in record["node_findings"]] == ["pass"] * count
     assert set(item["stage"] for item in record["node_findings"]) == {"dcgm"}
 
 
