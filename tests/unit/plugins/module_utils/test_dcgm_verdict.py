@@ -101,14 +101,3 @@ def test_no_logs_is_an_error_and_a_failed_job_fails():
 def test_an_unknown_results_kind_is_refused():
     with pytest.raises(ConfigError, match="^results: must be nccl-tests or dcgm-diag"):
         verdict_for("x", results="dcgm")
-
-
-def test_the_filter_passes_results_through_and_refuses_an_unknown_one():
-    from ansible.errors import AnsibleFilterError
-
-    from ansible_collections.gpufleet.burnin.plugins.filter.burnin_verdict import burnin_verdict_filter
-
-    verdict = burnin_verdict_filter({"p": fixture("v4-level2-gpu5-diagnostic-fail.log")}, workload="dcgm-diag", results="dcgm-diag")
-    assert verdict["verdict"] == "fail" and verdict["findings"][0]["evidence"]["failed_gpus"] == [5]
-    with pytest.raises(AnsibleFilterError, match="^gpufleet.burnin.burnin_verdict: results: must be nccl-tests or dcgm-diag"):
-        burnin_verdict_filter("x", results="nvvs")
