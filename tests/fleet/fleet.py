@@ -209,6 +209,15 @@ def load_spec(path):
         nccl_busbw = c.get("nccl_busbw")
         if nccl_busbw is not None and (isinstance(nccl_busbw, bool) or not isinstance(nccl_busbw, (int, float)) or nccl_busbw <= 0):
             raise FleetError(f"{path}: cluster {name}: nccl_busbw must be a bandwidth in GB/s > 0, got {nccl_busbw!r}")
+        slow_nodes = c.get("slow_nodes") or []
+        if not isinstance(slow_nodes, list) or not all(isinstance(n, str) and n for n in slow_nodes):
+            raise FleetError(f"{path}: cluster {name}: slow_nodes must be a list of node names, got {slow_nodes!r}")
+        inventory_vars = c.get("inventory_vars") or {}
+        if not isinstance(inventory_vars, dict):
+            raise FleetError(f"{path}: cluster {name}: inventory_vars must be a mapping of host variables, got {inventory_vars!r}")
+        node_naming = str(c.get("node_naming") or "platform")
+        if node_naming not in fake_nodes.NODE_NAMINGS:
+            raise FleetError(f"{path}: cluster {name}: node_naming must be one of {', '.join(fake_nodes.NODE_NAMINGS)}, got {node_naming!r}")
         try:
             version = kubernetes_version(c.get("kubernetes_version"))
         except FleetError as e:
@@ -231,6 +240,9 @@ def load_spec(path):
                 "node_labels": dict(c.get("node_labels") or {}),
                 "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
                 "node_taints": c.get("node_taints"),
+                "node_naming": node_naming,
+                "slow_nodes": list(slow_nodes),
+                "inventory_vars": dict(inventory_vars),
             }
         )
     return {"clusters": out, "restricted_namespace": str(raw.get("restricted_namespace") or RESTRICTED_NAMESPACE)}
@@ -347,6 +359,8 @@ def build_inventory(state):
             "gpufleet_test_restricted_kubeconfig": state["restricted_kubeconfig"],
             "gpufleet_test_restricted_namespace": state["restricted_namespace"],
             **hostvars_common,
+            # The spec's own host variables for this cluster (e.g. burnin_nodes for a cluster of 4 nodes).
+            **(c.get("inventory_vars") or {}),
         }
         platform_groups.setdefault(f"platform_{c['platform']}", set()).add(g)
         gpu_groups.setdefault(f"gpu_{c['gpu_architecture']}", set()).add(g)
@@ -512,6 +526,7 @@ class ClusterStarter:
             extra_capacity=spec_c["node_capacity"],
             taints=spec_c["node_taints"],
             kubelet_version="v" + c["kubernetes_version"],
+            naming=spec_c["node_naming"],
         )
         nodes.append(fake_nodes.system_node(c["name"], spec_c["node_platform"], kubelet_port=c["kwok_port"], kubelet_version="v" + c["kubernetes_version"]))
         for node, status in nodes:
@@ -790,6 +805,8 @@ class FleetStarter:
                 "nccl_busbw",
                 "kubernetes_version",
                 "dra_beta_apis",
+                "slow_nodes",
+                "inventory_vars",
             )
         }
         rec.update(
