@@ -205,4 +205,7 @@ def record(result, outcome):
         "minutes": outcome.get("minutes"),
         "rounds": outcome.get("rounds") or [],
     }
+    if fields["isolation"]["culprits"]:
+        # The cluster's one line (the summary) names them too.
+        fields["reason"] = "%s; isolation: bad node(s) %s" % ((result or {}).get("reason") or "", ", ".join(fields["isolation"]["culprits"]))
     return fields
