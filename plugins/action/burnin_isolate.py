@@ -17,6 +17,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs i
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import reads_whole
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import BURNIN_ISOLATE_OWN, burnin_isolate_spec
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_isolation_budget
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit, api_client_of, k8s_reader, pod_log
@@ -192,7 +193,12 @@ class ActionModule(K8sActionBase):
         if len(nodes) < 2:
             return dict(result, changed=False, skipped=True, msg="fewer than 2 nodes in the run: nothing to isolate", record={})
         cluster = None
-        if not self._task.check_mode:
+        try:
+            # A conclusion before any job (a run of 2 nodes, no partner) needs no client.
+            first = isolation.next_step(nodes, [], known_good=known_good, max_jobs=args["max_jobs"], max_minutes=args["max_minutes"])
+        except BurninError as exc:
+            return dict(result, failed=True, msg="%s: %s" % (NAME, exc))
+        if not self._task.check_mode and first["state"] == "run":
             try:
                 cluster = Cluster(k8s_reader(dict(auth, kind="TrainJob", api_version=TRAINER_API), NAME), auth, args, namespace)
             except ModuleExit as exc:

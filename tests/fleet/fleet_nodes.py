@@ -159,7 +159,16 @@ def _provider_id(platform, cluster, name, i, zone):
 
 
 def build_nodes(
-    cluster, platform, gpu, count, instance_type=None, kubelet_port=10250, extra_labels=None, extra_capacity=None, taints=None, kubelet_version="v1.34.4",
+    cluster,
+    platform,
+    gpu,
+    count,
+    instance_type=None,
+    kubelet_port=10250,
+    extra_labels=None,
+    extra_capacity=None,
+    taints=None,
+    kubelet_version="v1.34.4",
     naming="platform",
 ):
     """Return [(node_object, status)] for `count` fake GPU nodes of one cluster (named as NAMING says: NODE_NAMINGS).

@@ -86,7 +86,9 @@ def pair_trainjob(trainjob, pair, round_number, index, runtime=None):
     patch = {
         "manager": PATCH_MANAGER,
         "trainingRuntimeSpec": {
-            "template": {"spec": {"replicatedJobs": [{"name": NODE_JOB, "template": {"spec": {"template": {"spec": {"affinity": pinned_affinity(pair, runtime)}}}}}]}}
+            "template": {
+                "spec": {"replicatedJobs": [{"name": NODE_JOB, "template": {"spec": {"template": {"spec": {"affinity": pinned_affinity(pair, runtime)}}}}}]}
+            }
         },
     }
     spec["runtimePatches"] = [item for item in spec.get("runtimePatches") or [] if item.get("manager") != PATCH_MANAGER] + [patch]

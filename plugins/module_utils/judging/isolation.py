@@ -20,7 +20,8 @@ node's GPUs), and two rounds are usually enough:
 
 One bad node among n: n/2 + 1 jobs, at worst n/2 + 2 (4 nodes: 3 or 4 jobs, not all 6 pairs; 8 nodes: 5 or 6, not
 28). Every pass clears both of its nodes. When no good partner exists (every first-round pair failed), suspects are
-paired anew with partners they have not run with; when no such pair is left the conclusion is ``undetermined``.
+paired anew with partners they have not run with; when no such pair is left the conclusion is ``undetermined``
+(also at once for a run of 2 nodes without a known-good partner: its one pair is the run itself).
 
 A pair result: {nodes: [a, b], verdict: pass | warn | fail | error, ...} (the caller adds busbw, size, reason, the
 TrainJob's name, the round). warn and fail are slow; error (no result) says nothing about its nodes, and the same
@@ -197,9 +198,11 @@ def next_step(nodes, results=(), known_good=(), max_jobs=8, max_minutes=None, el
             )
         return done(
             "not_reproduced",
-            "every node passed in pairs (%d job(s)): the fault of the run does not reproduce with two nodes (it needs more nodes, or it was transient)"
-            % jobs,
+            "every node passed in pairs (%d job(s)): the fault of the run does not reproduce with two nodes (it needs more nodes, or it was transient)" % jobs,
         )
+    if len(nodes) < 3 and not [node for node in known_good if node not in nodes] and not results:
+        # The only pair is the run itself: running it again tells nothing about which of its nodes is at fault.
+        return done("undetermined", "a run of %d node(s) and no known-good partner: a pair job would only repeat the run" % len(nodes))
     remaining = max_jobs - jobs
     out_of_time = max_minutes is not None and elapsed_minutes >= max_minutes
     if remaining <= 0 or out_of_time:

@@ -189,3 +189,10 @@ def test_bad_input_names_the_field():
 def test_assess_uses_known_good_to_convict():
     known = assess(["a", "b"], ["g"], [{"nodes": ["a", "g"], "verdict": "fail"}])
     assert known["bad"] == ["a"] and known["unknown"] == ["b"]
+
+
+def test_two_nodes_without_a_known_good_partner_run_nothing_and_with_one_are_told_apart():
+    step = next_step(["a", "b"], [])
+    assert step["state"] == "done" and step["conclusion"]["outcome"] == "undetermined" and step["conclusion"]["jobs"] == 0
+    conclusion, results, rounds = isolate(["a", "b"], ["b"], known_good=["g"])
+    assert [c["node"] for c in conclusion["culprits"]] == ["b"] and len(results) == 2

@@ -40,7 +40,11 @@ RUNTIME = {
                                             "nodeAffinity": {
                                                 "requiredDuringSchedulingIgnoredDuringExecution": {
                                                     "nodeSelectorTerms": [
-                                                        {"matchExpressions": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]}]}
+                                                        {
+                                                            "matchExpressions": [
+                                                                {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]}
+                                                            ]
+                                                        }
                                                     ]
                                                 }
                                             }
@@ -163,7 +167,13 @@ def test_rounds_run_apply_wait_delete_and_conclude_with_findings():
 def test_check_mode_plans_the_first_round_and_touches_nothing():
     outcome = isolation_run.run_isolation(None, TRAINJOB, NODES, None, check_mode=True)
     assert outcome["rounds"] == [
-        {"round": 1, "pairs": [["n0", "n1"], ["n2", "n3"]], "trainjobs": ["nccl-burnin-run1-iso-1-0", "nccl-burnin-run1-iso-1-1"], "results": [], "planned": True}
+        {
+            "round": 1,
+            "pairs": [["n0", "n1"], ["n2", "n3"]],
+            "trainjobs": ["nccl-burnin-run1-iso-1-0", "nccl-burnin-run1-iso-1-1"],
+            "results": [],
+            "planned": True,
+        }
     ]
     assert outcome["conclusion"] is None
 
