@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,14 @@ CLUSTER, GOOD = "aws-usw2-h100-nodes", "gcp-usc1-h100-a"
 BAD_NODE = "aws-usw2-h100-nodes-gpu-2"
 NODES = ["%s-gpu-%d" % (CLUSTER, i) for i in range(4)]
 NAMESPACE = "gpufleet-burnin"
+# Run ids of this session: a reused fleet (GPUFLEET_ISOLATION_FLEET_DIR) keeps the TrainJobs of earlier sessions.
+SESSION = "%x" % (int(time.time()) % 0xFFFFFF)
+
+
+def run_id(n):
+    return "iso%s-%d" % (SESSION, n)
+
+
 SPEC = {
     "restricted_namespace": "burnin-restricted",
     "clusters": [
@@ -84,6 +93,7 @@ def run(state, work, playbook, run_id, *options):
         stderr=subprocess.STDOUT,
         universal_newlines=True,
         timeout=900,
+        check=False,
     )
     summary = reports / run_id / "summary.json"
     return proc, (json.loads(summary.read_text()) if summary.is_file() else None)
@@ -101,7 +111,7 @@ def trainjobs(state, cluster):
 @pytest.fixture(scope="module")
 def isolated(iso_fleet):
     state, work = iso_fleet
-    proc, summary = run(state, work, PLAYBOOKS / "burnin.yml", "iso-1")
+    proc, summary = run(state, work, PLAYBOOKS / "burnin.yml", run_id(1))
     assert summary is not None, proc.stdout[-4000:]
     return state, proc, summary
 
@@ -121,7 +131,7 @@ def test_the_isolation_names_exactly_the_slow_node_with_fewer_jobs_than_all_pair
         used = [node for pair in entry["pairs"] for node in pair]
         assert len(used) == len(set(used))
         assert [r["nodes"] for r in entry["results"]] == entry["pairs"]
-        assert all(name.startswith("nccl-burnin-iso-1-iso-%d-" % entry["round"]) for name in entry["trainjobs"])
+        assert all(name.startswith("nccl-burnin-%s-iso-%d-" % (run_id(1), entry["round"])) for name in entry["trainjobs"])
     # The node findings: fail for the culprit with its pair results as evidence, pass for the others.
     verdicts = result["node_verdicts"]
     assert verdicts[BAD_NODE]["verdict"] == "fail"
@@ -135,7 +145,7 @@ def test_the_isolation_names_exactly_the_slow_node_with_fewer_jobs_than_all_pair
     assert "isolation found: %s" % BAD_NODE in proc.stdout
     # The pair jobs are deleted once read; the run's own TrainJob stays for the cleanup.
     names = trainjobs(state, CLUSTER)
-    assert "nccl-burnin-iso-1" in names and not [name for name in names if name.startswith("nccl-burnin-iso-1-iso-")]
+    assert "nccl-burnin-%s" % run_id(1) in names and not [name for name in names if name.startswith("nccl-burnin-%s-iso-" % run_id(1))]
 
 
 def test_a_passing_cluster_is_not_isolated(isolated):
@@ -147,7 +157,7 @@ def test_a_passing_cluster_is_not_isolated(isolated):
 
 def test_a_budget_of_one_job_says_it_ran_out_and_what_is_known(iso_fleet):
     state, work = iso_fleet
-    proc, summary = run(state, work, PLAYBOOKS / "burnin.yml", "iso-2", "--limit", CLUSTER, "-e", "burnin_isolation_max_jobs=1")
+    proc, summary = run(state, work, PLAYBOOKS / "burnin.yml", run_id(2), "--limit", CLUSTER, "-e", "burnin_isolation_max_jobs=1")
     assert summary is not None, proc.stdout[-4000:]
     isolation = summary[CLUSTER]["isolation"]
     assert isolation["outcome"] == "budget_exhausted" and isolation["jobs"] == 1
@@ -158,10 +168,10 @@ def test_a_budget_of_one_job_says_it_ran_out_and_what_is_known(iso_fleet):
 
 def test_a_bad_budget_is_refused_before_the_cluster_is_touched(iso_fleet):
     state, work = iso_fleet
-    proc, summary = run(state, work, PLAYBOOKS / "burnin.yml", "iso-3", "--limit", CLUSTER, "-e", "burnin_isolation_max_jobs=0")
+    proc, summary = run(state, work, PLAYBOOKS / "burnin.yml", run_id(3), "--limit", CLUSTER, "-e", "burnin_isolation_max_jobs=0")
     assert proc.returncode != 0
     assert "burnin_isolation_max_jobs" in proc.stdout and "must be an integer from 1 to 1000" in proc.stdout
-    assert "nccl-burnin-iso-3" not in trainjobs(state, CLUSTER)
+    assert "nccl-burnin-%s" % run_id(3) not in trainjobs(state, CLUSTER)
 
 
 def test_check_mode_plans_the_first_round_and_applies_nothing(iso_fleet):
@@ -170,7 +180,7 @@ def test_check_mode_plans_the_first_round_and_applies_nothing(iso_fleet):
     trainjob = {
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
         "kind": "TrainJob",
-        "metadata": {"name": "nccl-burnin-iso-4", "namespace": NAMESPACE, "labels": {"gpufleet.burnin/run-id": "iso-4"}},
+        "metadata": {"name": "nccl-burnin-%s" % run_id(4), "namespace": NAMESPACE, "labels": {"gpufleet.burnin/run-id": run_id(4)}},
         "spec": {"runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": "nccl-burnin-runtime"}, "trainer": {"numNodes": 4}},
     }
     result = {"verdict": {"verdict": "fail", "nodes": NODES}, "platform": "aws", "gpu_architecture": "h100", "gpus_per_node": 8}
@@ -194,11 +204,11 @@ def test_check_mode_plans_the_first_round_and_applies_nothing(iso_fleet):
         }
     ]
     playbook.write_text(yaml.safe_dump(play))
-    proc, dummy = run(state, work, playbook, "iso-4", "--check")
+    proc, dummy = run(state, work, playbook, run_id(4), "--check")
     assert proc.returncode == 0, proc.stdout[-3000:]
     planned = json.loads((work / "planned.json").read_text())
     assert planned["changed"] is False and planned["conclusion"] is None
     (first,) = planned["rounds"]
     assert first["planned"] is True and first["pairs"] == [NODES[:2], NODES[2:]]
-    assert first["trainjobs"] == ["nccl-burnin-iso-4-iso-1-0", "nccl-burnin-iso-4-iso-1-1"]
-    assert not [name for name in trainjobs(state, CLUSTER) if name.startswith("nccl-burnin-iso-4")]
+    assert first["trainjobs"] == ["nccl-burnin-%s-iso-1-0" % run_id(4), "nccl-burnin-%s-iso-1-1" % run_id(4)]
+    assert not [name for name in trainjobs(state, CLUSTER) if name.startswith("nccl-burnin-%s" % run_id(4))]

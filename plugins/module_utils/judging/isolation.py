@@ -179,7 +179,7 @@ def next_step(nodes, results=(), known_good=(), max_jobs=8, max_minutes=None, el
     """
     nodes = list(nodes)
     results = [dict(result, nodes=list(result["nodes"])) for result in results]
-    known_good = [node for node in known_good or []]
+    known_good = list(known_good or [])
     _check(nodes, known_good, results, max_jobs)
     known = assess(nodes, known_good, results)
     jobs = len(results)
