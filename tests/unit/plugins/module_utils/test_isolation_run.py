@@ -203,3 +203,14 @@ def test_known_good_partners_are_passed_nodes_outside_the_run_and_run_nodes_come
     }
     assert isolation_run.run_nodes(result) == ["n0", "n1"]
     assert isolation_run.known_good_nodes(result, ["n0", "n1"]) == ["spare"]
+
+
+def test_the_budget_options_are_checked_as_the_role_takes_them():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+
+    checked = check_role_vars({"burnin_isolation_max_jobs": "3", "burnin_isolation_max_minutes": 45})
+    assert checked["burnin_isolation_max_jobs"] == 3 and checked["burnin_isolation_max_minutes"] == 45
+    with pytest.raises(ConfigError, match="burnin_isolation_max_jobs.*from 1 to 1000"):
+        check_role_vars({"burnin_isolation_max_jobs": 0})
+    with pytest.raises(ConfigError, match="burnin_isolation_max_minutes.*from 1 to 1440"):
+        check_role_vars({"burnin_isolation_max_minutes": "two"})
