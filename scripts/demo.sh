@@ -12,15 +12,17 @@
 #                                 HTML reports
 #   5. stop the fleet and remove the temp dir (nothing is left running), unless GPUFLEET_DEMO_KEEP=1
 #
-# The default fleet fails two of its four clusters on purpose, to show how failures are reported:
+# The default fleet fails three of its five clusters on purpose, to show how failures are reported:
 #   aws-use1-h100-a          Complete, verdict warn   (busbw below the published pass threshold, above its warn)
 #   gcp-usc1-h100-a          Complete, verdict pass
 #   azure-eus-gb200-a        Failed,   verdict fail   (the TrainJob fails; nccl-tests output cut short, the
 #                                                      killed rank's node named)
 #   aws-use1-h100-mismatch   Mismatch, no verdict     (group aws_h100, but its nodes are GCP GB200 nodes)
+#   aws-usw2-h100-nodes      Complete, verdict fail   (4 nodes, one slow NIC: the isolation names
+#                                                      aws-usw2-h100-nodes-gpu-2 after 4 pair jobs)
 # so ansible-playbook itself exits 2 ("some hosts failed"). The demo compares every cluster's outcome with what
 # the fleet spec intends and exits:
-#   0  the burn-in ran and every cluster ended as the fleet intends (the two failures above included), outcome
+#   0  the burn-in ran and every cluster ended as the fleet intends (the failures above included), outcome
 #      and verdict
 #   1  setup, build or fleet start failed
 #   2  ansible-playbook did not run to the end (an error other than failed clusters), or wrote no summary
@@ -93,6 +95,8 @@ for c in spec["clusters"]:
     ok = got == want or (want == "none" and got == "Timeout")
     if "expected_verdict" in c:  # the verdict the spec's nccl-tests output leads to with the default workload
         ok = ok and (verdict or "none") == str(c["expected_verdict"])
+    if c.get("slow_nodes"):  # the isolation must name exactly the nodes the fleet slowed
+        ok = ok and sorted((result.get("isolation") or {}).get("culprits") or []) == sorted(c["slow_nodes"])
     bad += not ok
     print("  %-4s %-26s expected %-9s got %-9s verdict %-5s %s" % ("ok" if ok else "DIFF", c["name"], want, got, verdict or "-",
                                                                    result.get("reason", "")[:80]))
@@ -105,7 +109,7 @@ if os.path.isfile(report):
 else:
     print("\nno report in %s" % report_dir)
     bad += 1
-print("\nEvery cluster ended as the fleet intends: the two failures above are the fleet's deliberate ones."
+print("\nEvery cluster ended as the fleet intends: the failures above are the fleet's deliberate ones."
       if not bad else "\n%d cluster(s) ended differently from what the fleet intends." % bad)
 sys.exit(3 if bad else 0)
 EOF

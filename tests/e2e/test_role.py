@@ -43,6 +43,8 @@ SLOW, RESTRICTED = "aws-use1-h100-slow", "aws-use1-h100-restricted"
 # And one in check mode only, with a namespace per run: the namespace does not exist yet.
 FRESH = "aws-use1-h100-fresh"
 AWS, GCP, AZURE, MISMATCH = "aws-use1-h100-a", "gcp-usc1-h100-a", "azure-eus-gb200-a", "aws-use1-h100-mismatch"
+# 4 nodes, one with a slow NIC: its run fails and the isolation names the node (tests/e2e/test_isolation.py).
+NODES = "aws-usw2-h100-nodes"
 TRAINER = "trainer.kubeflow.org/v1alpha1"
 KINDS = ((TRAINER, "TrainJob"), (TRAINER, "TrainingRuntime"), ("resource.nvidia.com/v1beta1", "ComputeDomain"), ("resource.k8s.io/v1", "ResourceClaimTemplate"))
 # A user override on gcp_h100 (group_vars beside the extra inventory): preCommand and mpiArgs reach the TrainJob.
@@ -222,6 +224,7 @@ def test_outcome_per_cluster_and_the_fleet_goes_on(first):
         GCP: "Complete",
         AZURE: "Failed",
         MISMATCH: "Mismatch",
+        NODES: "Complete",
         STOPPED: "Unreachable",
         SLOW: "Timeout",
         RESTRICTED: "Complete",
@@ -235,7 +238,16 @@ def test_outcome_per_cluster_and_the_fleet_goes_on(first):
 
 
 def test_summary_names_every_failed_cluster_and_why(first):
-    header = "burn-in %s: 3 of 7 clusters passed, 4 failed: %s, %s, %s, %s; 2 with warnings: %s, %s" % (RUN1, MISMATCH, SLOW, STOPPED, AZURE, AWS, RESTRICTED)
+    header = "burn-in %s: 3 of 8 clusters passed, 5 failed: %s, %s, %s, %s, %s; 2 with warnings: %s, %s" % (
+        RUN1,
+        MISMATCH,
+        SLOW,
+        STOPPED,
+        NODES,
+        AZURE,
+        AWS,
+        RESTRICTED,
+    )
     assert header in first.output, first
     # outcome, verdict (- when the burn-in never ran), why
     for name, outcome, why in (
@@ -258,7 +270,7 @@ def test_mismatch_is_clear_and_applies_nothing(role, first):
 
 def test_results_are_awx_artifacts_keyed_by_cluster(first):
     stats = first.stats()["burnin_results"]
-    assert sorted(stats) == sorted([AWS, GCP, AZURE, MISMATCH, STOPPED, SLOW, RESTRICTED])
+    assert sorted(stats) == sorted([AWS, GCP, AZURE, MISMATCH, NODES, STOPPED, SLOW, RESTRICTED])
     assert stats[AWS]["trainjob"] == "%s-%s" % (ENTRY, RUN1) and stats[AWS]["outcome"] == "Complete"
     assert stats[AWS]["matched_overrides"][0]["when"] == {"platform": {"equals": "aws"}, "gpuArchitecture": {"equals": "h100"}}
 
@@ -283,7 +295,10 @@ def test_logs_of_every_pod_are_collected_and_judged(first):
         # A removed pod whose log was never read is named, never silently dropped.
         assert logs["pods"] == logs["collected"] + len(logs["lost"]) + len(logs["errors"]), (name, logs)
     verdicts = dict((name, (r.get("verdict") or {}).get("verdict")) for name, r in first.results.items())
-    assert verdicts[AWS] == verdicts[RESTRICTED] == "warn" and verdicts[GCP] == "pass" and verdicts[AZURE] == "fail"
+    assert verdicts[AWS] == verdicts[RESTRICTED] == "warn" and verdicts[GCP] == "pass" and verdicts[AZURE] == verdicts[NODES] == "fail"
+    # The 4-node run's isolation names its slow node; a warned 2-node run has no pair to try but itself: no job.
+    assert first.results[NODES]["isolation"]["culprits"] == ["%s-gpu-2" % NODES]
+    assert first.results[AWS]["isolation"]["outcome"] == "undetermined" and first.results[AWS]["isolation"]["jobs"] == 0
     # Clusters that never ran their TrainJob have no verdict; the slow one ran out of time.
     assert verdicts[MISMATCH] is None and verdicts[STOPPED] is None and verdicts[SLOW] in ("fail", "error")
 
@@ -377,7 +392,7 @@ def test_check_mode_leaves_the_servers_untouched(checked):
     assert run.results[AWS]["outcome"] == "Checked" and run.results[AWS]["check_mode"] is True
     # The dry run of the existing runtime is a no-op; only the TrainJob would be created.
     assert run.results[AZURE]["changed_objects"] == ["TrainJob/%s-%s" % (ENTRY, RUN_CHECK)]
-    assert "burn-in %s (check mode): 4 of 5 clusters passed, 1 failed: %s" % (RUN_CHECK, MISMATCH) in run.output, run
+    assert "burn-in %s (check mode): 5 of 6 clusters passed, 1 failed: %s" % (RUN_CHECK, MISMATCH) in run.output, run
     # --diff shows each object's diff.
     assert "+++ after" in run.output and '"name": "%s-%s"' % (ENTRY, RUN_CHECK) in run.output
 
@@ -416,7 +431,7 @@ def test_render_writes_every_object_without_contacting_a_cluster(role, tmp_path)
     run = role.playbook("render.yml", "e2e-render", "-e", "burnin_render_dir=%s" % tmp_path, "-e", "burnin_kubeconfig=/nonexistent", exclude=())
     assert run.rc == 0, run
     # Even the stopped cluster renders: nothing is contacted.
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([AWS, GCP, AZURE, MISMATCH, STOPPED, SLOW, RESTRICTED, FRESH])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([AWS, GCP, AZURE, MISMATCH, NODES, STOPPED, SLOW, RESTRICTED, FRESH])
     docs = list(yaml.safe_load_all((tmp_path / AZURE / "manifests.yaml").read_text()))
     assert [d["kind"] for d in docs] == ["Namespace", "ComputeDomain", "TrainingRuntime", "TrainJob"]
     plan = yaml.safe_load((tmp_path / AZURE / "plan.yml").read_text())

@@ -27,6 +27,9 @@ launcher's output: the TrainJob's `gpufleet.test/nccl-log` and `gpufleet.test/nc
 catalogue's dcgm-diag workload, recognised by its TrainJob's trainer command) prints DCGM's diagnostic JSON
 (tests/fleet/dcgm_logs.py): every GPU passes, except those the cluster's `dcgm_failing_gpus` lists for the pod's node
 ({<node name or <cluster>-gpu-<index>>: [<gpu index>, ...]}), which fail the diagnostic test.
+`nccl_transport` (expected | socket: a silent fall back to sockets). A slow NIC: an MPI job of 2 nodes or more with
+a worker pod on one of the cluster's `slow_nodes` prints far-below output (nccl_logs.py: 25% of the good peak, below
+every threshold), whatever the cluster's `nccl_log`; a job without a launcher (a node's own run) is not slowed.
 
     python agent.py --dir FLEET_DIR      (fleet.py starts and stops it; it writes FLEET_DIR/agent.ready)
 """
@@ -84,6 +87,7 @@ class Cluster:
         self.nccl_busbw = record.get("nccl_busbw")
         self.nccl_transport = record.get("nccl_transport") or "expected"
         self.dcgm_failing_gpus = dict(record.get("dcgm_failing_gpus") or {})
+        self.slow_nodes = set(record.get("slow_nodes") or [])
         self.log_root = Path(log_root) / name
         self.client = DynamicClient(config.new_client_from_config(config_file=kubeconfig, context=name))
         self.ready = threading.Event()
@@ -225,6 +229,15 @@ class Cluster:
             t = time.time()
         return outcome, choice, busbw, max(0.5, t + delay - time.time())
 
+    def on_slow_node(self, tj, shape):
+        """The slow nodes the TrainJob's MPI workers run on (none for a job without a launcher or of one node). The
+        launcher starts once the workers are Ready (the runtime's dependsOn), so they are bound by then."""
+        if not self.slow_nodes or "launcher" not in shape or shape.get("node", 1) < 2:
+            return []
+        meta = tj["metadata"]
+        pods = self.res("v1", "Pod").get(namespace=meta["namespace"], label_selector=f"{JOBSET_NAME}={meta['name']},{REPLICATED_JOB}=node").to_dict()
+        return sorted(set(p["spec"].get("nodeName") for p in pods["items"]) & self.slow_nodes)
+
     def pod_text(self, tj, pod, shape, choice, busbw, finished, outcome):
         meta = tj["metadata"]
         trainer = (tj.get("spec") or {}).get("trainer") or {}
@@ -241,6 +254,10 @@ class Cluster:
             transport = (meta.get("annotations") or {}).get(NCCL_TRANSPORT) or self.nccl_transport
             if transport not in nccl_logs.TRANSPORTS:
                 transport = "expected"
+            slow = self.on_slow_node(tj, shape)
+            if slow:
+                log(f"{self.name}: {meta['name']}: workers on slow node(s) {', '.join(slow)}: far-below output")
+                choice, busbw = "far-below", None
             return nccl_logs.launcher_log(
                 choice, hosts, gpus, self.platform, self.gpu, cmd, busbw=busbw, seed=meta.get("uid", ""), finished=finished, mnnvl=mnnvl, transport=transport
             )

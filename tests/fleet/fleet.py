@@ -215,6 +215,15 @@ def load_spec(path):
             for node, gpus in failing.items()
         ):
             raise FleetError(f"{path}: cluster {name}: dcgm_failing_gpus must map node names to lists of GPU indexes, got {failing!r}")
+        slow_nodes = c.get("slow_nodes") or []
+        if not isinstance(slow_nodes, list) or not all(isinstance(n, str) and n for n in slow_nodes):
+            raise FleetError(f"{path}: cluster {name}: slow_nodes must be a list of node names, got {slow_nodes!r}")
+        inventory_vars = c.get("inventory_vars") or {}
+        if not isinstance(inventory_vars, dict):
+            raise FleetError(f"{path}: cluster {name}: inventory_vars must be a mapping of host variables, got {inventory_vars!r}")
+        node_naming = str(c.get("node_naming") or "platform")
+        if node_naming not in fake_nodes.NODE_NAMINGS:
+            raise FleetError(f"{path}: cluster {name}: node_naming must be one of {', '.join(fake_nodes.NODE_NAMINGS)}, got {node_naming!r}")
         try:
             version = kubernetes_version(c.get("kubernetes_version"))
         except FleetError as e:
@@ -238,6 +247,9 @@ def load_spec(path):
                 "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
                 "node_taints": c.get("node_taints"),
                 "dcgm_failing_gpus": {str(node): list(gpus) for node, gpus in failing.items()},
+                "node_naming": node_naming,
+                "slow_nodes": list(slow_nodes),
+                "inventory_vars": dict(inventory_vars),
             }
         )
     return {"clusters": out, "restricted_namespace": str(raw.get("restricted_namespace") or RESTRICTED_NAMESPACE)}
@@ -354,6 +366,8 @@ def build_inventory(state):
             "gpufleet_test_restricted_kubeconfig": state["restricted_kubeconfig"],
             "gpufleet_test_restricted_namespace": state["restricted_namespace"],
             **hostvars_common,
+            # The spec's own host variables for this cluster (e.g. burnin_nodes for a cluster of 4 nodes).
+            **(c.get("inventory_vars") or {}),
         }
         platform_groups.setdefault(f"platform_{c['platform']}", set()).add(g)
         gpu_groups.setdefault(f"gpu_{c['gpu_architecture']}", set()).add(g)
@@ -519,6 +533,7 @@ class ClusterStarter:
             extra_capacity=spec_c["node_capacity"],
             taints=spec_c["node_taints"],
             kubelet_version="v" + c["kubernetes_version"],
+            naming=spec_c["node_naming"],
         )
         nodes.append(fake_nodes.system_node(c["name"], spec_c["node_platform"], kubelet_port=c["kwok_port"], kubelet_version="v" + c["kubernetes_version"]))
         for node, status in nodes:
@@ -798,6 +813,8 @@ class FleetStarter:
                 "kubernetes_version",
                 "dra_beta_apis",
                 "dcgm_failing_gpus",
+                "slow_nodes",
+                "inventory_vars",
             )
         }
         rec.update(

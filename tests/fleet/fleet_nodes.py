@@ -117,8 +117,15 @@ def instance_type_for(platform, gpu):
     return None
 
 
-def _node_name(platform, cluster, i):
+# How the nodes are named: as the platform names them (ip-10-1-...ec2.internal, gke-..., aks-...), or
+# <cluster>-gpu-<i> ("indexed": a spec that names nodes, e.g. slow_nodes, can say which without computing hashes).
+NODE_NAMINGS = ("platform", "indexed")
+
+
+def _node_name(platform, cluster, i, naming="platform"):
     h = _hex(f"{cluster}/{i}", 8)
+    if naming == "indexed":
+        return f"{cluster}-gpu-{i}"
     if platform == "aws":
         return f"ip-10-1-{int(h[:2], 16)}-{int(h[2:4], 16)}.ec2.internal"
     if platform == "gcp":
@@ -152,9 +159,19 @@ def _provider_id(platform, cluster, name, i, zone):
 
 
 def build_nodes(
-    cluster, platform, gpu, count, instance_type=None, kubelet_port=10250, extra_labels=None, extra_capacity=None, taints=None, kubelet_version="v1.34.4"
+    cluster,
+    platform,
+    gpu,
+    count,
+    instance_type=None,
+    kubelet_port=10250,
+    extra_labels=None,
+    extra_capacity=None,
+    taints=None,
+    kubelet_version="v1.34.4",
+    naming="platform",
 ):
-    """Return [(node_object, status)] for `count` fake GPU nodes of one cluster.
+    """Return [(node_object, status)] for `count` fake GPU nodes of one cluster (named as NAMING says: NODE_NAMINGS).
 
     The node object is what is POSTed; status is applied afterwards through the nodes/status subresource.
     """
@@ -165,7 +182,7 @@ def build_nodes(
     clique_uuid = str(uuid.UUID(_hex(f"{cluster}/clique", 32)))
     out = []
     for i in range(count):
-        name = _node_name(platform, cluster, i)
+        name = _node_name(platform, cluster, i, naming)
         labels = {
             "kubernetes.io/hostname": name,
             "kubernetes.io/os": "linux",

@@ -53,6 +53,8 @@ OWN_CLUSTER_ACTIONS = {
     "gpufleet.burnin.cluster_detect": "detect",  # /version, /apis and the nodes
     # lists the run's TrainJobs, namespaces and shared objects, deletes them and reads until gone
     "gpufleet.burnin.burnin_cleanup": "cleanup",
+    # server-side applies pair TrainJobs, reads them and their pods until they end, reads the logs, deletes them
+    "gpufleet.burnin.burnin_isolate": "isolate",
 }
 OWN_CONTROLLER_ACTIONS = (
     "gpufleet.burnin.workload_plan",
@@ -170,6 +172,10 @@ def required():
                 for one in sorted(cleanup_kinds() | set(k for k in applied if KINDS.get(k, (None, None, True))[2]) | {"TrainJob"}):
                     need(one, ["list", "get", "delete"], where)
                 need("Namespace", ["list", "get", "delete"], where)
+            elif OWN_CLUSTER_ACTIONS[key] == "isolate":
+                need("TrainJob", ["get", "create", "patch", "delete"], where)
+                need("Pod", ["list"], where)
+                needs.setdefault(("", "pods/log", "get", True), []).append(where)
             elif OWN_CLUSTER_ACTIONS[key] == "detect":
                 urls.update([("/version", "get"), ("/apis", "get")])
                 need("Node", ["list"], where)

@@ -180,6 +180,31 @@ def cluster_detect_spec():
     return with_k8s_auth(CLUSTER_DETECT_OWN)
 
 
+# gpufleet.burnin.burnin_isolate's own options; the others are kubernetes.core's authentication options.
+BURNIN_ISOLATE_OWN = dict(
+    result=dict(type="dict", required=True),
+    objects=dict(type="list", elements="dict", required=True),
+    nodes=dict(type="list", elements="str"),
+    known_good=dict(type="list", elements="str"),
+    max_jobs=dict(type="int", default=8),
+    max_minutes=dict(type="int", default=30),
+    overrides=dict(type="list", elements="dict", default=[]),
+    on_missing=dict(type="str", default="warn", choices=["pass", "warn", "fail"]),
+    mnnvl=dict(type="bool", default=False),
+    field_manager=dict(type="str", default="gpufleet.burnin"),
+    force_conflicts=dict(type="bool", default=False),
+    timeout=dict(type="int", default=3600),
+    poll_interval=dict(type="int", default=10),
+    unreachable_grace=dict(type="int", default=30),
+    tail_lines=dict(type="int", default=200),
+)
+
+
+def burnin_isolate_spec():
+    """gpufleet.burnin.burnin_isolate."""
+    return with_k8s_auth(BURNIN_ISOLATE_OWN)
+
+
 def refuse_on_host(spec, name, what="runs in the controller's process"):
     """The main() of a module that is only its action plugin's documentation: validate the options with SPEC, then
     fail, since NAME cannot run as a module on a host."""

@@ -167,6 +167,16 @@ def _percent(name, value):
     return float(value)
 
 
+# The isolation's budget (roles/burnin/tasks/isolate.yml): pair jobs in all, and minutes in all (a day at most).
+ISOLATION_MAX_JOBS = 1000
+ISOLATION_MAX_MINUTES = 1440
+
+
+def check_isolation_budget(max_jobs, max_minutes, names=("max_jobs", "max_minutes")):
+    """The isolation's budget, MAX_JOBS and MAX_MINUTES (text as a survey sends it parsed), named as NAMES."""
+    return _int(names[0], max_jobs, 1, ISOLATION_MAX_JOBS), _int(names[1], max_minutes, 1, ISOLATION_MAX_MINUTES)
+
+
 # name -> check(name, value) -> the value to use. Bounds are validate.py's.
 CHECKS = {
     "burnin_platform": lambda n, v: inputs.check_platform(n, _text(n, v), allow_empty=True) or "",
@@ -221,6 +231,8 @@ CHECKS = {
     "burnin_summary": _bool,
     "burnin_render_dir": _text,
     "burnin_unreachable_grace": lambda n, v: _int(n, v, 0, validate.TIMEOUT_MAX),
+    "burnin_isolation_max_jobs": lambda n, v: _int(n, v, 1, ISOLATION_MAX_JOBS),
+    "burnin_isolation_max_minutes": lambda n, v: _int(n, v, 1, ISOLATION_MAX_MINUTES),
     "burnin_cleanup_all_runs": _bool,
     "burnin_cleanup_namespace": _bool,
     "burnin_cleanup_shared": _bool,
