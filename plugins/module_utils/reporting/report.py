@@ -348,6 +348,7 @@ def plot_geometry(case, cluster_name=""):
     values = [value for item in points for value in item[1:3] if value is not None]
     for record in thresholds:
         values.extend(value for value in (record.get("pass"), record.get("warn"), record.get("expected")) if value is not None)
+        values.extend(item["pass"] for item in record.get("ranges") or [] if item.get("pass") is not None)
     avg = (case.get("metrics") or {}).get("avg_busbw")
     if avg is not None:
         values.append(avg)
@@ -394,6 +395,36 @@ def plot_geometry(case, cluster_name=""):
         plot["x_ticks"].append({"x": _num(px(item[0])), "label": size_label(item[0])})
     for record in thresholds:
         label = "%s: %s" % (record.get("metric"), record.get("id"))
+        if record.get("metric") == "range":
+            # Each range's pass line (and warning band) spans only its sizes, clipped to the plotted sweep.
+            for item in record.get("ranges") or []:
+                low = max(math.log(max(item.get("min") or 1, 1), 2), x_lo)
+                high = x_hi if item.get("max") is None else min(math.log(item["max"], 2), x_hi)
+                if item.get("pass") is None or low > high:
+                    continue
+                x1, x2 = left + (low - x_lo) / (x_hi - x_lo) * plot_w, left + (high - x_lo) / (x_hi - x_lo) * plot_w
+                where = "%s in %s" % (record.get("id"), item.get("label") or "")
+                if item.get("warn") is not None:
+                    plot["thresholds"].append(
+                        {
+                            "kind": "range-warn",
+                            "x": _num(x1),
+                            "width": _num(max(x2 - x1, 2.0)),
+                            "y": _num(py(item["pass"])),
+                            "height": _num(max(py(item["warn"]) - py(item["pass"]), 0.5)),
+                            "title": "warning band %g-%g GB/s (%s)" % (item["warn"], item["pass"], where),
+                        }
+                    )
+                plot["thresholds"].append(
+                    {
+                        "kind": "range-pass",
+                        "x1": _num(x1),
+                        "x2": _num(max(x2, x1 + 2.0)),
+                        "y": _num(py(item["pass"])),
+                        "title": "pass >= %g GB/s at every size (%s)" % (item["pass"], where),
+                    }
+                )
+            continue
         if record.get("metric") == "avg":
             if record.get("pass") is not None:
                 plot["thresholds"].append(
@@ -450,7 +481,7 @@ def plot_geometry(case, cluster_name=""):
         )
     legend = [("oop", "out-of-place busbw", ""), ("ip", "in-place busbw", "5 3")]
     metrics = set(record.get("metric") for record in thresholds if record.get("pass") is not None)
-    if "peak" in metrics:
+    if "peak" in metrics or any(record.get("ranges") for record in thresholds):
         legend.append(("pass", "pass threshold", "8 4"))
     if any(record.get("expected") is not None and record.get("metric") != "avg" for record in thresholds):
         legend.append(("expected", "published", "1 3"))
