@@ -190,6 +190,8 @@ def build_report(
                 "verdict": _worst(case["verdict"] for case in cases),
                 "margin": _margin(cases),
                 "testcases": cases,
+                # What each stage found on each node (judging/node_findings.py): history compares their busbw per node.
+                "node_findings": list(entry.get("node_findings") or []),
             }
         )
         if not run_id and entry.get("run_id"):
@@ -290,6 +292,7 @@ def render_junit(report):
                 ("baseline_regressed", "true" if compared["regressed"] else "false"),
                 ("baseline_change_percent", "" if compared["change_percent"] is None else "%.2f" % compared["change_percent"]),
                 ("baseline_note", compared["note"]),
+                ("baseline_regressed_nodes", ", ".join(compared.get("regressed_nodes") or [])),
             ):
                 if value:
                     ET.SubElement(properties, "property", {"name": key, "value": _xml_text(value)})
@@ -764,7 +767,7 @@ def _history_view(compared):
     if not compared:
         return {"text": "", "title": "", "regressed": False}
     if compared["change_percent"] is None:
-        return {"text": "vs %s: -" % compared["run_id"], "title": compared["note"], "regressed": False}
+        return _with_node_history({"text": "vs %s: -" % compared["run_id"], "title": compared["note"], "regressed": False}, compared)
     title = "%s %s: %s -> %s GB/s against baseline run %s%s" % (
         compared["workload"],
         dict(history.METRICS).get(compared["metric"], compared["metric"]),
@@ -773,7 +776,33 @@ def _history_view(compared):
         compared["run_id"],
         " (%s)" % compared["note"] if compared["note"] else "",
     )
-    return {"text": "vs %s: %+.1f%%" % (compared["run_id"], compared["change_percent"]), "title": title, "regressed": compared["regressed"]}
+    view = {"text": "vs %s: %+.1f%%" % (compared["run_id"], compared["change_percent"]), "title": title, "regressed": compared["regressed"]}
+    return _with_node_history(view, compared)
+
+
+def _with_node_history(view, compared):
+    """The "vs baseline" cell names the nodes whose busbw dropped beyond the percentage."""
+    nodes = compared.get("regressed_nodes") or []
+    if nodes:
+        view["text"] += "; node%s %s regressed" % ("s" if len(nodes) > 1 else "", ", ".join(nodes))
+        view["regressed"] = True
+    return view
+
+
+def _node_history_view(compared):
+    """Rows of the cluster's "nodes vs baseline" table: each node measurement compared with the baseline run's."""
+    return [
+        {
+            "node": item["node"],
+            "stage": item["stage"],
+            "size": size_label(item["size"]),
+            "baseline": _fmt(float(item["baseline"])),
+            "current": _fmt(float(item["current"])),
+            "change": "%+.1f%%" % item["change_percent"],
+            "regressed": item["regressed"],
+        }
+        for item in (compared or {}).get("nodes") or []
+    ]
 
 
 def _cluster_view(cluster, classes, open_details):
@@ -800,6 +829,8 @@ def _cluster_view(cluster, classes, open_details):
         "reason": (worst[0]["reason"] if worst else "") or cluster["reason"],
         "history": _history_view(cluster.get("baseline")),
         "history_note": (cluster.get("baseline") or {}).get("note") or "",
+        "node_history": _node_history_view(cluster.get("baseline")),
+        "node_history_run": (cluster.get("baseline") or {}).get("run_id") or "",
         "facts": [(key, value) for key, value in facts if value],
         "cases": [_case_view(cluster, case) for case in cluster["testcases"]],
     }
