@@ -12,15 +12,17 @@
 #                                 HTML reports
 #   5. stop the fleet and remove the temp dir (nothing is left running), unless GPUFLEET_DEMO_KEEP=1
 #
-# The default fleet fails two of its four clusters on purpose, to show how failures are reported:
+# The default fleet fails three of its five clusters on purpose, to show how failures are reported:
 #   aws-use1-h100-a          Complete, verdict warn   (busbw below the published pass threshold, above its warn)
 #   gcp-usc1-h100-a          Complete, verdict pass
 #   azure-eus-gb200-a        Failed,   verdict fail   (the TrainJob fails; nccl-tests output cut short, the
 #                                                      killed rank's node named)
 #   aws-use1-h100-mismatch   Mismatch, no verdict     (group aws_h100, but its nodes are GCP GB200 nodes)
+#   aws-use1-h100-socket     Complete, verdict fail   (NCCL fell back to sockets: the transport check names the
+#                                                      expected EFA and the sockets it saw)
 # so ansible-playbook itself exits 2 ("some hosts failed"). The demo compares every cluster's outcome with what
 # the fleet spec intends and exits:
-#   0  the burn-in ran and every cluster ended as the fleet intends (the two failures above included), outcome
+#   0  the burn-in ran and every cluster ended as the fleet intends (the three failures above included), outcome
 #      and verdict
 #   1  setup, build or fleet start failed
 #   2  ansible-playbook did not run to the end (an error other than failed clusters), or wrote no summary
@@ -105,7 +107,7 @@ if os.path.isfile(report):
 else:
     print("\nno report in %s" % report_dir)
     bad += 1
-print("\nEvery cluster ended as the fleet intends: the two failures above are the fleet's deliberate ones."
+print("\nEvery cluster ended as the fleet intends: the failures above are the fleet's deliberate ones."
       if not bad else "\n%d cluster(s) ended differently from what the fleet intends." % bad)
 sys.exit(3 if bad else 0)
 EOF

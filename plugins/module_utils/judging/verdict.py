@@ -313,7 +313,9 @@ def judge(
             if check["name"] == "result" and check["verdict"] == "error":
                 check["verdict"] = "fail"
     verdict = worst(check["verdict"] for check in checks)
-    reasons = [check["reason"] for check in checks if check["verdict"] == verdict and not check.get("note")]
+    # A wrong transport explains the busbw that comes with it (a fall back to sockets misses every threshold): it leads.
+    deciding = sorted((check for check in checks if check["verdict"] == verdict and not check.get("note")), key=lambda check: check["name"] != "transport")
+    reasons = [check["reason"] for check in deciding]
     proof = [check for check in checks if check["name"] == "transport"]
     return {
         "workload": workload,

@@ -189,6 +189,8 @@ def test_verdict_for_a_socket_fallback_on_aws_h100():
     result = vd.verdict_for(logs, H100_AWS, "all_reduce", job_outcome="Complete", pods=pods(trainjob))
     assert result["verdict"] == "fail"
     assert "expected EFA through aws-ofi-nccl" in result["reason"] and "seen plain TCP sockets (network Socket" in result["reason"]
+    # The wrong transport explains the busbw: its reason comes first.
+    assert result["reason"].startswith("inter-node transport is not the expected one: expected EFA through aws-ofi-nccl"), result["reason"]
     assert result["transport"]["expected"] == "efa" and result["transport"]["seen"] == "socket"
     names = [check["name"] for check in result["checks"]]
     assert "transport" in names and "peak" in names
