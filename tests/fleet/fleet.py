@@ -209,6 +209,9 @@ def load_spec(path):
         nccl_busbw = c.get("nccl_busbw")
         if nccl_busbw is not None and (isinstance(nccl_busbw, bool) or not isinstance(nccl_busbw, (int, float)) or nccl_busbw <= 0):
             raise FleetError(f"{path}: cluster {name}: nccl_busbw must be a bandwidth in GB/s > 0, got {nccl_busbw!r}")
+        nccl_transport = str(c.get("nccl_transport") or "expected")
+        if nccl_transport not in nccl_logs.TRANSPORTS:
+            raise FleetError(f"{path}: cluster {name}: nccl_transport must be one of {', '.join(nccl_logs.TRANSPORTS)}, got {nccl_transport!r}")
         try:
             version = kubernetes_version(c.get("kubernetes_version"))
         except FleetError as e:
@@ -228,6 +231,7 @@ def load_spec(path):
                 "trainjob_outcome": outcome,
                 "nccl_log": nccl_log,
                 "nccl_busbw": nccl_busbw,
+                "nccl_transport": nccl_transport,
                 "node_labels": dict(c.get("node_labels") or {}),
                 "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
                 "node_taints": c.get("node_taints"),
@@ -788,6 +792,7 @@ class FleetStarter:
                 "trainjob_outcome",
                 "nccl_log",
                 "nccl_busbw",
+                "nccl_transport",
                 "kubernetes_version",
                 "dra_beta_apis",
             )
