@@ -406,13 +406,14 @@ def plot_geometry(case, cluster_name=""):
                 if item.get("pass") is None or low > high:
                     continue
                 x1, x2 = left + (low - x_lo) / (x_hi - x_lo) * plot_w, left + (high - x_lo) / (x_hi - x_lo) * plot_w
+                x1 = min(x1, x2 - 2.0)  # a range of one plotted size still shows, inside the plot
                 where = "%s in %s" % (record.get("id"), item.get("label") or "")
                 if item.get("warn") is not None:
                     plot["thresholds"].append(
                         {
                             "kind": "range-warn",
                             "x": _num(x1),
-                            "width": _num(max(x2 - x1, 2.0)),
+                            "width": _num(x2 - x1),
                             "y": _num(py(item["pass"])),
                             "height": _num(max(py(item["warn"]) - py(item["pass"]), 0.5)),
                             "title": "warning band %g-%g GB/s (%s)" % (item["warn"], item["pass"], where),
@@ -422,7 +423,7 @@ def plot_geometry(case, cluster_name=""):
                     {
                         "kind": "range-pass",
                         "x1": _num(x1),
-                        "x2": _num(max(x2, x1 + 2.0)),
+                        "x2": _num(x2),
                         "y": _num(py(item["pass"])),
                         "title": "pass >= %g GB/s at every size (%s)" % (item["pass"], where),
                     }
