@@ -127,7 +127,8 @@ _value:
     reason:
       description: Why, from the checks with that verdict (a failed transport check's reason first).
       type: str
-      sample: "TrainJob Complete; busbw 441.9 GB/s at 8G (out-of-place) meets aws-h100-all-reduce-peak (>= 270.0 GB/s, warn >= 250.0)"
+      sample: "TrainJob Complete; busbw 441.9 GB/s at 8G (out-of-place) meets aws-h100-all-reduce-peak (>= 270.0 GB/s, warn >= 250.0);
+        busbw (in-place) meets aws-h100-all-reduce-sizes at all 4 sizes in 1G..16G (>= 250.0 GB/s) (lowest 440.9 GB/s at 1G)"
     workload:
       description: O(workload).
       type: str
