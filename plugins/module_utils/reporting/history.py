@@ -17,9 +17,11 @@ Per node: the cluster's ``node_findings`` (plugins/module_utils/judging/node_fin
 ``isolation``: a pair it was in; ``fleet``: the multi-node run it took part in, the same figure for every node of that
 run). Each is compared with the baseline's same node and stage at the same size (the lowest figure on each side when
 a node has several, e.g. several isolation pairs); a drop beyond the percentage names the node and warns its cluster
-the same way (recorded on the cluster's first nccl-tests testcase: findings belong to the cluster, not to a testcase). No baseline, a cluster or testcase the baseline does not have, or a
-figure missing on either side is no comparison, with a note, never an error. A baseline file that is not such a report
-is a ConfigError naming the file and the field.
+the same way (recorded on the cluster's first nccl-tests testcase: findings belong to the cluster, not to a testcase).
+
+No baseline, a cluster, testcase, node or size the baseline does not have, or a figure missing on either side is no
+comparison, with a note, never an error. A baseline file that is not such a report is a ConfigError naming the file
+and the field.
 """
 
 from __future__ import absolute_import, division, print_function
