@@ -42,7 +42,7 @@ options:
   baseline:
     description:
       - The reports' comparison with an earlier run (the C(baseline) that P(gpufleet.burnin.burnin_report#module) returns); the
-        header names the baseline run and the clusters that regressed.
+        header names the baseline run, the clusters and the nodes that regressed.
     type: dict
 """
 

@@ -17,6 +17,8 @@ description:
     with the most specific record of the collection's published thresholds (C(_lib/thresholds.yaml)) for the
     cluster's platform, GPU architecture, collective, node count, GPUs per node and MNNVL; O(overrides) from the
     inventory win over them. At or above C(pass) passes, down to C(warn) warns, below fails.
+  - A record with C(metric=range) and C(sizes) judges every row inside its range of message sizes (C(range) check),
+    naming each size that fell short.
   - Also fails on C(#wrong) elements, nccl-tests' own C(NCCL_TESTS_MIN_BW) check, test failures in the output and a
     Failed TrainJob; a result that cannot be read or a TrainJob that never finished is an error.
   - With O(pods), says which nodes and pods took part and which failed (pod phases, container exits and restarts,
@@ -134,9 +136,10 @@ _value:
       type: str
       sample: pass
     reason:
-      description: Why, from the checks with that verdict.
+      description: Why, from the checks with that verdict (a failed transport check's reason first).
       type: str
-      sample: "TrainJob Complete; busbw 441.9 GB/s at 8G (out-of-place) meets aws-h100-all-reduce-peak (>= 270.0 GB/s, warn >= 250.0)"
+      sample: "TrainJob Complete; busbw 441.9 GB/s at 8G (out-of-place) meets aws-h100-all-reduce-peak (>= 270.0 GB/s, warn >= 250.0);
+        busbw (in-place) meets aws-h100-all-reduce-sizes at all 4 sizes in 1G..16G (>= 250.0 GB/s) (lowest 440.9 GB/s at 1G)"
     workload:
       description: O(workload).
       type: str
@@ -144,8 +147,9 @@ _value:
       description: The collective judged.
       type: str
     checks:
-      description: Each check - C(name) (job, result, peak, avg, wrong, min_bw, errors, threshold, transport), C(verdict),
-        C(reason), and C(value), C(size), C(threshold) (record id), C(pass), C(warn) where they apply; the transport check
+      description: Each check - C(name) (job, result, peak, avg, range, wrong, min_bw, errors, threshold, transport), C(verdict),
+        C(reason), and C(value), C(size), C(threshold) (record id), C(pass), C(warn) where they apply (a range check's are
+        its lowest-margin row's, and C(rows) holds every judged row - size, value, pass, warn, range, verdict); the transport check
         adds C(expected), C(seen), C(nvls), C(mnnvl) and C(evidence) (per host - pod, node, network, the log lines).
         A check with C(note=true) never decides the verdict.
       type: list

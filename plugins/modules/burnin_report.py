@@ -29,6 +29,10 @@ description:
     than O(regression_percent) makes the testcase at least C(warn), with a reason naming the baseline run, both values and
     the change; it never fails a run on its own. Each cluster of the JSON report gains a C(baseline) block, the HTML page a
     C(vs baseline) column and line, the JUnit suite C(baseline) properties.
+  - History per node - each node finding (the results' C(node_findings)) whose evidence has C(busbw) and C(size) is
+    compared with the baseline's same node, stage and size; a drop beyond O(regression_percent) warns the cluster and
+    names the node (the cluster's C(baseline.nodes) and C(baseline.regressed_nodes), an HTML table of the nodes against
+    the baseline, the JUnit property C(baseline_regressed_nodes)).
 author:
   - gpufleet.burnin maintainers (!UNKNOWN)
 attributes:
@@ -127,7 +131,8 @@ summary:
 baseline:
   description:
     - The comparison with the baseline - its C(run_id), C(file), C(generated), the C(regression_percent), the
-      C(regressed_clusters) and a C(note) (why nothing was compared, when it was not).
+      C(regressed_clusters), the C(regressed_nodes) (C(<cluster>/<node>)) and a C(note) (why nothing was compared, when it
+      was not).
   returned: success
   type: dict
 """

@@ -48,7 +48,9 @@ SPEC_FILE = REPO / "roles" / "burnin" / "meta" / "argument_specs.yml"
 AWS, GCP, AZURE, MISMATCH = "aws-use1-h100-a", "gcp-usc1-h100-a", "azure-eus-gb200-a", "aws-use1-h100-mismatch"
 # In group aws_h100; its kubeconfig context points at a port nothing listens on (loopback only).
 UNREACHABLE = "aws-use1-h100-unreachable"
-FLEET_HOSTS = {AWS, GCP, AZURE, MISMATCH, UNREACHABLE}
+# Its logs show NCCL's silent fall back to sockets (tests/fleet/default-fleet.yml): its verdict fails.
+SOCKET = "aws-use1-h100-socket"
+FLEET_HOSTS = {AWS, GCP, AZURE, MISMATCH, UNREACHABLE, SOCKET}
 NS_MAIN, NS_CHECK, NS_SLICES = "awx-main", "awx-check", "awx-slices"
 PULL_SECRET = "awx-regcred"
 # A threshold of the user's own, as JSON text: moves aws (262.4 GB/s, warn with the published thresholds) to pass.
@@ -398,11 +400,11 @@ def test_failed_cluster_fails_the_job_and_the_others_finish(main_job):
     results = main_job.results()
     assert set(results) == FLEET_HOSTS, main_job
     outcomes = dict((host, r["outcome"]) for host, r in results.items())
-    assert outcomes == {AWS: "Complete", GCP: "Complete", AZURE: "Failed", MISMATCH: "Mismatch", UNREACHABLE: "Unreachable"}, results
-    # The survey's thresholds (JSON text) moved aws from warn to pass.
-    assert (verdict(results[AWS]), verdict(results[GCP]), verdict(results[AZURE])) == ("pass", "pass", "fail"), results
+    assert outcomes == {AWS: "Complete", GCP: "Complete", AZURE: "Failed", MISMATCH: "Mismatch", UNREACHABLE: "Unreachable", SOCKET: "Complete"}, results
+    # The survey's thresholds (JSON text) moved aws from warn to pass; no threshold passes a fall back to sockets.
+    assert (verdict(results[AWS]), verdict(results[GCP]), verdict(results[AZURE]), verdict(results[SOCKET])) == ("pass", "pass", "fail", "fail"), results
     stats = main_job.stats_event()
-    assert set(stats["failures"]) == {AZURE, MISMATCH, UNREACHABLE}, stats
+    assert set(stats["failures"]) == {AZURE, MISMATCH, UNREACHABLE, SOCKET}, stats
     assert not stats["dark"] and {AWS, GCP} <= set(stats["ok"])
 
 
@@ -430,9 +432,9 @@ def test_check_mode_job_with_a_limit_succeeds_and_stores_nothing(concurrent_jobs
     check = concurrent_jobs["check"]
     assert (check.runner.status, check.runner.rc) == ("successful", 0), check
     results = check.results()
-    assert set(results) == {AWS, GCP}, results
+    assert set(results) == {AWS, GCP, SOCKET}, results
     assert all(r["outcome"] == "Checked" and r["check_mode"] for r in results.values()), results
-    assert not any(awx.namespace_exists(c, NS_CHECK) for c in (AWS, GCP))
+    assert not any(awx.namespace_exists(c, NS_CHECK) for c in (AWS, GCP, SOCKET))
 
 
 def test_sliced_jobs_merge_into_every_cluster_once_with_one_run_id(concurrent_jobs):
@@ -450,7 +452,7 @@ def test_sliced_jobs_merge_into_every_cluster_once_with_one_run_id(concurrent_jo
     assert run_ids(merged) == {concurrent_jobs["run_id"]}
     verdicts = dict((host, verdict(r)) for host, r in merged.items())
     # The published thresholds this time: aws warns (and passes).
-    assert verdicts == {AWS: "warn", GCP: "pass", AZURE: "fail", MISMATCH: None, UNREACHABLE: None}, merged
+    assert verdicts == {AWS: "warn", GCP: "pass", AZURE: "fail", MISMATCH: None, UNREACHABLE: None, SOCKET: "fail"}, merged
 
 
 def test_an_empty_text_answer_is_an_unanswered_question(awx, concurrent_jobs):

@@ -390,3 +390,58 @@ def test_fleet_overview_screenshot(chromium, fleet_report, tmp_path):
     for verdict, color in VERDICT_RGB.items():
         drawn = sum(count for pixel, count in counts.items() if close(pixel, color, 12))
         assert drawn > 400, "no %s bars or counts drawn (%d pixels)" % (verdict, drawn)
+
+
+NODES_PROBE = """
+<script>
+window.addEventListener("load", function () {
+  var rows = Array.prototype.map.call(document.querySelectorAll("table.node-history tbody tr"), function (tr) {
+    var r = tr.getBoundingClientRect();
+    return {cells: Array.prototype.map.call(tr.cells, function (td) { return td.textContent; }), regressed: tr.classList.contains("regressed"),
+            width: r.width, height: r.height, background: getComputedStyle(tr).backgroundColor};
+  });
+  var ranges = Array.prototype.map.call(document.querySelectorAll("svg.busbw-plot line.threshold-pass.range"), function (line) {
+    var b = line.getBBox();
+    return {x: b.x, width: b.width, height: b.height, stroke: getComputedStyle(line).stroke};
+  });
+  var pre = document.createElement("pre");
+  pre.id = "render-check";
+  pre.textContent = JSON.stringify({rows: rows, ranges: ranges});
+  document.body.appendChild(pre);
+});
+</script>
+"""
+
+
+def test_nodes_against_the_baseline_and_range_thresholds_are_drawn(chromium, tmp_path):
+    """A second run whose node n2 dropped: the "nodes vs baseline" table lays out a row per node, the regressed one
+    highlighted; the aws plot draws the range threshold's pass line over 1G..8G only (the sweep ends at 8G)."""
+
+    def results(run_id, n2):
+        found = [
+            {"node": node, "stage": "node", "verdict": "pass", "reason": "ok", "evidence": {"busbw": busbw, "size": 16 << 30}}
+            for node, busbw in (("n1", 480.0), ("n2", n2))
+        ]
+        given = fleet_results()
+        given["aws-p5-a"].update(run_id=run_id, node_findings=found)
+        return given
+
+    report.write_reports(results("run1", 480.0), str(tmp_path / "run1"), formats=["json"], run_id="run1")
+    written = report.write_reports(results("run2", 240.0), str(tmp_path / "run2"), formats=["html"], run_id="run2", history_dir=str(tmp_path))
+    with open(written["files"]["html"]) as handle:
+        page = handle.read()
+    probed = tmp_path / "probed-nodes.html"
+    probed.write_text(page.replace("</body>", NODES_PROBE + "</body>"))
+    dom = run_chromium(chromium, tmp_path, "--window-size=1400,1000", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri())
+    match = re.search(r'<pre id="render-check">(.*?)</pre>', dom, re.S)
+    assert match, dom[-2000:]
+    seen = json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+    rows = dict((row["cells"][0], row) for row in seen["rows"])
+    assert sorted(rows) == ["n1", "n2"] and rows["n2"]["cells"][3:] == ["480.0", "240.0", "-50.0%"] and rows["n2"]["regressed"]
+    assert all(row["width"] > 200 and row["height"] > 10 for row in rows.values())
+    assert rows["n2"]["background"] == "rgb(253, 243, 225)" and rows["n1"]["background"] != rows["n2"]["background"]
+    # aws-p5-a's range line spans 1G..8G of its 8..8G sweep, not the plot's 672 px; the failed aws cluster's sweep ends
+    # at 1G, the range's one plotted size: a short mark at the plot's right edge.
+    widths = sorted(line["width"] for line in seen["ranges"])
+    assert widths[0] == 2 and 60 < widths[1] < 75, seen["ranges"]
+    assert all(line["height"] == 0 and line["stroke"] == "rgb(214, 39, 40)" and line["x"] + line["width"] <= 736 for line in seen["ranges"])

@@ -45,6 +45,8 @@ FRESH = "aws-use1-h100-fresh"
 AWS, GCP, AZURE, MISMATCH = "aws-use1-h100-a", "gcp-usc1-h100-a", "azure-eus-gb200-a", "aws-use1-h100-mismatch"
 # 4 nodes, one with a slow NIC: its run fails and the isolation names the node (tests/e2e/test_isolation.py).
 NODES = "aws-usw2-h100-nodes"
+# Its logs show NCCL's silent fall back to sockets (tests/fleet/default-fleet.yml): the verdict fails it.
+SOCKET = "aws-use1-h100-socket"
 TRAINER = "trainer.kubeflow.org/v1alpha1"
 KINDS = ((TRAINER, "TrainJob"), (TRAINER, "TrainingRuntime"), ("resource.nvidia.com/v1beta1", "ComputeDomain"), ("resource.k8s.io/v1", "ResourceClaimTemplate"))
 # A user override on gcp_h100 (group_vars beside the extra inventory): preCommand and mpiArgs reach the TrainJob.
@@ -228,6 +230,7 @@ def test_outcome_per_cluster_and_the_fleet_goes_on(first):
         STOPPED: "Unreachable",
         SLOW: "Timeout",
         RESTRICTED: "Complete",
+        SOCKET: "Complete",
     }, first
     # Failed clusters fail their host, after the summary: ansible-playbook exits 2.
     assert first.rc == 2, first
@@ -238,10 +241,11 @@ def test_outcome_per_cluster_and_the_fleet_goes_on(first):
 
 
 def test_summary_names_every_failed_cluster_and_why(first):
-    header = "burn-in %s: 3 of 8 clusters passed, 5 failed: %s, %s, %s, %s, %s; 2 with warnings: %s, %s" % (
+    header = "burn-in %s: 3 of 9 clusters passed, 6 failed: %s, %s, %s, %s, %s, %s; 2 with warnings: %s, %s" % (
         RUN1,
         MISMATCH,
         SLOW,
+        SOCKET,
         STOPPED,
         NODES,
         AZURE,
@@ -255,9 +259,24 @@ def test_summary_names_every_failed_cluster_and_why(first):
         (MISMATCH, "Mismatch    -    ", "platform mismatch"),
         (STOPPED, "Unreachable -    ", "Cannot reach"),
         (SLOW, "Timeout     ", "no Complete or Failed condition after 3 s"),
+        (SOCKET, "Complete    fail ", "inter-node transport is not the expected one: expected EFA through aws-ofi-nccl"),
     ):
         assert any(line.strip().strip('",').startswith("FAIL %-28s" % name) and outcome in line and why in line for line in first.output.splitlines()), name
     assert any(line.strip().strip('",').startswith("ok   %-28s" % AWS) and "Complete    warn " in line for line in first.output.splitlines())
+
+
+def test_a_socket_fall_back_fails_naming_the_expected_transport(first):
+    """Issue 13's Done-when: the socket fall back failed with a reason naming the expected transport."""
+    verdict = first.results[SOCKET]["verdict"]
+    proof = [check for check in verdict["checks"] if check["name"] == "transport"][0]
+    assert verdict["verdict"] == "fail" and proof["verdict"] == "fail" and (proof["expected"], proof["seen"]) == ("efa", "socket")
+    assert "expected EFA through aws-ofi-nccl (the OFI net plugin) for aws/h100 (p5.48xlarge)" in proof["reason"], proof
+    assert "seen plain TCP sockets" in proof["reason"] or "Socket" in proof["reason"], proof
+    assert proof["reason"] in verdict["reason"] and proof["reason"] in first.results[SOCKET]["reason"]
+    # ~3 GB/s also misses the peak and every size of the range threshold (the check names each size).
+    ranged = [check for check in verdict["checks"] if check["name"] == "range"][0]
+    assert ranged["verdict"] == "fail" and ranged["threshold"] == "aws-h100-all-reduce-sizes"
+    assert [row["size"] for row in ranged["rows"]] == [1 << 30, 2 << 30, 4 << 30, 8 << 30, 16 << 30] and "at 1G 3.1, 2G 3.1" in ranged["reason"]
 
 
 def test_mismatch_is_clear_and_applies_nothing(role, first):
@@ -270,7 +289,7 @@ def test_mismatch_is_clear_and_applies_nothing(role, first):
 
 def test_results_are_awx_artifacts_keyed_by_cluster(first):
     stats = first.stats()["burnin_results"]
-    assert sorted(stats) == sorted([AWS, GCP, AZURE, MISMATCH, NODES, STOPPED, SLOW, RESTRICTED])
+    assert sorted(stats) == sorted([AWS, GCP, AZURE, MISMATCH, NODES, STOPPED, SLOW, RESTRICTED, SOCKET])
     assert stats[AWS]["trainjob"] == "%s-%s" % (ENTRY, RUN1) and stats[AWS]["outcome"] == "Complete"
     assert stats[AWS]["matched_overrides"][0]["when"] == {"platform": {"equals": "aws"}, "gpuArchitecture": {"equals": "h100"}}
 
@@ -299,6 +318,7 @@ def test_logs_of_every_pod_are_collected_and_judged(first):
     # The 4-node run's isolation names its slow node; a warned 2-node run has no pair to try but itself: no job.
     assert first.results[NODES]["isolation"]["culprits"] == ["%s-gpu-2" % NODES]
     assert first.results[AWS]["isolation"]["outcome"] == "undetermined" and first.results[AWS]["isolation"]["jobs"] == 0
+    assert verdicts[SOCKET] == "fail"
     # Clusters that never ran their TrainJob have no verdict; the slow one ran out of time.
     assert verdicts[MISMATCH] is None and verdicts[STOPPED] is None and verdicts[SLOW] in ("fail", "error")
 
@@ -382,7 +402,21 @@ def test_second_run_is_compared_with_the_first(role, second):
     assert report["baseline"]["file"] == str(Path(role.reports) / RUN1 / "burnin-report.json")
     compared = dict((cluster["cluster"], cluster["baseline"]) for cluster in report["clusters"])
     assert compared[AWS]["run_id"] == RUN1 and compared[AWS]["regression_percent"] == 10.0
+    # Per node: the fleet stage's findings carry the run's peak busbw; each node is compared with itself in run 1.
+    nodes = compared[AWS]["nodes"]
+    assert sorted(item["node"] for item in nodes) == sorted(first_nodes(role, AWS)) and compared[AWS]["regressed_nodes"] == [], compared[AWS]
+    assert all(item["stage"] == "fleet" and item["size"] == 16 << 30 and abs(item["change_percent"]) < 5 for item in nodes), nodes
+    page = (Path(role.reports) / RUN2 / "burnin-report.html").read_text()
+    assert '<table class="node-history"><caption>nodes vs baseline run %s</caption>' % RUN1 in page
     assert "; vs baseline run %s: " % RUN1 in second.output, second
+
+
+def first_nodes(role, cluster):
+    """The nodes run 1's verdict names for CLUSTER (those its fleet stage's findings are about)."""
+    report = json.loads((Path(role.reports) / RUN1 / "burnin-report.json").read_text())
+    found = [cluster_ for cluster_ in report["clusters"] if cluster_["cluster"] == cluster][0]["node_findings"]
+    assert found and all(item["evidence"].get("busbw") for item in found), found
+    return [item["node"] for item in found]
 
 
 def test_check_mode_leaves_the_servers_untouched(checked):
@@ -392,7 +426,7 @@ def test_check_mode_leaves_the_servers_untouched(checked):
     assert run.results[AWS]["outcome"] == "Checked" and run.results[AWS]["check_mode"] is True
     # The dry run of the existing runtime is a no-op; only the TrainJob would be created.
     assert run.results[AZURE]["changed_objects"] == ["TrainJob/%s-%s" % (ENTRY, RUN_CHECK)]
-    assert "burn-in %s (check mode): 5 of 6 clusters passed, 1 failed: %s" % (RUN_CHECK, MISMATCH) in run.output, run
+    assert "burn-in %s (check mode): 6 of 7 clusters passed, 1 failed: %s" % (RUN_CHECK, MISMATCH) in run.output, run
     # --diff shows each object's diff.
     assert "+++ after" in run.output and '"name": "%s-%s"' % (ENTRY, RUN_CHECK) in run.output
 
@@ -431,7 +465,7 @@ def test_render_writes_every_object_without_contacting_a_cluster(role, tmp_path)
     run = role.playbook("render.yml", "e2e-render", "-e", "burnin_render_dir=%s" % tmp_path, "-e", "burnin_kubeconfig=/nonexistent", exclude=())
     assert run.rc == 0, run
     # Even the stopped cluster renders: nothing is contacted.
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([AWS, GCP, AZURE, MISMATCH, NODES, STOPPED, SLOW, RESTRICTED, FRESH])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([AWS, GCP, AZURE, MISMATCH, NODES, STOPPED, SLOW, RESTRICTED, FRESH, SOCKET])
     docs = list(yaml.safe_load_all((tmp_path / AZURE / "manifests.yaml").read_text()))
     assert [d["kind"] for d in docs] == ["Namespace", "ComputeDomain", "TrainingRuntime", "TrainJob"]
     plan = yaml.safe_load((tmp_path / AZURE / "plan.yml").read_text())

@@ -224,6 +224,9 @@ def load_spec(path):
         node_naming = str(c.get("node_naming") or "platform")
         if node_naming not in fake_nodes.NODE_NAMINGS:
             raise FleetError(f"{path}: cluster {name}: node_naming must be one of {', '.join(fake_nodes.NODE_NAMINGS)}, got {node_naming!r}")
+        nccl_transport = str(c.get("nccl_transport") or "expected")
+        if nccl_transport not in nccl_logs.TRANSPORTS:
+            raise FleetError(f"{path}: cluster {name}: nccl_transport must be one of {', '.join(nccl_logs.TRANSPORTS)}, got {nccl_transport!r}")
         try:
             version = kubernetes_version(c.get("kubernetes_version"))
         except FleetError as e:
@@ -243,6 +246,7 @@ def load_spec(path):
                 "trainjob_outcome": outcome,
                 "nccl_log": nccl_log,
                 "nccl_busbw": nccl_busbw,
+                "nccl_transport": nccl_transport,
                 "node_labels": dict(c.get("node_labels") or {}),
                 "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
                 "node_taints": c.get("node_taints"),
@@ -810,6 +814,7 @@ class FleetStarter:
                 "trainjob_outcome",
                 "nccl_log",
                 "nccl_busbw",
+                "nccl_transport",
                 "kubernetes_version",
                 "dra_beta_apis",
                 "dcgm_failing_gpus",

@@ -29,10 +29,24 @@ def finding(node, stage, verdict, reason, evidence=None):
     return {"node": str(node), "stage": str(stage), "verdict": verdict, "reason": str(reason), "evidence": dict(evidence or {})}
 
 
+def _peak_evidence(verdict):
+    """{busbw, size} of the verdict's peak check (the busbw the whole run reached at that size), or {} without one."""
+    for check in verdict.get("checks") or []:
+        value, size = check.get("value"), check.get("size")
+        if check.get("name") == "peak" and isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(size, int) and size > 0:
+            return {"busbw": float(value), "size": size}
+    return {}
+
+
 def from_verdict(verdict, stage="fleet"):
     """The fleet stage's findings from a verdict (plugins/module_utils/judging/verdict.py): its failed nodes fail with
     their pods' reasons; when the verdict passed or warned, its succeeded nodes take that verdict. A node that only took
-    part in a failing job is not judged: the job's result alone does not say which node made it fail."""
+    part in a failing job is not judged: the job's result alone does not say which node made it fail.
+
+    A succeeded node's evidence is the busbw (GB/s) and size (bytes) of the verdict's peak check: the node took part in
+    a run of that busbw. It is the whole run's figure, the same for every node of the run, not the node's own: history
+    (plugins/module_utils/reporting/history.py) compares it per node, so a drop of the fleet run shows on each of its
+    nodes, while the node and isolation stages' figures tell the nodes apart."""
     verdict = verdict or {}
     reasons = {}
     for pod in verdict.get("pods") or []:
@@ -43,8 +57,9 @@ def from_verdict(verdict, stage="fleet"):
         for node in verdict.get("failed_nodes") or []
     ]
     if verdict.get("verdict") in ("pass", "warn"):
+        evidence = _peak_evidence(verdict)
         found.extend(
-            finding(node, stage, verdict["verdict"], "took part in the %s run: %s" % (stage, verdict.get("reason") or verdict["verdict"]))
+            finding(node, stage, verdict["verdict"], "took part in the %s run: %s" % (stage, verdict.get("reason") or verdict["verdict"]), evidence)
             for node in verdict.get("succeeded_nodes") or []
         )
     return found

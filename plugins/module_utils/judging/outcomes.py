@@ -66,4 +66,7 @@ def fleet_summary(results, title="burn-in", run_id="", check_mode=False, reports
             baseline["run_id"],
             ("%d regressed (warn): %s" % (len(regressed), ", ".join(regressed))) if regressed else "no regression",
         )
+        nodes = list(baseline.get("regressed_nodes") or [])
+        if nodes:
+            header += "; %d node%s regressed: %s" % (len(nodes), "s" if len(nodes) > 1 else "", ", ".join(nodes))
     return {"header": header, "lines": [_summary_line(r, r["cluster"] in passed) for r in values], "passed": passed, "failed": failed, "warned": warned}

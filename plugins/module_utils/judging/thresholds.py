@@ -23,7 +23,8 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templati
 
 THRESHOLDS_FILE = os.path.join(LIB_DIR, "thresholds.yaml")
 
-METRICS = ("peak", "avg")
+# peak: one row (the largest, or `size`); avg: nccl-tests' average; range: every row whose size lies in `sizes`.
+METRICS = ("peak", "avg", "range")
 SIDES = ("out_of_place", "in_place", "both")
 _NUMBERS = ("pass", "warn", "expected", "pass_ratio", "warn_ratio")
 _RECORD_KEYS = frozenset(
@@ -40,6 +41,7 @@ _RECORD_KEYS = frozenset(
         "min_size",
         "side",
         "sweep",
+        "sizes",
         "pass",
         "warn",
         "expected",
@@ -50,6 +52,8 @@ _RECORD_KEYS = frozenset(
         "disabled",
     )
 )
+# Keys of one range of a range record's `sizes` list: its bounds, and its own numbers (else the record's).
+_RANGE_KEYS = frozenset(("min", "max", "pass", "warn", "expected", "pass_ratio", "warn_ratio", "source", "note"))
 _CACHE = {}
 
 
@@ -118,10 +122,18 @@ def normalize_record(record, where, origin="collection", defaults=None):
     if not isinstance(collective, str) or not collective:
         raise ConfigError("%s.collective" % where, "is required: all_reduce, all_gather, ... (nccl-tests program without _perf)")
     out["collective"] = nccl_results.program_collective(collective)
-    metric = record.get("metric", "peak")
+    metric = record.get("metric", "range" if record.get("sizes") is not None else "peak")
     if metric not in METRICS:
         raise ConfigError("%s.metric" % where, "must be one of %s, got %r" % (", ".join(METRICS), metric))
     out["metric"] = metric
+    if metric == "range":
+        for key in ("size", "min_size", "sweep"):
+            if record.get(key) is not None:
+                raise ConfigError("%s.%s" % (where, key), "is for metric peak or avg; a range record judges every row inside its 'sizes'")
+        if record.get("sizes") is None:
+            raise ConfigError("%s.sizes" % where, "is required for metric range: {min: 1G, max: 16G}, or a list of such ranges with their own pass/warn")
+    elif record.get("sizes") is not None:
+        raise ConfigError("%s.sizes" % where, "is for metric range only (metric is %s); use size or min_size for a peak" % metric)
     out["nodes"] = parse_nodes(record.get("nodes"), "%s.nodes" % where)
     for key in ("gpus_per_node",):
         value = record.get(key)
@@ -146,27 +158,15 @@ def normalize_record(record, where, origin="collection", defaults=None):
     out["sweep"] = sweep
     out["disabled"] = bool(record.get("disabled", False))
     numbers = dict((key, _number(record[key], "%s.%s" % (where, key))) for key in _NUMBERS if record.get(key) is not None)
-    out["expected"] = numbers.get("expected")
     source = record.get("source")
-    if "pass" in numbers:
-        out["pass"] = numbers["pass"]
-        out["warn"] = numbers.get("warn")
-        out["derived"] = False
-    elif "expected" in numbers:
-        pass_ratio = numbers.get("pass_ratio", defaults.get("pass_ratio"))
-        warn_ratio = numbers.get("warn_ratio", defaults.get("warn_ratio"))
-        if pass_ratio is None:
-            raise ConfigError(where, "has 'expected' but no pass_ratio (and the data has no defaults.pass_ratio)")
-        out["pass"] = round(numbers["expected"] * pass_ratio, 2)
-        out["warn"] = None if warn_ratio is None else round(numbers["expected"] * warn_ratio, 2)
-        out["derived"] = True
-    elif out["disabled"]:
-        out["pass"] = out["warn"] = None
-        out["derived"] = False
+    listed = metric == "range" and isinstance(record.get("sizes"), list)
+    if listed and "pass" not in numbers and "expected" not in numbers and not out["disabled"]:
+        # Every range of the list brings its own pass (checked in _parse_ranges).
+        out.update(expected=None, **{"pass": None, "warn": None, "derived": False})
     else:
-        raise ConfigError(where, "needs 'pass' (GB/s) or 'expected' (GB/s, with pass_ratio), or 'disabled: true'")
-    if out["warn"] is not None and out["warn"] > out["pass"]:
-        raise ConfigError("%s.warn" % where, "%s is above pass %s: the warning band lies below pass" % (out["warn"], out["pass"]))
+        out.update(_grades(numbers, where, defaults, out["disabled"]))
+    if metric == "range":
+        out["ranges"] = _parse_ranges(record["sizes"], "%s.sizes" % where, out, numbers, defaults, origin, source)
     if origin == "collection":
         _check_sources(record, where, numbers, source)
     out["source"] = source if source is not None else origin
@@ -177,6 +177,88 @@ def normalize_record(record, where, origin="collection", defaults=None):
     return out
 
 
+def _grades(numbers, where, defaults, disabled=False):
+    """{pass, warn, expected, derived} from a record's (or a range's) numbers: pass/warn as given, or expected x ratios."""
+    out = {"expected": numbers.get("expected")}
+    if "pass" in numbers:
+        out.update(warn=numbers.get("warn"), derived=False, **{"pass": numbers["pass"]})
+    elif "expected" in numbers:
+        pass_ratio = numbers.get("pass_ratio", defaults.get("pass_ratio"))
+        warn_ratio = numbers.get("warn_ratio", defaults.get("warn_ratio"))
+        if pass_ratio is None:
+            raise ConfigError(where, "has 'expected' but no pass_ratio (and the data has no defaults.pass_ratio)")
+        out["pass"] = round(numbers["expected"] * pass_ratio, 2)
+        out["warn"] = None if warn_ratio is None else round(numbers["expected"] * warn_ratio, 2)
+        out["derived"] = True
+    elif disabled:
+        out.update(warn=None, derived=False, **{"pass": None})
+    else:
+        raise ConfigError(where, "needs 'pass' (GB/s) or 'expected' (GB/s, with pass_ratio), or 'disabled: true'")
+    if out["warn"] is not None and out["warn"] > out["pass"]:
+        raise ConfigError("%s.warn" % where, "%s is above pass %s: the warning band lies below pass" % (out["warn"], out["pass"]))
+    return out
+
+
+def _bound(item, key, where):
+    if item.get(key) is None:
+        return None
+    return nccl_results.parse_size(item[key], "%s.%s" % (where, key))
+
+
+def _parse_ranges(value, where, record, numbers, defaults, origin, record_source):
+    """A range record's ``sizes``: one mapping {min, max} judged by the record's pass/warn, or a list of ranges
+    {min, max, pass, warn, expected, pass_ratio, warn_ratio, source, note}, each with its own numbers (else the
+    record's). Returns [{min (bytes, 0 when open), max (bytes or None: open), pass, warn, expected, derived, source,
+    note}], ordered by size; ranges may not overlap (a row is judged once)."""
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise ConfigError(where, "must be a mapping {min, max} of sizes (1G, 16G) or a non-empty list of them")
+    ranges = []
+    for index, item in enumerate(items):
+        at = "%s[%d]" % (where, index) if isinstance(value, list) else where
+        if not isinstance(item, dict):
+            raise ConfigError(at, "must be a mapping with min and/or max sizes (1G, 16G), got %r" % (item,))
+        allowed = _RANGE_KEYS if isinstance(value, list) else frozenset(("min", "max"))
+        unknown = sorted(set(item) - allowed)
+        if unknown:
+            raise ConfigError(at, "unknown key(s) %s; allowed: %s" % (", ".join(unknown), ", ".join(sorted(allowed))))
+        low, high = _bound(item, "min", at), _bound(item, "max", at)
+        if low is None and high is None:
+            raise ConfigError(at, "needs min and/or max (sizes such as 1G, 16G), got %r" % (item,))
+        if low is not None and high is not None and high < low:
+            raise ConfigError(at, "max %s is below min %s" % (nccl_results.size_label(high), nccl_results.size_label(low)))
+        own = dict((key, _number(item[key], "%s.%s" % (at, key))) for key in _NUMBERS if item.get(key) is not None)
+        if "pass" in own or "expected" in own:
+            for key in ("pass_ratio", "warn_ratio"):
+                if key not in own and key in numbers:
+                    own[key] = numbers[key]
+            grades = _grades(own, at, defaults)
+        elif own:
+            raise ConfigError(at, "has %s but no pass or expected of its own" % ", ".join(sorted(own)))
+        elif record["pass"] is None and not record["disabled"]:
+            raise ConfigError(at, "needs pass (GB/s) or expected (GB/s): the record has none for its ranges")
+        else:
+            grades = dict((key, record[key]) for key in ("pass", "warn", "expected", "derived"))
+        source = item.get("source")
+        if origin == "collection" and own and not (isinstance(source, str) and source.strip()) and not isinstance(record_source, str):
+            raise ConfigError("%s.source" % at, "is required: where this range's numbers come from")
+        ranges.append(dict(grades, min=low or 0, max=high, source=source, note=item.get("note")))
+    ranges.sort(key=lambda item: item["min"])
+    for earlier, later in zip(ranges, ranges[1:]):
+        if earlier["max"] is None or later["min"] <= earlier["max"]:
+            raise ConfigError(where, "ranges %s and %s overlap: a size may be judged by one range only" % (range_label(earlier), range_label(later)))
+    return ranges
+
+
+def range_label(item):
+    """{min: 1G, max: 16G} -> "1G..16G"; open ends: "1G+", "up to 512M"."""
+    if item["max"] is None:
+        return "%s+" % nccl_results.size_label(item["min"])
+    if not item["min"]:
+        return "up to %s" % nccl_results.size_label(item["max"])
+    return "%s..%s" % (nccl_results.size_label(item["min"]), nccl_results.size_label(item["max"]))
+
+
 def _check_sources(record, where, numbers, source):
     """Collection data: every number of the record says where it comes from."""
     if isinstance(source, str) and source.strip():
@@ -184,7 +266,7 @@ def _check_sources(record, where, numbers, source):
     if not isinstance(source, dict):
         raise ConfigError("%s.source" % where, "is required: where each number comes from (a string, or a mapping per number)")
     needed = [key for key in ("pass", "warn", "expected", "pass_ratio", "warn_ratio") if key in numbers]
-    needed += [key for key in ("nodes", "size", "min_size", "sweep") if record.get(key) is not None]
+    needed += [key for key in ("nodes", "size", "min_size", "sweep", "sizes") if record.get(key) is not None]
     missing = [key for key in needed if not str(source.get(key) or "").strip()]
     if missing:
         raise ConfigError("%s.source" % where, "names no source for %s" % ", ".join(missing))
@@ -288,6 +370,7 @@ __all__ = [
     "nodes_label",
     "normalize_record",
     "parse_nodes",
+    "range_label",
     "select_thresholds",
     "validate_thresholds",
 ]

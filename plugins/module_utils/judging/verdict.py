@@ -18,7 +18,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import JOB_OK, _log_items, attribute, find_nccl_output, pod_for_host
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.thresholds import nodes_label, select_thresholds
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.thresholds import nodes_label, range_label, select_thresholds
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import platform_catalog
 
 _SEVERITY = dict((name, rank) for rank, name in enumerate(VERDICTS))
@@ -68,6 +68,7 @@ def _threshold_summary(record):
         "nodes": nodes_label(record["nodes"]),
         "source": record["source"],
         "note": record["note"],
+        "ranges": [dict(item, label=range_label(item)) for item in record.get("ranges") or []],
     }
 
 
@@ -123,6 +124,72 @@ def _peak_check(result, record):
     else:
         reason = "%s %s %s" % (where, "meets" if verdict == "pass" else "is below", label)
     check.update(verdict=verdict, reason=reason)
+    return check
+
+
+_SIDE_TEXT = {"out_of_place": "out-of-place", "in_place": "in-place", "both": "lower of out-of-place and in-place"}
+
+
+def _sizes_values(rows):
+    return ", ".join("%s %s" % (nccl_results.size_label(row["size"]), _gb(row["value"])) for row in rows) + " GB/s"
+
+
+def _range_check(result, record):
+    """Every row whose size lies in one of the record's ranges is judged against that range's pass/warn; the check's
+    value, size, pass and warn are those of the row with the lowest margin; the reason names each size that fell
+    short. A range the run has no row in is not judged (warn), like a peak measured at a size the run lacks."""
+    rows = sorted(result.get("rows") or [], key=lambda row: row["size"])
+    side_text = _SIDE_TEXT[record["side"]]
+    check = {"name": "range", "threshold": record["id"], "pass": None, "warn": None, "value": None, "size": None, "side": side_text, "rows": []}
+    if not rows:
+        check.update(verdict="error", reason="no result rows to judge against %s" % record["id"])
+        return check
+    parts, uncovered = [], []
+    for item in record["ranges"]:
+        label = range_label(item)
+        inside = [row for row in rows if row["size"] >= item["min"] and (item["max"] is None or row["size"] <= item["max"])]
+        judged = []
+        for row in inside:
+            value = _side_value(row, record["side"])[0]
+            if value is not None:
+                judged.append({"size": row["size"], "value": value, "pass": item["pass"], "warn": item["warn"], "range": label, "verdict": _grade(value, item)})
+        if not judged:
+            uncovered.append(label)
+            continue
+        check["rows"].extend(judged)
+        failed = [row for row in judged if row["verdict"] == "fail"]
+        warned = [row for row in judged if row["verdict"] == "warn"]
+        if failed:
+            parts.append("busbw (%s) below %s in %s (%s) at %s" % (side_text, record["id"], label, _bounds(item), _sizes_values(failed)))
+        if warned:
+            parts.append("busbw (%s) in the warning band of %s in %s (%s) at %s" % (side_text, record["id"], label, _bounds(item), _sizes_values(warned)))
+    if not check["rows"]:
+        check.update(
+            verdict="warn",
+            reason="no size of the run (%s..%s) lies in %s of %s: not judged"
+            % (nccl_results.size_label(rows[0]["size"]), nccl_results.size_label(rows[-1]["size"]), ", ".join(uncovered), record["id"]),
+        )
+        return check
+    lowest = min(check["rows"], key=lambda row: (row["value"] - row["pass"]) / row["pass"] if row["pass"] else row["value"])
+    check.update(value=lowest["value"], size=lowest["size"], warn=lowest["warn"])
+    check["pass"] = lowest["pass"]
+    verdict = worst(row["verdict"] for row in check["rows"])
+    if uncovered:
+        verdict = worst((verdict, "warn"))
+        parts.append("the run has no size in %s of %s: not judged there" % (", ".join(uncovered), record["id"]))
+    if not parts:
+        parts.append(
+            "busbw (%s) meets %s at all %d sizes in %s (lowest %s GB/s at %s)"
+            % (
+                side_text,
+                record["id"],
+                len(check["rows"]),
+                ", ".join("%s (%s)" % (range_label(item), _bounds(item)) for item in record["ranges"]),
+                _gb(lowest["value"]),
+                nccl_results.size_label(lowest["size"]),
+            )
+        )
+    check.update(verdict=verdict, reason="; ".join(parts))
     return check
 
 
@@ -216,7 +283,7 @@ def judge(
         if result.get("complete", True) and collective:
             chosen = select_thresholds(facts, collective, thresholds, overrides)
             judged = False
-            for metric, builder in (("peak", _peak_check), ("avg", _avg_check)):
+            for metric, builder in (("peak", _peak_check), ("avg", _avg_check), ("range", _range_check)):
                 if chosen.get(metric):
                     checks.append(builder(result, chosen[metric]))
                     judged = True
@@ -247,7 +314,9 @@ def judge(
             if check["name"] == "result" and check["verdict"] == "error":
                 check["verdict"] = "fail"
     verdict = worst(check["verdict"] for check in checks)
-    reasons = [check["reason"] for check in checks if check["verdict"] == verdict and not check.get("note")]
+    # A wrong transport explains the busbw that comes with it (a fall back to sockets misses every threshold): it leads.
+    deciding = sorted((check for check in checks if check["verdict"] == verdict and not check.get("note")), key=lambda check: check["name"] != "transport")
+    reasons = [check["reason"] for check in deciding]
     proof = [check for check in checks if check["name"] == "transport"]
     return {
         "workload": workload,

@@ -10,9 +10,18 @@ latest is the one whose JSON report was written last, and the current run's own 
 Clusters are matched by name, their testcases by workload and collective; the headline figures the verdict records
 (``metrics.peak_busbw`` and ``metrics.avg_busbw``, GB/s) are compared. A drop of more than the regression percentage
 makes the testcase (and so its cluster) at least ``warn``, with a reason that names the baseline run, both values and
-the change; it never fails a run on its own. No baseline, a cluster or testcase the baseline does not have, or a
-figure missing on either side is no comparison, with a note, never an error. A baseline file that is not such a report
-is a ConfigError naming the file and the field.
+the change; it never fails a run on its own.
+
+Per node: the cluster's ``node_findings`` (plugins/module_utils/judging/node_findings.py) whose evidence has ``busbw``
+(GB/s) and ``size`` (bytes) are bandwidth measurements of a node in a stage (``node``: its own all_reduce;
+``isolation``: a pair it was in; ``fleet``: the multi-node run it took part in, the same figure for every node of that
+run). Each is compared with the baseline's same node and stage at the same size (the lowest figure on each side when
+a node has several, e.g. several isolation pairs); a drop beyond the percentage names the node and warns its cluster
+the same way (recorded on the cluster's first nccl-tests testcase: findings belong to the cluster, not to a testcase).
+
+No baseline, a cluster, testcase, node or size the baseline does not have, or a figure missing on either side is no
+comparison, with a note, never an error. A baseline file that is not such a report is a ConfigError naming the file
+and the field.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -23,6 +32,7 @@ import json
 import os
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import size_label
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate
 
 SCHEMA = "gpufleet.burnin/report/v1"
@@ -41,10 +51,25 @@ def _field(path, where):
     return "baseline %s: %s" % (path, where) if where else "baseline %s" % path
 
 
+def node_measurements(findings):
+    """{(node, stage, size): busbw} of the findings that are bandwidth measurements (evidence with a number ``busbw``
+    and an integer ``size``); the lowest busbw when a node has several for one stage and size. Others are skipped."""
+    figures = {}
+    for item in findings or []:
+        if not isinstance(item, dict) or not item.get("node") or not isinstance(item.get("evidence"), dict):
+            continue
+        busbw, size = item["evidence"].get("busbw"), item["evidence"].get("size")
+        if not _is_number(busbw) or not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+            continue
+        key = (str(item["node"]), str(item.get("stage") or ""), size)
+        figures[key] = min(figures.get(key, busbw), busbw)
+    return figures
+
+
 def load_baseline(path):
     """Read and check an earlier run's JSON report. Returns {file, run_id, generated, clusters: {name: cluster}}, each
-    cluster {verdict, testcases: [{workload, collective, metrics, nodes}]}. A file that is not such a report raises
-    ConfigError naming the file and the field."""
+    cluster {verdict, testcases: [{workload, collective, metrics, nodes}], nodes: node_measurements() of its
+    ``node_findings``}. A file that is not such a report raises ConfigError naming the file and the field."""
     try:
         with open(path, "r", encoding="utf-8") as handle:
             text = handle.read()
@@ -84,7 +109,10 @@ def load_baseline(path):
                     "nodes": list(case.get("nodes") or []),
                 }
             )
-        clusters[name] = {"verdict": cluster.get("verdict"), "testcases": testcases}
+        findings = validate.check_list(_field(path, where + ".node_findings"), cluster.get("node_findings"), allow_none=True) or []
+        for number, item in enumerate(findings):
+            validate.check_mapping(_field(path, "%s.node_findings[%d]" % (where, number)), item)
+        clusters[name] = {"verdict": cluster.get("verdict"), "testcases": testcases, "nodes": node_measurements(findings)}
     return {
         "file": path,
         "run_id": data.get("run_id") or os.path.basename(os.path.dirname(os.path.abspath(path))),
@@ -173,6 +201,8 @@ def compare_cluster(cluster, baseline, percent=DEFAULT_REGRESSION_PERCENT):
         "change_percent": None,
         "baseline_verdict": None,
         "comparisons": [],
+        "nodes": [],
+        "regressed_nodes": [],
         "note": "",
     }
     earlier = baseline["clusters"].get(cluster["cluster"])
@@ -207,10 +237,33 @@ def compare_cluster(cluster, baseline, percent=DEFAULT_REGRESSION_PERCENT):
         worst = min(block["comparisons"], key=lambda item: item["change_percent"])
         block.update((key, worst[key]) for key in ("workload", "metric", "baseline", "current", "change_percent"))
         block["regressed"] = any(item["regressed"] for item in block["comparisons"])
+    earlier_nodes = earlier.get("nodes") or {}
+    unmatched = []
+    for key, current in sorted(node_measurements(cluster.get("node_findings")).items()):
+        old = earlier_nodes.get(key)
+        change = change_percent(old, current)
+        if change is None:
+            unmatched.append("%s (%s)" % key[:2])
+            continue
+        block["nodes"].append(
+            {
+                "node": key[0],
+                "stage": key[1],
+                "size": key[2],
+                "baseline": old,
+                "current": current,
+                "change_percent": round(change, 2),
+                "regressed": change < -percent,
+            }
+        )
+    block["regressed_nodes"] = sorted(set(item["node"] for item in block["nodes"] if item["regressed"]))
+    block["regressed"] = block["regressed"] or bool(block["regressed_nodes"])
     notes = []
     if missing:
         notes.append("not in baseline run %s: %s" % (baseline["run_id"], ", ".join(sorted(set(str(name) for name in missing)))))
-    if not block["comparisons"]:
+    if unmatched:
+        notes.append("no node figure at the same stage and size in baseline run %s: %s" % (baseline["run_id"], ", ".join(sorted(set(unmatched)))))
+    if not block["comparisons"] and not block["nodes"]:
         notes.append("no busbw figure on both sides: nothing compared")
     block["note"] = "; ".join(notes)
     return block
@@ -228,11 +281,49 @@ def regression_reason(item, run_id, percent):
     )
 
 
+def node_regression_reason(item, run_id, percent):
+    return "node %s (stage %s) busbw at %s dropped %.1f%% against baseline run %s (%s -> %s; more than %g%% warns)" % (
+        item["node"],
+        item["stage"],
+        size_label(item["size"]),
+        -item["change_percent"],
+        run_id,
+        _gb(item["baseline"]),
+        _gb(item["current"]),
+        percent,
+    )
+
+
+def _node_checks(block):
+    """A ``baseline_node`` check per regressed node measurement (the others are in the block's ``nodes`` only)."""
+    checks = []
+    for item in block["nodes"]:
+        if item["regressed"]:
+            checks.append(
+                {
+                    "name": "baseline_node",
+                    "verdict": "warn",
+                    "node": item["node"],
+                    "stage": item["stage"],
+                    "size": item["size"],
+                    "value": item["current"],
+                    "baseline": item["baseline"],
+                    "change_percent": item["change_percent"],
+                    "reason": node_regression_reason(item, block["run_id"], block["regression_percent"]),
+                }
+            )
+    return checks
+
+
 def apply_to_cluster(cluster, block):
     """Record the comparison in the cluster and its testcases: each comparison becomes a ``baseline`` check (a note
     unless it regressed); a regressed testcase's verdict becomes at least ``warn``, its reason naming the baseline run,
-    both values and the change; the cluster's verdict follows its worst testcase. Returns the cluster."""
+    both values and the change; a regressed node measurement becomes a ``baseline_node`` check of the cluster's first
+    nccl-tests testcase (else its first), warning it the same way; the cluster's verdict follows its worst testcase.
+    Returns the cluster."""
     cluster["baseline"] = block
+    node_checks = _node_checks(block)
+    holder = ([case for case in cluster["testcases"] if case.get("collective")] + cluster["testcases"] + [None])[0]
     for case in cluster["testcases"]:
         regressed = []
         for item in block["comparisons"]:
@@ -260,6 +351,9 @@ def apply_to_cluster(cluster, block):
                     _gb(item["current"]),
                 )
             case["checks"].append(check)
+        if case is holder:
+            case["checks"].extend(node_checks)
+            regressed.extend(check["reason"] for check in node_checks)
         if not regressed:
             continue
         if case["verdict"] == "pass":
@@ -279,7 +373,15 @@ def apply_baseline(clusters, baseline, percent=DEFAULT_REGRESSION_PERCENT, note=
     if baseline is None:
         for cluster in clusters:
             cluster["baseline"] = None
-        return {"run_id": None, "file": None, "generated": None, "regression_percent": percent, "regressed_clusters": [], "note": note}
+        return {
+            "run_id": None,
+            "file": None,
+            "generated": None,
+            "regression_percent": percent,
+            "regressed_clusters": [],
+            "regressed_nodes": [],
+            "note": note,
+        }
     for cluster in clusters:
         apply_to_cluster(cluster, compare_cluster(cluster, baseline, percent))
     return {
@@ -288,8 +390,18 @@ def apply_baseline(clusters, baseline, percent=DEFAULT_REGRESSION_PERCENT, note=
         "generated": baseline["generated"],
         "regression_percent": percent,
         "regressed_clusters": [cluster["cluster"] for cluster in clusters if cluster["baseline"]["regressed"]],
+        "regressed_nodes": ["%s/%s" % (cluster["cluster"], node) for cluster in clusters for node in cluster["baseline"]["regressed_nodes"]],
         "note": note,
     }
 
 
-__all__ = ["apply_baseline", "apply_to_cluster", "change_percent", "compare_cluster", "latest_earlier_run", "load_baseline", "resolve_baseline"]
+__all__ = [
+    "apply_baseline",
+    "apply_to_cluster",
+    "change_percent",
+    "compare_cluster",
+    "latest_earlier_run",
+    "load_baseline",
+    "node_measurements",
+    "resolve_baseline",
+]

@@ -190,6 +190,8 @@ def build_report(
                 "verdict": _worst(case["verdict"] for case in cases),
                 "margin": _margin(cases),
                 "testcases": cases,
+                # What each stage found on each node (judging/node_findings.py): history compares their busbw per node.
+                "node_findings": list(entry.get("node_findings") or []),
             }
         )
         if not run_id and entry.get("run_id"):
@@ -290,6 +292,7 @@ def render_junit(report):
                 ("baseline_regressed", "true" if compared["regressed"] else "false"),
                 ("baseline_change_percent", "" if compared["change_percent"] is None else "%.2f" % compared["change_percent"]),
                 ("baseline_note", compared["note"]),
+                ("baseline_regressed_nodes", ", ".join(compared.get("regressed_nodes") or [])),
             ):
                 if value:
                     ET.SubElement(properties, "property", {"name": key, "value": _xml_text(value)})
@@ -348,6 +351,7 @@ def plot_geometry(case, cluster_name=""):
     values = [value for item in points for value in item[1:3] if value is not None]
     for record in thresholds:
         values.extend(value for value in (record.get("pass"), record.get("warn"), record.get("expected")) if value is not None)
+        values.extend(item["pass"] for item in record.get("ranges") or [] if item.get("pass") is not None)
     avg = (case.get("metrics") or {}).get("avg_busbw")
     if avg is not None:
         values.append(avg)
@@ -394,6 +398,37 @@ def plot_geometry(case, cluster_name=""):
         plot["x_ticks"].append({"x": _num(px(item[0])), "label": size_label(item[0])})
     for record in thresholds:
         label = "%s: %s" % (record.get("metric"), record.get("id"))
+        if record.get("metric") == "range":
+            # Each range's pass line (and warning band) spans only its sizes, clipped to the plotted sweep.
+            for item in record.get("ranges") or []:
+                low = max(math.log(max(item.get("min") or 1, 1), 2), x_lo)
+                high = x_hi if item.get("max") is None else min(math.log(item["max"], 2), x_hi)
+                if item.get("pass") is None or low > high:
+                    continue
+                x1, x2 = left + (low - x_lo) / (x_hi - x_lo) * plot_w, left + (high - x_lo) / (x_hi - x_lo) * plot_w
+                x1 = min(x1, x2 - 2.0)  # a range of one plotted size still shows, inside the plot
+                where = "%s in %s" % (record.get("id"), item.get("label") or "")
+                if item.get("warn") is not None:
+                    plot["thresholds"].append(
+                        {
+                            "kind": "range-warn",
+                            "x": _num(x1),
+                            "width": _num(x2 - x1),
+                            "y": _num(py(item["pass"])),
+                            "height": _num(max(py(item["warn"]) - py(item["pass"]), 0.5)),
+                            "title": "warning band %g-%g GB/s (%s)" % (item["warn"], item["pass"], where),
+                        }
+                    )
+                plot["thresholds"].append(
+                    {
+                        "kind": "range-pass",
+                        "x1": _num(x1),
+                        "x2": _num(x2),
+                        "y": _num(py(item["pass"])),
+                        "title": "pass >= %g GB/s at every size (%s)" % (item["pass"], where),
+                    }
+                )
+            continue
         if record.get("metric") == "avg":
             if record.get("pass") is not None:
                 plot["thresholds"].append(
@@ -450,7 +485,7 @@ def plot_geometry(case, cluster_name=""):
         )
     legend = [("oop", "out-of-place busbw", ""), ("ip", "in-place busbw", "5 3")]
     metrics = set(record.get("metric") for record in thresholds if record.get("pass") is not None)
-    if "peak" in metrics:
+    if "peak" in metrics or any(record.get("ranges") for record in thresholds):
         legend.append(("pass", "pass threshold", "8 4"))
     if any(record.get("expected") is not None and record.get("metric") != "avg" for record in thresholds):
         legend.append(("expected", "published", "1 3"))
@@ -733,7 +768,7 @@ def _history_view(compared):
     if not compared:
         return {"text": "", "title": "", "regressed": False}
     if compared["change_percent"] is None:
-        return {"text": "vs %s: -" % compared["run_id"], "title": compared["note"], "regressed": False}
+        return _with_node_history({"text": "vs %s: -" % compared["run_id"], "title": compared["note"], "regressed": False}, compared)
     title = "%s %s: %s -> %s GB/s against baseline run %s%s" % (
         compared["workload"],
         dict(history.METRICS).get(compared["metric"], compared["metric"]),
@@ -742,7 +777,33 @@ def _history_view(compared):
         compared["run_id"],
         " (%s)" % compared["note"] if compared["note"] else "",
     )
-    return {"text": "vs %s: %+.1f%%" % (compared["run_id"], compared["change_percent"]), "title": title, "regressed": compared["regressed"]}
+    view = {"text": "vs %s: %+.1f%%" % (compared["run_id"], compared["change_percent"]), "title": title, "regressed": compared["regressed"]}
+    return _with_node_history(view, compared)
+
+
+def _with_node_history(view, compared):
+    """The "vs baseline" cell names the nodes whose busbw dropped beyond the percentage."""
+    nodes = compared.get("regressed_nodes") or []
+    if nodes:
+        view["text"] += "; node%s %s regressed" % ("s" if len(nodes) > 1 else "", ", ".join(nodes))
+        view["regressed"] = True
+    return view
+
+
+def _node_history_view(compared):
+    """Rows of the cluster's "nodes vs baseline" table: each node measurement compared with the baseline run's."""
+    return [
+        {
+            "node": item["node"],
+            "stage": item["stage"],
+            "size": size_label(item["size"]),
+            "baseline": _fmt(float(item["baseline"])),
+            "current": _fmt(float(item["current"])),
+            "change": "%+.1f%%" % item["change_percent"],
+            "regressed": item["regressed"],
+        }
+        for item in (compared or {}).get("nodes") or []
+    ]
 
 
 def _cluster_view(cluster, classes, open_details):
@@ -769,6 +830,8 @@ def _cluster_view(cluster, classes, open_details):
         "reason": (worst[0]["reason"] if worst else "") or cluster["reason"],
         "history": _history_view(cluster.get("baseline")),
         "history_note": (cluster.get("baseline") or {}).get("note") or "",
+        "node_history": _node_history_view(cluster.get("baseline")),
+        "node_history_run": (cluster.get("baseline") or {}).get("run_id") or "",
         "facts": [(key, value) for key, value in facts if value],
         "cases": [_case_view(cluster, case) for case in cluster["testcases"]],
     }

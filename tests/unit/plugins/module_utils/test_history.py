@@ -14,6 +14,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding, from_verdict
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import fleet_summary
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import history
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report as rp
 
@@ -245,3 +247,114 @@ def test_without_a_baseline_the_page_has_no_baseline_column(tmp_path):
     report = rp.build_report(results("run1", {"a": (400.0, 200.0)}), generated=GENERATED, baseline_note="no earlier run: nothing compared")
     assert report["baseline"]["note"] == "no earlier run: nothing compared" and report["clusters"][0]["baseline"] is None
     assert '<p class="history">no earlier run: nothing compared</p>' in rp.render_html(report)
+
+
+# --- per node ------------------------------------------------------------------------------------------------------
+G16 = 16 << 30
+
+
+def measured(node, stage, busbw, size=G16, verdict_="pass"):
+    return finding(node, stage, verdict_, "all_reduce %s GB/s" % busbw, {"busbw": busbw, "size": size})
+
+
+def with_nodes(run_id, findings, peak=400.0):
+    """One cluster "a" whose result carries FINDINGS (node_findings), its testcase at PEAK."""
+    given = results(run_id, {"a": (peak, 200.0)})
+    given["a"]["node_findings"] = findings
+    return given
+
+
+def test_node_measurements_are_findings_with_busbw_and_size():
+    figures = history.node_measurements(
+        [
+            measured("n1", "node", 480.0),
+            measured("n1", "isolation", 300.0),
+            measured("n1", "isolation", 120.0),  # a second pair of n1: the lower counts
+            finding("n2", "fleet", "fail", "its pod failed", {"pods": ["x"]}),  # no busbw: not a measurement
+            finding("n3", "dcgm", "fail", "gpu 5", {"busbw": "fast", "size": G16}),
+            finding("n4", "node", "pass", "odd", {"busbw": 400.0, "size": True}),
+        ]
+    )
+    assert figures == {("n1", "node", G16): 480.0, ("n1", "isolation", G16): 120.0}
+
+
+def test_a_node_whose_busbw_dropped_beyond_the_percentage_warns_and_is_named(tmp_path):
+    first = [measured("n1", "node", 480.0), measured("n2", "node", 480.0), measured("n3", "node", 480.0, size=8 << 30), measured("n1", "isolation", 300.0)]
+    loaded = history.load_baseline(rp.write_reports(with_nodes("run1", first), str(tmp_path / "run1"), formats=["json"], run_id="run1")["files"]["json"])
+    assert loaded["clusters"]["a"]["nodes"][("n2", "node", G16)] == 480.0
+    now = [measured("n1", "node", 470.0), measured("n2", "node", 400.0), measured("n3", "node", 300.0), measured("n4", "node", 480.0)]
+    report = rp.build_report(with_nodes("run2", now), generated=GENERATED, baseline=loaded, regression_percent=10)
+    block = report["clusters"][0]["baseline"]
+    # n2 -16.7% regressed; n1 -2.1% did not; n3 was measured at another size, n4 is new, n1's isolation is gone: notes.
+    assert [(item["node"], item["stage"], item["change_percent"], item["regressed"]) for item in block["nodes"]] == [
+        ("n1", "node", -2.08, False),
+        ("n2", "node", -16.67, True),
+    ]
+    assert block["regressed_nodes"] == ["n2"] and block["regressed"] is True and report["baseline"]["regressed_nodes"] == ["a/n2"]
+    assert block["note"] == "no node figure at the same stage and size in baseline run run1: n3 (node), n4 (node)"
+    case = report["clusters"][0]["testcases"][0]
+    reason = "node n2 (stage node) busbw at 16G dropped 16.7% against baseline run run1 (480.0 GB/s -> 400.0 GB/s; more than 10% warns)"
+    assert case["verdict"] == "warn" and case["reason"] == reason and report["clusters"][0]["verdict"] == "warn"
+    node_checks = [check for check in case["checks"] if check["name"] == "baseline_node"]
+    assert [(check["node"], check["verdict"], check["baseline"], check["value"]) for check in node_checks] == [("n2", "warn", 480.0, 400.0)]
+    # The cluster's own figures did not move: only the node regressed.
+    assert all(not item["regressed"] for item in block["comparisons"])
+    header = fleet_summary({"a": {"cluster": "a", "outcome": "Complete"}}, "burn-in", "run2", baseline=report["baseline"])["header"]
+    assert header.endswith("; vs baseline run run1: 1 regressed (warn): a; 1 node regressed: a/n2")
+
+
+def test_every_report_shows_the_nodes_against_the_baseline(tmp_path):
+    rp.write_reports(with_nodes("run1", [measured("n1", "node", 480.0), measured("n2", "node", 480.0)]), str(tmp_path / "run1"), run_id="run1")
+    second = rp.write_reports(
+        with_nodes("run2", [measured("n1", "node", 481.0), measured("n2", "node", 240.0)]),
+        str(tmp_path / "run2"),
+        run_id="run2",
+        history_dir=str(tmp_path),
+        generated=GENERATED,
+    )
+    with open(second["files"]["json"]) as handle:
+        data = json.load(handle)
+    assert data["clusters"][0]["baseline"]["regressed_nodes"] == ["n2"] and data["baseline"]["regressed_nodes"] == ["a/n2"]
+    assert [finding_["node"] for finding_ in data["clusters"][0]["node_findings"]] == ["n1", "n2"]
+    with open(second["files"]["html"]) as handle:
+        page = handle.read()
+    assert '<table class="node-history"><caption>nodes vs baseline run run1</caption>' in page
+    assert '<tr class="regressed"><td>n2</td><td>node</td><td>16G</td>\n<td>480.0</td><td>240.0</td><td>-50.0%</td></tr>' in page
+    assert '<tr class=""><td>n1</td><td>node</td><td>16G</td>\n<td>480.0</td><td>481.0</td><td>+0.2%</td></tr>' in page
+    assert "vs run1: +0.0%; node n2 regressed</span>" in page and '<span class="cut vs regressed"' in page
+    with open(second["files"]["junit"]) as handle:
+        suite = ET.fromstring(handle.read().split("\n", 1)[1]).find("testsuite[@name='a']")
+    properties = dict((item.get("name"), item.get("value")) for item in suite.iter("property"))
+    assert properties["baseline_regressed_nodes"] == "n2" and properties["baseline_regressed"] == "true"
+    assert "[warn] baseline_node: node n2 (stage node) busbw at 16G dropped 50.0%" in suite.find("testcase").find("system-out").text
+
+
+def test_the_fleet_stage_findings_carry_the_runs_busbw_and_compare_per_node(tmp_path):
+    def fleet_verdict(peak):
+        judged = verdict(peak, 200.0)
+        judged["checks"][0]["size"] = G16
+        return judged
+
+    found = from_verdict(fleet_verdict(400.0))
+    assert [(item["node"], item["stage"], item["evidence"]) for item in found] == [
+        ("n1", "fleet", {"busbw": 400.0, "size": G16}),
+        ("n2", "fleet", {"busbw": 400.0, "size": G16}),
+    ]
+    assert from_verdict(dict(fleet_verdict(400.0), checks=[]))[0]["evidence"] == {}
+    rp.write_reports(with_nodes("run1", found), str(tmp_path / "run1"), formats=["json"], run_id="run1")
+    report = rp.build_report(
+        with_nodes("run2", from_verdict(fleet_verdict(300.0)), peak=300.0),
+        baseline=history.load_baseline(str(tmp_path / "run1" / "burnin-report.json")),
+    )
+    # The fleet run's figure is the same for each node: its drop names every node of the run (and the cluster's peak).
+    assert report["clusters"][0]["baseline"]["regressed_nodes"] == ["n1", "n2"]
+
+
+def test_a_baseline_with_malformed_node_findings_names_the_field(tmp_path):
+    path = tmp_path / "burnin-report.json"
+    path.write_text(json.dumps({"schema": history.SCHEMA, "clusters": [{"cluster": "a", "testcases": [], "node_findings": {"n1": 1}}]}))
+    with pytest.raises(ConfigError, match=r"clusters\[0\].node_findings: must be a list"):
+        history.load_baseline(str(path))
+    path.write_text(json.dumps({"schema": history.SCHEMA, "clusters": [{"cluster": "a", "testcases": [], "node_findings": ["n1"]}]}))
+    with pytest.raises(ConfigError, match=r"clusters\[0\].node_findings\[0\]: must be a mapping"):
+        history.load_baseline(str(path))

@@ -159,6 +159,8 @@ def test_grammars(grammar, good, bad):
         ({"burnin_volumes": '[{"name": "Bad Name"}]'}, "burnin_volumes[0].name"),
         ({"burnin_volumes": "[not json"}, "burnin_volumes"),
         ({"burnin_thresholds": '[{"collective": "all_reduce", "pass": "fast", "warn": 1}]'}, "burnin_thresholds[0].pass"),
+        ({"burnin_thresholds": [{"collective": "all_reduce", "sizes": {"min": "1G", "max": "big"}, "pass": 1}]}, "burnin_thresholds[0].sizes.max"),
+        ({"burnin_thresholds": '[{"collective": "all_reduce", "sizes": [{"min": "1G", "warn": 3}]}]'}, "burnin_thresholds[0].sizes[0]"),
         ({"burnin_report_formats": "json,pdf"}, "burnin_report_formats[1]"),
         ({"burnin_regression_percent": 101}, "burnin_regression_percent"),
         ({"burnin_regression_percent": "ten"}, "burnin_regression_percent"),

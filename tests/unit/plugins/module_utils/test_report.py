@@ -180,6 +180,20 @@ def test_plot_draws_series_thresholds_and_average():
     assert y_peak < y_pass  # 441.9 GB/s is drawn above the 270 GB/s line (SVG y grows downwards)
 
 
+def test_plot_draws_a_range_threshold_over_its_sizes_only():
+    report = rp.build_report(fleet(), generated=GENERATED)
+    case = report["clusters"][0]["testcases"][0]
+    assert [record["id"] for record in case["thresholds"]] == ["aws-h100-all-reduce-peak", "aws-h100-all-reduce-sizes"]
+    svg = rp.render_plot(case, "aws-p5-a")
+    line = re.search(r'<line class="threshold-pass range" x1="([0-9.]+)" y1="([0-9.]+)" x2="([0-9.]+)" y2="([0-9.]+)"', svg)
+    # The sweep is 8 B..8G (31 sizes over 672 px): 1G is the 28th point; the range's 16G end is clipped to 8G.
+    assert line and float(line.group(1)) == 64.0 + 27 * 672 / 30.0 and float(line.group(3)) == 736.0 and line.group(2) == line.group(4)
+    assert "pass &gt;= 250 GB/s at every size (aws-h100-all-reduce-sizes in 1G..16G)" in svg
+    ranged = dict(case["thresholds"][1], ranges=[dict(case["thresholds"][1]["ranges"][0], warn=200.0)])
+    svg = rp.render_plot(dict(case, thresholds=[ranged]), "aws-p5-a")
+    assert 'class="warn-band range"' in svg and "pass threshold" in svg
+
+
 def test_plot_of_an_average_threshold_and_no_data():
     report = rp.build_report(fleet(), generated=GENERATED)
     gather = report["clusters"][2]["testcases"][0]

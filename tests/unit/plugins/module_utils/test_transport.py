@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import shlex
 
 import pytest
 
@@ -15,6 +16,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import transport as tp
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict as vd
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import nccl_env, platform_catalog
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures", "nccl", "transport")
 H100_AWS = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8, "mnnvl": False}
@@ -187,6 +189,8 @@ def test_verdict_for_a_socket_fallback_on_aws_h100():
     result = vd.verdict_for(logs, H100_AWS, "all_reduce", job_outcome="Complete", pods=pods(trainjob))
     assert result["verdict"] == "fail"
     assert "expected EFA through aws-ofi-nccl" in result["reason"] and "seen plain TCP sockets (network Socket" in result["reason"]
+    # The wrong transport explains the busbw: its reason comes first.
+    assert result["reason"].startswith("inter-node transport is not the expected one: expected EFA through aws-ofi-nccl"), result["reason"]
     assert result["transport"]["expected"] == "efa" and result["transport"]["seen"] == "socket"
     names = [check["name"] for check in result["checks"]]
     assert "transport" in names and "peak" in names
@@ -212,3 +216,63 @@ def test_verdict_for_instance_type_and_given_expectation():
     assert vd.verdict_for(text, facts, "all_reduce", expected_transport="socket")["transport"]["expected_source"] == "given"
     with pytest.raises(ConfigError, match="expected_transport"):
         vd.verdict_for(text, facts, "all_reduce", expected_transport="nope")
+
+
+# --- what the rendered objects leave in the logs -------------------------------------------------------------------
+def _containers(node, found):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("containers", "initContainers") and isinstance(value, list):
+                found.extend(item for item in value if isinstance(item, dict))
+            _containers(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _containers(value, found)
+    return found
+
+
+def _mpirun_words(trainer):
+    words = list(trainer.get("command") or []) + list(trainer.get("args") or [])
+    if words[:2] == ["/bin/bash", "-c"]:  # a platform's preCommand wraps mpirun in a script (plan.wrap_pre_command)
+        words = shlex.split(words[2].rsplit("\nexec ", 1)[-1])
+    return words
+
+
+@pytest.mark.parametrize("framework", ["mpi", "torch", "exec"])
+@pytest.mark.parametrize("platform", ["aws", "gcp", "azure", "oci", "coreweave", "nebius", "onprem", "togetherai", "mistral", "other"])
+def test_every_rendered_plan_logs_what_the_transport_check_reads(platform, framework):
+    """Issue 13: the base env keeps NCCL's INIT and NET lines in the logs on every platform and GPU: NCCL_DEBUG=INFO
+    and an NCCL_DEBUG_SUBSYS naming INIT (which every line kind of SUBSYSTEMS is logged under) in every container that
+    sets NCCL variables, and for MPI on mpirun's -x (remote ranks get their env from mpirun, not from the pod)."""
+    trainers = {
+        "mpi": {"binary": "/opt/nccl-tests/build/all_reduce_perf", "args": ["-b", "1K", "-e", "16G"]},
+        "torch": {"script": "/workspace/smoke.py"},
+        "exec": {"command": ["/bin/true"]},
+    }
+    assert all("INIT" in subsystems for subsystems in tp.SUBSYSTEMS.values())
+    for architecture, mnnvl in (("h100", False), ("h200", False), ("b200", False), ("gb200", True), ("gb300", False)):
+        config = dict(
+            entry_name="b",
+            namespace="n",
+            image="i",
+            framework=framework,
+            nodes=2,
+            gpus_per_node=4 if architecture.startswith("gb") else 8,
+            enable_mnnvl=mnnvl,
+            run_id="r1",
+            trainer=trainers[framework],
+        )
+        objects = dict((obj["kind"], obj) for obj in plan_workload(config, {"platform": platform, "gpuArchitecture": architecture})["objects"])
+        where = "%s/%s/%s" % (platform, architecture, framework)
+        for container in _containers(objects["TrainingRuntime"], []):
+            env = dict((item["name"], item.get("value")) for item in container.get("env") or [])  # the last of a name wins
+            if container.get("name") == "node" or any(name.startswith("NCCL_") for name in env):
+                assert env.get("NCCL_DEBUG") == "INFO", (where, container.get("name"))
+                assert "INIT" in env.get("NCCL_DEBUG_SUBSYS", "INIT").split(","), (where, container.get("name"))
+        if framework == "mpi":
+            words = _mpirun_words(objects["TrainJob"]["spec"]["trainer"])
+            exported = [words[index + 1] for index, word in enumerate(words[:-1]) if word == "-x"]
+            debug = [item.split("=", 1)[1] for item in exported if item.startswith("NCCL_DEBUG=")]
+            subsystems = [item.split("=", 1)[1] for item in exported if item.startswith("NCCL_DEBUG_SUBSYS=")]
+            assert debug and debug[-1] == "INFO", where
+            assert all("INIT" in value.split(",") for value in subsystems), where

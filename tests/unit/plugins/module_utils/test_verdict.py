@@ -158,8 +158,8 @@ def test_duplicate_ids():
 @pytest.mark.parametrize(
     "facts, collective, expected",
     [
-        (H100_AWS, "all_reduce", {"peak": "aws-h100-all-reduce-peak", "avg": None}),
-        (dict(H100_AWS, nodes=16), "all_reduce_perf", {"peak": "aws-h100-all-reduce-peak", "avg": None}),
+        (H100_AWS, "all_reduce", {"peak": "aws-h100-all-reduce-peak", "avg": None, "range": "aws-h100-all-reduce-sizes"}),
+        (dict(H100_AWS, nodes=16), "all_reduce_perf", {"peak": "aws-h100-all-reduce-peak", "avg": None, "range": "aws-h100-all-reduce-sizes"}),
         (dict(H100_AWS, gpus_per_node=4), "all_reduce", {"peak": None, "avg": None}),
         (dict(H100_AWS, nodes=1), "all_reduce", {"peak": None, "avg": None}),
         (dict(H100_AWS, platform="azure", nodes=1), "all_reduce", {"peak": "azure-h100-all-reduce-single-node", "avg": None}),
@@ -195,15 +195,19 @@ def test_duplicate_ids():
         (
             {"platform": "coreweave", "gpu_architecture": "gb200", "nodes": 360, "gpus_per_node": 4, "mnnvl": True},
             "all_reduce",
-            {"peak": "coreweave-gb200-20-racks-all-reduce-peak", "avg": None},
+            {"peak": "coreweave-gb200-20-racks-all-reduce-peak", "avg": None, "range": "coreweave-gb200-20-racks-all-reduce-sizes"},
         ),
-        ({"platform": "AWS", "gpu_architecture": "H100", "nodes": 2, "gpus_per_node": 8}, "all_reduce", {"peak": "aws-h100-all-reduce-peak", "avg": None}),
+        (
+            {"platform": "AWS", "gpu_architecture": "H100", "nodes": 2, "gpus_per_node": 8},
+            "all_reduce",
+            {"peak": "aws-h100-all-reduce-peak", "avg": None, "range": "aws-h100-all-reduce-sizes"},
+        ),
         ({"platform": "togetherai", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8}, "all_reduce", {"peak": None, "avg": None}),
         (H100_AWS, "broadcast", {"peak": None, "avg": None}),
     ],
 )
 def test_selection(facts, collective, expected):
-    assert selected(facts, collective) == expected
+    assert selected(facts, collective) == dict({"range": None}, **expected)
 
 
 def test_inventory_overrides_win_and_can_disable():
@@ -246,7 +250,10 @@ def test_custom_thresholds_document_replaces_the_collection():
 def test_pass():
     result = vd.judge(parsed("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), H100_AWS, "all_reduce", job_outcome="Complete", workload="w")
     assert result["verdict"] == "pass" and result["workload"] == "w" and result["collective"] == "all_reduce"
-    assert result["reason"] == ("TrainJob Complete; busbw 441.9 GB/s at 8G (out-of-place) meets aws-h100-all-reduce-peak " "(>= 270.0 GB/s, warn >= 250.0)")
+    assert result["reason"] == (
+        "TrainJob Complete; busbw 441.9 GB/s at 8G (out-of-place) meets aws-h100-all-reduce-peak (>= 270.0 GB/s, warn >= 250.0); "
+        "busbw (in-place) meets aws-h100-all-reduce-sizes at all 4 sizes in 1G..16G (>= 250.0 GB/s) (lowest 440.9 GB/s at 1G)"
+    )
     peak = [check for check in result["checks"] if check["name"] == "peak"][0]
     assert (peak["value"], peak["size"], peak["threshold"], peak["pass"], peak["warn"]) == (441.91, 8 << 30, "aws-h100-all-reduce-peak", 270.0, 250.0)
     assert result["thresholds"][0]["id"] == "aws-h100-all-reduce-peak" and "AICR" in result["thresholds"][0]["source"]["pass"]
@@ -311,6 +318,100 @@ def test_both_sides_takes_the_lower():
     check = vd.judge(result, facts)["checks"][0]
     row = [row for row in result["rows"] if row["size"] == 1 << 30][0]
     assert check["value"] == min(row["oop"]["busbw"], row["ip"]["busbw"]) and check["side"] == "lower of out-of-place and in-place"
+
+
+# ------------------------------------------------------------------------------------------------ ranges of sizes
+
+
+def with_row(result, size, busbw):
+    """RESULT with the busbw of the row at SIZE (both sides) set to BUSBW."""
+    result = copy.deepcopy(result)
+    for row in result["rows"]:
+        if row["size"] == size:
+            row["oop"]["busbw"] = row["ip"]["busbw"] = busbw
+    return result
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({"sizes": {"min": "1G", "max": "16G"}, "pass": None}, r"^r: needs 'pass'"),
+        ({"sizes": {"from": "1G"}}, r"^r.sizes: unknown key\(s\) from; allowed: max, min"),
+        ({"sizes": {}}, r"^r.sizes: needs min and/or max"),
+        ({"sizes": {"min": "8G", "max": "1G"}}, r"^r.sizes: max 1G is below min 8G"),
+        ({"sizes": {"min": "huge"}}, r"^r.sizes.min: must be a size in bytes"),
+        ({"sizes": []}, r"^r.sizes: must be a mapping \{min, max\}"),
+        ({"sizes": ["1G"]}, r"^r.sizes\[0\]: must be a mapping with min and/or max"),
+        ({"sizes": [{"min": "1G", "max": "4G", "pass": 3}, {"min": "2G", "pass": 2}]}, r"^r.sizes: ranges 1G..4G and 2G\+ overlap"),
+        ({"sizes": [{"min": "1G", "warn": 3}], "pass": None}, r"^r.sizes\[0\]: has warn but no pass or expected of its own"),
+        ({"sizes": [{"min": "1G", "colour": "red"}]}, r"^r.sizes\[0\]: unknown key\(s\) colour"),
+        ({"sizes": [{"min": "1G", "pass": 5, "warn": 9}]}, r"^r.sizes\[0\].warn: 9.0 is above pass 5.0"),
+        ({"sizes": [{"min": "1G"}], "pass": None}, r"^r.sizes\[0\]: needs pass \(GB/s\) or expected \(GB/s\): the record has none"),
+        ({"sizes": {"min": "1G"}, "min_size": "1G"}, r"^r.min_size: is for metric peak or avg"),
+        ({"metric": "range"}, r"^r.sizes: is required for metric range"),
+        ({"metric": "peak", "sizes": {"min": "1G"}}, r"^r.sizes: is for metric range only \(metric is peak\)"),
+    ],
+)
+def test_range_record_errors_name_the_field(values, message):
+    values = dict(values)
+    values.setdefault("metric", "range" if "sizes" in values else "peak")
+    with pytest.raises(ConfigError, match=message):
+        th.normalize_record(record(**values), "r")
+
+
+def test_range_record_forms():
+    one = th.normalize_record({"collective": "all_reduce", "sizes": {"min": "1G", "max": "16G"}, "pass": 300, "warn": 250}, "r", "inventory")
+    assert one["metric"] == "range" and one["id"] == "inventory-*-*-all_reduce-range"
+    assert [(item["min"], item["max"], item["pass"], item["warn"]) for item in one["ranges"]] == [(1 << 30, 16 << 30, 300.0, 250.0)]
+    listed = th.normalize_record(
+        {"collective": "all_reduce", "sizes": [{"min": "1G", "expected": 400}, {"max": "64M", "pass": 50}], "pass_ratio": 0.9}, "r", "inventory"
+    )
+    assert listed["pass"] is None and [(item["min"], item["max"], item["pass"], item["derived"]) for item in listed["ranges"]] == [
+        (0, 64 << 20, 50.0, False),
+        (1 << 30, None, 360.0, True),
+    ]
+    assert [th.range_label(item) for item in listed["ranges"]] == ["up to 64M", "1G+"]
+    with pytest.raises(ConfigError, match=r"^r.sizes\[0\].source: is required"):
+        th.normalize_record({"collective": "all_reduce", "sizes": [{"min": "1G", "pass": 1}], "source": {"sizes": "x"}}, "r")
+
+
+def test_range_judges_every_row_and_names_each_size_that_fell_short():
+    result = parsed("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log")
+    ranges = [{"min": "1M", "max": "64M", "pass": 100}, {"min": "1G", "pass": 450, "warn": 400}]
+    verdict = vd.judge(result, H100_AWS, "all_reduce", overrides=[{"id": "mine", "collective": "all_reduce", "sizes": ranges}])
+    check = [check for check in verdict["checks"] if check["name"] == "range"][0]
+    assert verdict["verdict"] == "fail" and check["verdict"] == "fail"
+    assert check["reason"] == (
+        "busbw (out-of-place) below mine in 1M..64M (>= 100.0 GB/s) at 1M 46.5, 2M 83.8 GB/s; "
+        "busbw (out-of-place) in the warning band of mine in 1G+ (>= 450.0 GB/s, warn >= 400.0) at 1G 441.2, 2G 443.5, 4G 441.8, 8G 441.9 GB/s"
+    )
+    judged = dict((row["size"], row["verdict"]) for row in check["rows"])
+    assert judged[1 << 20] == "fail" and judged[4 << 20] == "pass" and judged[8 << 30] == "warn" and (128 << 20) not in judged
+    # The check's value and pass are the lowest margin's (the fleet chart and the report's margin read them).
+    assert (check["value"], check["size"], check["pass"]) == (46.5, 1 << 20, 100.0)
+    assert verdict["thresholds"][-1]["ranges"][0]["label"] == "1M..64M"
+
+
+def test_default_range_fails_a_dip_the_peak_does_not_see():
+    result = with_row(parsed("v2.16-all-reduce-2x8-h100.json"), 2 << 30, 231.5)
+    verdict = vd.judge(result, H100_AWS, "all_reduce")
+    peak, ranged = [check for check in verdict["checks"] if check["name"] in ("peak", "range")]
+    assert peak["verdict"] == "pass" and ranged["verdict"] == "fail" and verdict["verdict"] == "fail"
+    assert ranged["reason"] == "busbw (in-place) below aws-h100-all-reduce-sizes in 1G..16G (>= 250.0 GB/s) at 2G 231.5 GB/s"
+    assert verdict["reason"] == ranged["reason"]
+
+
+def test_range_without_rows_in_it_is_not_judged():
+    result = parsed("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log")
+    only = [{"collective": "all_reduce", "sizes": {"min": "16G"}, "pass": 1000}]
+    verdict = vd.judge(result, H100_AWS, "all_reduce", overrides=only)
+    check = [check for check in verdict["checks"] if check["name"] == "range"][0]
+    assert check["verdict"] == "warn" and check["reason"] == "no size of the run (8..8G) lies in 16G+ of inventory-*-*-all_reduce-range: not judged"
+    partly = [{"collective": "all_reduce", "sizes": [{"max": "1K", "pass": 0}, {"min": "16G", "pass": 1000}]}]
+    check = [check for check in vd.judge(result, H100_AWS, "all_reduce", overrides=partly)["checks"] if check["name"] == "range"][0]
+    assert check["verdict"] == "warn" and check["reason"] == "the run has no size in 16G+ of inventory-*-*-all_reduce-range: not judged there"
+    off = vd.judge(result, H100_AWS, "all_reduce", overrides=[{"collective": "all_reduce", "metric": "range", "sizes": {"min": "1G"}, "disabled": True}])
+    assert "range" not in [check["name"] for check in off["checks"]]
 
 
 def test_wrong_elements_fail():
