@@ -53,6 +53,8 @@ OWN_CLUSTER_ACTIONS = {
     "gpufleet.burnin.cluster_detect": "detect",  # /version, /apis and the nodes
     # lists the run's TrainJobs, namespaces and shared objects, deletes them and reads until gone
     "gpufleet.burnin.burnin_cleanup": "cleanup",
+    # reads each node (get; undo lists them first) and merge-patches it
+    "gpufleet.burnin.burnin_remediate": "remediate",
 }
 OWN_CONTROLLER_ACTIONS = (
     "gpufleet.burnin.workload_plan",
@@ -170,6 +172,9 @@ def required():
                 for one in sorted(cleanup_kinds() | set(k for k in applied if KINDS.get(k, (None, None, True))[2]) | {"TrainJob"}):
                     need(one, ["list", "get", "delete"], where)
                 need("Namespace", ["list", "get", "delete"], where)
+            elif OWN_CLUSTER_ACTIONS[key] == "remediate":
+                undo = (task[key] or {}).get("mode") == "undo"
+                need("Node", ["list", "get", "patch"] if undo else ["get", "patch"], where)
             elif OWN_CLUSTER_ACTIONS[key] == "detect":
                 urls.update([("/version", "get"), ("/apis", "get")])
                 need("Node", ["list"], where)
@@ -256,7 +261,7 @@ def test_namespaced_rules_are_in_the_role_and_cluster_rules_in_cluster_roles():
     assert cluster_resources == {"nodes", "namespaces"}
     bindings = [d for d in docs if d["kind"] in ("RoleBinding", "ClusterRoleBinding")]
     roles = set((d["kind"], d["metadata"]["name"]) for d in docs if d["kind"] in ("Role", "ClusterRole"))
-    assert len(bindings) == 3
+    assert len(bindings) == 4
     for binding in bindings:
         assert (binding["roleRef"]["kind"], binding["roleRef"]["name"]) in roles
         assert binding["subjects"], binding["metadata"]["name"]
@@ -266,3 +271,15 @@ def test_namespaced_rules_are_in_the_role_and_cluster_rules_in_cluster_roles():
 def test_no_broad_or_unused_verbs(verb):
     have, _urls = granted()
     assert not [g for g in have if g[2] == verb]
+
+
+def test_node_patches_only_in_the_remediation_cluster_role():
+    """Patching nodes is granted only by the ClusterRole a user binds for remediation, not by the node reader."""
+    for doc in load_manifest():
+        if doc["kind"] not in ("Role", "ClusterRole"):
+            continue
+        node_verbs = set(verb for rule in doc["rules"] if "nodes" in rule.get("resources", []) for verb in rule["verbs"])
+        if doc["metadata"]["name"] == "gpufleet-burnin-node-remediation":
+            assert node_verbs == {"get", "patch"} and len(doc["rules"]) == 1
+        else:
+            assert "patch" not in node_verbs, doc["metadata"]["name"]

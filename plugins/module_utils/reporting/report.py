@@ -190,6 +190,7 @@ def build_report(
                 "verdict": _worst(case["verdict"] for case in cases),
                 "margin": _margin(cases),
                 "testcases": cases,
+                "remediation": entry.get("remediation") or {},
             }
         )
         if not run_id and entry.get("run_id"):
@@ -745,6 +746,21 @@ def _history_view(compared):
     return {"text": "vs %s: %+.1f%%" % (compared["run_id"], compared["change_percent"]), "title": title, "regressed": compared["regressed"]}
 
 
+def _remediation_view(done):
+    """The cluster's remediation (cluster/remediation.py record()) as short lines: one per node and mark changed."""
+    if not done:
+        return {}
+    verb = "would change" if done.get("check_mode") else "changed"
+    lines = []
+    for change in done.get("changes") or []:
+        before = "-" if change["before"] is None else change["before"]
+        after = "-" if change["after"] is None else change["after"]
+        lines.append("%s: %s %s: %s -> %s" % (change["node"], change["what"], change["key"], before, after))
+    title = "%s (%s, run %s): %s %d node(s)" % ("remediation", done.get("mode") or "apply", done.get("run_id") or "-", verb, len(done.get("nodes") or []))
+    notes = [text for text in ["not found: %s" % ", ".join(done["missing"]) if done.get("missing") else "", done.get("note") or ""] if text]
+    return {"title": title, "lines": lines, "notes": notes}
+
+
 def _cluster_view(cluster, classes, open_details):
     margin = cluster.get("margin")
     worst = [case for case in cluster["testcases"] if case["verdict"] == cluster["verdict"]]
@@ -771,6 +787,7 @@ def _cluster_view(cluster, classes, open_details):
         "history_note": (cluster.get("baseline") or {}).get("note") or "",
         "facts": [(key, value) for key, value in facts if value],
         "cases": [_case_view(cluster, case) for case in cluster["testcases"]],
+        "remediation": _remediation_view(cluster.get("remediation")),
     }
 
 
