@@ -308,3 +308,17 @@ def test_cleanup_of_all_runs_removes_every_mark_of_the_collection_and_nothing_el
     # The failed node's other taints (the admin's) are what they were before the run.
     assert cleaned["after_all"][BAD][cleaned["failed"]]["taints"] == [t for t in cleaned["before"]["taints"] if t["key"] != BAD_TAINT]
     assert_admin_marks_kept(cleaned)
+
+
+def test_an_identity_without_node_rights_fails_remediation_and_cleanup_only_notes_it(rem_fleet):
+    """The fleet's restricted token (the manifest's namespaced Role only): remediation names the refused verb and the
+    manifest; the undo, which the cleanup playbook always runs, says it checked no node instead of failing."""
+    state, work = rem_fleet
+    restricted = ("-e", "burnin_kubeconfig=%s" % state["restricted_kubeconfig"])
+    _out, undone = remediate(state, work, "forbidden-undo", GOOD, {}, *restricted, mode="undo", run_id=RUN)
+    assert not undone.get("failed") and undone["changed"] is False, undone
+    assert "nodes not checked" in undone["msg"] and "may not list nodes" in undone["msg"], undone["msg"]
+    node = Nodes(state, GOOD).gpu()[0]
+    _out, refused = remediate(state, work, "forbidden-apply", GOOD, {node: {"verdict": "pass"}}, *restricted, run_id=RUN, label_verified=True, may_fail=True)
+    assert refused["failed"] and refused["error"]["category"] == "Forbidden", refused
+    assert "may not get nodes" in refused["msg"] and "extras/rbac/burnin-rbac.yaml" in refused["msg"], refused["msg"]
