@@ -28,9 +28,9 @@ description:
     in between, so other taints are never lost.
   - Runs kubernetes.core's own client and service inside Ansible's worker process on the controller, like
     M(gpufleet.burnin.burnin_cleanup), and takes kubernetes.core's authentication options and their C(module_defaults).
-  - Needs C(get) and C(patch) on nodes (apply), C(list) and C(patch) (undo); see C(extras/rbac/burnin-rbac.yaml),
-    ClusterRole C(gpufleet-burnin-node-remediation). An undo by an identity that may not list nodes changes nothing
-    and says so in RV(msg).
+  - Needs C(get) and C(patch) on nodes, and for O(mode=undo) C(list) too; see C(extras/rbac/burnin-rbac.yaml),
+    ClusterRole C(gpufleet-burnin-node-remediation) (C(list) is the cluster reader's). An undo by an identity that may
+    not list nodes changes nothing and says so in RV(msg).
 author:
   - gpufleet.burnin maintainers (!UNKNOWN)
 extends_documentation_fragment:
