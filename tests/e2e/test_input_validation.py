@@ -91,6 +91,9 @@ ROLE = """
         ({"burnin_thresholds": '{"x": 1}'}, "burnin_thresholds: must be a list"),
         ({"burnin_namespace": "Burn In"}, "burnin_namespace: must be a DNS-1123 label"),
         ({"burnin_resources": {"limits": {"hugepages-2Mi": "5GB"}}}, "burnin_resources.limits.hugepages-2Mi: must be a Kubernetes quantity"),
+        ({"burnin_verified_label": "not a key"}, "burnin_verified_label: must be a qualified name"),
+        ({"burnin_quarantine": "drain"}, "burnin_quarantine: must be one of none, taint, cordon"),
+        ({"burnin_quarantine_taint": {"key": "gpufleet.burnin/bad", "effect": "Never"}}, "burnin_quarantine_taint.effect: must be one of NoSchedule"),
     ],
 )
 def test_the_role_refuses_before_detect(dead_cluster, extra, expected):
@@ -128,6 +131,16 @@ PLUGINS = """
         objects: "{{ bad_objects | default([{'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'c', 'namespace': 'n'}}]) }}"
         field_manager: "{{ manager | default('gpufleet.burnin') }}"
       when: step == 'apply'
+
+    - name: Remediate
+      gpufleet.burnin.burnin_remediate:
+        kubeconfig: "{{ burnin_kubeconfig }}"
+        context: "{{ burnin_context }}"
+        run_id: r1
+        node_verdicts: "{{ bad_verdicts | default({'n1': {'verdict': 'pass'}}) }}"
+        label_verified: true
+        verified_label: "{{ label | default('gpufleet.burnin/verified') }}"
+      when: step == 'remediate'
 """
 
 
@@ -151,6 +164,8 @@ PLUGINS = """
             "objects[0].metadata.namespace: ConfigMap is namespaced",
         ),
         ({"step": "apply", "manager": ""}, "field_manager: must be a non-empty printable name"),
+        ({"step": "remediate", "label": "Bad Key!"}, "verified_label: must be a qualified name"),
+        ({"step": "remediate", "bad_verdicts": {"n1": {"verdict": "error"}}}, "node_verdicts.n1.verdict: must be one of pass, warn, fail"),
     ],
 )
 def test_the_plugins_refuse_before_any_request(dead_cluster, extra, expected):

@@ -52,14 +52,14 @@ def bound(fleet):
     record = fleet.cluster(cluster)
     rest = fleetlib.Rest(record["server"], record["admin_token"], fleet.ca_file)
     suffix = uuid.uuid4().hex[:6]
-    users = {"full": ("rbac-full-%s" % suffix, True), "namespaced": ("rbac-ns-%s" % suffix, False)}
+    users = {"full": ("rbac-full-%s" % suffix, True), "namespaced": ("rbac-ns-%s" % suffix, False), "remediation": ("rbac-rem-%s" % suffix, True)}
     made, namespaces = [], []
     try:
         for key, (user, cluster_wide) in users.items():
             namespace = "%s-ns" % user
             rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
             namespaces.append(namespace)
-            made += fleet_rbac.install(rest, namespace, user, cluster_reader=cluster_wide, namespaces=cluster_wide)
+            made += fleet_rbac.install(rest, namespace, user, cluster_reader=cluster_wide, namespaces=cluster_wide, remediation=key == "remediation")
         yield rest, dict((key, (user, "%s-ns" % user)) for key, (user, _wide) in users.items())
     finally:
         for obj in made:
@@ -131,3 +131,14 @@ def test_cluster_rules_only_with_the_cluster_roles(bound):
     assert allowed(rest, namespaced, "create", "", "configmaps", "", own) and allowed(rest, namespaced, "list", "", "configmaps", "", own)
     assert not allowed(rest, namespaced, "list", "", "configmaps") and not allowed(rest, namespaced, "delete", "", "namespaces")
     assert not allowed(rest, namespaced, "list", "trainer.kubeflow.org", "trainingruntimes", "", "kube-system")
+
+
+def test_node_patches_only_with_the_remediation_cluster_role(bound):
+    rest, users = bound
+    full, _ns = users["full"]
+    remediating, _own = users["remediation"]
+    assert allowed(rest, remediating, "get", "", "nodes") and allowed(rest, remediating, "patch", "", "nodes")
+    assert not allowed(rest, full, "get", "", "nodes") and not allowed(rest, full, "patch", "", "nodes")
+    for verb in ("update", "delete", "create"):
+        assert not allowed(rest, remediating, verb, "", "nodes"), verb
+    assert not allowed(rest, remediating, "patch", "", "nodes", "status")

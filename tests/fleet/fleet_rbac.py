@@ -3,6 +3,7 @@
     objects_for(namespace, user)                          Role + RoleBinding of the manifest, in NAMESPACE, bound to USER
     objects_for(namespace, user, cluster_reader=True)     plus the node-reading ClusterRole and its binding
     objects_for(namespace, user, namespaces=True)         plus the namespace-managing ClusterRole and its binding
+    objects_for(namespace, user, remediation=True)        plus the node-remediation ClusterRole and its binding
     install(rest, namespace, user, ...)                   create them through fleet.Rest (AlreadyExists is success)
 
 The fleet's restricted token is confined to one namespace on purpose (tests/e2e test that nodes answer 403 and the
@@ -20,6 +21,7 @@ MANIFEST = REPO / "extras" / "rbac" / "burnin-rbac.yaml"
 RBAC_API = "rbac.authorization.k8s.io/v1"
 CLUSTER_READER = "gpufleet-burnin-cluster-reader"
 NAMESPACES = "gpufleet-burnin-namespaces"
+REMEDIATION = "gpufleet-burnin-node-remediation"
 ROLE = "gpufleet-burnin"
 
 
@@ -40,9 +42,11 @@ def load_manifest(path=MANIFEST):
     wanted = {
         ("ClusterRole", CLUSTER_READER),
         ("ClusterRole", NAMESPACES),
+        ("ClusterRole", REMEDIATION),
         ("Role", ROLE),
         ("ClusterRoleBinding", CLUSTER_READER),
         ("ClusterRoleBinding", NAMESPACES),
+        ("ClusterRoleBinding", REMEDIATION),
         ("RoleBinding", ROLE),
     }
     if found != wanted:
@@ -66,7 +70,7 @@ def _subject(user):
     return [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]
 
 
-def objects_for(namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST):
+def objects_for(namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST, remediation=False):
     """The manifest's objects for one namespace and one user, in creation order (roles before their bindings)."""
     docs = load_manifest(path)
     out = []
@@ -76,7 +80,7 @@ def objects_for(namespace, user, cluster_reader=False, namespaces=False, path=MA
     binding["metadata"]["namespace"] = namespace
     binding["subjects"] = _subject(user)
     out += [role, binding]
-    for wanted, name in ((cluster_reader, CLUSTER_READER), (namespaces, NAMESPACES)):
+    for wanted, name in ((cluster_reader, CLUSTER_READER), (namespaces, NAMESPACES), (remediation, REMEDIATION)):
         if not wanted:
             continue
         cluster_role = _get(docs, "ClusterRole", name)
@@ -97,9 +101,9 @@ def api_path(obj):
     return f"/apis/{RBAC_API}/{plural}"
 
 
-def install(rest, namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST):
+def install(rest, namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST, remediation=False):
     """Create the objects with REST (an object with create(path, body), such as fleet.Rest); returns them."""
-    objs = objects_for(namespace, user, cluster_reader=cluster_reader, namespaces=namespaces, path=path)
+    objs = objects_for(namespace, user, cluster_reader=cluster_reader, namespaces=namespaces, path=path, remediation=remediation)
     for obj in objs:
         rest.create(api_path(obj), obj)
     return objs

@@ -55,6 +55,8 @@ OWN_CLUSTER_ACTIONS = {
     "gpufleet.burnin.burnin_cleanup": "cleanup",
     # server-side applies pair TrainJobs, reads them and their pods until they end, reads the logs, deletes them
     "gpufleet.burnin.burnin_isolate": "isolate",
+    # reads each node (get; undo lists them first) and merge-patches it
+    "gpufleet.burnin.burnin_remediate": "remediate",
 }
 OWN_CONTROLLER_ACTIONS = (
     "gpufleet.burnin.workload_plan",
@@ -176,6 +178,9 @@ def required():
                 need("TrainJob", ["get", "create", "patch", "delete"], where)
                 need("Pod", ["list"], where)
                 needs.setdefault(("", "pods/log", "get", True), []).append(where)
+            elif OWN_CLUSTER_ACTIONS[key] == "remediate":
+                undo = (task[key] or {}).get("mode") == "undo"
+                need("Node", ["list", "get", "patch"] if undo else ["get", "patch"], where)
             elif OWN_CLUSTER_ACTIONS[key] == "detect":
                 urls.update([("/version", "get"), ("/apis", "get")])
                 need("Node", ["list"], where)
@@ -262,7 +267,7 @@ def test_namespaced_rules_are_in_the_role_and_cluster_rules_in_cluster_roles():
     assert cluster_resources == {"nodes", "namespaces"}
     bindings = [d for d in docs if d["kind"] in ("RoleBinding", "ClusterRoleBinding")]
     roles = set((d["kind"], d["metadata"]["name"]) for d in docs if d["kind"] in ("Role", "ClusterRole"))
-    assert len(bindings) == 3
+    assert len(bindings) == 4
     for binding in bindings:
         assert (binding["roleRef"]["kind"], binding["roleRef"]["name"]) in roles
         assert binding["subjects"], binding["metadata"]["name"]
@@ -272,3 +277,15 @@ def test_namespaced_rules_are_in_the_role_and_cluster_rules_in_cluster_roles():
 def test_no_broad_or_unused_verbs(verb):
     have, _urls = granted()
     assert not [g for g in have if g[2] == verb]
+
+
+def test_node_patches_only_in_the_remediation_cluster_role():
+    """Patching nodes is granted only by the ClusterRole a user binds for remediation, not by the node reader."""
+    for doc in load_manifest():
+        if doc["kind"] not in ("Role", "ClusterRole"):
+            continue
+        node_verbs = set(verb for rule in doc["rules"] if "nodes" in rule.get("resources", []) for verb in rule["verbs"])
+        if doc["metadata"]["name"] == "gpufleet-burnin-node-remediation":
+            assert node_verbs == {"get", "patch"} and len(doc["rules"]) == 1
+        else:
+            assert "patch" not in node_verbs, doc["metadata"]["name"]

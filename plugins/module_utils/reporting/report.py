@@ -192,6 +192,7 @@ def build_report(
                 "testcases": cases,
                 # What each stage found on each node (judging/node_findings.py): history compares their busbw per node.
                 "node_findings": list(entry.get("node_findings") or []),
+                "remediation": entry.get("remediation") or {},
             }
         )
         if not run_id and entry.get("run_id"):
@@ -806,6 +807,21 @@ def _node_history_view(compared):
     ]
 
 
+def _remediation_view(done):
+    """The cluster's remediation (cluster/remediation.py record()) as short lines: one per node and mark changed."""
+    if not done:
+        return {}
+    verb = "would change" if done.get("check_mode") else "changed"
+    lines = []
+    for change in done.get("changes") or []:
+        before = "-" if change["before"] is None else change["before"]
+        after = "-" if change["after"] is None else change["after"]
+        lines.append("%s: %s %s: %s -> %s" % (change["node"], change["what"], change["key"], before, after))
+    title = "%s (%s, run %s): %s %d node(s)" % ("remediation", done.get("mode") or "apply", done.get("run_id") or "-", verb, len(done.get("nodes") or []))
+    notes = [text for text in ["not found: %s" % ", ".join(done["missing"]) if done.get("missing") else "", done.get("note") or ""] if text]
+    return {"title": title, "lines": lines, "notes": notes}
+
+
 def _cluster_view(cluster, classes, open_details):
     margin = cluster.get("margin")
     worst = [case for case in cluster["testcases"] if case["verdict"] == cluster["verdict"]]
@@ -834,6 +850,7 @@ def _cluster_view(cluster, classes, open_details):
         "node_history_run": (cluster.get("baseline") or {}).get("run_id") or "",
         "facts": [(key, value) for key, value in facts if value],
         "cases": [_case_view(cluster, case) for case in cluster["testcases"]],
+        "remediation": _remediation_view(cluster.get("remediation")),
     }
 
 

@@ -166,6 +166,25 @@ def burnin_cleanup_spec():
     return with_k8s_auth(BURNIN_CLEANUP_OWN)
 
 
+# gpufleet.burnin.burnin_remediate's own options; the others are kubernetes.core's authentication options.
+BURNIN_REMEDIATE_OWN = dict(
+    mode=dict(type="str", default="apply", choices=["apply", "undo"]),
+    run_id=dict(type="str", default=""),
+    all_runs=dict(type="bool", default=False),
+    node_verdicts=dict(type="dict", default={}),
+    label_verified=dict(type="bool", default=False),
+    verified_label=dict(type="str", default="gpufleet.burnin/verified"),
+    quarantine=dict(type="str", default="none", choices=["none", "taint", "cordon"]),
+    quarantine_taint=dict(type="dict", default={}),
+    unreachable_grace=dict(type="int", default=30),
+)
+
+
+def burnin_remediate_spec():
+    """gpufleet.burnin.burnin_remediate."""
+    return with_k8s_auth(BURNIN_REMEDIATE_OWN)
+
+
 # gpufleet.burnin.cluster_detect's own options; the others are kubernetes.core's authentication options.
 CLUSTER_DETECT_OWN = dict(
     platform=dict(type="str", default=""),

@@ -32,6 +32,8 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import thresholds
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import remediation
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.names import FRAMEWORKS, check_entry_name
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import COLLECTION_ROOT, read_yaml_file
@@ -238,6 +240,10 @@ CHECKS = {
     "burnin_cleanup_shared": _bool,
     "burnin_cleanup_wait": _bool,
     "burnin_cleanup_extra_kinds": lambda n, v: _list(n, v, _kinds),
+    "burnin_label_verified": _bool,
+    "burnin_verified_label": lambda n, v: _text(n, v, "qualified_name", allow_empty=False),
+    "burnin_quarantine": lambda n, v: _choice(n, v, remediation.QUARANTINE_MODES, allow_empty=False),
+    "burnin_quarantine_taint": lambda n, v: remediation.check_taint(n, _mapping(n, v)),
 }
 
 

@@ -314,3 +314,28 @@ def test_plot_geometry_is_computed_apart_from_its_markup():
     assert [line["kind"] for line in plot["thresholds"]][:3] == ["warn", "expected", "pass"] and plot["avg"]["y"]
     assert plot["series"][0]["points"] in rp.render_plot(case, "aws-p5-a")
     assert rp.plot_geometry({"series": []}) is None
+
+
+def test_the_remediation_is_in_the_json_and_listed_in_the_html():
+    results = fleet()
+    done = {
+        "mode": "apply",
+        "run_id": "20261130t0800",
+        "check_mode": False,
+        "changes": [
+            {"node": "n1", "what": "label", "key": "gpufleet.burnin/verified", "before": None, "after": "20261130t0800"},
+            {"node": "n<2>", "what": "taint", "key": "gpufleet.burnin/bad:NoSchedule", "before": None, "after": "gpufleet.burnin/bad=20261130t0800:NoSchedule"},
+        ],
+        "nodes": ["n1", "n<2>"],
+        "missing": ["gone"],
+        "note": "",
+    }
+    results["aws-p5-a"]["remediation"] = done
+    report = rp.build_report(results, generated=GENERATED)
+    clusters = dict((c["cluster"], c) for c in json.loads(rp.render_json(report))["clusters"])
+    assert clusters["aws-p5-a"]["remediation"] == done and clusters["aws-p5-b"]["remediation"] == {}
+    html = rp.render_html(report)
+    assert html.count('class="remediation"') == 1
+    assert "remediation (apply, run 20261130t0800): changed 2 node(s) - not found: gone" in html
+    assert "<li>n1: label gpufleet.burnin/verified: - -&gt; 20261130t0800</li>" in html
+    assert "<li>n&lt;2&gt;: taint gpufleet.burnin/bad:NoSchedule: - -&gt; gpufleet.burnin/bad=20261130t0800:NoSchedule</li>" in html

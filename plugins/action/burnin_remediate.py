@@ -1,0 +1,165 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Action plugin of gpufleet.burnin.burnin_remediate (documentation in plugins/modules/burnin_remediate.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import remediation
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import BURNIN_REMEDIATE_OWN, burnin_remediate_spec
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit, k8s_reader, server_of
+
+NAME = "gpufleet.burnin.burnin_remediate"
+# A node that changes between our read and our patch (a kubelet heartbeat does not: it writes the Lease and the status
+# subresource) is read again; after this many conflicts in a row the task fails.
+ATTEMPTS = 5
+
+
+class RemediationFailed(Exception):
+    """A read or patch that failed for good."""
+
+    def __init__(self, what, error):
+        super(RemediationFailed, self).__init__(error["message"])
+        self.what = what
+        self.error = error
+
+
+class ActionModule(K8sActionBase):
+    """Label, taint or cordon nodes after the verdict, or undo it, with kubernetes.core's client in the worker."""
+
+    _supports_check_mode = True
+    OWN = BURNIN_REMEDIATE_OWN
+    NAME = NAME
+    SPEC = staticmethod(burnin_remediate_spec)
+    NON_NEGATIVE = ("unreachable_grace",)
+
+    def run_with(self, result, args, auth):
+        # Every option checked before anything connects.
+        try:
+            options = remediation.check_options(args["label_verified"], args["verified_label"], args["quarantine"], args["quarantine_taint"])
+            if args["mode"] == "apply":
+                remediation.check_run_id("run_id", args["run_id"])
+                verdicts = remediation.check_node_verdicts("node_verdicts", args["node_verdicts"])
+            else:
+                remediation.check_run_id("run_id", args["run_id"], allow_empty=args["all_runs"])
+                verdicts = {}
+        except BurninError as exc:
+            return dict(result, failed=True, msg="%s: %s" % (NAME, exc))
+        try:
+            self._service = k8s_reader(dict(auth, kind="Node", api_version="v1"), NAME)
+        except ModuleExit as exc:
+            return dict(result, failed=True, msg=exc.result.get("msg"))
+        self._args, self._auth = args, auth
+        self._server = server_of(self._service, auth)
+        check_mode = self._task.check_mode
+        changed, diffs, missing, note = [], [], [], ""
+        try:
+            if args["mode"] == "apply":
+                for node in [node for node in sorted(verdicts) if remediation.touches(verdicts[node], options)]:
+                    done = self._remediate(node, lambda state, verdict=verdicts[node]: remediation.plan_apply(state, verdict, args["run_id"], options))
+                    if done is None:
+                        missing.append(node)
+                    else:
+                        changed.extend(done[0])
+                        diffs.extend(done[1])
+            else:
+                run_id = None if args["all_runs"] else args["run_id"]
+                nodes, note = self._marked_nodes()
+                for node in nodes:
+                    done = self._remediate(node, lambda state: remediation.plan_undo(state, run_id))
+                    if done is not None:
+                        changed.extend(done[0])
+                        diffs.extend(done[1])
+        except RemediationFailed as failed:
+            return dict(
+                result,
+                failed=True,
+                changed=bool(changed) and not check_mode,
+                changes=changed,
+                error=self.shown_error(failed.error),
+                msg="%s: %s" % (failed.what, failed.error["message"]),
+            )
+        nodes = sorted(set(change["node"] for change in changed))
+        result.update(
+            changed=bool(changed),
+            changes=changed,
+            remediation=remediation.record(args["mode"], args["run_id"], changed, check_mode=check_mode, missing=missing, note=note),
+            msg=remediation.summary(args["mode"], nodes, missing, check_mode) + ("; %s" % note if note else ""),
+        )
+        if self._task.diff and diffs:
+            result["diff"] = diffs
+        return result
+
+    def _retried(self, what, call):
+        """CALL()'s value, retried while the cluster does not answer (for unreachable_grace seconds)."""
+        grace = self._args["unreachable_grace"]
+        polled = poll_until(call, lambda value: True, grace, 2, grace, context=self._auth.get("context"), server=self._server)
+        if polled["state"] == "done":
+            return polled["value"]
+        raise RemediationFailed(what, polled["error"])
+
+    def _read(self, name):
+        found = self._retried("reading Node/%s" % name, lambda: self._service.find("Node", "v1", name=name))
+        resources = found.get("resources") or []
+        return resources[0] if resources else None
+
+    def _marked_nodes(self):
+        """The nodes that carry a record of the collection's marks; an identity that may not list nodes undoes nothing,
+        with a note (it cannot have remediated either: remediation reads nodes)."""
+        try:
+            found = self._service.find("Node", "v1")
+        except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+            error = classify(
+                getattr(exc, "result", {}).get("msg") if hasattr(exc, "result") else str(exc), context=self._auth.get("context"), server=self._server
+            )
+            if error["category"] == "Forbidden":
+                return [], "nodes not checked for the collection's labels, taints and cordons: %s" % error["message"]
+            found = self._retried("listing the nodes", lambda: self._service.find("Node", "v1"))
+        return [node["metadata"]["name"] for node in found.get("resources") or [] if remediation.is_marked(remediation.node_state(node))], ""
+
+    def _remediate(self, name, plan):
+        """Read node NAME, PLAN(state) its new state and patch it (not in check mode), again on a conflict. Returns
+        (changes, diffs), or None when the node is not there."""
+        for _attempt in range(ATTEMPTS):
+            node = self._read(name)
+            if node is None:
+                return None
+            before = remediation.node_state(node)
+            after = plan(before)
+            patch = remediation.merge_patch(before, after)
+            if patch is None:
+                return [], []
+            diff = {
+                "before_header": "Node/%s" % name,
+                "after_header": "Node/%s" % name,
+                "before": remediation.diff_view(before),
+                "after": remediation.diff_view(after),
+            }
+            if self._task.check_mode or self._patch(name, patch):
+                return remediation.changes(before, after), [diff]
+        raise RemediationFailed(
+            "patching Node/%s" % name,
+            {"category": "Conflict", "status": 409, "detail": "", "message": "the node changed under every one of %d attempts" % ATTEMPTS},
+        )
+
+    def _patch(self, name, patch):
+        """Send the merge patch; False on a conflict (the node changed since it was read), so the caller reads again."""
+        resource = self._retried("finding the Node API", lambda: self._service.find_resource("Node", "v1", fail=True))
+        conflict = []
+
+        def send():
+            try:
+                self._service.client.patch(resource, patch, name=name, content_type="application/merge-patch+json")
+            except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+                if getattr(exc, "status", None) == 409:
+                    conflict.append(True)
+                    return False
+                raise
+            return True
+
+        return self._retried("patching Node/%s" % name, send) and not conflict

@@ -1,0 +1,141 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: burnin_remediate
+short_description: Label the nodes a burn-in verified, taint or cordon those it failed, or undo it
+version_added: 0.2.0
+description:
+  - With O(mode=apply), acts on the nodes of O(node_verdicts) (a cluster result's C(node_verdicts)) - a node whose
+    verdict is C(pass) gets the label O(verified_label) with the run id as its value when O(label_verified); a node
+    whose verdict is C(fail) gets the taint O(quarantine_taint) with the run id as its value (O(quarantine=taint)) or
+    is cordoned (O(quarantine=cordon)), and loses a verified label the collection set earlier. C(warn) nodes are left
+    alone.
+  - Each mark is recorded in an annotation of the node (C(gpufleet.burnin/verified-label),
+    C(gpufleet.burnin/quarantine-taint), C(gpufleet.burnin/cordoned-by)). A node that is unschedulable already (an
+    admin's cordon) is not annotated, so the collection never uncordons it.
+  - With O(mode=undo), removes the marks of the run O(run_id) (those whose value is that run id), or every mark the
+    collection recorded with O(all_runs). Labels, taints and cordons the collection did not set stay.
+  - Labels and annotations are changed key by key with a JSON merge patch; taints, an atomic list for every kind of
+    patch, are read, changed and written back with the resourceVersion read, and read again when the node changed
+    in between, so other taints are never lost.
+  - Runs kubernetes.core's own client and service inside Ansible's worker process on the controller, like
+    M(gpufleet.burnin.burnin_cleanup), and takes kubernetes.core's authentication options and their C(module_defaults).
+  - Needs C(get) and C(patch) on nodes, and for O(mode=undo) C(list) too; see C(extras/rbac/burnin-rbac.yaml),
+    ClusterRole C(gpufleet-burnin-node-remediation) (C(list) is the cluster reader's). An undo by an identity that may
+    not list nodes changes nothing and says so in RV(msg).
+author:
+  - gpufleet.burnin maintainers (!UNKNOWN)
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+  - gpufleet.burnin.k8s_in_process
+attributes:
+  check_mode:
+    support: full
+    description: Reads the nodes and returns in RV(changes) what would change, changing nothing.
+  diff_mode:
+    support: full
+    description: Each node that changes, before and after - its labels, taints, C(unschedulable) and the collection's annotations.
+options:
+  mode:
+    description: V(apply) remediates after a verdict, V(undo) removes what the collection set.
+    type: str
+    choices: [apply, undo]
+    default: apply
+  run_id:
+    description:
+      - The run id, the value of every mark (a label value). Required for V(apply), and for V(undo) unless O(all_runs).
+    type: str
+    default: ""
+  all_runs:
+    description: With O(mode=undo), remove the marks of every run.
+    type: bool
+    default: false
+  node_verdicts:
+    description:
+      - The cluster result's C(node_verdicts) (C({<node>{verdict}}), verdict V(pass), V(warn) or V(fail)), for O(mode=apply).
+    type: dict
+    default: {}
+  label_verified:
+    description: Label the nodes whose verdict is V(pass).
+    type: bool
+    default: false
+  verified_label:
+    description: The key of the verified label (a Kubernetes qualified name); its value is the run id.
+    type: str
+    default: gpufleet.burnin/verified
+  quarantine:
+    description: What happens to a node whose verdict is V(fail) - nothing, a taint, or a cordon.
+    type: str
+    choices: [none, taint, cordon]
+    default: none
+  quarantine_taint:
+    description:
+      - The taint's C(key) (a qualified name, default C(gpufleet.burnin/bad)) and C(effect) (C(NoSchedule) by default,
+        C(PreferNoSchedule) or C(NoExecute)); its value is the run id.
+    type: dict
+    default: {}
+  unreachable_grace:
+    description: Seconds to retry a read or patch while the cluster does not answer.
+    type: int
+    default: 30
+seealso:
+  - module: gpufleet.burnin.burnin_cleanup
+"""
+
+EXAMPLES = r"""
+- name: Label the verified nodes and taint the failed ones
+  gpufleet.burnin.burnin_remediate:
+    run_id: "{{ burnin_result.run_id }}"
+    node_verdicts: "{{ burnin_result.node_verdicts }}"
+    label_verified: true
+    quarantine: taint
+  register: remediated
+
+- name: Remove the labels and taints of the run
+  gpufleet.burnin.burnin_remediate:
+    mode: undo
+    run_id: 20261201t101500
+"""
+
+RETURN = r"""
+changes:
+  description:
+    - What changed (in check mode, what would), one item per label, taint, C(unschedulable) or record annotation of a
+      node - C(node), C(what) (C(label), C(taint), C(unschedulable), C(annotation)), C(key), C(before), C(after)
+      (taints as C(key=value:effect); null when absent).
+  returned: always
+  type: list
+  elements: dict
+remediation:
+  description:
+    - For the cluster's result - C(mode), C(run_id), C(check_mode), C(changes) (without the annotations), C(nodes)
+      changed, C(missing) (nodes of O(node_verdicts) not in the cluster), C(note).
+  returned: success
+  type: dict
+msg:
+  description: One sentence, for example C(remediated 2 node(s)), in check mode C(would remediate 2 node(s)).
+  returned: always
+  type: str
+error:
+  description: The classified error (C(category), C(status), C(message), C(detail)) when a read or patch failed.
+  returned: on failure
+  type: dict
+"""
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import burnin_remediate_spec, refuse_on_host
+
+
+def main():
+    refuse_on_host(burnin_remediate_spec(), "gpufleet.burnin.burnin_remediate")
+
+
+if __name__ == "__main__":
+    main()

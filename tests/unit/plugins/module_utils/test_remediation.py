@@ -1,0 +1,200 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The remediation core (cluster/remediation.py): which marks each verdict puts on a node, and that undoing removes
+only the collection's."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import remediation as rem
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+
+ADMIN_TAINT = {"key": "admin/maintenance", "value": "disk", "effect": "NoSchedule"}
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+
+
+def options(label=True, quarantine="taint", **taint):
+    return rem.check_options(label, "gpufleet.burnin/verified", quarantine, taint or None)
+
+
+def node(name="n1", labels=None, annotations=None, taints=None, unschedulable=False, version="7"):
+    spec = {"taints": list(taints)} if taints is not None else {}
+    if unschedulable:
+        spec["unschedulable"] = True
+    return rem.node_state(
+        {"metadata": {"name": name, "resourceVersion": version, "labels": dict(labels or {"team": "ml"}), "annotations": dict(annotations or {})}, "spec": spec}
+    )
+
+
+def test_a_passing_node_gets_the_verified_label_with_the_run_id_and_its_record():
+    before = node()
+    after = rem.plan_apply(before, "pass", "run-1", options())
+    assert after["labels"] == {"team": "ml", "gpufleet.burnin/verified": "run-1"}
+    assert after["annotations"] == {rem.LABEL_RECORD: "gpufleet.burnin/verified"}
+    assert after["taints"] == [] and not after["unschedulable"]
+    assert before["labels"] == {"team": "ml"}, "the state read is not changed"
+    assert rem.merge_patch(before, after) == {
+        "metadata": {"resourceVersion": "7", "labels": {"gpufleet.burnin/verified": "run-1"}, "annotations": {rem.LABEL_RECORD: "gpufleet.burnin/verified"}}
+    }
+
+
+def test_a_failing_node_is_tainted_and_the_other_taints_are_kept():
+    before = node(taints=[GPU_TAINT, ADMIN_TAINT])
+    after = rem.plan_apply(before, "fail", "run-1", options())
+    assert after["taints"] == [GPU_TAINT, ADMIN_TAINT, {"key": "gpufleet.burnin/bad", "value": "run-1", "effect": "NoSchedule"}]
+    patch = rem.merge_patch(before, after)
+    # The whole list goes back (taints are atomic for every patch type), guarded by the resourceVersion read.
+    assert patch["spec"] == {"taints": after["taints"]} and patch["metadata"]["resourceVersion"] == "7"
+    assert "labels" not in patch["metadata"]
+    assert [(c["what"], c["before"], c["after"]) for c in rem.changes(before, after) if c["what"] != "annotation"] == [
+        ("taint", None, "gpufleet.burnin/bad=run-1:NoSchedule")
+    ]
+
+
+def test_a_failing_node_loses_the_verified_label_of_an_earlier_run():
+    before = node(labels={"gpufleet.burnin/verified": "run-0"}, annotations={rem.LABEL_RECORD: "gpufleet.burnin/verified"})
+    after = rem.plan_apply(before, "fail", "run-1", options(quarantine="none"))
+    assert after["labels"] == {} and after["annotations"] == {}
+    assert rem.merge_patch(before, after)["metadata"]["labels"] == {"gpufleet.burnin/verified": None}
+
+
+def test_the_taint_key_and_effect_are_options():
+    after = rem.plan_apply(node(), "fail", "r", options(key="example.com/quarantine", effect="NoExecute"))
+    assert after["taints"] == [{"key": "example.com/quarantine", "value": "r", "effect": "NoExecute"}]
+    assert after["annotations"][rem.TAINT_RECORD] == "example.com/quarantine:NoExecute"
+
+
+def test_cordon_records_who_cordoned_and_keeps_an_admins_cordon():
+    after = rem.plan_apply(node(), "fail", "run-1", options(quarantine="cordon"))
+    assert after["unschedulable"] is True and after["annotations"][rem.CORDON_RECORD] == "run-1"
+    assert rem.merge_patch(node(), after)["spec"] == {"unschedulable": True}
+    admins = node(unschedulable=True)
+    assert rem.merge_patch(admins, rem.plan_apply(admins, "fail", "run-1", options(quarantine="cordon", label=False))) is None
+
+
+def test_warn_and_unjudged_nodes_are_untouched():
+    before = node(taints=[ADMIN_TAINT])
+    for verdict in ("warn", None):
+        assert rem.merge_patch(before, rem.plan_apply(before, verdict, "run-1", options(quarantine="cordon"))) is None
+    assert not rem.touches("warn", options()) and rem.touches("fail", options()) and rem.touches("pass", options())
+    assert not rem.touches("pass", options(label=False)) and not rem.touches("fail", options(label=False, quarantine="none"))
+
+
+def test_a_second_run_changes_nothing():
+    opts = options()
+    for verdict in ("pass", "fail"):
+        once = rem.plan_apply(node(), verdict, "run-1", opts)
+        assert rem.merge_patch(once, rem.plan_apply(once, verdict, "run-1", opts)) is None
+
+
+def test_a_later_run_takes_over_the_collections_taint_but_not_a_foreign_one():
+    tainted = rem.plan_apply(node(), "fail", "run-1", options())
+    again = rem.plan_apply(tainted, "fail", "run-2", options())
+    assert [t["value"] for t in again["taints"]] == ["run-2"]
+    foreign = node(taints=[{"key": "gpufleet.burnin/bad", "value": "by-hand", "effect": "NoSchedule"}])
+    assert rem.merge_patch(foreign, rem.plan_apply(foreign, "fail", "run-2", options())) is None
+
+
+def test_undo_removes_only_what_the_run_set():
+    marked = node(taints=[ADMIN_TAINT], labels={"team": "ml", "admin/verified": "yes"})
+    marked = rem.plan_apply(marked, "fail", "run-1", options(quarantine="taint"))
+    marked["annotations"]["admin/note"] = "keep"
+    undone = rem.plan_undo(marked, "run-1")
+    assert undone["taints"] == [ADMIN_TAINT]
+    assert undone["labels"] == {"team": "ml", "admin/verified": "yes"}
+    assert undone["annotations"] == {"admin/note": "keep"}
+    assert rem.merge_patch(marked, undone)["spec"] == {"taints": [ADMIN_TAINT]}
+    # Only the collection's taint: the list becomes empty, the field goes.
+    alone = rem.plan_apply(node(), "fail", "run-1", options())
+    assert rem.merge_patch(alone, rem.plan_undo(alone, "run-1"))["spec"] == {"taints": None}
+
+
+def test_undo_of_another_run_keeps_the_marks_of_a_newer_one_and_all_runs_removes_them():
+    labelled = rem.plan_apply(node(), "pass", "run-2", options())
+    assert rem.merge_patch(labelled, rem.plan_undo(labelled, "run-1")) is None
+    assert rem.plan_undo(labelled, None)["labels"] == {"team": "ml"}
+    assert rem.plan_undo(labelled, "run-2")["annotations"] == {}
+
+
+def test_undo_uncordons_only_what_the_collection_cordoned():
+    cordoned = rem.plan_apply(node(), "fail", "run-1", options(quarantine="cordon"))
+    undone = rem.plan_undo(cordoned, "run-1")
+    assert undone["unschedulable"] is False and rem.CORDON_RECORD not in undone["annotations"]
+    assert rem.merge_patch(cordoned, undone)["spec"] == {"unschedulable": None}
+    admins = node(unschedulable=True, taints=[ADMIN_TAINT], labels={"admin/own": "x"})
+    assert not rem.is_marked(admins)
+    assert rem.merge_patch(admins, rem.plan_undo(admins, None)) is None
+
+
+def test_the_diff_view_shows_labels_taints_unschedulable_and_the_records():
+    after = rem.plan_apply(node(taints=[GPU_TAINT]), "fail", "r1", options(quarantine="taint"))
+    view = rem.diff_view(dict(after, annotations=dict(after["annotations"], other="x")))
+    assert view == {
+        "labels": {"team": "ml"},
+        "taints": ["nvidia.com/gpu=present:NoSchedule", "gpufleet.burnin/bad=r1:NoSchedule"],
+        "unschedulable": False,
+        "annotations": {rem.TAINT_RECORD: "gpufleet.burnin/bad:NoSchedule"},
+    }
+
+
+def test_the_record_leaves_out_the_bookkeeping_annotations():
+    before = node()
+    after = rem.plan_apply(before, "pass", "r1", options())
+    done = rem.record("apply", "r1", rem.changes(before, after))
+    assert done["changes"] == [{"node": "n1", "what": "label", "key": "gpufleet.burnin/verified", "before": None, "after": "r1"}]
+    assert done["nodes"] == ["n1"] and done["mode"] == "apply" and not done["check_mode"]
+
+
+@pytest.mark.parametrize(
+    "args, field, words",
+    [
+        ((True, "Bad Key", "none", None), "verified_label", "qualified name"),
+        ((True, "ok", "drain", None), "quarantine", "none, taint, cordon"),
+        ((True, "ok", "taint", {"key": "x", "effect": "NoWay"}), "quarantine_taint.effect", "NoSchedule"),
+        ((True, "ok", "taint", {"key": "-x-"}), "quarantine_taint.key", "qualified name"),
+        ((True, "ok", "taint", {"value": "v"}), "quarantine_taint", "allowed: key, effect"),
+        (("yes", "ok", "none", None), "label_verified", "true or false"),
+    ],
+)
+def test_bad_options_name_the_option(args, field, words):
+    with pytest.raises(ConfigError) as raised:
+        rem.check_options(*args)
+    assert raised.value.field == field and words in str(raised.value)
+
+
+def test_node_verdicts_and_run_ids_are_checked():
+    assert rem.check_node_verdicts("node_verdicts", {"b": {"verdict": "fail", "reasons": []}, "a": {"verdict": "pass"}}) == {"a": "pass", "b": "fail"}
+    with pytest.raises(ConfigError, match=r"node_verdicts\.a\.verdict: must be one of pass, warn, fail"):
+        rem.check_node_verdicts("node_verdicts", {"a": {"verdict": "error"}})
+    with pytest.raises(ConfigError, match="run_id: must be a label value"):
+        rem.check_run_id("run_id", "not a label value")
+    with pytest.raises(ConfigError, match="run_id: must be a non-empty string"):
+        rem.check_run_id("run_id", "")
+    assert rem.check_run_id("run_id", "", allow_empty=True) == ""
+
+
+def test_the_role_checks_its_remediation_variables():
+    checked = check_role_vars(
+        {
+            "burnin_label_verified": "yes",
+            "burnin_verified_label": "example.com/ok",
+            "burnin_quarantine": "cordon",
+            "burnin_quarantine_taint": '{"effect": "NoExecute"}',
+        }
+    )
+    assert checked["burnin_label_verified"] is True and checked["burnin_quarantine"] == "cordon"
+    assert checked["burnin_quarantine_taint"] == {"key": "gpufleet.burnin/bad", "effect": "NoExecute"}
+    with pytest.raises(ConfigError) as raised:
+        check_role_vars({"burnin_verified_label": "has space"})
+    assert raised.value.field == "burnin_verified_label" and "qualified name" in str(raised.value)
+    with pytest.raises(ConfigError) as raised:
+        check_role_vars({"burnin_quarantine": "evict"})
+    assert raised.value.field == "burnin_quarantine" and "none, taint, cordon" in str(raised.value)
+    with pytest.raises(ConfigError) as raised:
+        check_role_vars({"burnin_quarantine_taint": {"key": "ok", "effect": "Never"}})
+    assert raised.value.field == "burnin_quarantine_taint.effect"
