@@ -23,7 +23,10 @@ backoff limit, as a kubelet restarts an OnFailure container; the other pods keep
 running. `gpufleet.test/delay-seconds` ends them that long after the TrainJob was created (default 1 s). The
 launcher's output: the TrainJob's `gpufleet.test/nccl-log` and `gpufleet.test/nccl-busbw`, else the cluster's
 `nccl_log` and `nccl_busbw`; its NCCL transport lines: `gpufleet.test/nccl-transport`, else the cluster's
-`nccl_transport` (expected | socket: a silent fall back to sockets).
+`nccl_transport` (expected | socket: a silent fall back to sockets). An nccl-tests program run without mpirun (the
+node stage's exec pods, `all_reduce_perf -g <gpus>`) prints single-node output per pod at the GPU's intra-node level,
+or the spec's `node_busbw: {<node name>: <GB/s>}` for that node; the cluster's `nccl_log` and `nccl_busbw` describe
+the multi-node run and do not apply to it. A Failed outcome cuts the last pod's output short.
 
     python agent.py --dir FLEET_DIR      (fleet.py starts and stops it; it writes FLEET_DIR/agent.ready)
 """
@@ -78,6 +81,8 @@ class Cluster:
         self.nccl_log = record.get("nccl_log") or ("truncated" if self.default_outcome == "Failed" else "good")
         self.nccl_busbw = record.get("nccl_busbw")
         self.nccl_transport = record.get("nccl_transport") or "expected"
+        # {node name: GB/s}: that node's own all_reduce (the node stage's single-node output) reaches only this.
+        self.node_busbw = dict(record.get("node_busbw") or {})
         self.log_root = Path(log_root) / name
         self.client = DynamicClient(config.new_client_from_config(config_file=kubeconfig, context=name))
         self.ready = threading.Event()
@@ -241,6 +246,22 @@ class Cluster:
         if "launcher" in shape:
             return nccl_logs.worker_log(hosts[index] if index < len(hosts) else pod["spec"].get("hostname", ""), index)
         torch = any("torchrun" in w for w in words) or (trainer.get("numProcPerNode") and not cmd)
+        if cmd and not torch:
+            # An nccl-tests program without mpirun (the node stage): each pod measures its own node alone.
+            node = pod["spec"].get("nodeName") or ""
+            busbw = self.node_busbw.get(node)
+            killed = outcome == "Failed" and index == workers - 1
+            return nccl_logs.launcher_log(
+                "truncated" if killed else "good",
+                [pod["spec"].get("hostname") or pod["metadata"]["name"]],
+                cmd["gpus"] if cmd["gpus"] > 1 else gpus,
+                self.platform,
+                self.gpu,
+                cmd,
+                busbw=float(busbw) if busbw is not None else nccl_logs.intra_node_busbw(self.gpu),
+                seed="%s/%s" % (meta.get("uid", ""), node),
+                finished=finished,
+            )
         return nccl_logs.plain_log(
             "torch" if torch else "exec", pod["spec"].get("hostname", ""), index, gpus, workers * gpus, self.gpu, finished=finished and outcome == "Complete"
         )

@@ -209,6 +209,11 @@ def load_spec(path):
         nccl_busbw = c.get("nccl_busbw")
         if nccl_busbw is not None and (isinstance(nccl_busbw, bool) or not isinstance(nccl_busbw, (int, float)) or nccl_busbw <= 0):
             raise FleetError(f"{path}: cluster {name}: nccl_busbw must be a bandwidth in GB/s > 0, got {nccl_busbw!r}")
+        node_busbw = c.get("node_busbw") or {}
+        if not isinstance(node_busbw, dict) or any(
+            isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0 or not isinstance(k, str) for k, v in node_busbw.items()
+        ):
+            raise FleetError(f"{path}: cluster {name}: node_busbw must map node names to a bandwidth in GB/s > 0, got {node_busbw!r}")
         try:
             version = kubernetes_version(c.get("kubernetes_version"))
         except FleetError as e:
@@ -228,6 +233,7 @@ def load_spec(path):
                 "trainjob_outcome": outcome,
                 "nccl_log": nccl_log,
                 "nccl_busbw": nccl_busbw,
+                "node_busbw": dict(node_busbw),
                 "node_labels": dict(c.get("node_labels") or {}),
                 "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
                 "node_taints": c.get("node_taints"),
@@ -788,6 +794,7 @@ class FleetStarter:
                 "trainjob_outcome",
                 "nccl_log",
                 "nccl_busbw",
+                "node_busbw",
                 "kubernetes_version",
                 "dra_beta_apis",
             )

@@ -21,7 +21,8 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 
 WORKLOADS_SUBDIR = "workloads"
 FRAMEWORKS = ("torch", "mpi", "exec")
-_RESULT_KEYS = ("framework", "image", "trainer", "collective", "env")
+# results: which parser judges the output (plugins/module_utils/judging/node_stage.py PARSERS; default nccl-tests).
+_RESULT_KEYS = ("framework", "image", "trainer", "collective", "env", "results")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
@@ -65,6 +66,8 @@ def _check_result(name, rendered, data):
         raise ParseError("%s: trainer must be a non-empty mapping" % where)
     if "collective" in rendered and (not isinstance(rendered["collective"], str) or not rendered["collective"]):
         raise ParseError("%s: collective must be a non-empty string such as all_reduce" % where)
+    if "results" in rendered and (not isinstance(rendered["results"], str) or not rendered["results"]):
+        raise ParseError("%s: results must name the parser of its output, such as nccl-tests" % where)
     env = rendered.get("env")
     if env is not None and (not isinstance(env, list) or not all(isinstance(item, dict) and item.get("name") for item in env)):
         raise ParseError("%s: env must be a list of {name, value} mappings" % where)
