@@ -28,5 +28,12 @@ class ActionModule(RenderActionBase):
         # The role passes what validate.yml checked; checking again costs little and names the variable for others.
         variables = check_role_vars(args["variables"])
         return role_plan(
-            variables, args["platform"], args["gpu_architecture"], args["run_id"], args["namespace"], args["cluster"], stage=args["stage"], attempt=args["attempt"]
+            variables,
+            args["platform"],
+            args["gpu_architecture"],
+            args["run_id"],
+            args["namespace"],
+            args["cluster"],
+            stage=args["stage"],
+            attempt=args["attempt"],
         )

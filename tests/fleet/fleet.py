@@ -233,7 +233,7 @@ def load_spec(path):
                 "trainjob_outcome": outcome,
                 "nccl_log": nccl_log,
                 "nccl_busbw": nccl_busbw,
-                "node_busbw": dict(node_busbw),
+                "node_busbw": dict((fake_nodes.gpu_node_name(str(node_platform or platform).lower(), name, k), v) for k, v in node_busbw.items()),
                 "node_labels": dict(c.get("node_labels") or {}),
                 "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
                 "node_taints": c.get("node_taints"),

@@ -315,4 +315,15 @@ def plain_log(framework, host, rank, gpus_per_node, world, gpu, finished=True):
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-__all__ = ["INTRA_NODE_BUSBW", "RESULTS", "TRANSPORTS", "expected_transport", "intra_node_busbw", "launcher_log", "nccl_command", "plain_log", "worker_log", "peak_for"]
+__all__ = [
+    "INTRA_NODE_BUSBW",
+    "RESULTS",
+    "TRANSPORTS",
+    "expected_transport",
+    "intra_node_busbw",
+    "launcher_log",
+    "nccl_command",
+    "plain_log",
+    "worker_log",
+    "peak_for",
+]

@@ -198,6 +198,9 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
         "objects": object_names(objects),
         # A node stage's pods each print a whole nccl-tests table: read them whole, as the fleet stage's launcher.
         "whole_logs_of": ["launcher"] if stage == "fleet" else ["node"],
+        # Where the stage's pod logs go under the cluster's report directory: the fleet stage's in it, the others' in
+        # a directory of their own.
+        "log_subdir": "" if stage == "fleet" else "/" + stage,
         "note": note,
     }
     if stage != "fleet":
