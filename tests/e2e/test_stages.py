@@ -168,8 +168,8 @@ def test_reports_show_stages_attempts_and_nodes(fleet, first):
     root = ET.parse(str(first.dir / "burnin-report.junit.xml")).getroot()
     node_cases = [case for case in root.iter("testcase") if case.get("classname") == "gpufleet.burnin.%s.nodes" % CLUSTER]
     assert sorted(case.get("name") for case in node_cases) == gpu_nodes(fleet)
-    slow = [case for case in node_cases if case.get("name") == slow][0]
-    assert slow.find("failure") is not None and "busbw" in slow.find("failure").get("message")
+    slow_case = [case for case in node_cases if case.get("name") == slow][0]
+    assert slow_case.find("failure") is not None and "busbw" in slow_case.find("failure").get("message")
 
     html = (first.dir / "burnin-report.html").read_text()
     assert 'class="nodes"' in html and 'class="stages"' in html and slow in html
