@@ -15,7 +15,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import w
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import TemplateLibrary
 
-NAMES = ["exec-example", "nccl-all-gather", "nccl-all-reduce", "torch-smoke"]
+NAMES = ["exec-example", "nccl-all-gather", "nccl-all-reduce", "nccl-all-reduce-node", "torch-smoke"]
 
 
 def data(**extra):
@@ -30,7 +30,8 @@ def test_catalog():
 
 def test_unknown_workload_lists_the_available_ones():
     with pytest.raises(
-        ConfigError, match="^workload: unknown workload 'nccl-alltoall'; available: exec-example, nccl-all-gather, " "nccl-all-reduce, torch-smoke$"
+        ConfigError,
+        match="^workload: unknown workload 'nccl-alltoall'; available: exec-example, nccl-all-gather, nccl-all-reduce, nccl-all-reduce-node, torch-smoke$",
     ):
         workload_catalog.render_workload("nccl-alltoall", data())
     with pytest.raises(ConfigError, match="^workload: unknown workload None"):
@@ -42,7 +43,7 @@ def test_unknown_workload_lists_the_available_ones():
 def test_every_workload_renders_a_plan_input(name, platform, arch, gpus):
     rendered = workload_catalog.render_workload(name, data(platform=platform, gpu_architecture=arch, gpus_per_node=gpus))
     assert rendered["workload"] == name and rendered["framework"] in ("mpi", "torch", "exec")
-    assert set(rendered) <= {"workload", "framework", "image", "trainer", "collective", "env"}
+    assert set(rendered) <= {"workload", "framework", "image", "trainer", "collective", "env", "results"}
     assert set(rendered["trainer"]) <= set(plan.TRAINER_KEYS[rendered["framework"]])
     planned = plan.plan_workload(
         dict(
