@@ -53,12 +53,12 @@ options:
     description: The plan's objects (kind/name), named as what would be created when only the namespace could be dry-run.
     type: list
     elements: str
+    default: []
   previous:
     description:
       - The cluster's result before this apply; an earlier stage's C(applied), C(changed_objects) and
         C(namespace_created) are kept, the new ones added (each stage of C(burnin_stages) applies its own objects).
     type: dict
-    default: []
 """
 
 EXAMPLES = r"""
