@@ -91,6 +91,9 @@ ROLE = """
         ({"burnin_thresholds": '{"x": 1}'}, "burnin_thresholds: must be a list"),
         ({"burnin_namespace": "Burn In"}, "burnin_namespace: must be a DNS-1123 label"),
         ({"burnin_resources": {"limits": {"hugepages-2Mi": "5GB"}}}, "burnin_resources.limits.hugepages-2Mi: must be a Kubernetes quantity"),
+        ({"burnin_stages": ["node", "gpu-burn"]}, "burnin_stages[1]: unknown stage 'gpu-burn'; allowed: node, fleet, isolation, dcgm"),
+        ({"burnin_stages": '["isolation", "fleet"]'}, "burnin_stages: isolation finds the bad nodes of the fleet stage, so fleet must come before it"),
+        ({"burnin_repeats": 20}, "burnin_repeats: must be an integer from 0 to 10"),
     ],
 )
 def test_the_role_refuses_before_detect(dead_cluster, extra, expected):
