@@ -10,7 +10,9 @@ how its own node is, so each pod is judged alone: for nccl-tests output by the s
 _lib/thresholds.yaml, the intra-node NVLink/NVSwitch figures). Each node gets a finding
 (plugins/module_utils/judging/node_findings.py) of the stage; the stage's verdict is the worst of its nodes' (and of
 the job's own outcome). The parser of a workload's output is named by its catalogue entry (``results``, default
-``nccl-tests``); PARSERS maps each name to the function judging one pod.
+``nccl-tests``); PARSERS maps each name to the function judging one pod: (log text, facts, collective=, thresholds=,
+overrides=, on_missing=) -> a verdict with ``verdict``, ``reason``, ``checks`` (and optionally ``evidence``, added to
+the node's finding), or None when the log holds no output of it.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -126,7 +128,8 @@ def judge_node_stage(
         check.update((key, row[key]) for key in ("threshold", "pass", "warn") if key in row)
         checks.append(check)
         if node and name in ("pass", "warn", "fail"):
-            evidence = {"pod": pod}
+            # A parser may give evidence of its own (e.g. the failing GPUs of a diagnostic).
+            evidence = dict((verdict or {}).get("evidence") or {}, pod=pod)
             if row["busbw"] is not None:
                 evidence.update(busbw=float(row["busbw"]), size=row["size"])
             if row.get("pass") is not None:
