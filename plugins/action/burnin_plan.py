@@ -17,6 +17,7 @@ from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import Rend
 def _check(args):
     for name in ("run_id", "namespace"):
         validate.check_grammar(name, args[name], "dns_label")
+    validate.check_int("attempt", args["attempt"], 1, 100)
 
 
 class ActionModule(RenderActionBase):
@@ -26,4 +27,13 @@ class ActionModule(RenderActionBase):
     def render(self, args):
         # The role passes what validate.yml checked; checking again costs little and names the variable for others.
         variables = check_role_vars(args["variables"])
-        return role_plan(variables, args["platform"], args["gpu_architecture"], args["run_id"], args["namespace"], args["cluster"])
+        return role_plan(
+            variables,
+            args["platform"],
+            args["gpu_architecture"],
+            args["run_id"],
+            args["namespace"],
+            args["cluster"],
+            stage=args["stage"],
+            attempt=args["attempt"],
+        )

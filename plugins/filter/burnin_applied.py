@@ -54,6 +54,11 @@ options:
     type: list
     elements: str
     default: []
+  previous:
+    description:
+      - The cluster's result before this apply; an earlier stage's C(applied), C(changed_objects) and
+        C(namespace_created) are kept, the new ones added (each stage of C(burnin_stages) applies its own objects).
+    type: dict
 """
 
 EXAMPLES = r"""
@@ -72,12 +77,16 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 
-def burnin_applied_filter(apply, objects, namespace, each=None, diff_mode=False, namespace_missing=False, check_mode=False, wait=True, planned=None):
+def burnin_applied_filter(
+    apply, objects, namespace, each=None, diff_mode=False, namespace_missing=False, check_mode=False, wait=True, planned=None, previous=None
+):
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.cluster_result import applied_record, apply_results
 
     if not isinstance(apply, dict) or not isinstance(objects, list):
         raise AnsibleFilterError("gpufleet.burnin.burnin_applied: the input must be k8s_apply's result and objects a list")
-    return applied_record(apply_results(apply, each, bool(diff_mode)), objects, namespace, bool(namespace_missing), bool(check_mode), bool(wait), planned)
+    return applied_record(
+        apply_results(apply, each, bool(diff_mode)), objects, namespace, bool(namespace_missing), bool(check_mode), bool(wait), planned, previous=previous
+    )
 
 
 class FilterModule(object):

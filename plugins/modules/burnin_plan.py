@@ -61,6 +61,20 @@ options:
         C(burnin_server_version) or C(burnin_rct_api_version) wins over it. Empty plans without the cluster.
     type: dict
     default: {}
+  stage:
+    description:
+      - The stage to plan (the role's C(burnin_stages)). C(fleet) plans C(burnin_workload) on C(burnin_nodes) nodes
+        under the run's TrainJob name; a node stage (C(node), C(dcgm)) plans its catalogue workload
+        (C(nccl-all-reduce-node), C(dcgm-diag)) on every GPU node O(cluster) lists (C(burnin_nodes) when none are
+        listed), one pod per node, with its own runtime, under C(<entry>-<run id>-<stage>); its RV(record) changes only
+        the result's C(stage).
+    type: str
+    choices: [node, fleet, dcgm]
+    default: fleet
+  attempt:
+    description: The attempt of the stage (C(burnin_repeats)); attempts after the first add C(-<attempt>) to the TrainJob's name.
+    type: int
+    default: 1
 seealso:
   - module: gpufleet.burnin.workload_plan
   - module: gpufleet.burnin.cluster_detect
@@ -88,6 +102,13 @@ record:
     - The fields of the cluster's result, C(stage), C(trainjob), C(workload), C(framework), C(image), C(collective)
       (what the verdict judges; empty for a custom trainer), C(gpus_per_node), C(mlnx_per_node), C(matched_overrides),
       C(topology_key), C(instance_type), C(platform_data), C(objects) (kind/name of each).
+  returned: success
+  type: dict
+stage:
+  description:
+    - What the stage's attempt runs, C(stage), C(attempt), C(trainjob), C(workload), C(collective), C(parser) (the
+      workload's C(results), C(nccl-tests) by default), C(nodes), C(gpus_per_node), C(instance_type), C(objects) and
+      C(note) (how the nodes were counted, when they could not be).
   returned: success
   type: dict
 pre_command:

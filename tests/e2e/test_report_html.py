@@ -157,6 +157,42 @@ def fleet_results():
     }
 
 
+def _staged(facts):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import stages
+
+    result = {"outcome": "Complete", "verdict": verdict.verdict_for(None, facts, job_outcome="Complete", workload="torch-smoke")}
+    node = {
+        "verdict": "fail",
+        "reason": "ip-10-1-2-3 busbw 301.5 GB/s at 16G is below h100-single-node-all-reduce-peak",
+        "workload": "nccl-all-reduce-node",
+        "checks": [
+            {"name": "ip-10-1-2-3", "verdict": "fail", "reason": "busbw 301.5 GB/s", "value": 301.5, "pass": 432.0, "warn": 384.0},
+            {"name": "ip-10-1-2-4", "verdict": "pass", "reason": "busbw 482.1 GB/s", "value": 482.1, "pass": 432.0, "warn": 384.0},
+        ],
+        "node_results": [{"node": "ip-10-1-2-3", "busbw": 301.5, "verdict": "fail"}, {"node": "ip-10-1-2-4", "busbw": 482.1, "verdict": "pass"}],
+        "findings": [
+            {"node": "ip-10-1-2-3", "stage": "node", "verdict": "fail", "reason": "busbw 301.5 GB/s at 16G", "evidence": {"busbw": 301.5, "size": 2**34}},
+            {"node": "ip-10-1-2-4", "stage": "node", "verdict": "pass", "reason": "busbw 482.1 GB/s at 16G", "evidence": {"busbw": 482.1, "size": 2**34}},
+        ],
+    }
+    result.update(stages.recorded_attempt(result, "node", "e-r-node", node))
+    result.update(stages.recorded_attempt(result, "fleet", "e-r", result["verdict"]))
+    return result
+
+
+@pytest.fixture(scope="module")
+def staged_report_file(tmp_path_factory):
+    """A report of a cluster of the role's stages: a node stage that named a slow node, its per-node table
+    (node_verdicts), next to a cluster with a plot."""
+    directory = tmp_path_factory.mktemp("staged-report")
+    h100 = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8, "mnnvl": False}
+    results = {
+        "aws-p5-nodes": dict({"platform": "aws", "gpu_architecture": "h100", "outcome": "Complete", "trainjob": "e-r"}, **_staged(h100)),
+        "aws-p5-a": fleet_results()["aws-p5-a"],
+    }
+    return report.write_reports(results, str(directory), formats=["html"], generated="2026-12-01T09:00:00Z")["files"]["html"]
+
+
 @pytest.fixture(scope="module")
 def report_file(tmp_path_factory):
     directory = tmp_path_factory.mktemp("report")
@@ -243,6 +279,50 @@ def oop_crosses(plot):
     """The threshold line lies inside the series' vertical extent: the curve is drawn on both sides of it."""
     oop, line = plot["oop"], plot["pass"]
     return oop["y"] < line["y"] < oop["y"] + oop["height"]
+
+
+NODES_PROBE = """
+<script>
+window.addEventListener("load", function () {
+  function visible(el) { return el.checkVisibility ? el.checkVisibility() : el.getClientRects().length > 0; }
+  var out = Array.prototype.map.call(document.querySelectorAll("table.nodes"), function (table) {
+    var r = table.getBoundingClientRect();
+    return {visible: visible(table), width: r.width, height: r.height,
+            rows: Array.prototype.map.call(table.querySelectorAll("tbody tr"), function (tr) {
+              return {visible: visible(tr), cells: Array.prototype.map.call(tr.querySelectorAll("td"), function (td) {
+                return td.innerText.trim(); })}; })};
+  });
+  var pre = document.createElement("pre");
+  pre.id = "render-check";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>
+"""
+
+
+def test_browser_shows_the_per_node_table(chromium, staged_report_file, tmp_path):
+    with open(staged_report_file) as handle:
+        page = handle.read()
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.replace("</body>", NODES_PROBE + "</body>"))
+    dom = run_chromium(chromium, tmp_path, "--window-size=1400,1000", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri())
+    match = re.search(r'<pre id="render-check">(.*?)</pre>', dom, re.S)
+    assert match, dom[-2000:]
+    tables = json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+    assert len(tables) == 1, tables  # only the staged cluster has node verdicts
+    table = tables[0]
+    assert table["visible"] and table["width"] > 300 and table["height"] > 40, table
+    assert [row["visible"] for row in table["rows"]] == [True, True]
+    slow, healthy = table["rows"][0]["cells"], table["rows"][1]["cells"]
+    assert slow[0] == "ip-10-1-2-3" and slow[1].lower() == "fail" and slow[2] == "node" and "301.5" in slow[3], table
+    assert healthy[0] == "ip-10-1-2-4" and healthy[1].lower() == "pass", table
+    # The screenshot shows it: the fail badge's red in the table's rows, under the stages table.
+    shot = tmp_path / "nodes.png"
+    run_chromium(chromium, tmp_path, "--window-size=1400,1000", "--screenshot=%s" % shot, "file://%s" % staged_report_file)
+    width, height, rows = read_png(str(shot))
+    red = sum(1 for row in rows for pixel in row if close(pixel, VERDICT_RGB["fail"], 12))
+    assert red > 300, "no fail badge drawn (%d pixels)" % red
 
 
 def test_screenshot_shows_the_plot(chromium, report_file, tmp_path):

@@ -47,6 +47,7 @@ AWS, GCP, AZURE, MISMATCH = "aws-use1-h100-a", "gcp-usc1-h100-a", "azure-eus-gb2
 NODES = "aws-usw2-h100-nodes"
 # Its logs show NCCL's silent fall back to sockets (tests/fleet/default-fleet.yml): the verdict fails it.
 SOCKET = "aws-use1-h100-socket"
+HOSTS = (AWS, GCP, AZURE, MISMATCH, NODES, SOCKET, STOPPED, SLOW, RESTRICTED, FRESH)
 TRAINER = "trainer.kubeflow.org/v1alpha1"
 KINDS = ((TRAINER, "TrainJob"), (TRAINER, "TrainingRuntime"), ("resource.nvidia.com/v1beta1", "ComputeDomain"), ("resource.k8s.io/v1", "ResourceClaimTemplate"))
 # A user override on gcp_h100 (group_vars beside the extra inventory): preCommand and mpiArgs reach the TrainJob.
@@ -124,8 +125,8 @@ class RoleFleet:
 
     def playbook(self, name, run_id, *args, exclude=(FRESH,), extra_env=None):
         inventories = ["-i", self.fleet.inventory, "-i", str(self.extra / "hosts.yml")]
-        if exclude:
-            inventories += ["--limit", ":".join(["all"] + ["!" + host for host in exclude])]
+        # This test's hosts only: the fleet may have clusters of other tests.
+        inventories += ["--limit", ":".join(host for host in HOSTS if host not in exclude)]
         command = ["ansible-playbook", str(PLAYBOOKS / name)] + inventories + ["-e", "burnin_run_id=%s" % run_id, "--forks", "10"] + list(args)
         env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1", ANSIBLE_SHOW_CUSTOM_STATS="1", **(extra_env or {}))
         proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False, timeout=900)
@@ -238,6 +239,12 @@ def test_outcome_per_cluster_and_the_fleet_goes_on(first):
     assert "Unreachable: Cannot reach https://127.0.0.1:" in first.results[STOPPED]["reason"]
     assert first.results[STOPPED]["stage"] == "detect"
     assert "no Complete or Failed condition after 3 s" in first.results[SLOW]["reason"]
+    # The default stages: node, then fleet (isolation does nothing yet). The slow host's node stage never ended, so
+    # its fleet stage was skipped; the others ran both.
+    assert [(s["stage"], s["verdict"]) for s in first.results[SLOW]["stages"]] == [("node", "error")]
+    assert first.results[SLOW]["reason"].startswith("node stage error: ")
+    for name in (AWS, GCP, AZURE, RESTRICTED):
+        assert [s["stage"] for s in first.results[name]["stages"]] == ["node", "fleet"], name
 
 
 def test_summary_names_every_failed_cluster_and_why(first):
@@ -319,8 +326,10 @@ def test_logs_of_every_pod_are_collected_and_judged(first):
     assert first.results[NODES]["isolation"]["culprits"] == ["%s-gpu-2" % NODES]
     assert first.results[AWS]["isolation"]["outcome"] == "undetermined" and first.results[AWS]["isolation"]["jobs"] == 0
     assert verdicts[SOCKET] == "fail"
-    # Clusters that never ran their TrainJob have no verdict; the slow one ran out of time.
-    assert verdicts[MISMATCH] is None and verdicts[STOPPED] is None and verdicts[SLOW] in ("fail", "error")
+    # Clusters that never ran their TrainJob have no verdict; the slow one's node stage ran out of time, and its fleet
+    # stage never ran.
+    assert verdicts[MISMATCH] is None and verdicts[STOPPED] is None and verdicts[SLOW] is None
+    assert first.results[SLOW]["stages"][0]["verdict"] == "error" and first.results[SLOW]["outcome"] == "Timeout"
 
 
 def test_aws_h100_objects(role, first):
@@ -380,8 +389,11 @@ def test_azure_gb200_claims_compute_domain_and_topology(role, first):
     assert trainjob["metadata"]["annotations"]["gpufleet.burnin/topology-key"] == "kubernetes.azure.com/ppg"
     assert "NCCL_MNNVL_ENABLE=1" in trainjob["spec"]["trainer"]["args"]
     assert [c["type"] for c in trainjob["status"]["conditions"] if c["status"] == "True"] == ["Failed"]
-    # Dependencies first, then the runtime, then the TrainJob.
+    # Dependencies first, then the runtime, then the TrainJob: the node stage's own, then the fleet stage's.
     assert [name for name in first.results[AZURE]["applied"] if not name.startswith("Namespace/")] == [
+        "ComputeDomain/%s-node-compute-domain" % ENTRY,
+        "TrainingRuntime/%s-node-runtime" % ENTRY,
+        "TrainJob/%s-%s-node" % (ENTRY, RUN1),
         "ComputeDomain/%s-compute-domain" % ENTRY,
         "TrainingRuntime/%s-runtime" % ENTRY,
         "TrainJob/%s-%s" % (ENTRY, RUN1),
@@ -391,7 +403,8 @@ def test_azure_gb200_claims_compute_domain_and_topology(role, first):
 def test_second_run_only_adds_its_trainjob(second):
     assert second.rc == 2, second
     for name in (AWS, GCP, AZURE):
-        assert second.results[name]["changed_objects"] == ["TrainJob/%s-%s" % (ENTRY, RUN2)], (name, second)
+        # Each stage's TrainJob: the node stage's, then the fleet stage's; the runtimes are unchanged.
+        assert second.results[name]["changed_objects"] == ["TrainJob/%s-%s-node" % (ENTRY, RUN2), "TrainJob/%s-%s" % (ENTRY, RUN2)], (name, second)
     assert second.results[AWS]["outcome"] == "Complete" and second.results[AZURE]["outcome"] == "Failed"
 
 
@@ -424,8 +437,8 @@ def test_check_mode_leaves_the_servers_untouched(checked):
     assert before == after
     assert all(("TrainJob", "%s-%s" % (ENTRY, RUN_CHECK)) not in set((k, n) for k, n, version in objects) for objects in after.values())
     assert run.results[AWS]["outcome"] == "Checked" and run.results[AWS]["check_mode"] is True
-    # The dry run of the existing runtime is a no-op; only the TrainJob would be created.
-    assert run.results[AZURE]["changed_objects"] == ["TrainJob/%s-%s" % (ENTRY, RUN_CHECK)]
+    # The dry run of the existing runtimes is a no-op; only the stages' TrainJobs would be created.
+    assert run.results[AZURE]["changed_objects"] == ["TrainJob/%s-%s-node" % (ENTRY, RUN_CHECK), "TrainJob/%s-%s" % (ENTRY, RUN_CHECK)]
     assert "burn-in %s (check mode): 6 of 7 clusters passed, 1 failed: %s" % (RUN_CHECK, MISMATCH) in run.output, run
     # --diff shows each object's diff.
     assert "+++ after" in run.output and '"name": "%s-%s"' % (ENTRY, RUN_CHECK) in run.output
@@ -445,9 +458,15 @@ def test_cleanup_removes_the_run_then_everything(role, cleaned):
     assert one.rc == 2 and two.rc == 0, (one, two)
     assert one.results[STOPPED]["outcome"] == "Unreachable"
     assert [name for name, r in one.results.items() if r["outcome"] != "Cleaned"] == [STOPPED]
-    # The slow entry and the namespace-scoped host cleaned their own objects.
-    assert "%s: TrainJob/%s-slow-%s" % (NAMESPACE, ENTRY, RUN1) in one.results[SLOW]["deleted"]
-    assert sorted(n.split(": ")[-1] for n in one.results[RESTRICTED]["deleted"]) == ["TrainJob/%s-%s" % (ENTRY, RUN1), "TrainingRuntime/%s-runtime" % ENTRY]
+    # The slow entry (only its node stage ran) and the namespace-scoped host cleaned their own objects.
+    assert "%s: TrainJob/%s-slow-%s-node" % (NAMESPACE, ENTRY, RUN1) in one.results[SLOW]["deleted"]
+    assert "%s: TrainingRuntime/%s-slow-node-runtime" % (NAMESPACE, ENTRY) in one.results[SLOW]["deleted"]
+    assert sorted(n.split(": ")[-1] for n in one.results[RESTRICTED]["deleted"]) == [
+        "TrainJob/%s-%s" % (ENTRY, RUN1),
+        "TrainJob/%s-%s-node" % (ENTRY, RUN1),
+        "TrainingRuntime/%s-node-runtime" % ENTRY,
+        "TrainingRuntime/%s-runtime" % ENTRY,
+    ]
     for name in (AWS, GCP, AZURE):
         names = set((kind, obj) for kind, obj, version in between[name])
         assert ("TrainJob", "%s-%s" % (ENTRY, RUN1)) not in names

@@ -237,14 +237,22 @@ def test_reports_json_junit_html(first):
     report = json.loads((first.dir / "burnin-report.json").read_text())
     assert report["schema"] == "gpufleet.burnin/report/v1" and report["run_id"] == RUN1
     summary = report["summary"]
-    assert (summary["pass"], summary["warn"], summary["fail"], summary["error"], summary["clusters"]) == (1, 1, 1, 0, 3)
+    # A testcase per stage: the node stage (default burnin_stages) passes on aws and gcp and fails on azure (its
+    # TrainJob fails too), then the fleet stage's warn, pass and fail.
+    assert (summary["pass"], summary["warn"], summary["fail"], summary["error"], summary["clusters"]) == (3, 1, 2, 0, 3)
     assert summary["failed_clusters"] == [AZURE]
 
     root = ET.parse(str(first.dir / "burnin-report.junit.xml")).getroot()
-    cases = dict((case.get("classname") or case.get("name"), case) for case in root.iter("testcase"))
-    assert len(list(root.iter("testcase"))) == 3
+    stage_cases = [case for case in root.iter("testcase") if not case.get("classname").endswith(".nodes")]
+    cases = dict((case.get("classname") + "/" + case.get("name"), case) for case in stage_cases)
+    assert len(stage_cases) == 6
+    # And a testcase per node (two per cluster): only azure's nodes whose pods were killed fail (in the node stage,
+    # the fleet stage or both).
+    node_cases = [case for case in root.iter("testcase") if case.get("classname").endswith(".nodes")]
+    failing_nodes = [case.get("classname") for case in node_cases if case.find("failure") is not None]
+    assert len(node_cases) == 6 and failing_nodes and set(failing_nodes) == set(["gpufleet.burnin.%s.nodes" % AZURE]), failing_nodes
     failing = [name for name, case in cases.items() if case.find("failure") is not None or case.find("error") is not None]
-    assert len(failing) == 1 and AZURE in failing[0]
+    assert len(failing) == 2 and all(AZURE in name for name in failing)
     text = ET.tostring(root, encoding="unicode")
     assert "warning band" in text and "nccl-all-reduce" in text
 
@@ -290,5 +298,7 @@ def test_inventory_thresholds_win_and_bad_ones_are_named(fleet_crds, second):
     with pytest.raises(NotFoundError):
         trainjobs.get(name="%s-%s" % (ENTRY, RUN2), namespace=NAMESPACE)
     report = json.loads((second.dir / "burnin-report.json").read_text())["summary"]
-    assert (report["pass"], report["warn"], report["fail"], report["error"]) == (1, 0, 1, 1)
+    # aws: node and fleet stage pass; gcp: the node stage passes (the far-below annotation is the launcher's), the
+    # fleet stage fails; azure: no burn-in.
+    assert (report["pass"], report["warn"], report["fail"], report["error"]) == (3, 0, 1, 1)
     assert second.rc == 2 and second.recap() == {AWS: 0, GCP: 1, AZURE: 1}

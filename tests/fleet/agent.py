@@ -30,6 +30,10 @@ catalogue's dcgm-diag workload, recognised by its TrainJob's trainer command) pr
 `nccl_transport` (expected | socket: a silent fall back to sockets). A slow NIC: an MPI job of 2 nodes or more with
 a worker pod on one of the cluster's `slow_nodes` prints far-below output (nccl_logs.py: 25% of the good peak, below
 every threshold), whatever the cluster's `nccl_log`; a job without a launcher (a node's own run) is not slowed.
+`nccl_transport` (expected | socket: a silent fall back to sockets). An nccl-tests program run without mpirun (the
+node stage's exec pods, `all_reduce_perf -g <gpus>`) prints single-node output per pod at the GPU's intra-node level,
+or the spec's `node_busbw: {<node name>: <GB/s>}` for that node; the cluster's `nccl_log` and `nccl_busbw` describe
+the multi-node run and do not apply to it. A Failed outcome cuts the last pod's output short.
 
     python agent.py --dir FLEET_DIR      (fleet.py starts and stops it; it writes FLEET_DIR/agent.ready)
 """
@@ -88,6 +92,8 @@ class Cluster:
         self.nccl_transport = record.get("nccl_transport") or "expected"
         self.dcgm_failing_gpus = dict(record.get("dcgm_failing_gpus") or {})
         self.slow_nodes = set(record.get("slow_nodes") or [])
+        # {node name: GB/s}: that node's own all_reduce (the node stage's single-node output) reaches only this.
+        self.node_busbw = dict(record.get("node_busbw") or {})
         self.log_root = Path(log_root) / name
         self.client = DynamicClient(config.new_client_from_config(config_file=kubeconfig, context=name))
         self.ready = threading.Event()
@@ -268,6 +274,22 @@ class Cluster:
             node = pod["spec"].get("nodeName", "")
             return dcgm_logs.diag_log(pod["spec"].get("hostname", "") or pod["metadata"]["name"], gpus, level, self.failing_gpus(node), self.gpu)
         torch = any("torchrun" in w for w in words) or (trainer.get("numProcPerNode") and not cmd)
+        if cmd and not torch:
+            # An nccl-tests program without mpirun (the node stage): each pod measures its own node alone.
+            node = pod["spec"].get("nodeName") or ""
+            busbw = self.node_busbw.get(node)
+            killed = outcome == "Failed" and index == workers - 1
+            return nccl_logs.launcher_log(
+                "truncated" if killed else "good",
+                [pod["spec"].get("hostname") or pod["metadata"]["name"]],
+                cmd["gpus"] if cmd["gpus"] > 1 else gpus,
+                self.platform,
+                self.gpu,
+                cmd,
+                busbw=float(busbw) if busbw is not None else nccl_logs.intra_node_busbw(self.gpu),
+                seed="%s/%s" % (meta.get("uid", ""), node),
+                finished=finished,
+            )
         return nccl_logs.plain_log(
             "torch" if torch else "exec", pod["spec"].get("hostname", ""), index, gpus, workers * gpus, self.gpu, finished=finished and outcome == "Complete"
         )

@@ -227,6 +227,11 @@ def load_spec(path):
         nccl_transport = str(c.get("nccl_transport") or "expected")
         if nccl_transport not in nccl_logs.TRANSPORTS:
             raise FleetError(f"{path}: cluster {name}: nccl_transport must be one of {', '.join(nccl_logs.TRANSPORTS)}, got {nccl_transport!r}")
+        node_busbw = c.get("node_busbw") or {}
+        if not isinstance(node_busbw, dict) or any(
+            isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0 or not isinstance(k, str) for k, v in node_busbw.items()
+        ):
+            raise FleetError(f"{path}: cluster {name}: node_busbw must map node names to a bandwidth in GB/s > 0, got {node_busbw!r}")
         try:
             version = kubernetes_version(c.get("kubernetes_version"))
         except FleetError as e:
@@ -247,6 +252,7 @@ def load_spec(path):
                 "nccl_log": nccl_log,
                 "nccl_busbw": nccl_busbw,
                 "nccl_transport": nccl_transport,
+                "node_busbw": dict((fake_nodes.gpu_node_name(str(node_platform or platform).lower(), name, k), v) for k, v in node_busbw.items()),
                 "node_labels": dict(c.get("node_labels") or {}),
                 "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
                 "node_taints": c.get("node_taints"),
@@ -815,6 +821,7 @@ class FleetStarter:
                 "nccl_log",
                 "nccl_busbw",
                 "nccl_transport",
+                "node_busbw",
                 "kubernetes_version",
                 "dra_beta_apis",
                 "dcgm_failing_gpus",

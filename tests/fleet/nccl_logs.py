@@ -19,6 +19,10 @@ Results (the spec's `nccl_log`, or the TrainJob annotation `gpufleet.test/nccl-l
     none             the launcher prints nothing of nccl-tests (it never ran)
 `nccl_busbw` (GB/s) pins the peak of any result.
 
+Single-node output (the node stage: one process per pod runs `all_reduce_perf -g <gpus>` with no mpirun) is the
+same printf format with one host and every rank's channel over P2P, at INTRA_NODE_BUSBW for the GPU, or the fleet
+spec's `node_busbw` for that pod's node.
+
 Transport (the spec's `nccl_transport`, or the TrainJob annotation `gpufleet.test/nccl-transport`): `expected` (the
 default) prints the NCCL INFO lines of the transport the platform catalogue expects for the platform and GPU
 (`Using network <net>`, the plugin's own lines, channels `via NET/<net>/...`), with the strings NCCL and the plugins
@@ -38,6 +42,10 @@ PEAK_BUSBW_PLATFORM = {("gcp", "h100"): 337.6, ("azure", "h100"): 452.0}
 # With multi-node NVLink the busbw is NVLink's: GB200 NVL72 834.6 (coreweave/nccl-tests), GB300 ~895 (AICR).
 PEAK_BUSBW_MNNVL = {"gb200": 812.5, "gb300": 889.1}
 FACTOR = {"below-threshold": 0.6, "far-below": 0.25}
+# A healthy node's own all_reduce over all its GPUs (the node stage: all_reduce_perf -g <gpus>, one process, no
+# network): NVLink/NVSwitch busbw per GPU, a little above the single-node thresholds of _lib/thresholds.yaml (H100 ~480
+# with NVLS per NVIDIA/nccl-tests#212; the others plausible levels of the same records).
+INTRA_NODE_BUSBW = {"h100": 482.6, "h200": 476.3, "b200": 836.2, "gb200": 712.4, "gb300": 715.8, "a100": 236.1}
 GPU_NAMES = {
     "h100": "NVIDIA H100 80GB HBM3",
     "h200": "NVIDIA H200",
@@ -99,7 +107,7 @@ def nccl_command(trainjob):
     opts = {}
     rest = words[at + 1 :]
     for i, w in enumerate(rest[:-1]):
-        if w in ("-b", "-e", "-f", "-n", "-w", "-c"):
+        if w in ("-b", "-e", "-f", "-n", "-w", "-c", "-g"):
             opts[w] = rest[i + 1]
     return {
         "program": program,
@@ -110,6 +118,8 @@ def nccl_command(trainjob):
         "iters": int(opts["-n"]) if str(opts.get("-n", "")).isdigit() else 20,
         "warmup": int(opts["-w"]) if str(opts.get("-w", "")).isdigit() else 5,
         "check": int(opts["-c"]) if str(opts.get("-c", "")).isdigit() else 1,
+        # GPUs per process: 1 under mpirun; the node stage's single process drives every local GPU.
+        "gpus": int(opts["-g"]) if str(opts.get("-g", "")).isdigit() else 1,
     }
 
 
@@ -129,6 +139,11 @@ def peak_for(result, platform, gpu, busbw=None, mnnvl=False):
     if mnnvl and gpu in PEAK_BUSBW_MNNVL:
         base = PEAK_BUSBW_MNNVL[gpu]
     return round(base * FACTOR.get(result, 1.0), 1)
+
+
+def intra_node_busbw(gpu):
+    """The peak busbw of a healthy node's own all_reduce (INTRA_NODE_BUSBW)."""
+    return INTRA_NODE_BUSBW.get(gpu, 300.0)
 
 
 def expected_transport(platform, gpu):
@@ -205,8 +220,8 @@ def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, s
     lines += [
         "# nccl-tests version 2.16.9 nccl-headers=22707 nccl-library=22707",
         "# Collective test starting: %s" % cmd["program"],
-        "# nThread 1 nGpus 1 minBytes %d maxBytes %d step: %d(factor) warmup iters: %d iters: %d agg iters: 1 validation: %d graph: 0"
-        % (cmd["min_bytes"], cmd["max_bytes"], cmd["step"], cmd["warmup"], cmd["iters"], cmd["check"]),
+        "# nThread 1 nGpus %d minBytes %d maxBytes %d step: %d(factor) warmup iters: %d iters: %d agg iters: 1 validation: %d graph: 0"
+        % (cmd.get("gpus", 1), cmd["min_bytes"], cmd["max_bytes"], cmd["step"], cmd["warmup"], cmd["iters"], cmd["check"]),
         "#",
         "# Using devices",
     ]
@@ -300,4 +315,15 @@ def plain_log(framework, host, rank, gpus_per_node, world, gpu, finished=True):
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-__all__ = ["RESULTS", "TRANSPORTS", "expected_transport", "launcher_log", "nccl_command", "plain_log", "worker_log", "peak_for"]
+__all__ = [
+    "INTRA_NODE_BUSBW",
+    "RESULTS",
+    "TRANSPORTS",
+    "expected_transport",
+    "intra_node_busbw",
+    "launcher_log",
+    "nccl_command",
+    "plain_log",
+    "worker_log",
+    "peak_for",
+]

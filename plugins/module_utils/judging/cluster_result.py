@@ -31,13 +31,23 @@ def apply_results(apply, each=None, diff_mode=False):
     return list(inner["results"]) if isinstance(inner, dict) and "results" in inner else [apply or {}]
 
 
-def applied_record(results, objects, namespace, namespace_missing, check_mode, wait, planned=None):
+def _added(earlier, names):
+    return list(earlier) + [name for name in names if name not in earlier]
+
+
+def applied_record(results, objects, namespace, namespace_missing, check_mode, wait, planned=None, previous=None):
     """The result's fields after the apply: stage, applied, changed_objects, namespace_created, outcome, reason.
     RESULTS: apply_results(); OBJECTS: what was applied, in order; PLANNED: the plan's kind/name list (in check mode
-    with the namespace missing only the namespace could be dry-run)."""
+    with the namespace missing only the namespace could be dry-run); PREVIOUS: the result before this apply, whose
+    applied and changed objects (an earlier stage's) are kept."""
+    previous = previous or {}
     names = _names(objects)
     changed = [name for name, result in zip(names, results) if _really_changed(result or {})]
     skipped = list(planned or []) if (namespace_missing and check_mode) else []
+    if previous.get("applied") or previous.get("changed_objects"):
+        names = _added(previous.get("applied") or [], names)
+        changed = _added(previous.get("changed_objects") or [], changed)
+    namespace_missing = namespace_missing or (bool(previous.get("namespace_created")) and not check_mode)
     reason = ""
     if check_mode:
         reason = "namespace %s does not exist yet: only it was dry-run; would create %s" % (namespace, ", ".join(skipped)) if skipped else "dry run passed"

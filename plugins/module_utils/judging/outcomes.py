@@ -23,9 +23,13 @@ PENDING = "Pending"
 
 
 def verdict_of(result):
-    """The verdict name of a cluster's RESULT (``pass``, ``warn``, ``fail``, ``error``), or None without one."""
+    """The verdict name of a cluster's RESULT (``pass``, ``warn``, ``fail``, ``error``), or None without one: the
+    worst of its verdict and of its stages' (``stages``, plugins/module_utils/judging/stages.py: a node stage that
+    failed fails the cluster even when the fleet stage passed)."""
     verdict = (result or {}).get("verdict")
-    return verdict.get("verdict") if isinstance(verdict, dict) else None
+    names = [verdict.get("verdict")] if isinstance(verdict, dict) and verdict.get("verdict") in VERDICTS else []
+    names += [stage.get("verdict") for stage in (result or {}).get("stages") or [] if isinstance(stage, dict) and stage.get("verdict") in VERDICTS]
+    return max(names, key=VERDICTS.index) if names else None
 
 
 def cluster_passed(result):

@@ -14,8 +14,9 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import stages
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults, nccl_env, workload_catalog
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import MANAGED_BY_LABEL, MANAGER, RUN_LABEL, plan_workload
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import ENTRY_LABEL, MANAGED_BY_LABEL, MANAGER, RUN_LABEL, plan_workload
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs, validate
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import workload_plan_spec
 
@@ -79,6 +80,8 @@ def workload_of(variables, platform, gpu_architecture):
         "collective": "" if custom else rendered.get("collective") or "",
         # How the verdict reads the logs (workload_catalog.RESULTS); a custom trainer is judged by its outcome.
         "results": "" if custom else rendered.get("results") or "",
+        # Which parser judges a node stage's output, pod by pod: plugins/module_utils/judging/node_stage.py PARSERS.
+        "parser": (rendered.get("results") or "nccl-tests") if not custom else "nccl-tests",
         "env": nccl_env.merge_env(rendered.get("env") or [], variables.get("burnin_env") or []),
     }
 
@@ -135,20 +138,43 @@ def namespace_object(namespace, run_id=None):
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": labels}}
 
 
-def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=None):
+def staged(objects, trainjob, entry):
+    """OBJECTS of a stage's plan with the stage's TRAINJOB name (the last object) and the run's ENTRY label on every
+    object, so a cleanup of the entry finds the stage's runtime and TrainJob too."""
+    out = []
+    for obj in objects:
+        obj = copy.deepcopy(obj)
+        labels = obj.setdefault("metadata", {}).setdefault("labels", {})
+        if ENTRY_LABEL in labels:
+            labels[ENTRY_LABEL] = entry
+        out.append(obj)
+    out[-1]["metadata"]["name"] = trainjob
+    return out
+
+
+def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=None, stage="fleet", attempt=1):
     """The plan of one cluster for the role: {objects (to apply, annotations added), record (the result's fields),
-    pre_command, mpi_args}. Raises ConfigError on input the checks let through."""
+    stage (what the stage's attempt runs: stage, attempt, trainjob, workload, collective, parser, nodes,
+    gpus_per_node, instance_type, note), pre_command, mpi_args}. STAGE: a stage of judging/stages.py that runs a
+    TrainJob; a node stage plans its catalogue workload on every GPU node of CLUSTER, and its record changes only the
+    result's stage (the cluster's workload fields stay the fleet stage's). Raises ConfigError on input the checks let
+    through."""
     if not isinstance(variables, dict):
         raise ConfigError("variables", "must be the role's checked variables (a mapping)")
-    options, workload = plan_options(variables, platform, gpu_architecture, run_id, namespace, cluster)
+    if stage not in stages.JOB_STAGES:
+        raise ConfigError("stage", "must be a stage that runs a TrainJob, one of %s, got %r" % (", ".join(stages.JOB_STAGES), stage))
+    entry = variables.get("burnin_entry_name") or "nccl-burnin"
+    stage_vars, note = stages.stage_variables(variables, stage, cluster)
+    options, workload = plan_options(stage_vars, platform, gpu_architecture, run_id, namespace, cluster)
     inputs.check_plan_options(options)
     facts = {"platform": options.pop("platform"), "gpuArchitecture": options.pop("gpu_architecture")}
     plan = plan_workload(options, facts)
-    objects = annotated(plan["objects"], variables.get("burnin_trainjob_annotations") or {})
+    trainjob = stages.stage_trainjob("%s-%s" % (entry, run_id), stage, attempt)
+    objects = annotated(staged(plan["objects"], trainjob, entry), variables.get("burnin_trainjob_annotations") or {})
     platform_data = dict((key, value) for key, value in (plan.get("platform_data") or {}).items() if key != "platform_vars")
     record = {
         "stage": "plan",
-        "trainjob": plan["trainjob_name"],
+        "trainjob": trainjob,
         "workload": workload["workload"],
         "framework": workload["framework"],
         "image": workload["image"],
@@ -165,9 +191,30 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
         "platform_data": platform_data,
         "objects": object_names(objects),
     }
+    stage_plan = {
+        "stage": stage,
+        "attempt": int(attempt),
+        "trainjob": trainjob,
+        "workload": workload["workload"],
+        "collective": workload["collective"],
+        "parser": workload["parser"],
+        "nodes": int(stage_vars.get("burnin_nodes") or 1),
+        "gpus_per_node": workload["gpus_per_node"],
+        "instance_type": plan.get("instance_type") or "",
+        "objects": object_names(objects),
+        # A node stage's pods each print a whole table or DCGM JSON: read them whole, as the fleet stage's launcher.
+        "whole_logs_of": record["whole_logs_of"] if stage == "fleet" else ["node"],
+        # Where the stage's pod logs go under the cluster's report directory: the fleet stage's in it, the others' in
+        # a directory of their own.
+        "log_subdir": "" if stage == "fleet" else "/" + stage,
+        "note": note,
+    }
+    if stage != "fleet":
+        record = {"stage": "plan"}
     return {
         "objects": objects,
         "record": record,
+        "stage": stage_plan,
         "pre_command": plan.get("pre_command"),
         "mpi_args": plan.get("mpi_args"),
         "namespace_object": namespace_object(namespace, run_id if variables.get("burnin_namespace_per_run") else None),
@@ -185,13 +232,15 @@ def run_start(variables, cluster, run_id, check_mode=False, started=None):
     entry = variables.get("burnin_entry_name") or "nccl-burnin"
     trainjob = "%s-%s" % (entry, run_id)
     problem = ""
-    for kind, name in (("TrainJob", trainjob), ("namespace", namespace)):
+    # Every stage's TrainJob (judging/stages.py: <entry>-<run id>-<stage>-<attempt>) must be a DNS label too.
+    longest = stages.longest_trainjob(trainjob, variables.get("burnin_stages") or list(stages.DEFAULT_STAGES), variables.get("burnin_repeats") or 0)
+    for kind, name in (("TrainJob", longest), ("namespace", namespace)):
         try:
             validate.check_grammar(kind, name, "dns_label")
         except ConfigError:
             problem = (
                 "TrainJob %s in namespace %s: both must be DNS labels of at most 63 characters; shorten "
-                "burnin_entry_name, burnin_run_id or burnin_namespace" % (trainjob, namespace)
+                "burnin_entry_name, burnin_run_id or burnin_namespace" % (longest, namespace)
             )
     platform, gpu = str(variables.get("burnin_platform") or ""), str(variables.get("burnin_gpu_architecture") or "")
     started = started or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -212,6 +261,8 @@ def run_start(variables, cluster, run_id, check_mode=False, started=None):
         "framework": variables.get("burnin_framework") or "",
         "nodes": variables.get("burnin_nodes", 2),
         "warnings": [],
+        # Each stage's attempts, in the order they ran (judging/stages.py).
+        "stages": [],
         "started": started,
     }
     return {"namespace": namespace, "trainjob": trainjob, "problem": problem, "result": result}

@@ -122,6 +122,65 @@ def _testcase(verdict, entry):
     return case
 
 
+def _stages(name, entry):
+    """The cluster's stages (plugins/module_utils/judging/stages.py) with their attempts, as the report shows them."""
+    stages = entry.get("stages") or []
+    if not isinstance(stages, list):
+        raise ConfigError("results.%s.stages" % name, "must be a list of stages (stage, verdict, reason, attempts)")
+    out = []
+    for record in stages:
+        if not isinstance(record, dict) or not record.get("stage"):
+            raise ConfigError("results.%s.stages" % name, "must hold mappings with a 'stage', got %r" % (record,))
+        attempts = [
+            dict((key, attempt.get(key)) for key in ("attempt", "trainjob", "outcome", "verdict", "reason"))
+            for attempt in record.get("attempts") or []
+            if isinstance(attempt, dict)
+        ]
+        out.append(
+            {
+                "stage": str(record["stage"]),
+                "verdict": record.get("verdict") if record.get("verdict") in VERDICTS else "error",
+                "reason": record.get("reason") or "",
+                "note": record.get("note") or "",
+                "attempts": attempts,
+                "judged": record.get("judged") if isinstance(record.get("judged"), dict) else None,
+            }
+        )
+    return out
+
+
+def _stage_testcases(entry, stages):
+    """One testcase per stage other than the fleet stage (whose verdict is the cluster's ``verdict``): its last
+    attempt's verdict, with a check per node."""
+    cases = []
+    for stage in stages:
+        judged = stage.get("judged")
+        if stage["stage"] == "fleet" or not judged or judged.get("verdict") not in VERDICTS:
+            continue
+        case = _testcase(dict(judged, succeeded_nodes=[], failed_nodes=[]), entry)
+        case["workload"] = "%s stage: %s" % (stage["stage"], judged.get("workload") or stage["stage"])
+        case["stage"] = stage["stage"]
+        cases.append(case)
+    return cases
+
+
+def _nodes(name, entry):
+    """The per-node table from the cluster's node_verdicts (plugins/module_utils/judging/node_findings.py): node,
+    verdict, reasons, stages; worst first."""
+    verdicts = entry.get("node_verdicts") or {}
+    if not isinstance(verdicts, dict):
+        raise ConfigError("results.%s.node_verdicts" % name, "must map node names to {verdict, reasons, stages}")
+    rows = []
+    for node in sorted(verdicts):
+        item = verdicts[node] if isinstance(verdicts[node], dict) else {}
+        verdict = item.get("verdict") if item.get("verdict") in VERDICTS else "error"
+        rows.append(
+            {"node": str(node), "verdict": verdict, "reasons": [str(reason) for reason in item.get("reasons") or []], "stages": list(item.get("stages") or [])}
+        )
+    rows.sort(key=lambda row: (-_SEVERITY[row["verdict"]], row["node"]))
+    return rows
+
+
 def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -173,7 +232,9 @@ def build_report(
             verdicts = [entry["verdict"]]
         if verdicts is not None and not isinstance(verdicts, list):
             raise ConfigError("results.%s.verdicts" % name, "must be a list of burnin_verdict results")
-        cases = [_testcase(verdict, entry) for verdict in verdicts] if verdicts else [_outcome_testcase(name, entry)]
+        stages = _stages(name, entry)
+        cases = [_testcase(verdict, entry) for verdict in verdicts or []] + _stage_testcases(entry, stages)
+        cases = cases or [_outcome_testcase(name, entry)]
         seconds = _seconds(entry.get("started"), entry.get("finished"))
         clusters.append(
             {
@@ -193,6 +254,8 @@ def build_report(
                 # What each stage found on each node (judging/node_findings.py): history compares their busbw per node.
                 "node_findings": list(entry.get("node_findings") or []),
                 "remediation": entry.get("remediation") or {},
+                "stages": stages,
+                "nodes": _nodes(name, entry),
             }
         )
         if not run_id and entry.get("run_id"):
@@ -253,12 +316,13 @@ def _case_details(case):
 def render_junit(report):
     summary = report["summary"]
     total_time = sum(cluster["seconds"] or 0.0 for cluster in report["clusters"])
+    node_rows = [row for cluster in report["clusters"] for row in cluster.get("nodes") or []]
     suites = ET.Element(
         "testsuites",
         {
             "name": _xml_text("gpufleet.burnin %s %s" % (report["title"], report["run_id"])).strip(),
-            "tests": str(summary["testcases"]),
-            "failures": str(summary["fail"]),
+            "tests": str(summary["testcases"] + len(node_rows)),
+            "failures": str(summary["fail"] + sum(1 for row in node_rows if row["verdict"] == "fail")),
             "errors": str(summary["error"]),
             "skipped": "0",
             "time": "%.3f" % total_time,
@@ -267,13 +331,14 @@ def render_junit(report):
     )
     for cluster in report["clusters"]:
         cases = cluster["testcases"]
+        nodes = cluster.get("nodes") or []
         suite = ET.SubElement(
             suites,
             "testsuite",
             {
                 "name": _xml_text(cluster["cluster"]),
-                "tests": str(len(cases)),
-                "failures": str(sum(1 for case in cases if case["verdict"] == "fail")),
+                "tests": str(len(cases) + len(nodes)),
+                "failures": str(sum(1 for case in cases if case["verdict"] == "fail") + sum(1 for row in nodes if row["verdict"] == "fail")),
                 "errors": str(sum(1 for case in cases if case["verdict"] == "error")),
                 "skipped": "0",
                 "time": "%.3f" % (cluster["seconds"] or 0.0),
@@ -314,9 +379,30 @@ def render_junit(report):
             elif case["verdict"] == "error":
                 ET.SubElement(element, "error", {"message": message, "type": "error"}).text = details
             ET.SubElement(element, "system-out").text = details if case["verdict"] in ("pass", "warn") else _xml_text("verdict: %s" % case["verdict"])
+        for stage in cluster.get("stages") or []:
+            ET.SubElement(properties, "property", {"name": "stage_%s" % _xml_text(stage["stage"]), "value": _xml_text(_stage_text(stage))})
+        # A testcase per node (its worst finding over the stages): the failing node is a failure of its own.
+        for row in nodes:
+            element = ET.SubElement(
+                suite, "testcase", {"classname": _xml_text("gpufleet.burnin.%s.nodes" % cluster["cluster"]), "name": _xml_text(row["node"]), "time": "0.000"}
+            )
+            text = _xml_text("verdict: %s\nstages: %s\n%s" % (row["verdict"], ", ".join(row["stages"]), "\n".join(row["reasons"])))
+            if row["verdict"] == "fail":
+                ET.SubElement(element, "failure", {"message": _xml_text("; ".join(row["reasons"]))[:1000], "type": "fail"}).text = text
+            ET.SubElement(element, "system-out").text = text
     if hasattr(ET, "indent"):
         ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def _stage_text(stage):
+    """One line per stage: its verdict and each attempt's TrainJob and verdict."""
+    return "%s: %s" % (
+        stage["verdict"],
+        ", ".join(
+            "attempt %s %s %s" % (attempt.get("attempt"), attempt.get("trainjob") or "-", attempt.get("verdict") or "-") for attempt in stage["attempts"]
+        ),
+    )
 
 
 # ------------------------------------------------------------------------------------------------ HTML and SVG
@@ -851,6 +937,12 @@ def _cluster_view(cluster, classes, open_details):
         "facts": [(key, value) for key, value in facts if value],
         "cases": [_case_view(cluster, case) for case in cluster["testcases"]],
         "remediation": _remediation_view(cluster.get("remediation")),
+        "stages": [
+            dict(attempt, stage=stage["stage"], stage_verdict=stage["verdict"], first=index == 0, rows=len(stage["attempts"]))
+            for stage in cluster.get("stages") or []
+            for index, attempt in enumerate(stage["attempts"])
+        ],
+        "nodes": cluster.get("nodes") or [],
     }
 
 

@@ -84,6 +84,8 @@ def burnin_plan_spec():
         run_id=dict(type="str", required=True),
         namespace=dict(type="str", required=True),
         cluster=dict(type="dict", default={}),
+        stage=dict(type="str", default="fleet", choices=["node", "fleet", "dcgm"]),
+        attempt=dict(type="int", default=1),
     )
 
 

@@ -29,7 +29,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import 
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import thresholds
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import stages, thresholds
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 
@@ -118,6 +118,13 @@ def _report_formats(name, value):
     for index, item in enumerate(value or []):
         validate.check_choice("%s[%d]" % (name, index), item, report.FORMATS)
     return value or []
+
+
+def _stages(name, value):
+    """burnin_stages: a list, JSON text or comma-separated survey text; a node stage's workload must be in the catalogue."""
+    if isinstance(value, str) and value.strip().startswith("["):
+        value = _json(name, value, [])
+    return stages.check_stages(name, value, workload_catalog.available_workloads())
 
 
 def _workload(name, value):
@@ -228,6 +235,8 @@ CHECKS = {
     "burnin_baseline": _text,
     "burnin_regression_percent": _percent,
     "burnin_thresholds": _thresholds,
+    "burnin_stages": _stages,
+    "burnin_repeats": stages.check_repeats,
     "burnin_threshold_on_missing": lambda n, v: _choice(n, v, THRESHOLD_ON_MISSING, allow_empty=False),
     "burnin_fail_on_error": _bool,
     "burnin_summary": _bool,

@@ -161,7 +161,9 @@ def test_duplicate_ids():
         (H100_AWS, "all_reduce", {"peak": "aws-h100-all-reduce-peak", "avg": None, "range": "aws-h100-all-reduce-sizes"}),
         (dict(H100_AWS, nodes=16), "all_reduce_perf", {"peak": "aws-h100-all-reduce-peak", "avg": None, "range": "aws-h100-all-reduce-sizes"}),
         (dict(H100_AWS, gpus_per_node=4), "all_reduce", {"peak": None, "avg": None}),
-        (dict(H100_AWS, nodes=1), "all_reduce", {"peak": None, "avg": None}),
+        # One node: the single-node (NVLink) records of the node stage, a platform's own first.
+        (dict(H100_AWS, nodes=1), "all_reduce", {"peak": "h100-single-node-all-reduce-peak", "avg": None}),
+        (dict(H100_AWS, nodes=1, gpus_per_node=4), "all_reduce", {"peak": None, "avg": None}),
         (dict(H100_AWS, platform="azure", nodes=1), "all_reduce", {"peak": "azure-h100-all-reduce-single-node", "avg": None}),
         (dict(H100_AWS, platform="azure"), "all_reduce", {"peak": "azure-h100-all-reduce-peak", "avg": None}),
         (dict(H100_AWS, platform="gcp"), "all_gather", {"peak": "gcp-h100-all-gather-peak", "avg": "gcp-h100-all-gather-avg"}),

@@ -15,7 +15,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import w
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError, ParseError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import TemplateLibrary
 
-NAMES = ["dcgm-diag", "exec-example", "nccl-all-gather", "nccl-all-reduce", "torch-smoke"]
+NAMES = ["dcgm-diag", "exec-example", "nccl-all-gather", "nccl-all-reduce", "nccl-all-reduce-node", "torch-smoke"]
 
 
 def data(**extra):
@@ -30,7 +30,8 @@ def test_catalog():
 
 def test_unknown_workload_lists_the_available_ones():
     with pytest.raises(
-        ConfigError, match="^workload: unknown workload 'nccl-alltoall'; available: dcgm-diag, exec-example, " "nccl-all-gather, nccl-all-reduce, torch-smoke$"
+        ConfigError,
+        match="^workload: unknown workload 'nccl-alltoall'; available: dcgm-diag, exec-example, nccl-all-gather, nccl-all-reduce, nccl-all-reduce-node, torch-smoke$",
     ):
         workload_catalog.render_workload("nccl-alltoall", data())
     with pytest.raises(ConfigError, match="^workload: unknown workload None"):

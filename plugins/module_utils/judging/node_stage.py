@@ -1,0 +1,184 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The verdict of a node stage: one TrainJob with one pod on every GPU node, each pod judged on its own log.
+
+A node stage (``node``: a single-node all_reduce over all local GPUs, ``dcgm``: a DCGM diagnostic; see
+plugins/module_utils/judging/stages.py) runs a catalogue workload on every GPU node at once. Each pod's output says
+how its own node is, so each pod is judged alone: for nccl-tests output by the same grading as the fleet stage
+(plugins/module_utils/judging/verdict.py) against the thresholds of one node (``nodes: 1`` records of
+_lib/thresholds.yaml, the intra-node NVLink/NVSwitch figures). Each node gets a finding
+(plugins/module_utils/judging/node_findings.py) of the stage; the stage's verdict is the worst of its nodes' (and of
+the job's own outcome). The parser of a workload's output is named by its catalogue entry (``results``, default
+``nccl-tests``); PARSERS maps each name to the function judging one pod: (log text, facts, collective=, thresholds=,
+overrides=, on_missing=) -> a verdict with ``verdict``, ``reason``, ``checks`` (and optionally ``evidence``, added to
+the node's finding), or None when the log holds no output of it.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import JOB_OK, _log_items, attribute
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import dcgm_verdict, judge, worst
+
+
+def _gb(value):
+    return "n/a" if value is None else "%.1f" % value
+
+
+def judge_nccl_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn"):
+    """One pod's single-node nccl-tests output judged as a 1-node run: the verdict of verdict.judge (peak and avg
+    checks against the ``nodes: 1`` thresholds), or None when the log holds no nccl-tests output."""
+    if not text or not ("# Avg bus bandwidth" in text or "Collective test starting" in text or "#       size" in text or '"results"' in text):
+        return None
+    error = result = None
+    try:
+        result = nccl_results.parse_nccl_output(text, collective=collective, allow_partial=True)
+    except (nccl_results.NcclParseError, ConfigError) as exc:
+        error = str(exc)
+    return judge(result, facts=dict(facts, nodes=1), collective=collective, thresholds=thresholds, overrides=overrides, on_missing=on_missing, error=error)
+
+
+def judge_dcgm_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn"):
+    """One pod's DCGM diagnostic JSON (verdict.dcgm_verdict, plugins/module_utils/judging/dcgm.py): its verdict with the
+    failing GPUs and tests as evidence, or None when the log holds nothing of DCGM's."""
+    if not text or "DCGM" not in text:
+        return None
+    verdict = dcgm_verdict(text, facts=facts)
+    found = verdict.get("findings") or []
+    if found:
+        verdict["evidence"] = dict(found[0].get("evidence") or {})
+    return verdict
+
+
+# The parser a workload's catalogue entry names (its ``results`` key) -> the function judging one pod's log.
+PARSERS = {"nccl-tests": judge_nccl_pod, "dcgm-diag": judge_dcgm_pod}
+
+
+def _measured(verdict):
+    """(busbw, size) of a pod verdict's decisive bandwidth check (peak first), or (None, None)."""
+    for name in ("peak", "avg"):
+        for check in verdict.get("checks") or []:
+            if check.get("name") == name and check.get("value") is not None:
+                return check.get("value"), check.get("size")
+    metrics = verdict.get("metrics") or {}
+    return metrics.get("peak_busbw"), metrics.get("largest_size")
+
+
+def _bounds(verdict):
+    for check in verdict.get("checks") or []:
+        if check.get("name") in ("peak", "avg") and check.get("pass") is not None:
+            return {"threshold": check.get("threshold"), "pass": check.get("pass"), "warn": check.get("warn")}
+    return {}
+
+
+def judge_node_stage(
+    pod_logs,
+    pods,
+    facts=None,
+    stage="node",
+    workload=None,
+    collective=None,
+    parser="nccl-tests",
+    thresholds=None,
+    overrides=None,
+    on_missing="warn",
+    job_outcome=None,
+    job_reason=None,
+):
+    """The verdict of one node-stage TrainJob: {stage, workload, collective, verdict, reason, checks (one per node,
+    and the job's), node_results (node, pod, verdict, reason, busbw, size, threshold, pass, warn), findings (one per
+    node), nodes, succeeded_nodes, failed_nodes, thresholds, metrics, series, errors}.
+
+    ``pod_logs``: trainjob_logs' ``results``; ``pods``: its ``pods`` (spec.nodeName says where each ran). ``facts``:
+    platform, gpu_architecture, gpus_per_node, instance_type (judged as one node). A node whose pod failed fails; a
+    node whose pod left no output to judge has no finding and makes the stage an ``error``, unless the job failed
+    (then ``fail``)."""
+    if parser not in PARSERS:
+        raise ConfigError("parser", "must be one of %s, got %r" % (", ".join(sorted(PARSERS)), parser))
+    facts = dict(facts or {})
+    logs = _log_items(pod_logs or [])
+    attribution = attribute(pods or [], pod_logs or [], None, job_outcome)
+    judged_pods = [entry for entry in attribution["pods"] if entry["role"] != "launcher"]
+    checks, results, findings, chosen = [], [], [], {}
+    job_failed = job_outcome is not None and job_outcome not in JOB_OK
+    if job_outcome:
+        ok = job_outcome in JOB_OK
+        checks.append(
+            {
+                "name": "job",
+                "verdict": "pass" if ok else ("fail" if job_outcome == "Failed" else "error"),
+                "reason": "TrainJob %s%s" % (job_outcome, (": %s" % job_reason) if job_reason and not ok else ""),
+            }
+        )
+    for entry in sorted(judged_pods, key=lambda item: (item.get("node") or "", item.get("name") or "")):
+        node, pod = entry.get("node"), entry.get("name")
+        text = (logs.get(pod) or (None, None))[0]
+        verdict = PARSERS[parser](text, facts, collective=collective, thresholds=thresholds, overrides=overrides, on_missing=on_missing)
+        row = {"node": node, "pod": pod, "busbw": None, "size": None}
+        if verdict is not None:
+            busbw, size = _measured(verdict)
+            row.update(busbw=busbw, size=size, **_bounds(verdict))
+            for record in verdict.get("thresholds") or []:
+                chosen.setdefault(record["id"], record)
+            name = verdict["verdict"]
+            reason = verdict["reason"]
+        else:
+            name, reason = "error", "no %s output in the log of pod %s" % (parser, pod)
+        if entry["status"] == "failed":
+            name = "fail"
+            reason = "pod %s failed: %s%s" % (pod, "; ".join(entry["reasons"]) or "failed", ("; " + reason) if verdict is not None else "")
+        elif name == "error" and job_failed:
+            name = "fail"
+        row.update(verdict=name, reason=reason)
+        results.append(row)
+        check = {"name": node or pod, "verdict": name, "reason": "%s: %s" % (node or pod, reason), "value": row["busbw"], "size": row["size"]}
+        check.update((key, row[key]) for key in ("threshold", "pass", "warn") if key in row)
+        checks.append(check)
+        if node and name in ("pass", "warn", "fail"):
+            # A parser may give evidence of its own (e.g. the failing GPUs of a diagnostic).
+            evidence = dict((verdict or {}).get("evidence") or {}, pod=pod)
+            if row["busbw"] is not None:
+                evidence.update(busbw=float(row["busbw"]), size=row["size"])
+            if row.get("pass") is not None:
+                evidence.update(threshold=row.get("threshold"), pass_busbw=row["pass"])
+            findings.append(finding(node, stage, name, reason, evidence))
+    if not judged_pods:
+        checks.append({"name": "result", "verdict": "fail" if job_failed else "error", "reason": "no pod of the %s stage ran on a node" % stage})
+    verdict_name = worst(check["verdict"] for check in checks) if checks else "error"
+    bad = [row for row in results if row["verdict"] == verdict_name and verdict_name != "pass"]
+    if bad:
+        reason = "; ".join("%s %s" % (row["node"] or row["pod"], row["reason"]) for row in bad)
+    elif verdict_name == "pass":
+        measured = [row["busbw"] for row in results if row["busbw"] is not None]
+        reason = "%d node(s) passed%s" % (
+            len(results),
+            (", busbw %s..%s GB/s" % (_gb(min(measured)), _gb(max(measured)))) if measured else "",
+        )
+    else:
+        reason = "; ".join(check["reason"] for check in checks if check["verdict"] == verdict_name)
+    return {
+        "stage": stage,
+        "workload": workload,
+        "collective": collective,
+        "verdict": verdict_name,
+        "reason": reason,
+        "checks": checks,
+        "node_results": results,
+        "findings": findings,
+        "nodes": attribution["nodes"],
+        "succeeded_nodes": sorted(row["node"] for row in results if row["node"] and row["verdict"] in ("pass", "warn")),
+        "failed_nodes": sorted(row["node"] for row in results if row["node"] and row["verdict"] == "fail"),
+        "thresholds": [chosen[key] for key in sorted(chosen)],
+        "metrics": {},
+        "series": [],
+        "errors": [],
+        "facts": dict(facts, nodes=1),
+    }
+
+
+__all__ = ["PARSERS", "judge_dcgm_pod", "judge_nccl_pod", "judge_node_stage"]

@@ -1,0 +1,234 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The stages of a burn-in and their attempts (roles/burnin/tasks/main.yml runs them in the order of burnin_stages).
+
+Stages: ``node`` (a single-node all_reduce over all local GPUs on every GPU node at once, each node judged on its own
+output: plugins/module_utils/judging/node_stage.py), ``fleet`` (the catalogue workload burnin_workload over
+burnin_nodes nodes, judged as before: verdict.py), ``isolation`` (finding the culprit nodes of a failed or warned
+fleet stage: roles/burnin/tasks/isolate.yml) and ``dcgm`` (a DCGM diagnostic on every GPU node, a node stage like
+``node``). A stage that runs a TrainJob runs it under its own name; a failed or warned attempt is run again up to
+burnin_repeats times and every attempt is kept (Azure/azurehpc PR 690: repeat up to N times, pass on the first run
+above the threshold). The stage's verdict is its last attempt's.
+
+A cluster's result keeps ``stages``: [{stage, verdict, reason, attempts: [{attempt, trainjob, outcome, verdict,
+reason}]}], in the order they ran.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import with_findings
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS
+
+STAGES = ("node", "fleet", "isolation", "dcgm")
+DEFAULT_STAGES = ("node", "fleet", "isolation")
+# Node stages: a catalogue workload (templates/workloads/<name>.yaml) on every GPU node at once, one pod per node.
+NODE_STAGE_WORKLOADS = {"node": "nccl-all-reduce-node", "dcgm": "dcgm-diag"}
+# Stages that run a TrainJob of their own (isolation runs its pair jobs inside its action).
+JOB_STAGES = ("node", "fleet", "dcgm")
+REPEATED_VERDICTS = ("warn", "fail")
+REPEATS_MAX = 10
+_SEVERITY = dict((name, rank) for rank, name in enumerate(VERDICTS))
+
+
+def check_stages(name, value, available_workloads=None):
+    """burnin_stages: a non-empty list of distinct stage names of STAGES, ``isolation`` after ``fleet``; a node
+    stage's workload must be in the catalogue (AVAILABLE_WORKLOADS: its names). Returns the list."""
+    if isinstance(value, str):
+        value = [item.strip() for item in value.replace("\n", ",").split(",") if item.strip()]
+    if not isinstance(value, list) or not value:
+        raise ConfigError(name, "must be a non-empty list of stages, in the order to run them, from: %s; got %r" % (", ".join(STAGES), value))
+    seen = []
+    for index, stage in enumerate(value):
+        if stage not in STAGES:
+            raise ConfigError("%s[%d]" % (name, index), "unknown stage %r; allowed: %s" % (stage, ", ".join(STAGES)))
+        if stage in seen:
+            raise ConfigError("%s[%d]" % (name, index), "stage %s is listed twice (burnin_repeats runs a stage again)" % stage)
+        seen.append(stage)
+    if "isolation" in seen and ("fleet" not in seen or seen.index("isolation") < seen.index("fleet")):
+        raise ConfigError(name, "isolation finds the bad nodes of the fleet stage, so fleet must come before it, got %s" % ", ".join(seen))
+    if available_workloads is not None:
+        for stage in seen:
+            workload = NODE_STAGE_WORKLOADS.get(stage)
+            if workload and workload not in available_workloads:
+                raise ConfigError(
+                    name,
+                    "stage %s runs the catalogue workload %s, but %s is missing; available: %s"
+                    % (stage, workload, os.path.join("templates", "workloads", workload + ".yaml"), ", ".join(available_workloads) or "none"),
+                )
+    return list(seen)
+
+
+def check_repeats(name, value):
+    """burnin_repeats: an integer from 0 to REPEATS_MAX (survey text parsed)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= REPEATS_MAX:
+        raise ConfigError(name, "must be an integer from 0 to %d (how many times a failed or warned stage runs again), got %r" % (REPEATS_MAX, value))
+    return value
+
+
+def stage_trainjob(trainjob, stage, attempt=1):
+    """The TrainJob name of a STAGE's ATTEMPT: the fleet stage keeps the run's name (``<entry>-<run id>``, as before
+    stages), the others add the stage (``<entry>-<run id>-node``); attempts after the first add their number."""
+    name = trainjob if stage == "fleet" else "%s-%s" % (trainjob, stage)
+    return name if int(attempt) <= 1 else "%s-%d" % (name, int(attempt))
+
+
+def longest_trainjob(trainjob, stages, repeats=0):
+    """The longest TrainJob name the run will use (for the DNS-label check before anything is applied)."""
+    names = [stage_trainjob(trainjob, stage, int(repeats) + 1) for stage in stages or ["fleet"] if stage in JOB_STAGES]
+    return max(names or [trainjob], key=len)
+
+
+def gpu_node_count(cluster):
+    """How many GPU nodes detection found (cluster_detect's result), or 0 when the nodes were not listed."""
+    cluster = cluster or {}
+    detection = cluster.get("detection") or {}
+    if detection.get("gpu_nodes"):
+        return int(detection["gpu_nodes"])
+    if cluster.get("nodes"):
+        from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import detect_cluster
+
+        return detect_cluster(cluster["nodes"])["gpu_nodes"]
+    return 0
+
+
+def stage_variables(variables, stage, cluster=None):
+    """The role's checked VARIABLES for STAGE's plan: the fleet stage's as they are; a node stage's run its catalogue
+    workload (NODE_STAGE_WORKLOADS) on every GPU node detection found (burnin_nodes when the nodes were not listed),
+    with its own runtime (entry ``<burnin_entry_name>-<stage>``) and the user's image, env, volumes and overrides, but
+    not the fleet workload's parameters, framework or trainer. Returns (variables, note)."""
+    if stage not in NODE_STAGE_WORKLOADS:
+        return dict(variables), ""
+    nodes = gpu_node_count(cluster)
+    note = ""
+    if not nodes:
+        nodes = int(variables.get("burnin_nodes") or 1)
+        note = "the GPU nodes could not be counted (nodes not listed): the %s stage runs on burnin_nodes (%d) nodes" % (stage, nodes)
+    out = dict(variables)
+    out.update(
+        burnin_workload=NODE_STAGE_WORKLOADS[stage],
+        burnin_workload_params={},
+        burnin_framework="",
+        burnin_trainer={},
+        burnin_nodes=nodes,
+        burnin_entry_name="%s-%s" % (variables.get("burnin_entry_name") or "nccl-burnin", stage),
+    )
+    return out, note
+
+
+def _stage_index(stages, stage):
+    for index, record in enumerate(stages):
+        if record.get("stage") == stage:
+            return index
+    return None
+
+
+def attempts_of(result, stage):
+    """The attempts a STAGE made so far in a cluster's RESULT."""
+    stages = (result or {}).get("stages") or []
+    index = _stage_index(stages, stage)
+    return list(stages[index].get("attempts") or []) if index is not None else []
+
+
+def next_attempt(result, stage, repeats):
+    """The number of STAGE's next attempt, or 0 when it is done: its first attempt, or another when the last one
+    warned or failed and fewer than REPEATS reruns were made."""
+    attempts = attempts_of(result, stage)
+    if not attempts:
+        return 1
+    if attempts[-1].get("verdict") in REPEATED_VERDICTS and len(attempts) <= int(repeats):
+        return len(attempts) + 1
+    return 0
+
+
+def recorded_attempt(result, stage, trainjob, verdict, outcome=None, note=""):
+    """The fields of a cluster's RESULT after an attempt of STAGE judged by VERDICT (a verdict of verdict.py or
+    node_stage.py): ``stages`` with the attempt added (the stage's verdict and reason are its last attempt's) and,
+    for a node stage, its findings (node_findings, node_verdicts: a rerun replaces the stage's earlier findings)."""
+    result = result or {}
+    verdict = verdict or {}
+    name = verdict.get("verdict")
+    if name not in VERDICTS:
+        raise ConfigError("verdict", "must be a verdict with a 'verdict' of %s, got %r" % (", ".join(VERDICTS), name))
+    stages = [dict(record) for record in result.get("stages") or []]
+    index = _stage_index(stages, stage)
+    if index is None:
+        stages.append({"stage": stage, "attempts": []})
+        index = len(stages) - 1
+    record = stages[index]
+    attempt = {
+        "attempt": len(record.get("attempts") or []) + 1,
+        "trainjob": trainjob,
+        "outcome": outcome or result.get("outcome") or "",
+        "verdict": name,
+        "reason": verdict.get("reason") or "",
+    }
+    if verdict.get("node_results") is not None:
+        attempt["nodes"] = [
+            dict((key, row.get(key)) for key in ("node", "pod", "verdict", "busbw", "size", "reason")) for row in verdict.get("node_results") or []
+        ]
+    record["attempts"] = list(record.get("attempts") or []) + [attempt]
+    record.update(verdict=name, reason=attempt["reason"], trainjob=trainjob)
+    if note:
+        record["note"] = note
+    if verdict.get("node_results") is not None:
+        # The node stage's last verdict, compact, for the reports (its checks are one per node).
+        record["judged"] = dict((key, verdict.get(key)) for key in ("stage", "workload", "collective", "verdict", "reason", "checks", "thresholds", "nodes"))
+    fields = {"stages": stages}
+    if verdict.get("findings") is not None:
+        fields.update(with_findings(result, verdict["findings"]))
+    return fields
+
+
+def stages_verdict(result):
+    """The worst verdict of the stages of a cluster's RESULT (their last attempts), or None without stages."""
+    names = [record.get("verdict") for record in (result or {}).get("stages") or [] if record.get("verdict") in VERDICTS]
+    if not names:
+        return None
+    return max(names, key=lambda name: _SEVERITY[name])
+
+
+def final_record(result):
+    """The fields of a cluster's RESULT after its last stage: when a stage other than the fleet stage failed (fail or
+    error), the reason names it (after the fleet stage's own failure, which judged_record put there) and the stage
+    becomes ``verdict``; {} otherwise."""
+    result = result or {}
+    records = [record for record in result.get("stages") or [] if record.get("verdict") in ("fail", "error")]
+    others = [record for record in records if record.get("stage") != "fleet"]
+    if not others:
+        return {}
+    text = "; ".join("%s stage %s: %s" % (record["stage"], record["verdict"], record.get("reason") or "") for record in others)
+    fleet_failed = any(record.get("stage") == "fleet" for record in records)
+    return {"reason": ("%s; %s" % (result["reason"], text)) if fleet_failed and result.get("reason") else text, "stage": "verdict"}
+
+
+def stop_after(verdict):
+    """Whether later stages are skipped after a stage ended with VERDICT: an ``error`` is no result at all (the job
+    never finished or could not be read), and a next job on the same nodes would wait for the same GPUs."""
+    return verdict == "error"
+
+
+__all__ = [
+    "DEFAULT_STAGES",
+    "JOB_STAGES",
+    "NODE_STAGE_WORKLOADS",
+    "STAGES",
+    "attempts_of",
+    "check_repeats",
+    "check_stages",
+    "final_record",
+    "gpu_node_count",
+    "longest_trainjob",
+    "next_attempt",
+    "recorded_attempt",
+    "stage_trainjob",
+    "stage_variables",
+    "stages_verdict",
+]

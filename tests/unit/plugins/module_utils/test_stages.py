@@ -1,0 +1,257 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The stages of a burn-in (judging/stages.py), the node stage's per-pod verdict (judging/node_stage.py), the node
+stage's plan (rendering/role_plan.py), the role's stage variables (validation/role_vars.py) and the reports' stages
+and per-node table (reporting/report.py). Pod logs are the test fleet's single-node nccl-tests output
+(tests/fleet/nccl_logs.py), as a node-stage pod prints it."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import outcomes, stages
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_stage import judge_node_stage
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.role_plan import role_plan, run_start
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+
+FLEET = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "fleet")
+sys.path.insert(0, FLEET)
+import nccl_logs  # noqa: E402 pylint: disable=wrong-import-position
+
+H100 = {"platform": "aws", "gpu_architecture": "h100", "gpus_per_node": 8}
+COMMAND = {"spec": {"trainer": {"command": ["timeout", "1800", "/opt/nccl-tests/build/all_reduce_perf"], "args": "-b 1K -e 16G -f 2 -g 8".split()}}}
+
+
+def node_pods(busbws, failed=()):
+    """(pod logs, pods) of a node-stage TrainJob: one pod per node, each with its own single-node output."""
+    cmd = nccl_logs.nccl_command(COMMAND)
+    logs, pods = [], []
+    for index, busbw in enumerate(busbws):
+        host = "job-node-node-0-%d" % index
+        killed = index in failed
+        text = nccl_logs.launcher_log("truncated" if killed else "good", [host], 8, "aws", "h100", cmd, busbw=busbw, seed=str(index))
+        state = {"terminated": {"exitCode": 1 if killed else 0, "reason": "Error" if killed else "Completed"}}
+        pod = {
+            "metadata": {"name": host + "-x1y2z", "labels": {"jobset.sigs.k8s.io/replicatedjob-name": "node"}},
+            "spec": {"nodeName": "node-%d" % index, "hostname": host},
+            "status": {"phase": "Failed" if killed else "Succeeded", "containerStatuses": [{"name": "node", "state": state}]},
+        }
+        pods.append(pod)
+        logs.append({"item": pod, "log": text})
+    return logs, pods
+
+
+# ------------------------------------------------------------------------------------------------ the stage list
+
+
+def test_stage_list_allows_the_known_stages_in_order():
+    assert stages.check_stages("burnin_stages", ["node", "fleet", "isolation"]) == ["node", "fleet", "isolation"]
+    assert stages.check_stages("burnin_stages", "fleet, node") == ["fleet", "node"]
+    assert list(stages.DEFAULT_STAGES) == ["node", "fleet", "isolation"]
+
+
+@pytest.mark.parametrize(
+    "value, field, words",
+    [
+        (["node", "nodes"], "burnin_stages[1]", ["unknown stage 'nodes'", "node, fleet, isolation, dcgm"]),
+        (["fleet", "fleet"], "burnin_stages[1]", ["listed twice"]),
+        (["isolation", "fleet"], "burnin_stages", ["fleet must come before it"]),
+        (["node", "isolation"], "burnin_stages", ["fleet must come before it"]),
+        ([], "burnin_stages", ["non-empty list", "node, fleet, isolation, dcgm"]),
+        ("", "burnin_stages", ["non-empty list"]),
+    ],
+)
+def test_bad_stage_lists_are_refused_naming_the_allowed_stages(value, field, words):
+    with pytest.raises(ConfigError) as caught:
+        stages.check_stages("burnin_stages", value)
+    assert caught.value.field == field
+    for word in words:
+        assert word in str(caught.value)
+
+
+def test_a_node_stage_whose_workload_is_missing_is_refused_by_the_role_check():
+    available = workload_catalog.available_workloads()
+    assert "nccl-all-reduce-node" in available
+    with pytest.raises(ConfigError) as caught:
+        stages.check_stages("burnin_stages", ["dcgm", "fleet"], [name for name in available if name != "dcgm-diag"])
+    assert caught.value.field == "burnin_stages" and "templates/workloads/dcgm-diag.yaml" in str(caught.value) and "stage dcgm" in str(caught.value)
+    checked = check_role_vars({"burnin_stages": '["node", "fleet"]', "burnin_repeats": "2"})
+    assert checked["burnin_stages"] == ["node", "fleet"] and checked["burnin_repeats"] == 2
+    with pytest.raises(ConfigError) as caught:
+        check_role_vars({"burnin_stages": ["node", "gpu-burn"]})
+    assert caught.value.field == "burnin_stages[1]" and "allowed: node, fleet, isolation, dcgm" in str(caught.value)
+
+
+@pytest.mark.parametrize("value", [-1, 11, True, "many", 1.5])
+def test_repeats_are_a_small_count(value):
+    with pytest.raises(ConfigError) as caught:
+        check_role_vars({"burnin_repeats": value})
+    assert caught.value.field == "burnin_repeats" and "0 to 10" in str(caught.value)
+
+
+def test_trainjob_names_per_stage_and_attempt():
+    assert stages.stage_trainjob("e-r1", "fleet") == "e-r1"
+    assert stages.stage_trainjob("e-r1", "fleet", 2) == "e-r1-2"
+    assert stages.stage_trainjob("e-r1", "node") == "e-r1-node"
+    assert stages.stage_trainjob("e-r1", "node", 3) == "e-r1-node-3"
+    assert stages.longest_trainjob("e-r1", ["node", "fleet", "isolation"], 2) == "e-r1-node-3"
+    # The run's DNS-label check covers the longest stage name.
+    long_entry = "e" * 41
+    started = run_start({"burnin_entry_name": long_entry, "burnin_stages": ["fleet"]}, "c", "20261201-101010")
+    assert started["problem"] == ""
+    started = run_start({"burnin_entry_name": long_entry, "burnin_stages": ["node", "fleet"], "burnin_repeats": 1}, "c", "20261201-101010")
+    assert "%s-20261201-101010-node-2" % long_entry in started["problem"]
+
+
+# ------------------------------------------------------------------------------------------------ repeats bookkeeping
+
+
+def test_attempts_are_kept_and_a_failed_or_warned_stage_runs_again_up_to_the_repeats():
+    result = {"outcome": "Complete"}
+    assert stages.next_attempt(result, "node", 1) == 1
+    result.update(stages.recorded_attempt(result, "node", "e-r-node", {"verdict": "fail", "reason": "slow", "findings": []}))
+    assert stages.next_attempt(result, "node", 0) == 0
+    assert stages.next_attempt(result, "node", 1) == 2
+    result.update(stages.recorded_attempt(result, "node", "e-r-node-2", {"verdict": "pass", "reason": "fine", "findings": []}))
+    assert stages.next_attempt(result, "node", 5) == 0  # passed: done
+    node = result["stages"][0]
+    assert [(a["attempt"], a["trainjob"], a["verdict"]) for a in node["attempts"]] == [(1, "e-r-node", "fail"), (2, "e-r-node-2", "pass")]
+    assert node["verdict"] == "pass" and node["reason"] == "fine"
+    # Warned attempts run again too; the stage's verdict is its last attempt's.
+    result.update(stages.recorded_attempt(result, "fleet", "e-r", {"verdict": "warn", "reason": "band"}))
+    assert stages.next_attempt(result, "fleet", 1) == 2
+    result.update(stages.recorded_attempt(result, "fleet", "e-r-2", {"verdict": "warn", "reason": "band"}))
+    assert stages.next_attempt(result, "fleet", 1) == 0
+    assert [s["stage"] for s in result["stages"]] == ["node", "fleet"]
+    with pytest.raises(ConfigError):
+        stages.recorded_attempt(result, "fleet", "e-r", {"verdict": "maybe"})
+
+
+def test_a_rerun_replaces_the_stage_findings_and_a_failed_stage_fails_the_cluster():
+    logs, pods = node_pods([480.0, 300.0])
+    first = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome="Complete")
+    result = {"outcome": "Complete", "verdict": {"verdict": "pass"}, "reason": "AllJobsCompleted"}
+    result.update(stages.recorded_attempt(result, "node", "e-r-node", first))
+    assert result["node_verdicts"]["node-1"]["verdict"] == "fail" and len(result["node_findings"]) == 2
+    assert outcomes.verdict_of(result) == "fail" and not outcomes.cluster_passed(result)
+    final = stages.final_record(result)
+    assert final["stage"] == "verdict" and final["reason"].startswith("node stage fail: node-1 busbw ")
+    logs, pods = node_pods([480.0, 470.0])
+    second = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome="Complete")
+    result.update(stages.recorded_attempt(result, "node", "e-r-node-2", second))
+    assert len(result["node_findings"]) == 2 and result["node_verdicts"]["node-1"]["verdict"] == "pass"
+    assert outcomes.cluster_passed(result) and stages.final_record(result) == {}
+    assert [a["verdict"] for a in result["stages"][0]["attempts"]] == ["fail", "pass"]
+
+
+# ------------------------------------------------------------------------------------------------ per-pod judging
+
+
+def test_each_pod_is_judged_alone_against_the_single_node_threshold():
+    logs, pods = node_pods([482.0, 300.0, 410.0])
+    verdict = judge_node_stage(logs, pods, facts=H100, stage="node", workload="nccl-all-reduce-node", collective="all_reduce", job_outcome="Complete")
+    rows = dict((row["node"], row) for row in verdict["node_results"])
+    assert [rows[node]["verdict"] for node in ("node-0", "node-1", "node-2")] == ["pass", "fail", "warn"]
+    assert rows["node-1"]["threshold"] == "h100-single-node-all-reduce-peak" and rows["node-1"]["pass"] == 432.0
+    assert 295 <= rows["node-1"]["busbw"] <= 305 and rows["node-1"]["size"] == 16 * 2**30
+    assert verdict["verdict"] == "fail" and verdict["reason"].startswith("node-1 busbw ") and "node-0" not in verdict["reason"]
+    found = dict((item["node"], item) for item in verdict["findings"])
+    assert found["node-1"]["stage"] == "node" and found["node-1"]["evidence"]["busbw"] == rows["node-1"]["busbw"]
+    assert found["node-1"]["evidence"]["size"] == 16 * 2**30 and found["node-2"]["verdict"] == "warn"
+    assert verdict["failed_nodes"] == ["node-1"] and verdict["succeeded_nodes"] == ["node-0", "node-2"]
+    assert [t["id"] for t in verdict["thresholds"]] == ["h100-single-node-all-reduce-peak"]
+
+
+def test_a_platform_single_node_record_and_inventory_records_win():
+    logs, pods = node_pods([455.0])
+    azure = judge_node_stage(logs, pods, facts=dict(H100, platform="azure"), collective="all_reduce", job_outcome="Complete")
+    assert azure["node_results"][0]["threshold"] == "azure-h100-all-reduce-single-node" and azure["verdict"] == "fail"
+    own = [{"id": "ours", "gpu_architecture": "h100", "collective": "all_reduce", "nodes": 1, "pass": 400}]
+    mine = judge_node_stage(logs, pods, facts=dict(H100, platform="azure"), collective="all_reduce", overrides=own, job_outcome="Complete")
+    assert mine["verdict"] == "pass" and mine["node_results"][0]["threshold"] == "ours"
+
+
+def test_a_failed_pod_fails_its_node_and_a_missing_output_is_an_error():
+    logs, pods = node_pods([480.0, 481.0], failed=[1])
+    verdict = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome="Failed", job_reason="FailedJobs")
+    rows = dict((row["node"], row) for row in verdict["node_results"])
+    assert rows["node-0"]["verdict"] == "pass" and rows["node-1"]["verdict"] == "fail"
+    assert rows["node-1"]["reason"].startswith("pod job-node-node-0-1-x1y2z failed: ") and "container node exited 1" in rows["node-1"]["reason"]
+    assert verdict["verdict"] == "fail" and verdict["checks"][0] == {"name": "job", "verdict": "fail", "reason": "TrainJob Failed: FailedJobs"}
+    logs[0]["log"] = "nothing here\n"
+    verdict = judge_node_stage(logs[:1], pods[:1], facts=H100, collective="all_reduce", job_outcome="Complete")
+    assert verdict["verdict"] == "error" and verdict["findings"] == [] and "no nccl-tests output" in verdict["reason"]
+    with pytest.raises(ConfigError):
+        judge_node_stage([], [], parser="dcgm-json")
+
+
+# ------------------------------------------------------------------------------------------------ the node stage's plan
+
+
+def test_the_node_stage_plans_its_workload_on_every_gpu_node():
+    variables = check_role_vars({"burnin_entry_name": "e", "burnin_nodes": 2, "burnin_workload_params": {"max_bytes": "1G"}})
+    nodes = [
+        {
+            "metadata": {
+                "name": "n%d" % index,
+                "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "node.kubernetes.io/instance-type": "p5.48xlarge"},
+            },
+            "status": {"capacity": {"nvidia.com/gpu": "8"}},
+        }
+        for index in range(5)
+    ]
+    cluster = {"nodes": nodes, "detection": {"gpu_nodes": 5}}
+    plan = role_plan(variables, "aws", "h100", "r1", "ns", cluster, stage="node", attempt=2)
+    trainjob = plan["objects"][-1]
+    assert trainjob["metadata"]["name"] == "e-r1-node-2" and trainjob["spec"]["trainer"]["numNodes"] == 5
+    assert all(obj["metadata"]["labels"]["gpufleet.burnin/entry"] == "e" for obj in plan["objects"])
+    assert trainjob["spec"]["runtimeRef"]["name"] == "e-node-runtime"
+    words = trainjob["spec"]["trainer"]["command"] + trainjob["spec"]["trainer"]["args"]
+    assert words[2].endswith("all_reduce_perf") and words[words.index("-g") + 1] == "8" and words[words.index("-e") + 1] == "16G"
+    assert plan["stage"]["workload"] == "nccl-all-reduce-node" and plan["stage"]["parser"] == "nccl-tests" and plan["stage"]["nodes"] == 5
+    assert plan["record"] == {"stage": "plan"}  # the cluster's workload fields stay the fleet stage's
+    fleet = role_plan(variables, "aws", "h100", "r1", "ns", cluster)
+    assert fleet["objects"][-1]["metadata"]["name"] == "e-r1" and fleet["record"]["workload"] == "nccl-all-reduce"
+    assert fleet["objects"][-1]["spec"]["trainer"]["numNodes"] == 2
+    # Nodes that cannot be listed: burnin_nodes, said so.
+    unlisted = role_plan(variables, "aws", "h100", "r1", "ns", {}, stage="node")
+    assert unlisted["objects"][-1]["spec"]["trainer"]["numNodes"] == 2 and "burnin_nodes (2)" in unlisted["stage"]["note"]
+
+
+# ------------------------------------------------------------------------------------------------ reports
+
+
+def staged_result():
+    logs, pods = node_pods([482.0, 300.0])
+    node = judge_node_stage(logs, pods, facts=H100, stage="node", workload="nccl-all-reduce-node", collective="all_reduce", job_outcome="Complete")
+    result = {"cluster": "c1", "platform": "aws", "gpu_architecture": "h100", "outcome": "Complete", "trainjob": "e-r"}
+    result.update(stages.recorded_attempt(result, "node", "e-r-node", node))
+    result.update(stages.recorded_attempt(result, "node", "e-r-node-2", node))
+    return result
+
+
+def test_reports_show_every_stage_attempt_and_a_row_per_node():
+    built = report.build_report({"c1": staged_result()}, run_id="r")
+    cluster = built["clusters"][0]
+    assert [(s["stage"], [a["trainjob"] for a in s["attempts"]]) for s in cluster["stages"]] == [("node", ["e-r-node", "e-r-node-2"])]
+    assert [(row["node"], row["verdict"]) for row in cluster["nodes"]] == [("node-1", "fail"), ("node-0", "pass")]
+    assert cluster["verdict"] == "fail" and cluster["testcases"][0]["workload"] == "node stage: nccl-all-reduce-node"
+    assert json.loads(report.render_json(built))["clusters"][0]["nodes"][0]["node"] == "node-1"
+    root = ET.fromstring(report.render_junit(built).split("\n", 1)[1])
+    nodes = [case for case in root.iter("testcase") if case.get("classname") == "gpufleet.burnin.c1.nodes"]
+    assert sorted(case.get("name") for case in nodes) == ["node-0", "node-1"]
+    assert [case.get("name") for case in nodes if case.find("failure") is not None] == ["node-1"]
+    assert root.get("tests") == "3" and root.get("failures") == "2"
+    html = report.render_html(built)
+    assert html.count('<table class="nodes">') == 1 and html.count('<table class="stages">') == 1 and "e-r-node-2" in html
