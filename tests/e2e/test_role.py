@@ -324,6 +324,11 @@ def test_logs_of_every_pod_are_collected_and_judged(first):
     assert verdicts[AWS] == verdicts[RESTRICTED] == "warn" and verdicts[GCP] == "pass" and verdicts[AZURE] == verdicts[NODES] == "fail"
     # The 4-node run's isolation names its slow node; a warned 2-node run has no pair to try but itself: no job.
     assert first.results[NODES]["isolation"]["culprits"] == ["%s-gpu-2" % NODES]
+    # Its dcgm stage (inventory_vars in tests/fleet/default-fleet.yml) names the failing GPU's node; each stage its node.
+    dcgm = [stage for stage in first.results[NODES]["stages"] if stage["stage"] == "dcgm"][0]
+    assert dcgm["verdict"] == "fail" and "GPU 5" in dcgm["reason"] and "%s-gpu-3" % NODES in dcgm["reason"], dcgm
+    assert first.results[NODES]["node_verdicts"]["%s-gpu-3" % NODES]["verdict"] == "fail"
+    assert any(reason.startswith("isolation: ") for reason in first.results[NODES]["node_verdicts"]["%s-gpu-2" % NODES]["reasons"])
     assert first.results[AWS]["isolation"]["outcome"] == "undetermined" and first.results[AWS]["isolation"]["jobs"] == 0
     assert verdicts[SOCKET] == "fail"
     # Clusters that never ran their TrainJob have no verdict; the slow one's node stage ran out of time, and its fleet
