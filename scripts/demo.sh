@@ -12,16 +12,19 @@
 #                                 HTML reports
 #   5. stop the fleet and remove the temp dir (nothing is left running), unless GPUFLEET_DEMO_KEEP=1
 #
-# The default fleet fails four of its six clusters on purpose, to show how failures are reported:
+# The default fleet fails five of its seven clusters on purpose, to show how failures are reported:
 #   aws-use1-h100-a          Complete, verdict warn   (busbw below the published pass threshold, above its warn)
 #   gcp-usc1-h100-a          Complete, verdict pass
 #   azure-eus-gb200-a        Failed,   verdict fail   (the TrainJob fails; nccl-tests output cut short, the
 #                                                      killed rank's node named)
 #   aws-use1-h100-mismatch   Mismatch, no verdict     (group aws_h100, but its nodes are GCP GB200 nodes)
 #   aws-usw2-h100-nodes      Complete, verdict fail   (4 nodes, one slow NIC: the isolation names
-#                                                      aws-usw2-h100-nodes-gpu-2 after 4 pair jobs)
+#                                                      aws-usw2-h100-nodes-gpu-2 after 4 pair jobs; the dcgm stage
+#                                                      fails GPU 5 of aws-usw2-h100-nodes-gpu-3)
 #   aws-use1-h100-socket     Complete, verdict fail   (NCCL fell back to sockets: the transport check names the
 #                                                      expected EFA and the sockets it saw)
+#   aws-usw2-h100-nodestage  Complete, verdict pass   (the fleet stage passes; the node stage fails node gpu-1, its
+#                                                      own all_reduce slow, so the cluster fails)
 # so ansible-playbook itself exits 2 ("some hosts failed"). The demo compares every cluster's outcome with what
 # the fleet spec intends and exits:
 #   0  the burn-in ran and every cluster ended as the fleet intends (the failures above included), outcome
