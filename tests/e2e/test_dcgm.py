@@ -71,6 +71,9 @@ def run(fleet_crds, tmp_path_factory):
         "burnin_run_id=%s" % RUN,
         "-e",
         "burnin_workload=dcgm-diag",
+        # The workload alone, as the fleet stage (the dcgm stage is test_role.py's, on the default fleet).
+        "-e",
+        '{"burnin_stages": ["fleet"]}',
         "-e",
         "burnin_namespace=%s" % NAMESPACE,
         "-e",
@@ -104,7 +107,8 @@ def gpu_nodes(fleet, cluster):
 
 def failing_node(fleet):
     """The name of the fourth node of FAILING (what the spec calls aws-usw2-h100-nodes-gpu-3), as the fleet names it."""
-    return fleet_nodes._node_name(fleet.cluster(FAILING).get("node_platform") or "aws", FAILING, 3)  # pylint: disable=protected-access
+    record = fleet.cluster(FAILING)
+    return fleet_nodes.gpu_node_name(record.get("node_platform") or "aws", FAILING, "%s-gpu-3" % FAILING, record.get("node_naming") or "platform")
 
 
 def test_the_failing_gpu_fails_its_cluster_naming_node_gpu_and_test(run, fleet_crds):

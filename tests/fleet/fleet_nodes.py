@@ -139,12 +139,12 @@ def _node_name(platform, cluster, i, naming="platform"):
     return f"{cluster}-gpu-{i}"
 
 
-def gpu_node_name(platform, cluster, key):
+def gpu_node_name(platform, cluster, key, naming="platform"):
     """The name of a cluster's GPU node as a spec names it: its own name, or `<cluster>-gpu-<i>` for the i-th GPU node
-    (0-based; the real name follows the platform's scheme, e.g. ip-10-1-...ec2.internal on AWS)."""
+    (0-based; the real name follows NAMING: the platform's scheme, e.g. ip-10-1-...ec2.internal on AWS, or indexed)."""
     prefix = f"{cluster}-gpu-"
     if key.startswith(prefix) and key[len(prefix) :].isdigit():
-        return _node_name(platform, cluster, int(key[len(prefix) :]))
+        return _node_name(platform, cluster, int(key[len(prefix) :]), naming)
     return key
 
 
