@@ -152,6 +152,29 @@ def staged(objects, trainjob, entry):
     return out
 
 
+# The label JobSet puts on every pod of a TrainJob's JobSet (its name): a node stage's pods repel each other by it.
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+
+
+def one_pod_per_node(objects):
+    """OBJECTS with every pod of the runtime's replicated jobs required on a node without another pod of the same
+    TrainJob (pod anti-affinity by hostname, matchLabelKeys on the JobSet's name: Kubernetes 1.31+): a node stage judges
+    each node by its own pod, so two pods may not share a node, even when one node frees its GPUs before another."""
+    term = {
+        "labelSelector": {"matchExpressions": [{"key": JOBSET_NAME_LABEL, "operator": "Exists"}]},
+        "matchLabelKeys": [JOBSET_NAME_LABEL],
+        "topologyKey": "kubernetes.io/hostname",
+    }
+    for obj in objects:
+        if obj.get("kind") != "TrainingRuntime":
+            continue
+        for job in obj["spec"]["template"]["spec"]["replicatedJobs"]:
+            pod_spec = job["template"]["spec"]["template"].setdefault("spec", {})
+            anti = pod_spec.setdefault("affinity", {}).setdefault("podAntiAffinity", {})
+            anti.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(copy.deepcopy(term))
+    return objects
+
+
 def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=None, stage="fleet", attempt=1):
     """The plan of one cluster for the role: {objects (to apply, annotations added), record (the result's fields),
     stage (what the stage's attempt runs: stage, attempt, trainjob, workload, collective, parser, nodes,
@@ -170,7 +193,10 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
     facts = {"platform": options.pop("platform"), "gpuArchitecture": options.pop("gpu_architecture")}
     plan = plan_workload(options, facts)
     trainjob = stages.stage_trainjob("%s-%s" % (entry, run_id), stage, attempt)
-    objects = annotated(staged(plan["objects"], trainjob, entry), variables.get("burnin_trainjob_annotations") or {})
+    objects = staged(plan["objects"], trainjob, entry)
+    if stage != "fleet" or workload["results"] == "dcgm-diag":
+        objects = one_pod_per_node(objects)
+    objects = annotated(objects, variables.get("burnin_trainjob_annotations") or {})
     platform_data = dict((key, value) for key, value in (plan.get("platform_data") or {}).items() if key != "platform_vars")
     record = {
         "stage": "plan",

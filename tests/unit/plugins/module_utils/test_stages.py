@@ -221,9 +221,19 @@ def test_the_node_stage_plans_its_workload_on_every_gpu_node():
     assert words[2].endswith("all_reduce_perf") and words[words.index("-g") + 1] == "8" and words[words.index("-e") + 1] == "16G"
     assert plan["stage"]["workload"] == "nccl-all-reduce-node" and plan["stage"]["parser"] == "nccl-tests" and plan["stage"]["nodes"] == 5
     assert plan["record"] == {"stage": "plan"}  # the cluster's workload fields stay the fleet stage's
+    # One pod per node: a pod whose node frees its GPUs first may not take a second node's place.
+    runtime = [obj for obj in plan["objects"] if obj["kind"] == "TrainingRuntime"][0]
+    for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+        terms = job["template"]["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert terms[-1]["topologyKey"] == "kubernetes.io/hostname" and terms[-1]["matchLabelKeys"] == ["jobset.sigs.k8s.io/jobset-name"]
     fleet = role_plan(variables, "aws", "h100", "r1", "ns", cluster)
     assert fleet["objects"][-1]["metadata"]["name"] == "e-r1" and fleet["record"]["workload"] == "nccl-all-reduce"
     assert fleet["objects"][-1]["spec"]["trainer"]["numNodes"] == 2
+    fleet_runtime = [obj for obj in fleet["objects"] if obj["kind"] == "TrainingRuntime"][0]
+    assert not any(
+        "podAntiAffinity" in (job["template"]["spec"]["template"]["spec"].get("affinity") or {})
+        for job in fleet_runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    )
     # Nodes that cannot be listed: burnin_nodes, said so.
     unlisted = role_plan(variables, "aws", "h100", "r1", "ns", {}, stage="node")
     assert unlisted["objects"][-1]["spec"]["trainer"]["numNodes"] == 2 and "burnin_nodes (2)" in unlisted["stage"]["note"]
