@@ -74,7 +74,9 @@ def test_installed_collection_burns_in_a_cluster(fleet, installed):
         result = summary[CLUSTER]
         assert (result["outcome"], result["verdict"]["verdict"]) == ("Complete", "pass"), result
         trainjobs = fleet.dynamic(CLUSTER).resources.get(api_version="trainer.kubeflow.org/v1alpha1", kind="TrainJob")
-        assert [item.metadata.name for item in trainjobs.get(namespace=namespace).items] == ["nccl-burnin-installed"]
+        # The default stages: the node stage's TrainJob, then the fleet stage's.
+        names = sorted(item.metadata.name for item in trainjobs.get(namespace=namespace).items)
+        assert names == ["nccl-burnin-installed", "nccl-burnin-installed-node"], names
     finally:
         try:
             fleet.dynamic(CLUSTER).resources.get(api_version="v1", kind="Namespace").delete(name=namespace)

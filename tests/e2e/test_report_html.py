@@ -472,7 +472,7 @@ def test_fleet_overview_screenshot(chromium, fleet_report, tmp_path):
         assert drawn > 400, "no %s bars or counts drawn (%d pixels)" % (verdict, drawn)
 
 
-NODES_PROBE = """
+HISTORY_PROBE = """
 <script>
 window.addEventListener("load", function () {
   var rows = Array.prototype.map.call(document.querySelectorAll("table.node-history tbody tr"), function (tr) {
@@ -511,7 +511,7 @@ def test_nodes_against_the_baseline_and_range_thresholds_are_drawn(chromium, tmp
     with open(written["files"]["html"]) as handle:
         page = handle.read()
     probed = tmp_path / "probed-nodes.html"
-    probed.write_text(page.replace("</body>", NODES_PROBE + "</body>"))
+    probed.write_text(page.replace("</body>", HISTORY_PROBE + "</body>"))
     dom = run_chromium(chromium, tmp_path, "--window-size=1400,1000", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri())
     match = re.search(r'<pre id="render-check">(.*?)</pre>', dom, re.S)
     assert match, dom[-2000:]

@@ -144,7 +144,7 @@ def test_fleet_stage_runs_and_is_judged_as_before(fleet, first):
     fleet_job = trainjobs.get(name="%s-%s" % (ENTRY, RUN1), namespace=NAMESPACE).to_dict()
     assert fleet_job["spec"]["runtimeRef"]["name"] == "%s-runtime" % ENTRY and fleet_job["spec"]["trainer"]["numNodes"] == 2
     verdict = first.result["verdict"]
-    assert verdict["verdict"] == "pass" and [t["id"] for t in verdict["thresholds"]] == ["aws-h100-all-reduce-peak"], first
+    assert verdict["verdict"] == "pass" and [t["id"] for t in verdict["thresholds"]] == ["aws-h100-all-reduce-peak", "aws-h100-all-reduce-sizes"], first
     assert len(verdict["succeeded_nodes"]) == 2
     assert [s["stage"] for s in first.result["stages"]] == ["node", "fleet"]
     fleet_stage = first.result["stages"][1]

@@ -152,8 +152,11 @@ def staged(objects, trainjob, entry):
     return out
 
 
-# The label JobSet puts on every pod of a TrainJob's JobSet (its name): a node stage's pods repel each other by it.
+# Labels JobSet puts on every pod of a TrainJob's JobSet: a node stage's pods repel each other by the JobSet's name.
+# The API server refuses a key both in matchLabelKeys and in the labelSelector, and matchLabelKeys needs a selector:
+# the selector names the replicated job's label, which every JobSet pod has.
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 
 
 def one_pod_per_node(objects):
@@ -161,7 +164,7 @@ def one_pod_per_node(objects):
     TrainJob (pod anti-affinity by hostname, matchLabelKeys on the JobSet's name: Kubernetes 1.31+): a node stage judges
     each node by its own pod, so two pods may not share a node, even when one node frees its GPUs before another."""
     term = {
-        "labelSelector": {"matchExpressions": [{"key": JOBSET_NAME_LABEL, "operator": "Exists"}]},
+        "labelSelector": {"matchExpressions": [{"key": REPLICATED_JOB_LABEL, "operator": "Exists"}]},
         "matchLabelKeys": [JOBSET_NAME_LABEL],
         "topologyKey": "kubernetes.io/hostname",
     }

@@ -226,6 +226,9 @@ def test_the_node_stage_plans_its_workload_on_every_gpu_node():
     for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
         terms = job["template"]["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
         assert terms[-1]["topologyKey"] == "kubernetes.io/hostname" and terms[-1]["matchLabelKeys"] == ["jobset.sigs.k8s.io/jobset-name"]
+        # The API server refuses a pod whose matchLabelKeys repeat a key of its labelSelector (a real run showed it).
+        selector_keys = [expression["key"] for expression in terms[-1]["labelSelector"]["matchExpressions"]]
+        assert not set(selector_keys) & set(terms[-1]["matchLabelKeys"]), terms[-1]
     fleet = role_plan(variables, "aws", "h100", "r1", "ns", cluster)
     assert fleet["objects"][-1]["metadata"]["name"] == "e-r1" and fleet["record"]["workload"] == "nccl-all-reduce"
     assert fleet["objects"][-1]["spec"]["trainer"]["numNodes"] == 2
