@@ -25,6 +25,9 @@ from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process imp
 
 NAME = "gpufleet.burnin.burnin_isolate"
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"
+# How long a deletion waits for the pair's pods to go (their grace period, 30 s by default, and some): past it the
+# isolation goes on, the next pods wait for the GPUs.
+PODS_GONE_SECONDS = 120
 
 
 class IsolationFailed(Exception):
@@ -136,6 +139,17 @@ class Cluster(object):
                 return True
 
             self._retried("deleting TrainJob %s" % name, delete)
+        # Until their pods are gone: a terminating pod still holds its node's GPUs, and the next stage's pods (one per
+        # node, whose anti-affinity counts running pods only) would double up on the nodes already free.
+        poll_until(
+            lambda: sum(len(self._pods(name)) for name in names),
+            lambda left: left == 0,
+            PODS_GONE_SECONDS,
+            self.args["poll_interval"],
+            self.args["unreachable_grace"],
+            context=self.auth.get("context"),
+            server=self.server,
+        )
 
 
 def judge_with(args, result):

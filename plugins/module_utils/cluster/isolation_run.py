@@ -12,7 +12,8 @@ run's labels, so the cleanup entry point (cluster/cleanup.py) removes any an int
 
 The cluster is the caller's (plugins/action/burnin_isolate.py gives kubernetes.core's client): an object with
 ``apply(objects)``, ``wait(names, timeout)`` -> {name: {outcome, reason, pods, logs}}, ``logs(name, waited)`` ->
-pod_logs.collect()'s result and ``delete(names)``; each raises on a failure the isolation cannot go on after.
+pod_logs.collect()'s result and ``delete(names)`` (back once their pods are gone: the next stage needs the
+GPUs); each raises on a failure the isolation cannot go on after.
 """
 
 from __future__ import absolute_import, division, print_function

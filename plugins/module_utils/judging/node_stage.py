@@ -76,6 +76,15 @@ def _bounds(verdict):
     return {}
 
 
+def _doubled_nodes(judged_pods):
+    """{node: [pod, ...]} of the nodes more than one of JUDGED_PODS ran on."""
+    by_node = {}
+    for entry in judged_pods:
+        if entry.get("node"):
+            by_node.setdefault(entry["node"], []).append(entry.get("name") or "")
+    return dict((node, sorted(pods)) for node, pods in by_node.items() if len(pods) > 1)
+
+
 def judge_node_stage(
     pod_logs,
     pods,
@@ -149,6 +158,22 @@ def judge_node_stage(
             findings.append(finding(node, stage, name, reason, evidence))
     if not judged_pods:
         checks.append({"name": "result", "verdict": "fail" if job_failed else "error", "reason": "no pod of the %s stage ran on a node" % stage})
+    doubled = _doubled_nodes(judged_pods)
+    if doubled:
+        # A pod that ran where another had already finished (anti-affinity counts running pods only) judged a node
+        # twice and left another unjudged: the stage cannot say every node passed.
+        checks.append(
+            {
+                "name": "coverage",
+                "verdict": "warn",
+                "reason": "%d pods judged %d node(s) only: %s"
+                % (
+                    len(judged_pods),
+                    len(set(entry.get("node") for entry in judged_pods)),
+                    "; ".join("node %s ran %s" % (node, ", ".join(pods)) for node, pods in sorted(doubled.items())),
+                ),
+            }
+        )
     verdict_name = worst(check["verdict"] for check in checks) if checks else "error"
     bad = [row for row in results if row["verdict"] == verdict_name and verdict_name != "pass"]
     if bad:
@@ -156,7 +181,7 @@ def judge_node_stage(
     elif verdict_name == "pass":
         measured = [row["busbw"] for row in results if row["busbw"] is not None]
         reason = "%d node(s) passed%s" % (
-            len(results),
+            len(set(row["node"] or row["pod"] for row in results)),
             (", busbw %s..%s GB/s" % (_gb(min(measured)), _gb(max(measured)))) if measured else "",
         )
     else:

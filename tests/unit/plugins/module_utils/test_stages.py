@@ -196,6 +196,18 @@ def test_a_failed_pod_fails_its_node_and_a_missing_output_is_an_error():
         judge_node_stage([], [], parser="dcgm-json")
 
 
+def test_two_pods_on_one_node_warn_that_a_node_went_unjudged():
+    """A pod scheduled where another had already finished (the anti-affinity counts running pods only: seen in the
+    test fleet after the isolation's pods held two nodes) judges that node twice and another not at all."""
+    logs, pods = node_pods([480.0, 481.0, 479.0])
+    pods[2]["spec"]["nodeName"] = "node-0"
+    verdict = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome="Complete")
+    assert verdict["verdict"] == "warn", verdict["checks"]
+    assert verdict["reason"] == "3 pods judged 2 node(s) only: node node-0 ran job-node-node-0-0-x1y2z, job-node-node-0-2-x1y2z"
+    logs, pods = node_pods([480.0, 481.0])
+    assert judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome="Complete")["reason"].startswith("2 node(s) passed")
+
+
 # ------------------------------------------------------------------------------------------------ the node stage's plan
 
 
