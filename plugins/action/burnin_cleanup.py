@@ -11,18 +11,13 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import cle
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import BURNIN_CLEANUP_OWN, burnin_cleanup_spec
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit, k8s_reader, server_of
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import ClusterCallFailed, K8sActionBase, ModuleExit, k8s_reader, server_of
 
 NAME = "gpufleet.burnin.burnin_cleanup"
 
 
-class CleanupFailed(Exception):
+class CleanupFailed(ClusterCallFailed):
     """A read or delete that failed for good (its class, or the cluster unreachable for the grace)."""
-
-    def __init__(self, what, error):
-        super(CleanupFailed, self).__init__(error["message"])
-        self.what = what
-        self.error = error
 
 
 class ActionModule(K8sActionBase):

@@ -12,7 +12,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import BURNIN_REMEDIATE_OWN, burnin_remediate_spec
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit, k8s_reader, server_of
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import ClusterCallFailed, K8sActionBase, ModuleExit, k8s_reader, server_of
 
 NAME = "gpufleet.burnin.burnin_remediate"
 # A node that changes between our read and our patch (a kubelet heartbeat does not: it writes the Lease and the status
@@ -20,13 +20,8 @@ NAME = "gpufleet.burnin.burnin_remediate"
 ATTEMPTS = 5
 
 
-class RemediationFailed(Exception):
+class RemediationFailed(ClusterCallFailed):
     """A read or patch that failed for good."""
-
-    def __init__(self, what, error):
-        super(RemediationFailed, self).__init__(error["message"])
-        self.what = what
-        self.error = error
 
 
 class ActionModule(K8sActionBase):

@@ -64,6 +64,15 @@ class ModuleExit(Exception):
         self.result = result
 
 
+class ClusterCallFailed(Exception):
+    """A cluster call that failed for good: WHAT was being done and the classified ERROR (k8s_errors.classify)."""
+
+    def __init__(self, what, error):
+        super(ClusterCallFailed, self).__init__(error["message"])
+        self.what = what
+        self.error = error
+
+
 class ControllerModule(object):
     """The parts of ``AnsibleModule`` that kubernetes.core's K8S module code uses, for ``AnsibleK8SModule``."""
 
