@@ -98,6 +98,10 @@ class Cluster:
         self.client = DynamicClient(config.new_client_from_config(config_file=kubeconfig, context=name))
         self.ready = threading.Event()
         self.handled = set()
+        # A failed MPI job's killed worker ends only once its launcher runs (mpirun reports the rank it lost): ended
+        # first, its Job would fail the JobSet before the launcher's pod exists, and no log would say what happened.
+        self.launcher_seen = set()
+        self.pending_kill = {}
 
     def res(self, api_version, kind):
         return self.client.resources.get(api_version=api_version, kind=kind)
@@ -345,10 +349,23 @@ class Cluster:
         code = self.ending(pod, shape, outcome)
         self.write_log(tj, pod, shape, choice, busbw, outcome)
         ann = {LOGGED: "true"}
+        ended = None
         if code is not None:
-            ann.update({EXIT_CODE: str(code), FINISH_AFTER: f"{after:.1f}s", RESTARTS: str(max(1, self.backoff_limit(pod)))})
+            ended = {EXIT_CODE: str(code), FINISH_AFTER: f"{after:.1f}s", RESTARTS: str(max(1, self.backoff_limit(pod)))}
+        key = (meta["namespace"], meta["labels"][JOBSET_NAME])
+        role = meta["labels"].get(REPLICATED_JOB, "node")
+        if ended and outcome == "Failed" and "launcher" in shape and role == "node" and key not in self.launcher_seen:
+            self.pending_kill[key] = (pod, ended)
+            ended = None
+        if ended:
+            ann.update(ended)
         self.annotate(pod, ann)
         self.handled.add(meta["uid"])
+        if role == "launcher":
+            self.launcher_seen.add(key)
+            if key in self.pending_kill:
+                worker, worker_ended = self.pending_kill.pop(key)
+                self.annotate(worker, worker_ended)
 
     def write_log(self, tj, pod, shape, choice, busbw, outcome):
         meta = pod["metadata"]
