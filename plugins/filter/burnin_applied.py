@@ -21,13 +21,6 @@ options:
     description: The registered result of the one k8s_apply task.
     type: dict
     required: true
-  each:
-    description: The registered result of the per-object k8s_apply task (diff mode).
-    type: dict
-  diff_mode:
-    description: Whether the objects were applied one by one with a diff each.
-    type: bool
-    default: false
   objects:
     description: The objects applied, in order.
     type: list
@@ -77,16 +70,12 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 
-def burnin_applied_filter(
-    apply, objects, namespace, each=None, diff_mode=False, namespace_missing=False, check_mode=False, wait=True, planned=None, previous=None
-):
+def burnin_applied_filter(apply, objects, namespace, namespace_missing=False, check_mode=False, wait=True, planned=None, previous=None):
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.cluster_result import applied_record, apply_results
 
     if not isinstance(apply, dict) or not isinstance(objects, list):
         raise AnsibleFilterError("gpufleet.burnin.burnin_applied: the input must be k8s_apply's result and objects a list")
-    return applied_record(
-        apply_results(apply, each, bool(diff_mode)), objects, namespace, bool(namespace_missing), bool(check_mode), bool(wait), planned, previous=previous
-    )
+    return applied_record(apply_results(apply), objects, namespace, bool(namespace_missing), bool(check_mode), bool(wait), planned, previous=previous)
 
 
 class FilterModule(object):

@@ -38,7 +38,9 @@ attributes:
     description: A server-side dry run (C(dryRun=All)), as kubernetes.core does; nothing is stored.
   diff_mode:
     support: full
-    description: Returns the difference per object, as kubernetes.core does.
+    description:
+      - Returns the difference per object, as kubernetes.core does; for several objects also one list of them,
+        each headed by its kind/name, so the task shows every object's diff.
 options:
   objects:
     description:
@@ -83,13 +85,16 @@ result:
       C(kind) and C(metadata) with C(name), C(namespace), C(uid), C(resourceVersion), C(generation). Read an
       object back with M(kubernetes.core.k8s_info) when you need more.
     - For one object, that reference. For several, C(results), one per object in order, each with C(changed),
-      C(method), C(result) (the reference) and, in diff mode, C(diff).
+      C(method), C(result) (the reference) and, in diff or check mode, C(diff).
   returned: success
   type: dict
 diff:
-  description: For one object in diff mode, its C(before) and C(after) (without C(metadata.managedFields)).
-  returned: diff mode, one object
-  type: dict
+  description:
+    - For one object in diff mode (or check mode), its C(before) and C(after) (without C(metadata.managedFields)).
+    - For several objects in diff mode, a list of those, each with C(before_header) and C(after_header) naming
+      the object's kind/name.
+  returned: diff or check mode
+  type: raw
 msg:
   description:
     - On failure, one or two sentences of the classified error (as P(gpufleet.burnin.k8s_error#filter) says it), for

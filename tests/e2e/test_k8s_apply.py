@@ -144,14 +144,20 @@ def test_check_mode_is_a_server_dry_run_with_a_diff(fleet, tmp_path, namespace):
           gpufleet.burnin.k8s_apply:
             objects: %s
           register: first
-        """ % json.dumps([configmap(namespace, "two", "new")]),
+        """ % json.dumps([configmap(namespace, "two", "new"), configmap(namespace, "three", "3")]),
         extra=["--check", "--diff"],
     )
     assert rc == 0, output[-3000:]
     first = results["first"]
     assert first["changed"] is True
-    assert first["diff"]["before"]["data"] == {"value": "old"} and first["diff"]["after"]["data"] == {"value": "new"}
+    changed, created = [item["diff"] for item in first["result"]["results"]]
+    assert changed["before"]["data"] == {"value": "old"} and changed["after"]["data"] == {"value": "new"}
+    assert created["after"]["data"] == {"value": "3"}
+    # Several objects: one list of diffs, each headed by its object, which the callback prints one by one.
+    assert [(d["before_header"], d["after"]["data"]) for d in first["diff"]] == [("ConfigMap/two", {"value": "new"}), ("ConfigMap/three", {"value": "3"})]
+    assert "+++ after: ConfigMap/two" in output and "+++ after: ConfigMap/three" in output, output[-3000:]
     assert get_configmap(fleet, namespace, "two")["data"] == {"value": "old"}
+    assert get_configmap(fleet, namespace, "three") is None
 
 
 def test_collection_group_and_task_environment_reach_the_client(fleet, tmp_path, namespace):

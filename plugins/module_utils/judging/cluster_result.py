@@ -23,10 +23,8 @@ def _really_changed(result):
     return bool(result.get("changed")) and not (diff is not None and not (diff or {}).get("before") and not (diff or {}).get("after"))
 
 
-def apply_results(apply, each=None, diff_mode=False):
-    """One k8s_apply result per object: the per-object task's (diff mode) or the one task's."""
-    if diff_mode:
-        return list((each or {}).get("results") or [])
+def apply_results(apply):
+    """One k8s_apply result per object."""
     inner = (apply or {}).get("result") or {}
     return list(inner["results"]) if isinstance(inner, dict) and "results" in inner else [apply or {}]
 
