@@ -23,7 +23,7 @@
 #                                                      fails GPU 5 of aws-usw2-h100-nodes-gpu-3)
 #   aws-use1-h100-socket     Complete, verdict fail   (NCCL fell back to sockets: the transport check names the
 #                                                      expected EFA and the sockets it saw)
-#   aws-usw2-h100-nodestage  Complete, verdict pass   (the fleet stage passes; the node stage fails node gpu-1, its
+#   aws-usw2-h100-nodestage  Complete, verdict fail   (the fleet stage passes; the node stage fails node gpu-1, its
 #                                                      own all_reduce slow, so the cluster fails)
 # so ansible-playbook itself exits 2 ("some hosts failed"). The demo compares every cluster's outcome with what
 # the fleet spec intends and exits:
@@ -87,6 +87,9 @@ fi
 python - "$spec" "$summary" "$reports/$run_id" <<'EOF'
 import json, os, sys
 import yaml
+# The cluster's verdict as the role's summary and reports judge it (the worst of its stages').
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.environ["GPUFLEET_COLLECTION_DIR"]))))
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import verdict_of
 spec = yaml.safe_load(open(sys.argv[1]))
 results = json.load(open(sys.argv[2]))
 report_dir = sys.argv[3]
@@ -96,9 +99,9 @@ for c in spec["clusters"]:
     want = "Mismatch" if c.get("nodes_match_group") is False else str(c.get("trainjob_outcome") or "Complete")
     result = results.get(c["name"], {})
     got = result.get("outcome", "no result")
-    verdict = (result.get("verdict") or {}).get("verdict")
+    verdict = verdict_of(result)
     ok = got == want or (want == "none" and got == "Timeout")
-    if "expected_verdict" in c:  # the verdict the spec's nccl-tests output leads to with the default workload
+    if "expected_verdict" in c:  # the verdict the spec's output leads to with the role's defaults
         ok = ok and (verdict or "none") == str(c["expected_verdict"])
     if c.get("slow_nodes"):  # the isolation must name exactly the nodes the fleet slowed
         ok = ok and sorted((result.get("isolation") or {}).get("culprits") or []) == sorted(c["slow_nodes"])

@@ -30,7 +30,7 @@ def _gb(value):
     return "n/a" if value is None else "%.1f" % value
 
 
-def judge_nccl_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn"):
+def judge_nccl_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None):
     """One pod's single-node nccl-tests output judged as a 1-node run: the verdict of verdict.judge (peak and avg
     checks against the ``nodes: 1`` thresholds), or None when the log holds no nccl-tests output."""
     if not text or not ("# Avg bus bandwidth" in text or "Collective test starting" in text or "#       size" in text or '"results"' in text):
@@ -43,12 +43,14 @@ def judge_nccl_pod(text, facts, collective=None, thresholds=None, overrides=None
     return judge(result, facts=dict(facts, nodes=1), collective=collective, thresholds=thresholds, overrides=overrides, on_missing=on_missing, error=error)
 
 
-def judge_dcgm_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn"):
+def judge_dcgm_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None):
     """One pod's DCGM diagnostic JSON (verdict.dcgm_verdict, plugins/module_utils/judging/dcgm.py): its verdict with the
-    failing GPUs and tests as evidence, or None when the log holds nothing of DCGM's."""
+    failing GPUs and tests as evidence, or None when the log holds nothing of DCGM's. NODE (where POD ran) names the
+    node in the reason; without it the log's marker line names the pod's host."""
     if not text or "DCGM" not in text:
         return None
-    verdict = dcgm_verdict(text, facts=facts)
+    where = [{"metadata": {"name": pod}, "spec": {"nodeName": node}}] if pod and node else None
+    verdict = dcgm_verdict(text, facts=facts, pods=where, pod_logs={pod: text} if where else None)
     found = verdict.get("findings") or []
     if found:
         verdict["evidence"] = dict(found[0].get("evidence") or {})
@@ -74,6 +76,12 @@ def _bounds(verdict):
         if check.get("name") in ("peak", "avg") and check.get("pass") is not None:
             return {"threshold": check.get("threshold"), "pass": check.get("pass"), "warn": check.get("warn")}
     return {}
+
+
+def _on_node(node, reason, separator):
+    """REASON said of NODE: prefixed with the node's name, unless the parser's reason names it first already
+    (a DCGM reason reads "node X GPU 5: ...")."""
+    return reason if reason.startswith("node %s " % node) else "%s%s%s" % (node, separator, reason)
 
 
 def _doubled_nodes(judged_pods):
@@ -127,7 +135,7 @@ def judge_node_stage(
     for entry in sorted(judged_pods, key=lambda item: (item.get("node") or "", item.get("name") or "")):
         node, pod = entry.get("node"), entry.get("name")
         text = (logs.get(pod) or (None, None))[0]
-        verdict = PARSERS[parser](text, facts, collective=collective, thresholds=thresholds, overrides=overrides, on_missing=on_missing)
+        verdict = PARSERS[parser](text, facts, collective=collective, thresholds=thresholds, overrides=overrides, on_missing=on_missing, pod=pod, node=node)
         row = {"node": node, "pod": pod, "busbw": None, "size": None}
         if verdict is not None:
             busbw, size = _measured(verdict)
@@ -145,7 +153,7 @@ def judge_node_stage(
             name = "fail"
         row.update(verdict=name, reason=reason)
         results.append(row)
-        check = {"name": node or pod, "verdict": name, "reason": "%s: %s" % (node or pod, reason), "value": row["busbw"], "size": row["size"]}
+        check = {"name": node or pod, "verdict": name, "reason": _on_node(node or pod, reason, ": "), "value": row["busbw"], "size": row["size"]}
         check.update((key, row[key]) for key in ("threshold", "pass", "warn") if key in row)
         checks.append(check)
         if node and name in ("pass", "warn", "fail"):
@@ -177,7 +185,7 @@ def judge_node_stage(
     verdict_name = worst(check["verdict"] for check in checks) if checks else "error"
     bad = [row for row in results if row["verdict"] == verdict_name and verdict_name != "pass"]
     if bad:
-        reason = "; ".join("%s %s" % (row["node"] or row["pod"], row["reason"]) for row in bad)
+        reason = "; ".join(_on_node(row["node"] or row["pod"], row["reason"], " ") for row in bad)
     elif verdict_name == "pass":
         measured = [row["busbw"] for row in results if row["busbw"] is not None]
         reason = "%d node(s) passed%s" % (

@@ -13,6 +13,7 @@ import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.cluster_result import judged_record
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_stage import judge_node_stage
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures", "dcgm")
@@ -101,3 +102,17 @@ def test_no_logs_is_an_error_and_a_failed_job_fails():
 def test_an_unknown_results_kind_is_refused():
     with pytest.raises(ConfigError, match="^results: must be nccl-tests or dcgm-diag"):
         verdict_for("x", results="dcgm")
+
+
+def test_the_dcgm_stage_names_each_node_once_not_its_pods_host():
+    # The dcgm stage judges pod by pod (judging/node_stage.py); the log's marker line names the pod's host, which
+    # the reason showed beside the node ("n3 node job-node-0-3 GPU 5: ...").
+    names = ["job-dcgm-node-0-%d" % index for index in range(2)]
+    pods = [pod(name, "n%d" % index) for index, name in enumerate(names)]
+    logs = [{"item": pods[0], "log": fixture("v4-level2-pass-8gpu.log")}, {"item": pods[1], "log": fixture("v4-level2-gpu5-diagnostic-fail.log")}]
+    stage = judge_node_stage(logs, pods, stage="dcgm", parser="dcgm-diag", job_outcome="Complete")
+    assert stage["verdict"] == "fail" and stage["failed_nodes"] == ["n1"]
+    assert stage["reason"].startswith("node n1 GPU 5: diagnostic (Hardware) failed: GPU 5 had an error"), stage["reason"]
+    check = next(check for check in stage["checks"] if check["name"] == "n1")
+    assert check["reason"].startswith("node n1 GPU 5: diagnostic (Hardware) failed"), check["reason"]
+    assert [(f["node"], f["verdict"], f["evidence"]["pod"]) for f in stage["findings"]] == [("n0", "pass", names[0]), ("n1", "fail", names[1])]
