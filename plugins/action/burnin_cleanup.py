@@ -89,8 +89,10 @@ class ActionModule(K8sActionBase):
                 left = self._find("TrainJob", cleanup.TRAINER_API, namespace, selectors=[cleanup.managed_selector()])
                 drop = cleanup.drops_namespace(found[0], left, doomed)
         if drop:
-            self._delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-            deleted.append(cleanup.object_label({"metadata": {"name": namespace}}, dropped_namespace=True))
+            dropped = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+            self._delete(dropped)
+            deleted.append(cleanup.object_label(dropped, dropped_namespace=True))
+            self._wait_gone([dropped])
             return
         shared = []
         if args["shared"] and not remaining:
@@ -100,12 +102,14 @@ class ActionModule(K8sActionBase):
             ]
         elif args["shared"]:
             kept.append(cleanup.kept_note(namespace, args["entry"], remaining))
-        for obj in cleanup.doomed_objects(namespace, doomed, shared):
+        objects = list(cleanup.doomed_objects(namespace, doomed, shared))
+        for obj in objects:
             self._delete(obj)
             deleted.append(cleanup.object_label(obj))
+        self._wait_gone(objects)
 
     def _delete(self, obj):
-        """Delete OBJ (gone already is fine) and, with ``wait``, poll until it is gone. Check mode deletes nothing."""
+        """Delete OBJ (gone already is fine). Check mode deletes nothing."""
         if self._task.check_mode:
             return
         metadata = obj["metadata"]
@@ -121,10 +125,25 @@ class ActionModule(K8sActionBase):
             return True
 
         self._retried(what, delete)
-        if self._args["wait"]:
-            self._retried(
-                "waiting for %s/%s to go" % (obj["kind"], metadata["name"]),
-                lambda: self._service.find(obj["kind"], obj["apiVersion"], name=metadata["name"], namespace=metadata.get("namespace")).get("resources"),
-                timeout=self._args["wait_timeout"],
-                done=lambda found: not found,
-            )
+
+    def _wait_gone(self, objects):
+        """With ``wait``, poll until every one of OBJECTS is gone, all at once (their finalizers and grace periods
+        run side by side); each look reads only the ones still there."""
+        if self._task.check_mode or not self._args["wait"] or not objects:
+            return
+        left = list(objects)
+
+        def still_there():
+            left[:] = [
+                obj
+                for obj in left
+                if self._service.find(obj["kind"], obj["apiVersion"], name=obj["metadata"]["name"], namespace=obj["metadata"].get("namespace")).get("resources")
+            ]
+            return list(left)
+
+        self._retried(
+            "waiting for %s to go" % ", ".join("%s/%s" % (obj["kind"], obj["metadata"]["name"]) for obj in objects),
+            still_there,
+            timeout=self._args["wait_timeout"],
+            done=lambda found: not found,
+        )

@@ -66,8 +66,18 @@ class Cluster(object):
             raise IsolationFailed("applying the pair TrainJobs", classify(outcome.get("msg"), context=self.auth.get("context"), server=self.server))
 
     def _pods(self, name):
-        found = self.reader.find("Pod", "v1", namespace=self.namespace, hidden_fields=POD_HIDDEN, label_selectors=["%s=%s" % (JOBSET_NAME, name)])
-        return found.get("resources") or []
+        return self._pods_of([name])[name]
+
+    def _pods_of(self, names):
+        """{name: the pods of TrainJob NAME} for every one of NAMES, in one request (a set-based label selector)."""
+        selector = "%s in (%s)" % (JOBSET_NAME, ",".join(sorted(names)))
+        found = self.reader.find("Pod", "v1", namespace=self.namespace, hidden_fields=POD_HIDDEN, label_selectors=[selector])
+        pods = dict((name, []) for name in names)
+        for pod in found.get("resources") or []:
+            owner = ((pod.get("metadata") or {}).get("labels") or {}).get(JOBSET_NAME)
+            if owner in pods:
+                pods[owner].append(pod)
+        return pods
 
     def wait(self, names, timeout):
         """Every TrainJob of NAMES until all ended (or TIMEOUT): {name: trainjob_wait's outcome, pods, logs}."""
@@ -83,7 +93,8 @@ class Cluster(object):
                 if not found.get("resources"):
                     raise LookupError('TrainJob "%s" not found in namespace "%s" (it was deleted)' % (name, self.namespace))
                 jobs[name] = found["resources"][0]
-                for pod in self._pods(name):
+            for name, pods in self._pods_of(names).items():
+                for pod in pods:
                     seen[name][pod_name(pod)] = pod
                     # JobSet removes the MPI workers once the launcher is done: read an ended pod's log now.
                     if pod_name(pod) not in logs[name] and has_ended_once(pod):
@@ -142,7 +153,7 @@ class Cluster(object):
         # Until their pods are gone: a terminating pod still holds its node's GPUs, and the next stage's pods (one per
         # node, whose anti-affinity counts running pods only) would double up on the nodes already free.
         poll_until(
-            lambda: sum(len(self._pods(name)) for name in names),
+            lambda: sum(len(pods) for pods in self._pods_of(names).values()),
             lambda left: left == 0,
             PODS_GONE_SECONDS,
             self.args["poll_interval"],

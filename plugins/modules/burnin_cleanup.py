@@ -68,11 +68,11 @@ options:
     type: bool
     default: true
   wait:
-    description: Follow each deletion until the object is gone.
+    description: Follow the deletions until the objects are gone.
     type: bool
     default: true
   wait_timeout:
-    description: Seconds to wait for each object to go.
+    description: Seconds to wait for a namespace's deleted objects to go (they are followed all at once).
     type: int
     default: 180
   extra_kinds:
