@@ -20,6 +20,14 @@ Fixture API (class Fleet below):
 
 `clouds_fleet` is the same for tests/fleet/clouds-fleet.yml (one cluster each of OCI, CoreWeave, Nebius and on-prem),
 started only when a test asks for it; GPUFLEET_CLOUDS_FLEET_DIR reuses a clouds fleet started by hand.
+
+`burnin_playbook(fleet, reports, run_id, hosts, *args, namespace=..., entry=..., timeout=90)` runs playbooks/burnin.yml
+as a user does (the fleet's inventory, --limit HOSTS, forks 10, polling every second, custom stats shown) and returns
+a BurninRun: rc, output, run_id, dir (the run's report dir), results (its summary.json), stats(), recap().
+
+`own_fleet(name, spec, reuse_variable=None)` starts a module's fleet of its own from a spec (a dict) and returns
+(state, work dir); the fleet stops when the module's tests are done. The env variable REUSE_VARIABLE, when set, names
+a running fleet to use instead (left running).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -27,16 +35,21 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import importlib.util
+import json
 import os
+import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 FLEET_TOOLS = Path(__file__).resolve().parent.parent / "fleet"
+BURNIN_PLAYBOOK = FLEET_TOOLS.parent.parent / "playbooks" / "burnin.yml"
 
 
 def _load_fleetlib():
@@ -164,3 +177,73 @@ def clouds_fleet(request):
 def fleet_crds(fleet):
     """`fleet`, for tests that need the upstream CRDs (every fleet cluster has them, from the Go modules)."""
     return fleet
+
+
+@pytest.fixture(scope="module")
+def own_fleet(tmp_path_factory):
+    started = []
+
+    def start(name, spec, reuse_variable=None):
+        work = tmp_path_factory.mktemp(name)
+        reuse = os.environ.get(reuse_variable) if reuse_variable else None
+        if reuse:
+            return fleetlib.read_state(reuse), work
+        path = work / "spec.yml"
+        path.write_text(yaml.safe_dump(spec))
+        d = str(work / "fleet")
+        state = fleetlib.start(str(path), d)
+        started.append(d)
+        return state, work
+
+    try:
+        yield start
+    finally:
+        for d in started:
+            fleetlib.stop(d)
+
+
+class BurninRun:
+    def __init__(self, proc, report_dir, run_id):
+        self.rc, self.output, self.run_id = proc.returncode, proc.stdout, run_id
+        self.dir = Path(report_dir) / run_id
+        summary = self.dir / "summary.json"
+        self.results = json.loads(summary.read_text()) if summary.is_file() else {}
+
+    def stats(self):
+        for line in self.output.splitlines():
+            if line.strip().startswith("RUN: {"):
+                return json.loads(line.strip()[len("RUN: ") :])["burnin_results"]
+        raise AssertionError("no CUSTOM STATS in the output:\n" + self.output[-3000:])
+
+    def recap(self):
+        """{host: failed count} from the PLAY RECAP."""
+        out = {}
+        for line in self.output.splitlines():
+            m = re.match(r"^(\S+)\s+: ok=\d+\s+changed=\d+\s+unreachable=\d+\s+failed=(\d+)", line)
+            if m:
+                out[m.group(1)] = int(m.group(2))
+        return out
+
+    def __repr__(self):
+        return "BurninRun(rc=%s)\n%s" % (self.rc, self.output[-6000:])
+
+
+def _burnin_playbook(fleet, reports, run_id, hosts, *args, namespace, entry, timeout=90):
+    command = ["ansible-playbook", str(BURNIN_PLAYBOOK), "-i", fleet.inventory, *args, "--limit", ":".join(hosts), "--forks", "10"]
+    for variable in (
+        "burnin_run_id=%s" % run_id,
+        "burnin_namespace=%s" % namespace,
+        "burnin_entry_name=%s" % entry,
+        "burnin_report_dir=%s" % reports,
+        "burnin_poll_interval=1",
+        "burnin_timeout=%d" % timeout,
+    ):
+        command += ["-e", variable]
+    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1", ANSIBLE_SHOW_CUSTOM_STATS="1")
+    proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False, timeout=900)
+    return BurninRun(proc, reports, run_id)
+
+
+@pytest.fixture(scope="session")
+def burnin_playbook():
+    return _burnin_playbook

@@ -18,8 +18,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -27,7 +25,6 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent.parent
-PLAYBOOK = REPO / "playbooks" / "burnin.yml"
 NAMESPACE = "dcgm-e2e"
 ENTRY = "dcgm-burnin"
 RUN = "dcgm-1"
@@ -47,7 +44,7 @@ def clean_cluster(fleet):
 
 
 @pytest.fixture(scope="module")
-def run(fleet_crds, tmp_path_factory):
+def run(fleet_crds, tmp_path_factory, burnin_playbook):
     fleet = fleet_crds
     if FAILING not in fleet.clusters or clean_cluster(fleet) is None:
         pytest.fail("the fleet needs %s and a cluster without dcgm_failing_gpus (tests/e2e/test_dcgm.py)" % FAILING, pytrace=False)
@@ -58,38 +55,23 @@ def run(fleet_crds, tmp_path_factory):
     hosts = work / "hosts.yml"
     nodes = dict((name, gpu_nodes(fleet, name)) for name in (FAILING, clean))
     hosts.write_text(yaml.safe_dump({"all": {"hosts": dict((name, {"burnin_nodes": count}) for name, count in nodes.items())}}))
-    command = [
-        "ansible-playbook",
-        str(PLAYBOOK),
-        "-i",
-        fleet.inventory,
+    # The workload alone, as the fleet stage (the dcgm stage is test_role.py's, on the default fleet).
+    done = burnin_playbook(
+        fleet,
+        reports,
+        RUN,
+        [FAILING, clean],
         "-i",
         str(hosts),
-        "--limit",
-        "%s:%s" % (FAILING, clean),
-        "-e",
-        "burnin_run_id=%s" % RUN,
         "-e",
         "burnin_workload=dcgm-diag",
-        # The workload alone, as the fleet stage (the dcgm stage is test_role.py's, on the default fleet).
         "-e",
         '{"burnin_stages": ["fleet"]}',
-        "-e",
-        "burnin_namespace=%s" % NAMESPACE,
-        "-e",
-        "burnin_entry_name=%s" % ENTRY,
-        "-e",
-        "burnin_report_dir=%s" % reports,
-        "-e",
-        "burnin_poll_interval=1",
-        "-e",
-        "burnin_timeout=120",
-    ]
-    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1")
-    proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False, timeout=900)
-    summary = reports / RUN / "summary.json"
-    results = json.loads(summary.read_text()) if summary.is_file() else {}
-    yield {"rc": proc.returncode, "output": proc.stdout, "results": results, "clean": clean, "nodes": nodes, "dir": reports / RUN}
+        namespace=NAMESPACE,
+        entry=ENTRY,
+        timeout=120,
+    )
+    yield {"rc": done.rc, "output": done.output, "results": done.results, "clean": clean, "nodes": nodes, "dir": done.dir}
     from kubernetes.client import CoreV1Api
 
     for cluster in (FAILING, clean):

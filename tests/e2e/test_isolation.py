@@ -21,7 +21,6 @@ __metaclass__ = type
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -62,25 +61,9 @@ SPEC = {
 }
 
 
-def fleetlib():
-    return sys.modules["gpufleet_test_fleet"]  # tests/fleet/fleet.py, loaded by conftest.py
-
-
 @pytest.fixture(scope="module")
-def iso_fleet(tmp_path_factory):
-    reuse = os.environ.get("GPUFLEET_ISOLATION_FLEET_DIR")
-    work = tmp_path_factory.mktemp("isolation")
-    if reuse:
-        yield fleetlib().read_state(reuse), work
-        return
-    spec = work / "spec.yml"
-    spec.write_text(yaml.safe_dump(SPEC))
-    d = work / "fleet"
-    state = fleetlib().start(str(spec), str(d))
-    try:
-        yield state, work
-    finally:
-        fleetlib().stop(str(d))
+def iso_fleet(own_fleet):
+    return own_fleet("isolation", SPEC, "GPUFLEET_ISOLATION_FLEET_DIR")
 
 
 def run(state, work, playbook, run_id, *options):

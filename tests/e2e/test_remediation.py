@@ -24,11 +24,9 @@ __metaclass__ = type
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 REPO = Path(__file__).resolve().parent.parent.parent
 PLAYBOOKS = REPO / "playbooks"
@@ -57,25 +55,9 @@ ADMIN_LABEL = ("admin.example.com/keep", "yes")
 ADMIN_TAINT = {"key": "admin.example.com/maintenance", "value": "later", "effect": "PreferNoSchedule"}
 
 
-def fleetlib():
-    return sys.modules["gpufleet_test_fleet"]  # tests/fleet/fleet.py, loaded by conftest.py
-
-
 @pytest.fixture(scope="module")
-def rem_fleet(tmp_path_factory):
-    work = tmp_path_factory.mktemp("remediation")
-    reuse = os.environ.get("GPUFLEET_REMEDIATION_FLEET_DIR")
-    if reuse:
-        yield fleetlib().read_state(reuse), work
-        return
-    spec = work / "spec.yml"
-    spec.write_text(yaml.safe_dump(SPEC))
-    d = work / "fleet"
-    state = fleetlib().start(str(spec), str(d))
-    try:
-        yield state, work
-    finally:
-        fleetlib().stop(str(d))
+def rem_fleet(own_fleet):
+    return own_fleet("remediation", SPEC, "GPUFLEET_REMEDIATION_FLEET_DIR")
 
 
 class Nodes:

@@ -19,6 +19,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import importlib.util
+import html
 import json
 import os
 import re
@@ -124,6 +125,19 @@ def run_chromium(binary, tmp_path, *args):
     done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=180, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
+
+
+def probed(binary, tmp_path, page_file, probe, *args, name="probed.html"):
+    """What PROBE (a script that writes JSON into <pre id="render-check">) saw of PAGE_FILE's page in Chromium with
+    ARGS, parsed."""
+    with open(page_file) as handle:
+        page = handle.read()
+    path = tmp_path / name
+    path.write_text(page.replace("</body>", probe + "</body>"))
+    dom = run_chromium(binary, tmp_path, *args, "--dump-dom", path.as_uri())
+    match = re.search(r'<pre id="render-check">(.*?)</pre>', dom, re.S)
+    assert match, dom[-2000:]
+    return json.loads(html.unescape(match.group(1)))
 
 
 def fleet_results():
@@ -251,14 +265,7 @@ def test_the_report_has_no_script(report_file):
 
 
 def test_browser_lays_out_every_plot(chromium, report_file, tmp_path):
-    with open(report_file) as handle:
-        page = handle.read()
-    probed = tmp_path / "probed.html"
-    probed.write_text(page.replace("</body>", PROBE + "</body>"))
-    dom = run_chromium(chromium, tmp_path, "--virtual-time-budget=5000", "--dump-dom", probed.as_uri())
-    match = re.search(r'<pre id="render-check">(.*?)</pre>', dom, re.S)
-    assert match, dom[-2000:]
-    plots = json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+    plots = probed(chromium, tmp_path, report_file, PROBE, "--virtual-time-budget=5000")
     assert len(plots) == 3  # aws-p5-a, gcp-a3u and the failed cluster; the unreachable one has no data
     for plot in plots:
         assert 760 <= plot["width"] <= 764 and 354 <= plot["height"] <= 358  # the SVG plus its CSS border
@@ -302,14 +309,7 @@ window.addEventListener("load", function () {
 
 
 def test_browser_shows_the_per_node_table(chromium, staged_report_file, tmp_path):
-    with open(staged_report_file) as handle:
-        page = handle.read()
-    probed = tmp_path / "probed.html"
-    probed.write_text(page.replace("</body>", NODES_PROBE + "</body>"))
-    dom = run_chromium(chromium, tmp_path, "--window-size=1400,1000", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri())
-    match = re.search(r'<pre id="render-check">(.*?)</pre>', dom, re.S)
-    assert match, dom[-2000:]
-    tables = json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+    tables = probed(chromium, tmp_path, staged_report_file, NODES_PROBE, "--window-size=1400,1000", "--virtual-time-budget=5000")
     assert len(tables) == 1, tables  # only the staged cluster has node verdicts
     table = tables[0]
     assert table["visible"] and table["width"] > 300 and table["height"] > 40, table
@@ -418,14 +418,7 @@ def test_fleet_report_keeps_every_cluster(fleet_report):
 
 def test_browser_lays_out_the_fleet_overview(chromium, fleet_report, tmp_path):
     results, files = fleet_report
-    with open(files["html"]) as handle:
-        page = handle.read()
-    probed = tmp_path / "probed.html"
-    probed.write_text(page.replace("</body>", OVERVIEW_PROBE + "</body>"))
-    dom = run_chromium(chromium, tmp_path, "--window-size=1400,1000", "--virtual-time-budget=10000", "--dump-dom", probed.as_uri())
-    match = re.search(r'<pre id="render-check">(.*?)</pre>', dom, re.S)
-    assert match, dom[-2000:]
-    seen = json.loads(match.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+    seen = probed(chromium, tmp_path, files["html"], OVERVIEW_PROBE, "--window-size=1400,1000", "--virtual-time-budget=10000")
     bars = seen["bars"]
     assert len(bars) == 200 and sorted(drawn["cluster"] for drawn in bars) == sorted(results)
     assert all(drawn["width"] >= 3 and drawn["height"] >= 1 for drawn in bars)  # every bar drawn, visible
@@ -508,14 +501,9 @@ def test_nodes_against_the_baseline_and_range_thresholds_are_drawn(chromium, tmp
 
     report.write_reports(results("run1", 480.0), str(tmp_path / "run1"), formats=["json"], run_id="run1")
     written = report.write_reports(results("run2", 240.0), str(tmp_path / "run2"), formats=["html"], run_id="run2", history_dir=str(tmp_path))
-    with open(written["files"]["html"]) as handle:
-        page = handle.read()
-    probed = tmp_path / "probed-nodes.html"
-    probed.write_text(page.replace("</body>", HISTORY_PROBE + "</body>"))
-    dom = run_chromium(chromium, tmp_path, "--window-size=1400,1000", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri())
-    match = re.search(r'<pre id="render-check">(.*?)</pre>', dom, re.S)
-    assert match, dom[-2000:]
-    seen = json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+    seen = probed(
+        chromium, tmp_path, written["files"]["html"], HISTORY_PROBE, "--window-size=1400,1000", "--virtual-time-budget=5000", name="probed-nodes.html"
+    )
     rows = dict((row["cells"][0], row) for row in seen["rows"])
     assert sorted(rows) == ["n1", "n2"] and rows["n2"]["cells"][3:] == ["480.0", "240.0", "-50.0%"] and rows["n2"]["regressed"]
     assert all(row["width"] > 200 and row["height"] > 10 for row in rows.values())

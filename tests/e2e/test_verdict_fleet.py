@@ -22,17 +22,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
 import re
-import subprocess
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parent.parent.parent
-PLAYBOOK = REPO / "playbooks" / "burnin.yml"
 NAMESPACE = "verdict-e2e"
 ENTRY = "nccl-verdict"
 AWS, GCP, AZURE = "aws-use1-h100-a", "gcp-usc1-h100-a", "azure-eus-gb200-a"
@@ -48,60 +43,6 @@ OWN_THRESHOLD = {
     "warn": 200,
     "source": "our acceptance test",
 }
-
-
-class Run:
-    def __init__(self, proc, report_dir, run_id):
-        self.rc, self.output, self.run_id = proc.returncode, proc.stdout, run_id
-        self.dir = Path(report_dir) / run_id
-        summary = self.dir / "summary.json"
-        self.results = json.loads(summary.read_text()) if summary.is_file() else {}
-
-    def stats(self):
-        for line in self.output.splitlines():
-            if line.strip().startswith("RUN: {"):
-                return json.loads(line.strip()[len("RUN: ") :])["burnin_results"]
-        raise AssertionError("no CUSTOM STATS in the output:\n" + self.output[-3000:])
-
-    def recap(self):
-        """{host: failed count} from the PLAY RECAP."""
-        out = {}
-        for line in self.output.splitlines():
-            m = re.match(r"^(\S+)\s+: ok=\d+\s+changed=\d+\s+unreachable=\d+\s+failed=(\d+)", line)
-            if m:
-                out[m.group(1)] = int(m.group(2))
-        return out
-
-    def __repr__(self):
-        return "Run(rc=%s)\n%s" % (self.rc, self.output[-6000:])
-
-
-def playbook(fleet, reports, run_id, hosts, *args):
-    command = (
-        ["ansible-playbook", str(PLAYBOOK), "-i", fleet.inventory]
-        + list(args)
-        + [
-            "--limit",
-            ":".join(hosts),
-            "--forks",
-            "10",
-            "-e",
-            "burnin_run_id=%s" % run_id,
-            "-e",
-            "burnin_namespace=%s" % NAMESPACE,
-            "-e",
-            "burnin_entry_name=%s" % ENTRY,
-            "-e",
-            "burnin_report_dir=%s" % reports,
-            "-e",
-            "burnin_poll_interval=1",
-            "-e",
-            "burnin_timeout=90",
-        ]
-    )
-    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1", ANSIBLE_SHOW_CUSTOM_STATS="1")
-    proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False, timeout=900)
-    return Run(proc, reports, run_id)
 
 
 def pods_of(fleet, cluster, trainjob):
@@ -124,12 +65,12 @@ def work(fleet_crds, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def first(fleet_crds, work):
-    return playbook(fleet_crds, work / "reports", RUN1, [AWS, GCP, AZURE])
+def first(fleet_crds, work, burnin_playbook):
+    return burnin_playbook(fleet_crds, work / "reports", RUN1, [AWS, GCP, AZURE], namespace=NAMESPACE, entry=ENTRY)
 
 
 @pytest.fixture(scope="module")
-def second(fleet_crds, work, first):
+def second(fleet_crds, work, first, burnin_playbook):
     extra = work / "per-host.yml"
     extra.write_text(
         yaml.safe_dump(
@@ -144,7 +85,7 @@ def second(fleet_crds, work, first):
             }
         )
     )
-    return playbook(fleet_crds, work / "reports", RUN2, [AWS, GCP, AZURE], "-i", str(extra))
+    return burnin_playbook(fleet_crds, work / "reports", RUN2, [AWS, GCP, AZURE], "-i", str(extra), namespace=NAMESPACE, entry=ENTRY)
 
 
 def test_one_pass_one_warn_one_fail_and_the_failing_cluster_alone_fails(first):
