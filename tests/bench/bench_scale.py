@@ -7,6 +7,7 @@ cluster and the reports' write time.
 
     source scripts/env.sh && python tests/bench/bench_scale.py [--fleet-dir DIR] [--sizes 50 100 200] [--forks 10 50]
                                                                [--clusters 5] [--nodes N] [--job-seconds 10]
+                                                               [--stages fleet]
                                                                [--rounds 1] [--timeout 1800] [--json PATH]
                                                                [--keep-namespaces] [--keep-work]
 
@@ -19,8 +20,15 @@ cluster and the reports' write time.
    a token for it (TokenRequest) and a FlowSchema matching only it, served by the mandatory `exempt` priority level
    (no throttling, as the fleet's admin user); Ansible runs with a kubeconfig holding those tokens;
 3. per size N and forks F (and round): an inventory of N hosts, host i on cluster i mod --clusters (round robin),
-   each its own `burnin_namespace`; runs playbooks/burnin.yml (reports JSON, JUnit and HTML; TrainJobs annotated
-   `gpufleet.test/delay-seconds` = --job-seconds) and checks every host's outcome; then deletes the namespaces.
+   each its own `burnin_namespace`; runs playbooks/burnin.yml with `burnin_stages` = --stages (default: the fleet
+   stage alone; reports JSON, JUnit and HTML; TrainJobs annotated `gpufleet.test/delay-seconds` = --job-seconds) and
+   checks every host's outcome; then deletes the namespaces.
+
+Stages: the fleet stage's TrainJob takes burnin_nodes (2) nodes, so many hosts share a cluster's nodes as many
+clusters would their own. A node or dcgm stage takes one pod on *every* GPU node of the cluster, as it does on a real
+cluster: hosts sharing a cluster would queue their node stages behind each other, which no real fleet does (one
+host per cluster). Measure the stages' cost with one host per cluster (--sizes equal to --clusters) against the
+fleet stage alone at the same size; the bench refuses node-wide stages with more hosts than clusters.
 
 Measured per run:
 - wall: ansible-playbook from start to exit;
@@ -75,6 +83,7 @@ CLUSTERS = [
     {"name": "scale-azure-h100-b", "platform": "azure", "gpu_architecture": "h100"},
 ]
 NODES_PER_JOB = 2  # the role's default burnin_nodes
+NODE_WIDE_STAGES = ("node", "dcgm")  # one pod on every GPU node (plugins/module_utils/judging/stages.py)
 BENCH_NS = "gpufleet-bench"
 BENCH_SA = "ansible"
 FLOW_SCHEMA = "gpufleet-bench-ansible"
@@ -363,6 +372,7 @@ def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, e
     reports = work / "reports"
     timer = work / ("tasks-%s.json" % tag)
     extra = {
+        "burnin_stages": args.stages,
         "burnin_run_id": run_id,
         "burnin_report_dir": str(reports),
         "burnin_report_formats": ["json", "junit", "html"],
@@ -416,6 +426,7 @@ def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, e
         "forks": forks,
         "round": round_index + 1,
         "job_seconds": args.job_seconds,
+        "stages": args.stages,
         "run_id": run_id,
         "returncode": proc.returncode,
         "outcomes": outcomes,
@@ -545,6 +556,7 @@ def main():
         help="GPU nodes per cluster when starting the fleet (default: %d per host " "of the largest size, so every job runs at once)" % NODES_PER_JOB,
     )
     parser.add_argument("--job-seconds", type=int, default=10, help="how long each TrainJob runs (default 10)")
+    parser.add_argument("--stages", nargs="+", default=["fleet"], choices=["node", "fleet", "isolation", "dcgm"], help="burnin_stages (default: fleet)")
     parser.add_argument("--timeout", type=int, default=1800, help="burnin_timeout (default 1800)")
     parser.add_argument("--rounds", type=int, default=1, help="runs per size and forks (default 1)")
     parser.add_argument("--json", help="write the results to this file as JSON")
@@ -555,6 +567,13 @@ def main():
         sys.exit("[bench] ansible-playbook is not on PATH: source scripts/env.sh first")
     if args.clusters > len(CLUSTERS):
         sys.exit("[bench] at most %d clusters" % len(CLUSTERS))
+    node_wide = sorted(set(args.stages) & set(NODE_WIDE_STAGES))
+    if node_wide and max(args.sizes) > args.clusters:
+        sys.exit(
+            "[bench] stages %s run on every GPU node of a cluster: with more hosts (%d) than clusters (%d) their jobs queue "
+            "behind each other, which no real fleet does; use --sizes %d (see the docstring)"
+            % (", ".join(node_wide), max(args.sizes), args.clusters, args.clusters)
+        )
 
     work = Path(tempfile.mkdtemp(prefix="gpufleet-scale-"))
     own_fleet = not args.fleet_dir
@@ -576,6 +595,7 @@ def main():
             hosts_per_cluster,
             "" if slots >= hosts_per_cluster else " - JOBS QUEUE for nodes, the wall time includes waiting for capacity",
         )
+        capacity += "; burnin_stages %s" % json.dumps(args.stages)
         log(capacity)
         kubeconfig = bench_identity(state, clusters, work)
         callbacks = work / "callback_plugins"
