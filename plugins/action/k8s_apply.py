@@ -7,10 +7,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import time
+
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import K8S_APPLY_OWN, k8s_apply_spec
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.inputs import check_apply_options
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify, runtime_not_cached
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, configured_server, run_k8s
 
 NAME = "gpufleet.burnin.k8s_apply"
@@ -18,6 +20,9 @@ HIDDEN_FIELDS = ["metadata.managedFields"]
 # What the result keeps of each applied object: the caller has the objects it applied; echoing every spec back
 # costs Ansible's main process time per cluster.
 KEPT_METADATA = ("name", "namespace", "uid", "resourceVersion", "generation")
+# A TrainJob refused because Trainer's webhook has not seen its runtime yet (applied a moment before, in the same
+# call) is applied again, server-side apply being idempotent: up to CACHE_RETRIES times, CACHE_DELAY_SECONDS apart.
+CACHE_RETRIES, CACHE_DELAY_SECONDS = 5, 2
 
 
 def object_reference(obj):
@@ -75,7 +80,12 @@ class ActionModule(K8sActionBase):
         )
         # In check mode the diffs tell a real change from a dry run that only moved managedFields
         # (plugins/module_utils/judging/cluster_result.py), shown or not.
-        outcome = run_k8s(params, check_mode=self._task.check_mode, diff=self._task.diff or self._task.check_mode, name=NAME)
+        for attempt in range(CACHE_RETRIES + 1):
+            outcome = run_k8s(params, check_mode=self._task.check_mode, diff=self._task.diff or self._task.check_mode, name=NAME)
+            # In check mode a runtime's dry run stores nothing: its TrainJob is refused however long one waits.
+            if not outcome.get("failed") or self._task.check_mode or attempt == CACHE_RETRIES or not runtime_not_cached(outcome.get("msg")):
+                break
+            time.sleep(CACHE_DELAY_SECONDS)
         if outcome.get("failed"):
             # kubernetes.core's message carries the raw Status body: the task says the classified sentence, the raw
             # text stays in error.detail (shown at -v).

@@ -310,7 +310,7 @@ CLOUDS_PLAYBOOK = r"""
           field_manager: "{{ cloud_field_manager }}"
           force_conflicts: true
       register: cloud_applied
-      # Trainer's webhook may not have the runtime in its cache yet (roles/burnin/tasks/apply.yml says more).
+      # Trainer's webhook may not have the runtime in its cache yet (plugins/action/k8s_apply.py says more).
       retries: 5
       delay: 2
       until: cloud_applied is not failed or 'must be created before the TrainJob' not in (cloud_applied.msg | default(''))

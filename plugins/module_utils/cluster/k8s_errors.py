@@ -176,6 +176,18 @@ def kubeconfig_server(kubeconfig, context=None):
         return None
 
 
+# Trainer's TrainJob webhook looks the runtime up in its informer cache, which may not have seen a runtime applied a
+# moment before: "... specified trainingRuntime must be created before the TrainJob". Once the cache caught up the
+# same apply goes through.
+_RUNTIME_NOT_CACHED = "must be created before the TrainJob"
+
+
+def runtime_not_cached(msg):
+    """Whether MSG, the raw error text of a failed apply, is Trainer's webhook refusing a TrainJob whose runtime its
+    cache has not seen yet (classify() may shorten its message past the words that say so)."""
+    return _RUNTIME_NOT_CACHED in ("" if msg is None else str(msg))
+
+
 def classify(msg, context=None, server=None):
     """{'category', 'status', 'message', 'detail'} for the error text MSG of a failed Kubernetes call.
 

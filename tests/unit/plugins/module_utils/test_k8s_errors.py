@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import CLASSES, MAX_MESSAGE, classify
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import CLASSES, MAX_MESSAGE, classify, runtime_not_cached
 
 SERVER = "https://127.0.0.1:6443"
 
@@ -155,6 +155,28 @@ def test_a_webhook_denial_is_invalid_with_its_field_paths():
         "The admission webhook validator.trainingruntime.trainer.kubeflow.org on https://127.0.0.1:6443 "
         "rejected the object: spec.template.spec.replicatedJobs[0].replicas: Invalid value: 2: always "
         "must be 1."
+    )
+
+
+def test_a_runtime_the_webhook_has_not_seen_yet_is_known_by_the_raw_text_not_the_shortened_message():
+    # As tests/bench/bench_scale.py met it on the node stage's runtime: the classified message is cut before the words
+    # that say why, so a retry keyed on it never ran (plugins/action/k8s_apply.py now reads the raw text).
+    runtime = {"name": "nccl-burnin-node-runtime", "apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime"}
+    body = status(
+        403,
+        "Forbidden",
+        'admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.runtimeRef: Invalid value: %s: '
+        'TrainingRuntime.trainer.kubeflow.org "nccl-burnin-node-runtime" not found: specified trainingRuntime must be created before the '
+        "TrainJob is created" % json.dumps(runtime, separators=(",", ":")),
+    )
+    raw = "Failed to apply object: b'%s'" % body
+    err = classify(raw, context="scale-gcp-h100-a", server="https://127.0.0.1:30689")
+    assert err["category"] == "Invalid" and len(err["message"]) <= MAX_MESSAGE
+    assert "must be created before the TrainJob" not in err["message"]
+    assert runtime_not_cached(raw)
+    assert not runtime_not_cached(err["message"]) and not runtime_not_cached(None)
+    assert not runtime_not_cached(
+        "Failed to apply object: b'%s'" % status(403, "Forbidden", 'admission webhook "x" denied the request: replicas: always must be 1')
     )
 
 
