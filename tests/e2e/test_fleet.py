@@ -19,6 +19,7 @@ import uuid
 
 import pytest
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import runtime_not_cached
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import build_runtime
 
 FIELD_MANAGER = "gpufleet-burnin"
@@ -87,6 +88,22 @@ def rich_config(entry_name):
 def ssa(dyn, body, namespace):
     res = dyn.resources.get(api_version=body["apiVersion"], kind=body["kind"])
     return res, dyn.server_side_apply(res, body=body, namespace=namespace, field_manager=FIELD_MANAGER)
+
+
+def create_trainjob(tj, namespace, body, timeout=30.0):
+    """Create a TrainJob whose runtime was applied a moment before: Trainer's webhook refuses it until its cache has
+    seen the runtime (the rule k8s_apply retries on, plugins/module_utils/cluster/k8s_errors.py)."""
+    from kubernetes.client.exceptions import ApiException
+
+    def created():
+        try:
+            return tj.create(namespace=namespace, body=body)
+        except ApiException as err:
+            if runtime_not_cached(err.body):
+                return None
+            raise
+
+    return wait_for(created, timeout=timeout, interval=1.0, what="Trainer's webhook to see the runtime of TrainJob %s" % body["metadata"]["name"])
 
 
 @pytest.fixture(scope="module")
@@ -281,9 +298,10 @@ def test_real_chain_ends_trainjobs_complete_or_failed(fleet_crds, e2e_namespace)
             meta = {"name": name}
             if outcome:
                 meta["annotations"] = {"gpufleet.test/outcome": outcome}
-            tj.create(
-                namespace=ns,
-                body={
+            create_trainjob(
+                tj,
+                ns,
+                {
                     "apiVersion": TRAINER,
                     "kind": "TrainJob",
                     "metadata": meta,
@@ -371,9 +389,10 @@ def test_mpi_trainjob_runs_through_trainer_jobset_and_kwok_with_logs(fleet_crds,
     runtime = build_runtime("mpi", dict(rich_config("logs"), nodes=nodes, gpus_per_node=gpus))
     ssa(dyn, runtime, e2e_namespace)
     tj = dyn.resources.get(api_version=TRAINER, kind="TrainJob")
-    tj.create(
-        namespace=e2e_namespace,
-        body={
+    create_trainjob(
+        tj,
+        e2e_namespace,
+        {
             "apiVersion": TRAINER,
             "kind": "TrainJob",
             "metadata": {"name": "logs-1", "labels": {"gpufleet.burnin/run-id": "logs-1"}, "annotations": {"gpufleet.test/nccl-log": "good"}},
@@ -451,9 +470,10 @@ def test_computedomain_channel_claims_are_allocated_by_the_scheduler(fleet_crds,
     pod_spec["containers"][0].setdefault("resources", {})["claims"] = [{"name": "imex-channel"}]
     ssa(dyn, runtime, e2e_namespace)
     tj = dyn.resources.get(api_version=TRAINER, kind="TrainJob")
-    tj.create(
-        namespace=e2e_namespace,
-        body={
+    create_trainjob(
+        tj,
+        e2e_namespace,
+        {
             "apiVersion": TRAINER,
             "kind": "TrainJob",
             "metadata": {"name": "dra-1", "annotations": {"gpufleet.test/outcome": "Complete", "gpufleet.test/delay-seconds": "30"}},
