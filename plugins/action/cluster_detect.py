@@ -10,14 +10,13 @@ __metaclass__ = type
 import json
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import CLUSTER_DETECT_OWN, cluster_detect_spec
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import check_cluster, recorded_detection
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import check_cluster, node_evidence, recorded_detection
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.dra import served_rct_versions
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import UNREACHABLE_CLASSES, classify
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit, configured_server, k8s_reader, server_of
 
 NAME = "gpufleet.burnin.cluster_detect"
-NODE_HIDDEN = ["metadata.managedFields", "status.images", "status.conditions", "status.nodeInfo"]
 
 
 def error_text(exc):
@@ -54,10 +53,10 @@ class ActionModule(K8sActionBase):
         result.update(kubernetes_version=version.get("gitVersion", ""), dra_api_versions=served_rct_versions(groups), nodes=[], nodes_listed=False)
         if args["check_nodes"]:
             try:
-                found = reader.find("Node", "v1", hidden_fields=NODE_HIDDEN)
+                found = reader.find("Node", "v1")
                 if not found.get("api_found", True):
                     raise LookupError(found.get("msg"))
-                result.update(nodes=found.get("resources") or [], nodes_listed=True)
+                result.update(nodes=[node_evidence(node) for node in found.get("resources") or []], nodes_listed=True)
             # A namespace-scoped token (Forbidden) goes on with the declared values; anything else stops.
             except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
                 error = classify(error_text(exc), context=auth.get("context"), server=server)

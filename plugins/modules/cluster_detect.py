@@ -92,7 +92,10 @@ dra_api_versions:
   type: list
   elements: str
 nodes:
-  description: The nodes, as M(kubernetes.core.k8s_info) returns them without managed fields, images, conditions and node info.
+  description:
+    - What detection and the plan read of each node - C(metadata.name), C(metadata.labels), C(spec.providerID),
+      C(status.capacity) and C(status.allocatable) - not the whole Node object (the controller keeps every cluster's
+      result in memory).
   returned: when the cluster answered
   type: list
   elements: dict

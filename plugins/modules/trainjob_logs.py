@@ -101,8 +101,8 @@ RETURN = r"""
 results:
   description:
     - One entry per pod with a log or an error, shaped as a looped M(kubernetes.core.k8s_log) registers it (the pod as
-      C(item), C(log) and C(log_lines); or C(failed) and C(msg)), the pods there now first. The input of the
-      P(gpufleet.burnin.burnin_verdict#filter) filter.
+      C(item) and C(log), without k8s_log's C(log_lines), the same text split; or C(failed) and C(msg)), the pods
+      there now first. The input of the P(gpufleet.burnin.burnin_verdict#filter) filter.
   returned: unless skipped
   type: list
   elements: dict

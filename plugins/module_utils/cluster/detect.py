@@ -184,6 +184,22 @@ def _quantity(value):
         return 0
 
 
+def node_evidence(node):
+    """What detection (describe_node) and the plan's discovery of NIC resources (rendering/platform_catalog.py) read
+    of a Node object: name, labels, providerID, capacity and allocatable. cluster_detect keeps only this: the
+    controller holds every cluster's result, and a whole Node object is kilobytes, times each cluster's nodes."""
+    if not isinstance(node, dict):
+        return node
+    metadata, spec, status = node.get("metadata") or {}, node.get("spec") or {}, node.get("status") or {}
+    kept = {
+        "metadata": {key: metadata[key] for key in ("name", "labels") if key in metadata},
+        "status": {key: status[key] for key in ("capacity", "allocatable") if key in status},
+    }
+    if "providerID" in spec:
+        kept["spec"] = {"providerID": spec["providerID"]}
+    return kept
+
+
 def describe_node(node, index=0):
     """What one Node object says: name, platform, gpu_architecture, gpu_product, instance_type, gpus, is_gpu."""
     if not isinstance(node, dict):

@@ -55,11 +55,11 @@ def reads_whole(pod, whole_jobs):
 
 
 def log_entry(pod, text=None, error=None):
-    """One result as kubernetes.core.k8s_log returns it in a loop: the pod as ``item`` and ``log``/``log_lines``, or a
-    failed read's ``msg``."""
+    """One result as kubernetes.core.k8s_log returns it in a loop: the pod as ``item`` and ``log``, or a failed read's
+    ``msg``. Not k8s_log's ``log_lines``: the same text again, kept per cluster in the controller's memory."""
     if error is not None:
         return {"item": pod, "failed": True, "msg": error}
-    return {"item": pod, "log": text, "log_lines": text.splitlines()}
+    return {"item": pod, "log": text}
 
 
 def collect(current, read, seen=None, early=None):
@@ -91,7 +91,7 @@ def collect(current, read, seen=None, early=None):
         "collected": len(collected),
         "removed": [pod_name(pod) for pod in removed],
         "lost": lost,
-        "tails": dict((pod_name(r["item"]), r["log_lines"][-TAIL_KEPT:]) for r in collected),
+        "tails": dict((pod_name(r["item"]), r["log"].splitlines()[-TAIL_KEPT:]) for r in collected),
         "errors": dict((pod_name(r["item"]), r["msg"]) for r in results if r.get("failed")),
     }
     summary["note"] = note(summary)

@@ -274,3 +274,31 @@ def test_a_recorded_mismatch_is_the_outcome_with_its_reason():
     nodes = [node("g0", provider_id="gce://p/us-central1-a/g0", product="NVIDIA-H100-80GB-HBM3", gpus=8)]
     recorded = detect.recorded_detection(detect.check_cluster(nodes, platform="aws", gpu_architecture="h100"))
     assert recorded["outcome"] == "Mismatch" and "gcp" in recorded["reason"] and "aws" in recorded["reason"]
+
+
+def test_node_evidence_keeps_what_detection_and_discovery_read():
+    """cluster_detect keeps node_evidence() of each Node: the same detection and NIC discovery as the whole object."""
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.platform_catalog import discover_node_resources
+
+    whole = node("gpu-1", "aws:///us-east-1a/i-0abc", "NVIDIA-H100-80GB-HBM3", "p5.48xlarge", gpus=8)
+    whole["metadata"].update(annotations={"node.alpha.kubernetes.io/ttl": "0"}, managedFields=[{"manager": "kubelet"}], uid="u-1")
+    whole["spec"]["taints"] = [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
+    whole["status"].update(
+        allocatable={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"},
+        conditions=[{"type": "Ready", "status": "True"}],
+        images=[{"names": ["nccl:latest"], "sizeBytes": 1 << 30}],
+        nodeInfo={"kubeletVersion": "v1.34.4"},
+        addresses=[{"type": "InternalIP", "address": "10.0.0.1"}],
+    )
+    kept = detect.node_evidence(whole)
+    assert kept == {
+        "metadata": {"name": "gpu-1", "labels": whole["metadata"]["labels"]},
+        "spec": {"providerID": "aws:///us-east-1a/i-0abc"},
+        "status": {"capacity": whole["status"]["capacity"], "allocatable": whole["status"]["allocatable"]},
+    }
+    assert detect.describe_node(kept) == detect.describe_node(whole)
+    assert discover_node_resources([kept], "aws") == discover_node_resources([whole], "aws")
+    assert discover_node_resources([kept], "aws")["efa_per_node"] == 32
+    # A node without a providerID gets none; what is not a mapping is left for describe_node to refuse by its index.
+    assert "spec" not in detect.node_evidence({"metadata": {"name": "n"}})
+    assert detect.node_evidence("n") == "n"
