@@ -73,6 +73,8 @@ from bench_whole_run import AZURE_VARS, DELAY
 sys.path.insert(0, str(REPO / "tests" / "fleet"))
 from fleet_procs import Rest  # noqa: E402
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.stages import NODE_STAGE_WORKLOADS, STAGES  # noqa: E402
+
 # Clusters whose pods schedule on the fleet's nodes (bench_whole_run.py's note: not gcp/gb200).
 CLUSTERS = [
     {"name": "scale-aws-h100-a", "platform": "aws", "gpu_architecture": "h100"},
@@ -83,7 +85,6 @@ CLUSTERS = [
     {"name": "scale-azure-h100-b", "platform": "azure", "gpu_architecture": "h100"},
 ]
 NODES_PER_JOB = 2  # the role's default burnin_nodes
-NODE_WIDE_STAGES = ("node", "dcgm")  # one pod on every GPU node (plugins/module_utils/judging/stages.py)
 BENCH_NS = "gpufleet-bench"
 BENCH_SA = "ansible"
 FLOW_SCHEMA = "gpufleet-bench-ansible"
@@ -364,6 +365,36 @@ def time_reports(summary, work):
     return elapsed, size
 
 
+RECAP = re.compile(r"^(\S+)\s+: ok=(\d+)\s+changed=\d+\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=(\d+)\s+rescued=(\d+)", re.M)
+
+
+def tasks_per_host(output):
+    """The tasks a host ran or skipped (each one a worker forked for it), from the play recap of OUTPUT: the median
+    over the hosts, as the run_once tasks count only on the first."""
+    counts = sorted(sum(int(n) for n in match.groups()[1:]) for match in RECAP.finditer(output))
+    return counts[len(counts) // 2] if counts else 0
+
+
+def baseline_run(inventory, forks, tasks, work, env):
+    """Wall and CPU seconds of TASKS empty ``set_fact`` tasks per host over INVENTORY at FORKS: what Ansible itself
+    costs for as many tasks, the floor the role's run is compared with (as tests/bench/bench_render.py does)."""
+    playbook = work / ("baseline-%d.yml" % tasks)
+    if not playbook.exists():
+        body = [{"name": "Empty set_fact %d" % i, "ansible.builtin.set_fact": {"bench_baseline": "{{ inventory_hostname }}"}} for i in range(tasks)]
+        playbook.write_text(yaml.safe_dump([{"name": "Baseline", "hosts": "all", "gather_facts": False, "tasks": body}]))
+    cpu_before = cpu_children()
+    started = time.monotonic()
+    subprocess.run(
+        ["ansible-playbook", "-i", str(inventory), str(playbook), "--forks", str(forks)],
+        cwd=str(work),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
+    return time.monotonic() - started, cpu_children() - cpu_before
+
+
 def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, env):
     tag = "%d%02d%d%d" % (size, forks % 100, round_index, int(time.time()) % 1000)
     run_id = "scale-%s" % tag
@@ -421,6 +452,9 @@ def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, e
         }
     if not args.keep_namespaces:
         delete_namespaces(state, clusters, namespaces)
+    tasks_run = tasks_per_host(output)
+    baseline_env = dict((k, v) for k, v in env.items() if not k.startswith("ANSIBLE_CALLBACK"))
+    baseline_wall, baseline_cpu = baseline_run(inventory, forks, tasks_run, work, baseline_env) if tasks_run else (None, None)
     return {
         "size": size,
         "forks": forks,
@@ -431,6 +465,9 @@ def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, e
         "returncode": proc.returncode,
         "outcomes": outcomes,
         "wall_seconds": round(wall, 2),
+        "tasks_per_host": tasks_run,
+        "baseline_wall_seconds": round(baseline_wall, 2) if baseline_wall is not None else None,
+        "baseline_cpu_seconds": round(baseline_cpu, 2) if baseline_cpu is not None else None,
         "cpu_seconds": round(cpu, 2),
         "peak_rss_bytes": sampler.peak,
         "peak_pss_bytes": sampler.peak_pss,
@@ -456,13 +493,16 @@ def mib(n):
 def print_results(results, capacity):
     print("\nwhole burn-in at scale: %s" % capacity)
     print(
-        "%6s %5s %5s %8s %7s %9s %9s %9s %6s %10s %10s %8s %8s  %s"
+        "%6s %5s %5s %8s %7s %6s %8s %7s %9s %9s %9s %6s %10s %10s %8s %8s  %s"
         % (
             "hosts",
             "forks",
             "round",
             "wall s",
             "cpu s",
+            "tasks",
+            "base s",
+            "x base",
             "RSS MiB",
             "PSS MiB",
             "main MiB",
@@ -479,13 +519,16 @@ def print_results(results, capacity):
         ansible = sum(c["ansible"] for c in per_cluster) / float(len(per_cluster))
         everyone = sum(c["all_clients"] for c in per_cluster) / float(len(per_cluster))
         print(
-            "%6d %5d %5d %8.1f %7.1f %9.0f %9.0f %9.0f %6d %10.0f %10.0f %8s %8s  %s"
+            "%6d %5d %5d %8.1f %7.1f %6d %8s %7s %9.0f %9.0f %9.0f %6d %10.0f %10.0f %8s %8s  %s"
             % (
                 r["size"],
                 r["forks"],
                 r["round"],
                 r["wall_seconds"],
                 r["cpu_seconds"],
+                r["tasks_per_host"],
+                "%.1f" % r["baseline_wall_seconds"] if r["baseline_wall_seconds"] else "-",
+                "%.2f" % (r["wall_seconds"] / r["baseline_wall_seconds"]) if r["baseline_wall_seconds"] else "-",
                 mib(r["peak_rss_bytes"]),
                 mib(r["peak_pss_bytes"]),
                 mib(r["peak_rss_main_bytes"]),
@@ -527,7 +570,7 @@ def print_results(results, capacity):
 
 def ratios(results):
     """wall(largest)/wall(smallest) per forks, peak RSS at the largest forks, Ansible's requests per host."""
-    out = {"wall_ratio": {}, "peak_rss_gib": {}, "peak_pss_gib": {}, "ansible_requests_per_host": {}}
+    out = {"wall_ratio": {}, "baseline_wall_ratio": {}, "peak_rss_gib": {}, "peak_pss_gib": {}, "ansible_requests_per_host": {}}
     by = {}
     for r in results:
         by.setdefault((r["forks"], r["size"]), []).append(r)
@@ -535,7 +578,11 @@ def ratios(results):
         sizes = sorted(s for f, s in by if f == forks)
         walls = dict((s, min(r["wall_seconds"] for r in by[(forks, s)])) for s in sizes)
         if len(sizes) > 1:
-            out["wall_ratio"]["forks %d: wall(%d)/wall(%d)" % (forks, sizes[-1], sizes[0])] = round(walls[sizes[-1]] / walls[sizes[0]], 2)
+            key = "forks %d: wall(%d)/wall(%d)" % (forks, sizes[-1], sizes[0])
+            out["wall_ratio"][key] = round(walls[sizes[-1]] / walls[sizes[0]], 2)
+            bases = dict((s, min(r["baseline_wall_seconds"] or 0 for r in by[(forks, s)])) for s in sizes)
+            if bases[sizes[0]] and bases[sizes[-1]]:
+                out["baseline_wall_ratio"][key] = round(bases[sizes[-1]] / bases[sizes[0]], 2)
         for s in sizes:
             out["peak_rss_gib"]["%d hosts, forks %d" % (s, forks)] = round(max(mib(r["peak_rss_bytes"]) for r in by[(forks, s)]) / 1024, 3)
             out["peak_pss_gib"]["%d hosts, forks %d" % (s, forks)] = round(max(mib(r["peak_pss_bytes"]) for r in by[(forks, s)]) / 1024, 3)
@@ -556,7 +603,7 @@ def main():
         help="GPU nodes per cluster when starting the fleet (default: %d per host " "of the largest size, so every job runs at once)" % NODES_PER_JOB,
     )
     parser.add_argument("--job-seconds", type=int, default=10, help="how long each TrainJob runs (default 10)")
-    parser.add_argument("--stages", nargs="+", default=["fleet"], choices=["node", "fleet", "isolation", "dcgm"], help="burnin_stages (default: fleet)")
+    parser.add_argument("--stages", nargs="+", default=["fleet"], choices=STAGES, help="burnin_stages (default: fleet)")
     parser.add_argument("--timeout", type=int, default=1800, help="burnin_timeout (default 1800)")
     parser.add_argument("--rounds", type=int, default=1, help="runs per size and forks (default 1)")
     parser.add_argument("--json", help="write the results to this file as JSON")
@@ -567,7 +614,7 @@ def main():
         sys.exit("[bench] ansible-playbook is not on PATH: source scripts/env.sh first")
     if args.clusters > len(CLUSTERS):
         sys.exit("[bench] at most %d clusters" % len(CLUSTERS))
-    node_wide = sorted(set(args.stages) & set(NODE_WIDE_STAGES))
+    node_wide = sorted(set(args.stages) & set(NODE_STAGE_WORKLOADS))
     if node_wide and max(args.sizes) > args.clusters:
         sys.exit(
             "[bench] stages %s run on every GPU node of a cluster: with more hosts (%d) than clusters (%d) their jobs queue "
@@ -618,6 +665,8 @@ def main():
         print("\nratios")
         for key, value in summary["wall_ratio"].items():
             print("  %s = %.2fx (target <= 4.5x for 200/50) %s" % (key, value, "ok" if value <= 4.5 else "MISSED"))
+            if key in summary["baseline_wall_ratio"]:
+                print("    the baseline's (as many empty set_fact tasks per host): %.2fx" % summary["baseline_wall_ratio"][key])
         for key, value in summary["peak_rss_gib"].items():
             print(
                 "  peak RSS %s: %.2f GiB (PSS %.2f GiB)%s"
