@@ -43,9 +43,13 @@ Measured per run:
   Ansible alone (the bench's ServiceAccount); `apiserver_request_total` summed by verb counts every client's (the
   cluster's controllers, KWOK, the fleet's agent, the scrape itself), for scale;
 - reports: the wall time of the role's task "Write the fleet's reports" (a callback times every task; the slowest
-  tasks are printed), and the time of report.py's write_reports on the run's summary.json, rerun here afterwards.
+  tasks are printed), and the time of report.py's write_reports on the run's summary.json, rerun here afterwards;
+- baseline: then, on the same inventory at the same forks, a playbook of as many empty set_fact tasks per host as
+  the role ran (the play recap's median), its wall time and the role's multiple of it: what Ansible itself costs
+  for a play of that many tasks, and how that cost grows with the hosts.
 
-Ratios: wall(largest)/wall(smallest) at equal forks (the issue's target: wall(200)/wall(50) <= 4.5x), peak RSS at
+Ratios: wall(largest)/wall(smallest) at equal forks (the issue's target: wall(200)/wall(50) <= 4.5x) beside the
+baseline's own, peak RSS at
 forks 50 (target <= 1.5 GiB), Ansible's requests per cluster per host. Compare --job-seconds 10 and 30 to see whether
 the requests depend on the job's duration (trainjob_wait reads at once, then after 1, 2, 4, ... s up to
 burnin_poll_interval).
