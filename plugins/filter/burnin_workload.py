@@ -18,7 +18,10 @@ description:
     C(dcgm-diag), or null for the TrainJob's outcome only) and C(workload) (the name).
   - C(nccl-all-reduce) and C(nccl-all-gather) run nccl-tests under mpirun; C(torch-smoke) runs an NCCL all_reduce through
     torch.distributed under torchrun; C(exec-example) checks the GPU count of every node; C(dcgm-diag) runs
-    C(dcgmi diag -r <level> -j) (parameters C(image), C(level) 1-4, default 2) in one pod per node.
+    C(dcgmi diag -r <level> -j) in one pod per node (parameters C(image); C(level) 1-4, default 2, as DCGM defines
+    them - 1 the software plugin, 2 adds pcie and memory, 3 adds diagnostic, targeted stress and power and memory
+    bandwidth, 4 adds memtest and pulse test; C(timeout) seconds, default per level 300, 900, 3600, 10800;
+    C(host) a standalone nv-hostengine; C(privileged), required true for levels 3-4).
   - An unknown name fails, listing the available ones.
 positional: nodes, gpus_per_node, platform, gpu_architecture
 options:

@@ -26,6 +26,7 @@ launcher's output: the TrainJob's `gpufleet.test/nccl-log` and `gpufleet.test/nc
 `nccl_transport` (expected | socket: a silent fall back to sockets). A pod whose command runs `dcgmi diag` (the
 catalogue's dcgm-diag workload, recognised by its TrainJob's trainer command) prints DCGM's diagnostic JSON
 (tests/fleet/dcgm_logs.py): every GPU passes, except those the cluster's `dcgm_failing_gpus` lists for the pod's node
+(a node of `dcgm_hung_nodes` prints what the workload prints when its timeout stops a hung dcgmi)
 ({<node name or <cluster>-gpu-<index>>: [<gpu index>, ...]}), which fail the diagnostic test.
 `nccl_transport` (expected | socket: a silent fall back to sockets). A slow NIC: an MPI job of 2 nodes or more with
 a worker pod on one of the cluster's `slow_nodes` prints far-below output (nccl_logs.py: 25% of the good peak, below
@@ -91,6 +92,7 @@ class Cluster:
         self.nccl_busbw = record.get("nccl_busbw")
         self.nccl_transport = record.get("nccl_transport") or "expected"
         self.dcgm_failing_gpus = dict(record.get("dcgm_failing_gpus") or {})
+        self.dcgm_hung_nodes = list(record.get("dcgm_hung_nodes") or [])
         self.slow_nodes = set(record.get("slow_nodes") or [])
         # {node name: GB/s}: that node's own all_reduce (the node stage's single-node output) reaches only this.
         self.node_busbw = dict(record.get("node_busbw") or {})
@@ -276,6 +278,9 @@ class Cluster:
         level = dcgm_logs.level_of(words)
         if level is not None:
             node = pod["spec"].get("nodeName", "")
+            seconds = dcgm_logs.timeout_of(words)
+            if seconds is not None and self.hung(node):
+                return dcgm_logs.hung_log(pod["spec"].get("hostname", "") or pod["metadata"]["name"], gpus, level, seconds)
             return dcgm_logs.diag_log(pod["spec"].get("hostname", "") or pod["metadata"]["name"], gpus, level, self.failing_gpus(node), self.gpu)
         torch = any("torchrun" in w for w in words) or (trainer.get("numProcPerNode") and not cmd)
         if cmd and not torch:
@@ -297,6 +302,12 @@ class Cluster:
         return nccl_logs.plain_log(
             "torch" if torch else "exec", pod["spec"].get("hostname", ""), index, gpus, workers * gpus, self.gpu, finished=finished and outcome == "Complete"
         )
+
+    def hung(self, node):
+        """Whether NODE is one of the spec's dcgm_hung_nodes (by its name or `<cluster>-gpu-<i>`)."""
+        if node in self.dcgm_hung_nodes:
+            return True
+        return any(fleet_nodes._node_name(self.platform, self.name, i) == node for i in range(256) if f"{self.name}-gpu-{i}" in self.dcgm_hung_nodes)
 
     def failing_gpus(self, node):
         """The GPUs of NODE the spec's dcgm_failing_gpus fails: keyed by the node's name, or by `<cluster>-gpu-<i>`

@@ -1,11 +1,15 @@
 """What `dcgmi diag -r <level> -j` prints on a fleet node: the stand-in log of the catalogue's dcgm-diag workload.
 
-The JSON has DCGM 4.x's shape (NVIDIA/DCGM testing/python3/dcgm_diag_schema.json: "DCGM Diagnostic" ->
-test_categories -> tests -> results per GPU entity, test_summary, metadata), with the tests each level runs (level 1
-the software deployment checks; 2 adds pcie, memory and diagnostic; 3 adds the stress tests; 4 memtest and pulse_test).
-Every GPU passes, except the node's failing GPUs (the fleet spec's `dcgm_failing_gpus`), which fail the diagnostic
-test with a volatile double-bit ECC error as DCGM reports it (DCGM_FR_VOLATILE_DBE_DETECTED, error 4, and its
-message, NVIDIA/DCGM's dcgm_errors.h). The lines before and after the JSON are what templates/workloads/dcgm-diag.yaml prints.
+The JSON has DCGM 4.x's shape as dcgmi writes it (the published GB10 output in tests/fixtures/real/dcgm/: "DCGM
+Diagnostic" -> test_categories -> tests -> results per GPU entity, test_summary, entity_groups, metadata; keys sorted,
+tab-indented, "key" : value, as jsoncpp writes them), with the tests each level runs (level 1 the software plugin; 2
+adds pcie and memory; 3 adds diagnostic and the targeted stress/power and memory bandwidth tests; 4 memtest and
+pulse_test). Every GPU passes, except the node's failing GPUs (the fleet spec's `dcgm_failing_gpus`), which fail the
+memory test with a volatile double-bit ECC error as DCGM reports it: "Fail" with DCGM_FR_VOLATILE_DBE_DETECTED (error
+4) at severity ISOLATE (2) (NVIDIA/DCGM's dcgm_errors.h). A node of the spec's `dcgm_hung_nodes` stands for a dcgmi
+that never ends (NVIDIA/DCGM#247): its log is what the workload prints when its coreutils timeout stops dcgmi (no
+JSON, the timeout marker line, exit 124), at once rather than after the timeout. The lines before and after the JSON
+are what templates/workloads/dcgm-diag.yaml prints.
 """
 
 import hashlib
@@ -15,12 +19,12 @@ import re
 # (category, test) per level, each level adding to the one before.
 TESTS = {
     1: [("Deployment", "software")],
-    2: [("Integration", "pcie"), ("Hardware", "memory"), ("Hardware", "diagnostic")],
-    3: [("Stress", "targeted_stress"), ("Stress", "targeted_power"), ("Stress", "memory_bandwidth")],
+    2: [("Integration", "pcie"), ("Hardware", "memory")],
+    3: [("Hardware", "diagnostic"), ("Stress", "targeted_stress"), ("Stress", "targeted_power"), ("Stress", "memory_bandwidth")],
     4: [("Stress", "memtest"), ("Hardware", "pulse_test")],
 }
 DEVICE_IDS = {"h100": "2330", "h200": "2335", "b200": "2901", "gb200": "2941", "gb300": "31c2", "a100": "20b2"}
-FAILING_TEST = "diagnostic"
+FAILING_TEST = "memory"
 
 
 def level_of(words):
@@ -30,6 +34,26 @@ def level_of(words):
         return None
     match = re.search(r"dcgmi diag (?:-r|--run) (\d)", text)
     return int(match.group(1)) if match else 1
+
+
+def timeout_of(words):
+    """The seconds of the workload's `timeout -k 30 <seconds> dcgmi ...`, or None."""
+    match = re.search(r"timeout (?:-k \d+ )?(\d+) dcgmi", " ".join(words))
+    return int(match.group(1)) if match else None
+
+
+def hung_log(host, gpus, level, seconds):
+    """The pod's log when its dcgmi never ended and the workload's timeout stopped it."""
+    return (
+        "\n".join(
+            [
+                "# gpufleet-burnin dcgm-diag on %s: dcgmi diag -r %d -j on %d GPUs, timeout %d s" % (host, level, gpus, seconds),
+                "# gpufleet-burnin dcgm-diag on %s: dcgmi diag timed out after %d s" % (host, seconds),
+                "# gpufleet-burnin dcgm-diag on %s: dcgmi exit 124" % host,
+            ]
+        )
+        + "\n"
+    )
 
 
 def failure_message(gpu):
@@ -71,8 +95,10 @@ def diag_log(host, gpus, level=2, failing=(), gpu="h100"):
         "metadata": {"version": "4.5.2", "Driver Version Detected": "570.148.08"},
     }
     head = "# gpufleet-burnin dcgm-diag on %s: dcgmi diag -r %d -j on %d GPUs" % (host, level, gpus)
+    # jsoncpp's StyledWriter, as dcgmi prints (tests/fixtures/real/dcgm/): sorted keys, tabs, "key" : value.
+    text = json.dumps(doc, indent="\t", sort_keys=True, separators=(",", " : "))
     tail = "# gpufleet-burnin dcgm-diag on %s: dcgmi exit %d" % (host, 226 if failing & set(range(gpus)) else 0)
-    return "\n".join([head, json.dumps(doc, indent=3), tail]) + "\n"
+    return "\n".join([head, text, tail]) + "\n"
 
 
-__all__ = ["diag_log", "level_of"]
+__all__ = ["diag_log", "hung_log", "level_of", "timeout_of"]

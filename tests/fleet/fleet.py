@@ -215,6 +215,9 @@ def load_spec(path):
             for node, gpus in failing.items()
         ):
             raise FleetError(f"{path}: cluster {name}: dcgm_failing_gpus must map node names to lists of GPU indexes, got {failing!r}")
+        hung = c.get("dcgm_hung_nodes") or []
+        if not isinstance(hung, list) or not all(isinstance(n, str) and n for n in hung):
+            raise FleetError(f"{path}: cluster {name}: dcgm_hung_nodes must be a list of node names, got {hung!r}")
         slow_nodes = c.get("slow_nodes") or []
         if not isinstance(slow_nodes, list) or not all(isinstance(n, str) and n for n in slow_nodes):
             raise FleetError(f"{path}: cluster {name}: slow_nodes must be a list of node names, got {slow_nodes!r}")
@@ -257,6 +260,7 @@ def load_spec(path):
                 "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
                 "node_taints": c.get("node_taints"),
                 "dcgm_failing_gpus": {str(node): list(gpus) for node, gpus in failing.items()},
+                "dcgm_hung_nodes": list(hung),
                 "node_naming": node_naming,
                 "slow_nodes": list(slow_nodes),
                 "inventory_vars": dict(inventory_vars),
@@ -826,6 +830,7 @@ class FleetStarter:
                 "kubernetes_version",
                 "dra_beta_apis",
                 "dcgm_failing_gpus",
+                "dcgm_hung_nodes",
                 "slow_nodes",
                 "inventory_vars",
             )

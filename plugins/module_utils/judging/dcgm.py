@@ -26,6 +26,7 @@ Also read: the 3.x level-one (Deployment) results, which name no GPU (they apply
 entries carry their text under ``warnings`` instead of ``warning`` (Diag.cpp HelperJsonAddBasicTests); warnings given
 as plain strings (the old NVVS format in NvvsCommon.h, ``gpu_ids`` instead of ``gpu_id``); ``dcgmi diag --iterations``
 output ({"iterations": [<one document each>], "Overall Result": ...}), judged by the worst of its iterations.
+Without JSON in the log: dcgmi's text table (``_table``; dcgmi/Diag.cpp), whose test rows say Warn for a warning.
 
 Pure Python: the log text in, a plain dict out. The verdict (plugins/module_utils/judging/verdict.py) judges a run
 whose workload's ``results`` is ``dcgm-diag`` with :func:`judge_node` per pod.
@@ -42,6 +43,8 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 
 # The marker the catalogue's workload (templates/workloads/dcgm-diag.yaml) prints before the JSON.
 MARKER = re.compile(r"^# gpufleet-burnin dcgm-diag on (?P<host>\S+?):", re.MULTILINE)
+# The line it prints when coreutils timeout ended dcgmi (the workload's `timeout` parameter).
+TIMEOUT_MARKER = re.compile(r"^# gpufleet-burnin dcgm-diag on \S+?: dcgmi diag timed out after (?P<seconds>\d+) s", re.MULTILINE)
 TOP_KEYS = ("DCGM Diagnostic", "DCGM GPU Diagnostic")
 STATUSES = ("pass", "warn", "fail", "skip", "not_run")
 _STATUS_WORDS = {
@@ -60,6 +63,21 @@ _STATUS_WORDS = {
 # A node's verdict from its GPUs' statuses: a skipped or not-run test decides nothing.
 _VERDICT_OF = {"pass": "pass", "warn": "warn", "fail": "fail", "skip": "pass", "not_run": "pass"}
 _SEVERITY = {"pass": 0, "warn": 1, "fail": 2}
+# DCGM's error severities (NVIDIA/DCGM dcgmlib/dcgm_errors.h, dcgmErrorSeverity_t), each warning's
+# ``error_severity``: the only thing in ``dcgmi diag -j`` output that tells a warning from a failure, since dcgmi
+# prints both as "Fail" (dcgmi/Diag.cpp; only its table shows WARN). name, this collection's verdict, DCGM's meaning
+# (the enum's comments), the action it recommends.
+SEVERITIES = {
+    0: ("NONE", None, "no error", None),
+    1: ("MONITOR", "warn", "can perform workload, but needs to be monitored", "monitor the GPU"),
+    2: ("ISOLATE", "fail", "cannot perform workload: the GPU should be isolated", "isolate the GPU"),
+    3: ("UNKNOWN", "fail", "this error code is not recognized", "triage the GPU"),
+    4: ("TRIAGE", "fail", "cannot perform workload: perform further remediation", "triage the GPU"),
+    5: ("CONFIG", "warn", "cannot perform workload: requires a configuration change", "fix the node's configuration"),
+    6: ("RESET", "fail", "cannot perform workload: requires a GPU reset", "reset the GPU"),
+}
+# Nesting deeper than this is no DCGM document (dcgmi's nest about 8 levels): refused before json decodes it.
+MAX_DEPTH = 64
 _GPU_GROUPS = ("gpu",)
 _GPU_GROUP_ID = 1  # DCGM_FE_GPU (dcgm_structs.h)
 
@@ -76,25 +94,51 @@ def _status(value):
     return _STATUS_WORDS.get(word)
 
 
+# One pass over TEXT's JSON tokens: a string (JSON strings hold no raw newline), with the colon that makes it a key;
+# a brace; or a quote that opens no string on its line, which ends that line's tokens (no JSON follows it there).
+_TOKEN = re.compile(r'"((?:[^"\\\n]|\\.)*)"(\s*:)?|([{}])|"[^\n]*')
+_DOCUMENT_KEYS = frozenset(TOP_KEYS + ("iterations",))
+
+
 def _documents(text):
-    """Every JSON object in TEXT that is a DCGM diagnostic document (or an --iterations wrapper), in order."""
-    decoder = json.JSONDecoder()
+    """Every JSON object in TEXT that is a DCGM diagnostic document (or an --iterations wrapper), in order.
+
+    Linear in TEXT: one tokenizing pass pairs the braces (an explicit stack, no recursion) and marks each object that
+    holds a DCGM document's key; only the outermost marked objects are decoded, each once. An unpaired brace in noise
+    around the JSON opens an object that never closes and so hides nothing.
+    """
+    stack = []  # [start, depth of the deepest object inside, holds a document key]
+    spans = []  # (start, end, depth) of the outermost marked objects so far
+    for match in _TOKEN.finditer(text):
+        brace = match.group(3)
+        if brace is None:
+            if stack and match.group(2) and match.group(1) in _DOCUMENT_KEYS:
+                stack[-1][2] = True
+            continue
+        if brace == "{":
+            stack.append([match.start(), 0, False])
+            continue
+        if not stack:
+            continue
+        start, below, marked = stack.pop()
+        depth = below + 1
+        if stack and stack[-1][1] < depth:
+            stack[-1][1] = depth
+        if marked:
+            while spans and spans[-1][0] > start:
+                spans.pop()
+            spans.append((start, match.end(), depth))
     found = []
-    position = 0
-    while True:
-        start = text.find("{", position)
-        if start < 0:
-            return found
+    for start, end, depth in spans:
+        if depth > MAX_DEPTH:
+            raise DcgmParseError("the DCGM diagnostic JSON nests %d levels deep, more than %d: no document dcgmi writes" % (depth, MAX_DEPTH))
         try:
-            value, end = decoder.raw_decode(text, start)
+            value = json.loads(text[start:end])
         except ValueError:
-            position = start + 1
             continue
         if isinstance(value, dict) and (any(key in value for key in TOP_KEYS) or isinstance(value.get("iterations"), list)):
             found.append(value)
-            position = end
-        else:
-            position = start + 1
+    return found
 
 
 def _gpu_of(result):
@@ -139,13 +183,14 @@ def _warnings(result):
         items = [items]
     for item in items or []:
         if isinstance(item, str):
-            out.append({"message": item.strip(), "error_id": None})
+            out.append({"message": item.strip(), "error_id": None, "severity": None})
         elif isinstance(item, dict):
             message = item.get("warning")
             if not isinstance(message, str):
                 # Diag.cpp's level-one results put the text under "warnings" (NVVS_WARNINGS) in 3.x.
                 message = item.get("warnings") if isinstance(item.get("warnings"), str) else ""
-            out.append({"message": message.strip(), "error_id": _int(item.get("error_id"))})
+            severity = _int(item.get("error_severity"))
+            out.append({"message": message.strip(), "error_id": _int(item.get("error_id")), "severity": severity if severity in SEVERITIES else None})
     return [item for item in out if item["message"] or item["error_id"] is not None]
 
 
@@ -195,6 +240,7 @@ def _parse_document(doc):
                     continue
                 warnings, info = _warnings(result), _info(result)
                 record = {"status": status, "message": _message(warnings, info), "warnings": warnings, "info": info}
+                record.update(_judged(status, warnings))
                 gpu = _gpu_of(result)
                 if gpu is not None:
                     entry["gpus"][gpu] = _worse(entry["gpus"].get(gpu), record)
@@ -205,9 +251,26 @@ def _parse_document(doc):
             entry["status"] = _status(summary.get("status")) or _worst_status([r["status"] for r in list(entry["gpus"].values()) + entry["node"]])
             if summary.get("warnings") and not entry["gpus"] and not entry["node"]:
                 warnings = _warnings(summary)
-                entry["node"].append({"status": entry["status"], "message": _message(warnings, []), "warnings": warnings, "info": [], "entity": None})
+                record = {"status": entry["status"], "message": _message(warnings, []), "warnings": warnings, "info": [], "entity": None}
+                record.update(_judged(entry["status"], warnings))
+                entry["node"].append(record)
             parsed["tests"].append(entry)
     return parsed
+
+
+def _judged(status, warnings):
+    """{verdict, severity (DCGM's name, or None), action} of one result from its status and its warnings' severities.
+
+    dcgmi writes a warning as "Fail" (dcgmi/Diag.cpp), so a Fail is judged by its warnings' error_severity
+    (SEVERITIES): MONITOR and CONFIG warn, the others fail; a Fail without a known severity fails.
+    """
+    if status != "fail":
+        return {"verdict": _VERDICT_OF[status], "severity": None, "action": None}
+    known = [SEVERITIES[item["severity"]] for item in warnings if item["severity"] is not None and SEVERITIES[item["severity"]][1]]
+    if not known:
+        return {"verdict": "fail", "severity": None, "action": None}
+    worst = max(known, key=lambda row: _SEVERITY[row[1]])
+    return {"verdict": worst[1], "severity": worst[0], "action": worst[3]}
 
 
 _STATUS_RANK = {"not_run": 0, "skip": 1, "pass": 2, "warn": 3, "fail": 4}
@@ -219,13 +282,121 @@ def _worst_status(statuses):
 
 
 def _worse(old, new):
-    if old is None or _STATUS_RANK[new["status"]] > _STATUS_RANK[old["status"]]:
+    if old is None:
         return new
-    return old
+    rank_new = (_SEVERITY[new["verdict"]], _STATUS_RANK[new["status"]])
+    rank_old = (_SEVERITY[old["verdict"]], _STATUS_RANK[old["status"]])
+    return new if rank_new > rank_old else old
+
+
+# dcgmi's text table (dcgmi/Diag.cpp), read when a log holds no JSON (a command without -j, or output pasted from a
+# terminal). Diag::HelperDisplayDiagResult prints a warned test's own row as "Warn" but its per-GPU rows (and -j) as
+# "Fail", so a GPU's "Fail" under a "Warn" row is a warning. Diag::DisplayVerboseInfo cuts a Warning/Info message into
+# pieces of exactly DATA_INFO_TAG_LEN (45) characters, mid-word, one per row; the padding hides a piece's trailing
+# spaces, so each piece but the last is padded back to the column's width.
+_TABLE_BORDER = re.compile(r"^\+=+\+(?P<value>=+)\+$")
+_TABLE_CATEGORY = re.compile(r"^[|+]-----\s+(?P<name>[A-Za-z]+(?: [A-Za-z]+)*)\s+-+\+-*[|+]$")
+_TABLE_ROW = re.compile(r"^\|(?P<name>[^|]*)\|(?P<value>[^|]*)\|$")
+_TABLE_GPU = re.compile(r"^GPU\s*(?P<gpu>\d+)\s*:\s*(?P<status>\S.*)$")
+_TABLE_NOTES = ("Warning", "Info")
+_TABLE_MAX_LINE = 200
+
+
+def _table(text):
+    """The parsed diagnostic (as parse_diag_output returns it) from dcgmi's text table in TEXT, or None if it holds none.
+
+    One pass over the lines; leading indentation (a document's code block) is ignored.
+    """
+    seen = False
+    width = 45  # the value column's text width in Diag.cpp's table; read again from each table's "+===+===+" border
+    category = ""
+    version = driver = None
+    tests = []
+    record = None  # the result the next Warning/Info rows belong to
+    note = None  # [kind, pieces] of the Warning/Info row being continued
+    for raw in text.splitlines():
+        line = raw.strip()
+        # dcgmi's table is 80 characters wide: a longer line is no row of it, and no regex below sees more.
+        if not line or line[0] not in "|+" or len(line) > _TABLE_MAX_LINE:
+            continue
+        if line.startswith(("|-----", "+-----")):
+            heading = _TABLE_CATEGORY.match(line)
+            if heading:
+                # A category heading is a table too (a pasted tail of one).
+                seen, category, record, note = True, heading.group("name").strip(), None, None
+                continue
+        if line[0] == "+":
+            border = _TABLE_BORDER.match(line) if seen and line.startswith("+=") else None
+            if border:
+                width = len(border.group("value")) - 3
+            record = note = None
+            continue
+        row = _TABLE_ROW.match(line)
+        if not row:
+            record = note = None
+            continue
+        if not seen:
+            seen = row.group("name").strip() == "Diagnostic" and row.group("value").strip() == "Result"
+            continue
+        name, value = row.group("name").strip(), row.group("value")
+        value = (value[1:] if value.startswith(" ") else value).rstrip()
+        if category == "Metadata":
+            if name == "DCGM Version":
+                version = value or None
+            elif name == "Driver Version Detected":
+                driver = value or None
+            continue
+        if name in _TABLE_NOTES and record is not None:
+            note = [name, [value]]
+            record["notes"].append(note)
+            continue
+        gpu = _TABLE_GPU.match(value) if not name else None
+        if not name and note is not None and gpu is None:
+            note[1].append(value)
+            continue
+        note = None
+        if gpu and tests:
+            status = _status(gpu.group("status"))
+            if status is not None:
+                record = {"status": status, "notes": []}
+                tests[-1]["gpus"][int(gpu.group("gpu"))] = record
+            continue
+        if name:
+            status = _status(value)
+            if status is None:
+                record = None
+                continue
+            record = {"status": status, "notes": []}
+            tests.append({"name": name, "category": category, "status": status, "gpus": {}, "node": [record]})
+    if not seen:
+        return None
+    for test in tests:
+        for gpu, result in list(test["gpus"].items()):
+            if test["status"] == "warn" and result["status"] == "fail":
+                result["status"] = "warn"
+            test["gpus"][gpu] = _table_record(result, width)
+        node = _table_record(test["node"][0], width)
+        # The test's own row repeats its GPUs' worst status: a node-wide result only when no GPU row says more.
+        test["node"] = [node] if not test["gpus"] or node["warnings"] or node["info"] else []
+    return {"dcgm_version": version, "driver_version": driver, "runtime_error": None, "tests": tests}
+
+
+def _table_record(result, width):
+    warnings, info = [], []
+    for kind, pieces in result["notes"]:
+        text = "".join(piece.ljust(width) for piece in pieces[:-1]) + pieces[-1]
+        if kind == "Warning":
+            warnings.append({"message": text.strip(), "error_id": None, "severity": None})
+        elif text.strip():
+            info.append(text.strip())
+    record = {"status": result["status"], "message": _message(warnings, info), "warnings": warnings, "info": info, "entity": None}
+    record.update(_judged(result["status"], warnings))
+    return record
 
 
 def parse_diag_output(text):
-    """Read ``dcgmi diag -j`` output out of a pod's log TEXT (noise before and after the JSON is fine).
+    """Read ``dcgmi diag -j`` output out of a pod's log TEXT (noise before and after the JSON is fine); without
+    JSON, dcgmi's text table (a command without ``-j``), whose statuses already say Warn.
 
     Returns {host (the workload's marker line, or None), dcgm_version, driver_version, runtime_error, iterations,
     tests: [{name, category, status, gpus: {index: {status, message, warnings, info}}, node: [node-wide results]}]}.
@@ -236,6 +407,17 @@ def parse_diag_output(text):
     marker = MARKER.search(text)
     documents = _documents(text)
     if not documents:
+        parsed = _table(text)
+        if parsed is not None and (parsed["tests"] or parsed["dcgm_version"]):
+            parsed["iterations"] = 1
+            parsed["host"] = marker.group("host") if marker else None
+            return parsed
+        timed_out = TIMEOUT_MARKER.search(text)
+        if timed_out:
+            raise DcgmParseError(
+                "dcgmi diag did not finish within its timeout of %s s and was stopped (a hang, as NVIDIA/DCGM#247 reports"
+                " on B200/GB200, or a level that needs longer: burnin_workload_params timeout)" % timed_out.group("seconds")
+            )
         stripped = text.strip()
         if not stripped:
             raise DcgmParseError("the log is empty")
@@ -265,8 +447,10 @@ def judge_node(parsed, node):
     reason, gpus: {index: {verdict, tests: [{name, category, status, message}]}}, failures: [{gpu, test, category,
     message}] (failed and warned GPU results, worst first), tests: [{name, category, status}]}.
 
-    A failed GPU result fails the node, a warning warns it, a skipped test decides nothing; a node-wide (level-one)
-    result counts like a GPU's, without a GPU. A runtime error (dcgmi could not run the diagnostic) fails the node.
+    A result is judged by its warnings' DCGM severity (SEVERITIES; dcgmi prints warnings as "Fail"): MONITOR and
+    CONFIG warn, ISOLATE, UNKNOWN, TRIAGE and RESET fail, a Fail without a known severity fails; each failure names
+    the severity and its action. A skipped test decides nothing; a node-wide (level-one) result counts like a GPU's,
+    without a GPU. A runtime error (dcgmi could not run the diagnostic) is the verdict ``error``, naming it.
     """
     gpus = {}
     problems = []
@@ -274,30 +458,26 @@ def judge_node(parsed, node):
         for gpu, record in sorted(test["gpus"].items()):
             entry = gpus.setdefault(gpu, {"verdict": "pass", "tests": []})
             entry["tests"].append({"name": test["name"], "category": test["category"], "status": record["status"], "message": record["message"]})
-            verdict = _VERDICT_OF[record["status"]]
+            verdict = record["verdict"]
             if _SEVERITY[verdict] > _SEVERITY[entry["verdict"]]:
                 entry["verdict"] = verdict
             if verdict != "pass":
-                problems.append({"gpu": gpu, "test": test["name"], "category": test["category"], "verdict": verdict, "message": record["message"]})
+                problems.append(_problem(gpu, None, test, record))
         for record in test["node"]:
-            verdict = _VERDICT_OF[record["status"]]
-            if verdict != "pass":
-                problems.append(
-                    {
-                        "gpu": None,
-                        "entity": record.get("entity"),
-                        "test": test["name"],
-                        "category": test["category"],
-                        "verdict": verdict,
-                        "message": record["message"],
-                    }
-                )
-    if parsed.get("runtime_error"):
-        problems.append({"gpu": None, "test": "dcgmi diag", "category": "", "verdict": "fail", "message": parsed["runtime_error"]})
+            if record["verdict"] != "pass":
+                problems.append(_problem(None, record.get("entity"), test, record))
     problems.sort(key=lambda item: -_SEVERITY[item["verdict"]])
     verdict = problems[0]["verdict"] if problems else "pass"
     tests = [{"name": test["name"], "category": test["category"], "status": test["status"]} for test in parsed.get("tests") or []]
-    if problems:
+    if parsed.get("runtime_error"):
+        # dcgmi could not run the diagnostic (no engine, no GPU access, a bad parameter): nothing was learnt about
+        # the GPUs, so the node's result is an error naming the setup failure, not a failed GPU.
+        verdict = "error"
+        reason = "node %s: dcgmi could not run the diagnostic (a setup failure, not a GPU result): %s" % (node, parsed["runtime_error"])
+        problems.insert(
+            0, {"gpu": None, "test": "dcgmi diag", "category": "", "verdict": "error", "severity": None, "action": None, "message": parsed["runtime_error"]}
+        )
+    elif problems:
         reason = "; ".join(_problem_text(node, item) for item in problems if item["verdict"] == verdict)
     elif tests:
         ran = [test for test in tests if test["status"] not in ("skip", "not_run")]
@@ -322,6 +502,14 @@ def judge_node(parsed, node):
     }
 
 
+def _problem(gpu, entity, test, record):
+    item = {"gpu": gpu, "test": test["name"], "category": test["category"], "verdict": record["verdict"], "message": record["message"]}
+    if gpu is None:
+        item["entity"] = entity
+    item["severity"], item["action"] = record.get("severity"), record.get("action")
+    return item
+
+
 def _problem_text(node, item):
     where = (
         "node %s GPU %s" % (node, item["gpu"])
@@ -330,7 +518,8 @@ def _problem_text(node, item):
     )
     category = " (%s)" % item["category"] if item["category"] else ""
     word = {"fail": "failed", "warn": "warned"}[item["verdict"]]
-    return "%s: %s%s %s%s" % (where, item["test"], category, word, (": %s" % item["message"]) if item["message"] else "")
+    severity = " [DCGM severity %s: %s]" % (item["severity"], item["action"]) if item.get("severity") else ""
+    return "%s: %s%s %s%s%s" % (where, item["test"], category, word, (": %s" % item["message"]) if item["message"] else "", severity)
 
 
-__all__ = ["DcgmParseError", "MARKER", "judge_node", "parse_diag_output"]
+__all__ = ["DcgmParseError", "MARKER", "SEVERITIES", "TIMEOUT_MARKER", "judge_node", "parse_diag_output"]

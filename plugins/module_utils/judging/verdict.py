@@ -561,6 +561,12 @@ def dcgm_verdict(output, facts=None, job_outcome=None, job_reason=None, pods=Non
             checks.append({"name": "dcgm", "verdict": "error", "node": node, "pod": name, "reason": reason})
             continue
         result = dcgm.judge_node(parsed, node)
+        if result["verdict"] == "error":
+            # dcgmi's runtime_error: the diagnostic did not run, so nothing was learnt about the node (no finding).
+            reason = "%s: %s" % (where, result["reason"].split(": ", 1)[1])
+            errors.append(reason)
+            checks.append({"name": "dcgm", "verdict": "error", "node": node, "pod": name, "reason": reason})
+            continue
         judged[node] = dict(result, pod=name)
         failed_gpus = sorted(set(item["gpu"] for item in result["failures"] if item["gpu"] is not None))
         check = {"name": "dcgm", "verdict": result["verdict"], "node": node, "pod": name, "reason": result["reason"], "failures": result["failures"]}

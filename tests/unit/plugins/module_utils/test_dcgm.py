@@ -23,7 +23,7 @@ def fixture(name):
 
 
 def test_dcgm4_pass_lists_every_test_with_its_category_and_every_gpu():
-    parsed = dcgm.parse_diag_output(fixture("v4-level2-pass-8gpu.log"))
+    parsed = dcgm.parse_diag_output(fixture("v4-level3-pass-8gpu.log"))
     assert parsed["host"] == "nccl-burnin-r1-node-0-3"
     assert parsed["dcgm_version"] == "4.5.2" and parsed["driver_version"] == "570.148.08"
     assert [(test["name"], test["category"], test["status"]) for test in parsed["tests"]] == [
@@ -41,7 +41,7 @@ def test_dcgm4_pass_lists_every_test_with_its_category_and_every_gpu():
 
 
 def test_dcgm4_failing_gpu_fails_the_node_naming_gpu_test_and_message():
-    judged = dcgm.judge_node(dcgm.parse_diag_output(fixture("v4-level2-gpu5-diagnostic-fail.log")), "aws-usw2-h100-nodes-gpu-3")
+    judged = dcgm.judge_node(dcgm.parse_diag_output(fixture("v4-level3-gpu5-diagnostic-fail.log")), "aws-usw2-h100-nodes-gpu-3")
     assert judged["verdict"] == "fail"
     assert judged["reason"].startswith("node aws-usw2-h100-nodes-gpu-3 GPU 5: diagnostic (Hardware) failed: GPU 5 had an error while running")
     assert "(DCGM error 87)" in judged["reason"]
@@ -51,17 +51,62 @@ def test_dcgm4_failing_gpu_fails_the_node_naming_gpu_test_and_message():
 
 
 def test_dcgm3_shape_gpu_id_strings_level_one_results_and_warnings():
-    parsed = dcgm.parse_diag_output(fixture("v3-level2-4gpu-persistence-fail-memory-warn.log"))
+    parsed = dcgm.parse_diag_output(fixture("v3-level2-4gpu-persistence-config-memory-isolate.log"))
     assert parsed["dcgm_version"] == "3.3.9" and parsed["driver_version"] == "550.90.07" and parsed["host"] is None
     tests = dict((test["name"], test) for test in parsed["tests"])
     assert tests["Denylist"]["node"][0]["status"] == "pass" and tests["Denylist"]["gpus"] == {}
-    assert tests["GPU Memory"]["gpus"][2]["status"] == "warn"
+    assert tests["GPU Memory"]["gpus"][2]["status"] == "fail"
     judged = dcgm.judge_node(parsed, "n1")
+    # GPU 2's double-bit ECC error is ISOLATE (fails); GPU 0's persistence mode is CONFIG (warns, with DCGM's fix).
     assert judged["verdict"] == "fail"
+    assert judged["reason"] == (
+        "node n1 GPU 2: GPU Memory (Hardware) failed: Volatile double-bit ECC error detected on GPU 2 (DCGM error 4)"
+        " [DCGM severity ISOLATE: isolate the GPU]"
+    )
+    assert [(item["gpu"], item["test"], item["severity"]) for item in judged["failures"]] == [(2, "GPU Memory", "ISOLATE"), (0, "Persistence Mode", "CONFIG")]
+    assert judged["gpus"]["0"]["verdict"] == "warn" and judged["gpus"]["2"]["verdict"] == "fail"
     # The level-one result's text is under "warnings" in 3.x (Diag.cpp HelperJsonAddBasicTests).
-    assert judged["reason"].startswith("node n1 GPU 0: Persistence Mode (Deployment) failed: Persistence mode for GPU 0 is disabled")
-    assert [(item["gpu"], item["test"]) for item in judged["failures"]] == [(0, "Persistence Mode"), (2, "GPU Memory")]
-    assert judged["gpus"]["2"]["verdict"] == "warn"
+    assert judged["failures"][1]["message"].startswith("Persistence mode for GPU 0 is disabled. Enable persistence mode")
+
+
+def _one_result(status, warnings):
+    result = {"entity_group": "GPU", "entity_group_id": 1, "entity_id": 1, "status": status}
+    if warnings is not None:
+        result["warnings"] = warnings
+    return {"DCGM Diagnostic": {"test_categories": [{"category": "Deployment", "tests": [{"name": "software", "results": [result]}]}]}}
+
+
+@pytest.mark.parametrize(
+    "severity, verdict",
+    [(1, "warn"), (5, "warn"), (2, "fail"), (3, "fail"), (4, "fail"), (6, "fail"), (None, "fail"), (0, "fail"), (99, "fail")],
+)
+def test_a_fail_is_judged_by_its_warnings_dcgm_severity(severity, verdict):
+    warning = {"warning": "w", "error_id": 29, "error_category": 8}
+    if severity is not None:
+        warning["error_severity"] = severity
+    judged = dcgm.judge_node(dcgm.parse_diag_output(json.dumps(_one_result("Fail", [warning]))), "n")
+    assert judged["verdict"] == verdict
+    assert judged["failures"][0]["severity"] == (dcgm.SEVERITIES[severity][0] if severity in (1, 2, 3, 4, 5, 6) else None)
+
+
+def test_a_config_warning_warns_with_dcgms_fix_and_an_isolate_beside_it_fails():
+    config = {
+        "warning": 'Persistence Mode: Persistence mode for GPU 1 is disabled. Enable persistence mode by running "nvidia-smi -i <gpuId> -pm 1 " as root.',
+        "error_id": 29,
+        "error_category": 8,
+        "error_severity": 5,
+    }
+    judged = dcgm.judge_node(dcgm.parse_diag_output(json.dumps(_one_result("Fail", [config]))), "n")
+    assert judged["verdict"] == "warn"
+    assert judged["reason"].endswith("-pm 1 \" as root. (DCGM error 29) [DCGM severity CONFIG: fix the node's configuration]")
+    isolate = {"warning": "DBE", "error_id": 4, "error_category": 3, "error_severity": 2}
+    both = dcgm.judge_node(dcgm.parse_diag_output(json.dumps(_one_result("Fail", [config, isolate]))), "n")
+    assert both["verdict"] == "fail" and both["failures"][0]["severity"] == "ISOLATE"
+
+
+def test_a_fail_without_warnings_fails():
+    judged = dcgm.judge_node(dcgm.parse_diag_output(json.dumps(_one_result("Fail", None))), "n")
+    assert judged["verdict"] == "fail" and judged["failures"][0]["severity"] is None
 
 
 def test_a_warning_alone_warns():
@@ -116,10 +161,12 @@ def test_other_entities_are_node_wide_and_info_is_the_message_without_warnings()
     assert judged["failures"][0]["gpu"] is None
 
 
-def test_runtime_error_fails_the_node_with_dcgms_words():
+def test_runtime_error_is_an_error_naming_the_setup_failure():
     judged = dcgm.judge_node(dcgm.parse_diag_output(fixture("v4-runtime-error.log")), "n")
-    assert judged["verdict"] == "fail"
-    assert judged["reason"] == "node n: dcgmi diag failed: Error: Diagnostic could not be run while DCGM is paused."
+    assert judged["verdict"] == "error"
+    assert judged["reason"] == (
+        "node n: dcgmi could not run the diagnostic (a setup failure, not a GPU result): Error: Diagnostic could not be run while DCGM is paused."
+    )
 
 
 def test_iterations_are_judged_by_the_worst():
@@ -154,3 +201,98 @@ def test_empty_or_foreign_json_is_refused():
 def test_no_tests_warns():
     judged = dcgm.judge_node(dcgm.parse_diag_output('{"DCGM Diagnostic": {"test_categories": []}}'), "n")
     assert judged["verdict"] == "warn" and "ran no test" in judged["reason"]
+
+
+def test_deep_nesting_is_a_parse_error_not_a_recursion_error():
+    deep = '{"DCGM Diagnostic": ' + "[" * 10 + '{"a": ' * 100000 + "1" + "}" * 100000 + "]" * 10 + "}"
+    with pytest.raises(dcgm.DcgmParseError, match="nests 100001 levels deep, more than 64"):
+        dcgm.parse_diag_output(deep)
+
+
+@pytest.mark.parametrize(
+    "noise",
+    [
+        "{" * 200000,  # the old reader tried to decode from each brace: quadratic
+        '{"DCGM Diagnostic": ' * 50000,  # document starts that never close
+        '"\\"\\"\\"' * 50000 + "\n" + "{" * 1000,  # escapes in a quote that never closes
+    ],
+)
+def test_the_reader_is_linear_on_worst_case_noise(noise, monkeypatch):
+    # The old reader decoded from every brace (quadratic: 80,000 braces took 2 s). Now one token pass pairs the
+    # braces and only the outermost document objects are decoded, each once: the decoded text is at most the log.
+    decoded = []
+    real_loads = dcgm.json.loads
+    monkeypatch.setattr(dcgm.json, "loads", lambda text: decoded.append(len(text)) or real_loads(text))
+    text = noise + "\n" + fixture("v4-level3-pass-8gpu.log")
+    parsed = dcgm.parse_diag_output(text)
+    assert parsed["tests"] and len(decoded) == 1 and sum(decoded) < len(fixture("v4-level3-pass-8gpu.log"))
+
+
+def test_a_timed_out_dcgmi_is_a_parse_error_naming_the_timeout():
+    log = (
+        "# gpufleet-burnin dcgm-diag on n1: dcgmi diag -r 2 -j on 8 GPUs, timeout 900 s\n"
+        "# gpufleet-burnin dcgm-diag on n1: dcgmi diag timed out after 900 s\n"
+        "# gpufleet-burnin dcgm-diag on n1: dcgmi exit 124\n"
+    )
+    with pytest.raises(dcgm.DcgmParseError, match=r"dcgmi diag did not finish within its timeout of 900 s .*NVIDIA/DCGM#247"):
+        dcgm.parse_diag_output(log)
+
+
+# Generated, not published: a warned test in dcgmi's table as dcgmi/Diag.cpp writes it (HelperDisplayDiagResult shows
+# the test's row as Warn and its GPU rows as Fail; DisplayVerboseInfo cuts the message every 45 characters).
+WARNED_TABLE = """+---------------------------+------------------------------------------------+
+| Diagnostic                | Result                                         |
++===========================+================================================+
+|-----  Deployment  --------+------------------------------------------------|
+| software                  | Warn                                           |
+|                           | GPU0: Fail                                     |
+| Warning                   | Persistence Mode: Persistence mode for GPU 0  |
+|                           | is disabled. Enable persistence mode by runni  |
+|                           | ng "nvidia-smi -i <gpuId> -pm 1 " as root.     |
+|                           | GPU1: Pass                                     |
++---------------------------+------------------------------------------------+
+"""
+
+
+def test_table_gpu_fail_under_a_warn_row_warns_with_the_whole_message():
+    parsed = dcgm.parse_diag_output(WARNED_TABLE)
+    software = parsed["tests"][0]
+    assert (software["name"], software["category"], software["status"]) == ("software", "Deployment", "warn")
+    assert software["gpus"][0]["verdict"] == "warn"
+    assert software["gpus"][1]["verdict"] == "pass"
+    judged = dcgm.judge_node(parsed, "node-a")
+    assert judged["verdict"] == "warn"
+    # The cut fell on a space ("GPU 0 " + "is"): padding the piece back keeps it.
+    assert 'Persistence mode for GPU 0 is disabled. Enable persistence mode by running "nvidia-smi -i <gpuId> -pm 1 " as root.' in judged["reason"]
+
+
+def test_table_fail_row_fails():
+    parsed = dcgm.parse_diag_output(WARNED_TABLE.replace("| Warn   ", "| Fail   "))
+    assert dcgm.judge_node(parsed, "node-a")["verdict"] == "fail"
+
+
+@pytest.mark.parametrize(
+    "noise",
+    [
+        "|-----  a" + " " * 300000,  # a heading's name and the spaces after it, never closed
+        "| Diagnostic | Result |\n" + "|" * 300000,
+        "| Diagnostic | Result |\n| pcie | Fail |\n| Warning | x |\n" + "|   | %s |\n" % ("y" * 45) * 20000,
+    ],
+)
+def test_the_table_reader_is_linear_on_worst_case_rows(noise, monkeypatch):
+    # Each line is matched at most once per pattern, and lines wider than the table are skipped: the characters the
+    # patterns see are at most the log's.
+    seen = []
+    row = dcgm._TABLE_ROW
+
+    class Counting(object):
+        def match(self, line):
+            seen.append(len(line))
+            return row.match(line)
+
+    monkeypatch.setattr(dcgm, "_TABLE_ROW", Counting())
+    try:
+        dcgm.parse_diag_output(noise)
+    except dcgm.DcgmParseError:
+        pass
+    assert sum(seen) <= len(noise) and all(length <= dcgm._TABLE_MAX_LINE for length in seen)

@@ -32,10 +32,10 @@ def pod(name, node, phase="Succeeded"):
     }
 
 
-def run(failing_node_log="v4-level2-gpu5-diagnostic-fail.log", job_outcome="Complete"):
+def run(failing_node_log="v4-level3-gpu5-diagnostic-fail.log", job_outcome="Complete"):
     names = ["job-node-0-%d" % index for index in range(4)]
     pods = [pod(name, "n%d" % index) for index, name in enumerate(names)]
-    logs = [{"item": pods[index], "log": fixture(failing_node_log if index == 3 else "v4-level2-pass-8gpu.log")} for index in range(4)]
+    logs = [{"item": pods[index], "log": fixture(failing_node_log if index == 3 else "v4-level3-pass-8gpu.log")} for index in range(4)]
     return verdict_for(logs, pods=pods, results="dcgm-diag", workload="dcgm-diag", job_outcome=job_outcome)
 
 
@@ -59,7 +59,7 @@ def test_a_failing_gpu_fails_the_run_naming_node_gpu_test_and_message():
 
 
 def test_all_passing_passes_with_a_short_reason():
-    verdict = run("v4-level2-pass-8gpu.log")
+    verdict = run("v4-level3-pass-8gpu.log")
     assert verdict["verdict"] == "pass"
     assert verdict["reason"] == "TrainJob Complete; DCGM diagnostic passed on 4 node(s), 32 GPU(s)"
     assert [item["verdict"] for item in verdict["findings"]] == ["pass"] * 4 and verdict["failed_nodes"] == []
@@ -81,21 +81,21 @@ def test_the_record_carries_the_dcgm_findings_and_the_failure_names_the_node():
 
 
 def test_one_pod_at_a_time_as_a_per_node_stage_calls_it():
-    one = verdict_for(fixture("v4-level2-gpu5-diagnostic-fail.log"), results="dcgm-diag")
+    one = verdict_for(fixture("v4-level3-gpu5-diagnostic-fail.log"), results="dcgm-diag")
     # Without the pod list the node is the host the workload's marker line names.
     assert one["verdict"] == "fail" and one["findings"][0]["node"] == "nccl-burnin-r1-node-0-3"
     assert one["reason"].startswith("node nccl-burnin-r1-node-0-3 GPU 5: diagnostic (Hardware) failed")
     single = pod("job-node-0-2", "n2")
-    by_node = verdict_for([{"item": single, "log": fixture("v4-level2-pass-8gpu.log")}], pods=[single], results="dcgm-diag")
+    by_node = verdict_for([{"item": single, "log": fixture("v4-level3-pass-8gpu.log")}], pods=[single], results="dcgm-diag")
     assert by_node["verdict"] == "pass" and [(item["node"], item["verdict"]) for item in by_node["findings"]] == [("n2", "pass")]
-    mapping = verdict_for(None, pod_logs={"p": fixture("v3-level2-4gpu-persistence-fail-memory-warn.log")}, results="dcgm-diag")
+    mapping = verdict_for(None, pod_logs={"p": fixture("v3-level2-4gpu-persistence-config-memory-isolate.log")}, results="dcgm-diag")
     assert mapping["verdict"] == "fail" and mapping["findings"][0]["node"] == "p"
 
 
 def test_no_logs_is_an_error_and_a_failed_job_fails():
     assert verdict_for([], results="dcgm-diag")["verdict"] == "error"
     assert verdict_for(None, results="dcgm-diag", job_outcome="Timeout")["reason"].startswith("no result: the TrainJob did not finish in time")
-    failed = run("v4-level2-pass-8gpu.log", job_outcome="Failed")
+    failed = run("v4-level3-pass-8gpu.log", job_outcome="Failed")
     assert failed["verdict"] == "fail" and failed["reason"].startswith("TrainJob Failed")
 
 
@@ -109,10 +109,19 @@ def test_the_dcgm_stage_names_each_node_once_not_its_pods_host():
     # the reason showed beside the node ("n3 node job-node-0-3 GPU 5: ...").
     names = ["job-dcgm-node-0-%d" % index for index in range(2)]
     pods = [pod(name, "n%d" % index) for index, name in enumerate(names)]
-    logs = [{"item": pods[0], "log": fixture("v4-level2-pass-8gpu.log")}, {"item": pods[1], "log": fixture("v4-level2-gpu5-diagnostic-fail.log")}]
+    logs = [{"item": pods[0], "log": fixture("v4-level3-pass-8gpu.log")}, {"item": pods[1], "log": fixture("v4-level3-gpu5-diagnostic-fail.log")}]
     stage = judge_node_stage(logs, pods, stage="dcgm", parser="dcgm-diag", job_outcome="Complete")
     assert stage["verdict"] == "fail" and stage["failed_nodes"] == ["n1"]
     assert stage["reason"].startswith("node n1 GPU 5: diagnostic (Hardware) failed: GPU 5 had an error"), stage["reason"]
     check = next(check for check in stage["checks"] if check["name"] == "n1")
     assert check["reason"].startswith("node n1 GPU 5: diagnostic (Hardware) failed"), check["reason"]
     assert [(f["node"], f["verdict"], f["evidence"]["pod"]) for f in stage["findings"]] == [("n0", "pass", names[0]), ("n1", "fail", names[1])]
+
+
+def test_a_runtime_error_is_an_error_check_with_no_finding():
+    result = verdict_for(None, pod_logs={"p": fixture("v4-runtime-error.log")}, results="dcgm-diag")
+    assert result["verdict"] == "error" and result["findings"] == []
+    assert result["reason"] == (
+        "node nccl-burnin-r1-node-0-3 (pod p): dcgmi could not run the diagnostic (a setup failure, not a GPU result):"
+        " Error: Diagnostic could not be run while DCGM is paused."
+    )

@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The DCGM reader and judge on published dcgmi output (tests/fixtures/real/dcgm/PROVENANCE.md): each hand-read fact."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm
+
+REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real", "dcgm")
+
+
+def real(name):
+    with open(os.path.join(REAL, name)) as handle:
+        return handle.read()
+
+
+GB10 = "dcgm-4.2.3-level1-gb10-persistence-config.json"
+GB10_MESSAGE = (
+    'Persistence Mode: Persistence mode for GPU 0 is disabled. Enable persistence mode by running "nvidia-smi -i <gpuId> -pm 1 " as root.' " (DCGM error 29)"
+)
+
+
+@pytest.mark.parametrize(
+    "fact, expected",
+    [
+        ("dcgm_version", "4.2.3"),
+        ("driver_version", "580.82.09"),
+        ("tests", [("software", "Deployment", "fail")]),
+        ("gpus", [0]),
+        ("status", "fail"),
+        ("error", (29, 5)),
+        ("message_starts", "Persistence Mode: Persistence mode for GPU 0 is disabled."),
+        ("verdict", "warn"),
+        ("severity", "CONFIG"),
+        ("fix_in_reason", 'Enable persistence mode by running "nvidia-smi -i <gpuId> -pm 1 " as root.'),
+    ],
+)
+def test_gb10_level1_facts(fact, expected):
+    parsed = dcgm.parse_diag_output(real(GB10))
+    test = parsed["tests"][0]
+    record = test["gpus"].get(0)
+    judged = dcgm.judge_node(parsed, "spark")
+    got = {
+        "dcgm_version": parsed["dcgm_version"],
+        "driver_version": parsed["driver_version"],
+        "tests": [(item["name"], item["category"], item["status"]) for item in parsed["tests"]],
+        "gpus": sorted(test["gpus"]),
+        "status": record["status"],
+        "error": (record["warnings"][0]["error_id"], record["warnings"][0]["severity"]),
+        "message_starts": record["message"][: len(str(expected))],
+        "verdict": judged["verdict"],
+        "severity": judged["failures"][0]["severity"],
+        "fix_in_reason": expected if str(expected) in judged["reason"] else judged["reason"],
+    }[fact]
+    assert got == expected
+
+
+def _facts(name):
+    """Every fact the reader and judge give on one published document, by the names PROVENANCE.md uses."""
+    try:
+        parsed = dcgm.parse_diag_output(real(name))
+    except dcgm.DcgmParseError as error:
+        return {"parse_error": str(error)}
+    judged = dcgm.judge_node(parsed, "node-a")
+    return {
+        "dcgm_version": parsed["dcgm_version"],
+        "driver_version": parsed["driver_version"],
+        "runtime_error": parsed["runtime_error"],
+        "tests": [(test["name"], test["category"], test["status"]) for test in parsed["tests"]],
+        "gpus": sorted(set(gpu for test in parsed["tests"] for gpu in test["gpus"])),
+        "verdict": judged["verdict"],
+        "reason": judged["reason"],
+        "failures": [(item["gpu"], item["test"], item["message"]) for item in judged["failures"]],
+    }
+
+
+LEVEL3_4X = [("software", "Deployment"), ("memory", "Hardware"), ("diagnostic", "Hardware"), ("pcie", "Integration")]
+LEVEL3_4X += [("memory_bandwidth", "Stress"), ("targeted_stress", "Stress"), ("targeted_power", "Stress")]
+DEPLOYMENT_3X = ["Denylist", "NVML Library", "CUDA Main Library", "Permissions and OS Blocks", "Persistence Mode"]
+DEPLOYMENT_3X += ["Environment Variables", "Page Retirement/Row Remap", "Graphics Processes", "Inforom"]
+PCIE_MESSAGE = (
+    "There was an internal error during the test: 'A child process (2378806) exited with non-zero status 1' Check DCGM"
+    " and system logs for errors. Reset GPU. Restart DCGM. Rerun diagnostics."
+)
+CHILD_ERROR = "There was an internal error during the test: 'A child process (%d) exited with non-zero status 1' Check DCGM and system logs"
+CHILD_ERROR += " for errors. Reset GPU. Restart DCGM. Rerun diagnostics."
+PARSE_ERROR = "There was an internal error during the test: 'Output of child process (%d) couldn't be parsed: '* Line 1, Column 1   Syntax"
+PARSE_ERROR += " error: value, object or array expected. '' Check DCGM and system logs for errors. Reset GPU. Restart DCGM. Rerun diagnostics."
+B200_4_4_1 = "dcgm-4.4.1-level2-table-pcie-fail-b200-8gpu.txt"
+PCIE_4_2_3 = "dcgm-4.2.3-level2-table-pcie-internal-error-4gpu.txt"
+HOSTENGINE = "Unable to get the driver version: Host engine connection invalid/disconnected. Couldn't succeed despite 0 retries."
+
+# (document, fact, the value read off the text by hand): tests/fixtures/real/dcgm/PROVENANCE.md.
+FACTS = [
+    ("dcgm-4.4.2-level2-table-pass-1gpu.txt", "dcgm_version", "4.4.2"),
+    ("dcgm-4.4.2-level2-table-pass-1gpu.txt", "driver_version", "580.105.08"),
+    ("dcgm-4.4.2-level2-table-pass-1gpu.txt", "tests", [("software", "Deployment", "pass"), ("memory", "Hardware", "pass"), ("pcie", "Integration", "pass")]),
+    ("dcgm-4.4.2-level2-table-pass-1gpu.txt", "gpus", [0]),
+    ("dcgm-4.4.2-level2-table-pass-1gpu.txt", "verdict", "pass"),
+    ("dcgm-4.0.0-level3-table-pass-4gpu.txt", "dcgm_version", "4.0.0"),
+    ("dcgm-4.0.0-level3-table-pass-4gpu.txt", "driver_version", "550.90.07"),
+    ("dcgm-4.0.0-level3-table-pass-4gpu.txt", "tests", [(name, category, "pass") for name, category in LEVEL3_4X]),
+    ("dcgm-4.0.0-level3-table-pass-4gpu.txt", "gpus", [0, 1, 2, 3]),
+    ("dcgm-4.0.0-level3-table-pass-4gpu.txt", "verdict", "pass"),
+    ("dcgm-3.3.3-level2-table-pass-8gpu.txt", "dcgm_version", "3.3.3"),
+    ("dcgm-3.3.3-level2-table-pass-8gpu.txt", "driver_version", "535.104.12"),
+    (
+        "dcgm-3.3.3-level2-table-pass-8gpu.txt",
+        "tests",
+        [(name, "Deployment", "pass") for name in DEPLOYMENT_3X] + [("PCIe", "Integration", "pass"), ("GPU Memory", "Hardware", "pass")],
+    ),
+    ("dcgm-3.3.3-level2-table-pass-8gpu.txt", "gpus", []),  # 3.x prints "Pass - All": no GPU is named
+    ("dcgm-3.3.3-level2-table-pass-8gpu.txt", "verdict", "pass"),
+    ("dcgm-4.4.1-level2-table-pcie-fail-tail.txt", "tests", [("pcie", "Integration", "fail")]),
+    ("dcgm-4.4.1-level2-table-pcie-fail-tail.txt", "verdict", "fail"),
+    ("dcgm-4.4.1-level2-table-pcie-fail-tail.txt", "failures", [(None, "pcie", PCIE_MESSAGE)]),
+    (PCIE_4_2_3, "dcgm_version", "4.2.3"),
+    (PCIE_4_2_3, "driver_version", "570.148.08"),
+    (PCIE_4_2_3, "tests", [("software", "Deployment", "pass"), ("memory", "Hardware", "pass"), ("pcie", "Integration", "fail")]),
+    (PCIE_4_2_3, "gpus", [0, 1, 2, 3]),
+    (PCIE_4_2_3, "verdict", "fail"),
+    (PCIE_4_2_3, "failures", [(None, "pcie", "; ".join([CHILD_ERROR % 152, CHILD_ERROR % 153, PARSE_ERROR % 152, PARSE_ERROR % 153]))]),
+    (B200_4_4_1, "dcgm_version", "4.4.1"),
+    (B200_4_4_1, "driver_version", "570.172.08"),
+    (B200_4_4_1, "tests", [("software", "Deployment", "pass"), ("memory", "Hardware", "pass"), ("pcie", "Integration", "fail")]),
+    (B200_4_4_1, "gpus", list(range(8))),
+    (B200_4_4_1, "verdict", "fail"),
+    (B200_4_4_1, "failures", [(None, "pcie", PARSE_ERROR % 11167)]),
+    ("dcgm-4.4.x-error-cannot-load-plugins.txt", "parse_error", "Error: Cannot load plugins."),
+    ("dcgm-nvvs-runtime-error-hostengine-log.txt", "runtime_error", HOSTENGINE),
+    ("dcgm-nvvs-runtime-error-hostengine-log.txt", "verdict", "error"),
+    ("dcgm-nvvs-runtime-error-hostengine-log.txt", "reason", "a setup failure, not a GPU result"),
+    ("dcgm-4.2.3-level1-gb10-persistence-config.json", "verdict", "warn"),
+    ("dcgm-4.2.3-level1-gb10-persistence-config.json", "failures", [(0, "software", GB10_MESSAGE)]),
+]
+
+
+@pytest.mark.parametrize("name, fact, expected", FACTS, ids=["%s:%s" % (name, fact) for name, fact, _ in FACTS])
+def test_published_document_facts(name, fact, expected):
+    got = _facts(name).get(fact)
+    if fact in ("parse_error", "reason"):
+        # The error and the reason are sentences: the published words they must carry.
+        assert got is not None and expected in got, got
+    else:
+        assert got == expected
+
+
+def test_every_published_document_has_facts_and_provenance():
+    with open(os.path.join(REAL, "PROVENANCE.md")) as handle:
+        provenance = handle.read()
+    documents = sorted(name for name in os.listdir(REAL) if name != "PROVENANCE.md")
+    assert documents == sorted(set(name for name, _, _ in FACTS))
+    for name in documents:
+        assert "## %s" % name in provenance, name
