@@ -286,6 +286,19 @@ if ! command -v shellcheck >/dev/null 2>&1; then
     fi
 fi
 
+# --- Open MPI and OpenSSH server for the MPI launch test ------------------------
+# tests/e2e/test_mpi_launch.py runs the rendered mpirun line over real sshd workers (Debian's openmpi-bin,
+# openssh-server); apt-get update first, since a fresh container's package lists are empty.
+if [ ! -x /usr/bin/mpirun ] || [ ! -x /usr/sbin/sshd ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        log "installing Debian's openmpi-bin and openssh-server (for the MPI launch test)"
+        { apt-get update -qq >/dev/null 2>&1 && apt_install openmpi-bin openssh-server; } ||
+            log "WARNING: could not install openmpi-bin/openssh-server; the MPI launch test fails under CI=true"
+    else
+        log "WARNING: openmpi-bin/openssh-server not installed (apt-get install openmpi-bin openssh-server); the MPI launch test needs them"
+    fi
+fi
+
 # --- chromium for the HTML report test ------------------------------------------
 # tests/e2e/test_report_html.py opens the burn-in report in headless Chromium (Debian package chromium).
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then

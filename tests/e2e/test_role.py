@@ -350,8 +350,8 @@ def test_aws_h100_objects(role, first):
     assert trainjob["metadata"]["labels"]["gpufleet.burnin/run-id"] == RUN1
     assert trainjob["spec"]["runtimeRef"] == {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": "%s-runtime" % ENTRY}
     trainer = trainjob["spec"]["trainer"]
-    # The default workload, nccl-all-reduce of the catalog: its timeout, binary and sweep.
-    assert trainer["command"] == ["timeout", "1800", "mpirun"]
+    # The default workload, nccl-all-reduce of the catalog: its timeout, the image's mpirun (_lib/images.yaml), binary and sweep.
+    assert trainer["command"] == ["timeout", "1800", "/opt/amazon/openmpi/bin/mpirun"]
     assert trainer["args"][:3] == ["-N", "8", "--allow-run-as-root"]
     assert trainer["args"][-15:] == ["/opt/nccl-tests/build/all_reduce_perf", "-b", "1K", "-e", "16G", "-f", "2", "-g", "1", "-n", "20", "-w", "5", "-c", "1"]
     assert first.results[AWS]["workload"] == "nccl-all-reduce" and first.results[AWS]["collective"] == "all_reduce"
@@ -367,7 +367,7 @@ def test_gcp_h100_env_and_user_override_commands(role, first):
     # The user override's preCommand wraps the command; its mpiArgs come right after the -x NCCL_MNNVL_ENABLE pair.
     assert trainer["command"] == ["/bin/bash", "-c"]
     script = trainer["args"][0]
-    assert script.startswith("echo burn-in starts\nexec timeout 1800 mpirun -N 8 --allow-run-as-root ")
+    assert script.startswith("echo burn-in starts\nexec timeout 1800 /opt/amazon/openmpi/bin/mpirun -N 8 --allow-run-as-root ")
     assert " -x NCCL_MNNVL_ENABLE=0 -x E2E_MARK=1 -x " in script
     assert script.endswith(" /opt/nccl-tests/build/all_reduce_perf -b 1K -e 16G -f 2 -g 1 -n 20 -w 5 -c 1")
     # The fleet's launcher output follows that command: the wrapped script's sweep reached the verdict.

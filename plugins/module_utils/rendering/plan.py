@@ -264,12 +264,59 @@ def _apply_overrides(job_template, platform_overrides, user_overrides, match_fac
     return job_template, matched, dependencies, pre_command, mpi_args, orchestration
 
 
-def _trainjob_spec(job_template, command, args, mpi_args, pre_command, enable_mnnvl, cfg, base_runtime):
+# What the image's own ENV lines set and the ranks need (nccl-tests finds libnccl.so.2 and NCCL its net plugin on
+# LD_LIBRARY_PATH; orted and the binary on PATH): forwarded from the launcher, which runs the same image.
+IMAGE_PATHS = ("PATH", "LD_LIBRARY_PATH")
+
+
+def _forwarded(args):
+    """Names an mpirun line already passes with -x (NAME=VALUE or NAME)."""
+    return set(args[index + 1].split("=", 1)[0] for index in range(len(args) - 1) if args[index] == "-x")
+
+
+def rank_env_args(args, worker_env):
+    """``-x`` arguments that give every rank the worker container's environment (the base NCCL variables, the
+    platform's and the user's): the ranks start over ssh, and sshd gives them none of the container's environment,
+    only what mpirun forwards (tests/e2e/test_mpi_launch.py). A name the line already forwards keeps that value
+    (NCCL_DEBUG=INFO, the overrides' pins); a ``valueFrom`` variable is forwarded by name (the launcher has the user's
+    env too); PATH and LD_LIBRARY_PATH, unless the container sets them, are the launcher's: the image's."""
+    done = _forwarded(args)
+    result = []
+    for item in worker_env or []:
+        name = item.get("name")
+        if not name or name in done:
+            continue
+        done.add(name)
+        result += ["-x", "%s=%s" % (name, item["value"]) if "value" in item else name]
+    for name in IMAGE_PATHS:
+        if name not in done:
+            result += ["-x", name]
+    return result
+
+
+def _worker_env(objects, runtime_name):
+    """The env of the GPU workers' container ("node" of replicatedJob "node") in the merged runtime."""
+    for obj in objects:
+        if obj.get("kind") != "TrainingRuntime" or (obj.get("metadata") or {}).get("name") != runtime_name:
+            continue
+        for job in obj["spec"]["template"]["spec"]["replicatedJobs"]:
+            if job.get("name") == "node":
+                for container in job["template"]["spec"]["template"]["spec"].get("containers") or []:
+                    if container.get("name") == "node":
+                        return container.get("env") or []
+    return []
+
+
+def _trainjob_spec(job_template, command, args, mpi_args, pre_command, enable_mnnvl, cfg, base_runtime, rank_env=None):
     """The TrainJob's spec from the merged template: the trainer's command line (the overrides' mpiArgs after the
-    collection's, preCommand wrapped) and the image pull secrets as runtime patches."""
+    collection's, then for MPI the workers' env with -x before the binary, preCommand wrapped) and the image pull
+    secrets as runtime patches."""
     if mpi_args:
         position = args.index("NCCL_MNNVL_ENABLE=%s" % ("1" if enable_mnnvl else "0")) + 1
         args = args[:position] + mpi_args + args[position:]
+    if rank_env is not None:
+        position = args.index(rank_env["binary"])
+        args = args[:position] + rank_env_args(args[:position], rank_env["env"]) + args[position:]
     command, args = wrap_pre_command(command, args, pre_command)
     trainjob_spec = job_template["spec"]["workload"]["trainJob"]
     trainjob_spec["trainer"] = dict(trainjob_spec.get("trainer") or {}, command=command, args=args)
@@ -294,11 +341,10 @@ def _trainjob_spec(job_template, command, args, mpi_args, pre_command, enable_mn
     return trainjob_spec
 
 
-def _stamp_objects(base_runtime, dependencies, trainjob_spec, trainjob_name, entry_name, run_id, namespace, orchestration):
-    """Every object to apply, in order (dependencies, runtime, TrainJob), with the collection's labels, the
-    topology annotation and the namespace: ``(objects, topology_key)``."""
+def _stamp_objects(base_runtime, objects, trainjob_spec, trainjob_name, entry_name, run_id, namespace, orchestration):
+    """Every object to apply, in order (dependencies, runtime, TrainJob: ``objects`` are the runtime merged with the
+    dependencies), with the collection's labels, the topology annotation and the namespace: ``(objects, topology_key)``."""
     shared_labels = {MANAGED_BY_LABEL: MANAGER, ENTRY_LABEL: entry_name}
-    objects = merge.merge_objects([base_runtime] + dependencies)
     runtime_key = merge.object_key(base_runtime)
     merged_runtime = [obj for obj in objects if merge.object_key(obj) == runtime_key][0]
     others = [obj for obj in objects if merge.object_key(obj) != runtime_key]
@@ -360,8 +406,12 @@ def plan_workload(config, facts, library=None):
     job_template, matched, dependencies, pre_command, mpi_args, orchestration = _apply_overrides(
         _base_job_template(cfg, base_runtime), platform_overrides, user_overrides, match_facts, framework
     )
-    trainjob_spec = _trainjob_spec(job_template, command, args, mpi_args, pre_command, enable_mnnvl, cfg, base_runtime)
-    planned, topology_key = _stamp_objects(base_runtime, dependencies, trainjob_spec, trainjob_name, cfg["entry_name"], run_id, namespace, orchestration)
+    merged = merge.merge_objects([base_runtime] + dependencies)
+    rank_env = None
+    if framework == "mpi":
+        rank_env = {"binary": config["trainer"]["binary"], "env": _worker_env(merged, base_runtime["metadata"]["name"])}
+    trainjob_spec = _trainjob_spec(job_template, command, args, mpi_args, pre_command, enable_mnnvl, cfg, base_runtime, rank_env)
+    planned, topology_key = _stamp_objects(base_runtime, merged, trainjob_spec, trainjob_name, cfg["entry_name"], run_id, namespace, orchestration)
     _check_dra(data, planned)
     platform_data = dict(
         cluster, rct_api_version=data["rct_api_version"], compute_domain_num_nodes=data["compute_domain_num_nodes"], platform_vars=data["platform_vars"]

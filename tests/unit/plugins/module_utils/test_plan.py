@@ -12,6 +12,7 @@ import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload, wrap_pre_command
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import rank_env_args
 
 MPI = dict(
     entry_name="nccl",
@@ -86,7 +87,16 @@ def test_aws_gb300_mpi_plan():
     # override mpiArgs come before the user's, then binary and args; a later override's args come first (the
     # platform layer's RoCE HCA, then the seed's T6).
     assert argv[14:18] == ["-x", "NCCL_IB_HCA=rocep", "-x", "NCCL_NET_PLUGIN=none"]
-    assert argv[-4:] == ["--user", "/opt/all_reduce_perf", "-b", "8"]
+    # then the workers' env the line does not pass yet, and the image's paths by name (rank_env_args), before the binary
+    binary_at = argv.index("/opt/all_reduce_perf")
+    assert argv[binary_at:] == ["/opt/all_reduce_perf", "-b", "8"] and argv[argv.index("--user") + 1 : binary_at][-4:] == [
+        "-x",
+        "PATH",
+        "-x",
+        "LD_LIBRARY_PATH",
+    ]
+    forwarded = argv[argv.index("--user") + 1 : binary_at]
+    assert "NCCL_SHM_DISABLE=1" in forwarded and "NCCL_DEBUG=INFO" not in forwarded
     assert plan["objects"][3]["metadata"]["labels"]["gpufleet.burnin/run-id"] == "r1"
     assert "gpufleet.burnin/run-id" not in plan["objects"][2]["metadata"]["labels"]
     assert all(obj["metadata"]["namespace"] == "burnin" for obj in plan["objects"])
@@ -161,3 +171,18 @@ def test_pre_command_quotes_each_word_for_the_shell():
 def test_bad_plan_input_names_the_field(changes, field):
     with pytest.raises(ConfigError, match=field):
         plan_workload(dict(TORCH, **changes), {"platform": "gcp", "gpuArchitecture": "h100"})
+
+
+def test_rank_env_args_forward_the_workers_env_once_and_the_image_paths_by_name():
+    # The ranks start over ssh with none of the container's env (tests/e2e/test_mpi_launch.py proves it with sshd).
+    line = ["-N", "8", "-x", "NCCL_DEBUG=INFO", "-x", "FI_PROVIDER=efa"]
+    env = [
+        {"name": "NCCL_DEBUG", "value": "WARN"},
+        {"name": "NCCL_SOCKET_IFNAME", "value": "eth0"},
+        {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+        {"name": "NCCL_SOCKET_IFNAME", "value": "eth1"},
+    ]
+    assert rank_env_args(line, env) == ["-x", "NCCL_SOCKET_IFNAME=eth0", "-x", "TOKEN", "-x", "PATH", "-x", "LD_LIBRARY_PATH"]
+    # a platform that sets LD_LIBRARY_PATH on the container (GCP's recipes replace the image's) passes its value
+    gcp = rank_env_args([], [{"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"}])
+    assert gcp == ["-x", "LD_LIBRARY_PATH=/usr/local/nvidia/lib64", "-x", "PATH"]

@@ -86,7 +86,7 @@ def mpi_x(result):
     if trainjob(result)["spec"]["trainer"]["command"] == ["/bin/bash", "-c"]:
         args = shlex.split(args[0].split("\n")[-1])
     pairs = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "-x"]
-    return dict(pair.split("=", 1) for pair in pairs)
+    return dict(pair.split("=", 1) for pair in pairs if "=" in pair)
 
 
 def node(instance_type=None, allocatable=None, labels=None, gpus=8):

@@ -73,6 +73,8 @@ def test_nccl_all_reduce_defaults():
         "timeout": 1800,
         "args": ["-b", "1K", "-e", "16G", "-f", "2", "-g", "1", "-n", "20", "-w", "5", "-c", "1"],
         "mpi_args": ["--bind-to", "none"],
+        # the image's own mpirun (_lib/images.yaml): Open MPI then starts orted from the same prefix over ssh
+        "mpirun_path": "/opt/amazon/openmpi/bin/mpirun",
     }
 
 
@@ -196,10 +198,42 @@ def test_dcgm_diag_runs_dcgmi_at_the_level_and_is_judged_by_its_json():
     assert rendered["framework"] == "exec" and rendered["results"] == "dcgm-diag" and "collective" not in rendered
     assert rendered["image"].startswith("nvcr.io/nvidia/cloud-native/dcgm:")
     script = rendered["trainer"]["args"][0]
-    assert "dcgmi diag -r 2 -j 2>&1" in script and "# gpufleet-burnin dcgm-diag on ${host}:" in script
-    three = workload_catalog.render_workload("dcgm-diag", data(level=3, image="registry.example/dcgm:4"))
-    assert "dcgmi diag -r 3 -j" in three["trainer"]["args"][0] and three["image"] == "registry.example/dcgm:4"
-    assert "dcgmi diag -r 1 -j" in workload_catalog.render_workload("dcgm-diag", data(level="1"))["trainer"]["args"][0]
+    assert "timeout -k 30 900 dcgmi diag -r 2 -j 2>&1" in script and "# gpufleet-burnin dcgm-diag on ${host}:" in script
+    assert "dcgmi diag timed out after 900 s" in script and "--host" not in script
+    three = workload_catalog.render_workload("dcgm-diag", data(level=3, privileged=True, image="registry.example/dcgm:4"))
+    assert "timeout -k 30 3600 dcgmi diag -r 3 -j" in three["trainer"]["args"][0] and three["image"] == "registry.example/dcgm:4"
+    assert "timeout -k 30 300 dcgmi diag -r 1 -j" in workload_catalog.render_workload("dcgm-diag", data(level="1"))["trainer"]["args"][0]
+    four = workload_catalog.render_workload("dcgm-diag", data(level=4, privileged=True, timeout=20000, host="nvidia-dcgm.gpu-operator.svc:5555"))
+    assert "timeout -k 30 20000 dcgmi diag -r 4 -j --host nvidia-dcgm.gpu-operator.svc:5555 2>&1" in four["trainer"]["args"][0]
+    # Persistence mode is DCGM's to report (a CONFIG warning), never changed by the workload.
+    assert "nvidia-smi" not in script and "-pm" not in script
+
+
+@pytest.mark.parametrize("level", [3, 4, "3"])
+@pytest.mark.parametrize("privileged", [None, False])
+def test_dcgm_diag_levels_3_and_4_need_privileged_and_say_why(level, privileged):
+    params = data(level=level) if privileged is None else data(level=level, privileged=privileged)
+    with pytest.raises(BurninError, match=r"privileged: level %s runs DCGM's stress plugins .* which need a privileged pod" % level):
+        workload_catalog.render_workload("dcgm-diag", params)
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("privileged", "yes"),
+        ("timeout", 0),
+        ("timeout", "x"),
+        ("timeout", 86401),
+        ("timeout", True),
+        ("host", "a;rm -rf /"),
+        ("host", "-x"),
+        ("host", ""),
+        ("host", 5555),
+    ],
+)
+def test_dcgm_diag_refuses_bad_parameters_naming_them(field, value):
+    with pytest.raises(BurninError, match=r"%s: " % field):
+        workload_catalog.render_workload("dcgm-diag", data(**{field: value}))
 
 
 @pytest.mark.parametrize("level", [0, 5, "2; rm -rf /", True, 2.5, None])
