@@ -7,26 +7,21 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
-
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import CLUSTER_DETECT_OWN, cluster_detect_spec
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import check_cluster, node_evidence, recorded_detection
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.dra import served_rct_versions
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import UNREACHABLE_CLASSES, classify
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit, configured_server, k8s_reader, server_of
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (
+    K8sActionBase,
+    configured_server,
+    error_text,
+    get_json,
+    k8s_reader,
+    server_of,
+)
 
 NAME = "gpufleet.burnin.cluster_detect"
-
-
-def error_text(exc):
-    """The message of a failed read: kubernetes.core's result message, or the exception's text."""
-    return exc.result.get("msg") if isinstance(exc, ModuleExit) else str(exc)
-
-
-def get_json(dynamic, path):
-    """GET PATH (not a Kubernetes object: no kind) through kubernetes.core's dynamic client; the parsed JSON."""
-    return json.loads(dynamic.request("get", path, serialize=False).data.decode("utf-8"))
 
 
 class ActionModule(K8sActionBase):

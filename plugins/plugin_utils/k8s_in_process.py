@@ -15,15 +15,17 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
-
+import json
 import os
+import threading
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.parameters import remove_values
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import kubeconfig_server
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import node_evidence
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify, kubeconfig_server
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.validate import check_finite
 
@@ -176,6 +178,41 @@ def configured_server(auth):
 def server_of(service, auth):
     """The API server's URL, for error messages."""
     return getattr(getattr(service.client, "configuration", None), "host", None) or configured_server(auth)
+
+
+def error_text(exc):
+    """The message of a failed read: kubernetes.core's result message, or the exception's text."""
+    return exc.result.get("msg") if isinstance(exc, ModuleExit) else str(exc)
+
+
+def get_json(dynamic, path):
+    """GET PATH (not a Kubernetes object: no kind) through kubernetes.core's dynamic client; the parsed JSON."""
+    return json.loads(dynamic.request("get", path, serialize=False).data.decode("utf-8"))
+
+
+# kubernetes.core's client creation loads the kubeconfig into the kubernetes client's process-wide default
+# configuration before copying it: two threads creating clients at once can get each other's cluster (the inventory
+# benchmark saw a context of one cluster read another's nodes). One client is created at a time; reads run in parallel.
+_CLIENT_CREATION = threading.Lock()
+
+
+def read_cluster(auth, name):
+    """One cluster's ``/version`` and nodes (what detection reads of each, detect.node_evidence) with kubernetes.core's
+    client, as cluster_detect reads them: ``{server, kubernetes_version, nodes}``, or ``{server, error}`` with the
+    error classified (k8s_errors.classify), never a traceback."""
+    server = configured_server(auth)
+    try:
+        with _CLIENT_CREATION:
+            reader = k8s_reader(dict(auth, kind="Node", api_version="v1"), name)
+        server = server_of(reader, auth)
+        version = get_json(reader.client.client, "/version")
+        found = reader.find("Node", "v1")
+        if not found.get("api_found", True):
+            raise LookupError(found.get("msg"))
+    # Classified: the inventory says why a cluster is in its unreachable group.
+    except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+        return {"server": server, "error": classify(error_text(exc), context=auth.get("context"), server=server)}
+    return {"server": server, "kubernetes_version": version.get("gitVersion", ""), "nodes": [node_evidence(node) for node in found.get("resources") or []]}
 
 
 class K8sActionBase(ActionBase):

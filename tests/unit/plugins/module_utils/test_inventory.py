@@ -1,0 +1,151 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The pure parts of the inventory plugin gpufleet.burnin.clusters (plugins/module_utils/cluster/inventory.py).
+The Node objects here are generated (shaped like the test fleet's KWOK nodes), not published output."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import threading
+import time
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import inventory
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+
+
+def node(name, provider_id="", instance_type="", product="", gpus=0, labels=None):
+    all_labels = dict(labels or {})
+    if instance_type:
+        all_labels["node.kubernetes.io/instance-type"] = instance_type
+    if product:
+        all_labels["nvidia.com/gpu.product"] = product
+    result = {"metadata": {"name": name, "labels": all_labels}, "status": {"capacity": {"nvidia.com/gpu": str(gpus)} if gpus else {}}}
+    if provider_id:
+        result["spec"] = {"providerID": provider_id}
+    return result
+
+
+AWS_H100 = [node("n%d" % i, "aws:///us-east-1a/i-%d" % i, "p5.48xlarge", "NVIDIA-H100-80GB-HBM3", 8) for i in range(3)]
+
+
+def test_selected_contexts_include_then_exclude_in_order_once():
+    contexts = ["prod-a", "dev-a", "prod-b-old", "prod-a", "prod-c"]
+    assert inventory.selected_contexts(contexts) == ["prod-a", "dev-a", "prod-b-old", "prod-c"]
+    assert inventory.selected_contexts(contexts, ["prod-*"], ["*-old"]) == ["prod-a", "prod-c"]
+    assert inventory.selected_contexts(contexts, "dev-*") == ["dev-a"]
+
+
+def test_selected_contexts_bad_pattern_names_the_option():
+    with pytest.raises(ValueError, match="exclude_contexts"):
+        inventory.selected_contexts(["a"], None, [3])
+
+
+def test_safe_host_name_of_eks_arn_and_gke_names_and_duplicates():
+    arn = "arn:aws:eks:us-east-1:123456789012:cluster/h100-a"
+    assert inventory.safe_host_name(arn) == "arn-aws-eks-us-east-1-123456789012-cluster-h100-a"
+    assert inventory.safe_host_name("gke_proj_us-central1_h100-a") == "gke_proj_us-central1_h100-a"
+    assert inventory.safe_host_name("a b", taken={"a-b"}) == "a-b-2"
+    assert inventory.safe_host_name("a b", taken={"a-b", "a-b-2"}) == "a-b-3"
+    long_name = inventory.safe_host_name("x" * 100, taken={"x" * 63})
+    assert len(long_name) == 63 and long_name.endswith("-2")
+    assert inventory.safe_host_name("::") == "cluster"
+
+
+def test_group_name_never_starts_with_a_digit():
+    assert inventory.group_name("csp_aws") == "csp_aws"
+    assert inventory.group_name("k8s-1.34") == "k8s_1_34"
+    assert inventory.group_name("1.34") == "_1_34"
+
+
+def test_declared_platform_first_match_wins():
+    platforms = {"dc1-*": "onprem", "*": "togetherai"}
+    assert inventory.declared_platform("dc1-b200", platforms) == "onprem"
+    assert inventory.declared_platform("other", platforms) == "togetherai"
+    assert inventory.declared_platform("other", {}) == ""
+
+
+def test_cluster_host_detected_groups_and_facts():
+    nodes = AWS_H100 + [node("cpu", "aws:///us-east-1a/i-9", "m5.large")]
+    host, groups = inventory.cluster_host({"nodes": nodes, "kubernetes_version": "v1.34.1"})
+    assert groups == ["aws_h100", "csp_aws", "gpu_h100"]
+    assert host["burnin_platform"] == "aws" and host["burnin_gpu_architecture"] == "h100"
+    assert host["burnin_cluster_gpu_nodes"] == 3 and host["burnin_cluster_nodes"] == 4
+    assert host["burnin_cluster_gpus_per_node"] == 8
+    assert host["burnin_cluster_instance_types"] == ["p5.48xlarge"]
+    assert host["burnin_cluster_kubernetes_version"] == "v1.34.1"
+    assert "burnin_cluster_reason" not in host
+
+
+def test_cluster_host_unreachable_says_why():
+    host, groups = inventory.cluster_host({"error": {"category": "Unreachable", "message": "connection refused by https://127.0.0.1:1"}})
+    assert groups == ["unreachable"]
+    assert host == {"burnin_cluster_reason": "Unreachable: connection refused by https://127.0.0.1:1"}
+
+
+def test_cluster_host_several_gpu_kinds_is_mixed_not_the_most_common():
+    nodes = AWS_H100 + [node("h200", "aws:///us-east-1a/i-7", "p5en.48xlarge", "NVIDIA-H200", 8)]
+    host, groups = inventory.cluster_host({"nodes": nodes})
+    assert groups == ["aws_mixed", "csp_aws", "gpu_mixed"]
+    assert "burnin_gpu_architecture" not in host
+    assert host["burnin_cluster_gpu_architectures"] == {"h100": 3, "h200": 1}
+    assert "h100 (3), h200 (1)" in host["burnin_cluster_reason"]
+
+
+def test_cluster_host_undetectable_platform_declared_or_undetected():
+    onprem = [node("n%d" % i, product="NVIDIA-B200", gpus=8) for i in range(2)]
+    host, groups = inventory.cluster_host({"nodes": onprem})
+    assert groups == ["gpu_b200", "undetected"] and "burnin_platform" not in host
+    assert "platform cannot be detected" in host["burnin_cluster_reason"]
+    host, groups = inventory.cluster_host({"nodes": onprem}, platform="onprem")
+    assert groups == ["onprem_b200", "csp_onprem", "gpu_b200"] and host["burnin_platform"] == "onprem"
+
+
+def test_cluster_host_declared_platform_contradicted_by_the_nodes():
+    host, groups = inventory.cluster_host({"nodes": AWS_H100}, platform="gcp")
+    assert "undetected" in groups and "platform mismatch" in host["burnin_cluster_reason"]
+
+
+def test_role_accepts_the_plugins_host_variables():
+    host, _ = inventory.cluster_host({"nodes": AWS_H100, "kubernetes_version": "v1.34.1"})
+    host.update(burnin_cluster_server="https://127.0.0.1:6443", burnin_cluster_reason="")
+    assert check_role_vars(dict(host, burnin_context="c"))["burnin_platform"] == "aws"
+
+
+def test_read_all_runs_in_parallel_and_times_out_one_without_waiting_for_it():
+    release = threading.Event()
+
+    def read(argument):
+        if argument == "hangs":
+            release.wait(30)
+        return {"nodes": [], "argument": argument}
+
+    started = time.monotonic()
+    results = inventory.read_all([("a", "a"), ("hang", "hangs"), ("b", "b")], read, workers=2, timeout=0.5)
+    elapsed = time.monotonic() - started
+    release.set()
+    assert results["a"]["argument"] == "a" and results["b"]["argument"] == "b"
+    assert results["hang"]["error"]["category"] == "Unreachable" and "0.5 s" in results["hang"]["error"]["message"]
+    assert elapsed < 5
+
+
+def test_read_all_bounds_the_workers_and_turns_an_exception_into_an_error():
+    active, peak, lock = [0], [0], threading.Lock()
+
+    def read(argument):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.05)
+        with lock:
+            active[0] -= 1
+        if argument == 3:
+            raise RuntimeError("boom")
+        return {"nodes": []}
+
+    results = inventory.read_all([(i, i) for i in range(8)], read, workers=3, timeout=10)
+    assert peak[0] <= 3 and len(results) == 8
+    assert results[3]["error"] == {"category": "Error", "message": "RuntimeError: boom"}
