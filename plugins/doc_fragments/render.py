@@ -64,6 +64,13 @@ options:
       - A string naming a release from v2.0 to v2.3 (patch releases too); a YAML number such as C(2.10), read as 2.1, is refused.
     type: str
     default: v2.3
+  allow_secret_env:
+    description:
+      - Accept env entries (of O(env) and O(init_containers)) whose C(valueFrom) reads a Secret (C(secretKeyRef)).
+      - Refused by default - whoever sets the env (an AWX survey, an inventory) could read any Secret of the burn-in
+        namespace, the registry credential included, through the pod's logs.
+    type: bool
+    default: false
 """
 
     OVERRIDES = r"""

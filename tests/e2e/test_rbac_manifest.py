@@ -69,13 +69,15 @@ def bound(fleet):
             rest.request("DELETE", "/api/v1/namespaces/%s" % namespace)
 
 
-def allowed(rest, user, verb, group="", resource="", subresource="", namespace=None, path=None):
+def allowed(rest, user, verb, group="", resource="", subresource="", namespace=None, path=None, name=None):
     attrs = (
         {"nonResourceAttributes": {"path": path, "verb": verb}}
         if path
         else {
             "resourceAttributes": dict(
-                (k, v) for k, v in (("group", group), ("resource", resource), ("subresource", subresource), ("verb", verb), ("namespace", namespace)) if v
+                (k, v)
+                for k, v in (("group", group), ("resource", resource), ("subresource", subresource), ("verb", verb), ("namespace", namespace), ("name", name))
+                if v
             )
         }
     )
@@ -120,11 +122,18 @@ def test_every_verb_the_role_uses_is_granted_in_its_namespace_only(bound, who):
 
 def test_cluster_rules_only_with_the_cluster_roles(bound):
     rest, users = bound
-    full, _ns = users["full"]
+    full, full_ns = users["full"]
     namespaced, own = users["namespaced"]
     assert allowed(rest, full, "list", "", "nodes") and not allowed(rest, namespaced, "list", "", "nodes")
-    for verb in ("get", "list", "create", "patch", "delete"):
+    for verb in ("get", "list", "create"):
         assert allowed(rest, full, verb, "", "namespaces") and not allowed(rest, namespaced, verb, "", "namespaces")
+    # Patch and delete only the burn-in's own namespace: not kube-system, not another one, not any by a blank name.
+    for verb in ("patch", "delete"):
+        assert allowed(rest, full, verb, "", "namespaces", name=full_ns), verb
+        assert not allowed(rest, full, verb, "", "namespaces", name="kube-system"), verb
+        assert not allowed(rest, full, verb, "", "namespaces", name=own), verb
+        assert not allowed(rest, full, verb, "", "namespaces"), verb
+        assert not allowed(rest, namespaced, verb, "", "namespaces", name=own), verb
     assert not allowed(rest, full, "patch", "", "nodes") and not allowed(rest, full, "update", "", "namespaces")
     assert allowed(rest, full, "get", path="/version") and allowed(rest, full, "get", path="/apis/trainer.kubeflow.org/v1alpha1")
     # What the fleet's restricted-token test expects of a namespace-confined token holds for the namespaced part.

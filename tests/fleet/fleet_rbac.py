@@ -85,6 +85,10 @@ def objects_for(namespace, user, cluster_reader=False, namespaces=False, path=MA
             continue
         cluster_role = _get(docs, "ClusterRole", name)
         cluster_role["metadata"]["name"] = f"{name}-{user}"
+        # The namespace the manifest names for patch/delete (resourceNames) is this one, as a user edits it.
+        for rule in cluster_role["rules"]:
+            if rule.get("resourceNames") == [ROLE]:
+                rule["resourceNames"] = [namespace]
         cluster_binding = _get(docs, "ClusterRoleBinding", name)
         cluster_binding["metadata"]["name"] = f"{name}-{user}"
         cluster_binding["roleRef"]["name"] = cluster_role["metadata"]["name"]

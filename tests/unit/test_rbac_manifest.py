@@ -289,3 +289,17 @@ def test_node_patches_only_in_the_remediation_cluster_role():
             assert node_verbs == {"get", "patch"} and len(doc["rules"]) == 1
         else:
             assert "patch" not in node_verbs, doc["metadata"]["name"]
+
+
+def test_namespaces_are_patched_and_deleted_only_by_name():
+    """Cluster-wide patch/delete on namespaces would let the burn-in identity delete kube-system or lift any namespace's
+    pod-security level: only the burn-in's own namespace (the Role's) may be patched or deleted."""
+    docs = load_manifest()
+    role_namespace = [d for d in docs if d["kind"] == "Role"][0]["metadata"]["namespace"]
+    for doc in docs:
+        if doc["kind"] != "ClusterRole":
+            continue
+        for rule in doc["rules"]:
+            if "namespaces" in rule.get("resources", []) and set(rule["verbs"]) & {"patch", "delete"}:
+                assert rule.get("resourceNames") == [role_namespace], rule
+                assert set(rule["verbs"]) == {"patch", "delete"}, rule

@@ -114,27 +114,14 @@ def note(summary):
 def write_logs(directory, results):
     """Write each log of RESULTS (collect()'s) to DIRECTORY/<pod>.log on the controller, the directory made when there
     is one; return (the paths written, whether any file changed). One process writes them all: a copy task per pod
-    would start a module process per log."""
-    import os
+    would start a module process per log. Pod names come from the API server: files.write_file keeps each inside
+    DIRECTORY (the name reduced to a plain file name) and replaces a planted symlink instead of writing through it."""
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.files import write_file
 
     logs = [(entry["item"]["metadata"]["name"], entry["log"]) for entry in results if "log" in entry]
-    if not logs:
-        return [], False
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
     paths, changed = [], False
     for name, text in logs:
-        path = os.path.join(directory, "%s.log" % name)
-        data = (text or "").encode("utf-8")
-        try:
-            with open(path, "rb") as handle:
-                same = handle.read() == data
-        except (IOError, OSError):
-            same = False
-        if not same:
-            with open(path, "wb") as handle:
-                handle.write(data)
-            os.chmod(path, 0o644)
-            changed = True
+        path, written = write_file(directory, "%s.log" % name, text or "")
         paths.append(path)
+        changed = changed or written
     return paths, changed

@@ -31,6 +31,7 @@ _PASSED = (
     ("burnin_resources", "resources"),
     ("burnin_image_pull_secrets", "image_pull_secrets"),
     ("burnin_trainer_version", "trainer_version"),
+    ("burnin_allow_secret_env", "allow_secret_env"),
     ("burnin_overrides", "overrides"),
     ("burnin_extended_platforms", "extended_platforms"),
     ("burnin_instance_type", "instance_type"),

@@ -21,7 +21,6 @@ import json
 import math
 import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
 
 try:
@@ -32,6 +31,7 @@ except ImportError:  # pragma: no cover - jinja2 ships with ansible-core on the 
     HAS_JINJA2 = False
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, RenderError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.files import read_unlinked, write_file
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import size_label
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, FAILING_VERDICTS, OK_OUTCOMES, VERDICTS
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import history
@@ -1018,28 +1018,11 @@ def write_reports(
     for fmt in formats:
         content = RENDERERS[fmt](report)
         path = paths[fmt]
-        try:
-            with open(path, "r", encoding="utf-8") as handle:
-                same = handle.read() == content
-        except (IOError, OSError):
-            same = False
-        if same:
+        if read_unlinked(path) == content.encode("utf-8"):
             continue
         changed.append(path)
-        if check_mode:
-            continue
-        if not os.path.isdir(directory):
-            os.makedirs(directory, 0o755)
-        handle, temp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(content)
-            os.chmod(temp, 0o644)
-            os.replace(temp, path)
-        except BaseException:
-            if os.path.exists(temp):
-                os.unlink(temp)
-            raise
+        if not check_mode:
+            write_file(directory, os.path.basename(path), content)
     return {
         "files": paths,
         "changed": bool(changed),

@@ -46,6 +46,7 @@ _RUNTIME_DATA = dict(
     # Names of pull Secrets, not secrets themselves.
     image_pull_secrets=dict(type="list", elements="dict", default=[], no_log=False),
     trainer_version=dict(type="str", default="v2.3"),
+    allow_secret_env=dict(type="bool", default=False),
 )
 
 

@@ -217,18 +217,27 @@ def check_cluster_nodes(field, nodes):
     return nodes
 
 
+def check_structures(args):
+    """Every option's size and depth bounded (validate.check_structure) before anything walks it."""
+    for name in sorted(args or {}):
+        validate.check_structure(name, args[name])
+    return args
+
+
 # --- the plugins' options -----------------------------------------------------------------------------------------
 def check_runtime_options(args):
     """gpufleet.burnin.training_runtime (and the runtime part of workload_plan)."""
+    check_structures(args)
     check_entry_name(args.get("entry_name"))
     validate.check_grammar("image", args.get("image"), "image")
     validate.check_choice("framework", args.get("framework", "torch"), FRAMEWORKS)
     validate.check_int("nodes", args.get("nodes", 1), 1, validate.NODES_MAX)
     validate.check_int("gpus_per_node", args.get("gpus_per_node"), 0, validate.PER_NODE_MAX)
-    validate.check_env("env", args.get("env"))
+    allow_secret = validate.check_bool("allow_secret_env", args.get("allow_secret_env") or False)
+    validate.check_env("env", args.get("env"), allow_secret)
     validate.check_volumes("volumes", args.get("volumes"))
     validate.check_volume_mounts("volume_mounts", args.get("volume_mounts"))
-    validate.check_containers("init_containers", args.get("init_containers"))
+    validate.check_containers("init_containers", args.get("init_containers"), allow_secret)
     validate.check_resources("resources", args.get("resources"))
     validate.check_name_refs("image_pull_secrets", args.get("image_pull_secrets"))
     check_trainer_version("trainer_version", args.get("trainer_version"))
@@ -237,6 +246,7 @@ def check_runtime_options(args):
 
 def check_override_options(args, library=None):
     """gpufleet.burnin.platform_overrides (and the override part of workload_plan)."""
+    check_structures(args)
     check_entry_name(args.get("entry_name"))
     validate.check_choice("framework", args.get("framework", "torch"), FRAMEWORKS)
     validate.check_int("nodes", args.get("nodes", 1), 1, validate.NODES_MAX)
@@ -262,6 +272,7 @@ def check_override_options(args, library=None):
 
 def check_plan_options(args, library=None):
     """gpufleet.burnin.workload_plan: the runtime's and the overrides' options plus the cluster's and the run's."""
+    check_structures(args)
     check_runtime_options(args)
     check_override_options(dict(args, platform=None), library)
     check_platform("platform", args.get("platform"), library=library)
@@ -279,6 +290,7 @@ def check_plan_options(args, library=None):
 
 def check_apply_options(args):
     """gpufleet.burnin.k8s_apply: every object and the field manager, before connecting."""
+    check_structures(args)
     validate.check_objects("objects", args.get("objects"), need_namespace=True)
     check_field_manager("field_manager", args.get("field_manager"))
     return args

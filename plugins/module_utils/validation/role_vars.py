@@ -33,14 +33,15 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import sta
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import remediation
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import inventory, remediation
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.names import FRAMEWORKS, check_entry_name
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import COLLECTION_ROOT, read_yaml_file
 
 ARGUMENT_SPECS = os.path.join(COLLECTION_ROOT, "roles", "burnin", "meta", "argument_specs.yml")
 # Variables the role sets itself (set_fact), so they may be defined when the role runs again in a play.
-ROLE_FACTS = ("burnin_result", "burnin_generated_run_id")
+# The role's own facts, and the host variables the inventory plugin gpufleet.burnin.clusters sets beside the role's.
+ROLE_FACTS = ("burnin_result", "burnin_generated_run_id") + inventory.HOST_FACTS
 _TRUE = ("true", "yes", "on", "1", "y", "t")
 _FALSE = ("false", "no", "off", "0", "n", "f")
 THRESHOLD_ON_MISSING = ("pass", "warn", "fail")
@@ -100,8 +101,8 @@ def _choice(name, value, choices, allow_empty=True):
     return validate.check_choice(name, "" if value is None else value, choices, allow_empty=allow_empty) or ""
 
 
-def _env(name, value):
-    return validate.check_env(name, survey.env_list(value, field=name))
+def _env(name, value, allow_secret=False):
+    return validate.check_env(name, survey.env_list(value, field=name), allow_secret)
 
 
 def _thresholds(name, value):
@@ -214,7 +215,8 @@ CHECKS = {
     "burnin_env": _env,
     "burnin_volumes": lambda n, v: _list(n, v, validate.check_volumes),
     "burnin_volume_mounts": lambda n, v: _list(n, v, validate.check_volume_mounts),
-    "burnin_init_containers": lambda n, v: _list(n, v, validate.check_containers),
+    "burnin_init_containers": lambda n, v, allow_secret=False: validate.check_containers(n, _list(n, v), allow_secret),
+    "burnin_allow_secret_env": _bool,
     "burnin_resources": lambda n, v: validate.check_resources(n, _mapping(n, v)),
     "burnin_image_pull_secrets": _names,
     "burnin_overrides": _overrides,
@@ -256,6 +258,9 @@ CHECKS = {
 }
 
 
+SECRET_ENV_VARIABLES = ("burnin_env", "burnin_init_containers")
+
+
 def check_role_vars(given):
     """Check the role's variables (a mapping of name to value, every ``burnin_*`` variable defined for the host) and
     return the values to use, text parsed. Unknown ``burnin_*`` names are refused with the nearest known name."""
@@ -269,10 +274,15 @@ def check_role_vars(given):
             "is not a variable of gpufleet.burnin.burnin%s; its variables: ansible-doc -t role gpufleet.burnin.burnin"
             % ("; did you mean %s?" % near[0] if near else ""),
         )
+    # Bounded before any check walks a value: a YAML alias bomb is refused here, not expanded (validate.check_structure).
+    for name in sorted(given):
+        validate.check_structure(name, given[name], max_values=validate.ROLE_VAR_MAX_VALUES)
     result = {}
+    # The env's Secret references are refused unless this is set (validate.SECRET_REASON says why).
+    allow_secret = _bool("burnin_allow_secret_env", given.get("burnin_allow_secret_env", False))
     for name, check in CHECKS.items():
         if name in given:
-            result[name] = check(name, given[name])
+            result[name] = check(name, given[name], allow_secret) if name in SECRET_ENV_VARIABLES else check(name, given[name])
     framework = result.get("burnin_framework") or None
     if "burnin_trainer" in result:
         inputs.check_trainer("burnin_trainer", result["burnin_trainer"], framework)

@@ -41,7 +41,7 @@ def env_list(value, field="env"):
     if isinstance(value, str):
         value = _parse_string(field, value)
     if isinstance(value, dict):
-        value = [{"name": key, "value": "%s" % item} for key, item in value.items()]
+        value = [{"name": key, "value": item} for key, item in value.items()]
     if not isinstance(value, list):
         raise ConfigError(field, "must be a list of {name, value} mappings or NAME=value strings, got %s" % type(value).__name__)
     result = []
@@ -54,6 +54,9 @@ def env_list(value, field="env"):
             item = {"name": name.strip(), "value": text}
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not _ENV_NAME.match(item["name"]):
             raise ConfigError(where, "must be a mapping with a valid 'name' (letters, digits, '_', '-', '.'), got %r" % (item,))
+        # A null value would become the text "None" in the pod: refused, as YAML's `A:` with nothing after it is.
+        if "value" in item and item["value"] is None:
+            raise ConfigError("%s.value" % where, "is null; allowed: a string (quote it in YAML), or no value for an empty one")
         if "value" in item and not isinstance(item["value"], str):
             item = dict(item, value="%s" % item["value"])
         result.append(item)

@@ -247,13 +247,88 @@ def _items(field, value, keys=None):
         yield where, item
 
 
-def check_env(field, value):
+# Bounds on a structured input (workload params, env, thresholds, overrides, platform vars, trainer...). YAML aliases
+# arrive as one object referenced many times (a few KB of `&a [*b, *b, ...]` is billions of values once walked), so
+# the size is counted per distinct object and memoised: linear in what was loaded, before anything walks it whole.
+STRUCTURE_MAX_VALUES = 1000000
+# The role's variables reach its burnin_vars filter as ansible-core's lazy containers, which hand out a new object at
+# each look, so the memo cannot see an alias there and each value counted costs a lookup (a bomb took 24 s to refuse
+# at 1,000,000 under ansible-core 2.21): a lower bound for them.
+ROLE_VAR_MAX_VALUES = 100000
+STRUCTURE_MAX_DEPTH = 32
+
+
+def check_structure(field, value, max_values=STRUCTURE_MAX_VALUES, max_depth=STRUCTURE_MAX_DEPTH):
+    """Refuse VALUE when it nests deeper than MAX_DEPTH or holds more than MAX_VALUES values once its aliases are
+    expanded, naming FIELD and the limit; checked without expanding it."""
+    sizes, heights = {}, {}
+    # Iterative, so a value nested deeper than Python's recursion limit is refused, not a RecursionError.
+    stack = [(value, 1, False)]
+    while stack:
+        item, depth, children_done = stack.pop()
+        if not isinstance(item, (dict, list, tuple)):
+            continue
+        if depth > max_depth:
+            fail(field, "nests deeper than %d levels; at most %d allowed" % (max_depth, max_depth), show=False)
+        key = id(item)
+        children = list(item.keys()) + list(item.values()) if isinstance(item, dict) else list(item)
+        if children_done:
+            total, height = 1, 1
+            for child in children:
+                if isinstance(child, (dict, list, tuple)):
+                    total += sizes[id(child)]
+                    height = max(height, heights[id(child)] + 1)
+                else:
+                    total += 1
+            sizes[key], heights[key] = total, height
+            # An alias reached again deeper down is counted once: its height, not its first depth, decides.
+            if height > max_depth:
+                fail(field, "nests deeper than %d levels; at most %d allowed" % (max_depth, max_depth), show=False)
+            if total > max_values:
+                fail(field, "holds more than %d values (YAML aliases counted as expanded); at most %d allowed" % (max_values, max_values), show=False)
+            continue
+        if key in sizes:
+            continue
+        sizes[key] = None  # being counted: a value that contains itself is refused below
+        stack.append((item, depth, True))
+        for child in children:
+            if isinstance(child, (dict, list, tuple)):
+                if sizes.get(id(child), 0) is None:
+                    fail(field, "contains itself (a recursive YAML alias)", show=False)
+                if id(child) not in sizes:
+                    stack.append((child, depth + 1, False))
+    return value
+
+
+# A container's env longer than this is a mistake (the base NCCL env is 10 entries); the bound keeps every later step
+# (merge, render, apply) small.
+ENV_MAX = 256
+SECRET_SOURCES = ("secretKeyRef",)
+SECRET_REASON = (
+    "reads a Secret: whoever sets the burn-in's env (an AWX survey, an inventory) could read any Secret of the burn-in "
+    "namespace, the registry credential included, through the pod's logs; set burnin_allow_secret_env (allow_secret_env "
+    "on the plugins) to allow it"
+)
+
+
+def check_env(field, value, allow_secret=False):
+    """An env list: names are C identifiers, each once; values strings; valueFrom a mapping, a Secret's key only with
+    ALLOW_SECRET."""
+    if isinstance(value, list) and len(value) > ENV_MAX:
+        fail(field, "has %d entries; at most %d allowed" % (len(value), ENV_MAX), show=False)
+    seen = {}
     for where, item in _items(field, value, _ENV_KEYS):
         check_grammar("%s.name" % where, item.get("name"), "env_name")
+        if item["name"] in seen:
+            fail("%s.name" % where, "repeats %s (already %s); each name once" % (item["name"], seen[item["name"]]), item["name"])
+        seen[item["name"]] = where
         if "value" in item:  # null is not a string for the API server either
             check_str("%s.value" % where, item["value"], allow_empty=True)
         if "valueFrom" in item:
             check_mapping("%s.valueFrom" % where, item["valueFrom"])
+            secret = [key for key in SECRET_SOURCES if key in item["valueFrom"]]
+            if secret and not allow_secret:
+                fail("%s.valueFrom.%s" % (where, secret[0]), SECRET_REASON, item["valueFrom"][secret[0]])
     return value
 
 
@@ -277,14 +352,14 @@ def check_volume_mounts(field, value):
     return _named_items(field, value, mount)
 
 
-def check_containers(field, value):
+def check_containers(field, value, allow_secret=False):
     def container(where, item):
         check_grammar("%s.image" % where, item.get("image"), "image")
         for key in ("command", "args"):
             if key in item:
                 check_words("%s.%s" % (where, key), item[key])
         if "env" in item:
-            check_env("%s.env" % where, item["env"])
+            check_env("%s.env" % where, item["env"], allow_secret)
         if "resources" in item:
             check_resources("%s.resources" % where, item["resources"])
         if "volumeMounts" in item:

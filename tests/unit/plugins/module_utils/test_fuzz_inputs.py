@@ -37,6 +37,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import r
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.validate import check_finite  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import COLLECTION_ROOT, read_yaml_file  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.overrides import build_overrides_with_sources  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload  # noqa: E402
@@ -462,3 +463,66 @@ def test_role_vars(given_vars):
     out = refused_cleanly(plan_workload, args, facts)
     if out is not None:
         assert_valid(out["objects"], args["trainer_version"])
+
+
+# --- YAML aliases and deep nesting (validate.check_structure) -------------------------------------------------------
+# Loaded by Ansible's own YAML loader, as an inventory or `-e @file` is: aliases arrive as one object referenced many
+# times, so the bound must count them without walking the expansion (10 levels of 10 aliases: 10**10 values).
+ALIAS_BOMB = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    "a%d: &a%d [%s]\n" % (level, level, ", ".join(["*a%d" % (level - 1)] * 10)) for level in range(1, 10)
+)
+
+
+def ansible_yaml(text):
+    from ansible.parsing.yaml.loader import AnsibleLoader
+
+    return AnsibleLoader(text).get_single_data()
+
+
+@pytest.mark.parametrize(
+    "variable", ["burnin_workload_params", "burnin_trainer", "burnin_platform_vars", "burnin_overrides", "burnin_thresholds", "burnin_env"]
+)
+def test_an_alias_bomb_is_refused_naming_the_variable_and_the_limit(variable):
+    bomb = ansible_yaml(ALIAS_BOMB)
+    with pytest.raises(ConfigError) as info:
+        role_vars.check_role_vars({variable: bomb if variable != "burnin_env" else [bomb]})
+    assert info.value.field == variable
+    assert "at most %d" % validate.ROLE_VAR_MAX_VALUES in str(info.value)
+
+
+def deep(levels, leaf="x"):
+    value = leaf
+    for _level in range(levels):
+        value = {"k": value}
+    return value
+
+
+@pytest.mark.parametrize("levels", [validate.STRUCTURE_MAX_DEPTH + 1, 5000])
+def test_deep_nesting_is_refused_naming_the_limit_without_a_recursion_error(levels):
+    with pytest.raises(ConfigError) as info:
+        role_vars.check_role_vars({"burnin_workload_params": deep(levels)})
+    assert info.value.field == "burnin_workload_params" and "at most %d" % validate.STRUCTURE_MAX_DEPTH in str(info.value)
+
+
+def test_nesting_within_the_limit_passes_the_bound():
+    assert validate.check_structure("burnin_trainer", deep(validate.STRUCTURE_MAX_DEPTH)) is not None
+
+
+def test_an_alias_reached_again_deeper_counts_its_height():
+    shared = deep(20)
+    value = {"shallow": shared, "deep": deep(15, shared)}
+    with pytest.raises(ConfigError, match="deeper than"):
+        validate.check_structure("burnin_platform_vars", value)
+
+
+def test_a_recursive_alias_is_refused():
+    loop = []
+    loop.append(loop)
+    with pytest.raises(ConfigError, match="contains itself"):
+        role_vars.check_role_vars({"burnin_workload_params": {"a": loop}})
+
+
+def test_plugin_options_are_bounded_too():
+    with pytest.raises(ConfigError) as info:
+        inputs.check_runtime_options({"entry_name": "nccl", "image": "i:1", "gpus_per_node": 8, "env": [ansible_yaml(ALIAS_BOMB)]})
+    assert info.value.field == "env"

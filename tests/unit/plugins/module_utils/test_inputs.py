@@ -252,8 +252,11 @@ def test_a_dcgm_level_outside_1_to_4_is_refused_before_any_cluster_naming_the_pa
         role_vars.check_role_vars({"burnin_workload": "dcgm-diag", "burnin_workload_params": {"level": 7}})
     assert err.value.field == "burnin_workload_params"
     assert "level: the dcgm-diag workload's diagnostic level (dcgmi diag -r) must be 1, 2, 3 or 4, got 7" in str(err.value)
-    checked = role_vars.check_role_vars({"burnin_workload": "dcgm-diag", "burnin_workload_params": {"level": 3}})
+    checked = role_vars.check_role_vars({"burnin_workload": "dcgm-diag", "burnin_workload_params": {"level": 3, "privileged": True}})
     assert checked["burnin_workload"] == "dcgm-diag"
+    with pytest.raises(ConfigError) as err:
+        role_vars.check_role_vars({"burnin_workload": "dcgm-diag", "burnin_workload_params": {"level": 3}})
+    assert err.value.field == "burnin_workload_params" and "privileged: level 3 runs DCGM's stress plugins" in str(err.value)
 
 
 def test_a_custom_trainer_may_change_the_framework():
@@ -299,3 +302,54 @@ def test_non_finite_numbers_are_refused_naming_the_option(args, field):
 
 def test_finite_numbers_pass():
     validate.check_finite("", {"nodes": 2, "ratio": 0.5, "list": [1e300, "inf"]})
+
+
+SECRET_ENV = [{"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "registry", "key": ".dockerconfigjson"}}}]
+
+
+def test_secret_reference_in_env_is_refused_with_the_reason():
+    message = refused("env[0].valueFrom.secretKeyRef", plan, env=SECRET_ENV)
+    assert "reads a Secret" in message and "registry credential" in message and "allow_secret_env" in message
+
+
+def test_secret_reference_in_an_init_containers_env_is_refused():
+    init = [{"name": "prep", "image": "busybox:1", "env": SECRET_ENV}]
+    refused("init_containers[0].env[0].valueFrom.secretKeyRef", plan, init_containers=init)
+
+
+def test_secret_reference_is_accepted_when_allowed():
+    runtime = [obj for obj in plan(env=SECRET_ENV, allow_secret_env=True)["objects"] if obj["kind"] == "TrainingRuntime"][0]
+    assert "secretKeyRef" in str(runtime)
+
+
+def test_role_refuses_secret_env_unless_burnin_allow_secret_env():
+    message = refused("burnin_env[0].valueFrom.secretKeyRef", role_vars.check_role_vars, {"burnin_env": SECRET_ENV})
+    assert "burnin_allow_secret_env" in message
+    checked = role_vars.check_role_vars({"burnin_env": SECRET_ENV, "burnin_allow_secret_env": "true"})
+    assert checked["burnin_env"] == SECRET_ENV and checked["burnin_allow_secret_env"] is True
+
+
+def test_configmap_reference_is_not_a_secret():
+    env = [{"name": "A", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}]
+    assert role_vars.check_role_vars({"burnin_env": env})["burnin_env"] == env
+
+
+@pytest.mark.parametrize("env", [[{"name": "A", "value": "1"}, {"name": "A", "value": "2"}], "A=1\nA=2"])
+def test_duplicate_env_names_are_refused_naming_the_first(env):
+    message = refused("burnin_env[1].name", role_vars.check_role_vars, {"burnin_env": env})
+    assert "burnin_env[0]" in message
+
+
+def test_duplicate_env_names_are_refused_by_training_runtime():
+    refused("env[1].name", plan, env=[{"name": "A", "value": "1"}, {"name": "A", "value": "2"}])
+
+
+def test_null_env_value_is_refused():
+    refused("burnin_env[0].value", role_vars.check_role_vars, {"burnin_env": [{"name": "A", "value": None}]})
+
+
+def test_huge_env_list_is_refused_naming_the_limit():
+    env = [{"name": "V%d" % index, "value": "x"} for index in range(validate.ENV_MAX + 1)]
+    message = refused("burnin_env", role_vars.check_role_vars, {"burnin_env": env})
+    assert "at most %d" % validate.ENV_MAX in message
+    assert role_vars.check_role_vars({"burnin_env": env[: validate.ENV_MAX]})
