@@ -15,7 +15,7 @@ import copy
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import stages
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults, nccl_env, workload_catalog
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults, merge, nccl_env, workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import ENTRY_LABEL, MANAGED_BY_LABEL, MANAGER, RUN_LABEL, plan_workload
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs, validate
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import workload_plan_spec
@@ -84,6 +84,8 @@ def workload_of(variables, platform, gpu_architecture):
         # Which parser judges a node stage's output, pod by pod: plugins/module_utils/judging/node_stage.py PARSERS.
         "parser": (rendered.get("results") or "nccl-tests") if not custom else "nccl-tests",
         "env": nccl_env.merge_env(rendered.get("env") or [], variables.get("burnin_env") or []),
+        # What the workload sets on the GPU container itself (dcgm-diag's privileged securityContext): with_container.
+        "container": rendered.get("container") or {},
     }
 
 
@@ -160,6 +162,26 @@ JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 
 
+def with_container(objects, container):
+    """OBJECTS with CONTAINER (the workload's ``container``, workload_catalog.py) merged into the GPU workers'
+    container ``node`` of the runtime's replicatedJob ``node`` (torch, exec and mpi alike; not MPI's launcher), after
+    the platform and user overrides: maps recursively, named lists by name (merge.merge_named), so a platform's
+    ``capabilities`` stay beside the workload's ``privileged``."""
+    if not container:
+        return objects
+    for obj in objects:
+        if obj.get("kind") != "TrainingRuntime":
+            continue
+        for job in obj["spec"]["template"]["spec"]["replicatedJobs"]:
+            if job.get("name") != "node":
+                continue
+            pod_spec = job["template"]["spec"]["template"].get("spec") or {}
+            pod_spec["containers"] = [
+                merge.merge_named(item, copy.deepcopy(container)) if item.get("name") == "node" else item for item in pod_spec.get("containers") or []
+            ]
+    return objects
+
+
 def one_pod_per_node(objects):
     """OBJECTS with every pod of the runtime's replicated jobs required on a node without another pod of the same
     TrainJob (pod anti-affinity by hostname, matchLabelKeys on the JobSet's name: Kubernetes 1.31+): a node stage judges
@@ -197,7 +219,7 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
     facts = {"platform": options.pop("platform"), "gpuArchitecture": options.pop("gpu_architecture")}
     plan = plan_workload(options, facts)
     trainjob = stages.stage_trainjob("%s-%s" % (entry, run_id), stage, attempt)
-    objects = staged(plan["objects"], trainjob, entry)
+    objects = with_container(staged(plan["objects"], trainjob, entry), workload["container"])
     if stage != "fleet" or workload["results"] == "dcgm-diag":
         objects = one_pod_per_node(objects)
     objects = annotated(objects, variables.get("burnin_trainjob_annotations") or {})

@@ -7,7 +7,9 @@ Each template renders to what ``gpufleet.burnin.workload_plan`` takes: ``framewo
 (torch: script or module, args; mpi: binary, args, mpi_args, timeout; exec: command, args), optionally ``env`` and,
 for nccl-tests workloads, ``collective`` (what the verdict judges). ``results`` says how the verdict reads the
 pods' logs (:data:`RESULTS`): ``nccl-tests`` (the default of a workload with a collective), ``dcgm-diag`` (DCGM's
-diagnostic JSON of every pod, plugins/module_utils/judging/dcgm.py); none judges the TrainJob's outcome only. The
+diagnostic JSON of every pod, plugins/module_utils/judging/dcgm.py); none judges the TrainJob's outcome only.
+``container``, optional, is merged into the GPU workers' container (``node``) of the runtime after every override
+(rendering/role_plan.py with_container), e.g. dcgm-diag's ``securityContext: {privileged: true}``. The
 data: nodes, gpus_per_node, platform, gpu_architecture, plus the workload's own parameters (each template documents
 them and their defaults; a template refuses a bad one with ``refuse(name, why)``).
 """
@@ -24,7 +26,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 
 WORKLOADS_SUBDIR = "workloads"
 FRAMEWORKS = ("torch", "mpi", "exec")
-_RESULT_KEYS = ("framework", "image", "trainer", "collective", "env", "results")
+_RESULT_KEYS = ("framework", "image", "trainer", "collective", "env", "results", "container")
 RESULTS = ("nccl-tests", "dcgm-diag")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
@@ -73,6 +75,9 @@ def _check_result(name, rendered, data):
         raise ParseError("%s: collective must be a non-empty string such as all_reduce" % where)
     if rendered.get("results") is not None and rendered["results"] not in RESULTS:
         raise ParseError("%s: results must be one of %s (or absent), got %r" % (where, ", ".join(RESULTS), rendered["results"]))
+    container = rendered.get("container")
+    if container is not None and (not isinstance(container, dict) or "name" in container):
+        raise ParseError("%s: container must be a mapping of container fields (without name) merged into the GPU container" % where)
     env = rendered.get("env")
     if env is not None and (not isinstance(env, list) or not all(isinstance(item, dict) and item.get("name") for item in env)):
         raise ParseError("%s: env must be a list of {name, value} mappings" % where)

@@ -7,7 +7,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
+import re
 
 import pytest
 
@@ -155,7 +157,30 @@ def test_published_document_facts(name, fact, expected):
 def test_every_published_document_has_facts_and_provenance():
     with open(os.path.join(REAL, "PROVENANCE.md")) as handle:
         provenance = handle.read()
-    documents = sorted(name for name in os.listdir(REAL) if name != "PROVENANCE.md")
+    documents = sorted(name for name in os.listdir(REAL) if name != "PROVENANCE.md" and os.path.isfile(os.path.join(REAL, name)))
     assert documents == sorted(set(name for name, _, _ in FACTS))
     for name in documents:
         assert "## %s" % name in provenance, name
+
+
+def test_dcgm_source_prints_a_warning_as_fail_and_only_the_severity_tells_it_apart():
+    # The README's deviation "DCGM warnings by severity", pinned by DCGM's own source (PROVENANCE.md, source/).
+    enum = dict((int(number), name) for name, number in re.findall(r"DCGM_ERROR_([A-Z]+)\s*=\s*(\d+),", real("source/dcgm_errors.h-severity-enum.txt")))
+    assert enum == dict((number, record[0]) for number, record in dcgm.SEVERITIES.items())
+    diag_cpp, diag_h = real("source/Diag.cpp-status.txt"), real("source/Diag.h-display-warn.txt")
+    # A WARN result is "Warn" only with DDR_DISPLAY_WARN, else it falls through to "Fail"; the JSON's status passes no
+    # argument, and the argument's default is DDR_NO_DISPLAY_WARN: `dcgmi diag -j` never writes "Warn".
+    assert re.search(
+        r'case DCGM_DIAG_RESULT_WARN:\s*if \(showWarn == DDR_DISPLAY_WARN\)\s*\{\s*return "Warn";\s*\}\s*\[\[fallthrough\]\];\s*case DCGM_DIAG_RESULT_FAIL:\s*return "Fail";',
+        diag_cpp,
+    )
+    assert "resultEntry[NVVS_STATUS] = HelperDisplayDiagResult(result.result);" in diag_cpp
+    assert "displayDiagResultWarn_enum showWarn = DDR_NO_DISPLAY_WARN" in diag_h
+    # Persistence mode off (error 29) is CONFIG: a "Fail" carrying it warns; the same "Fail" with ISOLATE fails.
+    entry = re.search(r"DCGM_ERROR_TABLE_ENTRY\(DCGM_FR_PERSISTENCE_MODE, DCGM_ERROR_([A-Z]+),", real("source/dcgm_errors.c-persistence-mode-entry.txt"))
+    severity = dict((name, number) for number, name in enum.items())[entry.group(1)]
+    for level, verdict in ((severity, "warn"), (dict((name, number) for number, name in enum.items())["ISOLATE"], "fail")):
+        warning = {"warning": "Persistence mode for GPU 0 is disabled.", "error_id": 29, "error_category": 8, "error_severity": level}
+        result = {"entity_group": "GPU", "entity_group_id": 1, "entity_id": 0, "status": "Fail", "warnings": [warning]}
+        doc = {"DCGM Diagnostic": {"test_categories": [{"category": "Deployment", "tests": [{"name": "software", "results": [result]}]}]}}
+        assert dcgm.judge_node(dcgm.parse_diag_output(json.dumps(doc)), "n")["verdict"] == verdict, level

@@ -61,3 +61,28 @@ def test_the_run_starts_pending_with_its_names():
     assert start["result"]["outcome"] == "Pending" and start["result"]["declared"]["platform"] == "aws"
     long = role_plan.run_start(checked(burnin_entry_name="e" * 50), "aws-a", "20261201-101500")
     assert "shorten burnin_entry_name" in long["problem"]
+
+
+def _node_containers(objects):
+    runtime = [obj for obj in objects if obj["kind"] == "TrainingRuntime"][0]
+    return dict((job["name"], job["template"]["spec"]["template"]["spec"]["containers"]) for job in runtime["spec"]["template"]["spec"]["replicatedJobs"])
+
+
+def test_a_privileged_dcgm_run_runs_its_gpu_container_privileged_beside_the_platforms_capabilities():
+    # Issue 32: `privileged: true` is not only the gate of levels 3-4, the rendered pod's container gets it.
+    given = checked(burnin_workload="dcgm-diag", burnin_nodes=2, burnin_workload_params={"level": 3, "privileged": True})
+    container = _node_containers(role_plan.role_plan(given, "aws", "h100", "r1", "burnin")["objects"])["node"][0]
+    assert container["name"] == "node" and container["securityContext"]["privileged"] is True
+    # The AWS-EFA override's IPC_LOCK (templates/overrides/platforms/aws.yaml) stays beside it.
+    assert container["securityContext"]["capabilities"] == {"add": ["IPC_LOCK"]}
+    for params in ({}, {"level": 2}, {"level": 1, "privileged": False}):
+        plain = role_plan.role_plan(checked(burnin_workload="dcgm-diag", burnin_workload_params=params), "aws", "h100", "r1", "burnin")
+        assert "privileged" not in str(_node_containers(plain["objects"])), params
+
+
+def test_the_workloads_container_goes_on_the_gpu_workers_not_on_the_mpi_launcher():
+    objects = role_plan.role_plan(checked(), "aws", "h100", "r1", "burnin")["objects"]
+    merged = _node_containers(role_plan.with_container(objects, {"securityContext": {"privileged": True}}))
+    assert merged["node"][0]["securityContext"]["privileged"] is True
+    assert "privileged" not in str(merged["launcher"])
+    assert role_plan.with_container(objects, {}) is objects

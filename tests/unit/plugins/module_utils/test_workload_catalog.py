@@ -240,3 +240,10 @@ def test_dcgm_diag_refuses_bad_parameters_naming_them(field, value):
 def test_dcgm_diag_refuses_a_level_other_than_1_to_4_naming_it(level):
     with pytest.raises(BurninError, match=r"level: the dcgm-diag workload's diagnostic level \(dcgmi diag -r\) must be 1, 2, 3 or 4, got "):
         workload_catalog.render_workload("dcgm-diag", data(level=level))
+
+
+def test_dcgm_diag_privileged_is_data_of_the_template_the_gpu_container_gets():
+    # templates/workloads/dcgm-diag.yaml: `container` carries the securityContext (role_plan.with_container merges it).
+    assert workload_catalog.render_workload("dcgm-diag", data(level=4, privileged=True))["container"] == {"securityContext": {"privileged": True}}
+    assert "container" not in workload_catalog.render_workload("dcgm-diag", data(level=2))
+    assert "container" not in workload_catalog.render_workload("dcgm-diag", data(level=1, privileged=False))
