@@ -101,6 +101,12 @@ _value:
       description: Extra env (when the workload sets any).
       type: list
       elements: dict
+    container:
+      description:
+        - Fields the workload sets on the GPU workers' container C(node) (C(dcgm-diag) with C(privileged=true) -
+          C(securityContext.privileged)); only when it sets any. The role merges them after the overrides; with
+          M(gpufleet.burnin.workload_plan) give them as a runtime patch in O(gpufleet.burnin.workload_plan#module:overrides).
+      type: dict
 """
 
 from ansible.errors import AnsibleFilterError
