@@ -16,6 +16,7 @@ from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import Rend
 class ActionModule(RenderActionBase):
     argument_spec = training_runtime_spec()
     check = staticmethod(inputs.check_runtime_options)
+    raw_check = staticmethod(inputs.check_raw_options)
 
     def render(self, args):
         return {"runtime": build_runtime(args["framework"], args)}

@@ -16,6 +16,7 @@ from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import Rend
 class ActionModule(RenderActionBase):
     argument_spec = workload_plan_spec()
     check = staticmethod(inputs.check_plan_options)
+    raw_check = staticmethod(inputs.check_raw_options)
 
     def render(self, args):
         facts = {"platform": args.pop("platform"), "gpuArchitecture": args.pop("gpu_architecture")}

@@ -25,7 +25,8 @@ options:
   env:
     description:
       - Env of the GPU container, usually C(base_nccl_env | gpufleet.burnin.merge_env(user_env)).
-      - Each item is a Kubernetes C(EnvVar), C(valueFrom) included.
+      - Each item is a Kubernetes C(EnvVar), C(valueFrom) included; each name once, a string C(value), at most 256
+        entries (more is refused before anything is rendered).
     type: list
     elements: dict
     default: []

@@ -77,6 +77,9 @@ class RenderActionBase(ActionBase):
 
     argument_spec = None  # set by subclasses
     check = None  # set by subclasses: the core's check of all the options (module_utils/validation/inputs.py), run first
+    # Optional: a check of the options as the task gave them, before the argument spec converts them (a YAML number
+    # given for a string option becomes its text there: trainer_version 2.10 would be "2.1").
+    raw_check = None
 
     def render(self, args):
         """Return the dict of result keys for validated ``args``; raise BurninError on bad input."""
@@ -87,6 +90,8 @@ class RenderActionBase(ActionBase):
         del tmp
         try:
             check_finite("", self._task.args)
+            if self.raw_check is not None:
+                self.raw_check(self._task.args)
             validation, args = self.validate_argument_spec(argument_spec=self.argument_spec)
             del validation
             self.check(args)

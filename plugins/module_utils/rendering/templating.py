@@ -28,6 +28,8 @@ import os
 
 try:
     import jinja2
+    import jinja2.meta
+    import jinja2.nodes
     from jinja2 import pass_context
 
     HAS_JINJA2 = True
@@ -195,6 +197,36 @@ class TemplateLibrary(object):
             with open(full) as handle:
                 self._data[path] = load_yaml(handle.read(), "_lib/%s" % path)
         return self._data[path]
+
+    def variables_read(self, label):
+        """Names ``label`` (``templates/<path>`` or ``_lib/<path>``) reads from its data, found in its source without
+        rendering it: the names Jinja2 finds undeclared, plus those of every fragment it includes with ``lib("<path>")``
+        (a constant path) that the including file does not set itself; the library's globals left out."""
+        key = ("reads", label)
+        if key not in self._data:
+            self._data[key] = frozenset(self._reads(label, set()))
+        return set(self._data[key])
+
+    def _reads(self, label, reading):
+        if label in reading:
+            return set()  # a fragment that includes itself: its render reports the loop
+        reading.add(label)
+        try:
+            tree = self._env.parse(self._env.loader.get_source(self._env, label)[0])
+        except jinja2.TemplateNotFound as exc:
+            raise RenderError("%s does not exist: %s" % (label, exc))
+        except jinja2.TemplateSyntaxError as exc:
+            raise RenderError("%s line %s: template syntax error: %s" % (exc.filename or label, exc.lineno, exc.message))
+        names = set(jinja2.meta.find_undeclared_variables(tree))
+        targets = [assign.target for assign in tree.find_all(jinja2.nodes.Assign)]
+        assigned = set(node.name for target in targets for node in [target] + list(target.find_all(jinja2.nodes.Name)) if isinstance(node, jinja2.nodes.Name))
+        for call in tree.find_all(jinja2.nodes.Call):
+            if isinstance(call.node, jinja2.nodes.Name) and call.node.name == "lib" and call.args and isinstance(call.args[0], jinja2.nodes.Const):
+                path = call.args[0].value
+                if not os.path.isfile(os.path.join(self.lib_dir, str(path))):
+                    raise RenderError("fragment _lib/%s does not exist (looked in %s)" % (path, self.lib_dir))
+                names.update(self._reads("_lib/%s" % path, reading) - assigned)
+        return names - set(self._env.globals)
 
     def list_templates(self, directory):
         """Paths ``<directory>/<name>.yaml`` of the templates in ``templates/<directory>``, sorted by file name."""

@@ -22,7 +22,7 @@ import os
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import templating
-from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError, ParseError
 
 WORKLOADS_SUBDIR = "workloads"
 FRAMEWORKS = ("torch", "mpi", "exec")
@@ -38,6 +38,53 @@ def available_workloads(library=None):
     if not os.path.isdir(directory):
         return []
     return sorted(name[:-5] for name in os.listdir(directory) if name.endswith(".yaml") and _NAME.match(name[:-5]))
+
+
+# What the caller gives every workload (the role: from the cluster); the rest of the data are the workload's parameters.
+DATA_KEYS = ("nodes", "gpus_per_node", "platform", "gpu_architecture")
+
+
+def workload_parameters(name, library=None):
+    """The parameters workload NAME has: the names its template and the fragments it includes read from their data
+    (templating.TemplateLibrary.variables_read), but DATA_KEYS and names starting with ``_`` (a template's own)."""
+    library = library or templating.shared_library()
+    names = library.variables_read("templates/%s/%s.yaml" % (WORKLOADS_SUBDIR, name))
+    return sorted(item for item in names if item not in DATA_KEYS and not item.startswith("_"))
+
+
+def check_parameters(name, params, field=None, library=None):
+    """Refuse a key of PARAMS that workload NAME does not have, naming it (``<field>.<key>``, or the key) and the
+    workload's parameters: a misspelt one would otherwise be ignored and its default used."""
+    allowed = workload_parameters(name, library)
+    for key in sorted(params or {}, key=str):
+        if key not in allowed:
+            raise ConfigError(
+                "%s.%s" % (field, key) if field else str(key),
+                "is not a parameter of workload %s; its parameters: %s (templates/%s/%s.yaml)" % (name, ", ".join(allowed), WORKLOADS_SUBDIR, name),
+            )
+    return params
+
+
+_COLLECTIVES = {}
+# Data any workload renders with: what catalogue_collectives reads is a workload's constant, not the cluster's.
+_PROBE = {"nodes": 2, "gpus_per_node": 8, "platform": "", "gpu_architecture": "h100"}
+
+
+def catalogue_collectives(library=None):
+    """The nccl-tests collectives the catalogue's workloads run (their ``collective``), sorted: what a threshold
+    record may name, since the verdict judges only those (a custom trainer is judged by its outcome)."""
+    library = library or templating.shared_library()
+    if library.templates_dir not in _COLLECTIVES:
+        found = set()
+        for name in available_workloads(library):
+            try:
+                rendered = library.render_yaml("%s/%s.yaml" % (WORKLOADS_SUBDIR, name), dict(_PROBE))
+            except BurninError:
+                continue  # a broken template is reported by the render that uses it
+            if isinstance(rendered, dict) and isinstance(rendered.get("collective"), str) and rendered["collective"]:
+                found.add(rendered["collective"])
+        _COLLECTIVES[library.templates_dir] = sorted(found)
+    return list(_COLLECTIVES[library.templates_dir])
 
 
 def _check_data(data):
@@ -90,6 +137,7 @@ def render_workload(name, data, library=None):
     if not isinstance(name, str) or name not in names:
         raise ConfigError("workload", "unknown workload %r; available: %s" % (name, ", ".join(names) or "none"))
     _check_data(data)
+    check_parameters(name, dict((key, value) for key, value in data.items() if key not in DATA_KEYS), library=library)
     rendered = library.render_yaml("%s/%s.yaml" % (WORKLOADS_SUBDIR, name), dict(data))
     _check_result(name, rendered, data)
     rendered["workload"] = name

@@ -103,6 +103,14 @@ def check_trainer_version(field, value):
     return value
 
 
+def check_raw_options(args):
+    """The options of training_runtime and workload_plan as the task gave them, before the argument spec turns a
+    number into text: ``trainer_version: 2.10`` is refused, not planned as v2.1."""
+    if isinstance(args, dict) and args.get("trainer_version") is not None:
+        check_trainer_version("trainer_version", args["trainer_version"])
+    return args
+
+
 def check_version(field, value, parse):
     if value in (None, ""):
         return value

@@ -107,8 +107,17 @@ def _env(name, value, allow_secret=False):
 
 def _thresholds(name, value):
     records = _list(name, value)
+    collectives = workload_catalog.catalogue_collectives()
     for index, record in enumerate(records):
-        thresholds.normalize_record(record, "%s[%d]" % (name, index), origin="user")
+        where = "%s[%d]" % (name, index)
+        normalized = thresholds.normalize_record(record, where, origin="user")
+        # A record no run can use would silently judge nothing (a typo such as all_redcue).
+        if normalized["collective"] not in collectives:
+            validate.fail(
+                "%s.collective" % where,
+                "names a collective no workload of the collection runs; allowed: %s (the collectives of templates/workloads/)" % ", ".join(collectives),
+                record.get("collective"),
+            )
     return records
 
 
@@ -302,6 +311,7 @@ def check_workload(result):
     gpus = result.get("burnin_gpus_per_node")
     if gpus is None:
         gpus = defaults.gpu_defaults(arch or "unknown", platform or None)["gpus_per_node"]
+    workload_catalog.check_parameters(result["burnin_workload"], result.get("burnin_workload_params"), "burnin_workload_params")
     params = dict({"image": result["burnin_image"]} if result.get("burnin_image") else {}, **result.get("burnin_workload_params") or {})
     data = dict(params, nodes=result.get("burnin_nodes", 2), gpus_per_node=gpus, platform=platform, gpu_architecture=arch)
     try:

@@ -384,7 +384,9 @@ ROLE_TABLE.update(
         "burnin_nodes": pick([1, 2, "4"], [0, "0", 10**9]),
         "burnin_gpus_per_node": pick([None, "", 4, "8"], [-1, 65, "eight"]),
         "burnin_framework": pick(["", "mpi", "torch"], ["jax"]),
-        "burnin_workload": pick(["nccl-all-reduce", "nccl-all-gather", "torch-smoke", "exec-example"], ["nccl"]),
+        "burnin_workload": pick(["nccl-all-reduce", "nccl-all-gather", "torch-smoke", "exec-example", "dcgm-diag"], ["nccl"]),
+        # A parameter the workload does not have (a typo, another workload's, a data key) is refused, naming it.
+        "burnin_workload_params": pick([{}, {"image": "nvcr.io/nvidia/pytorch:26.01-py3"}], [{"levle": 3}, {"gpus_per_rank": 8}, {"nodes": 4}, {"lib": 1}]),
         "burnin_env": pick(["", "NCCL_DEBUG=WARN", "A=1,B=2", '[{"name": "A", "value": "1"}]'], ["=x", '[{"value": 1}]']),
         "burnin_volumes": pick(["", "[]", '[{"name": "data", "emptyDir": {}}]'], ['["scratch"]', '[{"name": 1']),
         "burnin_overrides": maybe(st.lists(maybe(OVERRIDE), max_size=2)),
@@ -394,7 +396,9 @@ ROLE_TABLE.update(
         "burnin_namespace": PLAN["namespace"],
         "burnin_run_id": pick(["", "r1"], ["R 1"]),
         "burnin_timeout": pick([60, "600"], [0, 10**7]),
-        "burnin_thresholds": pick(["", "[]", [{"collective": "all_reduce", "pass": 420, "warn": 380}]], ["{}", [{"pass": "fast"}]]),
+        "burnin_thresholds": pick(
+            ["", "[]", [{"collective": "all_reduce", "pass": 420, "warn": 380}]], ["{}", [{"pass": "fast"}], [{"collective": "all_redcue", "pass": 1}]]
+        ),
         "burnin_resources": maybe(RESOURCES),
         "burnin_platform_vars": PLAN["platform_vars"],
         "burnin_instance_type": PLAN["instance_type"],

@@ -353,3 +353,98 @@ def test_huge_env_list_is_refused_naming_the_limit():
     message = refused("burnin_env", role_vars.check_role_vars, {"burnin_env": env})
     assert "at most %d" % validate.ENV_MAX in message
     assert role_vars.check_role_vars({"burnin_env": env[: validate.ENV_MAX]})
+
+
+# --- issue 25: the last inputs refused before any API call ------------------------------------------------------------
+@pytest.mark.parametrize(
+    "workload, params, field",
+    [
+        ("dcgm-diag", {"levle": 3}, "burnin_workload_params.levle"),
+        ("dcgm-diag", {"level": 2, "max_bytes": "8G"}, "burnin_workload_params.max_bytes"),
+        ("nccl-all-reduce", {"level": 3}, "burnin_workload_params.level"),
+        ("nccl-all-reduce", {"collective": "all_gather"}, "burnin_workload_params.collective"),
+        ("nccl-all-reduce", {"gpus_per_rank": 8}, "burnin_workload_params.gpus_per_rank"),
+        ("torch-smoke", {"lib": "x"}, "burnin_workload_params.lib"),
+        ("exec-example", {"nodes": 4}, "burnin_workload_params.nodes"),
+    ],
+)
+def test_a_workload_parameter_the_workload_does_not_have_is_refused_naming_its_parameters(workload, params, field):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
+
+    message = refused(field, role_vars.check_role_vars, {"burnin_workload": workload, "burnin_workload_params": params})
+    assert "is not a parameter of workload %s; its parameters: %s" % (workload, ", ".join(workload_catalog.workload_parameters(workload))) in message
+    # The catalogue's own render refuses it too (the burnin_workload filter, role_plan), naming the parameter.
+    data = dict(params, nodes=2, gpus_per_node=8, platform="aws", gpu_architecture="h100")
+    if field.split(".", 1)[1] != "nodes":
+        refused(field.split(".", 1)[1], workload_catalog.render_workload, workload, data)
+
+
+def test_each_workloads_parameters_are_those_its_template_documents():
+    # Read from the templates (and the _lib/workloads fragments they include), not listed in Python: these are the
+    # parameters templates/workloads/*.yaml and _lib/workloads/nccl-tests.yaml document.
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
+
+    nccl = "image nccl_tests_dir min_bytes max_bytes step_factor iters warmup_iters check_iters timeout split_mask nccl_algo min_bw json_output extra_args env"
+    node = "image nccl_tests_dir min_bytes max_bytes step_factor iters warmup_iters check_iters timeout json_output extra_args"
+    expected = {
+        "dcgm-diag": "image level timeout host privileged",
+        "exec-example": "image",
+        "torch-smoke": "image size_bytes iters warmup_iters",
+        "nccl-all-reduce": nccl,
+        "nccl-all-gather": nccl,
+        "nccl-all-reduce-node": node,
+    }
+    assert workload_catalog.available_workloads() == sorted(expected)
+    for name, params in expected.items():
+        assert workload_catalog.workload_parameters(name) == sorted(params.split()), name
+    checked = role_vars.check_role_vars(
+        {"burnin_workload": "dcgm-diag", "burnin_workload_params": {"level": 4, "privileged": True, "timeout": 99, "host": "h:1"}}
+    )
+    assert checked["burnin_workload_params"]["level"] == 4
+
+
+@pytest.mark.parametrize("collective", ["all_redcue", "alltoall", "broadcast_perf", "*"])
+def test_a_threshold_naming_a_collective_the_collection_does_not_run_is_refused(collective):
+    record = {"collective": collective, "platform": "aws", "gpu_architecture": "h100", "pass": 100}
+    message = refused("burnin_thresholds[1].collective", role_vars.check_role_vars, {"burnin_thresholds": [dict(record, collective="all_reduce"), record]})
+    assert "allowed: all_gather, all_reduce" in message
+
+
+def test_thresholds_for_the_collectives_the_catalogue_runs_pass():
+    records = [{"collective": name, "pass": 100} for name in ("all_reduce", "all_gather", "all_gather_perf", "./build/all_reduce_perf")]
+    assert role_vars.check_role_vars({"burnin_thresholds": records})["burnin_thresholds"] == records
+
+
+def _action(module, args):
+    """Run the action plugin gpufleet.burnin.MODULE as a task would, with ARGS (no host, no cluster)."""
+    import importlib
+    from unittest import mock
+
+    from ansible.playbook.task import Task
+
+    action = importlib.import_module("ansible_collections.gpufleet.burnin.plugins.action.%s" % module).ActionModule
+    task = Task()
+    task.args = copy.deepcopy(args)
+    return action(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None).run(task_vars={})
+
+
+RUNTIME = {"entry_name": "nccl", "image": "nvcr.io/nvidia/pytorch:26.01-py3", "gpus_per_node": 8}
+
+
+@pytest.mark.parametrize("module, base", [("training_runtime", RUNTIME), ("workload_plan", PLAN)])
+@pytest.mark.parametrize("version", [2.10, 2.3, 2, True])
+def test_the_plugins_refuse_a_trainer_version_that_is_not_a_string(module, base, version):
+    # The argument spec would turn 2.10 into "2.1" (a release) and plan it; the task's own value is checked first.
+    result = _action(module, dict(base, trainer_version=version))
+    assert result.get("failed") and result["msg"].startswith("trainer_version: must be a string such as v2.3"), result
+    assert not _action(module, dict(base, trainer_version="v2.3")).get("failed")
+
+
+@pytest.mark.parametrize("module, base", [("training_runtime", RUNTIME), ("workload_plan", PLAN)])
+def test_the_plugins_refuse_duplicate_and_too_many_env_names(module, base):
+    result = _action(module, dict(base, env=[{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]))
+    assert result.get("failed") and result["msg"].startswith("env[1].name: repeats A (already env[0])"), result
+    many = [{"name": "V%d" % index, "value": "x"} for index in range(validate.ENV_MAX + 1)]
+    result = _action(module, dict(base, env=many))
+    assert result.get("failed") and result["msg"] == "env: has %d entries; at most %d allowed" % (validate.ENV_MAX + 1, validate.ENV_MAX), result
+    assert not _action(module, dict(base, env=many[: validate.ENV_MAX])).get("failed")
