@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import errno
+import hashlib
 import os
 import re
 import tempfile
@@ -28,6 +29,33 @@ def safe_name(name):
     text = UNSAFE.sub("-", str(name if name is not None else ""))
     text = text.lstrip(".")[:MAX_NAME].rstrip(".")
     return text or "unnamed"
+
+
+# A slug leaves room for a suffix (".log", ".junit.xml") within MAX_NAME.
+MAX_SLUG = MAX_NAME - 16
+
+
+def slug(name):
+    """NAME as one path component: NAME itself when it is a plain file name already (a DNS label is) of at most
+    MAX_SLUG characters, else its safe_name cut short with '-' and 8 hex digits of NAME's SHA-256, so two names that
+    reduce alike (`a/b`, `a-b`) stay apart."""
+    text = "%s" % (name if name is not None else "")
+    safe = safe_name(text)
+    if safe == text and len(text) <= MAX_SLUG:
+        return safe
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return "%s-%s" % (safe[: MAX_SLUG - 9].rstrip("."), digest)
+
+
+def safe_join(base, parts):
+    """BASE (the user's directory, taken as given) with each non-empty part of PARTS below it as one slugged component:
+    inventory host names, run ids and stage names choose a directory inside BASE, never one outside it."""
+    path = "%s" % base
+    for part in parts or []:
+        if part is None or "%s" % part == "":
+            continue
+        path = os.path.join(path, slug(part))
+    return path
 
 
 def read_unlinked(path):
@@ -81,3 +109,35 @@ def write_file(directory, name, data, mode=0o644):
             os.unlink(temporary)
         raise
     return path, True
+
+
+def write_files(directory, files, check_mode=False):
+    """Write FILES (``[{name, content}]``) into DIRECTORY with write_file (gpufleet.burnin.burnin_write): each name
+    must be a plain file name already, since the caller chose it (a ConfigError naming ``files[i].name`` otherwise).
+    In check mode nothing is written. Return {directory, files (the paths), changed, changed_files}."""
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+
+    if not isinstance(directory, str) or not directory:
+        raise ConfigError("directory", "must be the path of the directory to write into")
+    if not isinstance(files, list) or not files:
+        raise ConfigError("files", "must be a non-empty list of {name, content}")
+    names = []
+    for index, item in enumerate(files):
+        name = item.get("name") if isinstance(item, dict) else None
+        if not isinstance(name, str) or safe_name(name) != name:
+            raise ConfigError(
+                "files[%d].name" % index, "must be a plain file name (letters, digits, '.', '_' and '-', not starting with '.'), got %r" % (name,)
+            )
+        if name in names:
+            raise ConfigError("files[%d].name" % index, "repeats %s; each file once" % name)
+        names.append(name)
+    paths, changed = [], []
+    for item in files:
+        path = os.path.join(directory, item["name"])
+        data = ("%s" % (item.get("content") or "")).encode("utf-8")
+        if os.path.islink(path) or read_unlinked(path) != data:
+            changed.append(path)
+            if not check_mode:
+                write_file(directory, item["name"], data)
+        paths.append(path)
+    return {"directory": directory, "files": paths, "changed": bool(changed), "changed_files": changed}

@@ -64,6 +64,7 @@ OWN_CONTROLLER_ACTIONS = (
     "gpufleet.burnin.platform_overrides",
     "gpufleet.burnin.training_runtime",
     "gpufleet.burnin.burnin_report",
+    "gpufleet.burnin.burnin_write",
 )
 TEMPLATED = re.compile(r"{{|{%")
 

@@ -115,13 +115,14 @@ def write_logs(directory, results):
     """Write each log of RESULTS (collect()'s) to DIRECTORY/<pod>.log on the controller, the directory made when there
     is one; return (the paths written, whether any file changed). One process writes them all: a copy task per pod
     would start a module process per log. Pod names come from the API server: files.write_file keeps each inside
-    DIRECTORY (the name reduced to a plain file name) and replaces a planted symlink instead of writing through it."""
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.files import write_file
+    DIRECTORY (the name slugged to a plain file name) and replaces a planted symlink instead of writing through it."""
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.files import slug, write_file
 
     logs = [(entry["item"]["metadata"]["name"], entry["log"]) for entry in results if "log" in entry]
     paths, changed = [], False
     for name, text in logs:
-        path, written = write_file(directory, "%s.log" % name, text or "")
+        # A pod name that is no plain file name (never a real API server's: pod names are DNS subdomains) is slugged.
+        path, written = write_file(directory, "%s.log" % slug(name), text or "")
         paths.append(path)
         changed = changed or written
     return paths, changed

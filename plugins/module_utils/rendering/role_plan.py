@@ -257,8 +257,8 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
         # A node stage's pods each print a whole table or DCGM JSON: read them whole, as the fleet stage's launcher.
         "whole_logs_of": record["whole_logs_of"] if stage == "fleet" else ["node"],
         # Where the stage's pod logs go under the cluster's report directory: the fleet stage's in it, the others' in
-        # a directory of their own.
-        "log_subdir": "" if stage == "fleet" else "/" + stage,
+        # a directory of their own (a name, joined by roles/burnin/tasks/logs.yml with gpufleet.burnin.safe_path).
+        "log_subdir": "" if stage == "fleet" else stage,
         "note": note,
     }
     if stage != "fleet":

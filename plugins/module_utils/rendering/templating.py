@@ -48,6 +48,7 @@ except ImportError:  # pragma: no cover
     HAS_YAML = False
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError, RenderError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.files import read_unlinked, write_file
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import nccl_env
 
 # plugins/module_utils/ -> collection root, which holds templates/ and _lib/.
@@ -288,9 +289,10 @@ class TemplateLibrary(object):
         cache_file = os.path.join(self._cache_dir, _RENDER_CACHE_PREFIX + key + ".json") if key and self._cache_dir else None
         if text is None and cache_file:
             try:
-                with open(cache_file) as handle:
-                    text = handle.read()
-                json.loads(text)
+                raw = read_unlinked(cache_file)  # a link planted in the cache directory is not read through
+                text = raw.decode("utf-8") if raw is not None else None
+                if text is not None:
+                    json.loads(text)
             except (IOError, OSError, ValueError):
                 text = None
         if text is None:
@@ -303,10 +305,7 @@ class TemplateLibrary(object):
                 return result
             if cache_file:
                 try:
-                    temporary = "%s.%d.tmp" % (cache_file, os.getpid())
-                    with open(temporary, "w") as handle:
-                        handle.write(text)
-                    os.rename(temporary, cache_file)
+                    write_file(self._cache_dir, os.path.basename(cache_file), text)
                 except (IOError, OSError):
                     pass
         if key:

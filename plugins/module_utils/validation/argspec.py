@@ -90,6 +90,14 @@ def burnin_plan_spec():
     )
 
 
+def burnin_write_spec():
+    """gpufleet.burnin.burnin_write: files written on the controller through module_utils/files.py."""
+    return dict(
+        directory=dict(type="path", required=True),
+        files=dict(type="list", elements="dict", required=True, options=dict(name=dict(type="str", required=True), content=dict(type="str", default=""))),
+    )
+
+
 # gpufleet.burnin.k8s_apply's own options; the others are kubernetes.core's authentication options.
 K8S_APPLY_OWN = dict(
     objects=dict(type="list", elements="dict", required=True),

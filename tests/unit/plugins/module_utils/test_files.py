@@ -9,11 +9,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import write_logs
-from ansible_collections.gpufleet.burnin.plugins.module_utils.files import safe_name, write_file
+from ansible_collections.gpufleet.burnin.plugins.module_utils.files import safe_join, safe_name, slug, write_file, write_files
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.report import write_reports
 
 
@@ -47,7 +48,8 @@ def test_pod_log_named_dot_dot_stays_inside_the_log_dir(tmp_path):
     assert changed
     assert not (tmp_path / "x.log").exists()
     assert [os.path.dirname(path) for path in paths] == [str(logs)]
-    assert (logs / "-x.log").read_text() == "pod text"
+    assert [os.path.basename(path) for path in paths] == ["%s.log" % slug("../x")] and slug("../x").startswith("-x-")
+    assert (logs / ("%s.log" % slug("../x"))).read_text() == "pod text"
 
 
 def test_planted_symlink_at_a_pod_log_is_replaced_not_followed(tmp_path):
@@ -111,3 +113,106 @@ def test_report_dir_that_is_a_symlink_is_refused(tmp_path):
     with pytest.raises(OSError, match="symbolic link"):
         write_reports([], str(tmp_path / "reports"), formats=["json"], run_id="r1")
     assert os.listdir(str(elsewhere)) == []
+
+
+# --- host and pod names on the render path (issue 25 item 1) -------------------------------------------------------
+@pytest.mark.parametrize("name", ["aws-use1-h100-a", "cluster_a", "gke.europe-west4", "nccl-burnin-r1-node-0-3", "r1"])
+def test_a_dns_or_plain_name_is_kept_as_it_is(name):
+    assert slug(name) == name
+
+
+@pytest.mark.parametrize("name", ["../x", "..", ".", "", None, "a/b", "/etc", "x\ny", "é", "x" * 300, ".hidden"])
+def test_a_name_that_is_no_plain_file_name_is_slugged_and_stays_one_component(name):
+    out = slug(name)
+    assert out == safe_name(out) and os.path.dirname(out) == "" and out not in (".", "..")
+    assert len(out) <= 184 and re.search(r"-[0-9a-f]{8}$", out), out
+
+
+def test_names_that_reduce_alike_get_directories_of_their_own():
+    # a/b and a-b would both be the plain name a-b: the slug of the unsafe one carries its hash.
+    assert slug("a-b") == "a-b" and slug("a/b") != "a-b" and slug("a/b") != slug("a\\b")
+
+
+def test_an_inventory_host_named_dot_dot_renders_inside_the_render_dir(tmp_path):
+    from ansible_collections.gpufleet.burnin.plugins.filter.safe_path import safe_path_filter
+
+    base = str(tmp_path / "rendered")
+    for host in ("../../victim", "..", "a/../../b"):
+        directory = safe_path_filter(base, [host])
+        assert os.path.dirname(directory) == base, directory
+        write_files(directory, [{"name": "manifests.yaml", "content": "kind: List\n"}])
+    assert sorted(os.listdir(str(tmp_path))) == ["rendered"]
+    assert safe_path_filter(base, ["aws-a"]) == os.path.join(base, "aws-a")
+    assert safe_join(base, ["r1", "aws-a", ""]) == os.path.join(base, "r1", "aws-a")
+
+
+def test_a_planted_symlink_at_a_rendered_manifest_or_summary_is_replaced_not_followed(tmp_path):
+    target = tmp_path / "victim"
+    target.write_text("precious")
+    directory = tmp_path / "rendered" / "aws-a"
+    directory.mkdir(parents=True)
+    for name in ("manifests.yaml", "summary.json"):
+        os.symlink(str(target), str(directory / name))
+    out = write_files(str(directory), [{"name": "manifests.yaml", "content": "a"}, {"name": "summary.json", "content": "{}\n"}])
+    assert out["changed"] and out["changed_files"] == out["files"]
+    assert target.read_text() == "precious"
+    assert [os.path.islink(path) for path in out["files"]] == [False, False]
+    assert (directory / "summary.json").read_text() == "{}\n"
+    again = write_files(str(directory), [{"name": "manifests.yaml", "content": "a"}, {"name": "summary.json", "content": "{}\n"}])
+    assert not again["changed"] and sorted(os.listdir(str(directory))) == ["manifests.yaml", "summary.json"]
+
+
+def test_write_files_refuses_names_that_are_no_plain_file_names_and_writes_nothing_in_check_mode(tmp_path):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+
+    for index, name in ((0, "../x"), (0, ".x"), (0, "a/b"), (1, "a")):
+        files = [{"name": "a", "content": "1"}] + [{"name": name, "content": "2"}] if index else [{"name": name, "content": "2"}]
+        with pytest.raises(ConfigError) as info:
+            write_files(str(tmp_path), files)
+        assert info.value.field == "files[%d].name" % index
+    out = write_files(str(tmp_path / "new"), [{"name": "plan.yml", "content": "x"}], check_mode=True)
+    assert out["changed_files"] == [str(tmp_path / "new" / "plan.yml")] and not (tmp_path / "new").exists()
+
+
+def test_the_burnin_write_action_writes_through_files_py(tmp_path):
+    from unittest import mock
+
+    from ansible.playbook.task import Task
+
+    from ansible_collections.gpufleet.burnin.plugins.action.burnin_write import ActionModule
+
+    target = tmp_path / "victim"
+    target.write_text("precious")
+    os.symlink(str(target), str(tmp_path / "summary.json"))
+    task = Task()
+    task.args = {"directory": str(tmp_path), "files": [{"name": "summary.json", "content": "{}"}]}
+    result = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None).run(task_vars={})
+    assert result["changed"] and result["files"] == [str(tmp_path / "summary.json")], result
+    assert target.read_text() == "precious" and (tmp_path / "summary.json").read_text() == "{}"
+    task.args = {"directory": str(tmp_path), "files": [{"name": "../summary.json"}]}
+    result = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None).run(task_vars={})
+    assert result["failed"] and result["msg"].startswith("files[0].name: must be a plain file name"), result
+
+
+def test_the_role_writes_every_file_through_burnin_write_in_directories_built_by_safe_path():
+    # No copy or template task writes a file (they would follow the role's own paths unchecked); the directories
+    # that hold a host name or run id are built with gpufleet.burnin.safe_path.
+    import yaml
+
+    tasks_dir = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "burnin", "tasks")
+    writers, texts = [], {}
+    for name in sorted(os.listdir(tasks_dir)):
+        with open(os.path.join(tasks_dir, name)) as handle:
+            texts[name] = handle.read()
+        stack = list(yaml.safe_load(texts[name]) or [])
+        while stack:
+            task = stack.pop()
+            stack.extend(task.get("block", []) + task.get("rescue", []) + task.get("always", []))
+            for module in ("ansible.builtin.copy", "ansible.builtin.template", "copy", "template", "ansible.builtin.file"):
+                assert module not in task, "%s: %s" % (name, task.get("name"))
+            if "gpufleet.burnin.burnin_write" in task:
+                writers.append(name)
+    assert sorted(writers) == ["render.yml", "summary.yml"]
+    for name in ("render.yml", "summary.yml", "logs.yml"):
+        assert "gpufleet.burnin.safe_path([" in texts[name], name
+        assert "~ '/' ~ inventory_hostname" not in texts[name] and "}}/{{ burnin__run_id }}" not in texts[name], name
