@@ -107,7 +107,7 @@ def _env(name, value, allow_secret=False):
 
 def _thresholds(name, value):
     records = _list(name, value)
-    collectives = workload_catalog.catalogue_collectives()
+    collectives = workload_catalog.catalogue_collectives() if records else []
     for index, record in enumerate(records):
         where = "%s[%d]" % (name, index)
         normalized = thresholds.normalize_record(record, where, origin="user")
