@@ -130,6 +130,7 @@ def _bytecode_cache():
 # processes rendering the same template with the same data parse its YAML once. PyYAML is the slow part.
 _RENDERED = {}
 _RENDER_CACHE_PREFIX = "gpufleet-burnin-render-"
+_READS_CACHE_PREFIX = "gpufleet-burnin-reads-"
 
 
 def _fingerprint(*directories):
@@ -205,7 +206,29 @@ class TemplateLibrary(object):
         (a constant path) that the including file does not set itself; the library's globals left out."""
         key = ("reads", label)
         if key not in self._data:
-            self._data[key] = frozenset(self._reads(label, set()))
+            # Jinja2's analysis compiles the template (tens of ms per workload): kept, like the renders, in this process
+            # and in the per-user cache directory, keyed by the sources' fingerprint, for Ansible's worker processes.
+            if self._sources is None:
+                self._sources = _fingerprint(self.templates_dir, self.lib_dir)
+            digest = hashlib.sha256(json.dumps([self._sources, label]).encode("utf-8")).hexdigest()
+            cache_name = _READS_CACHE_PREFIX + digest + ".json"
+            names = None
+            if self._cache_dir:
+                try:
+                    raw = read_unlinked(os.path.join(self._cache_dir, cache_name))
+                    names = json.loads(raw.decode("utf-8")) if raw is not None else None
+                except ValueError:
+                    names = None
+                if not (isinstance(names, list) and all(isinstance(name, str) for name in names)):
+                    names = None
+            if names is None:
+                names = sorted(self._reads(label, set()))
+                if self._cache_dir:
+                    try:
+                        write_file(self._cache_dir, cache_name, json.dumps(names))
+                    except (IOError, OSError):
+                        pass
+            self._data[key] = frozenset(names)
         return set(self._data[key])
 
     def _reads(self, label, reading):
