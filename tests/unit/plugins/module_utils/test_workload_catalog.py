@@ -7,6 +7,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+import os
+
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import plan
@@ -247,3 +250,16 @@ def test_dcgm_diag_privileged_is_data_of_the_template_the_gpu_container_gets():
     assert workload_catalog.render_workload("dcgm-diag", data(level=4, privileged=True))["container"] == {"securityContext": {"privileged": True}}
     assert "container" not in workload_catalog.render_workload("dcgm-diag", data(level=2))
     assert "container" not in workload_catalog.render_workload("dcgm-diag", data(level=1, privileged=False))
+
+
+def test_the_parameters_are_cached_per_user_and_a_bad_cache_file_is_recomputed(tmp_path):
+    first = TemplateLibrary()
+    first._cache_dir = str(tmp_path)
+    expected = workload_catalog.workload_parameters("dcgm-diag", first)
+    cached = [name for name in os.listdir(str(tmp_path)) if name.startswith("gpufleet-burnin-reads-")]
+    assert expected == ["host", "image", "level", "privileged", "timeout"] and len(cached) == 1
+    (tmp_path / cached[0]).write_text('{"not": "a list"}')
+    second = TemplateLibrary()
+    second._cache_dir = str(tmp_path)
+    assert workload_catalog.workload_parameters("dcgm-diag", second) == expected
+    assert json.loads((tmp_path / cached[0]).read_text()) == expected
