@@ -262,4 +262,5 @@ def test_the_parameters_are_cached_per_user_and_a_bad_cache_file_is_recomputed(t
     second = TemplateLibrary()
     second._cache_dir = str(tmp_path)
     assert workload_catalog.workload_parameters("dcgm-diag", second) == expected
-    assert json.loads((tmp_path / cached[0]).read_text()) == expected
+    # The file holds what the template reads (its data keys too), rewritten whole.
+    assert set(expected) < set(json.loads((tmp_path / cached[0]).read_text()))
