@@ -60,6 +60,7 @@ PLATFORMS = [
     ("oci", "h100"),
     ("oci", "gb200"),
     ("coreweave", "h100"),
+    ("coreweave", "gb200"),
     ("nebius", "h200"),
     ("onprem", "b200"),
     ("togetherai", "h100"),
@@ -71,7 +72,7 @@ STANDIN = """#!%(python)s
 # Stand-in for the nccl-tests binary (tests/e2e/test_mpi_launch.py): its environment and where each library resolves.
 import json, os
 root = %(root)r
-default_dirs = ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"]
+default_dirs = ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib", "/usr/lib"]
 dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d] + default_dirs
 def found(soname):
     return [d for d in dirs if os.path.exists(os.path.join(root + d, soname))]
@@ -139,14 +140,18 @@ def _trainer_key_files(directory, key_dir):
     os.chmod(os.path.join(directory, "authorized_keys"), 0o644)
 
 
-def _image_root(tmp, record, platform):
+def _libraries(record, gpu):
+    # Grace (gb200/gb300) is arm64: the record's arm64 dirs where they differ.
+    return record.get("libraries_arm64", record["libraries"]) if gpu in ("gb200", "gb300") else record["libraries"]
+
+
+def _image_root(tmp, record, platform, gpu):
     root = os.path.join(tmp, "image")
-    libraries = dict(record["libraries"], **(record["platforms"][platform].get("host_libraries") or {}))
-    placed = set()
-    for soname, directory in list(record["libraries"].items()) + list((record["platforms"][platform].get("host_libraries") or {}).items()):
+    own = _libraries(record, gpu)
+    libraries = dict(own, **(record["platforms"][platform].get("host_libraries") or {}))
+    for soname, directory in list(own.items()) + list((record["platforms"][platform].get("host_libraries") or {}).items()):
         os.makedirs(root + directory, exist_ok=True)
         open(os.path.join(root + directory, soname), "w").close()
-        placed.add(soname)
     if record.get("mpirun"):
         bindir = root + os.path.dirname(record["mpirun"])
         os.makedirs(bindir, exist_ok=True)
@@ -166,7 +171,7 @@ def _run_launch(tmp, platform, gpu):
     records = [rec for rec in images.values() if rec["image"] == image]
     assert records, "no record of %s in _lib/images.yaml" % image
     record = records[0]
-    root, sonames = _image_root(tmp, record, platform)
+    root, sonames = _image_root(tmp, record, platform, gpu)
     binary = os.path.join(record["nccl_tests_dir"], "all_reduce_perf" + record.get("nccl_tests_suffix", ""))
     out = os.path.join(tmp, "ranks")
     os.makedirs(out)
@@ -286,7 +291,7 @@ def _run_launch(tmp, platform, gpu):
         ),
         "root": root,
         "topology_file": (record["platforms"][platform].get("topology_file") or {}).get(gpu),
-        "libraries_recorded": bool(dict(record["libraries"], **(record["platforms"][platform].get("host_libraries") or {}))),
+        "libraries_recorded": bool(dict(_libraries(record, gpu), **(record["platforms"][platform].get("host_libraries") or {}))),
     }
 
 

@@ -40,6 +40,7 @@ DEFAULTS = [
     ("oci", "h100", "", "nccl-tests-oke", "/usr/local/mpi/bin/mpirun", "/workspace/nccl-tests/build/all_reduce_perf"),
     ("oci", "gb200", "", "nccl-tests-oke", "/usr/local/mpi/bin/mpirun", "/workspace/nccl-tests/build/all_reduce_perf"),
     ("coreweave", "h100", "", "nccl-tests-hpcx", "/opt/hpcx/ompi/bin/mpirun", "/opt/nccl-tests/build/all_reduce_perf"),
+    ("coreweave", "gb200", "", "nccl-tests-hpcx", "/opt/hpcx/ompi/bin/mpirun", "/opt/nccl-tests/build/all_reduce_perf"),
     ("nebius", "h200", "", "nccl-tests-nebius", "mpirun", "/opt/nccl_tests/build/all_reduce_perf"),
     # Nebius' chart is for H100 (CUDA 12.2): B200 falls back to AWS's EFA build with NCCL's own IB.
     ("nebius", "b200", "", "nccl-tests-efa", "/opt/amazon/openmpi/bin/mpirun", "/opt/nccl-tests/build/all_reduce_perf"),
