@@ -28,6 +28,10 @@ default) prints the NCCL INFO lines of the transport the platform catalogue expe
 (`Using network <net>`, the plugin's own lines, channels `via NET/<net>/...`), with the strings NCCL and the plugins
 print (plugins/module_utils/judging/transport.py names their sources); `socket` prints NCCL's silent fall back to its
 socket transport (`NET/Socket : Using ...`, `Using network Socket`, `via NET/Socket/0`), at the busbw TCP reaches.
+These lines are what the vendors' recipes and NCCL print, not a proof that the ranks load the plugin: that every rank
+gets the platform's environment and finds the plugin directory first on its library path is proven apart, with real
+Open MPI and sshd, by tests/e2e/test_mpi_launch.py; that the plugin then loads and prints them stays the vendors'
+word (docs/platforms/mpi-launch.md).
 """
 
 import hashlib
