@@ -55,6 +55,7 @@ PLATFORMS = [
     ("aws", "h100"),
     ("gcp", "h100"),
     ("gcp", "b200"),
+    ("gcp", "gb300"),
     ("azure", "h100"),
     ("azure", "gb300"),
     ("oci", "h100"),
@@ -291,7 +292,7 @@ def _run_launch(tmp, platform, gpu):
         ),
         "root": root,
         "topology_file": (record["platforms"][platform].get("topology_file") or {}).get(gpu),
-        "libraries_recorded": bool(dict(_libraries(record, gpu), **(record["platforms"][platform].get("host_libraries") or {}))),
+        "libraries_recorded": dict(_libraries(record, gpu), **(record["platforms"][platform].get("host_libraries") or {})),
     }
 
 
@@ -313,7 +314,7 @@ def test_every_rank_gets_the_platform_environment_and_libraries(tmp_path, platfo
         if missing:
             problems.append("%s: %s (got %s)" % (where, ", ".join(missing), dict((name, env.get(name)) for name in missing)))
         # Only where a source states the image's (or the host's) library dirs; else the record says so (_lib/images.yaml).
-        if run["libraries_recorded"] and not rank["libs"]["libnccl.so.2"]:
+        if "libnccl.so.2" in run["libraries_recorded"] and not rank["libs"]["libnccl.so.2"]:
             problems.append("%s: libnccl.so.2 does not resolve (LD_LIBRARY_PATH=%r)" % (where, env.get("LD_LIBRARY_PATH")))
         if needs.get("plugin_dir"):
             first = (rank["libs"]["libnccl-net.so"] or [None])[0]

@@ -35,6 +35,8 @@ DEFAULTS = [
     ("gcp", "h100", "a3-highgpu-8g", "nccl-tests-ngc-gke", "/usr/local/mpi/bin/mpirun", "/usr/local/bin/all_reduce_perf_mpi"),
     ("gcp", "h200", "", "nccl-tests-ngc-gke", "/usr/local/mpi/bin/mpirun", "/usr/local/bin/all_reduce_perf_mpi"),
     ("gcp", "b200", "", "nccl-tests-ngc-gke", "/usr/local/mpi/bin/mpirun", "/usr/local/bin/all_reduce_perf_mpi"),
+    # Google's A4X Max recipe: its arm64 gIB image, mpirun by name.
+    ("gcp", "gb300", "", "nccl-tests-gib-a4x-max", "mpirun", "/third_party/nccl-tests/build/all_reduce_perf"),
     ("azure", "h100", "", "nccl-tests-aia", "/usr/local/mpi/bin/mpirun", "/usr/local/bin/all_reduce_perf_mpi"),
     ("azure", "gb300", "", "nccl-tests-aia", "/usr/local/mpi/bin/mpirun", "/usr/local/bin/all_reduce_perf_mpi"),
     ("oci", "h100", "", "nccl-tests-oke", "/usr/local/mpi/bin/mpirun", "/workspace/nccl-tests/build/all_reduce_perf"),
