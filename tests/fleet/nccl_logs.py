@@ -104,7 +104,8 @@ def trainer_words(trainjob):
 def nccl_command(trainjob):
     """{program, collective, min_bytes, max_bytes, step, iters, warmup} of the nccl-tests run, or None."""
     words = trainer_words(trainjob)
-    program = next((w.rsplit("/", 1)[-1] for w in words if re.search(r"(^|/)[a-z_]+_perf$", w)), None)
+    # The NGC images' binaries carry nccl-tests' MPI suffix (all_reduce_perf_mpi: _lib/images.yaml).
+    program = next((w.rsplit("/", 1)[-1] for w in words if re.search(r"(^|/)[a-z_]+_perf(_mpi)?$", w)), None)
     if not program:
         return None
     at = max(i for i, w in enumerate(words) if w.endswith(program))
@@ -115,7 +116,7 @@ def nccl_command(trainjob):
             opts[w] = rest[i + 1]
     return {
         "program": program,
-        "collective": program[: -len("_perf")],
+        "collective": re.sub(r"_perf(_mpi)?$", "", program),
         "min_bytes": parse_size(opts.get("-b"), 8),
         "max_bytes": parse_size(opts.get("-e"), 1 << 30),
         "step": max(2, int(opts.get("-f", 2)) if str(opts.get("-f", "2")).isdigit() else 2),

@@ -13,16 +13,21 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import sys
 
 import pytest
 import yaml
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import role_plan
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "fleet"))
+import nccl_logs  # noqa: E402 pylint: disable=wrong-import-position
+
 with open(os.path.join(ROOT, "_lib", "images.yaml")) as _fh:
     IMAGES = yaml.safe_load(_fh)
 PLATFORMS = sorted(name for name in os.listdir(os.path.join(ROOT, "_lib", "platforms")) if not name.endswith(".j2")) + ["togetherai"]
@@ -104,6 +109,15 @@ def test_default_image_per_platform(platform, gpu, shape, key, mpirun, binary):
     assert worker["image"] == IMAGES[key]["image"]
     assert words[2] == mpirun
     assert binary in words
+
+
+@pytest.mark.parametrize("platform, gpu, shape, key, mpirun, binary", DEFAULTS, ids=["-".join(c[:3]).strip("-") for c in DEFAULTS])
+def test_the_binary_names_its_collective(platform, gpu, shape, key, mpirun, binary):
+    """The NGC images' all_reduce_perf_mpi is all_reduce for the verdict and for the test fleet's launcher stand-in."""
+    worker, words = _plan(platform, gpu, shape)
+    assert nccl_results.program_collective(binary) == "all_reduce"
+    cmd = nccl_logs.nccl_command({"spec": {"trainer": {"command": words}}})
+    assert cmd and cmd["collective"] == "all_reduce" and cmd["program"] == binary.rsplit("/", 1)[-1]
 
 
 @pytest.mark.parametrize("platform, gpu", [("aws", "gb200"), ("gcp", "gb200"), ("coreweave", "gb300"), ("onprem", "gb200")])
