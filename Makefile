@@ -14,7 +14,7 @@ test:
 setup:
 	bash scripts/setup.sh
 
-# regenerate the missing-gplv3-license lines of tests/sanity/ignore-*.txt from plugins/modules/
+# regenerate the missing-gplv3-license lines of tests/sanity/ignore-*.txt from plugins/modules/ and plugins/inventory/
 sanity-ignores:
 	bash scripts/update-sanity-ignores.sh
 

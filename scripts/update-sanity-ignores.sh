@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Keep the `validate-modules:missing-gplv3-license` lines of
 # tests/sanity/ignore-2.19.txt and ignore-2.21.txt in step with
-# plugins/modules/*.py (the collection is Apache-2.0, so every module needs
+# plugins/modules/*.py and plugins/inventory/*.py (the collection is Apache-2.0, so every one needs
 # one per ansible-core version). Other lines are kept as they are.
 #
 #   scripts/update-sanity-ignores.sh          # rewrite the files
@@ -19,10 +19,11 @@ for version in 2.19 2.21; do
     new="$(mktemp)"
     {
         if [ -f "$file" ]; then grep -v " $rule\$" "$file" || true; fi
-        for module in "$repo"/plugins/modules/*.py; do
+        # validate-modules reads the modules and the inventory plugins.
+        for module in "$repo"/plugins/modules/*.py "$repo"/plugins/inventory/*.py; do
             [ -e "$module" ] || continue
             [ "$(basename "$module")" = "__init__.py" ] && continue
-            echo "plugins/modules/$(basename "$module") $rule"
+            echo "${module#"$repo"/} $rule"
         done
     } | LC_ALL=C sort -u >"$new"
     if cmp -s "$new" "$file"; then

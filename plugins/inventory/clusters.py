@@ -99,6 +99,7 @@ EXAMPLES = r"""
 # clusters.yml: every context of ~/.kube/config, grouped by what its nodes say
 plugin: gpufleet.burnin.clusters
 
+---
 # clusters.yml: two kubeconfigs, the production contexts only, on-prem clusters named, read once an hour
 plugin: gpufleet.burnin.clusters
 kubeconfigs: [~/.kube/fleet-a.yaml, ~/.kube/fleet-b.yaml]

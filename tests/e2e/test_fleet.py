@@ -261,7 +261,7 @@ def test_inventory_groups_clusters_by_platform_and_gpu(fleet):
         group = children[f"{info['platform']}_{info['gpu_architecture']}"]
         expected = {"burnin_platform": info["platform"], "burnin_gpu_architecture": info["gpu_architecture"]}
         if info["gpu_architecture"] in ("gb200", "gb300"):
-            # The nccl-tests workloads have no default arm64 image: the fleet names a stand-in for Grace groups.
+            # Most platforms have no default arm64 nccl-tests image (_lib/images.yaml): the fleet names a stand-in for every Grace group.
             expected["burnin_image"] = "localhost/gpufleet-test/nccl-tests:arm64-stand-in"
         assert group["vars"] == expected
         host = group["hosts"][c]

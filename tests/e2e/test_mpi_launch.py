@@ -54,19 +54,26 @@ USER_VAR = {"name": "BURNIN_USER_MARK", "value": "from burnin_env"}
 PLATFORMS = [
     ("aws", "h100"),
     ("gcp", "h100"),
+    ("gcp", "b200"),
+    ("gcp", "gb300"),
     ("azure", "h100"),
+    ("azure", "gb300"),
     ("oci", "h100"),
+    ("oci", "gb200"),
     ("coreweave", "h100"),
+    ("coreweave", "gb200"),
     ("nebius", "h200"),
     ("onprem", "b200"),
     ("togetherai", "h100"),
 ]
+# Docker's PATH for an image whose record states no ENV PATH (the base images' own ENV lines are not recorded).
+DOCKER_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 TOOLS = ("/usr/bin/mpirun", "/usr/bin/orted", "/usr/sbin/sshd", "/usr/bin/ssh", "/usr/bin/ssh-keygen")
 STANDIN = """#!%(python)s
 # Stand-in for the nccl-tests binary (tests/e2e/test_mpi_launch.py): its environment and where each library resolves.
 import json, os
 root = %(root)r
-default_dirs = ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"]
+default_dirs = ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib", "/usr/lib"]
 dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d] + default_dirs
 def found(soname):
     return [d for d in dirs if os.path.exists(os.path.join(root + d, soname))]
@@ -134,18 +141,26 @@ def _trainer_key_files(directory, key_dir):
     os.chmod(os.path.join(directory, "authorized_keys"), 0o644)
 
 
-def _image_root(tmp, record, platform):
+def _libraries(record, gpu):
+    # Grace (gb200/gb300) is arm64: the record's arm64 dirs where they differ.
+    return record.get("libraries_arm64", record["libraries"]) if gpu in ("gb200", "gb300") else record["libraries"]
+
+
+def _image_root(tmp, record, platform, gpu):
     root = os.path.join(tmp, "image")
-    libraries = dict(record["libraries"], **(record["platforms"][platform].get("host_libraries") or {}))
-    placed = set()
-    for soname, directory in list(record["libraries"].items()) + list((record["platforms"][platform].get("host_libraries") or {}).items()):
+    own = _libraries(record, gpu)
+    libraries = dict(own, **(record["platforms"][platform].get("host_libraries") or {}))
+    for soname, directory in list(own.items()) + list((record["platforms"][platform].get("host_libraries") or {}).items()):
         os.makedirs(root + directory, exist_ok=True)
         open(os.path.join(root + directory, soname), "w").close()
-        placed.add(soname)
-    bindir = root + os.path.dirname(record["mpirun"])
-    os.makedirs(bindir, exist_ok=True)
-    os.symlink("/usr/bin/mpirun", os.path.join(bindir, "mpirun"))
-    os.symlink("/usr/bin/orted", os.path.join(bindir, "orted"))
+    if record.get("mpirun"):
+        bindir = root + os.path.dirname(record["mpirun"])
+        os.makedirs(bindir, exist_ok=True)
+        os.symlink("/usr/bin/mpirun", os.path.join(bindir, "mpirun"))
+        os.symlink("/usr/bin/orted", os.path.join(bindir, "orted"))
+    for path in set((record["platforms"][platform].get("topology_file") or {}).values()):
+        os.makedirs(root + os.path.dirname(path), exist_ok=True)
+        open(root + path, "w").close()
     return root, sorted(libraries)
 
 
@@ -157,13 +172,13 @@ def _run_launch(tmp, platform, gpu):
     records = [rec for rec in images.values() if rec["image"] == image]
     assert records, "no record of %s in _lib/images.yaml" % image
     record = records[0]
-    root, sonames = _image_root(tmp, record, platform)
-    binary = os.path.join(record["nccl_tests_dir"], "all_reduce_perf")
+    root, sonames = _image_root(tmp, record, platform, gpu)
+    binary = os.path.join(record["nccl_tests_dir"], "all_reduce_perf" + record.get("nccl_tests_suffix", ""))
     out = os.path.join(tmp, "ranks")
     os.makedirs(out)
     os.makedirs(root + record["nccl_tests_dir"], exist_ok=True)
     with open(root + binary, "w") as fh:
-        fh.write(STANDIN % {"python": sys.executable, "root": root, "sonames": sonames, "out": out})
+        fh.write(STANDIN % {"python": sys.executable, "root": root, "sonames": sonames or ["libnccl.so.2"], "out": out})
     os.chmod(root + binary, 0o755)
 
     keys = os.path.join(tmp, "keys")
@@ -173,7 +188,8 @@ def _run_launch(tmp, platform, gpu):
     os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation dir, as the worker script's /var/run/sshd
 
     worker = _container(jobs["node"])
-    worker_env = dict(record["env"], **_plain_env(worker.get("env")))
+    image_env = dict({"PATH": DOCKER_DEFAULT_PATH}, **record["env"])
+    worker_env = dict(image_env, **_plain_env(worker.get("env")))
     name = trainjob["metadata"]["name"]
     hosts, workers, ssh_config = [], [], []
     try:
@@ -200,7 +216,7 @@ def _run_launch(tmp, platform, gpu):
             host = "%s-node-0-%d.%s" % (name, index, name)
             hosts.append(host)
             ssh_config.append("Host %s\n  HostName 127.0.0.1\n  Port %d\n" % (host, port))
-            for _ in range(100):
+            for _attempt in range(100):
                 with socket.socket() as sock:
                     if sock.connect_ex(("127.0.0.1", port)) == 0:
                         break
@@ -226,7 +242,7 @@ def _run_launch(tmp, platform, gpu):
         with open(os.path.join(ldir, "hostfile"), "w") as fh:
             fh.write("".join("%s slots=%d\n" % (host, slots) for host in hosts))
 
-        launcher_env = dict((k, v) for k, v in record["env"].items() if k != "OPAL_PREFIX")
+        launcher_env = dict((k, v) for k, v in image_env.items() if k != "OPAL_PREFIX")
         launcher_env.update(_plain_env(_container(launcher_pod).get("env")))
         launcher_env.update(_plain_env(trainjob["spec"]["trainer"].get("env")))
         # Trainer's OpenMPI env on the launcher (mpi.go), the hostfile at its mounted path's stand-in.
@@ -241,9 +257,11 @@ def _run_launch(tmp, platform, gpu):
             }
         )
         words = trainjob["spec"]["trainer"]["command"] + trainjob["spec"]["trainer"]["args"]
-        mapped = [word.replace(record["mpirun"], root + record["mpirun"]).replace(binary, root + binary) for word in words]
+        mapped = [word.replace(binary, root + binary) for word in words]
+        if record.get("mpirun"):
+            mapped = [word.replace(record["mpirun"], root + record["mpirun"]) for word in mapped]
         assert mapped != words, "the rendered command runs neither %s nor %s: %s" % (record["mpirun"], binary, words)
-        done = subprocess.run(mapped, env=launcher_env, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(mapped, env=launcher_env, capture_output=True, text=True, timeout=120, check=False)
     finally:
         for proc in workers:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -264,10 +282,17 @@ def _run_launch(tmp, platform, gpu):
         "slots": slots,
         # An absolute mpirun path works as --prefix: Open MPI puts the prefix's lib and bin in front of the ranks'
         # LD_LIBRARY_PATH and PATH, after -x (measured here with Debian's Open MPI 4.1).
-        "prefix": {
-            "LD_LIBRARY_PATH": root + os.path.dirname(os.path.dirname(record["mpirun"])) + "/lib:",
-            "PATH": root + os.path.dirname(os.path.dirname(record["mpirun"])) + "/bin:",
-        },
+        "prefix": (
+            {
+                "LD_LIBRARY_PATH": root + os.path.dirname(os.path.dirname(record["mpirun"])) + "/lib:",
+                "PATH": root + os.path.dirname(os.path.dirname(record["mpirun"])) + "/bin:",
+            }
+            if record.get("mpirun")
+            else {}
+        ),
+        "root": root,
+        "topology_file": (record["platforms"][platform].get("topology_file") or {}).get(gpu),
+        "libraries_recorded": dict(_libraries(record, gpu), **(record["platforms"][platform].get("host_libraries") or {})),
     }
 
 
@@ -279,15 +304,17 @@ def test_every_rank_gets_the_platform_environment_and_libraries(tmp_path, platfo
     assert run["intended"].get(USER_VAR["name"]) == USER_VAR["value"]
     needs = run["platform_needs"]
     problems = []
-    if run["record"]["mpirun"] not in run["command"]:
-        problems.append("mpirun is not called by the image's absolute path %s: %s" % (run["record"]["mpirun"], run["command"][:3]))
+    mpirun = run["record"]["mpirun"]
+    if (mpirun or "mpirun") not in run["command"]:
+        problems.append("mpirun is not called as the image's record says (%s): %s" % (mpirun or "by name", run["command"][:3]))
     for index, rank in enumerate(run["ranks"]):
         env = rank["env"]
         where = "rank %s" % env.get("OMPI_COMM_WORLD_RANK", index)
         missing = sorted(name for name, value in run["intended"].items() if env.get(name) not in (value, run["prefix"].get(name, "") + value))
         if missing:
             problems.append("%s: %s (got %s)" % (where, ", ".join(missing), dict((name, env.get(name)) for name in missing)))
-        if not rank["libs"]["libnccl.so.2"]:
+        # Only where a source states the image's (or the host's) library dirs; else the record says so (_lib/images.yaml).
+        if "libnccl.so.2" in run["libraries_recorded"] and not rank["libs"]["libnccl.so.2"]:
             problems.append("%s: libnccl.so.2 does not resolve (LD_LIBRARY_PATH=%r)" % (where, env.get("LD_LIBRARY_PATH")))
         if needs.get("plugin_dir"):
             first = (rank["libs"]["libnccl-net.so"] or [None])[0]
@@ -295,6 +322,13 @@ def test_every_rank_gets_the_platform_environment_and_libraries(tmp_path, platfo
                 problems.append(
                     "%s: libnccl-net.so comes from %r, not %s (LD_LIBRARY_PATH=%r)" % (where, first, needs["plugin_dir"], env.get("LD_LIBRARY_PATH"))
                 )
-        if needs.get("net_plugin") and env.get("NCCL_NET_PLUGIN") != needs["net_plugin"]:
-            problems.append("%s: NCCL_NET_PLUGIN=%r, wanted %s" % (where, env.get("NCCL_NET_PLUGIN"), needs["net_plugin"]))
+        topo = env.get("NCCL_TOPO_FILE")
+        if run["topology_file"] and topo != run["topology_file"]:
+            problems.append("%s: NCCL_TOPO_FILE=%r, not the image's %s" % (where, topo, run["topology_file"]))
+        if topo and not os.path.exists(run["root"] + topo):
+            problems.append("%s: NCCL_TOPO_FILE=%r is not in the image" % (where, topo))
+        # The record's choice, or the platform's own value where it sets one (OCI GB200's sys): it wins by design.
+        allowed = set([needs.get("net_plugin"), run["intended"].get("NCCL_NET_PLUGIN")]) - set([None])
+        if needs.get("net_plugin") and env.get("NCCL_NET_PLUGIN") not in allowed:
+            problems.append("%s: NCCL_NET_PLUGIN=%r, wanted one of %s" % (where, env.get("NCCL_NET_PLUGIN"), sorted(allowed)))
     assert not problems, "\n".join(problems[:6] + ["(%d problems over %d ranks)" % (len(problems), len(run["ranks"]))])

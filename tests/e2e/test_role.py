@@ -367,9 +367,10 @@ def test_gcp_h100_env_and_user_override_commands(role, first):
     # The user override's preCommand wraps the command; its mpiArgs come right after the -x NCCL_MNNVL_ENABLE pair.
     assert trainer["command"] == ["/bin/bash", "-c"]
     script = trainer["args"][0]
-    assert script.startswith("echo burn-in starts\nexec timeout 1800 /opt/amazon/openmpi/bin/mpirun -N 8 --allow-run-as-root ")
+    # GCP's default image (_lib/images.yaml): NGC PyTorch as NVIDIA AICR's GKE runtime runs it.
+    assert script.startswith("echo burn-in starts\nexec timeout 1800 /usr/local/mpi/bin/mpirun -N 8 --allow-run-as-root ")
     assert " -x NCCL_MNNVL_ENABLE=0 -x E2E_MARK=1 -x " in script
-    assert script.endswith(" /opt/nccl-tests/build/all_reduce_perf -b 1K -e 16G -f 2 -g 1 -n 20 -w 5 -c 1")
+    assert script.endswith(" /usr/local/bin/all_reduce_perf_mpi -b 1K -e 16G -f 2 -g 1 -n 20 -w 5 -c 1")
     # The fleet's launcher output follows that command: the wrapped script's sweep reached the verdict.
     assert first.results[GCP]["verdict"]["metrics"]["largest_size"] == 16 * 2**30
     assert first.results[GCP]["matched_overrides"][-1]["origin"] == "user"

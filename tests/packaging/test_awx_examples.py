@@ -17,6 +17,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import os
+import shutil
+import socket
 import re
 import subprocess
 import sys
@@ -453,3 +456,92 @@ def test_the_workload_choices_are_the_catalog():
             assert option["default"] in catalog
     question = [q for q in SURVEY if q["variable"] == "burnin_workload"][0]
     assert sorted(question["choices"]) == catalog and question["default"] in catalog
+
+
+# ------------------------------------------------------------------------------------------------ inventory source
+
+# Options of awx.awx.inventory_source that an inventory source file may set.
+INVENTORY_SOURCE_FIELDS = {
+    "name",
+    "description",
+    "inventory",
+    "source",
+    "source_path",
+    "source_project",
+    "source_vars",
+    "scm_branch",
+    "credential",
+    "execution_environment",
+    "enabled_var",
+    "enabled_value",
+    "host_filter",
+    "overwrite",
+    "overwrite_vars",
+    "custom_virtualenv",
+    "timeout",
+    "verbosity",
+    "limit",
+    "update_on_launch",
+    "update_cache_timeout",
+    "notification_templates_started",
+    "notification_templates_success",
+    "notification_templates_error",
+}
+
+
+def plugin_options():
+    """The options gpufleet.burnin.clusters documents, its fragments' (constructed, inventory_cache) included."""
+    proc = run(["ansible-doc", "-t", "inventory", "--json", "gpufleet.burnin.clusters"])
+    assert proc.returncode == 0, proc.stdout
+    return set(json.loads(proc.stdout)["gpufleet.burnin.clusters"]["doc"]["options"])
+
+
+def test_inventory_source_reads_the_projects_plugin_file_with_the_kubeconfig_credential():
+    source = load("inventory-source.json")
+    assert set(source) <= INVENTORY_SOURCE_FIELDS, set(source) - INVENTORY_SOURCE_FIELDS
+    template = load("job-template.json")
+    # The same inventory, project and credential the job template names; the file is in the project.
+    assert source["inventory"] == template["inventory"] and source["source_project"] == template["project"]
+    assert source["source"] == "scm" and source["credential"] in template["credentials"]
+    path = AWX / "project" / source["source_path"]
+    assert path.name.endswith(("clusters.yml", "clusters.yaml")), "the plugin reads only files named *clusters.yml"
+    config = yaml.safe_load(path.read_text())
+    assert config["plugin"] == "gpufleet.burnin.clusters"
+    assert set(config) <= plugin_options()
+    # The credential's env injector gives the inventory update its kubeconfig: the file names none.
+    assert not config.get("kubeconfigs") and "K8S_AUTH_KUBECONFIG" in load("credential-type.json")["injectors"]["env"]
+
+
+def test_inventory_source_file_lists_the_credentials_contexts(tmp_path):
+    """ansible-inventory on the project's clusters.yml with the credential's K8S_AUTH_KUBECONFIG, as an AWX inventory
+    update runs it: a host per context, with its context and no kubeconfig path (the job's credential gives it); the
+    contexts point at a closed port, so each is in `unreachable` with its reason."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    contexts = ["prod-aws-h100", "prod-gcp-gb200"]
+    kubeconfig = {"apiVersion": "v1", "kind": "Config", "clusters": [], "users": [], "contexts": [], "current-context": contexts[0]}
+    for ctx in contexts:
+        kubeconfig["clusters"].append({"name": ctx, "cluster": {"server": "https://127.0.0.1:%d" % closed}})
+        kubeconfig["users"].append({"name": ctx, "user": {"token": "secret-token-%s" % ctx}})
+        kubeconfig["contexts"].append({"name": ctx, "context": {"cluster": ctx, "user": ctx}})
+    injected = tmp_path / "kubeconfig-injected"
+    injected.write_text(yaml.safe_dump(kubeconfig))
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(str(AWX / "project" / "clusters.yml"), str(project / "clusters.yml"))
+    env = dict(os.environ, K8S_AUTH_KUBECONFIG=str(injected))
+    env.pop("KUBECONFIG", None)
+    proc = run(["ansible-inventory", "-i", str(project / "clusters.yml"), "--list"], env=env, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stdout
+    # Names from the kubeconfig are marked unsafe (no templating), which --list prints as {"__ansible_unsafe": ...}.
+    listed = json.loads(
+        proc.stdout[proc.stdout.index("{") :], object_hook=lambda value: value.get("__ansible_unsafe", value) if list(value) == ["__ansible_unsafe"] else value
+    )
+    hostvars = listed["_meta"]["hostvars"]
+    assert sorted(hostvars) == contexts
+    assert sorted(listed["unreachable"]["hosts"]) == contexts
+    for ctx in contexts:
+        assert hostvars[ctx]["burnin_context"] == ctx and "burnin_kubeconfig" not in hostvars[ctx]
+        assert str(closed) in hostvars[ctx]["burnin_cluster_reason"]
+    assert "secret-token" not in proc.stdout

@@ -53,6 +53,8 @@ SHIPPED_DIRS = (
     "changelogs/",
     "tests/unit/",
     "tests/sanity/",
+    # published DCGM/NCCL output the unit tests read (tests/fixtures/real/PROVENANCE.md)
+    "tests/fixtures/",
 )
 SHIPPED_FILES = ("README.md", "LICENSE", "CHANGELOG.rst", "requirements.txt", "MANIFEST.json", "FILES.json")
 

@@ -113,8 +113,9 @@ def _check_result(name, rendered, data):
     if not isinstance(image, str) or not image:
         raise ConfigError(
             "data.image",
-            "%s has no default image for gpu_architecture %r (Grace nodes are arm64 and no public arm64 nccl-tests image built "
-            "with MPI is recorded in _lib/images.yaml): set burnin_image (or image in burnin_workload_params) to yours" % (where, data.get("gpu_architecture")),
+            "%s has no default image for gpu_architecture %r (Grace nodes are arm64 and _lib/images.yaml records no public arm64 "
+            "nccl-tests image built with MPI for platform %r): set burnin_image (or image in burnin_workload_params) to yours"
+            % (where, data.get("gpu_architecture"), data.get("platform")),
         )
     if not isinstance(rendered.get("trainer"), dict) or not rendered["trainer"]:
         raise ParseError("%s: trainer must be a non-empty mapping" % where)

@@ -50,6 +50,18 @@ def test_dcgm4_failing_gpu_fails_the_node_naming_gpu_test_and_message():
     assert [test["status"] for test in judged["gpus"]["5"]["tests"] if test["name"] == "diagnostic"] == ["fail"]
 
 
+def test_dcgm4_level4_memtest_isolate_fails_its_gpu_and_a_pulse_test_monitor_warns_another():
+    # Level 4 adds memtest (Stress) and pulse_test (Hardware): nvvs/include/PluginStrings.h; severities of error 58
+    # (DCGM_FR_MEMORY_MISMATCH, ISOLATE) and 12 (DCGM_FR_CLOCKS_EVENT_POWER, MONITOR): dcgmlib/src/dcgm_errors.c.
+    judged = dcgm.judge_node(dcgm.parse_diag_output(fixture("v4-level4-4gpu-memtest-isolate-pulse-monitor.log")), "n1")
+    assert judged["verdict"] == "fail"
+    assert judged["reason"].startswith("node n1 GPU 2: memtest (Stress) failed: A memory mismatch was detected on GPU 2")
+    assert [(item["gpu"], item["test"], item["severity"]) for item in judged["failures"]] == [(2, "memtest", "ISOLATE"), (1, "pulse_test", "MONITOR")]
+    assert dict((gpu, item["verdict"]) for gpu, item in judged["gpus"].items()) == {"0": "pass", "1": "warn", "2": "fail", "3": "pass"}
+    names = [test["name"] for test in judged["tests"]]
+    assert "memtest" in names and "pulse_test" in names and "targeted_power" in names
+
+
 def test_dcgm3_shape_gpu_id_strings_level_one_results_and_warnings():
     parsed = dcgm.parse_diag_output(fixture("v3-level2-4gpu-persistence-config-memory-isolate.log"))
     assert parsed["dcgm_version"] == "3.3.9" and parsed["driver_version"] == "550.90.07" and parsed["host"] is None

@@ -25,7 +25,7 @@ def real(name):
 
 GB10 = "dcgm-4.2.3-level1-gb10-persistence-config.json"
 GB10_MESSAGE = (
-    'Persistence Mode: Persistence mode for GPU 0 is disabled. Enable persistence mode by running "nvidia-smi -i <gpuId> -pm 1 " as root.' " (DCGM error 29)"
+    'Persistence Mode: Persistence mode for GPU 0 is disabled. Enable persistence mode by running "nvidia-smi -i <gpuId> -pm 1 " as root. (DCGM error 29)'
 )
 
 
@@ -144,7 +144,7 @@ FACTS = [
 ]
 
 
-@pytest.mark.parametrize("name, fact, expected", FACTS, ids=["%s:%s" % (name, fact) for name, fact, _ in FACTS])
+@pytest.mark.parametrize("name, fact, expected", FACTS, ids=["%s:%s" % (name, fact) for name, fact, _value in FACTS])
 def test_published_document_facts(name, fact, expected):
     got = _facts(name).get(fact)
     if fact in ("parse_error", "reason"):
@@ -158,7 +158,7 @@ def test_every_published_document_has_facts_and_provenance():
     with open(os.path.join(REAL, "PROVENANCE.md")) as handle:
         provenance = handle.read()
     documents = sorted(name for name in os.listdir(REAL) if name != "PROVENANCE.md" and os.path.isfile(os.path.join(REAL, name)))
-    assert documents == sorted(set(name for name, _, _ in FACTS))
+    assert documents == sorted(set(item[0] for item in FACTS))
     for name in documents:
         assert "## %s" % name in provenance, name
 

@@ -110,7 +110,7 @@ def test_cluster_host_declared_platform_contradicted_by_the_nodes():
 
 
 def test_role_accepts_the_plugins_host_variables():
-    host, _ = inventory.cluster_host({"nodes": AWS_H100, "kubernetes_version": "v1.34.1"})
+    host = inventory.cluster_host({"nodes": AWS_H100, "kubernetes_version": "v1.34.1"})[0]
     host.update(burnin_cluster_server="https://127.0.0.1:6443", burnin_cluster_reason="")
     assert check_role_vars(dict(host, burnin_context="c"))["burnin_platform"] == "aws"
 
