@@ -23,10 +23,6 @@ with open(os.path.join(REAL, "facts.yaml")) as _handle:
 XFAIL = {
     (
         "aws-ofi-nccl2.4-provider-tcp-fallback.log",
-        "nccl_version",
-    ): "a NET/OFI provider line without a 'Using network' line is not read as the OFI net; the version is lost when no table",
-    (
-        "aws-ofi-nccl2.4-provider-tcp-fallback.log",
         "note_names",
     ): "a NET/OFI provider line without a 'Using network' line is not read as the OFI net; the version is lost when no table",
     (
@@ -37,55 +33,13 @@ XFAIL = {
         "aws-ofi-nccl2.4-provider-tcp-fallback.log",
         "transport_check",
     ): "a NET/OFI provider line without a 'Using network' line is not read as the OFI net; the version is lost when no table",
-    (
-        "connection-reset-cuda-failure-test-failure.log",
-        "failed_hosts",
-    ): "NCCL WARN host evidence and 'Test NCCL failure' without a table raise instead of failing the hosts",
-    (
-        "connection-reset-cuda-failure-test-failure.log",
-        "grade",
-    ): "NCCL WARN host evidence and 'Test NCCL failure' without a table raise instead of failing the hosts",
-    ("date-prefix-watchdog-alltoall-socket.log", "grade"): "a torch watchdog timeout is no evidence; the log collector's date prefix is not stripped",
-    ("eks-efa-tag-output-indented-alltoall-rows.log", "complete"): "an indented '[1,0]<stdout>:' prefix is not stripped",
-    ("eks-efa-tag-output-indented-alltoall-rows.log", "largest_busbw"): "an indented '[1,0]<stdout>:' prefix is not stripped",
-    ("eks-efa-tag-output-indented-alltoall-rows.log", "largest_size"): "an indented '[1,0]<stdout>:' prefix is not stripped",
-    ("eks-efa-tag-output-indented-alltoall-rows.log", "rows"): "an indented '[1,0]<stdout>:' prefix is not stripped",
-    ("eks-efa-tag-output-indented-alltoall-rows.log", "wrong"): "an indented '[1,0]<stdout>:' prefix is not stripped",
-    ("eks-tag-output-indented-socket-fallback.log", "transport"): "an indented '[1,0]<stdout>:' prefix is not stripped",
-    ("eks-tag-output-indented-socket-fallback.log", "transport_check"): "an indented '[1,0]<stdout>:' prefix is not stripped",
     ("gcp-fastsocket-plugin-nccl2.20.5.log", "note_names"): "the transport note does not name a loaded plugin the table does not know",
-    ("hca-all-reduce-crash-test-nccl-failure.log", "grade"): "'no complete result' (error) outranks the Test NCCL failure lines (fail)",
     ("hpcx-ibext-sharp-collnet-info.log", "transport"): "the HPC-X plugin's IBext net name is not in the transport table",
     ("hpcx-ibext-sharp-collnet-info.log", "transport_check"): "the HPC-X plugin's IBext net name is not in the transport table",
-    ("hpcx-ibext-v6-sharp-init-failure.log", "failed_hosts"): "IBext_v6 is not in the transport table; failure lines without a table raise",
-    ("hpcx-ibext-v6-sharp-init-failure.log", "grade"): "IBext_v6 is not in the transport table; failure lines without a table raise",
     ("hpcx-ibext-v6-sharp-init-failure.log", "transport"): "IBext_v6 is not in the transport table; failure lines without a table raise",
     ("hpcx-ibext-v6-sharp-init-failure.log", "transport_check"): "IBext_v6 is not in the transport table; failure lines without a table raise",
-    ("ib-completion-error-4-three-hosts.log", "failed_hosts"): "an NCCL WARN completion error is no host evidence without a table",
-    ("ib-completion-error-4-three-hosts.log", "grade"): "an NCCL WARN completion error is no host evidence without a table",
-    ("ib-plugin-completion-error-vendor-129.log", "failed_hosts"): "an NCCL WARN completion error is no host evidence without a table",
-    ("ib-plugin-completion-error-vendor-129.log", "grade"): "an NCCL WARN completion error is no host evidence without a table",
-    ("nccl1.0-all-reduce-nccl-failure-unhandled-cuda.log", "grade"): "the old 'NCCL failure file:line' form is no evidence",
     ("nccl2.4-ring-via-net-socket.log", "transport"): "old 'Ring 00 : 15 -> 0 [send] via NET/Socket/0' lines are not read",
     ("nccl2.4-ring-via-net-socket.log", "transport_check"): "old 'Ring 00 : 15 -> 0 [send] via NET/Socket/0' lines are not read",
-    ("nccl2.6.4-old-layout-no-redop-tail.log", "avg_busbw"): "an 11-column headerless tail (no redop, no root) is not read",
-    ("nccl2.6.4-old-layout-no-redop-tail.log", "complete"): "an 11-column headerless tail (no redop, no root) is not read",
-    ("nccl2.6.4-old-layout-no-redop-tail.log", "grade"): "an 11-column headerless tail (no redop, no root) is not read",
-    ("nccl2.6.4-old-layout-no-redop-tail.log", "largest_busbw"): "an 11-column headerless tail (no redop, no root) is not read",
-    ("nccl2.6.4-old-layout-no-redop-tail.log", "largest_size"): "an 11-column headerless tail (no redop, no root) is not read",
-    ("nccl2.6.4-old-layout-no-redop-tail.log", "rows"): "an 11-column headerless tail (no redop, no root) is not read",
-    ("nccl2.9.6-broadcast-socket-warn-libibverbs.log", "largest_busbw"): "'N/A' in the error column is a parse problem",
-    ("nccl2.9.6-broadcast-socket-warn-libibverbs.log", "largest_size"): "'N/A' in the error column is a parse problem",
-    ("nccl2.9.6-broadcast-socket-warn-libibverbs.log", "rows"): "'N/A' in the error column is a parse problem",
-    ("nt2.13.6-all-gather-1gpu-footer-cut.log", "complete"): "'Out of bounds values' alone counts as the footer though the average line is cut",
-    ("nt2.13.6-all-gather-1gpu-footer-cut.log", "grade"): "'Out of bounds values' alone counts as the footer though the average line is cut",
-    ("nt2.17.6-alltoall-preamble-only-2x8-h800.log", "collective"): "a preamble-only log gives no versions or collective",
-    ("nt2.17.6-alltoall-preamble-only-2x8-h800.log", "nccl_tests_version"): "a preamble-only log gives no versions or collective",
-    ("nt2.17.6-alltoall-preamble-only-2x8-h800.log", "nccl_version"): "a preamble-only log gives no versions or collective",
-    ("nt2.20.0-gb10-all-reduce-2node-head.log", "nccl_version"): "the commit in '# nccl-tests version 2.20.0 (b4d5bee)' hides nccl-library",
-    ("rccl-tests-all-reduce-init-test-nccl-failure.log", "failed_hosts"): "Test NCCL failure without a table raises instead of failing the host",
-    ("rccl-tests-all-reduce-init-test-nccl-failure.log", "grade"): "Test NCCL failure without a table raises instead of failing the host",
-    ("torch-watchdog-timeout-allreduce.log", "grade"): "a torch watchdog timeout is no evidence",
 }
 
 
@@ -107,7 +61,8 @@ def computed(name):
         runs = nccl_results.parse_nccl_runs(text, allow_partial=True)
         result = runs[-1]
         got["table"] = bool(result["rows"]) or bool(result["columns"])
-    except nccl_results.NcclParseError as error:
+    except nccl_results.NcclParseError as exc:
+        error = exc
         result = None
         got["table"] = False
         got["parse_error"] = str(error)
@@ -126,9 +81,14 @@ def computed(name):
             failed_hosts=sorted(result.get("failed_hosts") or {}),
         )
     else:
-        got["failed_hosts"] = []
-        for key, pattern in (("nccl_tests_version", nccl_results._RE_NT_VERSION),):  # pylint: disable=protected-access
-            got[key] = None
+        # no table: what the reader read before it gave up (versions, program), and no failing host
+        facts = error.facts or {}
+        got.update(
+            collective=facts.get("collective"),
+            nccl_tests_version=facts.get("nccl_tests_version"),
+            nccl_version=facts.get("nccl_version"),
+            failed_hosts=sorted(facts.get("failed_hosts") or {}),
+        )
     judged = verdict.verdict_for(text, on_missing="pass")
     got["grade"] = judged["verdict"]
     got["grade_reason"] = judged["reason"]
