@@ -66,7 +66,9 @@ _RE_NCCL_VERSION = re.compile(r"\bNCCL version (?P<version>\d+\.\d+\.\d+)(?:[-+]
 # "host: Test NCCL failure common.cu:1279 '...'", "host: Test CUDA failure ...", " .. host pid 58: Test failure common.cu:1140".
 _RE_TEST_FAILURE = re.compile(r"^(?:(?P<host>[^\s:]+): |\s*\.\.\s+(?P<host2>\S+) pid \d+: )?Test (?:(?P<kind>[A-Z]+) )?failure\b")
 _RE_MPI_NOTICED = re.compile(r"process rank (?P<rank>\d+) with PID \d+ on node (?P<host>\S+?) exited on signal (?P<signal>\d+)")
-_RE_NT_VERSION = re.compile(r"^#\s*nccl-tests version (?P<version>\S+)(?:\s+\([0-9a-f]+\))?(?:\s+nccl-headers=(?P<headers>\d+))?(?:\s+nccl-library=(?P<library>\d+))?")
+_RE_NT_VERSION = re.compile(
+    r"^#\s*nccl-tests version (?P<version>\S+)(?:\s+\([0-9a-f]+\))?(?:\s+nccl-headers=(?P<headers>\d+))?(?:\s+nccl-library=(?P<library>\d+))?"
+)
 _RE_START = re.compile(r"^#\s*Collective test starting:\s*(?P<program>\S+)")
 _RE_CONCLUDED = re.compile(r"^#\s*Collective test concluded:\s*(?P<program>\S+)")
 _RE_CONFIG = re.compile(
