@@ -13,34 +13,14 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results, transport, verdict
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_names, nccl_results, transport, verdict
 
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real", "nccl")
 with open(os.path.join(REAL, "facts.yaml")) as _handle:
     FACTS = yaml.safe_load(_handle)
 
 # (document, fact) -> why the collection gets it wrong today; strict, so a fix must remove the entry.
-XFAIL = {
-    (
-        "aws-ofi-nccl2.4-provider-tcp-fallback.log",
-        "note_names",
-    ): "a NET/OFI provider line without a 'Using network' line is not read as the OFI net; the version is lost when no table",
-    (
-        "aws-ofi-nccl2.4-provider-tcp-fallback.log",
-        "transport",
-    ): "a NET/OFI provider line without a 'Using network' line is not read as the OFI net; the version is lost when no table",
-    (
-        "aws-ofi-nccl2.4-provider-tcp-fallback.log",
-        "transport_check",
-    ): "a NET/OFI provider line without a 'Using network' line is not read as the OFI net; the version is lost when no table",
-    ("gcp-fastsocket-plugin-nccl2.20.5.log", "note_names"): "the transport note does not name a loaded plugin the table does not know",
-    ("hpcx-ibext-sharp-collnet-info.log", "transport"): "the HPC-X plugin's IBext net name is not in the transport table",
-    ("hpcx-ibext-sharp-collnet-info.log", "transport_check"): "the HPC-X plugin's IBext net name is not in the transport table",
-    ("hpcx-ibext-v6-sharp-init-failure.log", "transport"): "IBext_v6 is not in the transport table; failure lines without a table raise",
-    ("hpcx-ibext-v6-sharp-init-failure.log", "transport_check"): "IBext_v6 is not in the transport table; failure lines without a table raise",
-    ("nccl2.4-ring-via-net-socket.log", "transport"): "old 'Ring 00 : 15 -> 0 [send] via NET/Socket/0' lines are not read",
-    ("nccl2.4-ring-via-net-socket.log", "transport_check"): "old 'Ring 00 : 15 -> 0 [send] via NET/Socket/0' lines are not read",
-}
+XFAIL = {}
 
 
 def real(name):
@@ -147,3 +127,30 @@ def test_corpus_size():
     """The figures the README states: documents and facts."""
     assert len(FACTS) >= 40
     assert sum(len(facts) for facts in FACTS.values()) >= 200
+
+
+def test_every_name_and_fault_of_the_table_has_a_source():
+    data = yaml.safe_load(open(nccl_names.NAMES_FILE))
+    for entry in data["networks"] + data["faults"]:
+        assert entry.get("source"), entry
+    assert {entry["transport"] for entry in data["networks"]} <= set(transport.TRANSPORTS)
+
+
+@pytest.mark.parametrize(
+    "name, tid", [("IB", "ib"), ("IBext", "ib"), ("IBext_v6", "ib"), ("Socket", "socket"), ("AWS Libfabric", "efa"), ("FastSocket", None), ("IBx", None)]
+)
+def test_net_names_by_the_table(name, tid):
+    assert transport.transport_of(name) == tid
+
+
+def test_a_name_the_table_lacks_is_a_note_naming_it_never_a_fail():
+    # the published IBext log with its net renamed to one no table lists
+    text = real("hpcx-ibext-sharp-collnet-info.log").replace("Using network IBext", "Using network NewNet_v9")
+    proof = transport.check(transport.parse_transport(text), {"transport": "ib", "source": "test"}, {"nodes": 2})
+    assert proof["note"] and proof["verdict"] == "pass" and proof["seen"] == "unknown" and "NewNet_v9" in proof["reason"]
+
+
+def test_ofi_tcp_provider_is_a_fall_back_that_fails_efa():
+    evidence = transport.parse_transport(real("aws-ofi-nccl2.4-provider-tcp-fallback.log"))
+    proof = transport.check(evidence, {"transport": "efa", "source": "test"}, {"nodes": 2})
+    assert proof["verdict"] == "fail" and proof["seen"] == "ofi-tcp" and "provider tcp;ofi_rxm" in proof["reason"]
