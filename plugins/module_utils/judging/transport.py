@@ -289,16 +289,11 @@ def check(evidence, expected=None, facts=None, locate=None):
             verdict="pass",
             note=True,
             seen="unknown",
-            reason="transport unknown: the NCCL INFO lines name no network "
-            "('Using network' is logged under NCCL_DEBUG_SUBSYS INIT)%s%s" % (loaded, extras),
+            reason="transport unknown: the NCCL INFO lines name no network " "('Using network' is logged under NCCL_DEBUG_SUBSYS INIT)%s%s" % (loaded, extras),
         )
         return out
     unknown = sorted(set(name for entry in hosts for name in entry.get("unknown_names") or []))
-    unknown_text = (
-        "; NCCL named network(s) %s, which _lib/nccl/networks.yaml does not map to a transport" % ", ".join(unknown)
-        if unknown
-        else ""
-    )
+    unknown_text = "; NCCL named network(s) %s, which _lib/nccl/networks.yaml does not map to a transport" % ", ".join(unknown) if unknown else ""
     hosts = [entry for entry in hosts if entry["transport"] != UNKNOWN]
     if not hosts:
         # A name the table does not know proves nothing either way: a note, never a failure.
