@@ -56,6 +56,7 @@ _PREFIXES = (
     re.compile(r"\s*\[\d+,\d+\]<std(?:out|err)>: ?"),  # mpirun --tag-output (indented when a test harness re-prints it)
     re.compile(r"\d+: "),  # srun --label
 )
+_PREFIX_FIRST = frozenset(" \t[0123456789")  # what a prefix can start with
 MAX_PREFIXES = 8  # prefixes stripped from one line: bounded, so a line of repeated tags stays linear
 # INFO: "host:pid:tid [dev] NCCL INFO msg"; WARN adds the source location: "host:pid:tid [dev] file.cc:123 NCCL WARN msg";
 # NCCL_DEBUG_TIMESTAMP_FORMAT may put a bracketed time in front.
@@ -130,6 +131,8 @@ def nccl_version_from_code(code):
 def _strip_prefixes(line):
     """The line without launcher and collector prefixes; each prefix is matched at a position (no copies), at most
     MAX_PREFIXES of them, so the cost is linear in the line."""
+    if line[:1] not in _PREFIX_FIRST:
+        return line
     position = 0
     for dummy in range(MAX_PREFIXES):
         for pattern in _PREFIXES:
@@ -314,52 +317,56 @@ class _TextParser(object):
         return self.runs
 
     def line(self, number, line):  # pylint: disable=too-many-branches,too-many-return-statements,too-many-statements
+        # Substring tests before each regular expression: most lines are rows or INFO lines (tests/bench/bench_readers.py).
         run = self.run
-        version = _RE_NCCL_VERSION.search(line)
-        if version and ("NCCL INFO" in line or line.lstrip().startswith("NCCL version")):
-            self.nccl_version = self.nccl_version or version.group("version")
-            build = version.group("build") or ""
-            if build.startswith("cuda") and not self.cuda_version:
-                self.cuda_version = build[4:]
+        stripped = line.strip()
+        if "NCCL version" in line:
+            version = _RE_NCCL_VERSION.search(line)
+            if version and ("NCCL INFO" in line or stripped.startswith("NCCL version")):
+                self.nccl_version = self.nccl_version or version.group("version")
+                build = version.group("build") or ""
+                if build.startswith("cuda") and not self.cuda_version:
+                    self.cuda_version = build[4:]
+                return
+        first = stripped[:1]
+        if first == "#":
+            self.comment(number, stripped)
             return
-        log = _RE_NCCL_LOG.match(line.strip())
+        if first.isdigit() and _RE_ROW_START.match(line):
+            self.row(number, line)
+            return
+        log = _RE_NCCL_LOG.match(stripped) if " NCCL " in stripped else None
         if log:
             if log.group("level") in ("WARN", "ERROR", "ABORT"):
                 host = log.group("host")
                 self.warn_hosts[host] = self.warn_hosts.get(host, 0) + 1
-                _note(self.log_warnings, line.strip())
-                _note(run.warnings, line.strip())
+                _note(self.log_warnings, stripped)
+                _note(run.warnings, stripped)
                 what = nccl_names.fault(log.group("msg"), True)
                 if what:
                     # a WARN NCCL aborts after (_lib/nccl/networks.yaml faults): the host that logged it failed
-                    self.failed_hosts.setdefault(host, "%s: %s" % (what, line.strip()[:300]))
-                    _note(run.errors, line.strip())
-                    _note(self.log_errors, line.strip())
+                    self.failed_hosts.setdefault(host, "%s: %s" % (what, stripped[:300]))
+                    _note(run.errors, stripped)
+                    _note(self.log_errors, stripped)
             return
-        failure = _RE_TEST_FAILURE.match(line)
+        failure = _RE_TEST_FAILURE.match(line) if "failure" in line else None
         if failure:
             host = failure.group("host") or failure.group("host2")
             if host:
-                self.failed_hosts.setdefault(host, line.strip())
-            _note(run.errors, line.strip())
-            _note(self.log_errors, line.strip())
+                self.failed_hosts.setdefault(host, stripped)
+            _note(run.errors, stripped)
+            _note(self.log_errors, stripped)
             return
-        noticed = _RE_MPI_NOTICED.search(line)
+        noticed = _RE_MPI_NOTICED.search(line) if "exited on signal" in line else None
         if noticed:
-            self.failed_hosts.setdefault(noticed.group("host"), line.strip())
-            _note(run.errors, line.strip())
-            _note(self.log_errors, line.strip())
-            return
-        stripped = line.strip()
-        if stripped.startswith("#"):
-            self.comment(number, stripped)
+            self.failed_hosts.setdefault(noticed.group("host"), stripped)
+            _note(run.errors, stripped)
+            _note(self.log_errors, stripped)
             return
         if nccl_names.fault(stripped, False):
             _note(run.errors, stripped[:300])
             _note(self.log_errors, stripped[:300])
             return
-        if _RE_ROW_START.match(line):
-            self.row(number, line)
         # anything else (mpirun chatter, sshd, Python warnings) is not ours
 
     def comment(self, number, line):  # pylint: disable=too-many-branches,too-many-return-statements
