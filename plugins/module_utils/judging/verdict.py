@@ -313,8 +313,12 @@ def judge(
         checks.append({"name": "result", "verdict": "error", "reason": "no result and no job outcome to judge"})
     rank_evidence(checks)
     verdict = worst(check["verdict"] for check in checks)
-    # A wrong transport explains the busbw that comes with it (a fall back to sockets misses every threshold): it leads.
-    deciding = sorted((check for check in checks if check["verdict"] == verdict and not check.get("note")), key=lambda check: check["name"] != "transport")
+    # A wrong transport explains the busbw that comes with it (a fall back to sockets misses every threshold): it leads;
+    # a missing result explained by evidence (rank_evidence) comes last.
+    deciding = sorted(
+        (check for check in checks if check["verdict"] == verdict and not check.get("note")),
+        key=lambda check: (check["name"] != "transport", check["name"] == "result"),
+    )
     reasons = [check["reason"] for check in deciding]
     proof = [check for check in checks if check["name"] == "transport"]
     return {

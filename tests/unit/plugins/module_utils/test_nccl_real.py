@@ -154,3 +154,19 @@ def test_ofi_tcp_provider_is_a_fall_back_that_fails_efa():
     evidence = transport.parse_transport(real("aws-ofi-nccl2.4-provider-tcp-fallback.log"))
     proof = transport.check(evidence, {"transport": "efa", "source": "test"}, {"nodes": 2})
     assert proof["verdict"] == "fail" and proof["seen"] == "ofi-tcp" and "provider tcp;ofi_rxm" in proof["reason"]
+
+
+def test_prefix_stripping_is_bounded_on_a_line_of_repeated_tags():
+    line = "0: " * 300000 + "# Avg bus bandwidth    : 1.0"
+    stripped = nccl_results._strip_prefixes(line)  # pylint: disable=protected-access
+    assert len(line) - len(stripped) == 3 * nccl_results.MAX_PREFIXES
+
+
+def test_pod_logs_with_failure_lines_but_no_table_name_the_failed_nodes():
+    pods = [
+        {"metadata": {"name": "job-launcher-0-0-a", "labels": {}}, "spec": {"nodeName": "n0", "hostname": "HCA-128"}, "status": {"phase": "Failed"}},
+    ]
+    logs = [{"item": pods[0], "log": real("hca-all-reduce-crash-test-nccl-failure.log")}]
+    judged = verdict.verdict_for(logs, collective="all_reduce", pods=pods, on_missing="pass")
+    assert judged["verdict"] == "fail" and judged["reason"].startswith("the log names failing host(s) HCA-107, HCA-108, HCA-128")
+    assert judged["failed_nodes"] == ["n0"]
