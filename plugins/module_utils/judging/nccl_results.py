@@ -310,6 +310,8 @@ class _TextParser(object):
         lines = self.text.splitlines()
         self.line_count = len(lines)
         for number, raw in enumerate(lines, 1):
+            if " NCCL INFO " in raw and "NCCL version" not in raw:
+                continue  # INFO lines decide nothing here (judging/transport.py reads them): most of a log, skipped early
             line = _strip_prefixes(raw.rstrip("\r\n"))
             if line.strip():
                 self.line(number, line)

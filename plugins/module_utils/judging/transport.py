@@ -145,6 +145,8 @@ def parse_transport(logs):
         if not isinstance(text, str):
             continue
         for raw in text.splitlines():
+            if "NCCL INFO" not in raw:
+                continue  # only INFO lines are read: skip the rest before any regular expression
             line = nccl_results._strip_prefixes(raw.rstrip("\r\n")).strip()  # pylint: disable=protected-access
             match = nccl_results._RE_NCCL_LOG.match(line)  # pylint: disable=protected-access
             if not match or match.group("level") != "INFO":
