@@ -373,7 +373,12 @@ class _TextParser(object):
 
     def comment(self, number, line):  # pylint: disable=too-many-branches,too-many-return-statements
         run = self.run
-        preamble = (_RE_NT_VERSION.match(line), _RE_START.match(line), _RE_CONFIG.match(line))
+        body = line[1:].lstrip()
+        if not body:
+            return  # a lone '#'
+        preamble = (None, None, None)
+        if body.startswith(("nccl-tests", "Collective test starting", "nThread")):
+            preamble = (_RE_NT_VERSION.match(line), _RE_START.match(line), _RE_CONFIG.match(line))
         if any(preamble):
             if run.has_table:
                 self.finish_table(number)
@@ -390,7 +395,7 @@ class _TextParser(object):
                 run.config = _config(preamble[2])
             run.first_line = run.first_line or number
             return
-        match = _RE_DEVICE.match(line)
+        match = _RE_DEVICE.match(line) if body.startswith("Rank") else None
         if match:
             run.devices.append(
                 {
