@@ -671,6 +671,9 @@ def parse_nccl_json(data, allow_partial=False, source=SOURCE + " (JSON)"):
         except ValueError as exc:
             line = getattr(exc, "lineno", None)
             raise NcclParseError("not valid JSON (truncated -J output?): %s" % getattr(exc, "msg", exc), line, source)
+        except RecursionError:
+            # the -J file nests a few levels; a document nested past the interpreter's limit is no nccl-tests output
+            raise NcclParseError("the JSON nests too deep to be nccl-tests -J output", None, source)
     if not isinstance(data, dict):
         raise NcclParseError("the -J output must be a JSON object, got %s" % type(data).__name__, None, source)
     results = data.get("results")

@@ -170,3 +170,8 @@ def test_pod_logs_with_failure_lines_but_no_table_name_the_failed_nodes():
     judged = verdict.verdict_for(logs, collective="all_reduce", pods=pods, on_missing="pass")
     assert judged["verdict"] == "fail" and judged["reason"].startswith("the log names failing host(s) HCA-107, HCA-108, HCA-128")
     assert judged["failed_nodes"] == ["n0"]
+
+
+def test_deeply_nested_json_is_the_parse_error():
+    with pytest.raises(nccl_results.NcclParseError, match="nests too deep"):
+        nccl_results.parse_nccl_output('{"results": ' + "[" * 100000 + "]" * 100000 + "}")
