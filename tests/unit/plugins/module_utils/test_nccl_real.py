@@ -175,3 +175,26 @@ def test_pod_logs_with_failure_lines_but_no_table_name_the_failed_nodes():
 def test_deeply_nested_json_is_the_parse_error():
     with pytest.raises(nccl_results.NcclParseError, match="nests too deep"):
         nccl_results.parse_nccl_output('{"results": ' + "[" * 100000 + "]" * 100000 + "}")
+
+
+_LINES = sorted(set(line for name in sorted(FACTS) for line in real(name).splitlines()))
+
+
+def test_shuffled_published_lines_give_a_result_or_the_parse_error():
+    """Any order and mix of published lines (what a crashed, interleaved or cut log is): a result, or the reader's
+    parse error naming the problem, never another exception; the transport reader and the grade never raise."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=150, deadline=None, suppress_health_check=list(hypothesis.HealthCheck))
+    @hypothesis.given(st.lists(st.sampled_from(_LINES), max_size=60), st.sampled_from(["", "0: ", "[1,0]<stdout>:", "        [1,0]<stdout>:"]))
+    def check(lines, prefix):
+        text = "\n".join(prefix + line for line in lines)
+        try:
+            nccl_results.parse_nccl_runs(text, allow_partial=True)
+        except nccl_results.NcclParseError as error:
+            assert error.reason
+        transport.check(transport.parse_transport(text), {"transport": "ib", "source": "test"}, {"nodes": 2})
+        assert verdict.verdict_for(text, on_missing="pass")["verdict"] in ("pass", "warn", "fail", "error")
+
+    check()
