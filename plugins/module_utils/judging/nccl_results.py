@@ -85,7 +85,7 @@ _RE_OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<count>\d+)\s*(?P<chec
 _RE_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<value>\S+)\s*(?P<check>\w+)?")
 _RE_ERROR = re.compile(r"^#\s*error:\s*(?P<msg>.*)$")
 # Headerless rows (a log cut at the start) of the layouts before nccl-tests 2.10: no root (12 columns, all_reduce)
-# and neither redop nor root (11, all_gather/broadcast of NCCL 2.6 era, NVIDIA/nccl#340); both with an error column.
+# and neither redop nor root (11, NCCL 2.6 era: tests/fixtures/real/nccl/nccl2.6.4-old-layout-no-redop-tail.log); both with an error column.
 _LEGACY_LAYOUTS = {
     12: ["size", "count", "type", "redop", "time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"],
     11: ["size", "count", "type", "time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"],

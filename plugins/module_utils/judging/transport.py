@@ -67,7 +67,7 @@ SUBSYSTEMS = {
 
 _RE_USING = re.compile(r"^Using network (?P<name>\S.*?)\s*$")
 # "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0", and the older "Ring 00 : 15 -> 0 [send] via NET/Socket/0"
-# (NCCL 2.4-2.6, ranks without the device in brackets: NVIDIA/nccl#398).
+# (NCCL 2.4-2.6, ranks without the device in brackets: tests/fixtures/real/nccl/nccl2.4-ring-via-net-socket.log).
 _RE_CHANNEL_NET = re.compile(
     r"^(?:Channel|Ring) \d+(?:/\d+)? : \d+(?:\[[0-9a-fx]+\])? -> \d+(?:\[[0-9a-fx]+\])? \[(?:send|receive)\] via NET/(?P<name>[^/]{1,100})/\d+"
 )
@@ -161,7 +161,7 @@ def parse_transport(logs):
         entry["network"] = names[0] if len(names) == 1 else (", ".join(names) if names else None)
         if entry["provider"] and (entry["transport"] == "efa" or not names):
             # The provider decides inside the OFI plugin; without a 'Using network' line the NET/OFI provider line
-            # still shows the plugin's net initialised, and NCCL uses the first net that does (NVIDIA/nccl src/net.cc).
+            # still shows the plugin's net initialised, and NCCL uses the first net that does (_lib/nccl/networks.yaml).
             entry["transport"] = _provider_transport(entry["provider"])
             entry["network"] = entry["network"] or "OFI (provider %s)" % entry["provider"]
     seen = sorted(set(entry["transport"] for entry in hosts.values() if entry["transport"]))

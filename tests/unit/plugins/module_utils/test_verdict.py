@@ -582,7 +582,7 @@ def test_warnings_fail_pods_only_when_the_job_failed():
         pod("%s-launcher-0-0-q8x2z" % JOB, "gpu-node-a", "Succeeded", role="launcher", exit_code=0),
         pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Running"),
     ]
-    # a WARN that is no fault (NVIDIA/nccl-tests#82): it fails its pod only when the job failed
+    # a WARN that is no fault (tests/fixtures/real/nccl/nccl2.9.6-broadcast-socket-warn-libibverbs.log): it fails its pod only when the job failed
     result_text = fixture("v2.16-all-reduce-wrong.log").replace("20261130t0730", "20261130t0800")
     result_text = re.sub(r"transport/net_ib.cc:1698 NCCL WARN .*", "misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]", result_text)
     parsed_result = nr.parse_nccl_output(result_text)
