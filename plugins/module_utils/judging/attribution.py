@@ -150,8 +150,8 @@ def find_nccl_output(pod_logs, pods=None, require_table=False):
             score = 3
         elif re.search(r"#\s+size\s+count", text):
             score = 2
-        elif "Collective test starting" in text or "NCCL version" in text:
-            score = 1
+        elif "Collective test starting" in text or "NCCL version" in text or _RE_HARD_LINE.search(text):
+            score = 1  # a test that died early: its failure lines name the hosts (tests/fixtures/real/nccl)
         if score and (score >= 2 or not require_table):
             launcher = roles.get(name, "launcher" if "-launcher-" in name else "node") == "launcher"
             ranked.append((score, 1 if launcher else 0, name))

@@ -107,23 +107,27 @@ def _documents(text):
     holds a DCGM document's key; only the outermost marked objects are decoded, each once. An unpaired brace in noise
     around the JSON opens an object that never closes and so hides nothing.
     """
-    stack = []  # [start, depth of the deepest object inside, holds a document key]
+    # The open objects as three parallel lists of ints and bools (untracked by the garbage collector, so a line of
+    # millions of braces stays linear): start, depth of the deepest object inside, holds a document key.
+    starts, belows, marks = [], [], []
     spans = []  # (start, end, depth) of the outermost marked objects so far
     for match in _TOKEN.finditer(text):
         brace = match.group(3)
         if brace is None:
-            if stack and match.group(2) and match.group(1) in _DOCUMENT_KEYS:
-                stack[-1][2] = True
+            if starts and match.group(2) and match.group(1) in _DOCUMENT_KEYS:
+                marks[-1] = True
             continue
         if brace == "{":
-            stack.append([match.start(), 0, False])
+            starts.append(match.start())
+            belows.append(0)
+            marks.append(False)
             continue
-        if not stack:
+        if not starts:
             continue
-        start, below, marked = stack.pop()
+        start, below, marked = starts.pop(), belows.pop(), marks.pop()
         depth = below + 1
-        if stack and stack[-1][1] < depth:
-            stack[-1][1] = depth
+        if belows and belows[-1] < depth:
+            belows[-1] = depth
         if marked:
             while spans and spans[-1][0] > start:
                 spans.pop()

@@ -28,6 +28,7 @@ import os
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_names
 
 SOURCE = "nccl-tests output"
 MAX_MESSAGES = 50  # errors and warnings kept per run; the rest are counted
@@ -49,11 +50,14 @@ _LEADING = ("size", "count", "type", "redop", "root")
 DEFAULT_COLUMNS = ["size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"]
 
 _PREFIXES = (
-    re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) "),  # kubectl logs --timestamps
-    re.compile(r"^\[pod/[^\]]*\] "),  # kubectl logs --prefix
-    re.compile(r"^\[\d+,\d+\]<std(?:out|err)>: ?"),  # mpirun --tag-output
-    re.compile(r"^\d+: "),  # srun --label
+    # kubectl logs --timestamps (RFC 3339) and log collectors' "YYYY-mm-dd HH:MM[:SS]" (tests/fixtures/real/nccl)
+    re.compile(r"\s*\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)? "),
+    re.compile(r"\[pod/[^\]\s]{0,300}\] "),  # kubectl logs --prefix
+    re.compile(r"\s*\[\d+,\d+\]<std(?:out|err)>: ?"),  # mpirun --tag-output (indented when a test harness re-prints it)
+    re.compile(r"\d+: "),  # srun --label
 )
+_PREFIX_FIRST = frozenset(" \t[0123456789")  # what a prefix can start with
+MAX_PREFIXES = 8  # prefixes stripped from one line: bounded, so a line of repeated tags stays linear
 # INFO: "host:pid:tid [dev] NCCL INFO msg"; WARN adds the source location: "host:pid:tid [dev] file.cc:123 NCCL WARN msg";
 # NCCL_DEBUG_TIMESTAMP_FORMAT may put a bracketed time in front.
 _RE_NCCL_LOG = re.compile(
@@ -63,7 +67,9 @@ _RE_NCCL_VERSION = re.compile(r"\bNCCL version (?P<version>\d+\.\d+\.\d+)(?:[-+]
 # "host: Test NCCL failure common.cu:1279 '...'", "host: Test CUDA failure ...", " .. host pid 58: Test failure common.cu:1140".
 _RE_TEST_FAILURE = re.compile(r"^(?:(?P<host>[^\s:]+): |\s*\.\.\s+(?P<host2>\S+) pid \d+: )?Test (?:(?P<kind>[A-Z]+) )?failure\b")
 _RE_MPI_NOTICED = re.compile(r"process rank (?P<rank>\d+) with PID \d+ on node (?P<host>\S+?) exited on signal (?P<signal>\d+)")
-_RE_NT_VERSION = re.compile(r"^#\s*nccl-tests version (?P<version>\S+)(?:\s+nccl-headers=(?P<headers>\d+))?(?:\s+nccl-library=(?P<library>\d+))?")
+_RE_NT_VERSION = re.compile(
+    r"^#\s*nccl-tests version (?P<version>\S+)(?:\s+\([0-9a-f]+\))?(?:\s+nccl-headers=(?P<headers>\d+))?(?:\s+nccl-library=(?P<library>\d+))?"
+)
 _RE_START = re.compile(r"^#\s*Collective test starting:\s*(?P<program>\S+)")
 _RE_CONCLUDED = re.compile(r"^#\s*Collective test concluded:\s*(?P<program>\S+)")
 _RE_CONFIG = re.compile(
@@ -72,12 +78,19 @@ _RE_CONFIG = re.compile(
     r"(?:\s+agg iters:\s*(?P<agg_iters>\d+))?(?:\s+validation:\s*(?P<validation>\d+))?(?:\s+graph:\s*(?P<graph>\d+))?"
 )
 _RE_DEVICE = re.compile(
-    r"^#\s+Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+device\s+(?P<device>\d+)"
+    r"^#\s+Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?(?:Pid\s+(?P<pid>\d+)\s+)?on\s+(?P<host>\S+)\s+device\s+(?P<device>\d+)"
     r"\s+\[(?P<pci>[^\]]*)\]\s*(?P<name>.*)$"
 )
 _RE_OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<count>\d+)\s*(?P<check>\w+)?")
 _RE_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<value>\S+)\s*(?P<check>\w+)?")
 _RE_ERROR = re.compile(r"^#\s*error:\s*(?P<msg>.*)$")
+# Headerless rows (a log cut at the start) of the layouts before nccl-tests 2.10: no root (12 columns, all_reduce)
+# and neither redop nor root (11, NCCL 2.6 era: tests/fixtures/real/nccl/nccl2.6.4-old-layout-no-redop-tail.log); both with an error column.
+_LEGACY_LAYOUTS = {
+    12: ["size", "count", "type", "redop", "time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"],
+    11: ["size", "count", "type", "time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"],
+}
+_RE_LEGACY_ROW = re.compile(r"^\s*\d+\s+\d+\s+[a-z][a-z0-9_]*(?:\s+[a-z]+)?(?:\s+(?:[-+.\deE]+|N/A)){8}\s*$")
 _RE_DEFAULT_ROW = re.compile(r"^\s*\d+\s+\d+\s+\S+\s+\S+\s+-?\d+(?:\s+\S+){8}\s*$")
 _RE_ROW_START = re.compile(r"^\s*\d+\s+\d+(?:\s|$)")
 _RE_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")
@@ -89,6 +102,7 @@ class NcclParseError(ParseError):
     def __init__(self, message, line=None, source=SOURCE):
         self.line = line
         self.reason = message
+        self.facts = None  # what was read before the error (versions, program, hosts), for a log without a table
         where = "%s line %d" % (source, line) if line else source
         super(NcclParseError, self).__init__("%s: %s" % (where, message))
 
@@ -115,15 +129,20 @@ def nccl_version_from_code(code):
 
 
 def _strip_prefixes(line):
-    changed = True
-    while changed:
-        changed = False
+    """The line without launcher and collector prefixes; each prefix is matched at a position (no copies), at most
+    MAX_PREFIXES of them, so the cost is linear in the line."""
+    if line[:1] not in _PREFIX_FIRST:
+        return line
+    position = 0
+    for dummy in range(MAX_PREFIXES):
         for pattern in _PREFIXES:
-            match = pattern.match(line)
-            if match:
-                line = line[match.end() :]
-                changed = True
-    return line
+            match = pattern.match(line, position)
+            if match and match.end() > position:
+                position = match.end()
+                break
+        else:
+            break
+    return line[position:] if position else line
 
 
 def _finite(value):
@@ -202,6 +221,8 @@ class _Layout(object):
 
 
 def _side_value(key, token, side_name, line):
+    if key == "error" and token == "N/A":
+        return None  # not checked (nccl-tests -c 0, or in-place of a collective without one)
     if key == "wrong":
         if token == "N/A":
             return None
@@ -289,6 +310,8 @@ class _TextParser(object):
         lines = self.text.splitlines()
         self.line_count = len(lines)
         for number, raw in enumerate(lines, 1):
+            if " NCCL INFO " in raw and "NCCL version" not in raw:
+                continue  # INFO lines decide nothing here (judging/transport.py reads them): most of a log, skipped early
             line = _strip_prefixes(raw.rstrip("\r\n"))
             if line.strip():
                 self.line(number, line)
@@ -296,47 +319,66 @@ class _TextParser(object):
         return self.runs
 
     def line(self, number, line):  # pylint: disable=too-many-branches,too-many-return-statements,too-many-statements
+        # Substring tests before each regular expression: most lines are rows or INFO lines (tests/bench/bench_readers.py).
         run = self.run
-        version = _RE_NCCL_VERSION.search(line)
-        if version and ("NCCL INFO" in line or line.lstrip().startswith("NCCL version")):
-            self.nccl_version = self.nccl_version or version.group("version")
-            build = version.group("build") or ""
-            if build.startswith("cuda") and not self.cuda_version:
-                self.cuda_version = build[4:]
+        stripped = line.strip()
+        if "NCCL version" in line:
+            version = _RE_NCCL_VERSION.search(line)
+            if version and ("NCCL INFO" in line or stripped.startswith("NCCL version")):
+                self.nccl_version = self.nccl_version or version.group("version")
+                build = version.group("build") or ""
+                if build.startswith("cuda") and not self.cuda_version:
+                    self.cuda_version = build[4:]
+                return
+        first = stripped[:1]
+        if first == "#":
+            self.comment(number, stripped)
             return
-        log = _RE_NCCL_LOG.match(line.strip())
+        if first.isdigit() and _RE_ROW_START.match(line):
+            self.row(number, line)
+            return
+        log = _RE_NCCL_LOG.match(stripped) if " NCCL " in stripped else None
         if log:
             if log.group("level") in ("WARN", "ERROR", "ABORT"):
                 host = log.group("host")
                 self.warn_hosts[host] = self.warn_hosts.get(host, 0) + 1
-                _note(self.log_warnings, line.strip())
-                _note(run.warnings, line.strip())
+                _note(self.log_warnings, stripped)
+                _note(run.warnings, stripped)
+                what = nccl_names.fault(log.group("msg"), True)
+                if what:
+                    # a WARN NCCL aborts after (_lib/nccl/networks.yaml faults): the host that logged it failed
+                    self.failed_hosts.setdefault(host, "%s: %s" % (what, stripped[:300]))
+                    _note(run.errors, stripped)
+                    _note(self.log_errors, stripped)
             return
-        failure = _RE_TEST_FAILURE.match(line)
+        failure = _RE_TEST_FAILURE.match(line) if "failure" in line else None
         if failure:
             host = failure.group("host") or failure.group("host2")
             if host:
-                self.failed_hosts.setdefault(host, line.strip())
-            _note(run.errors, line.strip())
-            _note(self.log_errors, line.strip())
+                self.failed_hosts.setdefault(host, stripped)
+            _note(run.errors, stripped)
+            _note(self.log_errors, stripped)
             return
-        noticed = _RE_MPI_NOTICED.search(line)
+        noticed = _RE_MPI_NOTICED.search(line) if "exited on signal" in line else None
         if noticed:
-            self.failed_hosts.setdefault(noticed.group("host"), line.strip())
-            _note(run.errors, line.strip())
-            _note(self.log_errors, line.strip())
+            self.failed_hosts.setdefault(noticed.group("host"), stripped)
+            _note(run.errors, stripped)
+            _note(self.log_errors, stripped)
             return
-        stripped = line.strip()
-        if stripped.startswith("#"):
-            self.comment(number, stripped)
+        if nccl_names.fault(stripped, False):
+            _note(run.errors, stripped[:300])
+            _note(self.log_errors, stripped[:300])
             return
-        if _RE_ROW_START.match(line):
-            self.row(number, line)
         # anything else (mpirun chatter, sshd, Python warnings) is not ours
 
     def comment(self, number, line):  # pylint: disable=too-many-branches,too-many-return-statements
         run = self.run
-        preamble = (_RE_NT_VERSION.match(line), _RE_START.match(line), _RE_CONFIG.match(line))
+        body = line[1:].lstrip()
+        if not body:
+            return  # a lone '#'
+        preamble = (None, None, None)
+        if body.startswith(("nccl-tests", "Collective test starting", "nThread")):
+            preamble = (_RE_NT_VERSION.match(line), _RE_START.match(line), _RE_CONFIG.match(line))
         if any(preamble):
             if run.has_table:
                 self.finish_table(number)
@@ -353,13 +395,13 @@ class _TextParser(object):
                 run.config = _config(preamble[2])
             run.first_line = run.first_line or number
             return
-        match = _RE_DEVICE.match(line)
+        match = _RE_DEVICE.match(line) if body.startswith("Rank") else None
         if match:
             run.devices.append(
                 {
                     "rank": int(match.group("rank")),
                     "group": int(match.group("group") or 0),
-                    "pid": int(match.group("pid")),
+                    "pid": int(match.group("pid")) if match.group("pid") else None,
                     "host": match.group("host"),
                     "device": int(match.group("device")),
                     "pci": match.group("pci"),
@@ -409,12 +451,16 @@ class _TextParser(object):
         run = self.run
         tokens = line.split()
         if run.layout is None:
-            if not _RE_DEFAULT_ROW.match(line):
-                return  # before any header only a row of the default layout counts: anything else is chatter
+            if _RE_DEFAULT_ROW.match(line):
+                columns = DEFAULT_COLUMNS
+            elif len(tokens) in _LEGACY_LAYOUTS and _RE_LEGACY_ROW.match(line):
+                columns = _LEGACY_LAYOUTS[len(tokens)]
+            else:
+                return  # before any header only a row of a known layout counts: anything else is chatter
             if run.has_footer:
                 self.new_run()
                 run = self.run
-            run.layout = _Layout(DEFAULT_COLUMNS, number)
+            run.layout = _Layout(columns, number)
             run.assumed_layout = True
             _note(run.warnings, "line %d: no table header before the first result row (log cut at the start?); " "read with the default column layout" % number)
         elif run.has_footer:
@@ -446,6 +492,8 @@ class _TextParser(object):
             short_line, exc = run.pending_short
             run.pending_short = None
             self.fail("truncated: %s" % exc.reason, short_line)
+        if run.out_of_bounds is not None and not run.avg_seen and run.rows:
+            self.fail("truncated: the footer stops after '# Out of bounds values' (no '# Avg bus bandwidth' line)", run.last_line or number)
         if not run.has_footer:
             if run.rows:
                 self.fail(
@@ -511,7 +559,7 @@ def _summarize(run, fmt, nccl_version, cuda_version, line_count, log_errors):
         "peak_busbw_in_place": peak_ip,
         "max_busbw": best[0] if best else None,
         "max_busbw_size": best[1] if best else None,
-        "complete": bool(rows) and run.has_footer and not run.problems,
+        "complete": bool(rows) and run.avg_seen and not run.problems,
         "errors": list(run.errors) or list(log_errors),
         "warnings": list(run.warnings),
         "problems": list(run.problems),
@@ -537,7 +585,17 @@ def parse_nccl_runs(text, allow_partial=False, source=SOURCE):
             hint = "; the test failed before it: %s" % parser.log_errors[0]
         elif parser.runs:
             hint = "; the output stops after the preamble (truncated?)"
-        raise NcclParseError("no result table found in %d lines%s" % (parser.line_count, hint), None, source)
+        message = "no result table found in %d lines%s" % (parser.line_count, hint)
+        run = parser.runs[-1] if parser.runs else _Run()
+        if allow_partial and (parser.failed_hosts or parser.log_errors):
+            # Evidence without a table (a run that died before its first size): the hosts it names are the result.
+            _note(run.problems, message)
+            tables = [run]
+        else:
+            error = NcclParseError(message, None, source)
+            error.facts = _summarize(run, "text", parser.nccl_version, parser.cuda_version, parser.line_count, parser.log_errors)
+            error.facts.update(failed_hosts=dict(parser.failed_hosts), warning_hosts=dict(parser.warn_hosts))
+            raise error
     results = [_summarize(run, "text", parser.nccl_version, parser.cuda_version, parser.line_count, parser.log_errors) for run in tables]
     for result in results:
         result["failed_hosts"] = dict(parser.failed_hosts)
@@ -613,6 +671,9 @@ def parse_nccl_json(data, allow_partial=False, source=SOURCE + " (JSON)"):
         except ValueError as exc:
             line = getattr(exc, "lineno", None)
             raise NcclParseError("not valid JSON (truncated -J output?): %s" % getattr(exc, "msg", exc), line, source)
+        except RecursionError:
+            # the -J file nests a few levels; a document nested past the interpreter's limit is no nccl-tests output
+            raise NcclParseError("the JSON nests too deep to be nccl-tests -J output", None, source)
     if not isinstance(data, dict):
         raise NcclParseError("the -J output must be a JSON object, got %s" % type(data).__name__, None, source)
     results = data.get("results")

@@ -41,19 +41,19 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_names, nccl_results
 
-# Transport ids (what the platform catalogue's ``transport`` keys name) -> label and the NCCL net names that are it.
+# Transport ids (what the platform catalogue's ``transport`` keys name) -> label; which NCCL net and plugin names
+# are which transport is the sourced table _lib/nccl/networks.yaml (judging/nccl_names.py).
 TRANSPORTS = {
-    "efa": {"label": "EFA through aws-ofi-nccl", "detail": "the OFI net plugin", "networks": ("Libfabric", "AWS Libfabric", "OFI")},
-    "ib": {"label": "IB verbs", "detail": "NCCL's net_ib, InfiniBand or RoCE", "networks": ("IB",)},
-    "gib": {"label": "gIB", "detail": "Google's RDMA net plugin", "networks": ("gIB",)},
-    "tcpxo": {"label": "GPUDirect-TCPXO", "detail": "the FasTrak net plugin", "networks": ("FasTrak",)},
-    "tcpx": {"label": "GPUDirect-TCPX", "detail": "the GPUDirectTCPX net plugin", "networks": ("GPUDirectTCPX",)},
-    "socket": {"label": "plain TCP sockets", "detail": "NCCL's net_socket", "networks": ("Socket",)},
+    "efa": {"label": "EFA through aws-ofi-nccl", "detail": "the OFI net plugin"},
+    "ib": {"label": "IB verbs", "detail": "NCCL's net_ib or the HPC-X RDMA/SHARP plugin, InfiniBand or RoCE"},
+    "gib": {"label": "gIB", "detail": "Google's RDMA net plugin"},
+    "tcpxo": {"label": "GPUDirect-TCPXO", "detail": "the FasTrak net plugin"},
+    "tcpx": {"label": "GPUDirect-TCPX", "detail": "the GPUDirectTCPX net plugin"},
+    "socket": {"label": "plain TCP sockets", "detail": "NCCL's net_socket"},
 }
-# Net names that are prefixes (plugins append an API version, e.g. a net called GPUDirectTCPX_v7).
-_PREFIX_NETWORKS = ("GPUDirectTCPX", "FasTrak")
+UNKNOWN = "unknown"
 # Which subsystem each matched line is logged under (NCCL_DEBUG_SUBSYS must name one of them).
 SUBSYSTEMS = {
     "network": ("INIT",),
@@ -66,29 +66,32 @@ SUBSYSTEMS = {
 }
 
 _RE_USING = re.compile(r"^Using network (?P<name>\S.*?)\s*$")
-_RE_CHANNEL_NET = re.compile(r"^Channel \d+(?:/\d+)? : \d+\[[0-9a-fx]+\] -> \d+\[[0-9a-fx]+\] \[(?:send|receive)\] via NET/(?P<name>[^/]+)/\d+")
+# "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0", and the older "Ring 00 : 15 -> 0 [send] via NET/Socket/0"
+# (NCCL 2.4-2.6, ranks without the device in brackets: tests/fixtures/real/nccl/nccl2.4-ring-via-net-socket.log).
+_RE_CHANNEL_NET = re.compile(
+    r"^(?:Channel|Ring) \d+(?:/\d+)? : \d+(?:\[[0-9a-fx]+\])? -> \d+(?:\[[0-9a-fx]+\])? \[(?:send|receive)\] via NET/(?P<name>[^/]{1,100})/\d+"
+)
 _RE_CHANNEL_P2P = re.compile(r"^Channel \d+(?:/\d+)? : \d+\[[0-9a-fx]+\] -> \d+\[[0-9a-fx]+\] via P2P/(?P<kind>[A-Za-z]+)")
 _RE_PLUGIN = re.compile(r"^NET/Plugin ?: Loaded net plugin (?P<name>\S.*?) \(v\d+\)")
 _RE_OFI_PROVIDER = re.compile(r"^NET/OFI Selected [Pp]rovider is (?P<provider>[^,\s]+)(?:, fabric is (?P<fabric>[^\s(]+))?")
 _RE_IB_USING = re.compile(r"^NET/IB : Using(?P<devices>.*?);\s*OOB")
 _RE_PLUGIN_LINE = re.compile(r"^NET/(?P<name>gIB|FasTrak|GPUDirectTCPX)\b")
 _RE_NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (?P<not>not )?available on dev \d+")
-_RE_NVLS_COMM = re.compile(r"^NVLS comm \S+ headRank -?\d+ nHeads \d+")
+_RE_NVLS_COMM = re.compile(r"^NVLS comm \S+ headRank -?\d+ nHeads \d+|^Connected NVLS tree")  # the latter: NCCL 2.18-2.19
 _RE_COMM = re.compile(r"^comm \S+ rank \d+ nRanks \d+ nNodes (?P<nnodes>\d+) localRanks \d+ localRank \d+ MNNVL (?P<mnnvl>\d+)")
 MAX_EVIDENCE = 20
 
 
 def transport_of(network):
-    """The transport id of an NCCL net name (``Libfabric`` -> ``efa``), or None for a net this module does not know."""
-    if not network:
-        return None
-    for tid, spec in TRANSPORTS.items():
-        if network in spec["networks"]:
-            return tid
-    for prefix in _PREFIX_NETWORKS:
-        if network.startswith(prefix):
-            return "tcpx" if prefix == "GPUDirectTCPX" else "tcpxo"
-    return None
+    """The transport id of an NCCL net name (``Libfabric`` -> ``efa``, ``IBext_v6`` -> ``ib``), or None for a name
+    _lib/nccl/networks.yaml does not know."""
+    return nccl_names.transport_of(network)
+
+
+def _provider_transport(provider):
+    """aws-ofi-nccl's provider -> transport: ``efa`` is EFA; any other (tcp, sockets) is the fall back ofi-<name>."""
+    base = (provider or "").split(";")[0]
+    return nccl_names.catalog()["ofi_providers"].get(base) or ("ofi-%s" % base)
 
 
 def label(tid):
@@ -142,6 +145,8 @@ def parse_transport(logs):
         if not isinstance(text, str):
             continue
         for raw in text.splitlines():
+            if "NCCL INFO" not in raw:
+                continue  # only INFO lines are read: skip the rest before any regular expression
             line = nccl_results._strip_prefixes(raw.rstrip("\r\n")).strip()  # pylint: disable=protected-access
             match = nccl_results._RE_NCCL_LOG.match(line)  # pylint: disable=protected-access
             if not match or match.group("level") != "INFO":
@@ -150,11 +155,15 @@ def parse_transport(logs):
             _read_line(_host_entry(hosts, match.group("host"), log), match.group("msg").strip(), line)
     for entry in hosts.values():
         names = entry["networks"] or sorted(entry["channels"], key=lambda name: -entry["channels"][name])
-        tids = [transport_of(name) or "other" for name in names]
-        entry["transport"] = tids[0] if len(set(tids)) == 1 else ("mixed" if tids else None)
+        entry["unknown_names"] = [name for name in names if transport_of(name) is None]
+        known = sorted(set(transport_of(name) for name in names if transport_of(name)))
+        entry["transport"] = known[0] if len(known) == 1 else ("mixed" if known else (UNKNOWN if names else None))
         entry["network"] = names[0] if len(names) == 1 else (", ".join(names) if names else None)
-        if entry["transport"] == "efa" and entry["provider"] and not entry["provider"].startswith("efa"):
-            entry["transport"] = "ofi-%s" % entry["provider"]  # libfabric through another provider (tcp, ...)
+        if entry["provider"] and (entry["transport"] == "efa" or not names):
+            # The provider decides inside the OFI plugin; without a 'Using network' line the NET/OFI provider line
+            # still shows the plugin's net initialised, and NCCL uses the first net that does (_lib/nccl/networks.yaml).
+            entry["transport"] = _provider_transport(entry["provider"])
+            entry["network"] = entry["network"] or "OFI (provider %s)" % entry["provider"]
     seen = sorted(set(entry["transport"] for entry in hosts.values() if entry["transport"]))
     nvls = None
     if any(entry["nvls_comm"] for entry in hosts.values()):
@@ -255,7 +264,7 @@ def check(evidence, expected=None, facts=None, locate=None):
         "evidence": [],
     }
     hosts = [entry for host, entry in sorted(evidence.get("hosts", {}).items()) if entry.get("transport")]
-    for entry in hosts[:MAX_EVIDENCE]:
+    for entry in [entry for entry in hosts if entry["transport"] != UNKNOWN][:MAX_EVIDENCE]:
         item = {
             "host": entry["host"],
             "transport": entry["transport"],
@@ -275,14 +284,24 @@ def check(evidence, expected=None, facts=None, locate=None):
             reason="transport unknown: the logs carry no NCCL INFO lines " "(NCCL_DEBUG is not INFO), so the network that carried the traffic is not proven",
         )
         return out
+    plugins = sorted(set(name for entry in evidence.get("hosts", {}).values() for name in entry.get("plugins") or []))
+    loaded = (" (net plugin(s) loaded: %s; a plugin loaded is not a plugin used)" % ", ".join(plugins)) if plugins else ""
     if not hosts:
         out.update(
             verdict="pass",
             note=True,
             seen="unknown",
-            reason="transport unknown: the NCCL INFO lines name no network " "('Using network' is logged under NCCL_DEBUG_SUBSYS INIT)%s" % extras,
+            reason="transport unknown: the NCCL INFO lines name no network " "('Using network' is logged under NCCL_DEBUG_SUBSYS INIT)%s%s" % (loaded, extras),
         )
         return out
+    unknown = sorted(set(name for entry in hosts for name in entry.get("unknown_names") or []))
+    unknown_text = "; NCCL named network(s) %s, which _lib/nccl/networks.yaml does not map to a transport" % ", ".join(unknown) if unknown else ""
+    hosts = [entry for entry in hosts if entry["transport"] != UNKNOWN]
+    if not hosts:
+        # A name the table does not know proves nothing either way: a note, never a failure.
+        out.update(verdict="pass", note=True, seen="unknown", reason="transport unknown%s%s%s" % (unknown_text, loaded, extras))
+        return out
+    extras = unknown_text + extras
     seen = sorted(set(entry["transport"] for entry in hosts))
     out["seen"] = seen[0] if len(seen) == 1 else "mixed"
     if expected is None:

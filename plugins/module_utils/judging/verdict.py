@@ -22,6 +22,9 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.thresholds
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import platform_catalog
 
 _SEVERITY = dict((name, rank) for rank, name in enumerate(VERDICTS))
+# Checks that are evidence of a fault when they fail (wrong elements, nccl-tests' own checks, failure lines naming
+# hosts, a known wrong transport, a failed job that left output).
+EVIDENCE_CHECKS = ("wrong", "min_bw", "errors", "transport", "job")
 
 
 def worst(verdicts):
@@ -308,14 +311,14 @@ def judge(
         checks.append(transport.check(transport_evidence, expected_transport, facts, locate))
     if not [check for check in checks if not check.get("note")]:
         checks.append({"name": "result", "verdict": "error", "reason": "no result and no job outcome to judge"})
-    if job_outcome in ("Failed", "Timeout") and (result is not None or error is not None):
-        # The job failed and left (partial) output: a failed burn-in, not a missing result.
-        for check in checks:
-            if check["name"] == "result" and check["verdict"] == "error":
-                check["verdict"] = "fail"
+    rank_evidence(checks)
     verdict = worst(check["verdict"] for check in checks)
-    # A wrong transport explains the busbw that comes with it (a fall back to sockets misses every threshold): it leads.
-    deciding = sorted((check for check in checks if check["verdict"] == verdict and not check.get("note")), key=lambda check: check["name"] != "transport")
+    # A wrong transport explains the busbw that comes with it (a fall back to sockets misses every threshold): it leads;
+    # a missing result explained by evidence (rank_evidence) comes last.
+    deciding = sorted(
+        (check for check in checks if check["verdict"] == verdict and not check.get("note")),
+        key=lambda check: (check["name"] != "transport", check["name"] == "result"),
+    )
     reasons = [check["reason"] for check in deciding]
     proof = [check for check in checks if check["name"] == "transport"]
     return {
@@ -334,6 +337,27 @@ def judge(
         "warnings": len((result or {}).get("warnings") or []),
         "problems": list((result or {}).get("problems") or []),
     }
+
+
+def rank_evidence(checks):
+    """The ranking of a verdict's checks, written once: evidence of a fault outranks a missing result.
+
+    ``worst`` orders pass < warn < fail < error. A ``result`` check is ``error`` (could not judge) only while no
+    other check is evidence of a fault (EVIDENCE_CHECKS failing, not as a note): a run that crashed part-way, whose
+    table stops and whose log names the failing hosts, is a failed run, not an unjudged one. CHECKS is changed in place.
+    """
+    evidence = [check for check in checks if check["name"] in EVIDENCE_CHECKS and check["verdict"] == "fail" and not check.get("note")]
+    if evidence:
+        for check in checks:
+            if check["name"] == "result" and check["verdict"] == "error":
+                check["verdict"] = "fail"
+                check["reason"] += " (explained by: %s)" % evidence[0]["reason"][:200]
+    return checks
+
+
+def _hosts_text(hosts):
+    names = sorted(hosts)
+    return ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
 
 
 def _job_check(outcome, reason, have_output, is_nccl):
@@ -380,7 +404,18 @@ def _result_checks(result):
                 "reason": "nccl-tests' own NCCL_TESTS_MIN_BW check failed (average %s GB/s)" % _gb(result.get("avg_busbw")),
             }
         )
-    if result.get("errors") and result.get("complete", True):
+    failed_hosts = result.get("failed_hosts") or {}
+    if failed_hosts:
+        first = failed_hosts[sorted(failed_hosts)[0]]
+        checks.append(
+            {
+                "name": "errors",
+                "verdict": "fail",
+                "hosts": sorted(failed_hosts),
+                "reason": "the log names failing host(s) %s: %s" % (_hosts_text(failed_hosts), first[:300]),
+            }
+        )
+    elif result.get("errors"):
         checks.append({"name": "errors", "verdict": "fail", "reason": "the test reported: %s" % result["errors"][0]})
     return checks
 

@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import re
 import os
 
 import pytest
@@ -297,6 +298,7 @@ def test_peak_below_min_size_is_not_comparable():
     for row in result["rows"]:
         row["ip"]["wrong"] = 0
     result["wrong_total"], result["wrong_sizes"], result["warnings"] = 0, [], []
+    result["failed_hosts"], result["errors"] = {}, []  # the fixture's IB completion error is a fault of its own
     verdict = vd.judge(result, dict(H100_AWS, platform="azure"))
     assert verdict["verdict"] == "warn"
     assert verdict["reason"] == "largest size 1G is below the 8G that azure-h100-all-reduce-peak was measured at: not comparable"
@@ -449,10 +451,13 @@ def test_no_threshold_uses_on_missing():
 def test_incomplete_results():
     partial = parsed("v2.16-all-reduce-truncated-mid-row.log", allow_partial=True)
     alone = vd.judge(partial, H100_AWS)
-    assert alone["verdict"] == "error" and alone["reason"].startswith("no complete result: line 65: truncated")
+    # mpirun's 'process rank 11 ... on node ... exited on signal 9' names the host: evidence, so a failed run
+    assert alone["verdict"] == "fail" and alone["reason"].startswith("the log names failing host(s) nccl-all-reduce-20261130t0800-node-0-1")
+    assert "; no complete result: line 65: truncated" in alone["reason"]
     failed = vd.judge(partial, H100_AWS, job_outcome="Failed", job_reason="JobFailed: launcher exited 137")
     assert failed["verdict"] == "fail"
-    assert failed["reason"].startswith("TrainJob Failed: JobFailed: launcher exited 137; no complete result: line 65")
+    assert failed["reason"].startswith("TrainJob Failed: JobFailed: launcher exited 137; ")
+    assert "; no complete result: line 65" in failed["reason"]
     assert failed["problems"] and failed["series"]
 
 
@@ -473,7 +478,11 @@ def test_workloads_without_a_collective(outcome, output, verdict, reason):
 
 def test_parse_errors_are_error_verdicts_unless_the_job_failed():
     text = fixture("v2.16-all-reduce-init-failure.log")
-    result = vd.verdict_for(text, H100_AWS, "all_reduce")
+    # 'Test NCCL failure' naming its host is evidence: a failed run, not an unjudged one (tests/fixtures/real/nccl)
+    named = vd.verdict_for(text, H100_AWS, "all_reduce")
+    assert named["verdict"] == "fail" and "failing host(s) nccl-all-reduce-20261130t0815-node-0-1" in named["reason"]
+    quiet = "\n".join(line for line in text.splitlines() if "failure" not in line and "WARN" not in line)
+    result = vd.verdict_for(quiet, H100_AWS, "all_reduce")
     assert result["verdict"] == "error" and result["reason"].startswith("no result: nccl-tests output: no result table found")
     failed = vd.verdict_for(text, H100_AWS, "all_reduce", job_outcome="Failed")
     assert failed["verdict"] == "fail" and "Test NCCL failure" in failed["reason"]
@@ -573,7 +582,9 @@ def test_warnings_fail_pods_only_when_the_job_failed():
         pod("%s-launcher-0-0-q8x2z" % JOB, "gpu-node-a", "Succeeded", role="launcher", exit_code=0),
         pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Running"),
     ]
+    # a WARN that is no fault (tests/fixtures/real/nccl/nccl2.9.6-broadcast-socket-warn-libibverbs.log): it fails its pod only when the job failed
     result_text = fixture("v2.16-all-reduce-wrong.log").replace("20261130t0730", "20261130t0800")
+    result_text = re.sub(r"transport/net_ib.cc:1698 NCCL WARN .*", "misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]", result_text)
     parsed_result = nr.parse_nccl_output(result_text)
     logs = {pods[0]["metadata"]["name"]: result_text}
     ok = at.attribute(pods, logs, parsed_result, job_outcome="Complete")

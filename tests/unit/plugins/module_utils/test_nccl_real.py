@@ -1,0 +1,200 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The nccl-tests reader, the transport proof and the verdict on published output (tests/fixtures/real/nccl/
+PROVENANCE.md): every hand-read fact of facts.yaml."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_names, nccl_results, transport, verdict
+
+REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real", "nccl")
+with open(os.path.join(REAL, "facts.yaml")) as _handle:
+    FACTS = yaml.safe_load(_handle)
+
+# (document, fact) -> why the collection gets it wrong today; strict, so a fix must remove the entry.
+XFAIL = {}
+
+
+def real(name):
+    with open(os.path.join(REAL, name)) as handle:
+        return handle.read()
+
+
+_CACHE = {}
+
+
+def computed(name):
+    """Every fact the collection gives on one document, by facts.yaml's names."""
+    if name in _CACHE:
+        return _CACHE[name]
+    text = real(name)
+    got = {}
+    try:
+        runs = nccl_results.parse_nccl_runs(text, allow_partial=True)
+        result = runs[-1]
+        got["table"] = bool(result["rows"]) or bool(result["columns"])
+    except nccl_results.NcclParseError as exc:
+        error = exc
+        result = None
+        got["table"] = False
+        got["parse_error"] = str(error)
+    if result is not None:
+        got.update(
+            rows=len(result["rows"]),
+            largest_size=result["largest_size"],
+            largest_busbw=result["peak_busbw"],
+            avg_busbw=result["avg_busbw"],
+            wrong=result["wrong_total"],
+            complete=result["complete"],
+            collective=result["collective"],
+            nccl_tests_version=result["nccl_tests_version"],
+            nccl_version=result["nccl_version"],
+            hosts=result["hosts"],
+            failed_hosts=sorted(result.get("failed_hosts") or {}),
+        )
+    else:
+        # no table: what the reader read before it gave up (versions, program), and no failing host
+        facts = error.facts or {}
+        got.update(
+            collective=facts.get("collective"),
+            nccl_tests_version=facts.get("nccl_tests_version"),
+            nccl_version=facts.get("nccl_version"),
+            failed_hosts=sorted(facts.get("failed_hosts") or {}),
+        )
+    judged = verdict.verdict_for(text, on_missing="pass")
+    got["grade"] = judged["verdict"]
+    got["grade_reason"] = judged["reason"]
+    evidence = transport.parse_transport(text)
+    proof = transport.check(evidence)
+    got["transport"] = proof["seen"]
+    got["transport_note"] = proof["reason"]
+    got["nvls"] = evidence["nvls"]
+    got["mnnvl"] = evidence["mnnvl"]
+    checks = {}
+    for expected in transport.TRANSPORTS:
+        result_check = transport.check(evidence, {"transport": expected, "source": "test"}, {"nodes": 2})
+        checks[expected] = "note" if result_check.get("note") else result_check["verdict"]
+    got["transport_check"] = checks
+    _CACHE[name] = got
+    return got
+
+
+def _cases():
+    for name in sorted(FACTS):
+        for fact, expected in sorted(FACTS[name].items()):
+            marks = [pytest.mark.xfail(strict=True, reason=XFAIL[(name, fact)])] if (name, fact) in XFAIL else []
+            yield pytest.param(name, fact, expected, id="%s:%s" % (name, fact), marks=marks)
+
+
+@pytest.mark.parametrize("name, fact, expected", list(_cases()))
+def test_published_document_fact(name, fact, expected):
+    got = computed(name)
+    if fact == "transport_check":
+        assert dict((key, got["transport_check"][key]) for key in expected) == expected, got["transport_note"]
+    elif fact == "note_names":
+        for word in expected:
+            assert word in got["transport_note"], got["transport_note"]
+    elif fact in ("hosts", "failed_hosts"):
+        assert sorted(got.get(fact) or []) == sorted(expected), got.get("grade_reason")
+    elif fact == "grade":
+        assert got["grade"] == expected, got["grade_reason"]
+    elif fact == "table" or fact in got:
+        assert got.get(fact) == expected, got.get("parse_error")
+    else:
+        # a table fact of a document the reader found no table in
+        assert fact in got, "no %s: %s" % (fact, got.get("parse_error"))
+
+
+def test_every_document_has_facts_and_provenance():
+    with open(os.path.join(REAL, "PROVENANCE.md")) as handle:
+        provenance = handle.read()
+    documents = sorted(name for name in os.listdir(REAL) if name.endswith(".log"))
+    assert documents == sorted(FACTS)
+    for name in documents:
+        assert "| %s | " % name in provenance, name
+    assert len(documents) >= 30
+
+
+def test_corpus_size():
+    """The figures the README states: documents and facts."""
+    assert len(FACTS) >= 40
+    assert sum(len(facts) for facts in FACTS.values()) >= 200
+
+
+def test_every_name_and_fault_of_the_table_has_a_source():
+    data = yaml.safe_load(open(nccl_names.NAMES_FILE))
+    for entry in data["networks"] + data["faults"]:
+        assert entry.get("source"), entry
+    assert {entry["transport"] for entry in data["networks"]} <= set(transport.TRANSPORTS)
+
+
+@pytest.mark.parametrize(
+    "name, tid", [("IB", "ib"), ("IBext", "ib"), ("IBext_v6", "ib"), ("Socket", "socket"), ("AWS Libfabric", "efa"), ("FastSocket", None), ("IBx", None)]
+)
+def test_net_names_by_the_table(name, tid):
+    assert transport.transport_of(name) == tid
+
+
+def test_a_name_the_table_lacks_is_a_note_naming_it_never_a_fail():
+    # the published IBext log with its net renamed to one no table lists
+    text = real("hpcx-ibext-sharp-collnet-info.log").replace("Using network IBext", "Using network NewNet_v9")
+    proof = transport.check(transport.parse_transport(text), {"transport": "ib", "source": "test"}, {"nodes": 2})
+    assert proof["note"] and proof["verdict"] == "pass" and proof["seen"] == "unknown" and "NewNet_v9" in proof["reason"]
+
+
+def test_ofi_tcp_provider_is_a_fall_back_that_fails_efa():
+    evidence = transport.parse_transport(real("aws-ofi-nccl2.4-provider-tcp-fallback.log"))
+    proof = transport.check(evidence, {"transport": "efa", "source": "test"}, {"nodes": 2})
+    assert proof["verdict"] == "fail" and proof["seen"] == "ofi-tcp" and "provider tcp;ofi_rxm" in proof["reason"]
+
+
+def test_prefix_stripping_is_bounded_on_a_line_of_repeated_tags():
+    line = "0: " * 300000 + "# Avg bus bandwidth    : 1.0"
+    stripped = nccl_results._strip_prefixes(line)  # pylint: disable=protected-access
+    assert len(line) - len(stripped) == 3 * nccl_results.MAX_PREFIXES
+
+
+def test_pod_logs_with_failure_lines_but_no_table_name_the_failed_nodes():
+    pods = [
+        {"metadata": {"name": "job-launcher-0-0-a", "labels": {}}, "spec": {"nodeName": "n0", "hostname": "HCA-128"}, "status": {"phase": "Failed"}},
+    ]
+    logs = [{"item": pods[0], "log": real("hca-all-reduce-crash-test-nccl-failure.log")}]
+    judged = verdict.verdict_for(logs, collective="all_reduce", pods=pods, on_missing="pass")
+    assert judged["verdict"] == "fail" and judged["reason"].startswith("the log names failing host(s) HCA-107, HCA-108, HCA-128")
+    assert judged["failed_nodes"] == ["n0"]
+
+
+def test_deeply_nested_json_is_the_parse_error():
+    with pytest.raises(nccl_results.NcclParseError, match="nests too deep"):
+        nccl_results.parse_nccl_output('{"results": ' + "[" * 100000 + "]" * 100000 + "}")
+
+
+_LINES = sorted(set(line for name in sorted(FACTS) for line in real(name).splitlines()))
+
+
+def test_shuffled_published_lines_give_a_result_or_the_parse_error():
+    """Any order and mix of published lines (what a crashed, interleaved or cut log is): a result, or the reader's
+    parse error naming the problem, never another exception; the transport reader and the grade never raise."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=150, deadline=None, suppress_health_check=list(hypothesis.HealthCheck))
+    @hypothesis.given(st.lists(st.sampled_from(_LINES), max_size=60), st.sampled_from(["", "0: ", "[1,0]<stdout>:", "        [1,0]<stdout>:"]))
+    def check(lines, prefix):
+        text = "\n".join(prefix + line for line in lines)
+        try:
+            nccl_results.parse_nccl_runs(text, allow_partial=True)
+        except nccl_results.NcclParseError as error:
+            assert error.reason
+        transport.check(transport.parse_transport(text), {"transport": "ib", "source": "test"}, {"nodes": 2})
+        assert verdict.verdict_for(text, on_missing="pass")["verdict"] in ("pass", "warn", "fail", "error")
+
+    check()
