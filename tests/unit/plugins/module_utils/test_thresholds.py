@@ -1,0 +1,201 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Values exactly at a boundary of a threshold comparison (judging/thresholds.py and the grading of
+judging/verdict.py): busbw exactly at pass and at warn, a row exactly at a range's bounds or at a record's min_size,
+a node count exactly at a record's bounds, numbers exactly at the limits the data checks. Each case sits on the edge
+and one step beside it, so that `>=` turned into `>` (or `<` into `<=`) fails a test; the mutants these tests were
+written for are listed in docs/mutation.md.
+
+The busbw figures are those of a published nccl-tests output (tests/unit/fixtures/nccl/README.md): 2 x 8 H100,
+out-of-place busbw 441.24 GB/s at 1G and 441.91 GB/s at 8G, average 148.968 GB/s.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results as nr
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import thresholds as th
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict as vd
+
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures", "nccl")
+H100_AWS = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8, "mnnvl": False}
+G = 1 << 30
+
+
+def tagged():
+    with open(os.path.join(FIXTURES, "v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log")) as handle:
+        return nr.parse_nccl_output(handle.read())
+
+
+def check(name, **record):
+    """The NAME check of the published run judged by one inventory record (id mine)."""
+    override = dict({"id": "mine", "collective": "all_reduce", "source": "test"}, **record)
+    result = vd.judge(tagged(), H100_AWS, "all_reduce", overrides=[override])
+    return [item for item in result["checks"] if item["name"] == name and item["threshold"] == "mine"][0]
+
+
+def test_the_figures_the_edges_are_taken_from():
+    result = tagged()
+    rows = dict((row["size"], row["oop"]["busbw"]) for row in result["rows"])
+    assert (rows[G], rows[8 * G], max(rows), result["avg_busbw"]) == (441.24, 441.91, 8 * G, 148.968)
+
+
+# --- pass / warn / fail edges ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "limits, verdict",
+    [
+        ({"pass": 441.91, "warn": 400}, "pass"),  # exactly at pass
+        ({"pass": 441.92, "warn": 400}, "warn"),  # 0.01 below pass
+        ({"pass": 450, "warn": 441.91}, "warn"),  # exactly at warn
+        ({"pass": 450, "warn": 441.92}, "fail"),  # 0.01 below warn
+        ({"pass": 441.92}, "fail"),  # no warning band: below pass fails
+        ({"pass": 0}, "pass"),  # pass 0 is allowed and always met
+    ],
+)
+def test_peak_edges(limits, verdict):
+    got = check("peak", metric="peak", **limits)
+    assert got["verdict"] == verdict and got["value"] == 441.91 and got["size"] == 8 * G
+
+
+@pytest.mark.parametrize(
+    "limits, verdict",
+    [
+        ({"pass": 148.968}, "pass"),
+        ({"pass": 148.969, "warn": 148.968}, "warn"),
+        ({"pass": 149, "warn": 148.969}, "fail"),
+    ],
+)
+def test_avg_edges(limits, verdict):
+    got = check("avg", metric="avg", **limits)
+    assert got["verdict"] == verdict and got["value"] == 148.968
+
+
+@pytest.mark.parametrize(
+    "limits, verdict",
+    [
+        ({"pass": 441.24}, "pass"),
+        ({"pass": 441.25, "warn": 441.24}, "warn"),
+        ({"pass": 441.25, "warn": 441.2401}, "fail"),
+    ],
+)
+def test_range_edges(limits, verdict):
+    # one range that holds the 1G row only: min and max are both exactly that row's size
+    got = check("range", sizes={"min": "1G", "max": "1G"}, **limits)
+    assert got["verdict"] == verdict and [(row["size"], row["value"]) for row in got["rows"]] == [(G, 441.24)]
+
+
+@pytest.mark.parametrize(
+    "sizes, judged",
+    [
+        ({"min": "1G", "max": "8G"}, [G, 2 * G, 4 * G, 8 * G]),  # both bounds inside
+        ({"min": G + 1, "max": 8 * G - 1}, [2 * G, 4 * G]),  # one byte inside each bound: the edge rows are out
+        ({"min": "8G"}, [8 * G]),
+        ({"max": "1K"}, [8, 16, 32, 64, 128, 256, 512, 1024]),
+    ],
+)
+def test_range_bounds_are_inclusive(sizes, judged):
+    got = check("range", sizes=sizes, **{"pass": 1})
+    assert [row["size"] for row in got["rows"]] == judged
+
+
+def test_peak_at_exactly_min_size_is_judged():
+    assert check("peak", metric="peak", min_size="8G", **{"pass": 400})["verdict"] == "pass"
+    below = check("peak", metric="peak", min_size=8 * G + 1, **{"pass": 400})
+    assert below["verdict"] == "warn" and "is below the 8G" in below["reason"]
+
+
+def test_peak_at_a_size_reads_exactly_that_row():
+    got = check("peak", metric="peak", size="1G", **{"pass": 441.24})
+    assert (got["verdict"], got["size"], got["value"]) == ("pass", G, 441.24)
+    missing = check("peak", metric="peak", size=G + 1, **{"pass": 1})
+    assert missing["verdict"] == "warn" and missing["value"] is None and "not measured at" in missing["reason"]
+
+
+# --- selection by node count --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("nodes, chosen", [(1, False), (2, True), (4, True), (5, False)])
+def test_a_node_range_includes_both_ends(nodes, chosen):
+    override = {"id": "mine", "collective": "all_reduce", "metric": "peak", "nodes": "2-4", "pass": 1, "source": "test"}
+    got = th.select_thresholds(dict(H100_AWS, nodes=nodes), "all_reduce", overrides=[override])["peak"]
+    assert (got is not None and got["id"] == "mine") is chosen
+
+
+@pytest.mark.parametrize("nodes, chosen", [(2, False), (3, True), (300, True)])
+def test_an_open_node_range_starts_at_its_minimum(nodes, chosen):
+    override = {"id": "mine", "collective": "all_reduce", "metric": "peak", "nodes": "3+", "pass": 1, "source": "test"}
+    got = th.select_thresholds(dict(H100_AWS, nodes=nodes), "all_reduce", overrides=[override])["peak"]
+    assert (got is not None and got["id"] == "mine") is chosen
+
+
+def test_the_exact_node_count_beats_a_range_and_the_narrower_range_the_wider():
+    records = [
+        {"id": "wide", "collective": "all_reduce", "metric": "peak", "nodes": "2-10", "pass": 1},
+        {"id": "narrow", "collective": "all_reduce", "metric": "peak", "nodes": "2-3", "pass": 1},
+        {"id": "exact", "collective": "all_reduce", "metric": "peak", "nodes": 2, "pass": 1},
+    ]
+    for given, expected in ((records, "exact"), (records[:2], "narrow"), (records[:2][::-1], "narrow"), (records[:1], "wide")):
+        assert th.select_thresholds(H100_AWS, "all_reduce", overrides=given)["peak"]["id"] == expected
+
+
+# --- the limits of the data ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("value, span", [({"min": 1}, (1, None)), ({"min": 3, "max": 3}, (3, 3)), ("3-3", (3, 3)), (1, (1, 1))])
+def test_node_bounds_at_their_limits_are_accepted(value, span):
+    assert th.parse_nodes(value) == span
+
+
+@pytest.mark.parametrize("value", [{"min": 0}, {"min": 3, "max": 2}, "3-2", 0])
+def test_node_bounds_one_beyond_their_limits_are_refused(value):
+    with pytest.raises(ConfigError, match="^nodes: must be a range of node counts >= 1 with min <= max"):
+        th.parse_nodes(value)
+
+
+def normalized(**values):
+    return th.normalize_record(dict({"collective": "all_reduce", "metric": "peak"}, **values), "r", "inventory")
+
+
+def test_warn_equal_to_pass_is_allowed_and_above_it_refused():
+    got = normalized(**{"pass": 300, "warn": 300})
+    assert (got["pass"], got["warn"]) == (300.0, 300.0)
+    with pytest.raises(ConfigError, match=r"^r.warn: 300.01 is above pass 300.0"):
+        normalized(**{"pass": 300, "warn": 300.01})
+
+
+def test_zero_is_a_number_and_below_zero_is_not():
+    assert normalized(**{"pass": 0})["pass"] == 0.0
+    with pytest.raises(ConfigError, match=r"^r.pass: must be a number >= 0"):
+        normalized(**{"pass": -0.01})
+
+
+def test_gpus_per_node_one_is_allowed_and_zero_refused():
+    assert normalized(gpus_per_node=1, **{"pass": 1})["gpus_per_node"] == 1
+    with pytest.raises(ConfigError, match=r"^r.gpus_per_node: must be an integer >= 1, got 0"):
+        normalized(gpus_per_node=0, **{"pass": 1})
+
+
+def test_expected_times_ratio_is_rounded_to_two_decimals():
+    got = normalized(expected=443.7, pass_ratio=0.61, warn_ratio=0.5634)
+    # 443.7 x 0.61 = 270.657, 443.7 x 0.5634 = 249.98058
+    assert (got["pass"], got["warn"], got["expected"], got["derived"]) == (270.66, 249.98, 443.7, True)
+
+
+def ranges(*items):
+    return normalized(metric="range", sizes=list(items))["ranges"]
+
+
+def test_ranges_that_share_a_size_overlap_and_ranges_one_byte_apart_do_not():
+    with pytest.raises(ConfigError, match=r"^r.sizes: ranges up to 1G and 1G\+ overlap"):
+        ranges({"max": "1G", "pass": 1}, {"min": "1G", "pass": 2})
+    got = ranges({"min": G + 1, "pass": 2}, {"max": "1G", "pass": 1})
+    assert [(item["min"], item["max"], item["pass"]) for item in got] == [(0, G, 1.0), (G + 1, None, 2.0)]
+
+
+def test_a_range_of_one_size_is_allowed_and_max_below_min_refused():
+    assert [(item["min"], item["max"]) for item in ranges({"min": "1G", "max": "1G", "pass": 1})] == [(G, G)]
+    with pytest.raises(ConfigError, match=r"^r.sizes\[0\]: max 1G is below min 1G"):
+        ranges({"min": G + 1, "max": "1G", "pass": 1})
