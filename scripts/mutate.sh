@@ -9,7 +9,7 @@
 # MUTATE_FRESH=1 forget earlier results: by default a module whose source, test files and test command did not
 #                change keeps its session, and an interrupted run resumes where it stopped
 # MUTATE_RECHECK=1 after adding tests: a module whose source did not change keeps its killed mutants and runs only
-#                the survivors again (a full run is the default whenever a test file changed)
+#                the survivors again (a full run is the default whenever its test files or command changed)
 # MUTATE_BUDGET=600 stop a module after that many seconds (its kill rate is then that of the random sample that
 #                ran, with its 95 % interval; the next call goes on where it stopped)
 # MUTATE_FAIL_UNDER=90  exit 1 when a folder's (or the total) kill rate is below that percentage
@@ -36,7 +36,6 @@ log() { printf '[mutate] %s\n' "$*" >&2; }
 die() { printf '[mutate] ERROR: %s\n' "$*" >&2; exit 1; }
 
 REPO="$GPUFLEET_REPO"
-TARGETS="$REPO/tests/mutation/targets.txt"
 REQS="$REPO/tests/mutation/requirements.txt"
 MU="plugins/module_utils"
 DEFAULT_FILES="judging validation cluster/polling.py"
@@ -80,6 +79,8 @@ flock -n 8 || die "another scripts/mutate.sh is running on $OUT"
 # --- 2. the copy ------------------------------------------------------------------------------------------------
 TREE="$OUT/tree"
 COPY="$TREE/ansible_collections/gpufleet/burnin"
+# read from the copy, so that the targets and the test files are of the same moment
+TARGETS="$COPY/tests/mutation/targets.txt"
 rm -rf "$TREE"
 mkdir -p "$COPY" "$TREE/ansible_collections/kubernetes"
 (
@@ -144,16 +145,20 @@ for mod in "${files[@]}"; do
         || die "$mod: cannot import $dotted from the copy $TREE"
     [ "$got" = "$(realpath "$COPY/$MU/$mod")" ] || die "$mod: $dotted is imported from $got, not from the copy $COPY/$MU/$mod"
 
-    # A session is kept while the module, its test command and cosmic-ray are unchanged and its test files too;
-    # MUTATE_RECHECK=1 keeps it when only the test files changed and runs the mutants that survived again.
+    # A session is kept while the module and cosmic-ray (mstamp) and its test command and files (tstamp) are
+    # unchanged; MUTATE_RECHECK=1 keeps it when only the tests changed and runs the mutants that survived again.
     mstamp="$(
         {
-            echo "cmd=${cmd[*]}"
             grep -v "^#" "$REQS"
             cat "$COPY/$MU/$mod"
         } | sha256sum | cut -c1-16
     )"
-    tstamp="$(for t in "${tests[@]}"; do cat "$COPY/tests/unit/$t"; done | sha256sum | cut -c1-16)"
+    tstamp="$(
+        {
+            echo "cmd=${cmd[*]}"
+            for t in "${tests[@]}"; do cat "$COPY/tests/unit/$t"; done
+        } | sha256sum | cut -c1-16
+    )"
     session="$OUT/$slug.sqlite"
     config="$OUT/$slug.toml"
     old="$(cat "$OUT/$slug.stamp" 2>/dev/null || true)"
