@@ -199,3 +199,70 @@ def test_a_range_of_one_size_is_allowed_and_max_below_min_refused():
     assert [(item["min"], item["max"]) for item in ranges({"min": "1G", "max": "1G", "pass": 1})] == [(G, G)]
     with pytest.raises(ConfigError, match=r"^r.sizes\[0\]: max 1G is below min 1G"):
         ranges({"min": G + 1, "max": "1G", "pass": 1})
+
+
+# --- what the first mutation run of judging/thresholds.py found untested (docs/mutation.md) -------------------------
+@pytest.mark.parametrize("span, label", [((1, None), "any"), ((2, None), "2+"), ((3, 3), "3"), ((2, 18), "2-18"), ((1, 1), "1")])
+def test_nodes_label(span, label):
+    assert th.nodes_label(span) == label
+
+
+def peak_record(record_id, **values):
+    return dict({"id": record_id, "collective": "all_reduce", "metric": "peak", "pass": 1}, **values)
+
+
+@pytest.mark.parametrize(
+    "first, second, winner",
+    [
+        # an open range is the least specific: a bounded one of any width wins over it
+        ({"nodes": "2-1000"}, {"nodes": "2+"}, 0),
+        ({"nodes": "1-200000"}, {"nodes": "2+"}, 0),
+        # of two bounded ranges the narrower wins (3-5: width 2; 2-6: width 4)
+        ({"nodes": "2-6"}, {"nodes": "3-5"}, 1),
+        # platform and GPU given (2 keys) beat one GPU-shape key, even when that one is an exact node count
+        ({"platform": "aws", "gpu_architecture": "h100"}, {"gpus_per_node": 8, "nodes": 4}, 0),
+    ],
+)
+def test_specificity_decides_between_two_matching_records(first, second, winner):
+    records = [peak_record("first", **first), peak_record("second", **second)]
+    for order in (records, records[::-1]):
+        chosen = th.select_thresholds(dict(H100_AWS, nodes=4), "all_reduce", overrides=order)["peak"]
+        assert chosen["id"] == ("first", "second")[winner], order
+
+
+def test_gpus_per_node_is_compared_by_value():
+    # ints built at run time (as from JSON) are distinct objects above 256: `is not` would miss the match
+    count = int("1000")
+    record = peak_record("wide", gpus_per_node=int("1000"))
+    assert th.select_thresholds(dict(H100_AWS, gpus_per_node=count), "all_reduce", overrides=[record])["peak"]["id"] == "wide"
+    assert th.select_thresholds(dict(H100_AWS, gpus_per_node=999), "all_reduce", overrides=[record])["peak"] is None
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({"collective": 5}, r"^r.collective: is required"),
+        ({"pass": "300"}, r"^r.pass: must be a number >= 0 \(GB/s or a ratio\), got '300'$"),
+        ({"sweep": {}}, r"^r.sweep: must be a mapping with min and/or max sizes, got \{\}$"),
+    ],
+)
+def test_record_type_errors_name_the_field(values, message):
+    with pytest.raises(ConfigError, match=message):
+        th.normalize_record(dict({"collective": "all_reduce", "metric": "peak", "pass": 1}, **values), "r", "inventory")
+
+
+def test_a_thresholds_document_must_be_a_mapping():
+    with pytest.raises(ConfigError, match=r"^thresholds: must be a mapping with a 'thresholds' list, got 'list'$"):
+        th.validate_thresholds([])
+
+
+def test_a_list_of_ranges_with_their_own_numbers_is_not_derived():
+    got = normalized(metric="range", sizes=[{"max": "1G", "pass": 1}])
+    assert (got["pass"], got["warn"], got["expected"], got["derived"]) == (None, None, None, False)
+
+
+def test_only_collection_defaults_need_sources():
+    document = {"defaults": {"pass_ratio": 0.9}, "thresholds": [{"collective": "all_reduce", "expected": 100, "source": "test"}]}
+    assert th.validate_thresholds(document, origin="inventory")[0]["pass"] == 90.0
+    with pytest.raises(ConfigError, match=r"^thresholds.defaults.source: is required"):
+        th.validate_thresholds(document)
