@@ -266,3 +266,21 @@ def test_only_collection_defaults_need_sources():
     assert th.validate_thresholds(document, origin="inventory")[0]["pass"] == 90.0
     with pytest.raises(ConfigError, match=r"^thresholds.defaults.source: is required"):
         th.validate_thresholds(document)
+
+
+def test_a_record_for_any_node_count_matches_facts_without_nodes():
+    record = peak_record("any")
+    facts = dict(H100_AWS)
+    del facts["nodes"]
+    assert th.select_thresholds(facts, "all_reduce", overrides=[record])["peak"]["id"] == "any"
+    # a record that names a node count needs the facts' count
+    assert th.select_thresholds(facts, "all_reduce", overrides=[peak_record("two", nodes=2)])["peak"] is None
+
+
+def test_nodes_label_compares_counts_by_value():
+    assert th.nodes_label((int("1000"), int("1000"))) == "1000"
+
+
+def test_defaults_must_be_a_mapping():
+    with pytest.raises(ConfigError, match=r"^thresholds.defaults: must be a mapping$"):
+        th.validate_thresholds({"defaults": [0.9], "thresholds": []})
