@@ -284,3 +284,21 @@ def test_nodes_label_compares_counts_by_value():
 def test_defaults_must_be_a_mapping():
     with pytest.raises(ConfigError, match=r"^thresholds.defaults: must be a mapping$"):
         th.validate_thresholds({"defaults": [0.9], "thresholds": []})
+
+
+@pytest.mark.parametrize("facts_gpus, chosen", [(8, True), (4, False), (16, False), (None, False)])
+def test_gpus_per_node_must_be_equal(facts_gpus, chosen):
+    facts = dict(H100_AWS, gpus_per_node=facts_gpus)
+    got = th.select_thresholds(facts, "all_reduce", overrides=[peak_record("eight", gpus_per_node=8)])["peak"]
+    assert (got is not None and got["id"] == "eight") is chosen
+
+
+def test_a_record_at_a_size_beats_the_same_record_without_one():
+    records = [peak_record("largest"), peak_record("at-1g", size="1G")]
+    for order in (records, records[::-1]):
+        assert th.select_thresholds(H100_AWS, "all_reduce", overrides=order)["peak"]["id"] == "at-1g"
+
+
+def test_an_id_must_be_a_string():
+    with pytest.raises(ConfigError, match=r"^r.id: must be a string, got 5$"):
+        normalized(id=5, **{"pass": 1})
