@@ -80,11 +80,23 @@ def test_a_structure_may_nest_exactly_max_depth_levels(max_depth):
 
 def test_an_alias_reached_again_deeper_down_counts_by_its_height():
     inner = nested(3)
-    # inner is first met at depth 2 (height 3: fits 4), then again at depth 3 under the second list: 5 levels
-    value = [inner, [inner]]
-    assert v.check_structure("p", [inner], max_depth=4)
-    with pytest.raises(ConfigError, match="^p: nests deeper than 4 levels"):
-        v.check_structure("p", [value], max_depth=4)
+    # The walk (last child first) meets inner at depth 2 (levels 2-4: fits 4), then [inner] at depth 2, whose inner
+    # is already counted: only its height (3, plus [inner], plus the top list: 5) shows it is 5 levels deep.
+    assert v.check_structure("p", [inner, inner], max_depth=4)
+    with pytest.raises(ConfigError, match="^p: nests deeper than 4 levels; at most 4 allowed$"):
+        v.check_structure("p", [[inner], inner], max_depth=4)
+
+
+def test_the_limits_are_the_documented_numbers():
+    # pinned as literals: a test against v.INT32_MAX would move with a typo in the constant
+    assert v.check_int("f", 2147483647) == 2147483647 and v.check_int("t", 604800, 0, v.TIMEOUT_MAX) == 604800
+    for field, value, high in (("f", 2147483648, v.INT32_MAX), ("t", 604801, v.TIMEOUT_MAX)):
+        with pytest.raises(ConfigError, match="^%s: must be an integer from 0 to" % field):
+            v.check_int(field, value, 0, high)
+    # DNS-1123 label: 63 characters (Kubernetes' apimachinery validation)
+    assert v.check_grammar("n", "a" * 63, "dns_label")
+    with pytest.raises(ConfigError, match="^n: must be a DNS-1123 label"):
+        v.check_grammar("n", "a" * 64, "dns_label")
 
 
 @pytest.mark.parametrize(
@@ -108,3 +120,52 @@ def test_aliases_count_as_expanded():
     assert v.check_structure("p", value, max_values=13)
     with pytest.raises(ConfigError, match="^p: holds more than 12 values"):
         v.check_structure("p", value, max_values=12)
+
+
+# --- what the first mutation run of validation/validate.py found untested (docs/mutation.md) -----------------------
+def test_a_structure_error_does_not_show_the_value():
+    with pytest.raises(ConfigError, match=r"^p: holds more than 3 values \(YAML aliases counted as expanded\); at most 3 allowed$"):
+        v.check_structure("p", [1, 2, 3], max_values=3)
+
+
+def test_a_list_is_required_unless_none_is_allowed():
+    assert v.check_list("f", None, allow_none=True) == []
+    with pytest.raises(ConfigError, match="^f: must be a list, got null null$"):
+        v.check_list("f", None)
+
+
+OBJECT = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "burnin"}}
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"apiVersion": "v 1"}, r"^objects\[0\].apiVersion: must be "),
+        ({"metadata": {"name": "cm", "namespace": "Bad_NS"}}, r"^objects\[0\].metadata.namespace: must be a DNS-1123 label"),
+        (
+            {"kind": "Namespace", "metadata": {"name": "ns", "namespace": "burnin"}},
+            r"^objects\[0\].metadata.namespace: must be absent: Namespace is not namespaced",
+        ),
+        ({"data": "text"}, r'^objects\[0\].data: must be a mapping, got a string "text"$'),
+    ],
+)
+def test_object_errors_name_the_field(change, message):
+    with pytest.raises(ConfigError, match=message):
+        v.check_object("objects[0]", dict(OBJECT, **change))
+
+
+def test_a_negative_quantity_is_refused():
+    assert v.check_resources("r", {"limits": {"cpu": 0}})
+    with pytest.raises(ConfigError, match=r"^r.limits.cpu: must be a quantity \(a string such as 2Gi or an integer >= 0\), got an integer -1$"):
+        v.check_resources("r", {"limits": {"cpu": -1}})
+
+
+def test_a_mount_path_with_a_colon_is_refused():
+    assert v.check_volume_mounts("m", [{"name": "data", "mountPath": "/data"}])
+    with pytest.raises(ConfigError, match=r'^m\[0\].mountPath: must be a path without \':\', got a string "/a:b"$'):
+        v.check_volume_mounts("m", [{"name": "data", "mountPath": "/a:b"}])
+
+
+def test_a_bad_command_word_names_its_container():
+    with pytest.raises(ConfigError, match=r"^c\[0\].args\[1\]: must be a string, got null null$"):
+        v.check_containers("c", [{"name": "main", "image": "nccl:1", "args": ["-b", None]}])
