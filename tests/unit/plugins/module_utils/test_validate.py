@@ -9,6 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
@@ -169,3 +171,42 @@ def test_a_mount_path_with_a_colon_is_refused():
 def test_a_bad_command_word_names_its_container():
     with pytest.raises(ConfigError, match=r"^c\[0\].args\[1\]: must be a string, got null null$"):
         v.check_containers("c", [{"name": "main", "image": "nccl:1", "args": ["-b", None]}])
+
+
+def test_more_limits_as_literals():
+    # DNS-1123 subdomain: 253 characters; a structure: 32 levels by default
+    assert v.check_grammar("n", ".".join(["a" * 63] * 3) + "." + "a" * 61, "dns_subdomain")
+    with pytest.raises(ConfigError, match="^n: must be a DNS-1123 subdomain"):
+        v.check_grammar("n", ".".join(["a" * 63] * 3) + "." + "a" * 62, "dns_subdomain")
+    assert v.check_structure("p", nested(32)) == nested(32)
+    with pytest.raises(ConfigError, match="^p: nests deeper than 32 levels"):
+        v.check_structure("p", nested(33))
+
+
+def test_a_shown_mapping_has_its_keys_sorted():
+    assert v.describe({"b": 1, "a": 2}) == '{"a": 2, "b": 1}'
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"metadata": ["cm"]}, r"^objects\[0\].metadata: must be a mapping"),
+        ({"metadata": {"name": "cm", "annotations": {"a b": "x"}}}, r"^objects\[0\].metadata.annotations\[a b\]: must be a qualified name"),
+    ],
+)
+def test_metadata_errors_name_the_field(change, message):
+    with pytest.raises(ConfigError, match=message):
+        v.check_object("objects[0]", dict(OBJECT, **change))
+
+
+def test_requests_are_checked_when_limits_are_null():
+    with pytest.raises(ConfigError, match=r"^r.requests.cpu: must be a quantity"):
+        v.check_resources("r", {"limits": None, "requests": {"cpu": -1}})
+
+
+def test_the_empty_json_pointer_is_the_whole_document():
+    # RFC 6901: "" points at the whole document (as a survey answer parsed from JSON)
+    operations = json.loads('[{"op": "replace", "path": "", "value": {}}]')
+    assert v.check_json_patch("patch", operations) == operations
+    with pytest.raises(ConfigError, match=r"^patch\[0\].path: must be a JSON Pointer: empty or starting with '/'"):
+        v.check_json_patch("patch", [{"op": "remove", "path": "a"}])
