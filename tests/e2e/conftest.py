@@ -247,3 +247,19 @@ def _burnin_playbook(fleet, reports, run_id, hosts, *args, namespace, entry, tim
 @pytest.fixture(scope="session")
 def burnin_playbook():
     return _burnin_playbook
+
+
+def _skip_guard():
+    """tests/skip_guard.py: under CI=true an unexpected skip fails the run (tests/expected-skips.yml)."""
+    name = "gpufleet_skip_guard"
+    if name not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "skip_guard.py")
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[name] = module
+    return sys.modules[name]
+
+
+def pytest_configure(config):
+    _skip_guard().register(config)

@@ -15,9 +15,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -117,3 +119,19 @@ def kcore_tarball():
     if not path.is_file():
         pytest.fail("GPUFLEET_KCORE_TARBALL (%s) is missing: run scripts/setup.sh and source scripts/env.sh" % path)
     return path
+
+
+def _skip_guard():
+    """tests/skip_guard.py: under CI=true an unexpected skip fails the run (tests/expected-skips.yml)."""
+    name = "gpufleet_skip_guard"
+    if name not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "skip_guard.py")
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[name] = module
+    return sys.modules[name]
+
+
+def pytest_configure(config):
+    _skip_guard().register(config)

@@ -99,6 +99,41 @@ def test_a_drop_beyond_the_percentage_regresses_and_warns(tmp_path):
     assert report["summary"]["warn"] == 1 and report["summary"]["pass"] == 1 and report["summary"]["fail"] == 1
 
 
+def test_a_drop_of_exactly_the_percentage_does_not_regress(tmp_path):
+    # 400 -> 300 is exactly -25.0 % in binary floating point; 400 -> 299.96 is -25.01 %
+    loaded = history.load_baseline(write_run(tmp_path, "run1", {"a": (400.0, 200.0), "b": (400.0, 200.0)}))
+    report = rp.build_report(results("run2", {"a": (300.0, 150.0), "b": (299.96, 150.0)}), generated=GENERATED, baseline=loaded, regression_percent=25)
+    clusters = dict((cluster["cluster"], cluster) for cluster in report["clusters"])
+    a, b = clusters["a"]["baseline"], clusters["b"]["baseline"]
+    assert [(item["metric"], item["change_percent"], item["regressed"]) for item in a["comparisons"]] == [
+        ("peak_busbw", -25.0, False),
+        ("avg_busbw", -25.0, False),
+    ]
+    assert a["regressed"] is False and clusters["a"]["verdict"] == "pass"
+    assert [(item["metric"], item["change_percent"], item["regressed"]) for item in b["comparisons"]] == [
+        ("peak_busbw", -25.01, True),
+        ("avg_busbw", -25.0, False),
+    ]
+    assert b["regressed"] is True and clusters["b"]["verdict"] == "warn" and report["baseline"]["regressed_clusters"] == ["b"]
+
+
+def test_a_node_drop_of_exactly_the_percentage_does_not_regress(tmp_path):
+    first = [measured("n1", "node", 400.0), measured("n2", "node", 400.0)]
+    loaded = history.load_baseline(rp.write_reports(with_nodes("run1", first), str(tmp_path / "run1"), formats=["json"], run_id="run1")["files"]["json"])
+    now = [measured("n1", "node", 300.0), measured("n2", "node", 299.96)]
+    block = rp.build_report(with_nodes("run2", now), generated=GENERATED, baseline=loaded, regression_percent=25)["clusters"][0]["baseline"]
+    assert [(item["node"], item["change_percent"], item["regressed"]) for item in block["nodes"]] == [("n1", -25.0, False), ("n2", -25.01, True)]
+    assert block["regressed_nodes"] == ["n2"]
+
+
+@pytest.mark.parametrize("percent", [0, 100])
+def test_the_percentage_limits_are_allowed(percent, tmp_path):
+    loaded = history.load_baseline(write_run(tmp_path, "run1", {"a": (400.0, 200.0)}))
+    block = rp.build_report(results("run2", {"a": (0.01, 0.01)}), baseline=loaded, regression_percent=percent)["clusters"][0]["baseline"]
+    # 0 %: any drop regresses; 100 %: no drop can be more than 100 %
+    assert block["regression_percent"] == percent and block["regressed"] is (percent == 0)
+
+
 def test_a_warned_testcase_keeps_its_reason_and_adds_the_regression(tmp_path):
     loaded = history.load_baseline(write_run(tmp_path, "run1", {"a": (400.0, 200.0)}))
     report = rp.build_report(results("run2", {"a": (260.0, 200.0, "warn", "peak 260 below warn 300")}), baseline=loaded)

@@ -154,6 +154,23 @@ def test_the_time_budget_ends_it_too():
     assert step["conclusion"]["suspects"] == ["n0", "n1"]
 
 
+@pytest.mark.parametrize("elapsed, state", [(29.99, "run"), (30, "done"), (30.01, "done")])
+def test_the_time_budget_ends_exactly_at_its_minutes(elapsed, state):
+    step = next_step(nodes_of(4), [{"nodes": ["n0", "n1"], "verdict": "fail"}], max_minutes=30, elapsed_minutes=elapsed)
+    assert step["state"] == state
+    if state == "done":
+        assert step["conclusion"]["outcome"] == "budget_exhausted" and "minute(s) of 30" in step["conclusion"]["reason"]
+
+
+def test_the_job_budget_ends_exactly_at_its_jobs():
+    first = [{"nodes": ["n0", "n1"], "verdict": "fail"}]
+    # one job left of two: the round is cut to one pair; none left: done
+    step = next_step(nodes_of(4), first, max_jobs=2)
+    assert step["state"] == "run" and len(step["pairs"]) == 1
+    step = next_step(nodes_of(4), first, max_jobs=1)
+    assert step["state"] == "done" and step["conclusion"]["outcome"] == "budget_exhausted" and "ran out (1 job(s) of 1)" in step["conclusion"]["reason"]
+
+
 def test_an_errored_pair_proves_nothing_and_is_not_run_again():
     results = [{"nodes": ["n0", "n1"], "verdict": "error"}, {"nodes": ["n2", "n3"], "verdict": "pass"}]
     step = next_step(nodes_of(4), results)

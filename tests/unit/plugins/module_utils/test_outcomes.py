@@ -7,10 +7,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.cluster_result import applied_record, apply_results, failure_of, judged_record
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import cluster_passed, fleet_summary
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import cluster_passed, fleet_summary, verdict_of
 
 
 def result(cluster, outcome, verdict=None, reason="", trainjob=True):
@@ -73,6 +75,34 @@ def test_the_summary_names_the_baseline_and_the_regressed_clusters():
     assert header == "burn-in r2: 2 of 2 clusters passed, 0 failed; vs baseline run r1: 1 regressed (warn): b"
     assert fleet_summary(results, "burn-in", "r2", baseline={"run_id": "r1", "regressed_clusters": []})["header"].endswith("r1: no regression")
     assert fleet_summary(results, "burn-in", "r2", baseline={"run_id": None, "note": "none"})["header"].endswith("0 failed")
+
+
+def test_the_summary_compares_strings_by_value_not_identity():
+    # The results reach the summary through Ansible's facts (JSON): their strings are not the interned literals of
+    # the module, so an `is "warn"` or `is PENDING` would miss them.
+    results = json.loads(
+        json.dumps(
+            {"b": result("b", "Complete", "warn"), "d": result("d", "Pending", reason="later batch", trainjob=False), "e": result("e", "Failed", "fail")}
+        )
+    )
+    summary = fleet_summary(results, "burn-in", "r1")
+    assert summary["warned"] == ["b"] and summary["failed"] == ["e"]
+    assert [line.split()[0] for line in summary["lines"]] == ["ok", "..", "FAIL"]
+
+
+@pytest.mark.parametrize("nodes, text", [(["a/n1"], "1 node regressed: a/n1"), (["a/n1", "a/n2"], "2 nodes regressed: a/n1, a/n2")])
+def test_the_regressed_nodes_are_counted_in_the_header(nodes, text):
+    results = {"a": result("a", "Complete", "pass")}
+    header = fleet_summary(results, "burn-in", "r2", baseline={"run_id": "r1", "regressed_clusters": ["a"], "regressed_nodes": nodes})["header"]
+    assert header.endswith("; " + text)
+
+
+def test_a_stage_without_a_verdict_yet_decides_nothing():
+    running = dict(
+        result("a", "Complete", "pass"), stages=[{"stage": "node", "verdict": None}, {"stage": "dcgm"}, "garbage", {"stage": "fleet", "verdict": "warn"}]
+    )
+    assert verdict_of(running) == "warn" and cluster_passed(running) is True
+    assert verdict_of(dict(result("a", "Complete"), stages=[{"stage": "node", "verdict": "running"}])) is None
 
 
 def test_a_dry_run_and_an_apply_without_verdicts():
