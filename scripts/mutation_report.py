@@ -85,13 +85,13 @@ def margin(c):
 
 
 def progress(session):
-    c, _ = counts(session)
+    c = counts(session)[0]
     extra = f", {c['incompetent']} incompetent" if c["incompetent"] else ""
     print(f"{c['done'] + c['skipped']}/{c['total']} done ({c['skipped']} skipped), {c['killed']} killed, {c['survived']} survived{extra}")
 
 
 def fmt_rate(value):
-    return "-" if value != value else f"{value:.1f} %"
+    return "-" if math.isnan(value) else f"{value:.1f} %"
 
 
 def fmt_time(seconds):
@@ -161,7 +161,7 @@ def report(report_file, entries, fail_under=None):
         fh.write("Kill rates (cosmic-ray, scripts/mutate.sh). kill rate = killed / (killed + survived); +-: 95 % interval\n")
         fh.write("while mutants are pending (the rate is then that of a random sample).\n\n")
         fh.write("\n".join(out) + "\n\n")
-        fh.write(f"Surviving and incompetent mutants ({sum(c['survived'] + c['incompetent'] for _, c, _ in rows)}):\n\n")
+        fh.write(f"Surviving and incompetent mutants ({sum(row[1]['survived'] + row[1]['incompetent'] for row in rows)}):\n\n")
         fh.write("\n".join(lines) + "\n")
     print("\n".join(out))
     if failed:

@@ -171,7 +171,8 @@ def test_dcgm_source_prints_a_warning_as_fail_and_only_the_severity_tells_it_apa
     # A WARN result is "Warn" only with DDR_DISPLAY_WARN, else it falls through to "Fail"; the JSON's status passes no
     # argument, and the argument's default is DDR_NO_DISPLAY_WARN: `dcgmi diag -j` never writes "Warn".
     assert re.search(
-        r'case DCGM_DIAG_RESULT_WARN:\s*if \(showWarn == DDR_DISPLAY_WARN\)\s*\{\s*return "Warn";\s*\}\s*\[\[fallthrough\]\];\s*case DCGM_DIAG_RESULT_FAIL:\s*return "Fail";',
+        r'case DCGM_DIAG_RESULT_WARN:\s*if \(showWarn == DDR_DISPLAY_WARN\)\s*\{\s*return "Warn";\s*\}\s*'
+        r'\[\[fallthrough\]\];\s*case DCGM_DIAG_RESULT_FAIL:\s*return "Fail";',
         diag_cpp,
     )
     assert "resultEntry[NVVS_STATUS] = HelperDisplayDiagResult(result.result);" in diag_cpp

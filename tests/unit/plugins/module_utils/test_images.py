@@ -134,7 +134,7 @@ def test_your_image_keeps_the_plain_defaults():
     assert "env" not in rendered  # no NCCL_NET_PLUGIN for an image we know nothing of
 
 
-RANK_CASES = [(p, g, s) for p, g, s, _, _, _ in DEFAULTS] + [("gcp", "h200", "a3-ultragpu-8g"), ("azure", "h200", ""), ("oci", "b200", "")]
+RANK_CASES = [row[:3] for row in DEFAULTS] + [("gcp", "h200", "a3-ultragpu-8g"), ("azure", "h200", ""), ("oci", "b200", "")]
 
 
 @pytest.mark.parametrize("platform, gpu, shape", RANK_CASES, ids=["-".join(c).strip("-") for c in RANK_CASES])

@@ -68,7 +68,7 @@ def test_the_env_list_takes_exactly_env_max_entries():
 def nested(depth):
     """A list nested DEPTH levels deep ([[...]] with DEPTH brackets)."""
     value = []
-    for _ in range(depth - 1):
+    for _level in range(depth - 1):
         value = [value]
     return value
 
