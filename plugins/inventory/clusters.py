@@ -129,19 +129,21 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import inv
 NAME = "gpufleet.burnin.clusters"
 
 
-def kubeconfig_contexts(path):
-    """The context names of the kubeconfig file PATH, in its order."""
+def read_kubeconfig(path):
+    """The kubeconfig file PATH, parsed (once: each cluster's client gets its own context of it, see
+    core.context_kubeconfig), and its context names in its order."""
     import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         with open(path) as handle:
-            config = yaml.safe_load(handle) or {}
+            config = yaml.load(handle, Loader=loader) or {}  # nosec B506: a safe loader
     except (OSError, yaml.YAMLError) as exc:
         raise AnsibleParserError("%s: kubeconfig %s cannot be read: %s" % (NAME, path, exc))
     contexts = config.get("contexts") if isinstance(config, dict) else None
     if not isinstance(contexts, list):
         raise AnsibleParserError("%s: kubeconfig %s has no contexts list" % (NAME, path))
-    return [item["name"] for item in contexts if isinstance(item, dict) and isinstance(item.get("name"), str)]
+    return config, [item["name"] for item in contexts if isinstance(item, dict) and isinstance(item.get("name"), str)]
 
 
 class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
@@ -168,10 +170,11 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 raise AnsibleParserError("%s: %s must be >= 1, got %d" % (NAME, option, self.get_option(option)))
         try:
             clusters = []
+            self._configs = {}
             for kubeconfig in self.kubeconfig_files(path):
-                for context in core.selected_contexts(
-                    kubeconfig_contexts(kubeconfig), self.get_option("include_contexts"), self.get_option("exclude_contexts")
-                ):
+                config, contexts = read_kubeconfig(kubeconfig)
+                self._configs[kubeconfig] = config
+                for context in core.selected_contexts(contexts, self.get_option("include_contexts"), self.get_option("exclude_contexts")):
                     clusters.append((kubeconfig, context))
         except ValueError as exc:
             raise AnsibleParserError("%s: %s" % (NAME, exc))
@@ -206,7 +209,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
 
         def read(cluster):
             kubeconfig, context = cluster
-            answer = k8s_in_process.read_cluster({"kubeconfig": kubeconfig, "context": context}, NAME)
+            config = core.context_kubeconfig(self._configs[kubeconfig], context, os.path.dirname(kubeconfig))
+            answer = k8s_in_process.read_cluster({"kubeconfig": config or kubeconfig, "context": context}, NAME)
             host, groups = core.cluster_host(answer, platform=core.declared_platform(context, platforms))
             host["burnin_cluster_server"] = answer.get("server") or ""
             return {"host": host, "groups": groups}

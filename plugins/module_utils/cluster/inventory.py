@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import fnmatch
+import os
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import UNKNOWN, check_cluster, describe_node
@@ -63,6 +64,33 @@ def selected_contexts(contexts, include=None, exclude=None):
             continue
         chosen.append(name)
     return chosen
+
+
+# Fields of a kubeconfig that name files; kubectl reads a relative one from the kubeconfig's directory.
+_FILE_FIELDS = {"cluster": ("certificate-authority",), "user": ("client-certificate", "client-key", "tokenFile")}
+
+
+def context_kubeconfig(config, context, base_dir):
+    """The kubeconfig of CONTEXT alone, from CONFIG (a whole kubeconfig, parsed): its context, cluster and user, with
+    relative file names made absolute against BASE_DIR (the file's directory), or None when CONTEXT is not in it.
+    The inventory parses each file once and gives every cluster its own small mapping: the kubernetes client parses
+    the whole file at each client otherwise, which made reading N contexts of one file cost N times N."""
+    entry = next((item for item in config.get("contexts") or [] if isinstance(item, dict) and item.get("name") == context), None)
+    if not isinstance(entry, dict) or not isinstance(entry.get("context"), dict):
+        return None
+    result = {"apiVersion": config.get("apiVersion", "v1"), "kind": "Config", "current-context": context, "contexts": [entry]}
+    for section, key in (("clusters", "cluster"), ("users", "user")):
+        name = entry["context"].get(key)
+        found = [dict(item) for item in config.get(section) or [] if isinstance(item, dict) and item.get("name") == name][:1]
+        for item in found:
+            if isinstance(item.get(key), dict):
+                item[key] = dict(item[key])
+                for field in _FILE_FIELDS[key]:
+                    value = item[key].get(field)
+                    if isinstance(value, str) and value and not os.path.isabs(os.path.expanduser(value)):
+                        item[key][field] = os.path.join(base_dir, value)
+        result[section] = found
+    return result
 
 
 def safe_host_name(context, taken=()):

@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import threading
 import time
 
@@ -149,3 +150,29 @@ def test_read_all_bounds_the_workers_and_turns_an_exception_into_an_error():
     results = inventory.read_all([(i, i) for i in range(8)], read, workers=3, timeout=10)
     assert peak[0] <= 3 and len(results) == 8
     assert results[3]["error"] == {"category": "Error", "message": "RuntimeError: boom"}
+
+
+def test_context_kubeconfig_is_one_context_with_its_cluster_and_user_and_absolute_files():
+    config = {
+        "apiVersion": "v1",
+        "clusters": [
+            {"name": "a", "cluster": {"server": "https://a:6443", "certificate-authority": "pki/a.crt"}},
+            {"name": "b", "cluster": {"server": "https://b:6443", "certificate-authority": "/etc/b.crt"}},
+        ],
+        "users": [{"name": "ua", "user": {"client-certificate": "a.crt", "client-key": "keys/a.key"}}, {"name": "ub", "user": {"token": "t"}}],
+        "contexts": [{"name": "ctx-a", "context": {"cluster": "a", "user": "ua"}}, {"name": "ctx-b", "context": {"cluster": "b", "user": "ub"}}],
+        "current-context": "ctx-b",
+    }
+    before = copy.deepcopy(config)
+    one = inventory.context_kubeconfig(config, "ctx-a", "/home/u/.kube")
+    assert one == {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "ctx-a",
+        "contexts": [{"name": "ctx-a", "context": {"cluster": "a", "user": "ua"}}],
+        "clusters": [{"name": "a", "cluster": {"server": "https://a:6443", "certificate-authority": "/home/u/.kube/pki/a.crt"}}],
+        "users": [{"name": "ua", "user": {"client-certificate": "/home/u/.kube/a.crt", "client-key": "/home/u/.kube/keys/a.key"}}],
+    }
+    assert inventory.context_kubeconfig(config, "ctx-b", "/x")["clusters"][0]["cluster"]["certificate-authority"] == "/etc/b.crt"
+    assert inventory.context_kubeconfig(config, "missing", "/x") is None
+    assert config == before
