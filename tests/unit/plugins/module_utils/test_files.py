@@ -14,7 +14,7 @@ import re
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import write_logs
-from ansible_collections.gpufleet.burnin.plugins.module_utils.files import safe_join, safe_name, slug, write_file, write_files
+from ansible_collections.gpufleet.burnin.plugins.module_utils.files import safe_name, slug, write_file, write_files
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.report import write_reports
 
 
@@ -133,19 +133,6 @@ def test_names_that_reduce_alike_get_directories_of_their_own():
     assert slug("a-b") == "a-b" and slug("a/b") != "a-b" and slug("a/b") != slug("a\\b")
 
 
-def test_an_inventory_host_named_dot_dot_renders_inside_the_render_dir(tmp_path):
-    from ansible_collections.gpufleet.burnin.plugins.filter.safe_path import safe_path_filter
-
-    base = str(tmp_path / "rendered")
-    for host in ("../../victim", "..", "a/../../b"):
-        directory = safe_path_filter(base, [host])
-        assert os.path.dirname(directory) == base, directory
-        write_files(directory, [{"name": "manifests.yaml", "content": "kind: List\n"}])
-    assert sorted(os.listdir(str(tmp_path))) == ["rendered"]
-    assert safe_path_filter(base, ["aws-a"]) == os.path.join(base, "aws-a")
-    assert safe_join(base, ["r1", "aws-a", ""]) == os.path.join(base, "r1", "aws-a")
-
-
 def test_a_planted_symlink_at_a_rendered_manifest_or_summary_is_replaced_not_followed(tmp_path):
     target = tmp_path / "victim"
     target.write_text("precious")
@@ -172,26 +159,6 @@ def test_write_files_refuses_names_that_are_no_plain_file_names_and_writes_nothi
         assert info.value.field == "files[%d].name" % index
     out = write_files(str(tmp_path / "new"), [{"name": "plan.yml", "content": "x"}], check_mode=True)
     assert out["changed_files"] == [str(tmp_path / "new" / "plan.yml")] and not (tmp_path / "new").exists()
-
-
-def test_the_burnin_write_action_writes_through_files_py(tmp_path):
-    from unittest import mock
-
-    from ansible.playbook.task import Task
-
-    from ansible_collections.gpufleet.burnin.plugins.action.burnin_write import ActionModule
-
-    target = tmp_path / "victim"
-    target.write_text("precious")
-    os.symlink(str(target), str(tmp_path / "summary.json"))
-    task = Task()
-    task.args = {"directory": str(tmp_path), "files": [{"name": "summary.json", "content": "{}"}]}
-    result = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None).run(task_vars={})
-    assert result["changed"] and result["files"] == [str(tmp_path / "summary.json")], result
-    assert target.read_text() == "precious" and (tmp_path / "summary.json").read_text() == "{}"
-    task.args = {"directory": str(tmp_path), "files": [{"name": "../summary.json"}]}
-    result = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None).run(task_vars={})
-    assert result["failed"] and result["msg"].startswith("files[0].name: must be a plain file name"), result
 
 
 def test_the_role_writes_every_file_through_burnin_write_in_directories_built_by_safe_path():

@@ -413,38 +413,3 @@ def test_a_threshold_naming_a_collective_the_collection_does_not_run_is_refused(
 def test_thresholds_for_the_collectives_the_catalogue_runs_pass():
     records = [{"collective": name, "pass": 100} for name in ("all_reduce", "all_gather", "all_gather_perf", "./build/all_reduce_perf")]
     assert role_vars.check_role_vars({"burnin_thresholds": records})["burnin_thresholds"] == records
-
-
-def _action(module, args):
-    """Run the action plugin gpufleet.burnin.MODULE as a task would, with ARGS (no host, no cluster)."""
-    import importlib
-    from unittest import mock
-
-    from ansible.playbook.task import Task
-
-    action = importlib.import_module("ansible_collections.gpufleet.burnin.plugins.action.%s" % module).ActionModule
-    task = Task()
-    task.args = copy.deepcopy(args)
-    return action(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None).run(task_vars={})
-
-
-RUNTIME = {"entry_name": "nccl", "image": "nvcr.io/nvidia/pytorch:26.01-py3", "gpus_per_node": 8}
-
-
-@pytest.mark.parametrize("module, base", [("training_runtime", RUNTIME), ("workload_plan", PLAN)])
-@pytest.mark.parametrize("version", [2.10, 2.3, 2, True])
-def test_the_plugins_refuse_a_trainer_version_that_is_not_a_string(module, base, version):
-    # The argument spec would turn 2.10 into "2.1" (a release) and plan it; the task's own value is checked first.
-    result = _action(module, dict(base, trainer_version=version))
-    assert result.get("failed") and result["msg"].startswith("trainer_version: must be a string such as v2.3"), result
-    assert not _action(module, dict(base, trainer_version="v2.3")).get("failed")
-
-
-@pytest.mark.parametrize("module, base", [("training_runtime", RUNTIME), ("workload_plan", PLAN)])
-def test_the_plugins_refuse_duplicate_and_too_many_env_names(module, base):
-    result = _action(module, dict(base, env=[{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]))
-    assert result.get("failed") and result["msg"].startswith("env[1].name: repeats A (already env[0])"), result
-    many = [{"name": "V%d" % index, "value": "x"} for index in range(validate.ENV_MAX + 1)]
-    result = _action(module, dict(base, env=many))
-    assert result.get("failed") and result["msg"] == "env: has %d entries; at most %d allowed" % (validate.ENV_MAX + 1, validate.ENV_MAX), result
-    assert not _action(module, dict(base, env=many[: validate.ENV_MAX])).get("failed")
