@@ -21,7 +21,7 @@ import yaml
 from conftest import PLANTED, REPO, galaxy_version, isolated_env, run, tracked_files
 
 # Never in the tarball: developer tooling, tests that need the checkout or the test fleet.
-EXCLUDED_PREFIXES = (".ci/", ".git/", "scripts/", "tests/e2e/", "tests/fleet/", "tests/bench/", "tests/packaging/", "tests/output/")
+EXCLUDED_PREFIXES = (".ci/", ".git/", "scripts/", "tests/e2e/", "tests/fleet/", "tests/bench/", "tests/packaging/", "tests/output/", "tests/mutation/")
 EXCLUDED_FILES = ("Makefile", ".gitignore", ".ansible-lint", "pyproject.toml", "tests/requirements.txt")
 # Never, at any depth: caches, credentials.
 SECRET_OR_CACHE = (
@@ -56,7 +56,8 @@ SHIPPED_DIRS = (
     # published DCGM/NCCL output the unit tests read (tests/fixtures/real/PROVENANCE.md)
     "tests/fixtures/",
 )
-SHIPPED_FILES = ("README.md", "LICENSE", "CHANGELOG.rst", "requirements.txt", "MANIFEST.json", "FILES.json")
+# tests/unit/conftest.py registers tests/skip_guard.py with its allow-list: they ship with the unit tests.
+SHIPPED_FILES = ("README.md", "LICENSE", "CHANGELOG.rst", "requirements.txt", "MANIFEST.json", "FILES.json", "tests/skip_guard.py", "tests/expected-skips.yml")
 
 
 def members(tarball):

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """tests/skip_guard.py: under CI=true an unexpected skip fails the pytest run; tests/expected-skips.yml is valid.
 
-Each case runs a small pytest session in a temporary directory (pytester, in process) with the guard registered
+Each case runs a small pytest session in a temporary directory (pytester, in a subprocess) with the guard registered
 the way the suites' conftest.py files do, and a temporary allow-list."""
 
 from __future__ import absolute_import, division, print_function
@@ -62,6 +62,9 @@ def session(pytester, monkeypatch):
     root = str(pytester.path)
     pytester.makeconftest(CONFTEST % (GUARD, root, root))
     monkeypatch.delenv("FLEET_SPEC", raising=False)
+    # ansible-test's units step loads its plugins (collection path checks) through PYTEST_PLUGINS: not in the inner runs.
+    monkeypatch.delenv("PYTEST_PLUGINS", raising=False)
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
 
     def run(allow="[]", ci="true", files=None, **env):
         pytester.path.joinpath("allow.yml").write_text(allow)
@@ -72,8 +75,10 @@ def session(pytester, monkeypatch):
             monkeypatch.setenv("CI", ci)
         for key, value in env.items():
             monkeypatch.setenv(key, value)
-        # without the Hypothesis plugin: its terminal summary imports Hypothesis again in every inner session (seconds)
-        return pytester.runpytest("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-rs")
+        # In a subprocess: ansible-test's units step patches pytest's package resolution in its process to the
+        # collection tree, where the temporary directory is not. Without the Hypothesis plugin: its terminal summary
+        # imports Hypothesis again in every inner session (seconds).
+        return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-rs")
 
     return run
 
