@@ -11,7 +11,7 @@
 # MUTATE_RECHECK=1 after adding tests: a module whose source did not change keeps its killed mutants and runs only
 #                the survivors again (a full run is the default whenever its test files or command changed)
 # MUTATE_BUDGET=600 stop a module after that many seconds (its kill rate is then that of the random sample that
-#                ran, with its 95 % interval; the next call goes on where it stopped)
+#                ran, with its 95 % interval; the next call goes on where it stopped); 0: start no new mutant
 # MUTATE_FAIL_UNDER=90  exit 1 when a folder's (or the total) kill rate is below that percentage
 # MUTATE_OUT     where sessions, configs and the report go (default $GPUFLEET_CACHE/mutation/<checkout key>)
 #
@@ -161,13 +161,13 @@ for mod in "${files[@]}"; do
     )"
     session="$OUT/$slug.sqlite"
     config="$OUT/$slug.toml"
+    recheck=""
     old="$(cat "$OUT/$slug.stamp" 2>/dev/null || true)"
     if [ -z "${MUTATE_FRESH:-}" ] && [ -s "$session" ] && [ "$old" = "$mstamp $tstamp" ]; then
         log "$mod: unchanged since the last run, its session is kept (MUTATE_FRESH=1 to run it again)"
     elif [ -z "${MUTATE_FRESH:-}" ] && [ -s "$session" ] && [ "${old% *}" = "$mstamp" ] && [ -n "${MUTATE_RECHECK:-}" ]; then
         log "$mod: test files changed, MUTATE_RECHECK=1: the surviving mutants run again, the killed ones stay killed"
-        "${HELPER[@]}" recheck "$session"
-        echo "$mstamp $tstamp" >"$OUT/$slug.stamp"
+        recheck=1
     else
         rm -f "$session" "$OUT/$slug.stamp" "$OUT/$slug.seconds"
     fi
@@ -190,9 +190,19 @@ for mod in "${files[@]}"; do
 
     cp "$COPY/$MU/$mod" "$OUT/$slug.orig.py"
     t0=$SECONDS
-    "$CR" exec "$config" "$session" >"$OUT/$slug.exec.log" 2>&1 &
-    pid=$!
+    if [ -n "$recheck" ]; then
+        log "$mod: $("${HELPER[@]}" recheck "$session" "$config")"
+        cp "$OUT/$slug.orig.py" "$COPY/$MU/$mod"
+        echo "$mstamp $tstamp" >"$OUT/$slug.stamp"
+    fi
     stopped=""
+    if [ "${MUTATE_BUDGET:-}" = 0 ]; then
+        # MUTATE_BUDGET=0: no mutant not run yet is started (with MUTATE_RECHECK=1: the survivors only)
+        sleep 0 &
+    else
+        "$CR" exec "$config" "$session" >"$OUT/$slug.exec.log" 2>&1 &
+    fi
+    pid=$!
     while kill -0 "$pid" 2>/dev/null; do
         for _ in $(seq 60); do
             kill -0 "$pid" 2>/dev/null || break
@@ -212,8 +222,10 @@ for mod in "${files[@]}"; do
     # whatever happened to cosmic-ray, the next module's tests must see this one unmutated
     cp "$OUT/$slug.orig.py" "$COPY/$MU/$mod"
     if [ -n "$stopped" ]; then
-        log "$mod: MUTATE_BUDGET=$MUTATE_BUDGET s spent, stopped; the rest runs on the next call (the rate below is that of a random sample)"
         rc=0
+        if [ "$("${HELPER[@]}" pending "$session")" != 0 ]; then
+            log "$mod: MUTATE_BUDGET=$MUTATE_BUDGET s spent, stopped; the rest runs on the next call (the rate below is that of a random sample)"
+        fi
     fi
     [ "$rc" = 0 ] || { tail -n 30 "$OUT/$slug.exec.log" >&2; die "$mod: cosmic-ray exec failed; log: $OUT/$slug.exec.log"; }
     spent=$(($(cat "$OUT/$slug.seconds" 2>/dev/null || echo 0) + SECONDS - t0))

@@ -2,14 +2,16 @@
 
     mutation_report.py config CONFIG MODULE TIMEOUT CWD -- TEST COMMAND...
         write the cosmic-ray configuration of one module (TOML, quoting done by cosmic-ray's own serializer)
+    mutation_report.py pending SESSION
+        the number of mutants not run yet
     mutation_report.py progress SESSION
         one line: done/total, killed, survived
     mutation_report.py skip-format SESSION MODULE
         mark as skipped the mutants of a string-formatting `%` ("..." % args), all but `%` -> `+`: ten operators
         times every message of a module, each killed by any test that formats that message once; the `+` one stays
         to say whether a test does
-    mutation_report.py recheck SESSION
-        forget the results of the mutants that were not killed, so that `cosmic-ray exec` runs them again
+    mutation_report.py recheck SESSION CONFIG
+        run the mutants that were not killed again (after new tests), the others keep their results
     mutation_report.py report REPORT_FILE [--fail-under PERCENT] NAME=SESSION[=SECONDS] ...
         write every surviving (and incompetent) mutant with its diff to REPORT_FILE, print the kill rate per file,
         per folder and in total; with --fail-under, exit 1 when a folder or the total is below PERCENT
@@ -200,15 +202,22 @@ def skip_format(session, module):
     print(f"{len(skipped)} string-formatting mutants skipped")
 
 
-def recheck(session):
-    import sqlite3
+def recheck(session, config_file):
+    """Run again, with CONFIG_FILE's test command, every mutant of SESSION that was not killed (survived or
+    incompetent), recording the new result; the mutants not run yet stay pending. Adding tests cannot make a killed
+    mutant survive, so the session is then what a full run of its mutants so far would give."""
+    from cosmic_ray.config import load_config
+    from cosmic_ray.mutating import mutate_and_test
 
-    con = sqlite3.connect(session)
-    with con:
-        # SQLAlchemy stores the enum's name (KILLED); a survivor or an incompetent run is run again, a skipped
-        # mutant (no test outcome) stays skipped
-        con.execute("DELETE FROM work_results WHERE test_outcome IS NOT NULL AND upper(test_outcome) != 'KILLED'")
-    con.close()
+    cfg = load_config(config_file)
+    with use_db(session, WorkDB.Mode.open) as db:
+        again = [item for item, result in db.completed_work_items if result.test_outcome in (TestOutcome.SURVIVED, TestOutcome.INCOMPETENT)]
+        killed = 0
+        for item in again:
+            result = mutate_and_test(item.mutations, cfg.test_command, cfg.timeout)
+            db.set_result(item.job_id, result)
+            killed += result.test_outcome == TestOutcome.KILLED
+    print(f"{len(again)} mutants that were not killed ran again: {killed} killed now, {len(again) - killed} still not")
 
 
 def main(argv):
@@ -218,14 +227,18 @@ def main(argv):
     if cmd == "config" and len(args) >= 6 and args[4] == "--":
         write_config(args[0], args[1], args[2], args[3], args[5:])
         return 0
+    if cmd == "pending" and len(args) == 1:
+        c, _ = counts(args[0])
+        print(c["total"] - c["skipped"] - c["done"])
+        return 0
     if cmd == "progress" and len(args) == 1:
         progress(args[0])
         return 0
     if cmd == "skip-format" and len(args) == 2:
         skip_format(args[0], args[1])
         return 0
-    if cmd == "recheck" and len(args) == 1:
-        recheck(args[0])
+    if cmd == "recheck" and len(args) == 2:
+        recheck(args[0], args[1])
         return 0
     if cmd == "report" and args:
         report_file, rest = args[0], args[1:]

@@ -31,12 +31,25 @@ def test_optional_int_none_and_bounds():
         v.check_optional_int("f", -1)
 
 
-@pytest.mark.parametrize("grammar, char", [("dns_label", "a"), ("dns_subdomain", "a"), ("label_value", "a"), ("env_name", "A")])
-def test_a_grammar_takes_exactly_its_maximum_length(grammar, char):
-    maximum = v.GRAMMARS[grammar][1]
-    assert v.check_grammar("f", char * maximum, grammar) == char * maximum
+# The maximum lengths as literals (a test reading GRAMMARS would move with a typo in it): Kubernetes' DNS-1123 label
+# and subdomain (63, 253), label values (63), resource names (a subdomain's 253); kind 63; the env name, path and
+# image bounds (4096) are this collection's sanity bounds.
+@pytest.mark.parametrize(
+    "grammar, value, maximum",
+    [
+        ("dns_label", "a", 63),
+        ("dns_subdomain", "a", 253),
+        ("label_value", "a", 63),
+        ("resource_name", "a", 253),
+        ("kind", "A", 63),
+        ("env_name", "A", 4096),
+        ("image", "a", 4096),
+    ],
+)
+def test_a_grammar_takes_exactly_its_maximum_length(grammar, value, maximum):
+    assert v.check_grammar("f", value * maximum, grammar) == value * maximum
     with pytest.raises(ConfigError, match=r"^f: must be .*, at most %d characters, got a string" % maximum):
-        v.check_grammar("f", char * (maximum + 1), grammar)
+        v.check_grammar("f", value * (maximum + 1), grammar)
 
 
 def test_an_empty_value_only_where_allowed():
@@ -210,3 +223,14 @@ def test_the_empty_json_pointer_is_the_whole_document():
     assert v.check_json_patch("patch", operations) == operations
     with pytest.raises(ConfigError, match=r"^patch\[0\].path: must be a JSON Pointer: empty or starting with '/'"):
         v.check_json_patch("patch", [{"op": "remove", "path": "a"}])
+
+
+def test_the_default_integer_range_starts_at_zero():
+    assert v.check_int("f", 0) == 0
+    with pytest.raises(ConfigError, match="^f: must be an integer from 0 to 2147483647, got an integer -1$"):
+        v.check_int("f", -1)
+
+
+def test_a_containers_volume_mounts_are_checked():
+    with pytest.raises(ConfigError, match=r"^c\[0\].volumeMounts\[0\].mountPath: must be a path without ':'"):
+        v.check_containers("c", [{"name": "main", "image": "nccl:1", "volumeMounts": [{"name": "data", "mountPath": "/a:b"}]}])
