@@ -228,7 +228,7 @@ def main(argv):
         write_config(args[0], args[1], args[2], args[3], args[5:])
         return 0
     if cmd == "pending" and len(args) == 1:
-        c, _ = counts(args[0])
+        c = counts(args[0])[0]
         print(c["total"] - c["skipped"] - c["done"])
         return 0
     if cmd == "progress" and len(args) == 1:
