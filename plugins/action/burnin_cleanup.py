@@ -8,16 +8,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import cleanup
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import BURNIN_CLEANUP_OWN, burnin_cleanup_spec
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import ClusterCallFailed, K8sActionBase, ModuleExit, k8s_reader, server_of
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit
 
 NAME = "gpufleet.burnin.burnin_cleanup"
-
-
-class CleanupFailed(ClusterCallFailed):
-    """A read or delete that failed for good (its class, or the cluster unreachable for the grace)."""
 
 
 class ActionModule(K8sActionBase):
@@ -33,16 +29,15 @@ class ActionModule(K8sActionBase):
         if not (args["run_id"] or args["all_runs"]):
             return dict(result, failed=True, msg="run_id: set the run to remove, or all_runs=true")
         try:
-            self._service = k8s_reader(dict(auth, kind="Namespace", api_version="v1"), NAME)
+            self._cluster = Cluster(auth, NAME, poll_interval=2, unreachable_grace=args["unreachable_grace"]).connect("Namespace", "v1")
         except ModuleExit as exc:
             return dict(result, failed=True, msg=exc.result.get("msg"))
-        self._args, self._auth = args, auth
-        self._server = server_of(self._service, auth)
+        self._args = args
         deleted, kept = [], []
         try:
             for namespace in self._namespaces():
                 self._clean(namespace, deleted, kept)
-        except CleanupFailed as failed:
+        except ClusterCallFailed as failed:
             return dict(
                 result,
                 failed=True,
@@ -54,22 +49,8 @@ class ActionModule(K8sActionBase):
             )
         return dict(result, changed=bool(deleted), deleted=deleted, kept=kept, msg=cleanup.summary(deleted, kept))
 
-    def _retried(self, what, call, timeout=None, done=None):
-        """CALL()'s value, retried while the cluster does not answer (for unreachable_grace seconds); with DONE,
-        polled until DONE(value) or TIMEOUT."""
-        grace = self._args["unreachable_grace"]
-        polled = poll_until(
-            call, done or (lambda value: True), grace if timeout is None else timeout, 2, grace, context=self._auth.get("context"), server=self._server
-        )
-        if polled["state"] == "done":
-            return polled["value"]
-        if polled["state"] == "timeout" and polled["error"] is None:
-            raise CleanupFailed(what, {"category": "Error", "status": 0, "detail": "", "message": "still there after %d s." % timeout})
-        raise CleanupFailed(what, polled["error"])
-
     def _find(self, kind, api_version, namespace=None, name=None, selectors=None):
-        found = self._retried("listing %s" % kind, lambda: self._service.find(kind, api_version, name=name, namespace=namespace, label_selectors=selectors))
-        return found.get("resources") or []
+        return self._cluster.find(kind, api_version, namespace=namespace, name=name, selectors=selectors)
 
     def _namespaces(self):
         args = self._args
@@ -110,40 +91,11 @@ class ActionModule(K8sActionBase):
 
     def _delete(self, obj):
         """Delete OBJ (gone already is fine). Check mode deletes nothing."""
-        if self._task.check_mode:
-            return
-        metadata = obj["metadata"]
-        what = "deleting %s/%s" % (obj["kind"], metadata["name"])
-        resource = self._retried(what, lambda: self._service.find_resource(obj["kind"], obj["apiVersion"], fail=True))
-
-        def delete():
-            try:
-                self._service.client.delete(resource, name=metadata["name"], namespace=metadata.get("namespace"))
-            except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
-                if getattr(exc, "status", None) != 404 and classify(str(exc))["category"] != "NotFound":
-                    raise
-            return True
-
-        self._retried(what, delete)
+        if not self._task.check_mode:
+            self._cluster.delete_object(obj)
 
     def _wait_gone(self, objects):
-        """With ``wait``, poll until every one of OBJECTS is gone, all at once (their finalizers and grace periods
-        run side by side); each look reads only the ones still there."""
+        """With ``wait``, poll until every one of OBJECTS is gone, all at once."""
         if self._task.check_mode or not self._args["wait"] or not objects:
             return
-        left = list(objects)
-
-        def still_there():
-            left[:] = [
-                obj
-                for obj in left
-                if self._service.find(obj["kind"], obj["apiVersion"], name=obj["metadata"]["name"], namespace=obj["metadata"].get("namespace")).get("resources")
-            ]
-            return list(left)
-
-        self._retried(
-            "waiting for %s to go" % ", ".join("%s/%s" % (obj["kind"], obj["metadata"]["name"]) for obj in objects),
-            still_there,
-            timeout=self._args["wait_timeout"],
-            done=lambda found: not found,
-        )
+        self._cluster.wait_gone(objects, self._args["wait_timeout"])

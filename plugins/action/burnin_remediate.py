@@ -8,20 +8,16 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import remediation
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import BURNIN_REMEDIATE_OWN, burnin_remediate_spec
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import ClusterCallFailed, K8sActionBase, ModuleExit, k8s_reader, server_of
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit
 
 NAME = "gpufleet.burnin.burnin_remediate"
 # A node that changes between our read and our patch (a kubelet heartbeat does not: it writes the Lease and the status
 # subresource) is read again; after this many conflicts in a row the task fails.
 ATTEMPTS = 5
-
-
-class RemediationFailed(ClusterCallFailed):
-    """A read or patch that failed for good."""
 
 
 class ActionModule(K8sActionBase):
@@ -46,11 +42,11 @@ class ActionModule(K8sActionBase):
         except BurninError as exc:
             return dict(result, failed=True, msg="%s: %s" % (NAME, exc))
         try:
-            self._service = k8s_reader(dict(auth, kind="Node", api_version="v1"), NAME)
+            self._cluster = Cluster(auth, NAME, poll_interval=2, unreachable_grace=args["unreachable_grace"]).connect("Node", "v1")
         except ModuleExit as exc:
             return dict(result, failed=True, msg=exc.result.get("msg"))
-        self._args, self._auth = args, auth
-        self._server = server_of(self._service, auth)
+        self._service = self._cluster.service
+        self._args = args
         check_mode = self._task.check_mode
         changed, diffs, missing, note = [], [], [], ""
         try:
@@ -70,7 +66,7 @@ class ActionModule(K8sActionBase):
                     if done is not None:
                         changed.extend(done[0])
                         diffs.extend(done[1])
-        except RemediationFailed as failed:
+        except ClusterCallFailed as failed:
             return dict(
                 result,
                 failed=True,
@@ -91,12 +87,7 @@ class ActionModule(K8sActionBase):
         return result
 
     def _retried(self, what, call):
-        """CALL()'s value, retried while the cluster does not answer (for unreachable_grace seconds)."""
-        grace = self._args["unreachable_grace"]
-        polled = poll_until(call, lambda value: True, grace, 2, grace, context=self._auth.get("context"), server=self._server)
-        if polled["state"] == "done":
-            return polled["value"]
-        raise RemediationFailed(what, polled["error"])
+        return self._cluster.retried(what, call)
 
     def _read(self, name):
         found = self._retried("reading Node/%s" % name, lambda: self._service.find("Node", "v1", name=name))
@@ -109,9 +100,7 @@ class ActionModule(K8sActionBase):
         try:
             found = self._service.find("Node", "v1")
         except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
-            error = classify(
-                getattr(exc, "result", {}).get("msg") if hasattr(exc, "result") else str(exc), context=self._auth.get("context"), server=self._server
-            )
+            error = self._cluster.classified(getattr(exc, "result", {}).get("msg") if hasattr(exc, "result") else str(exc))
             if error["category"] == "Forbidden":
                 return [], "nodes not checked for the collection's labels, taints and cordons: %s" % error["message"]
             found = self._retried("listing the nodes", lambda: self._service.find("Node", "v1"))
@@ -137,7 +126,7 @@ class ActionModule(K8sActionBase):
             }
             if self._task.check_mode or self._patch(name, patch):
                 return remediation.changes(before, after), [diff]
-        raise RemediationFailed(
+        raise ClusterCallFailed(
             "patching Node/%s" % name,
             {"category": "Conflict", "status": 409, "detail": "", "message": "the node changed under every one of %d attempts" % ATTEMPTS},
         )

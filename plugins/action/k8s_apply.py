@@ -7,22 +7,17 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import time
-
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import K8S_APPLY_OWN, k8s_apply_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.inputs import check_apply_options
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify, runtime_not_cached
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, configured_server, run_k8s
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase
 
 NAME = "gpufleet.burnin.k8s_apply"
-HIDDEN_FIELDS = ["metadata.managedFields"]
 # What the result keeps of each applied object: the caller has the objects it applied; echoing every spec back
 # costs Ansible's main process time per cluster.
 KEPT_METADATA = ("name", "namespace", "uid", "resourceVersion", "generation")
-# A TrainJob refused because Trainer's webhook has not seen its runtime yet (applied a moment before, in the same
-# call) is applied again, server-side apply being idempotent: up to CACHE_RETRIES times, CACHE_DELAY_SECONDS apart.
-CACHE_RETRIES, CACHE_DELAY_SECONDS = 5, 2
 
 
 def object_reference(obj):
@@ -67,30 +62,19 @@ class ActionModule(K8sActionBase):
     SPEC = staticmethod(k8s_apply_spec)
 
     def run_with(self, result, args, auth):
-        params = dict(auth)
         try:
             check_apply_options(args)  # every object and the field manager, before anything connects
         except BurninError as exc:
             return dict(result, failed=True, msg="%s: %s" % (NAME, exc))
-        params.update(
-            resource_definition=args["objects"],
-            apply=True,
-            server_side_apply={"field_manager": args["field_manager"], "force_conflicts": args["force_conflicts"]},
-            hidden_fields=HIDDEN_FIELDS,
-        )
+        cluster = Cluster(auth, NAME, field_manager=args["field_manager"], force_conflicts=args["force_conflicts"])
         # In check mode the diffs tell a real change from a dry run that only moved managedFields
         # (plugins/module_utils/judging/cluster_result.py), shown or not.
-        for attempt in range(CACHE_RETRIES + 1):
-            outcome = run_k8s(params, check_mode=self._task.check_mode, diff=self._task.diff or self._task.check_mode, name=NAME)
-            # In check mode a runtime's dry run stores nothing: its TrainJob is refused however long one waits.
-            if not outcome.get("failed") or self._task.check_mode or attempt == CACHE_RETRIES or not runtime_not_cached(outcome.get("msg")):
-                break
-            time.sleep(CACHE_DELAY_SECONDS)
-        if outcome.get("failed"):
+        try:
+            outcome = cluster.apply(args["objects"], check_mode=self._task.check_mode, diff=self._task.diff or self._task.check_mode)
+        except ClusterCallFailed as failed:
             # kubernetes.core's message carries the raw Status body: the task says the classified sentence, the raw
             # text stays in error.detail (shown at -v).
-            error = classify(outcome.get("msg"), context=auth.get("context"), server=configured_server(auth))
-            outcome = dict(outcome, msg=error["message"], error=self.shown_error(error))
+            outcome = dict(failed.outcome, msg=failed.error["message"], error=self.shown_error(failed.error))
             outcome.pop("body", None)
         result.update(compact(outcome))
         if self._task.diff:

@@ -8,18 +8,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import TRAINJOB_LOGS_OWN, trainjob_logs_spec
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import (
-    JOBSET_NAME,
-    POD_HIDDEN,
-    collect,
-    not_started,
-    pod_name,
-    reads_whole,
-    write_logs,
-)
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit, api_client_of, k8s_reader, pod_log, server_of
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import write_logs
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit
 
 NAME = "gpufleet.burnin.trainjob_logs"
 
@@ -36,34 +28,15 @@ class ActionModule(K8sActionBase):
     def run_with(self, result, args, auth):
         if self._task.check_mode:
             return dict(result, changed=False, skipped=True, results=[], pods=[], summary={}, msg="check mode: no TrainJob ran")
+        options = dict((key, args[key]) for key in ("tail_lines", "whole_logs_of", "unreachable_grace"))
         try:
-            reader = k8s_reader(dict(auth, kind="Pod", api_version="v1"), NAME)
+            cluster = Cluster(auth, NAME, args["namespace"], **options).connect()
+            collected = cluster.logs(args["name"], {"pods": args["seen_pods"], "logs": args["early_logs"]})
         except ModuleExit as exc:
             return dict(result, failed=True, msg=exc.result.get("msg"))
-        server = server_of(reader, auth)
-
-        def list_pods():
-            found = reader.find("Pod", "v1", namespace=args["namespace"], hidden_fields=POD_HIDDEN, label_selectors=["%s=%s" % (JOBSET_NAME, args["name"])])
-            return sorted(found.get("resources") or [], key=pod_name)
-
-        # A cluster that stops answering for a moment keeps the logs: the listing is retried as the wait's reads are.
-        listed = poll_until(list_pods, lambda pods: True, args["unreachable_grace"], 1, args["unreachable_grace"], context=auth.get("context"), server=server)
-        if listed["state"] != "done":
-            error = listed["error"]
-            return dict(result, failed=True, error=self.shown_error(error), msg="listing the pods of TrainJob %s: %s" % (args["name"], error["message"]))
-        api_client = api_client_of(reader)
-        read = {}
-        for pod in listed["value"]:
-            if not_started(pod):
-                read[pod_name(pod)] = (None, not_started(pod))
-                continue
-            tail = None if reads_whole(pod, args["whole_logs_of"]) else args["tail_lines"]
-            try:
-                read[pod_name(pod)] = (pod_log(api_client, pod, tail), None)
-            # Recorded per pod: one unreadable pod does not lose the others' logs.
-            except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
-                read[pod_name(pod)] = (None, classify(str(exc), context=auth.get("context"), server=server)["message"])
-        result.update(changed=False, **collect(listed["value"], read, args["seen_pods"], args["early_logs"]))
+        except ClusterCallFailed as failed:
+            return dict(result, failed=True, error=self.shown_error(failed.error), msg=str(failed))
+        result.update(changed=False, **collected)
         if args["log_dir"]:
             try:
                 result["log_files"], result["changed"] = write_logs(args["log_dir"], result["results"])

@@ -26,6 +26,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import node_evidence
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify, kubeconfig_server
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.validate import check_finite
 
@@ -64,15 +65,6 @@ class ModuleExit(Exception):
     def __init__(self, result):
         super(ModuleExit, self).__init__(result.get("msg", ""))
         self.result = result
-
-
-class ClusterCallFailed(Exception):
-    """A cluster call that failed for good: WHAT was being done and the classified ERROR (k8s_errors.classify)."""
-
-    def __init__(self, what, error):
-        super(ClusterCallFailed, self).__init__(error["message"])
-        self.what = what
-        self.error = error
 
 
 class ControllerModule(object):

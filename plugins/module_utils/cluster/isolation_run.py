@@ -10,10 +10,9 @@ tests/fleet's cached manifests). A round's pairs are applied together, waited fo
 judged, then deleted: a pair that timed out still holds its nodes' GPUs, which the next round needs. They carry the
 run's labels, so the cleanup entry point (cluster/cleanup.py) removes any an interrupted play left.
 
-The cluster is the caller's (plugins/action/burnin_isolate.py gives kubernetes.core's client): an object with
-``apply(objects)``, ``wait(names, timeout)`` -> {name: {outcome, reason, pods, logs}}, ``logs(name, waited)`` ->
-pod_logs.collect()'s result and ``delete(names)`` (back once their pods are gone: the next stage needs the
-GPUs); each raises on a failure the isolation cannot go on after.
+The cluster is the caller's (plugins/action/burnin_isolate.py gives plugins/plugin_utils/cluster.py's): the protocol
+of module_utils/cluster/trainjobs.py, whose apply, logs and delete raise on a failure the isolation cannot go on
+after; a wait whose cluster could not be read ends the isolation the same way.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -24,6 +23,7 @@ import copy
 import hashlib
 import time
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed, unread
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation
 
@@ -157,6 +157,8 @@ def run_isolation(cluster, trainjob, nodes, judge, known_good=(), runtime=None, 
             cluster.apply(jobs)
             timeout = round_timeout if max_seconds is None else max(1, min(round_timeout, int(max_seconds - (clock() - start))))
             waited = cluster.wait(names, timeout)
+            if unread(waited):
+                raise ClusterCallFailed("waiting for the pair TrainJobs", unread(waited)[1].get("error") or {"category": "Error", "message": "no answer"})
             for pair, name in zip(step["pairs"], names):
                 logs = cluster.logs(name, waited[name])
                 result = pair_result(pair, name, number, dict(waited[name], pods=logs.get("pods") or waited[name].get("pods")), judge(logs, waited[name]))

@@ -8,6 +8,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import cleanup, isolation_run
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
 TRAINJOB = {
@@ -214,3 +215,18 @@ def test_the_budget_options_are_checked_as_the_role_takes_them():
         check_role_vars({"burnin_isolation_max_jobs": 0})
     with pytest.raises(ConfigError, match="burnin_isolation_max_minutes.*from 1 to 1440"):
         check_role_vars({"burnin_isolation_max_minutes": "two"})
+
+
+def test_a_wait_that_could_not_read_the_cluster_ends_the_isolation_with_what_was_found():
+    class Unreadable(FakeCluster):
+        def wait(self, names, timeout):
+            waited = FakeCluster.wait(self, names, timeout)
+            waited[names[-1]] = {"outcome": "Unreachable", "reason": "r", "error": {"category": "Unreachable", "message": "it did not answer"}}
+            return waited
+
+    cluster = Unreadable(["n2"])
+    with pytest.raises(ClusterCallFailed) as failed:
+        isolation_run.run_isolation(cluster, TRAINJOB, NODES, judge_for(cluster), max_jobs=8, max_minutes=30)
+    assert failed.value.what == "waiting for the pair TrainJobs" and failed.value.error["category"] == "Unreachable"
+    assert len(failed.value.partial["rounds"]) == 1 and failed.value.partial["results"] == []
+    assert [call[0] for call in cluster.calls] == ["apply", "wait"]

@@ -1,0 +1,250 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""One cluster through kubernetes.core's code in this process: the cluster protocol of
+plugins/module_utils/cluster/trainjobs.py (apply, wait, logs, delete) and the retried reads, deletes and waits the
+cluster-facing actions share. Every action that talks to a cluster goes through a ``Cluster``."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify, runtime_not_cached
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import JOBSET_NAME, POD_HIDDEN, collect, has_ended_once, not_started, pod_name
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import reads_whole
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed, outcome_of, terminal_conditions
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import API_VERSION as TRAINER_API
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import api_client_of, configured_server, k8s_reader, pod_log, run_k8s, server_of
+
+HIDDEN_FIELDS = ["metadata.managedFields"]
+# A TrainJob refused because Trainer's webhook has not seen its runtime yet (applied a moment before, in the same
+# call) is applied again, server-side apply being idempotent: up to CACHE_RETRIES times, CACHE_DELAY_SECONDS apart.
+CACHE_RETRIES, CACHE_DELAY_SECONDS = 5, 2
+# How long delete() waits for the TrainJobs' pods to go (their grace period, 30 s by default, and some): past it the
+# caller goes on, the next pods wait for the GPUs.
+PODS_GONE_SECONDS = 120
+
+
+class Cluster(object):
+    """One cluster with kubernetes.core's authentication options AUTH, for the action NAME.
+
+    OPTIONS: poll_interval, unreachable_grace (seconds), field_manager and force_conflicts (apply), tail_lines and
+    whole_logs_of (logs), record_pods (wait: read the pods and the logs of those that ended), api_version (the TrainJob
+    API). The client is made by connect(); apply() needs none (kubernetes.core.k8s's runner makes its own).
+    """
+
+    DEFAULTS = {
+        "poll_interval": 5,
+        "unreachable_grace": 120,
+        "field_manager": "gpufleet.burnin",
+        "force_conflicts": True,
+        "tail_lines": 200,
+        "whole_logs_of": ["launcher"],
+        "record_pods": True,
+        "api_version": TRAINER_API,
+    }
+
+    def __init__(self, auth, name, namespace=None, clock=time.monotonic, sleep=time.sleep, **options):
+        self.auth, self.name, self.namespace, self._clock, self._sleep = auth, name, namespace, clock, sleep
+        self.options = dict(self.DEFAULTS, **options)
+        self.service = None
+        self.server = configured_server(auth)
+
+    def connect(self, kind="Pod", api_version="v1"):
+        """Make the client (kubernetes.core's K8sService); raises k8s_in_process.ModuleExit when it cannot."""
+        self.service = k8s_reader(dict(self.auth, kind=kind, api_version=api_version), self.name)
+        self.server = server_of(self.service, self.auth)
+        return self
+
+    def classified(self, text):
+        return classify(text, context=self.auth.get("context"), server=self.server)
+
+    # Retried calls: a cluster that stops answering for a moment does not end the action.
+
+    def retried(self, what, call, timeout=None, done=None, interval=None):
+        """CALL()'s value, retried while the cluster does not answer (for unreachable_grace seconds); with DONE,
+        polled until DONE(value) or TIMEOUT. Raises ClusterCallFailed."""
+        grace = self.options["unreachable_grace"]
+        polled = poll_until(
+            call,
+            done or (lambda value: True),
+            grace if timeout is None else timeout,
+            interval or self.options["poll_interval"],
+            grace,
+            context=self.auth.get("context"),
+            server=self.server,
+            clock=self._clock,
+            sleep=self._sleep,
+        )
+        if polled["state"] == "done":
+            return polled["value"]
+        if polled["state"] == "timeout" and polled["error"] is None:
+            raise ClusterCallFailed(what, {"category": "Error", "status": 0, "detail": "", "message": "still not done after %d s." % (timeout or grace)})
+        raise ClusterCallFailed(what, polled["error"] or {"category": "Error", "status": 0, "detail": "", "message": "no answer"})
+
+    def find(self, kind, api_version, namespace=None, name=None, selectors=None, hidden_fields=None):
+        """The objects found, retried while the cluster does not answer."""
+        found = self.retried(
+            "listing %s" % kind,
+            lambda: self.service.find(kind, api_version, name=name, namespace=namespace, label_selectors=selectors, hidden_fields=hidden_fields),
+        )
+        return found.get("resources") or []
+
+    def delete_object(self, obj):
+        """Delete OBJ (gone already is fine)."""
+        metadata = obj["metadata"]
+        what = "deleting %s/%s" % (obj["kind"], metadata["name"])
+        resource = self.retried(what, lambda: self.service.find_resource(obj["kind"], obj["apiVersion"], fail=True))
+
+        def delete():
+            try:
+                self.service.client.delete(resource, name=metadata["name"], namespace=metadata.get("namespace"))
+            except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+                if getattr(exc, "status", None) != 404 and classify(str(exc))["category"] != "NotFound":
+                    raise
+            return True
+
+        self.retried(what, delete)
+
+    def wait_gone(self, objects, timeout):
+        """Poll until every one of OBJECTS is gone, all at once (their finalizers and grace periods run side by side);
+        each look reads only the ones still there. Raises ClusterCallFailed after TIMEOUT."""
+        left = list(objects)
+
+        def still_there():
+            left[:] = [
+                obj
+                for obj in left
+                if self.service.find(obj["kind"], obj["apiVersion"], name=obj["metadata"]["name"], namespace=obj["metadata"].get("namespace")).get("resources")
+            ]
+            return list(left)
+
+        what = "waiting for %s to go" % ", ".join("%s/%s" % (obj["kind"], obj["metadata"]["name"]) for obj in objects)
+        self.retried(what, still_there, timeout=timeout, done=lambda found: not found, interval=2)
+
+    # The protocol (module_utils/cluster/trainjobs.py).
+
+    def apply(self, objects, check_mode=False, diff=False):
+        """Server-side apply of OBJECTS with kubernetes.core.k8s's code: its result. A TrainJob refused because Trainer's
+        webhook has not cached its runtime yet is applied again. Raises ClusterCallFailed (its ``outcome`` the result)."""
+        params = dict(
+            self.auth,
+            resource_definition=objects,
+            apply=True,
+            server_side_apply={"field_manager": self.options["field_manager"], "force_conflicts": self.options["force_conflicts"]},
+            hidden_fields=HIDDEN_FIELDS,
+        )
+        for attempt in range(CACHE_RETRIES + 1):
+            outcome = run_k8s(params, check_mode=check_mode, diff=diff, name=self.name)
+            # In check mode a runtime's dry run stores nothing: its TrainJob is refused however long one waits.
+            if not outcome.get("failed") or check_mode or attempt == CACHE_RETRIES or not runtime_not_cached(outcome.get("msg")):
+                break
+            self._sleep(CACHE_DELAY_SECONDS)
+        if outcome.get("failed"):
+            named = ["%s/%s" % (obj.get("kind"), (obj.get("metadata") or {}).get("name")) for obj in objects if isinstance(obj, dict)]
+            what = "applying %s" % ", ".join(named[:3]) + (" and %d more" % (len(named) - 3) if len(named) > 3 else "")
+            raise ClusterCallFailed(what, self.classified(outcome.get("msg")), outcome)
+        return outcome
+
+    def pods_of(self, names):
+        """{name: the pods of TrainJob NAME} for every one of NAMES, in one request (a set-based label selector)."""
+        selector = "%s in (%s)" % (JOBSET_NAME, ",".join(sorted(names)))
+        found = self.service.find("Pod", "v1", namespace=self.namespace, hidden_fields=POD_HIDDEN, label_selectors=[selector])
+        pods = dict((name, []) for name in names)
+        for pod in found.get("resources") or []:
+            owner = ((pod.get("metadata") or {}).get("labels") or {}).get(JOBSET_NAME)
+            if owner in pods:
+                pods[owner].append(pod)
+        return pods
+
+    def _trainjob(self, name):
+        found = self.service.find(
+            "TrainJob", self.options["api_version"], name=name, namespace=self.namespace, hidden_fields=["metadata.managedFields", "spec"]
+        )
+        if not found.get("api_found", True):
+            raise LookupError(found.get("msg"))
+        if not found.get("resources"):
+            raise LookupError('TrainJob "%s" not found in namespace "%s" (it was deleted)' % (name, self.namespace))
+        return found["resources"][0]
+
+    def wait(self, names, timeout):
+        """Every TrainJob of NAMES until all ended (or TIMEOUT): {name: outcome_of()'s record, pods, logs}."""
+        seen = dict((name, {}) for name in names)
+        logs = dict((name, {}) for name in names)
+
+        def read():
+            jobs = dict((name, self._trainjob(name)) for name in names)
+            if not self.options["record_pods"]:
+                return jobs
+            # Controllers remove pods once a job ends (JobSet ends the MPI workers when the launcher is done, the Job
+            # controller removes a failed Job's pods): the last look at each is what says where it ran.
+            for name, pods in self.pods_of(names).items():
+                for pod in pods:
+                    seen[name][pod_name(pod)] = pod
+                    # A pod that ended, or crash-loops, is removed by its Job once the Job gives up: read its log now.
+                    if pod_name(pod) not in logs[name] and has_ended_once(pod):
+                        try:
+                            logs[name][pod_name(pod)] = pod_log(api_client_of(self.service), pod)
+                        except Exception:  # noqa: BLE001 pylint: disable=broad-except
+                            pass  # read again at the next look
+            return jobs
+
+        polled = poll_until(
+            read,
+            lambda jobs: all(terminal_conditions(job) for job in jobs.values()),
+            timeout,
+            self.options["poll_interval"],
+            self.options["unreachable_grace"],
+            context=self.auth.get("context"),
+            server=self.server,
+            clock=self._clock,
+            sleep=self._sleep,
+        )
+        out = {}
+        for name in names:
+            job = (polled["value"] or {}).get(name)
+            # One job of several may have ended while another timed out.
+            state = "done" if terminal_conditions(job) else polled["state"]
+            out[name] = dict(
+                outcome_of(dict(polled, state=state, value=job), name, timeout), pods=[seen[name][key] for key in sorted(seen[name])], logs=logs[name]
+            )
+        return out
+
+    def logs(self, name, waited=None):
+        """The pods of TrainJob NAME and their logs (pod_logs.collect()), the wait's record WAITED kept for the pods
+        their controllers removed. The pod listing is retried as the wait's reads are; one unreadable pod is recorded
+        as such and does not lose the others' logs."""
+        waited = waited or {}
+        pods = sorted(self.retried("listing the pods of TrainJob %s" % name, lambda: self.pods_of([name])[name], interval=1), key=pod_name)
+        read = {}
+        for pod in pods:
+            if not_started(pod):
+                read[pod_name(pod)] = (None, not_started(pod))
+                continue
+            tail = None if reads_whole(pod, self.options["whole_logs_of"]) else self.options["tail_lines"]
+            try:
+                read[pod_name(pod)] = (pod_log(api_client_of(self.service), pod, tail), None)
+            except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+                read[pod_name(pod)] = (None, self.classified(str(exc))["message"])
+        return collect(pods, read, waited.get("pods"), waited.get("logs"))
+
+    def delete(self, names):
+        """Delete the TrainJobs NAMES; back once their pods are gone (PODS_GONE_SECONDS at most): a terminating pod still
+        holds its node's GPUs, and the next job's pods (one per node, whose anti-affinity counts running pods only)
+        would double up on the nodes already free."""
+        for name in names:
+            self.delete_object({"apiVersion": self.options["api_version"], "kind": "TrainJob", "metadata": {"name": name, "namespace": self.namespace}})
+        poll_until(
+            lambda: sum(len(pods) for pods in self.pods_of(names).values()),
+            lambda left: left == 0,
+            PODS_GONE_SECONDS,
+            self.options["poll_interval"],
+            self.options["unreachable_grace"],
+            context=self.auth.get("context"),
+            server=self.server,
+            clock=self._clock,
+            sleep=self._sleep,
+        )

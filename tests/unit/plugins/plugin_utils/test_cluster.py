@@ -1,0 +1,215 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""plugins/plugin_utils/cluster.py's protocol against a fake kubernetes.core service and a fake clock: what each call
+asks the cluster, when it retries, and the records it returns."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils import cluster as cluster_module
+
+JOBSET = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED = "jobset.sigs.k8s.io/replicatedjob-name"
+
+
+class Clock(object):
+    def __init__(self):
+        self.now, self.sleeps = 0.0, []
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def pod(name, job, replicated="node", started=True, ended=False, node="n1"):
+    status = {"phase": "Succeeded" if ended else "Running"}
+    if started:
+        status["containerStatuses"] = [{"name": "node", "state": {"terminated": {"exitCode": 0}} if ended else {"running": {}}}]
+    return {"metadata": {"name": name, "namespace": "burnin", "labels": {JOBSET: job, REPLICATED: replicated}}, "spec": {"nodeName": node}, "status": status}
+
+
+def trainjob(name, condition=None):
+    conditions = [{"type": condition, "status": "True", "reason": "Done", "message": "m"}] if condition else []
+    return {"kind": "TrainJob", "metadata": {"name": name}, "status": {"conditions": conditions}}
+
+
+class NotFound(Exception):
+    status = 404
+
+
+class FakeService(object):
+    """kubernetes.core's K8sService as the cluster uses it: find, find_resource, client.delete. SCRIPT: per kind, a list
+    of answers (a value, or an exception to raise), the last one repeated."""
+
+    def __init__(self, script):
+        self.script, self.calls = dict((kind, list(answers)) for kind, answers in script.items()), []
+        self.client = self
+        self.deleted = []
+
+    def find(self, kind, api_version, name=None, namespace=None, label_selectors=None, hidden_fields=None):
+        self.calls.append((kind, name, tuple(label_selectors or ())))
+        answers = self.script[kind]
+        answer = answers.pop(0) if len(answers) > 1 else answers[0]
+        if isinstance(answer, Exception):
+            raise answer
+        if kind == "TrainJob":
+            return {"resources": [answer[name]] if name in answer else []}
+        return {"resources": answer}
+
+    def find_resource(self, kind, api_version, fail=False):
+        return kind
+
+    def delete(self, resource, name=None, namespace=None):
+        self.deleted.append((resource, name, namespace))
+        if name == "gone":
+            raise NotFound("not found")
+
+
+@pytest.fixture(name="logs_read")
+def fixture_logs_read(monkeypatch):
+    """pod_log replaced: each read recorded with its tail; a pod named *-broken cannot be read."""
+    reads = []
+
+    def pod_log(api_client, item, tail_lines=None):
+        reads.append((item["metadata"]["name"], tail_lines))
+        if item["metadata"]["name"].endswith("-broken"):
+            raise RuntimeError("Connection refused")
+        return "log of %s\n" % item["metadata"]["name"]
+
+    monkeypatch.setattr(cluster_module, "pod_log", pod_log)
+    monkeypatch.setattr(cluster_module, "api_client_of", lambda service: None)
+    return reads
+
+
+def cluster_with(script, **options):
+    clock = Clock()
+    cluster = cluster_module.Cluster({"context": "ctx"}, "test", "burnin", clock=clock, sleep=clock.sleep, **options)
+    cluster.service = FakeService(script)
+    return cluster, clock
+
+
+def test_wait_polls_until_every_job_ended_and_reads_ended_pods_once(logs_read):
+    running = {"a": trainjob("a"), "b": trainjob("b")}
+    ended = {"a": trainjob("a", "Complete"), "b": trainjob("b", "Failed")}
+    pods = [pod("a-node-0", "a", ended=True), pod("b-node-0", "b")]
+    cluster, clock = cluster_with({"TrainJob": [running, running, running, running, ended], "Pod": [pods]}, poll_interval=4)
+    waited = cluster.wait(["a", "b"], 600)
+    assert waited["a"]["outcome"] == "Complete" and waited["b"]["outcome"] == "Failed"
+    assert waited["a"]["reason"] == "Done: m"
+    assert waited["a"]["polls"] == 3  # two reads per look: a and b
+    assert clock.sleeps == [1.0, 2.0]
+    assert [p["metadata"]["name"] for p in waited["a"]["pods"]] == ["a-node-0"]
+    # The ended pod's log read once, in full, though the wait looked three times; the running pod's never.
+    assert logs_read == [("a-node-0", None)]
+    assert waited["a"]["logs"] == {"a-node-0": "log of a-node-0\n"} and waited["b"]["logs"] == {}
+
+
+def test_wait_without_record_pods_reads_no_pod():
+    cluster, dummy = cluster_with({"TrainJob": [{"a": trainjob("a", "Complete")}], "Pod": [[]]}, record_pods=False)
+    waited = cluster.wait(["a"], 10)
+    assert waited["a"]["outcome"] == "Complete" and waited["a"]["pods"] == []
+    assert [call[0] for call in cluster.service.calls] == ["TrainJob"]
+
+
+def test_wait_times_out_with_the_conditions_seen():
+    cluster, clock = cluster_with({"TrainJob": [{"a": trainjob("a")}], "Pod": [[]]}, poll_interval=10)
+    waited = cluster.wait(["a"], 30)
+    assert waited["a"]["outcome"] == "Timeout"
+    assert "after 30 s" in waited["a"]["reason"]
+    assert clock.now == 30
+
+
+def test_wait_unreachable_only_after_the_grace():
+    cluster, clock = cluster_with({"TrainJob": [RuntimeError("Connection refused")], "Pod": [[]]}, poll_interval=5, unreachable_grace=20)
+    waited = cluster.wait(["a"], 600)
+    assert waited["a"]["outcome"] == "Unreachable"
+    assert waited["a"]["error"]["category"] == "Unreachable"
+    assert 20 <= clock.now < 30
+
+
+def test_wait_of_a_deleted_job_is_an_error_at_once():
+    cluster, clock = cluster_with({"TrainJob": [{}], "Pod": [[]]})
+    waited = cluster.wait(["a"], 600)
+    assert waited["a"]["outcome"] == "Error" and "it was deleted" in waited["a"]["reason"]
+    assert clock.sleeps == []
+
+
+def test_logs_tail_workers_whole_launcher_and_keep_what_the_wait_read(logs_read):
+    now = [pod("j-node-0", "j"), pod("j-launcher-0", "j", replicated="launcher"), pod("j-node-1", "j", started=False), pod("j-node-2-broken", "j")]
+    removed = pod("j-node-3", "j", ended=True)
+    cluster, dummy = cluster_with({"Pod": [now]}, tail_lines=50)
+    collected = cluster.logs("j", {"pods": now + [removed], "logs": {"j-node-3": "early\n"}})
+    assert sorted(logs_read) == [("j-launcher-0", None), ("j-node-0", 50), ("j-node-2-broken", 50)]
+    by_name = dict((entry["item"]["metadata"]["name"], entry) for entry in collected["results"])
+    assert by_name["j-node-3"]["log"] == "early\n"
+    assert "has started" in by_name["j-node-1"]["msg"]
+    assert "refused" in by_name["j-node-2-broken"]["msg"]
+    assert collected["summary"]["pods"] == 5 and collected["summary"]["collected"] == 3
+    assert cluster.service.calls == [("Pod", None, ("%s in (j)" % JOBSET,))]
+
+
+def test_logs_listing_retried_then_failed_for_good():
+    cluster, clock = cluster_with({"Pod": [RuntimeError("Connection refused")]}, unreachable_grace=10)
+    with pytest.raises(ClusterCallFailed) as failed:
+        cluster.logs("j")
+    assert failed.value.what == "listing the pods of TrainJob j"
+    assert failed.value.error["category"] == "Unreachable"
+    assert clock.now >= 10
+
+
+def test_delete_tolerates_gone_and_waits_for_the_pods():
+    cluster, clock = cluster_with({"Pod": [[pod("a-node-0", "a")], [pod("a-node-0", "a")], []]}, poll_interval=2)
+    cluster.delete(["a", "gone"])
+    assert [name for dummy, name, dummy_ns in cluster.service.deleted] == ["a", "gone"]
+    assert len([call for call in cluster.service.calls if call[0] == "Pod"]) == 3
+    assert clock.sleeps == [1.0, 2.0]
+
+
+def test_delete_refused_raises_with_what():
+    cluster, dummy = cluster_with({"Pod": [[]]})
+
+    def refused(resource, name=None, namespace=None):
+        raise RuntimeError(
+            "(403)\nReason: Forbidden\nHTTP response body: "
+            '{"kind":"Status","apiVersion":"v1","status":"Failure","message":"trainjobs.trainer.kubeflow.org \\"a\\" is forbidden: '
+            'User \\"system:serviceaccount:burnin:runner\\" cannot delete resource \\"trainjobs\\" in API group \\"trainer.kubeflow.org\\" '
+            'in the namespace \\"burnin\\"","reason":"Forbidden","code":403}'
+        )
+
+    cluster.service.delete = refused
+    with pytest.raises(ClusterCallFailed) as failed:
+        cluster.delete(["a"])
+    assert failed.value.what == "deleting TrainJob/a"
+    assert failed.value.error["category"] == "Forbidden"
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_apply_retries_a_runtime_the_webhook_has_not_cached(monkeypatch, check_mode):
+    answers = [{"failed": True, "msg": "admission webhook denied: TrainingRuntime x must be created before the TrainJob"}] * 2 + [{"changed": True}]
+    calls = []
+
+    def run_k8s(params, check_mode, diff, name):
+        calls.append((params["server_side_apply"], check_mode, diff))
+        return answers[len(calls) - 1]
+
+    monkeypatch.setattr(cluster_module, "run_k8s", run_k8s)
+    cluster, clock = cluster_with({}, field_manager="fm", force_conflicts=False)
+    objects = [{"kind": "TrainJob", "metadata": {"name": "a"}}]
+    if check_mode:
+        # A dry run stores no runtime: the TrainJob is refused however long one waits, so no retry.
+        with pytest.raises(ClusterCallFailed) as failed:
+            cluster.apply(objects, check_mode=True)
+        assert len(calls) == 1 and failed.value.what == "applying TrainJob/a"
+        assert failed.value.outcome["failed"] is True
+        return
+    assert cluster.apply(objects) == {"changed": True}
+    assert calls == [({"field_manager": "fm", "force_conflicts": False}, False, False)] * 3
+    assert clock.sleeps == [cluster_module.CACHE_DELAY_SECONDS] * 2
