@@ -124,7 +124,7 @@ def test_every_document_has_facts_and_provenance():
 
 
 def test_corpus_size():
-    """The figures the README states: documents and facts."""
+    """The figures docs/verdicts.md states: documents and facts."""
     assert len(FACTS) >= 40
     assert sum(len(facts) for facts in FACTS.values()) >= 200
 

@@ -605,10 +605,12 @@ def test_every_platform_has_data_a_template_docs_and_documented_variables():
     assert sorted(catalog) == templates == ["aws", "azure", "coreweave", "gcp", "nebius", "oci", "onprem"]
     # The option docs of platform_overrides and workload_plan (doc fragment gpufleet.burnin.render.overrides).
     options = open(os.path.join(root, "plugins", "doc_fragments", "render.py")).read().split("OVERRIDES = ")[1]
-    readme = open(os.path.join(root, "README.md")).read()
+    # The README links docs/platforms/README.md, which links every platform's page.
+    assert "](docs/platforms/README.md)" in open(os.path.join(root, "README.md")).read()
+    index = open(os.path.join(root, "docs", "platforms", "README.md")).read()
     for platform, data in catalog.items():
         page = open(os.path.join(root, "docs", "platforms", "%s.md" % platform)).read()
-        assert "docs/platforms/%s.md" % platform in readme
+        assert "](%s.md)" % platform in index
         for name in data["vars"]:
             assert name in page, (platform, name)
             assert name in options, name
