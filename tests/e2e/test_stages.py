@@ -12,6 +12,9 @@
    their attempts and the per-node table in JSON, JUnit (a testcase per node) and HTML.
 2. burnin_repeats=1: the failed node stage runs again (`-node-2`), every attempt kept and reported; the fleet stage,
    which passed, runs once.
+3. On the GB200 cluster, after pods that held every GPU were deleted while they ran (their Jobs replace only failed
+   pods, so the Job controller keeps its finalizer until the pod is Failed, as a kubelet reports it): the pods end
+   and go as on a real kubelet (tests/fleet/kwok-stages.yaml gpufleet-pod-stop), and the default stages run there.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -30,6 +33,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent.parent
 PLAYBOOK = REPO / "playbooks" / "burnin.yml"
 CLUSTER = "aws-usw2-h100-nodestage"
+GB200 = "azure-eus-gb200-a"
 NAMESPACE = "stages-e2e"
 ENTRY = "nccl-stages"
 RUN1, RUN2 = "stages-1", "stages-2"
@@ -38,19 +42,19 @@ JOBSET = "jobset.sigs.k8s.io/jobset-name"
 
 
 class Run:
-    def __init__(self, proc, reports, run_id):
+    def __init__(self, proc, reports, run_id, cluster=CLUSTER):
         self.rc, self.output = proc.returncode, proc.stdout
         self.dir = Path(reports) / run_id
         summary = self.dir / "summary.json"
         self.results = json.loads(summary.read_text()) if summary.is_file() else {}
-        self.result = self.results.get(CLUSTER) or {}
+        self.result = self.results.get(cluster) or {}
 
     def __repr__(self):
         return "Run(rc=%s)\n%s" % (self.rc, self.output[-8000:])
 
 
-def playbook(fleet, reports, run_id, *extra):
-    command = ["ansible-playbook", str(PLAYBOOK), "-i", fleet.inventory, "--limit", CLUSTER]
+def playbook(fleet, reports, run_id, *extra, cluster=CLUSTER):
+    command = ["ansible-playbook", str(PLAYBOOK), "-i", fleet.inventory, "--limit", cluster]
     for name, value in (
         ("burnin_run_id", run_id),
         ("burnin_namespace", NAMESPACE),
@@ -62,7 +66,7 @@ def playbook(fleet, reports, run_id, *extra):
         command += ["-e", "%s=%s" % (name, value)]
     env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1")
     proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False, timeout=900)
-    return Run(proc, reports, run_id)
+    return Run(proc, reports, run_id, cluster)
 
 
 def gpu_nodes(fleet):
@@ -207,3 +211,51 @@ def test_repeats_rerun_the_failed_stage_and_keep_every_attempt(fleet, repeated):
     assert [a["attempt"] for a in attempts] == [1, 2] and all(slow in a["reason"] for a in attempts)
     html = (repeated.dir / "burnin-report.html").read_text()
     assert "%s-%s-node-2" % (ENTRY, RUN2) in html
+
+
+def test_default_stages_run_on_gb200_after_running_pods_were_deleted(fleet, work):
+    from kubernetes.client import BatchV1Api, CoreV1Api
+
+    if GB200 not in fleet.clusters:
+        pytest.fail("the fleet has no cluster %s (tests/fleet/default-fleet.yml)" % GB200, pytrace=False)
+    core, batch = CoreV1Api(fleet.api_client(GB200)), BatchV1Api(fleet.api_client(GB200))
+    nodes = core.list_node(label_selector="nvidia.com/gpu.present=true").items
+    assert len(nodes) >= 2, [node.metadata.name for node in nodes]
+    namespace = "gb200-held"
+    core.create_namespace({"metadata": {"name": namespace}})
+    for index, node in enumerate(nodes):
+        gpus = node.status.capacity["nvidia.com/gpu"]
+        pod = {
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": 2,
+            "nodeSelector": {"kubernetes.io/hostname": node.metadata.name},
+            "containers": [{"name": "hold", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": gpus}}}],
+        }
+        job = {"metadata": {"name": "hold-%d" % index}, "spec": {"podReplacementPolicy": "Failed", "backoffLimit": 0, "template": {"spec": pod}}}
+        batch.create_namespaced_job(namespace, job)
+
+    def pods():
+        return core.list_namespaced_pod(namespace).items
+
+    deadline = time.monotonic() + 60
+    while not (len(pods()) == len(nodes) and all(p.status.phase == "Running" for p in pods())):
+        assert time.monotonic() < deadline, [(p.metadata.name, p.status.phase) for p in pods()]
+        time.sleep(1)
+    for pod in pods():
+        core.delete_namespaced_pod(pod.metadata.name, namespace)
+    phases, deadline = set(), time.monotonic() + 60
+    while pods():
+        phases.update(p.status.phase for p in pods())
+        assert time.monotonic() < deadline, "deleted pods still there: %s" % [(p.metadata.name, p.status.phase, p.metadata.finalizers) for p in pods()]
+        time.sleep(0.5)
+    assert "Failed" in phases, phases
+    core.delete_namespace(namespace)
+
+    run = playbook(fleet, work / "reports", "stages-gb200", cluster=GB200)
+    stages = dict((record["stage"], record) for record in run.result.get("stages") or [])
+    assert set(stages) >= {"node", "fleet"}, run
+    node_rows = stages["node"]["attempts"][0]["nodes"]
+    # Every GPU node ran its node-stage pod (none stayed Pending behind the deleted ones' GPUs).
+    assert sorted(row["node"] for row in node_rows) == sorted(node.metadata.name for node in nodes), run
+    # The fleet stage's TrainJob ran as the fleet spec makes it end on this cluster (Failed, not a Timeout).
+    assert stages["fleet"]["attempts"][0]["outcome"] == fleet.cluster(GB200)["trainjob_outcome"], run
