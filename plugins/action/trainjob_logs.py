@@ -31,7 +31,7 @@ class ActionModule(K8sActionBase):
     OWN = TRAINJOB_LOGS_OWN
     NAME = NAME
     SPEC = staticmethod(trainjob_logs_spec)
-    NON_NEGATIVE = ("tail_lines", "unreachable_grace")
+    NON_NEGATIVE = ("tail_lines", "unreachable_grace", "max_bytes")
 
     def run_with(self, result, args, auth):
         if self._task.check_mode:
@@ -53,17 +53,18 @@ class ActionModule(K8sActionBase):
             return dict(result, failed=True, error=self.shown_error(error), msg="listing the pods of TrainJob %s: %s" % (args["name"], error["message"]))
         api_client = api_client_of(reader)
         read = {}
+        cuts = dict(args["early_cuts"])
         for pod in listed["value"]:
             if not_started(pod):
                 read[pod_name(pod)] = (None, not_started(pod))
                 continue
             tail = None if reads_whole(pod, args["whole_logs_of"]) else args["tail_lines"]
             try:
-                read[pod_name(pod)] = (pod_log(api_client, pod, tail), None)
+                read[pod_name(pod)] = (pod_log(api_client, pod, tail, args["max_bytes"], cuts), None)
             # Recorded per pod: one unreadable pod does not lose the others' logs.
             except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
                 read[pod_name(pod)] = (None, classify(str(exc), context=auth.get("context"), server=server)["message"])
-        result.update(changed=False, **collect(listed["value"], read, args["seen_pods"], args["early_logs"]))
+        result.update(changed=False, **collect(listed["value"], read, args["seen_pods"], args["early_logs"], cuts))
         if args["log_dir"]:
             try:
                 result["log_files"], result["changed"] = write_logs(args["log_dir"], result["results"])

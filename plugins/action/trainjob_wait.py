@@ -67,7 +67,7 @@ class ActionModule(K8sActionBase):
         except ModuleExit as exc:
             return dict(result, failed=True, msg=exc.result.get("msg"))
 
-        seen_pods, logs = {}, {}
+        seen_pods, logs, cuts = {}, {}, {}
         api_client = api_client_of(reader)
 
         def read():
@@ -88,7 +88,7 @@ class ActionModule(K8sActionBase):
                     # A pod that ended, or crash-loops, is removed by its Job once the Job gives up: read its log now.
                     if pod["metadata"]["name"] not in logs and has_ended_once(pod):
                         try:
-                            logs[pod["metadata"]["name"]] = pod_log(api_client, pod)
+                            logs[pod["metadata"]["name"]] = pod_log(api_client, pod, cuts=cuts)
                         # Read again at the next look.
                         except Exception:  # noqa: BLE001 pylint: disable=broad-except
                             pass
@@ -104,5 +104,7 @@ class ActionModule(K8sActionBase):
             context=auth.get("context"),
             server=server,
         )
-        result.update(changed=False, pods=[seen_pods[key] for key in sorted(seen_pods)], logs=logs, **outcome_of(polled, args["name"], args["timeout"]))
+        result.update(
+            changed=False, pods=[seen_pods[key] for key in sorted(seen_pods)], logs=logs, logs_cut=cuts, **outcome_of(polled, args["name"], args["timeout"])
+        )
         return result
