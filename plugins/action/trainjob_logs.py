@@ -23,15 +23,15 @@ class ActionModule(K8sActionBase):
     OWN = TRAINJOB_LOGS_OWN
     NAME = NAME
     SPEC = staticmethod(trainjob_logs_spec)
-    NON_NEGATIVE = ("tail_lines", "unreachable_grace")
+    NON_NEGATIVE = ("tail_lines", "unreachable_grace", "max_bytes")
 
     def run_with(self, result, args, auth):
         if self._task.check_mode:
             return dict(result, changed=False, skipped=True, results=[], pods=[], summary={}, msg="check mode: no TrainJob ran")
-        options = dict((key, args[key]) for key in ("tail_lines", "whole_logs_of", "unreachable_grace"))
+        options = dict((key, args[key]) for key in ("tail_lines", "whole_logs_of", "unreachable_grace", "max_bytes"))
         try:
             cluster = Cluster(auth, NAME, args["namespace"], **options).connect()
-            collected = cluster.logs(args["name"], {"pods": args["seen_pods"], "logs": args["early_logs"]})
+            collected = cluster.logs(args["name"], {"pods": args["seen_pods"], "logs": args["early_logs"], "logs_cut": args["early_cuts"]})
         except ModuleExit as exc:
             return dict(result, failed=True, msg=exc.result.get("msg"))
         except ClusterCallFailed as failed:

@@ -62,6 +62,18 @@ options:
     description: Pod name -> log read earlier, for example RV(gpufleet.burnin.trainjob_wait#module:logs).
     type: dict
     default: {}
+  early_cuts:
+    description: Pod name -> how the log of O(early_logs) was cut, for example RV(gpufleet.burnin.trainjob_wait#module:logs_cut).
+    type: dict
+    default: {}
+  max_bytes:
+    description:
+      - At most this many bytes are read of each pod's log (all its containers), streamed. A longer log keeps its first
+        eighth, its last half and, between them, what fits of the lines that are not NCCL INFO lines (the table when
+        NCCL INFO lines interleave it, WARN and failure lines); the entry of RV(results) then carries C(cut) and
+        RV(summary.cut) names the pod. Below 65536 counts as 65536.
+    type: int
+    default: 16777216
   unreachable_grace:
     description: Seconds to retry listing the pods while the cluster does not answer.
     type: int
@@ -135,6 +147,9 @@ summary:
       type: dict
     errors:
       description: Pod name -> why its log could not be read.
+      type: dict
+    cut:
+      description: Pod name -> a person's line on how its log was cut at O(max_bytes) (what was kept, how many lines not).
       type: dict
     note:
       description: One sentence for a person, for example C(logs of 2 of 3 pods collected; 1 removed by their controllers once the job ended).

@@ -115,7 +115,13 @@ pods:
   type: list
   elements: dict
 logs:
-  description: Pod name -> the log of all its containers, read while waiting once the pod ended or restarted.
+  description:
+    - Pod name -> the log of all its containers, read while waiting once the pod ended or restarted, at most 16 MiB
+      of each (its first and last lines and the lines between that are not NCCL INFO lines; RV(logs_cut)).
+  returned: unless skipped
+  type: dict
+logs_cut:
+  description: Pod name -> how its log was cut (C(size), C(kept), C(lines_dropped), C(max_bytes)), for the logs of RV(logs) read in part.
   returned: unless skipped
   type: dict
 error:

@@ -31,8 +31,8 @@ PODS_GONE_SECONDS = 120
 class Cluster(object):
     """One cluster with kubernetes.core's authentication options AUTH, for the action NAME.
 
-    OPTIONS: poll_interval, unreachable_grace (seconds), field_manager and force_conflicts (apply), tail_lines and
-    whole_logs_of (logs), record_pods (wait: read the pods and the logs of those that ended), api_version (the TrainJob
+    OPTIONS: poll_interval, unreachable_grace (seconds), field_manager and force_conflicts (apply), tail_lines,
+    whole_logs_of and max_bytes (logs: k8s_in_process.pod_log's bound per pod, None for its default), record_pods (wait: read the pods and the logs of those that ended), api_version (the TrainJob
     API). The client is made by connect(); apply() needs none (kubernetes.core.k8s's runner makes its own).
     """
 
@@ -45,6 +45,7 @@ class Cluster(object):
         "whole_logs_of": ["launcher"],
         "record_pods": True,
         "api_version": TRAINER_API,
+        "max_bytes": None,
     }
 
     def __init__(self, auth, name, namespace=None, clock=time.monotonic, sleep=time.sleep, **options):
@@ -171,9 +172,11 @@ class Cluster(object):
         return found["resources"][0]
 
     def wait(self, names, timeout):
-        """Every TrainJob of NAMES until all ended (or TIMEOUT): {name: outcome_of()'s record, pods, logs}."""
+        """Every TrainJob of NAMES until all ended (or TIMEOUT): {name: outcome_of()'s record, pods, logs, logs_cut (the
+        logs the bound cut)}."""
         seen = dict((name, {}) for name in names)
         logs = dict((name, {}) for name in names)
+        cuts = dict((name, {}) for name in names)
 
         def read():
             jobs = dict((name, self._trainjob(name)) for name in names)
@@ -187,7 +190,7 @@ class Cluster(object):
                     # A pod that ended, or crash-loops, is removed by its Job once the Job gives up: read its log now.
                     if pod_name(pod) not in logs[name] and has_ended_once(pod):
                         try:
-                            logs[name][pod_name(pod)] = pod_log(api_client_of(self.service), pod)
+                            logs[name][pod_name(pod)] = pod_log(api_client_of(self.service), pod, max_bytes=self.options["max_bytes"], cuts=cuts[name])
                         except Exception:  # noqa: BLE001 pylint: disable=broad-except
                             pass  # read again at the next look
             return jobs
@@ -214,10 +217,11 @@ class Cluster(object):
         return out
 
     def logs(self, name, waited=None):
-        """The pods of TrainJob NAME and their logs (pod_logs.collect()), the wait's record WAITED kept for the pods
-        their controllers removed. The pod listing is retried as the wait's reads are; one unreadable pod is recorded
+        """The pods of TrainJob NAME and their logs (pod_logs.collect()), the wait's record WAITED (pods, logs, logs_cut)
+        kept for the pods their controllers removed. The pod listing is retried as the wait's reads are; one unreadable pod is recorded
         as such and does not lose the others' logs."""
         waited = waited or {}
+        cuts = dict(waited.get("logs_cut") or {})
         pods = sorted(self.retried("listing the pods of TrainJob %s" % name, lambda: self.pods_of([name])[name], interval=1), key=pod_name)
         read = {}
         for pod in pods:
@@ -226,10 +230,10 @@ class Cluster(object):
                 continue
             tail = None if reads_whole(pod, self.options["whole_logs_of"]) else self.options["tail_lines"]
             try:
-                read[pod_name(pod)] = (pod_log(api_client_of(self.service), pod, tail), None)
+                read[pod_name(pod)] = (pod_log(api_client_of(self.service), pod, tail, self.options["max_bytes"], cuts), None)
             except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
                 read[pod_name(pod)] = (None, self.classified(str(exc))["message"])
-        return collect(pods, read, waited.get("pods"), waited.get("logs"))
+        return collect(pods, read, waited.get("pods"), waited.get("logs"), cuts)
 
     def delete(self, names):
         """Delete the TrainJobs NAMES; back once their pods are gone (PODS_GONE_SECONDS at most): a terminating pod still

@@ -26,6 +26,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import node_evidence
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify, kubeconfig_server
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import MAX_LOG_BYTES, LogBound
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.validate import check_finite
@@ -143,16 +144,32 @@ def k8s_reader(params, name):
     return K8sService(get_api_client(module), module)
 
 
-def pod_log(api_client, pod, tail_lines=None):
+def pod_log(api_client, pod, tail_lines=None, max_bytes=None, cuts=None):
     """The log of every container of POD, in order, as kubernetes.core.k8s_log with all_containers reads it (the last
-    TAIL_LINES lines of each, or all)."""
+    TAIL_LINES lines of each, or all), streamed and bounded to MAX_BYTES for the whole pod (pod_logs.LogBound: head,
+    tail and the lines between that are not NCCL INFO lines; default pod_logs.MAX_LOG_BYTES). A log that was cut is
+    recorded in CUTS (a dict: pod name -> the cut), when given."""
     from kubernetes.client import CoreV1Api
 
     core = CoreV1Api(api_client)
     metadata = pod["metadata"]
     names = [c["name"] for c in (pod.get("status") or {}).get("containerStatuses") or []]
     options = {} if tail_lines is None else {"tail_lines": tail_lines}
-    return "".join(core.read_namespaced_pod_log(metadata["name"], metadata["namespace"], container=name, **options) or "" for name in names)
+    bound = LogBound(MAX_LOG_BYTES if max_bytes is None else max_bytes)
+    for name in names:
+        response = core.read_namespaced_pod_log(metadata["name"], metadata["namespace"], container=name, _preload_content=False, **options)
+        try:
+            while True:
+                chunk = response.read(1 << 16)
+                if not chunk:
+                    break
+                bound.feed(chunk)
+        finally:
+            response.release_conn()
+    text, cut = bound.result()
+    if cut and cuts is not None:
+        cuts[metadata["name"]] = cut
+    return text
 
 
 def api_client_of(service):

@@ -48,6 +48,7 @@ def inputs(mb_mixed, mb_line):
 
 
 def _readers():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import pod_logs
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm, nccl_results, transport
     from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 
@@ -63,7 +64,20 @@ def _readers():
         except BurninError:
             pass
 
-    return {"nccl_results.parse_nccl_runs": nccl, "transport.parse_transport": transport.parse_transport, "dcgm.parse_diag_output": dcgm_reader}
+    def bound(text):
+        # What trainjob_logs keeps of a pod's log (the default cap), fed in the 64 KiB chunks it streams.
+        data = text.encode("utf-8")
+        log = pod_logs.LogBound()
+        for start in range(0, len(data), 1 << 16):
+            log.feed(data[start : start + (1 << 16)])
+        log.result()
+
+    return {
+        "nccl_results.parse_nccl_runs": nccl,
+        "transport.parse_transport": transport.parse_transport,
+        "dcgm.parse_diag_output": dcgm_reader,
+        "pod_logs.LogBound (16 MiB cap)": bound,
+    }
 
 
 def _child(reader, text, queue):

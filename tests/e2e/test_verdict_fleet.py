@@ -15,6 +15,10 @@ verdicts, attribution and reports run as in production.
 2. Per-host inventory settings: gcp's launcher prints far-below numbers (a Complete TrainJob that fails its
    verdict), aws gets a threshold of its own that it passes, azure a bad threshold record (a clear error before
    anything is applied).
+3. Replayed real output (tests/fleet/nccl_logs.py REPLAYS: published logs of tests/fixtures/real, their hosts
+   rewritten to the workers' hostnames): a crashed run (NVIDIA/nccl-tests#322's `Test NCCL failure` lines) fails its
+   hosts' nodes on gcp, an HPC-X `IBext` plugin log passes azure's InfiniBand transport check, a published fall back to
+   `Using network Socket` fails aws's EFA check. Fleet stage only, to keep the run short.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -31,7 +35,7 @@ import yaml
 NAMESPACE = "verdict-e2e"
 ENTRY = "nccl-verdict"
 AWS, GCP, AZURE = "aws-use1-h100-a", "gcp-usc1-h100-a", "azure-eus-gb200-a"
-RUN1, RUN2 = "verdict-1", "verdict-2"
+RUN1, RUN2, RUN3 = "verdict-1", "verdict-2", "verdict-3"
 JOBSET = "jobset.sigs.k8s.io/jobset-name"
 OWN_THRESHOLD = {
     "id": "fleet-aws-h100-peak",
@@ -86,6 +90,17 @@ def second(fleet_crds, work, first, burnin_playbook):
         )
     )
     return burnin_playbook(fleet_crds, work / "reports", RUN2, [AWS, GCP, AZURE], "-i", str(extra), namespace=NAMESPACE, entry=ENTRY)
+
+
+@pytest.fixture(scope="module")
+def third(fleet_crds, work, second, burnin_playbook):
+    def replay(name):
+        # Complete: whatever fails must come from the replayed log alone, not from a pod's exit.
+        return {"burnin_stages": ["fleet"], "burnin_trainjob_annotations": {"gpufleet.test/nccl-replay": name, "gpufleet.test/outcome": "Complete"}}
+
+    extra = work / "replay.yml"
+    extra.write_text(yaml.safe_dump({"all": {"hosts": {GCP: replay("crash"), AZURE: replay("ib-plugin"), AWS: replay("socket-fallback")}}}))
+    return burnin_playbook(fleet_crds, work / "reports", RUN3, [AWS, GCP, AZURE], "-i", str(extra), namespace=NAMESPACE, entry=ENTRY)
 
 
 def test_one_pass_one_warn_one_fail_and_the_failing_cluster_alone_fails(first):
@@ -243,3 +258,33 @@ def test_inventory_thresholds_win_and_bad_ones_are_named(fleet_crds, second):
     # fleet stage fails; azure: no burn-in.
     assert (report["pass"], report["warn"], report["fail"], report["error"]) == (3, 0, 1, 1)
     assert second.rc == 2 and second.recap() == {AWS: 0, GCP: 1, AZURE: 1}
+
+
+def test_a_replayed_crash_fails_the_nodes_of_the_hosts_it_names(third):
+    verdict = third.results[GCP]["verdict"]
+    assert verdict["verdict"] == "fail" and third.results[GCP]["outcome"] == "Complete", third
+    hosts = ["%s-%s-node-0-%d" % (ENTRY, RUN3, index) for index in range(2)]
+    errors = [c for c in verdict["checks"] if c["name"] == "errors"][0]
+    assert errors["verdict"] == "fail" and sorted(errors["hosts"]) == hosts and "Test NCCL failure" in errors["reason"]
+    # The hosts the log names are the workers' pods: their nodes fail, by the log alone (every pod exited 0).
+    pods = recorded_pods(third, GCP)
+    workers = sorted(set(p["node"] for p in pods.values() if p["role"] != "launcher"))
+    assert len(workers) == 2 and verdict["failed_nodes"] == workers, verdict["failed_nodes"]
+    launcher = [f for f in (third.dir / GCP).glob("*-launcher-*.log")][0].read_text()
+    assert "HCA-1" not in launcher and "%s: Test NCCL failure common.cu:1204" % hosts[0] in launcher
+
+
+def test_a_replayed_ib_plugin_log_passes_the_infiniband_transport_check(third):
+    verdict = third.results[AZURE]["verdict"]
+    proof = verdict["transport"]
+    assert proof["verdict"] == "pass" and proof["expected"] == "ib" and proof["seen"] == "ib", proof
+    assert verdict["verdict"] in ("pass", "warn") and verdict["failed_nodes"] == [], verdict["reason"]
+    assert "Using network IBext" in [f for f in (third.dir / AZURE).glob("*-launcher-*.log")][0].read_text()
+
+
+def test_a_replayed_socket_fall_back_fails_the_efa_transport_check(third):
+    verdict = third.results[AWS]["verdict"]
+    proof = verdict["transport"]
+    assert proof["verdict"] == "fail" and proof["expected"] == "efa" and proof["seen"] == "socket", proof
+    assert verdict["verdict"] == "fail" and verdict["reason"].startswith("inter-node transport is not the expected one"), verdict["reason"]
+    assert third.rc == 2 and third.recap() == {AWS: 1, GCP: 1, AZURE: 0}, third

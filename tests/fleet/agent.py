@@ -23,11 +23,14 @@ backoff limit, as a kubelet restarts an OnFailure container; the other pods keep
 running. `gpufleet.test/delay-seconds` ends them that long after the TrainJob was created (default 1 s). The
 launcher's output: the TrainJob's `gpufleet.test/nccl-log` and `gpufleet.test/nccl-busbw`, else the cluster's
 `nccl_log` and `nccl_busbw`; its NCCL transport lines: `gpufleet.test/nccl-transport`, else the cluster's
-`nccl_transport` (expected | socket: a silent fall back to sockets). A pod whose command runs `dcgmi diag` (the
+`nccl_transport` (expected | socket: a silent fall back to sockets). `gpufleet.test/nccl-replay`, else the
+cluster's `nccl_replay`, makes the launcher print published output of the corpus instead (nccl_logs.REPLAYS: its
+hosts rewritten to the workers' hostnames), whatever the other settings. A pod whose command runs `dcgmi diag` (the
 catalogue's dcgm-diag workload, recognised by its TrainJob's trainer command) prints DCGM's diagnostic JSON
 (tests/fleet/dcgm_logs.py): every GPU passes, except those the cluster's `dcgm_failing_gpus` lists for the pod's node
 (a node of `dcgm_hung_nodes` prints what the workload prints when its timeout stops a hung dcgmi)
-({<node name or <cluster>-gpu-<index>>: [<gpu index>, ...]}), which fail the diagnostic test.
+({<node name or <cluster>-gpu-<index>>: [<gpu index>, ...]}), which fail the diagnostic test; a node of
+`dcgm_replay` ({<node>: <name>}) prints published dcgmi output instead (dcgm_logs.REPLAYS).
 `nccl_transport` (expected | socket: a silent fall back to sockets). A slow NIC: an MPI job of 2 nodes or more with
 a worker pod on one of the cluster's `slow_nodes` prints far-below output (nccl_logs.py: 25% of the good peak, below
 every threshold), whatever the cluster's `nccl_log`; a job without a launcher (a node's own run) is not slowed.
@@ -63,6 +66,7 @@ FAKE_NODE = "gpufleet.test/fake-node"
 OUTCOME, DELAY = "gpufleet.test/outcome", "gpufleet.test/delay-seconds"
 NCCL_LOG, NCCL_BUSBW = "gpufleet.test/nccl-log", "gpufleet.test/nccl-busbw"
 NCCL_TRANSPORT = "gpufleet.test/nccl-transport"
+NCCL_REPLAY = "gpufleet.test/nccl-replay"
 EXIT_CODE, RESTARTS, FINISH_AFTER = "gpufleet.test/exit-code", "gpufleet.test/restarts", "gpufleet.test/finish-after"
 LOGGED = "gpufleet.test/logged"
 DRA_DRIVER = "compute-domain.nvidia.com"
@@ -91,8 +95,10 @@ class Cluster:
         self.nccl_log = record.get("nccl_log") or ("truncated" if self.default_outcome == "Failed" else "good")
         self.nccl_busbw = record.get("nccl_busbw")
         self.nccl_transport = record.get("nccl_transport") or "expected"
+        self.nccl_replay = record.get("nccl_replay") or ""
         self.dcgm_failing_gpus = dict(record.get("dcgm_failing_gpus") or {})
         self.dcgm_hung_nodes = list(record.get("dcgm_hung_nodes") or [])
+        self.dcgm_replay = dict(record.get("dcgm_replay") or {})
         self.slow_nodes = set(record.get("slow_nodes") or [])
         # {node name: GB/s}: that node's own all_reduce (the node stage's single-node output) reaches only this.
         self.node_busbw = dict(record.get("node_busbw") or {})
@@ -263,6 +269,12 @@ class Cluster:
         mnnvl = env.get("NCCL_MNNVL_ENABLE") == "1" or "NCCL_MNNVL_ENABLE=1" in words
         cmd = nccl_logs.nccl_command(tj)
         if role == "launcher":
+            replay = (meta.get("annotations") or {}).get(NCCL_REPLAY) or self.nccl_replay
+            if replay:
+                try:
+                    return nccl_logs.replay_log(replay, hosts, self.platform, self.gpu, finished=finished)
+                except ValueError as e:
+                    log(f"{self.name}: {meta['name']}: {e}; printing the modelled output instead")
             transport = (meta.get("annotations") or {}).get(NCCL_TRANSPORT) or self.nccl_transport
             if transport not in nccl_logs.TRANSPORTS:
                 transport = "expected"
@@ -281,6 +293,9 @@ class Cluster:
             seconds = dcgm_logs.timeout_of(words)
             if seconds is not None and self.hung(node):
                 return dcgm_logs.hung_log(pod["spec"].get("hostname", "") or pod["metadata"]["name"], gpus, level, seconds)
+            replay = self.by_node(self.dcgm_replay, node)
+            if replay:
+                return dcgm_logs.replay_log(replay, pod["spec"].get("hostname", "") or pod["metadata"]["name"], gpus, level)
             return dcgm_logs.diag_log(pod["spec"].get("hostname", "") or pod["metadata"]["name"], gpus, level, self.failing_gpus(node), self.gpu)
         torch = any("torchrun" in w for w in words) or (trainer.get("numProcPerNode") and not cmd)
         if cmd and not torch:
@@ -308,6 +323,15 @@ class Cluster:
         if node in self.dcgm_hung_nodes:
             return True
         return any(fleet_nodes._node_name(self.platform, self.name, i) == node for i in range(256) if f"{self.name}-gpu-{i}" in self.dcgm_hung_nodes)
+
+    def by_node(self, mapping, node):
+        """MAPPING's value for NODE: keyed by the node's name, or by `<cluster>-gpu-<i>` (its index in the cluster)."""
+        if node in mapping:
+            return mapping[node]
+        for i in range(256):
+            if fleet_nodes._node_name(self.platform, self.name, i) == node:
+                return mapping.get(f"{self.name}-gpu-{i}")
+        return None
 
     def failing_gpus(self, node):
         """The GPUs of NODE the spec's dcgm_failing_gpus fails: keyed by the node's name, or by `<cluster>-gpu-<i>`

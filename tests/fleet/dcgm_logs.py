@@ -10,11 +10,16 @@ memory test with a volatile double-bit ECC error as DCGM reports it: "Fail" with
 that never ends (NVIDIA/DCGM#247): its log is what the workload prints when its coreutils timeout stops dcgmi (no
 JSON, the timeout marker line, exit 124), at once rather than after the timeout. The lines before and after the JSON
 are what templates/workloads/dcgm-diag.yaml prints.
+
+Replays (the spec's `dcgm_replay: {<node>: <name>}`, a node's name or `<cluster>-gpu-<i>`): that node's pod prints
+published dcgmi output of the corpus tests/fixtures/real/dcgm (PROVENANCE.md names the sources) verbatim between the
+workload's lines instead (REPLAYS). dcgmi's output names no host, so nothing in it is rewritten.
 """
 
 import hashlib
 import json
 import re
+from pathlib import Path
 
 # (category, test) per level, each level adding to the one before.
 TESTS = {
@@ -101,4 +106,26 @@ def diag_log(host, gpus, level=2, failing=(), gpu="h100"):
     return "\n".join([head, text, tail]) + "\n"
 
 
-__all__ = ["diag_log", "hung_log", "level_of", "timeout_of"]
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "real" / "dcgm"
+REPLAYS = {
+    # NVIDIA/DCGM#253: `srun dcgmi diag -r 2` on 8 B200, pcie Fail with an internal error (DCGM 4.4.1 table).
+    "pcie-fail": "dcgm-4.4.1-level2-table-pcie-fail-b200-8gpu.txt",
+    # An AWS guide's `dcgmi diag -r 2` on p4de (DCGM 3.3.3 table), every check Pass.
+    "pass": "dcgm-3.3.3-level2-table-pass-8gpu.txt",
+    # `dcgmi diag -r 1 -j` on a GB10 (DCGM 4.2.3 JSON): persistence mode off, "Fail" at CONFIG severity (a warning).
+    "persistence-config": "dcgm-4.2.3-level1-gb10-persistence-config.json",
+    # NVIDIA/DCGM#254: dcgmi cannot load its plugins: no result at all.
+    "cannot-load-plugins": "dcgm-4.4.x-error-cannot-load-plugins.txt",
+}
+
+
+def replay_log(name, host, gpus, level):
+    """The pod's log for replay NAME (REPLAYS) between the workload's marker lines; ValueError naming the values."""
+    if name not in REPLAYS:
+        raise ValueError("dcgm replay must be one of %s, got %r" % (", ".join(sorted(REPLAYS)), name))
+    text = (CORPUS / REPLAYS[name]).read_text(encoding="utf-8")
+    head = "# gpufleet-burnin dcgm-diag on %s: dcgmi diag -r %d -j on %d GPUs" % (host, level, gpus)
+    return head + "\n" + text + ("" if text.endswith("\n") else "\n")
+
+
+__all__ = ["REPLAYS", "diag_log", "hung_log", "level_of", "replay_log", "timeout_of"]

@@ -31,6 +31,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import dcgm_logs  # noqa: E402
 import fleet_nodes as fake_nodes  # noqa: E402
 import fleet_rbac  # noqa: E402
 import nccl_logs  # noqa: E402
@@ -218,6 +219,9 @@ def load_spec(path):
         hung = c.get("dcgm_hung_nodes") or []
         if not isinstance(hung, list) or not all(isinstance(n, str) and n for n in hung):
             raise FleetError(f"{path}: cluster {name}: dcgm_hung_nodes must be a list of node names, got {hung!r}")
+        dcgm_replay = c.get("dcgm_replay") or {}
+        if not isinstance(dcgm_replay, dict) or not all(isinstance(n, str) and v in dcgm_logs.REPLAYS for n, v in dcgm_replay.items()):
+            raise FleetError(f"{path}: cluster {name}: dcgm_replay must map node names to one of {', '.join(sorted(dcgm_logs.REPLAYS))}, got {dcgm_replay!r}")
         slow_nodes = c.get("slow_nodes") or []
         if not isinstance(slow_nodes, list) or not all(isinstance(n, str) and n for n in slow_nodes):
             raise FleetError(f"{path}: cluster {name}: slow_nodes must be a list of node names, got {slow_nodes!r}")
@@ -230,6 +234,9 @@ def load_spec(path):
         nccl_transport = str(c.get("nccl_transport") or "expected")
         if nccl_transport not in nccl_logs.TRANSPORTS:
             raise FleetError(f"{path}: cluster {name}: nccl_transport must be one of {', '.join(nccl_logs.TRANSPORTS)}, got {nccl_transport!r}")
+        nccl_replay = str(c.get("nccl_replay") or "")
+        if nccl_replay and nccl_replay not in nccl_logs.replay_names():
+            raise FleetError(f"{path}: cluster {name}: nccl_replay must be one of {', '.join(nccl_logs.replay_names())}, got {nccl_replay!r}")
         node_busbw = c.get("node_busbw") or {}
         if not isinstance(node_busbw, dict) or any(
             isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0 or not isinstance(k, str) for k, v in node_busbw.items()
@@ -255,6 +262,8 @@ def load_spec(path):
                 "nccl_log": nccl_log,
                 "nccl_busbw": nccl_busbw,
                 "nccl_transport": nccl_transport,
+                "nccl_replay": nccl_replay,
+                "dcgm_replay": dict(dcgm_replay),
                 "node_busbw": dict((fake_nodes.gpu_node_name(str(node_platform or platform).lower(), name, k, node_naming), v) for k, v in node_busbw.items()),
                 "node_labels": dict(c.get("node_labels") or {}),
                 "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
@@ -825,6 +834,8 @@ class FleetStarter:
                 "nccl_log",
                 "nccl_busbw",
                 "nccl_transport",
+                "nccl_replay",
+                "dcgm_replay",
                 "node_busbw",
                 "node_naming",
                 "kubernetes_version",

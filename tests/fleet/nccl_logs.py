@@ -32,11 +32,18 @@ These lines are what the vendors' recipes and NCCL print, not a proof that the r
 gets the platform's environment and finds the plugin directory first on its library path is proven apart, with real
 Open MPI and sshd, by tests/e2e/test_mpi_launch.py; that the plugin then loads and prints them stays the vendors'
 word (docs/platforms/mpi-launch.md).
+
+Replays (the spec's `nccl_replay`, or the TrainJob annotation `gpufleet.test/nccl-replay`): instead of the model
+above, the launcher prints what real clusters printed: published documents of the corpus tests/fixtures/real/nccl
+(PROVENANCE.md names their sources), verbatim and in order (REPLAYS), with one change: each document's hosts
+(REPLAY_HOSTS, in the order they first appear) take the fleet's worker hostnames in turn, so the verdict names the
+fleet's pods and nodes. `healthy` picks the replay of the transport the platform catalogue expects (HEALTHY).
 """
 
 import hashlib
 import re
 import shlex
+from pathlib import Path
 
 RESULTS = ("good", "below-threshold", "far-below", "truncated", "none")
 # Peak out-of-place busbw (GB/s) of a healthy 2-node all_reduce, per GPU: AWS p5 443.7 (awsome-distributed-training),
@@ -289,6 +296,80 @@ def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, s
     return "\n".join(lines) + "\n"
 
 
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "real"
+# name -> the corpus documents the launcher prints, one after the other. A published INFO excerpt alone holds no
+# result table, so a healthy run is the transport's INFO lines followed by a published complete, healthy 2-node table.
+HEALTHY_TABLE = "nccl/gcp-a3mega-all-reduce-2x8-h100-pass.log"
+REPLAYS = {
+    # NVIDIA/nccl#1357: HPC-X's RDMA plugin, `Using network IBext`, SHARP collnet: healthy InfiniBand.
+    "ib-plugin": ["nccl/hpcx-ibext-sharp-collnet-info.log", HEALTHY_TABLE],
+    # aws-ofi-nccl on P5en: `Selected Provider is efa`, `Using network Libfabric`: healthy EFA.
+    "efa": ["nccl/aws-ofi-efa-p5en-libfabric-info.log", HEALTHY_TABLE],
+    # aws/aws-k8s-tester#464: EKS workers where NCCL fell back to `Using network Socket`, `via NET/Socket/0`.
+    "socket-fallback": ["nccl/eks-tag-output-indented-socket-fallback.log"],
+    # aws-ofi-nccl on its tcp provider instead of EFA: a fall back inside the plugin.
+    "ofi-tcp-fallback": ["nccl/aws-ofi-nccl2.4-provider-tcp-fallback.log"],
+    # NVIDIA/nccl-tests#322: the table stops after 16 GiB, `Test NCCL failure` lines name the hosts, no footer.
+    "crash": ["nccl/hca-all-reduce-crash-test-nccl-failure.log"],
+    # IB completion errors (NCCL WARN ... error 4) on two of three hosts, no table.
+    "ib-error": ["nccl/ib-completion-error-4-three-hosts.log"],
+}
+# The hosts each replayed document names, in the order they first appear (read off the text by hand; the unit test
+# tests/unit/plugins/module_utils/test_fleet_replay.py checks that no other host name is left after the rewrite).
+REPLAY_HOSTS = {
+    "nccl/hpcx-ibext-sharp-collnet-info.log": ["qh100-gpu19", "qh100-gpu20"],
+    "nccl/gcp-a3mega-all-reduce-2x8-h100-pass.log": ["ztan-mig-235z", "ztan-mig-gq73"],
+    "nccl/aws-ofi-efa-p5en-libfabric-info.log": ["8h200-2", "8h200-3"],
+    "nccl/eks-tag-output-indented-socket-fallback.log": ["multi-node-nccl-test-worker-0", "multi-node-nccl-test-worker-1"],
+    "nccl/aws-ofi-nccl2.4-provider-tcp-fallback.log": ["ip-192-168-16-255", "ip-192-168-29-243"],
+    "nccl/hca-all-reduce-crash-test-nccl-failure.log": ["HCA-128", "HCA-108", "HCA-107"],
+    "nccl/ib-completion-error-4-three-hosts.log": ["H100-2", "H100-1", "H100-5"],
+}
+# `healthy`: the replay of the transport the platform catalogue expects (expected_transport); transports without a
+# published excerpt in the corpus have none.
+HEALTHY = {"ib": "ib-plugin", "efa": "efa"}
+
+
+def replay_names():
+    return tuple(sorted(REPLAYS)) + ("healthy",)
+
+
+def replay_documents(name, platform=None, gpu=None):
+    """The corpus documents (paths under CORPUS) of replay NAME; ValueError naming the allowed values."""
+    if name == "healthy":
+        net = expected_transport(platform, gpu)
+        if net not in HEALTHY:
+            raise ValueError("no published healthy %s output in the corpus for %s/%s (replays: %s)" % (net, platform, gpu, ", ".join(sorted(HEALTHY))))
+        name = HEALTHY[net]
+    if name not in REPLAYS:
+        raise ValueError("nccl replay must be one of %s, got %r" % (", ".join(replay_names()), name))
+    return list(REPLAYS[name])
+
+
+def rewrite_hosts(text, sources, hosts):
+    """TEXT with the i-th of SOURCES replaced by HOSTS[i % len(HOSTS)] wherever it stands as a whole host name."""
+    if not hosts or not sources:
+        return text
+    mapping = dict((src, hosts[i % len(hosts)]) for i, src in enumerate(sources))
+    # Longest first, so that one host name that is the prefix of another is not replaced inside it.
+    pattern = re.compile(r"(?<![\w.-])(%s)(?![\w-])" % "|".join(re.escape(src) for src in sorted(mapping, key=len, reverse=True)))
+    return pattern.sub(lambda m: mapping[m.group(1)], text)
+
+
+def replay_log(name, hosts, platform=None, gpu=None, finished=True):
+    """The launcher's log for replay NAME (REPLAYS): the documents' text, their hosts rewritten to HOSTS (the worker
+    pods' hostnames in rank order). `finished` False gives the first half of its lines (a launcher still running)."""
+    parts = []
+    for doc in replay_documents(name, platform, gpu):
+        text = (CORPUS / doc).read_text(encoding="utf-8")
+        parts.append(rewrite_hosts(text, REPLAY_HOSTS.get(doc, []), hosts))
+    text = "".join(part if part.endswith("\n") else part + "\n" for part in parts)
+    if not finished:
+        lines = text.splitlines(True)
+        text = "".join(lines[: max(1, len(lines) // 2)])
+    return text
+
+
 def worker_log(host, index):
     """What an MPI worker (sshd) prints."""
     return (
@@ -329,6 +410,8 @@ __all__ = [
     "launcher_log",
     "nccl_command",
     "plain_log",
+    "replay_log",
+    "replay_names",
     "worker_log",
     "peak_for",
 ]

@@ -25,6 +25,105 @@ POD_HIDDEN = [
     "status.conditions",
 ]
 TAIL_KEPT = 10
+# What is read of one pod's log at most (burnin_log_max_bytes; docs/nccl-corpus.md "What is read of each pod"): a pod's
+# output is its image's, and a log of gigabytes must neither fill the controller's memory nor stall the verdict.
+MAX_LOG_BYTES = 16 * 1024 * 1024
+MIN_LOG_BYTES = 64 * 1024
+# Of the cap: the head (NCCL's first lines: version, network, the plugin), the tail (nccl-tests' table and footer, the
+# failure lines of a crash) and, between them, the lines that are not NCCL INFO lines (a table whose rows NCCL INFO
+# lines interleave, WARN and failure lines); NCCL INFO lines between head and tail are what a cut drops first.
+HEAD_SHARE, TAIL_SHARE = 8, 2
+INFO_MARK = b" NCCL INFO "
+
+
+class LogBound(object):
+    """A pod's log read in chunks (bytes) into at most ``max_bytes``: the head, the tail, and what fits of the lines
+    between that are not NCCL INFO lines. Linear: each byte is copied a bounded number of times, and the lines between
+    are looked at only until the middle is full; memory is bounded by twice the cap and one chunk. :meth:`result`
+    gives (text, cut): cut is None or {size, kept, lines_dropped, max_bytes}."""
+
+    def __init__(self, max_bytes=MAX_LOG_BYTES):
+        self.max_bytes = max(int(max_bytes), MIN_LOG_BYTES)
+        self.head_budget = self.max_bytes // HEAD_SHARE
+        self.tail_budget = self.max_bytes // TAIL_SHARE
+        self.middle_budget = self.max_bytes - self.head_budget - self.tail_budget
+        self.head = bytearray()
+        self.middle = bytearray()
+        self.tail = bytearray()
+        self.head_open = True
+        self.size = 0
+        self.dropped_lines = 0
+
+    def feed(self, chunk):
+        if not chunk:
+            return
+        if not isinstance(chunk, (bytes, bytearray)):
+            chunk = chunk.encode("utf-8", "replace")
+        self.size += len(chunk)
+        if self.head_open:
+            room = self.head_budget - len(self.head)
+            # Whole lines only, while they fit.
+            end = chunk.rfind(b"\n", 0, room) if len(chunk) > room else len(chunk) - 1
+            if len(chunk) <= room and not self.tail:
+                self.head += chunk
+                return
+            if end >= 0:
+                self.head += chunk[: end + 1]
+                chunk = chunk[end + 1 :]
+            self.head_open = False
+        self.tail += chunk
+        if len(self.tail) > 2 * self.tail_budget:
+            self._spill()
+
+    def _spill(self):
+        """Move what is before the tail's last ``tail_budget`` bytes (from a line's start on) to the middle."""
+        over = len(self.tail) - self.tail_budget
+        cut = self.tail.find(b"\n", over - 1)
+        cut = over if cut < 0 else cut + 1
+        block = bytes(self.tail[:cut])
+        del self.tail[:cut]
+        lines = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+        kept = 0
+        # Once the middle is full the lines are only counted.
+        # (Counted first: a block of NCCL INFO lines alone, the bulk of a large log, is not split at all.)
+        if len(self.middle) < self.middle_budget and block.count(b"\n") > block.count(INFO_MARK):
+            kept_lines = [line for line in block.split(b"\n")[: block.count(b"\n")] if INFO_MARK not in line]
+            joined = b"\n".join(kept_lines) + b"\n" if kept_lines else b""
+            room = self.middle_budget - len(self.middle)
+            if len(joined) > room:
+                joined = joined[: joined.rfind(b"\n", 0, room) + 1]
+                # Full: the lines after are only counted.
+                self.middle_budget = len(self.middle) + len(joined)
+            self.middle += joined
+            kept = joined.count(b"\n")
+        self.dropped_lines += lines - kept
+
+    def result(self):
+        if len(self.tail) > self.tail_budget:
+            self._spill()
+        data = bytes(self.head + self.middle + self.tail)
+        cut = None
+        if len(data) < self.size:
+            cut = {"size": self.size, "kept": len(data), "lines_dropped": self.dropped_lines, "max_bytes": self.max_bytes}
+        return data.decode("utf-8", "replace"), cut
+
+
+def bound_text(text, max_bytes=MAX_LOG_BYTES):
+    """TEXT (str or bytes) as :class:`LogBound` keeps it: (text, cut)."""
+    bound = LogBound(max_bytes)
+    bound.feed(text)
+    return bound.result()
+
+
+def cut_note(name, cut):
+    """A person's line for a log that was cut (see :class:`LogBound`)."""
+    return (
+        "log of pod %s cut to %d of its %d bytes (burnin_log_max_bytes %d): its first lines, its last lines (the table and "
+        "the failure lines) and the lines between that are not NCCL INFO lines were read; %d lines between were not"
+        % (name, cut["kept"], cut["size"], cut["max_bytes"], cut["lines_dropped"])
+    )
+
+
 NO_PODS = "no pods: the TrainJob's pods were never created or scheduled (no kubelet, no capacity, or no JobSet/Trainer controller)"
 
 
@@ -62,14 +161,16 @@ def log_entry(pod, text=None, error=None):
     return {"item": pod, "log": text}
 
 
-def collect(current, read, seen=None, early=None):
+def collect(current, read, seen=None, early=None, cuts=None):
     """Every pod of the TrainJob and its log.
 
     CURRENT: the pods there now; READ: pod name -> (log text, error message) for them; SEEN: the wait's last look at each
     pod; EARLY: pod name -> log text the wait read once the pod had ended. Returns ``results`` (k8s_log-shaped, pods there
     now first), ``pods`` (those there now, then those removed) and ``summary`` (counts, names and a note for a person).
+    CUTS: pod name -> the cut of its log (:class:`LogBound`), for the logs read only in part: each such entry carries
+    ``cut`` and the summary names them.
     """
-    seen, early = seen or [], early or {}
+    seen, early, cuts = seen or [], early or {}, cuts or {}
     names_now = set(pod_name(pod) for pod in current)
     removed = [pod for pod in seen if pod_name(pod) not in names_now]
     results = []
@@ -93,7 +194,13 @@ def collect(current, read, seen=None, early=None):
         "lost": lost,
         "tails": dict((pod_name(r["item"]), r["log"].splitlines()[-TAIL_KEPT:]) for r in collected),
         "errors": dict((pod_name(r["item"]), r["msg"]) for r in results if r.get("failed")),
+        "cut": {},
     }
+    for entry in collected:
+        cut = cuts.get(pod_name(entry["item"]))
+        if cut:
+            entry["cut"] = cut
+            summary["cut"][pod_name(entry["item"])] = cut_note(pod_name(entry["item"]), cut)
     summary["note"] = note(summary)
     return {"results": results, "pods": list(current) + removed, "summary": summary}
 
@@ -108,6 +215,8 @@ def note(summary):
             text += " (%s before its log could be read)" % ", ".join(summary["lost"])
     if summary["errors"]:
         text += "; unreadable: %s" % ", ".join(sorted(summary["errors"]))
+    if summary.get("cut"):
+        text += "; cut at burnin_log_max_bytes: %s" % ", ".join(sorted(summary["cut"]))
     return text
 
 

@@ -94,6 +94,7 @@ _RE_LEGACY_ROW = re.compile(r"^\s*\d+\s+\d+\s+[a-z][a-z0-9_]*(?:\s+[a-z]+)?(?:\s
 _RE_DEFAULT_ROW = re.compile(r"^\s*\d+\s+\d+\s+\S+\s+\S+\s+-?\d+(?:\s+\S+){8}\s*$")
 _RE_ROW_START = re.compile(r"^\s*\d+\s+\d+(?:\s|$)")
 _RE_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")
+_RE_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?$")
 
 
 class NcclParseError(ParseError):
@@ -178,6 +179,12 @@ class _Layout(object):
 
     def parse_row(self, tokens, line):
         """Return the row dict, or raise NcclParseError (``short`` attribute set when columns are missing)."""
+        if len(tokens) == self.width - 1 and "redop" in self.leading:
+            at = self.leading.index("redop")
+            # The layouts before 2.10 print a collective without reduction (alltoall) with a blank redop, so the row
+            # lacks that one token (tests/fixtures/real/nccl/nt-old-layout-alltoall-8x8-v100-ib-footer.log).
+            if at < len(tokens) and _RE_NUMBER.match(tokens[at]) and not _RE_NUMBER.match(tokens[at - 1]):
+                tokens = tokens[:at] + [""] + tokens[at:]
         null_oop = len(self.sides) == 2 and len(tokens) == self.width - len(self.sides[0])
         if len(tokens) != self.width and not null_oop:
             error = NcclParseError("result row has %d columns, the header at line %d has %d" % (len(tokens), self.line, self.width), line)

@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import cut_note
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm, nccl_results, transport
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import JOB_OK, _log_items, attribute, find_nccl_output, pod_for_host
@@ -536,12 +537,24 @@ def verdict_for(
         locate=locate,
     )
     verdict["output_pod"] = source_pod
+    verdict["notes"] = list(verdict.get("notes") or []) + cut_notes(pod_logs)
     if pods is not None or pod_logs is not None:
         attribution = attribute(pods or [], pod_logs, result, job_outcome)
         verdict["attribution"] = attribution
         for key in ("nodes", "succeeded_nodes", "failed_nodes"):
             verdict[key] = attribution[key]
     return verdict
+
+
+def cut_notes(pod_logs):
+    """A note per log that was read only in part (trainjob_logs' ``cut``: pod_logs.LogBound), so that a verdict on a
+    cut log says so."""
+    entries = pod_logs if isinstance(pod_logs, list) else []
+    return [
+        cut_note(((entry.get("item") or {}).get("metadata") or {}).get("name") or "?", entry["cut"])
+        for entry in entries
+        if isinstance(entry, dict) and isinstance(entry.get("cut"), dict)
+    ]
 
 
 def _dcgm_texts(output, pod_logs):
@@ -626,7 +639,7 @@ def dcgm_verdict(output, facts=None, job_outcome=None, job_reason=None, pods=Non
         "verdict": verdict,
         "reason": reason,
         "checks": checks,
-        "notes": [],
+        "notes": cut_notes(pod_logs if pod_logs is not None else output),
         "transport": None,
         "thresholds": [],
         "metrics": {

@@ -146,6 +146,8 @@ TRAINJOB_LOGS_OWN = dict(
     whole_logs_of=dict(type="list", elements="str", default=["launcher"]),
     seen_pods=dict(type="list", elements="dict", default=[]),
     early_logs=dict(type="dict", default={}),
+    early_cuts=dict(type="dict", default={}),
+    max_bytes=dict(type="int", default=16777216),
     unreachable_grace=dict(type="int", default=30),
     log_dir=dict(type="path", default=""),
 )

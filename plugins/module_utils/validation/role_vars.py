@@ -241,6 +241,7 @@ CHECKS = {
     "burnin_poll_interval": lambda n, v: _int(n, v, 1, 3600),
     "burnin_collect_logs": _bool,
     "burnin_log_tail_lines": lambda n, v: _int(n, v, 1, 1000000),
+    "burnin_log_max_bytes": lambda n, v: _int(n, v, 65536, 1 << 34),
     "burnin_report_dir": _text,
     "burnin_report_formats": _report_formats,
     "burnin_baseline": _text,

@@ -78,7 +78,7 @@ def fixture_logs_read(monkeypatch):
     """pod_log replaced: each read recorded with its tail; a pod named *-broken cannot be read."""
     reads = []
 
-    def pod_log(api_client, item, tail_lines=None):
+    def pod_log(api_client, item, tail_lines=None, max_bytes=None, cuts=None):
         reads.append((item["metadata"]["name"], tail_lines))
         if item["metadata"]["name"].endswith("-broken"):
             raise RuntimeError("Connection refused")
@@ -146,10 +146,13 @@ def test_logs_tail_workers_whole_launcher_and_keep_what_the_wait_read(logs_read)
     now = [pod("j-node-0", "j"), pod("j-launcher-0", "j", replicated="launcher"), pod("j-node-1", "j", started=False), pod("j-node-2-broken", "j")]
     removed = pod("j-node-3", "j", ended=True)
     cluster, dummy = cluster_with({"Pod": [now]}, tail_lines=50)
-    collected = cluster.logs("j", {"pods": now + [removed], "logs": {"j-node-3": "early\n"}})
+    cut = {"kept": 10, "size": 100, "max_bytes": 10, "lines_dropped": 9}
+    collected = cluster.logs("j", {"pods": now + [removed], "logs": {"j-node-3": "early\n"}, "logs_cut": {"j-node-3": cut}})
     assert sorted(logs_read) == [("j-launcher-0", None), ("j-node-0", 50), ("j-node-2-broken", 50)]
     by_name = dict((entry["item"]["metadata"]["name"], entry) for entry in collected["results"])
     assert by_name["j-node-3"]["log"] == "early\n"
+    # The wait's cut of a removed pod's log is carried into the collected logs.
+    assert by_name["j-node-3"]["cut"] == cut and list(collected["summary"]["cut"]) == ["j-node-3"]
     assert "has started" in by_name["j-node-1"]["msg"]
     assert "refused" in by_name["j-node-2-broken"]["msg"]
     assert collected["summary"]["pods"] == 5 and collected["summary"]["collected"] == 3

@@ -1,0 +1,138 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The test fleet's replays (tests/fleet/nccl_logs.py REPLAYS, tests/fleet/dcgm_logs.py REPLAYS): published output of
+the corpus tests/fixtures/real, its hosts rewritten to the fleet's, judged by the collection as the e2e fleet judges
+it (tests/e2e/test_verdict_fleet.py runs the same through the real API servers)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+import sys
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import dcgm_verdict, verdict_for
+
+FLEET = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "fleet")
+sys.path.insert(0, FLEET)
+import dcgm_logs  # noqa: E402 pylint: disable=wrong-import-position
+import nccl_logs  # noqa: E402 pylint: disable=wrong-import-position
+
+HOSTS = ["replay-1-node-0-0", "replay-1-node-0-1"]
+# What names a host in NCCL and nccl-tests output: the `host:pid:tid` prefix, `on <host> device`, `<host>: Test`.
+HOST_MARKS = re.compile(r"^\s*(?:\[[0-9,]+\]<std(?:out|err)>:)?([A-Za-z0-9][\w.-]*):\d+:\d+ |on ([\w.-]+) device|^([\w.-]+): Test|\.\. ([\w.-]+) pid", re.M)
+
+
+def named_hosts(text):
+    return set(g for m in HOST_MARKS.finditer(text) for g in m.groups() if g)
+
+
+def pods(hosts):
+    """The launcher and worker pods of a 2-node MPI TrainJob as the fleet makes them (JobSet: <hostname>-<suffix>)."""
+    items = [
+        {
+            "metadata": {"name": "replay-1-launcher-0-0-abcde", "labels": {"jobset.sigs.k8s.io/replicatedjob-name": "launcher"}},
+            "spec": {"nodeName": "cpu-node", "hostname": "replay-1-launcher-0-0"},
+            "status": {"phase": "Succeeded", "containerStatuses": [{"name": "launcher", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]},
+        }
+    ]
+    for index, host in enumerate(hosts):
+        items.append(
+            {
+                "metadata": {"name": host + "-x1y2z", "labels": {"jobset.sigs.k8s.io/replicatedjob-name": "node"}},
+                "spec": {"nodeName": "gpu-node-%d" % index, "hostname": host},
+                "status": {"phase": "Succeeded", "containerStatuses": [{"name": "node", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]},
+            }
+        )
+    return items
+
+
+def judged(name, platform, gpu):
+    text = nccl_logs.replay_log(name, HOSTS, platform, gpu)
+    items = pods(HOSTS)
+    logs = [{"item": items[0], "log": text}]
+    # As roles/burnin/tasks/verdict.yml judges the fleet stage of the default workload.
+    facts = {"platform": platform, "gpu_architecture": gpu}
+    return text, verdict_for(logs, facts=facts, pods=items, job_outcome="Complete", collective="all_reduce", workload="nccl-all-reduce")
+
+
+@pytest.mark.parametrize("name", sorted(nccl_logs.REPLAYS))
+def test_every_replay_is_the_published_text_with_only_the_fleets_hosts(name):
+    text = nccl_logs.replay_log(name, HOSTS)
+    for doc in nccl_logs.REPLAYS[name]:
+        original = (nccl_logs.CORPUS / doc).read_text(encoding="utf-8")
+        # The hosts listed are the document's, and they are all it names.
+        assert named_hosts(original) == set(nccl_logs.REPLAY_HOSTS[doc]), doc
+        assert "PROVENANCE" not in doc and os.path.basename(doc) in (nccl_logs.CORPUS / os.path.dirname(doc) / "PROVENANCE.md").read_text()
+        # Line for line the same but for the host names.
+        rewritten = nccl_logs.rewrite_hosts(original, nccl_logs.REPLAY_HOSTS[doc], HOSTS)
+        assert rewritten in text and len(rewritten.splitlines()) == len(original.splitlines())
+        assert not named_hosts(rewritten) & set(nccl_logs.REPLAY_HOSTS[doc])
+    assert named_hosts(text) <= set(HOSTS), named_hosts(text) - set(HOSTS)
+
+
+def test_host_rewrite_replaces_whole_names_only():
+    text = "HCA-10:1:1 [0] NCCL INFO x\nHCA-107: Test NCCL failure\n .. HCA-107 pid 3: Test failure\nHCA-1070:1:1 [0] y\nnotHCA-107z\n"
+    out = nccl_logs.rewrite_hosts(text, ["HCA-107", "HCA-10"], ["a", "b"])
+    assert out == "b:1:1 [0] NCCL INFO x\na: Test NCCL failure\n .. a pid 3: Test failure\nHCA-1070:1:1 [0] y\nnotHCA-107z\n"
+
+
+def test_a_crashed_replayed_run_fails_the_nodes_of_the_hosts_it_names():
+    text, verdict = judged("crash", "gcp", "h100")
+    assert verdict["verdict"] == "fail" and verdict["metrics"]["complete"] is False
+    assert sorted(verdict["failed_nodes"]) == ["gpu-node-0", "gpu-node-1"], verdict["failed_nodes"]
+    assert "Test NCCL failure" in text and "HCA-1" not in text
+    errors = [c for c in verdict["checks"] if c["name"] == "errors"][0]
+    assert errors["verdict"] == "fail" and errors["hosts"] == HOSTS
+
+
+def test_an_ib_plugin_replay_passes_the_transport_check_of_an_ib_platform():
+    text, verdict = judged("healthy", "azure", "gb200")
+    assert "Using network IBext" in text
+    assert verdict["transport"]["verdict"] == "pass" and verdict["transport"]["expected"] == "ib", verdict["transport"]
+    assert verdict["failed_nodes"] == []
+
+
+def test_an_efa_replay_passes_the_transport_check_on_aws():
+    dummy, verdict = judged("healthy", "aws", "h100")
+    assert verdict["transport"]["verdict"] == "pass" and verdict["transport"]["expected"] == "efa", verdict["transport"]
+
+
+@pytest.mark.parametrize("name", ["socket-fallback", "ofi-tcp-fallback"])
+def test_a_replayed_fall_back_fails_the_transport_check(name):
+    dummy, verdict = judged(name, "aws", "h100")
+    assert verdict["transport"]["verdict"] == "fail" and verdict["verdict"] == "fail", verdict["transport"]
+
+
+def test_unknown_replays_and_platforms_without_a_published_excerpt_are_named():
+    with pytest.raises(ValueError, match="crash, efa"):
+        nccl_logs.replay_log("nope", HOSTS)
+    with pytest.raises(ValueError, match="no published healthy tcpxo output"):
+        nccl_logs.replay_log("healthy", HOSTS, "gcp", "h100")
+
+
+def test_a_running_launcher_has_printed_the_first_half():
+    whole = nccl_logs.replay_log("crash", HOSTS)
+    part = nccl_logs.replay_log("crash", HOSTS, finished=False)
+    assert whole.startswith(part) and 0 < len(part.splitlines()) < len(whole.splitlines())
+
+
+@pytest.mark.parametrize("name, verdict", [("pcie-fail", "fail"), ("pass", "pass"), ("persistence-config", "warn"), ("cannot-load-plugins", "error")])
+def test_a_replayed_dcgm_diagnostic_is_judged_as_published(name, verdict):
+    text = dcgm_logs.replay_log(name, "dcgm-1-node-0-0", 8, 2)
+    assert (dcgm_logs.CORPUS / dcgm_logs.REPLAYS[name]).read_text(encoding="utf-8") in text
+    pod = {
+        "metadata": {"name": "dcgm-1-node-0-0-x1y2z", "labels": {"jobset.sigs.k8s.io/replicatedjob-name": "node"}},
+        "spec": {"nodeName": "gpu-node-0", "hostname": "dcgm-1-node-0-0"},
+        "status": {"phase": "Succeeded", "containerStatuses": [{"name": "node", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]},
+    }
+    judged = dcgm_verdict([{"item": pod, "log": text}], pods=[pod], job_outcome="Complete")
+    assert judged["verdict"] == verdict, judged["reason"]
+    if verdict == "fail":
+        assert judged["failed_nodes"] == ["gpu-node-0"]
+    with pytest.raises(ValueError, match="cannot-load-plugins, pass"):
+        dcgm_logs.replay_log("nope", "h", 8, 2)
