@@ -5,7 +5,9 @@
 fleet installs its restricted token, then asked with SubjectAccessReviews what the bound user may do.
 
 The unit test (tests/unit/test_rbac_manifest.py) ties the manifest to the role's tasks; this one checks that the API
-server accepts the objects and that RBAC grants, with them, each verb the role uses and refuses the rest.
+server accepts the objects and that RBAC grants, with them, each verb the role uses and refuses the rest, and that the
+manifest's admission policy, in the per-run variant (patch/delete on every namespace by RBAC), refuses the burn-in
+identity deleting or patching a namespace it did not label (requests sent as that user by impersonation).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,6 +16,7 @@ __metaclass__ = type
 
 import importlib.util
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -151,3 +154,88 @@ def test_node_patches_only_with_the_remediation_cluster_role(bound):
     for verb in ("update", "delete", "create"):
         assert not allowed(rest, remediating, verb, "", "nodes"), verb
     assert not allowed(rest, remediating, "patch", "", "nodes", "status")
+
+
+MANAGED = ("app.kubernetes.io/managed-by", "gpufleet.burnin")  # the label plugins/module_utils/rendering/plan.py sets
+
+
+@pytest.fixture(scope="module")
+def per_run(fleet):
+    """A user bound as docs/rbac.md's per-run variant (namespaces patched and deleted by any name, the admission policy
+    bound for it), a namespace it did not create, and a client acting as that user."""
+    cluster = fleet.cluster(fleet.clusters[0])
+    admin = fleetlib.Rest(cluster["server"], cluster["admin_token"], fleet.ca_file)
+    suffix = uuid.uuid4().hex[:6]
+    user, own, foreign = "rbac-pr-%s" % suffix, "rbac-pr-%s-ns" % suffix, "rbac-foreign-%s" % suffix
+    made, namespaces = [], [own, foreign]
+    try:
+        for name in namespaces:
+            admin.must("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        made = fleet_rbac.install(admin, own, user, namespaces=True, per_run=True, admission=True)
+        as_user = fleetlib.Rest(cluster["server"], cluster["admin_token"], fleet.ca_file, impersonate=user)
+        yield admin, as_user, user, foreign
+    finally:
+        for obj in reversed(made):
+            if not obj["kind"].startswith("Role"):
+                admin.request("DELETE", "%s/%s" % (fleet_rbac.api_path(obj), obj["metadata"]["name"]))
+        for name in namespaces:
+            admin.request("DELETE", "/api/v1/namespaces/%s" % name)
+
+
+def _policy_in_force(as_user, namespace, timeout=60):
+    """Wait until the API server enforces the new policy (its informer picks it up within seconds), asking with a
+    dry-run delete, which goes through admission and deletes nothing."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status, body = as_user.request("DELETE", "/api/v1/namespaces/%s?dryRun=All" % namespace)
+        if status == 403 and "ValidatingAdmissionPolicy" in str(body):
+            return
+        assert time.monotonic() < deadline, "the admission policy was not enforced within %d s: HTTP %s %s" % (timeout, status, str(body)[:300])
+        time.sleep(1)
+
+
+def test_the_admission_policy_refuses_deleting_a_namespace_the_burnin_did_not_label(per_run):
+    admin, as_user, user, foreign = per_run
+    # RBAC alone grants it in this variant: what refuses below is the policy.
+    assert allowed(admin, user, "delete", "", "namespaces", name=foreign) and allowed(admin, user, "delete", "", "namespaces", name="kube-system")
+    _policy_in_force(as_user, foreign)
+    status, body = as_user.request("DELETE", "/api/v1/namespaces/%s" % foreign)
+    assert status == 403, (status, body)
+    assert "gpufleet-burnin-namespaces-%s" % user in body["message"] and "%s is not one of them" % foreign in body["message"], body
+    assert not admin.must("GET", "/api/v1/namespaces/%s" % foreign)["metadata"].get("deletionTimestamp")
+    # kube-system and default: the API server's NamespaceLifecycle admission refuses their deletion before the policy.
+    for name in ("kube-system", "default"):
+        assert as_user.request("DELETE", "/api/v1/namespaces/%s" % name)[0] == 403, name
+    # Nor may it adopt a namespace by giving it the collection's label, or lift its pod-security level (kube-system
+    # included: only deleting it is refused by the API server itself).
+    for name in (foreign, "kube-system"):
+        for labels in ({MANAGED[0]: MANAGED[1]}, {"pod-security.kubernetes.io/enforce": "privileged"}):
+            status, body = as_user.request(
+                "PATCH", "/api/v1/namespaces/%s" % name, {"metadata": {"labels": labels}}, content_type="application/merge-patch+json"
+            )
+            assert status == 403 and "%s is not one of them" % name in body["message"], (name, labels, status, body)
+            assert not set(labels) & set(admin.must("GET", "/api/v1/namespaces/%s" % name)["metadata"].get("labels") or {}), (name, labels)
+    assert MANAGED[0] not in (admin.must("GET", "/api/v1/namespaces/%s" % foreign)["metadata"].get("labels") or {})
+    # The policy matches the burn-in identity only: the admin is not refused (a dry run, so nothing goes).
+    assert admin.request("DELETE", "/api/v1/namespaces/%s?dryRun=All" % foreign)[0] == 200
+
+
+def test_the_admission_policy_lets_the_burnin_delete_a_per_run_namespace_it_labelled(per_run):
+    admin, as_user, _user, foreign = per_run
+    _policy_in_force(as_user, foreign)
+    name = "%s-run1" % foreign
+    labels = {MANAGED[0]: MANAGED[1], "gpufleet.burnin/run-id": "run1"}
+    try:
+        as_user.must("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}})
+        path = "/api/v1/namespaces/%s" % name
+        merge = "application/merge-patch+json"
+        # A patch that keeps the label passes; one that drops it does not (it would make the namespace foreign).
+        assert as_user.request("PATCH", path, {"metadata": {"annotations": {"gpufleet.burnin/note": "x"}}}, content_type=merge)[0] == 200
+        status, body = as_user.request("PATCH", path, {"metadata": {"labels": {MANAGED[0]: None}}}, content_type=merge)
+        assert status == 403 and "ValidatingAdmissionPolicy" in body["message"], (status, body)
+        status, body = as_user.request("DELETE", path)
+        assert status in (200, 202), (status, body)
+        status, live = admin.request("GET", path)
+        assert status == 404 or live["metadata"].get("deletionTimestamp"), (status, live)
+    finally:
+        admin.request("DELETE", "/api/v1/namespaces/%s" % name)
