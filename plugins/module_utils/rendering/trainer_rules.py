@@ -41,9 +41,11 @@ def _check_release(path, release, rules):
         _fail(path, where, "is not a release name such as v2.3")
     if not isinstance(rules, dict):
         _fail(path, where, "must be a mapping")
-    unknown = sorted(set(rules) - {"tested", "reserved_env", "replicated_job_name_max", "trainjob_image_on"})
+    unknown = sorted(set(rules) - {"source", "tested", "reserved_env", "replicated_job_name_max", "trainjob_image_on"})
     if unknown:
         _fail(path, where, "has unknown keys %s" % ", ".join(unknown))
+    if not isinstance(rules.get("source"), str) or not rules["source"].strip():
+        _fail(path, where + ".source", "must say where the rules were read")
     if rules.get("tested") not in TESTED:
         _fail(path, where + ".tested", "must be one of %s" % ", ".join(TESTED))
     for plugin, entry in (rules.get("reserved_env") or {}).items():

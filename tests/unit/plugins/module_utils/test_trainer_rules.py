@@ -156,12 +156,13 @@ def test_an_unknown_release_is_refused_naming_the_known_ones():
     "text, problem",
     [
         ("releases: {}", "needs a mapping 'releases'"),
-        ("releases: {v2.4: {tested: maybe}}", "tested must be one of"),
-        ("releases: {2.4: {tested: rule}}", "is not a release name"),
-        ("releases: {v2.4: {tested: rule, replicated_job_name_max: 64}}", "from 1 to 63"),
-        ("releases: {v2.4: {tested: rule, reserved_env: {mpi: {names: [A-B], reason: r}}}}", "env variable names"),
-        ("releases: {v2.4: {tested: rule, reserved_env: {mpi: {names: [A]}}}}", "needs a reason"),
-        ("releases: {v2.4: {tested: rule, limit: 3}}", "unknown keys limit"),
+        ("releases: {v2.4: {tested: rule}}", "source must say where"),
+        ("releases: {v2.4: {source: s, tested: maybe}}", "tested must be one of"),
+        ("releases: {2.4: {source: s, tested: rule}}", "is not a release name"),
+        ("releases: {v2.4: {source: s, tested: rule, replicated_job_name_max: 64}}", "from 1 to 63"),
+        ("releases: {v2.4: {source: s, tested: rule, reserved_env: {mpi: {names: [A-B], reason: r}}}}", "env variable names"),
+        ("releases: {v2.4: {source: s, tested: rule, reserved_env: {mpi: {names: [A]}}}}", "needs a reason"),
+        ("releases: {v2.4: {source: s, tested: rule, limit: 3}}", "unknown keys limit"),
     ],
 )
 def test_a_malformed_data_file_is_refused_naming_the_key(tmp_path, text, problem):
