@@ -15,6 +15,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import importlib.util
+import json
+import os
+import subprocess
 import sys
 import time
 import uuid
@@ -239,3 +242,195 @@ def test_the_admission_policy_lets_the_burnin_delete_a_per_run_namespace_it_labe
         assert status == 404 or live["metadata"].get("deletionTimestamp"), (status, live)
     finally:
         admin.request("DELETE", "/api/v1/namespaces/%s" % name)
+
+
+# --- The rights a burn-in uses, derived from the API calls it makes ----------------------------------------------------
+
+REPO = FLEET_TOOLS.parent.parent
+RECORDER = FLEET_TOOLS / "api_recorder"
+DERIVE_CLUSTER = "gcp-usc1-h100-a"  # passes its run: detection, the node and fleet stages, the verdict, remediation
+# Rights of the manifest that this run cannot use, each with why; tests/unit/test_rbac_manifest.py covers them from
+# the role's tasks and the plan matrix. Anything else granted and not used, or used and not granted, fails.
+NOT_EXERCISED = {
+    ("resource.nvidia.com", "computedomains", "get"): "ComputeDomain: multi-node NVLink platforms only (not gcp h100)",
+    ("resource.nvidia.com", "computedomains", "create"): "as above",
+    ("resource.nvidia.com", "computedomains", "patch"): "as above",
+    ("resource.nvidia.com", "computedomains", "delete"): "as above",
+    ("resource.k8s.io", "resourceclaimtemplates", "get"): "ResourceClaimTemplate: IMEX, RoCE and RDMA claims, not on gcp h100",
+    ("resource.k8s.io", "resourceclaimtemplates", "create"): "as above",
+    ("resource.k8s.io", "resourceclaimtemplates", "patch"): "as above",
+    ("resource.k8s.io", "resourceclaimtemplates", "delete"): "as above",
+    ("", "configmaps", "get"): "ConfigMap: OCI's sshd port only",
+    ("", "configmaps", "create"): "as above",
+    ("", "configmaps", "patch"): "as above",
+    ("", "configmaps", "delete"): "as above",
+}
+
+
+def _rbac_attributes(method, url, status, request_body_kind=None):
+    """What the API server authorizes for one request (its RequestInfo): (group, resource[/subresource], verb), or
+    (None, path, verb) for a non-resource URL. Server-side apply that creates (201) needs create besides patch."""
+    path, _sep, query = url.partition("?")
+    path = "/" + path.split("://", 1)[-1].split("/", 1)[-1]
+    parts = [p for p in path.split("/") if p]
+    if parts[:1] == ["api"] and len(parts) >= 2:
+        group, rest = "", parts[2:]
+    elif parts[:1] == ["apis"] and len(parts) >= 3:
+        group, rest = parts[1], parts[3:]
+    else:
+        return [(None, path, "get" if method == "GET" else method.lower())]
+    if not rest:
+        return [(None, path, "get")]
+    namespaced = len(rest) >= 2 and rest[0] == "namespaces" and len(rest) >= 3
+    if namespaced:
+        rest = rest[2:]
+    resource = rest[0]
+    name = rest[1] if len(rest) > 1 else None
+    if len(rest) > 2:
+        resource += "/" + rest[2]
+    verb = {
+        "GET": ("watch" if "watch=true" in query or "watch=1" in query else ("get" if name else "list")),
+        "POST": "create",
+        "PUT": "update",
+        "PATCH": "patch",
+        "DELETE": "delete" if name else "deletecollection",
+    }[method]
+    out = [(group, resource, verb)]
+    if method == "PATCH" and status == 201:
+        out.append((group, resource, "create"))
+    return out
+
+
+def _granted_by_manifest():
+    have, urls = set(), set()
+    for doc in fleet_rbac.load_manifest():
+        if doc["kind"] not in ("Role", "ClusterRole"):
+            continue
+        for rule in doc["rules"]:
+            urls.update(rule.get("nonResourceURLs", []))
+            for group in rule.get("apiGroups", []):
+                for resource in rule.get("resources", []):
+                    have.update((group, resource, verb) for verb in rule["verbs"])
+    return have, urls
+
+
+def _url_granted(path, patterns):
+    return any(path == p or (p.endswith("*") and path.startswith(p[:-1])) for p in patterns)
+
+
+@pytest.fixture(scope="module")
+def recorded_run(fleet, tmp_path_factory):
+    """One burn-in of DERIVE_CLUSTER (namespace per run, nodes labelled as verified) and its cleanup, as a service
+    account bound with the whole manifest (docs/rbac.md's per-run variant: the Role's rules cluster-wide), every API
+    call of the playbooks' processes recorded by tests/fleet/api_recorder."""
+    work = tmp_path_factory.mktemp("rbac-derive")
+    cluster = fleet.cluster(DERIVE_CLUSTER)
+    admin = fleetlib.Rest(cluster["server"], cluster["admin_token"], fleet.ca_file)
+    suffix = uuid.uuid4().hex[:6]
+    home, account = "rbac-derive-%s" % suffix, "burnin"
+    user = "system:serviceaccount:%s:%s" % (home, account)
+    made = []
+    try:
+        admin.must("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": home}})
+        admin.must("POST", "/api/v1/namespaces/%s/serviceaccounts" % home, {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account}})
+        made = fleet_rbac.install(admin, home, user, cluster_reader=True, namespaces=True, remediation=True, per_run=True, admission=True, suffix=home)
+        # The Role's rules cluster-wide: the per-run namespaces do not exist before the run.
+        rules = {"apiVersion": fleet_rbac.RBAC_API, "kind": "ClusterRole", "metadata": {"name": "%s-role" % home}, "rules": fleet_rbac.role_rules()}
+        binding = {
+            "apiVersion": fleet_rbac.RBAC_API,
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "%s-role" % home},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": rules["metadata"]["name"]},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+        }
+        for obj in (rules, binding):
+            admin.must("POST", fleet_rbac.api_path(obj), obj)
+            made.append(obj)
+        token = admin.must(
+            "POST",
+            "/api/v1/namespaces/%s/serviceaccounts/%s/token" % (home, account),
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}},
+        )["status"]["token"]
+        kubeconfig = work / "kubeconfig"
+        kubeconfig.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "clusters": [{"name": DERIVE_CLUSTER, "cluster": {"server": cluster["server"], "certificate-authority": str(fleet.ca_file)}}],
+                    "users": [{"name": account, "user": {"token": token}}],
+                    "contexts": [{"name": DERIVE_CLUSTER, "context": {"cluster": DERIVE_CLUSTER, "user": account}}],
+                    "current-context": DERIVE_CLUSTER,
+                }
+            )
+        )
+        # The policy must be in force before the run, or the run could not show that it is compatible with it.
+        _policy_in_force(fleetlib.Rest(cluster["server"], token, fleet.ca_file), home)
+        record = work / "api-calls.jsonl"
+        env = dict(
+            os.environ,
+            ANSIBLE_FORCE_COLOR="0",
+            ANSIBLE_NOCOLOR="1",
+            GPUFLEET_API_RECORD=str(record),
+            PYTHONPATH=os.pathsep.join([str(RECORDER)] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
+        )
+        run_id = "rbac%s" % suffix
+        common = ["-i", fleet.inventory, "--limit", DERIVE_CLUSTER]
+        for variable in (
+            "burnin_kubeconfig=%s" % kubeconfig,
+            "burnin_run_id=%s" % run_id,
+            "burnin_namespace=%s" % home,
+            "burnin_namespace_per_run=true",
+            "burnin_label_verified=true",
+            "burnin_report_dir=%s" % (work / "reports"),
+            "burnin_poll_interval=1",
+            "burnin_timeout=120",
+        ):
+            common += ["-e", variable]
+        runs = []
+        for playbook in ("burnin.yml", "cleanup.yml"):
+            proc = subprocess.run(
+                ["ansible-playbook", str(REPO / "playbooks" / playbook)] + common,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                universal_newlines=True,
+                check=False,
+                timeout=900,
+            )
+            runs.append(proc)
+        calls = [json.loads(line) for line in record.read_text().splitlines()] if record.is_file() else []
+        yield runs, calls, admin, "%s-%s" % (home, run_id)
+    finally:
+        for obj in reversed(made):
+            if obj["kind"] not in ("Role", "RoleBinding"):
+                admin.request("DELETE", "%s/%s" % (fleet_rbac.api_path(obj), obj["metadata"]["name"]))
+        admin.request("DELETE", "/api/v1/namespaces/%s" % home)
+
+
+def test_the_rights_a_burnin_uses_are_exactly_those_the_manifest_grants(recorded_run):
+    """Derived from the calls themselves: every (API group, resource, verb) the playbooks' requests needed (the API
+    server's own mapping of method and path, server-side apply's create included) against the manifest's rules. No
+    call was refused, nothing used is missing, and nothing granted went unused but NOT_EXERCISED."""
+    runs, calls, admin, run_namespace = recorded_run
+    burnin, cleanup = runs
+    assert burnin.returncode == 0, burnin.stdout[-4000:]
+    assert cleanup.returncode == 0, cleanup.stdout[-4000:]
+    assert len(calls) > 20, "the recorder saw %d calls: is tests/fleet/api_recorder on PYTHONPATH?" % len(calls)
+    refused = [c for c in calls if c["status"] in (401, 403)]
+    assert refused == [], "calls the manifest did not allow"
+    used, used_urls = set(), set()
+    for call in calls:
+        for group, resource, verb in _rbac_attributes(call["method"], call["url"], call["status"]):
+            if group is None:
+                used_urls.add((resource, verb))
+            else:
+                used.add((group, resource, verb))
+    have, url_patterns = _granted_by_manifest()
+    assert sorted(used - have) == [], "used and not granted"
+    assert sorted(have - used - set(NOT_EXERCISED)) == [], "granted and never used by the run"
+    assert sorted(set(NOT_EXERCISED) & used) == [], "NOT_EXERCISED lists rights the run did use: remove them"
+    assert all(verb == "get" and _url_granted(path, url_patterns) for path, verb in used_urls), sorted(used_urls)
+    # The run made its per-run namespace, and the cleanup deleted it through the admission policy.
+    status, live = admin.request("GET", "/api/v1/namespaces/%s" % run_namespace)
+    assert status == 404 or live["metadata"].get("deletionTimestamp"), (status, live)

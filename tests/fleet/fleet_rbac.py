@@ -81,10 +81,12 @@ def _subject(user):
     return [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]
 
 
-def objects_for(namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST, remediation=False, per_run=False, admission=False):
+def objects_for(namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST, remediation=False, per_run=False, admission=False, suffix=None):
     """The manifest's objects for one namespace and one user, in creation order (roles before their bindings)."""
     docs = load_manifest(path)
     out = []
+    # The cluster-scoped objects' names end with SUFFIX (default USER; a service account's user name has colons).
+    suffix = suffix or user
     role = _get(docs, "Role", ROLE)
     role["metadata"]["namespace"] = namespace
     binding = _get(docs, "RoleBinding", ROLE)
@@ -95,7 +97,7 @@ def objects_for(namespace, user, cluster_reader=False, namespaces=False, path=MA
         if not wanted:
             continue
         cluster_role = _get(docs, "ClusterRole", name)
-        cluster_role["metadata"]["name"] = f"{name}-{user}"
+        cluster_role["metadata"]["name"] = f"{name}-{suffix}"
         # The namespace the manifest names for patch/delete (resourceNames) is this one, as a user edits it.
         for rule in cluster_role["rules"]:
             if rule.get("resourceNames") == [ROLE]:
@@ -104,17 +106,17 @@ def objects_for(namespace, user, cluster_reader=False, namespaces=False, path=MA
                     # docs/rbac.md's per-run variant: the names are not known before the run.
                     del rule["resourceNames"]
         cluster_binding = _get(docs, "ClusterRoleBinding", name)
-        cluster_binding["metadata"]["name"] = f"{name}-{user}"
+        cluster_binding["metadata"]["name"] = f"{name}-{suffix}"
         cluster_binding["roleRef"]["name"] = cluster_role["metadata"]["name"]
         cluster_binding["subjects"] = _subject(user)
         out += [cluster_role, cluster_binding]
     if admission:
         policy = _get(docs, "ValidatingAdmissionPolicy", POLICY)
-        policy["metadata"]["name"] = f"{POLICY}-{user}"
+        policy["metadata"]["name"] = f"{POLICY}-{suffix}"
         for condition in policy["spec"]["matchConditions"]:
             condition["expression"] = condition["expression"].replace(f"'{SHIPPED_USER}'", f"'{user}'")
         policy_binding = _get(docs, "ValidatingAdmissionPolicyBinding", POLICY)
-        policy_binding["metadata"]["name"] = f"{POLICY}-{user}"
+        policy_binding["metadata"]["name"] = f"{POLICY}-{suffix}"
         policy_binding["spec"]["policyName"] = policy["metadata"]["name"]
         out += [policy, policy_binding]
     return out
@@ -130,10 +132,18 @@ def api_path(obj):
     return f"/apis/{RBAC_API}/{plural}"
 
 
-def install(rest, namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST, remediation=False, per_run=False, admission=False):
+def install(rest, namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST, remediation=False, per_run=False, admission=False, suffix=None):
     """Create the objects with REST (an object with create(path, body), such as fleet.Rest); returns them."""
     objs = objects_for(
-        namespace, user, cluster_reader=cluster_reader, namespaces=namespaces, path=path, remediation=remediation, per_run=per_run, admission=admission
+        namespace,
+        user,
+        cluster_reader=cluster_reader,
+        namespaces=namespaces,
+        path=path,
+        remediation=remediation,
+        per_run=per_run,
+        admission=admission,
+        suffix=suffix,
     )
     for obj in objs:
         rest.create(api_path(obj), obj)
