@@ -249,8 +249,11 @@ def test_the_admission_policy_lets_the_burnin_delete_a_per_run_namespace_it_labe
 REPO = FLEET_TOOLS.parent.parent
 RECORDER = FLEET_TOOLS / "api_recorder"
 DERIVE_CLUSTER = "gcp-usc1-h100-a"  # passes its run: detection, the node and fleet stages, the verdict, remediation
+# The rights the manifest grants on the dependency kinds the plans of other platforms apply: this run's cleanup lists
+# them (so list is used), but nothing of theirs is applied or deleted.
 # Rights of the manifest that this run cannot use, each with why; tests/unit/test_rbac_manifest.py covers them from
-# the role's tasks and the plan matrix. Anything else granted and not used, or used and not granted, fails.
+# the role's tasks and the plan matrix (every platform, GPU and MNNVL setting). Anything else granted and not used, or
+# used and not granted, fails.
 NOT_EXERCISED = {
     ("resource.nvidia.com", "computedomains", "get"): "ComputeDomain: multi-node NVLink platforms only (not gcp h100)",
     ("resource.nvidia.com", "computedomains", "create"): "as above",
@@ -320,7 +323,8 @@ def _url_granted(path, patterns):
 
 @pytest.fixture(scope="module")
 def recorded_run(fleet, tmp_path_factory):
-    """One burn-in of DERIVE_CLUSTER (namespace per run, nodes labelled as verified) and its cleanup, as a service
+    """Two burn-ins of DERIVE_CLUSTER (a namespace per run, then a fixed one; nodes labelled as verified), each with its
+    cleanup, as a service
     account bound with the whole manifest (docs/rbac.md's per-run variant: the Role's rules cluster-wide), every API
     call of the playbooks' processes recorded by tests/fleet/api_recorder."""
     work = tmp_path_factory.mktemp("rbac-derive")
@@ -375,30 +379,33 @@ def recorded_run(fleet, tmp_path_factory):
             PYTHONPATH=os.pathsep.join([str(RECORDER)] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
         )
         run_id = "rbac%s" % suffix
-        common = ["-i", fleet.inventory, "--limit", DERIVE_CLUSTER]
-        for variable in (
-            "burnin_kubeconfig=%s" % kubeconfig,
-            "burnin_run_id=%s" % run_id,
-            "burnin_namespace=%s" % home,
-            "burnin_namespace_per_run=true",
-            "burnin_label_verified=true",
-            "burnin_report_dir=%s" % (work / "reports"),
-            "burnin_poll_interval=1",
-            "burnin_timeout=120",
-        ):
-            common += ["-e", variable]
         runs = []
-        for playbook in ("burnin.yml", "cleanup.yml"):
-            proc = subprocess.run(
-                ["ansible-playbook", str(REPO / "playbooks" / playbook)] + common,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                universal_newlines=True,
-                check=False,
-                timeout=900,
-            )
-            runs.append(proc)
+        # A namespace per run (created by the burn-in, deleted whole by the cleanup), then the fixed namespace the
+        # admin made (kept: the cleanup lists and deletes the run's TrainJobs and the entry's shared objects).
+        for per_run, run in (("true", run_id), ("false", run_id + "f")):
+            common = ["-i", fleet.inventory, "--limit", DERIVE_CLUSTER]
+            for variable in (
+                "burnin_kubeconfig=%s" % kubeconfig,
+                "burnin_run_id=%s" % run,
+                "burnin_namespace=%s" % home,
+                "burnin_namespace_per_run=%s" % per_run,
+                "burnin_label_verified=true",
+                "burnin_report_dir=%s" % (work / "reports"),
+                "burnin_poll_interval=1",
+                "burnin_timeout=120",
+            ):
+                common += ["-e", variable]
+            for playbook in ("burnin.yml", "cleanup.yml"):
+                proc = subprocess.run(
+                    ["ansible-playbook", str(REPO / "playbooks" / playbook)] + common,
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    universal_newlines=True,
+                    check=False,
+                    timeout=900,
+                )
+                runs.append(proc)
         calls = [json.loads(line) for line in record.read_text().splitlines()] if record.is_file() else []
         yield runs, calls, admin, "%s-%s" % (home, run_id)
     finally:
@@ -413,9 +420,8 @@ def test_the_rights_a_burnin_uses_are_exactly_those_the_manifest_grants(recorded
     server's own mapping of method and path, server-side apply's create included) against the manifest's rules. No
     call was refused, nothing used is missing, and nothing granted went unused but NOT_EXERCISED."""
     runs, calls, admin, run_namespace = recorded_run
-    burnin, cleanup = runs
-    assert burnin.returncode == 0, burnin.stdout[-4000:]
-    assert cleanup.returncode == 0, cleanup.stdout[-4000:]
+    for proc in runs:
+        assert proc.returncode == 0, " ".join(proc.args) + "\n" + proc.stdout[-4000:]
     assert len(calls) > 20, "the recorder saw %d calls: is tests/fleet/api_recorder on PYTHONPATH?" % len(calls)
     refused = [c for c in calls if c["status"] in (401, 403)]
     assert refused == [], "calls the manifest did not allow"
