@@ -62,7 +62,11 @@ options:
     description:
       - Kubeflow Trainer version the runtime targets, for example C(v2.3) or C(v2.1).
       - Before v2.2 the torch runtime sets C(mlPolicy.torch.numProcPerNode).
-      - A string naming a release from v2.0 to v2.3 (patch releases too); a YAML number such as C(2.10), read as 2.1, is refused.
+      - A string naming a release from v2.0 to v2.4 (patch releases too); a YAML number such as C(2.10), read as 2.1, is refused.
+      - Each release's rules (C(_lib/trainer-versions.yaml)) - env variables its plugins set refused in O(env) with the reason (torchrun's
+        C(PET_*), from v2.3 mpirun's C(OMPI_MCA_orte_*), from v2.4 Open MPI 5's C(PRTE_MCA_*)); from v2.4 replicatedJob names of at most 20
+        characters, and the MPI workers' image must be the TrainJob's (v2.4 sets it on launcher and nodes).
+      - v2.3 is tested on a real Trainer controller; v2.4 is rendered by these rules only (docs/trainer-versions.md).
     type: str
     default: v2.3
   allow_secret_env:

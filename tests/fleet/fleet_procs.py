@@ -201,17 +201,22 @@ def etcd_healthy(port):
 class Rest:
     """A minimal HTTPS client for one API server (bearer token, verified TLS)."""
 
-    def __init__(self, server, token, ca_file):
+    def __init__(self, server, token, ca_file, impersonate=None):
         hostport = server.split("://", 1)[1]
         self.host, port = hostport.rsplit(":", 1)
         self.port = int(port)
         self.token = token
         self.ctx = ssl.create_default_context(cafile=str(ca_file))
+        # A user name to act as (the admin token may impersonate): requests then go through that user's RBAC and
+        # admission, as tests/e2e/test_rbac_manifest.py needs for the admission policy.
+        self.impersonate = impersonate
 
     def request(self, method, path, body=None, content_type="application/json", timeout=30):
         conn = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=timeout)
         try:
             headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
+            if self.impersonate:
+                headers["Impersonate-User"] = self.impersonate
             data = None
             if body is not None:
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()

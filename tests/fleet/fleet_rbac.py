@@ -4,6 +4,10 @@
     objects_for(namespace, user, cluster_reader=True)     plus the node-reading ClusterRole and its binding
     objects_for(namespace, user, namespaces=True)         plus the namespace-managing ClusterRole and its binding
     objects_for(namespace, user, remediation=True)        plus the node-remediation ClusterRole and its binding
+    objects_for(namespace, user, namespaces=True, per_run=True, admission=True)
+                                                          the per-run variant of docs/rbac.md: patch/delete on every
+                                                          namespace by RBAC, kept to the labelled ones by the admission
+                                                          policy (bound for USER)
     install(rest, namespace, user, ...)                   create them through fleet.Rest (AlreadyExists is success)
 
 The fleet's restricted token is confined to one namespace on purpose (tests/e2e test that nodes answer 403 and the
@@ -23,6 +27,10 @@ CLUSTER_READER = "gpufleet-burnin-cluster-reader"
 NAMESPACES = "gpufleet-burnin-namespaces"
 REMEDIATION = "gpufleet-burnin-node-remediation"
 ROLE = "gpufleet-burnin"
+POLICY = "gpufleet-burnin-namespaces"
+ADMISSION_API = "admissionregistration.k8s.io/v1"
+# The user the shipped manifest names (its bindings' subject and the admission policy's match condition).
+SHIPPED_USER = "gpufleet-burnin"
 
 
 class RbacManifestError(Exception):
@@ -48,12 +56,15 @@ def load_manifest(path=MANIFEST):
         ("ClusterRoleBinding", NAMESPACES),
         ("ClusterRoleBinding", REMEDIATION),
         ("RoleBinding", ROLE),
+        ("ValidatingAdmissionPolicy", POLICY),
+        ("ValidatingAdmissionPolicyBinding", POLICY),
     }
     if found != wanted:
         raise RbacManifestError(f"{path}: expected exactly {sorted(wanted)}, found {sorted(found)}")
     for d in docs:
-        if d.get("apiVersion") != RBAC_API:
-            raise RbacManifestError(f"{path}: {d['kind']}/{d['metadata']['name']}: apiVersion must be {RBAC_API}")
+        api = ADMISSION_API if d.get("kind", "").startswith("ValidatingAdmissionPolicy") else RBAC_API
+        if d.get("apiVersion") != api:
+            raise RbacManifestError(f"{path}: {d['kind']}/{d['metadata']['name']}: apiVersion must be {api}")
     return docs
 
 
@@ -70,10 +81,12 @@ def _subject(user):
     return [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]
 
 
-def objects_for(namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST, remediation=False):
+def objects_for(namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST, remediation=False, per_run=False, admission=False, suffix=None):
     """The manifest's objects for one namespace and one user, in creation order (roles before their bindings)."""
     docs = load_manifest(path)
     out = []
+    # The cluster-scoped objects' names end with SUFFIX (default USER; a service account's user name has colons).
+    suffix = suffix or user
     role = _get(docs, "Role", ROLE)
     role["metadata"]["namespace"] = namespace
     binding = _get(docs, "RoleBinding", ROLE)
@@ -84,30 +97,54 @@ def objects_for(namespace, user, cluster_reader=False, namespaces=False, path=MA
         if not wanted:
             continue
         cluster_role = _get(docs, "ClusterRole", name)
-        cluster_role["metadata"]["name"] = f"{name}-{user}"
+        cluster_role["metadata"]["name"] = f"{name}-{suffix}"
         # The namespace the manifest names for patch/delete (resourceNames) is this one, as a user edits it.
         for rule in cluster_role["rules"]:
             if rule.get("resourceNames") == [ROLE]:
                 rule["resourceNames"] = [namespace]
+                if per_run:
+                    # docs/rbac.md's per-run variant: the names are not known before the run.
+                    del rule["resourceNames"]
         cluster_binding = _get(docs, "ClusterRoleBinding", name)
-        cluster_binding["metadata"]["name"] = f"{name}-{user}"
+        cluster_binding["metadata"]["name"] = f"{name}-{suffix}"
         cluster_binding["roleRef"]["name"] = cluster_role["metadata"]["name"]
         cluster_binding["subjects"] = _subject(user)
         out += [cluster_role, cluster_binding]
+    if admission:
+        policy = _get(docs, "ValidatingAdmissionPolicy", POLICY)
+        policy["metadata"]["name"] = f"{POLICY}-{suffix}"
+        for condition in policy["spec"]["matchConditions"]:
+            condition["expression"] = condition["expression"].replace(f"'{SHIPPED_USER}'", f"'{user}'")
+        policy_binding = _get(docs, "ValidatingAdmissionPolicyBinding", POLICY)
+        policy_binding["metadata"]["name"] = f"{POLICY}-{suffix}"
+        policy_binding["spec"]["policyName"] = policy["metadata"]["name"]
+        out += [policy, policy_binding]
     return out
 
 
 def api_path(obj):
     """The collection path to POST OBJ to."""
+    if obj["kind"].startswith("ValidatingAdmissionPolicy"):
+        return f"/apis/{ADMISSION_API}/" + {"ValidatingAdmissionPolicy": "validatingadmissionpolicies"}.get(obj["kind"], "validatingadmissionpolicybindings")
     plural = {"Role": "roles", "RoleBinding": "rolebindings", "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings"}[obj["kind"]]
     if obj["kind"] in ("Role", "RoleBinding"):
         return f"/apis/{RBAC_API}/namespaces/{obj['metadata']['namespace']}/{plural}"
     return f"/apis/{RBAC_API}/{plural}"
 
 
-def install(rest, namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST, remediation=False):
+def install(rest, namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST, remediation=False, per_run=False, admission=False, suffix=None):
     """Create the objects with REST (an object with create(path, body), such as fleet.Rest); returns them."""
-    objs = objects_for(namespace, user, cluster_reader=cluster_reader, namespaces=namespaces, path=path, remediation=remediation)
+    objs = objects_for(
+        namespace,
+        user,
+        cluster_reader=cluster_reader,
+        namespaces=namespaces,
+        path=path,
+        remediation=remediation,
+        per_run=per_run,
+        admission=admission,
+        suffix=suffix,
+    )
     for obj in objs:
         rest.create(api_path(obj), obj)
     return objs

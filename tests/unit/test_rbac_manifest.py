@@ -304,3 +304,31 @@ def test_namespaces_are_patched_and_deleted_only_by_name():
             if "namespaces" in rule.get("resources", []) and set(rule["verbs"]) & {"patch", "delete"}:
                 assert rule.get("resourceNames") == [role_namespace], rule
                 assert set(rule["verbs"]) == {"patch", "delete"}, rule
+
+
+def test_the_admission_policy_guards_the_collections_namespaces_for_the_bound_identity():
+    """The ValidatingAdmissionPolicy (tests/e2e/test_rbac_manifest.py runs it on an API server) matches namespace
+    patches and deletes of the identity the bindings name, and checks the label the collection puts on the namespaces
+    it creates (plugins/module_utils/rendering/plan.py), before and after a patch."""
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import MANAGED_BY_LABEL, MANAGER
+
+    docs = load_manifest()
+    policies = [d for d in docs if d["kind"] == "ValidatingAdmissionPolicy"]
+    bindings = [d for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding"]
+    assert len(policies) == 1 and len(bindings) == 1
+    policy, binding = policies[0], bindings[0]
+    assert policy["apiVersion"] == binding["apiVersion"] == "admissionregistration.k8s.io/v1"
+    assert binding["spec"]["policyName"] == policy["metadata"]["name"] and binding["spec"]["validationActions"] == ["Deny"]
+    spec = policy["spec"]
+    assert spec["failurePolicy"] == "Fail"
+    assert spec["matchConstraints"]["resourceRules"] == [
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE", "DELETE"], "resources": ["namespaces"]}
+    ]
+    subjects = set(s["name"] for d in docs if d["kind"].endswith("RoleBinding") for s in d["subjects"])
+    assert len(subjects) == 1
+    assert [c["expression"] for c in spec["matchConditions"]] == ["request.userInfo.username == '%s'" % subjects.pop()]
+    variables = dict((v["name"], v["expression"]) for v in spec["variables"])
+    label_check = "labels['%s'] == '%s'" % (MANAGED_BY_LABEL, MANAGER)
+    assert "oldObject.metadata." + label_check in variables["owned"]
+    assert " object.metadata." + label_check in variables["kept"] and "request.operation == 'DELETE'" in variables["kept"]
+    assert [v["expression"] for v in spec["validations"]] == ["variables.owned && variables.kept"]

@@ -28,6 +28,8 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import p
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import runtime
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import templating
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import trainer_rules
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
 TRAINJOB_API = runtime.API_VERSION
@@ -412,6 +414,8 @@ def plan_workload(config, facts, library=None):
         rank_env = {"binary": config["trainer"]["binary"], "env": _worker_env(merged, base_runtime["metadata"]["name"])}
     trainjob_spec = _trainjob_spec(job_template, command, args, mpi_args, pre_command, enable_mnnvl, cfg, base_runtime, rank_env)
     planned, topology_key = _stamp_objects(base_runtime, merged, trainjob_spec, trainjob_name, cfg["entry_name"], run_id, namespace, orchestration)
+    # What the chosen Trainer release refuses or changes silently (_lib/trainer-versions.yaml): names, images.
+    trainer_rules.check_runtime(planned[-2], planned[-1], framework, cfg["trainer_version"])
     _check_dra(data, planned)
     platform_data = dict(
         cluster, rct_api_version=data["rct_api_version"], compute_domain_num_nodes=data["compute_domain_num_nodes"], platform_vars=data["platform_vars"]

@@ -15,12 +15,14 @@ import copy
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import trainer_rules
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.names import check_entry_name, check_framework
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 TRAINER_VERSION_DEFAULT = "v2.3"
-# The Trainer v2 releases whose trainer.kubeflow.org/v1alpha1 API these builders know (patch releases included).
-TRAINER_RELEASES = ("v2.0", "v2.1", "v2.2", "v2.3")
+# The Trainer v2 releases whose trainer.kubeflow.org/v1alpha1 API these builders know (patch releases included): the
+# releases of _lib/trainer-versions.yaml, whose rules the render follows (a unit test keeps the two equal).
+TRAINER_RELEASES = ("v2.0", "v2.1", "v2.2", "v2.3", "v2.4")
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -86,13 +88,16 @@ def normalize_runtime_config(config):
         raise ConfigError("resources", "must be a mapping with limits/requests/claims, got %r" % (resources,))
     trainer_version = config.get("trainer_version") or TRAINER_VERSION_DEFAULT
     parse_trainer_version(trainer_version)
+    env = _list_field(config, "env")
+    # Variables the release's Trainer plugin sets itself (PET_* for torchrun, OMPI_MCA_*/PRTE_MCA_* for mpirun).
+    trainer_rules.check_env(env, framework, trainer_version)
     return {
         "entry_name": entry_name,
         "image": image,
         "framework": framework,
         "nodes": _int_field(config, "nodes", 1, 1),
         "gpus_per_node": _int_field(config, "gpus_per_node", 0, 0),
-        "env": _list_field(config, "env"),
+        "env": env,
         "volumes": _list_field(config, "volumes"),
         "volume_mounts": _list_field(config, "volume_mounts"),
         "init_containers": _list_field(config, "init_containers"),
