@@ -409,3 +409,195 @@ def test_remediate_undo_for_all_runs_needs_no_run_id(cluster):
     cluster(FakeCluster(nodes=[h100_node("a")]))
     result = run_action("burnin_remediate", dict(AUTH, mode="undo", all_runs=True, unreachable_grace=0))
     assert not result.get("failed") and result["remediation"]["run_id"] == "", result
+
+
+# --- the rendering plugins: burnin_plan, workload_plan, training_runtime, platform_overrides ----------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+
+
+def role_defaults(**changes):
+    import yaml
+
+    with open(os.path.join(ROOT, "roles", "burnin", "defaults", "main.yml")) as handle:
+        given = yaml.safe_load(handle)
+    given.update(changes)
+    return given
+
+
+PLAN_ARGS = {"platform": "aws", "gpu_architecture": "h100", "run_id": "r1", "namespace": "burnin"}
+
+
+def test_burnin_plan_returns_the_role_plan_of_the_checked_variables_unchanged():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.role_plan import role_plan
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+
+    result = run_action("burnin_plan", dict(PLAN_ARGS, variables=role_defaults()))
+    assert not result.get("failed"), result
+    assert result["changed"] is False
+    want = role_plan(check_role_vars(role_defaults()), "aws", "h100", "r1", "burnin", {}, stage="fleet", attempt=1)
+    assert dict((key, result[key]) for key in want) == want
+    assert result["record"]["trainjob"] == "nccl-burnin-r1"
+
+
+def test_burnin_plan_passes_stage_attempt_and_cluster():
+    cluster = {"nodes": [], "kubernetes_version": "v1.31.0", "dra_api_versions": ["v1beta1"]}
+    fleet = run_action("burnin_plan", dict(PLAN_ARGS, variables=role_defaults(), cluster=cluster, attempt=2))
+    assert fleet["stage"]["attempt"] == 2 and fleet["stage"]["stage"] == "fleet", fleet["stage"]
+    dcgm = run_action("burnin_plan", dict(PLAN_ARGS, variables=role_defaults(), stage="dcgm"))
+    assert dcgm["stage"]["stage"] == "dcgm" and dcgm["stage"]["parser"] == "dcgm-diag", dcgm["stage"]
+    assert dcgm["stage"]["trainjob"] == "nccl-burnin-r1-dcgm" and dcgm["record"] == {"stage": "dcgm"}
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"run_id": "R_1"}, "run_id: "),
+        ({"namespace": "Bad Namespace"}, "namespace: "),
+        ({"attempt": 0}, "attempt: "),
+        ({"attempt": 101}, "attempt: "),
+        ({"variables": role_defaults(burnin_nodes="many")}, "burnin_nodes: "),
+    ],
+)
+def test_burnin_plan_refuses_bad_options_naming_the_field(changes, message):
+    result = run_action("burnin_plan", dict(dict(PLAN_ARGS, variables=role_defaults()), **changes))
+    assert result.get("failed") and result["msg"].startswith(message), result
+    assert "record" not in result and "objects" not in result
+
+
+def test_burnin_plan_attempt_bounds_are_inclusive():
+    for attempt in (1, 100):
+        assert not run_action("burnin_plan", dict(PLAN_ARGS, variables=role_defaults(), attempt=attempt)).get("failed")
+
+
+WORKLOAD = {
+    "entry_name": "nccl",
+    "image": "nvcr.io/nvidia/pytorch:26.01-py3",
+    "framework": "mpi",
+    "nodes": 2,
+    "gpus_per_node": 8,
+    "namespace": "burnin",
+    "run_id": "r1",
+    "platform": "aws",
+    "gpu_architecture": "h100",
+    "trainer": {"binary": "/usr/local/bin/all_reduce_perf"},
+}
+
+
+def test_workload_plan_renders_what_plan_workload_renders_with_the_facts_taken_out_of_the_options():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import workload_plan_spec
+
+    result = run_action("workload_plan", WORKLOAD)
+    assert not result.get("failed") and result["changed"] is False, result
+    options = dict((name, option.get("default")) for name, option in workload_plan_spec().items())
+    options.update(copy.deepcopy(WORKLOAD))
+    facts = {"platform": options.pop("platform"), "gpuArchitecture": options.pop("gpu_architecture")}
+    assert result["objects"] == plan_workload(options, facts)["objects"]
+    kinds = [obj["kind"] for obj in result["objects"]]
+    assert kinds[-1] == "TrainJob" and "TrainingRuntime" in kinds
+
+
+def test_workload_plan_refuses_an_unknown_platform_naming_it():
+    result = run_action("workload_plan", dict(WORKLOAD, platform="mars"))
+    assert result.get("failed") and result["msg"].startswith("platform: "), result
+    assert "objects" not in result
+
+
+def test_training_runtime_returns_the_runtime_of_build_runtime():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import build_runtime
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import training_runtime_spec
+
+    args = {"entry_name": "nccl", "image": "nvcr.io/nvidia/pytorch:26.01-py3", "gpus_per_node": 8, "framework": "torch"}
+    result = run_action("training_runtime", args)
+    assert not result.get("failed") and result["changed"] is False, result
+    options = dict((name, option.get("default")) for name, option in training_runtime_spec().items())
+    options.update(args)
+    assert result["runtime"] == build_runtime("torch", options)
+    assert result["runtime"]["kind"] == "TrainingRuntime" and sorted(result) == sorted(["changed", "runtime"] + [k for k in result if k.startswith("_")])
+
+
+def test_training_runtime_refuses_a_framework_outside_its_choices():
+    from ansible.errors import AnsibleActionFail
+
+    with pytest.raises(AnsibleActionFail, match="value of framework must be one of: torch, mpi, exec, got: jax"):
+        run_action("training_runtime", {"entry_name": "nccl", "image": "img", "gpus_per_node": 8, "framework": "jax"})
+
+
+def test_training_runtime_refuses_a_negative_gpu_count_naming_the_field():
+    result = run_action("training_runtime", {"entry_name": "nccl", "image": "img", "gpus_per_node": -1})
+    assert result.get("failed") and result["msg"].startswith("gpus_per_node: "), result
+
+
+def test_platform_overrides_returns_the_overrides_and_their_sources():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.overrides import build_overrides_with_sources
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import platform_overrides_spec
+
+    args = {"entry_name": "nccl", "gpus_per_node": 8, "platform": "aws", "efa_per_node": 32}
+    result = run_action("platform_overrides", args)
+    assert not result.get("failed") and result["changed"] is False, result
+    options = dict((name, option.get("default")) for name, option in platform_overrides_spec().items())
+    options.update(args)
+    overrides, sources = build_overrides_with_sources(options)
+    assert result["overrides"] == overrides and result["sources"] == sources
+    assert result["overrides"], "aws with EFA has overrides"
+    assert len(result["sources"]) == len(result["overrides"])
+
+
+def test_platform_overrides_refuses_negative_counts_naming_the_field():
+    result = run_action("platform_overrides", {"entry_name": "nccl", "gpus_per_node": 8, "platform": "aws", "efa_per_node": -1})
+    assert result.get("failed") and result["msg"].startswith("efa_per_node: "), result
+    assert "overrides" not in result
+
+
+# --- burnin_report ----------------------------------------------------------------------------------------------
+
+RESULTS = {
+    "aws-a": {"cluster": "aws-a", "platform": "aws", "gpu_architecture": "h100", "outcome": "Complete", "run_id": "r1"},
+    "gcp-a": {"cluster": "gcp-a", "platform": "gcp", "gpu_architecture": "h100", "outcome": "Unreachable", "reason": "Cannot reach it", "run_id": "r1"},
+}
+
+
+def test_burnin_report_writes_the_chosen_formats_and_shapes_the_result(tmp_path):
+    directory = str(tmp_path / "reports")
+    result = run_action("burnin_report", {"results": RESULTS, "directory": directory, "formats": ["json", "junit"], "run_id": "r1", "generated": "t"})
+    assert not result.get("failed"), result
+    assert result["changed"] is True
+    assert sorted(result["files"]) == ["json", "junit"]
+    assert sorted(os.listdir(directory)) == sorted(os.path.basename(path) for path in result["files"].values())
+    assert sorted(result["changed_files"]) == sorted(result["files"].values())
+    with open(result["files"]["json"]) as handle:
+        written = json.load(handle)
+    assert sorted(written["clusters"]) == ["aws-a", "gcp-a"] if isinstance(written.get("clusters"), dict) else written
+    assert isinstance(result["summary"], dict) and "baseline" in result
+    again = run_action("burnin_report", {"results": RESULTS, "directory": directory, "formats": ["json", "junit"], "run_id": "r1", "generated": "t"})
+    assert again["changed"] is False and again["changed_files"] == [], again
+
+
+def test_burnin_report_in_check_mode_writes_nothing_and_says_what_would_change(tmp_path):
+    directory = str(tmp_path / "reports")
+    result = run_action("burnin_report", {"results": RESULTS, "directory": directory, "formats": ["json"], "generated": "t"}, check_mode=True)
+    assert result["changed"] is True and result["changed_files"], result
+    assert not os.path.exists(directory)
+
+
+def test_burnin_report_bad_options_fail_the_task_naming_the_field(tmp_path):
+    result = run_action("burnin_report", {"results": RESULTS, "directory": str(tmp_path), "basename": "../x"})
+    assert result.get("failed") and result["msg"].startswith("basename: must be a plain file name prefix"), result
+    assert "files" not in result
+
+
+def test_burnin_report_a_directory_it_cannot_write_fails_naming_it(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    result = run_action("burnin_report", {"results": RESULTS, "directory": str(blocker / "reports"), "formats": ["json"]})
+    assert result.get("failed") and result["msg"].startswith("cannot write the reports into %s: " % (blocker / "reports")), result
+
+
+def test_burnin_report_a_baseline_that_is_no_report_fails_after_writing_the_reports(tmp_path):
+    bad = tmp_path / "baseline.json"
+    bad.write_text("[1, 2]")
+    directory = str(tmp_path / "reports")
+    result = run_action("burnin_report", {"results": RESULTS, "directory": directory, "formats": ["json"], "baseline": str(bad)})
+    assert result.get("failed") and str(bad) in result["msg"], result
+    assert os.path.exists(result["files"]["json"])
