@@ -446,7 +446,7 @@ def test_burnin_plan_passes_stage_attempt_and_cluster():
     assert fleet["stage"]["attempt"] == 2 and fleet["stage"]["stage"] == "fleet", fleet["stage"]
     dcgm = run_action("burnin_plan", dict(PLAN_ARGS, variables=role_defaults(), stage="dcgm"))
     assert dcgm["stage"]["stage"] == "dcgm" and dcgm["stage"]["parser"] == "dcgm-diag", dcgm["stage"]
-    assert dcgm["stage"]["trainjob"] == "nccl-burnin-r1-dcgm" and dcgm["record"] == {"stage": "dcgm"}
+    assert dcgm["stage"]["trainjob"] == "nccl-burnin-r1-dcgm" and dcgm["record"] == {"stage": "plan"}
 
 
 @pytest.mark.parametrize(
