@@ -207,7 +207,11 @@ def test_a_dry_run_in_an_existing_namespace_passed_whatever_was_planned():
 def test_a_loop_is_explained_by_its_first_failed_item_not_a_later_or_a_passed_one():
     looped = {
         "msg": "One or more items failed",
-        "results": [{"failed": False, "msg": "All items completed"}, {"failed": True, "msg": "first (409)\nReason: Conflict"}, {"failed": True, "msg": "second"}],
+        "results": [
+            {"failed": False, "msg": "All items completed"},
+            {"failed": True, "msg": "first (409)\nReason: Conflict"},
+            {"failed": True, "msg": "second"},
+        ],
     }
     record = failure_of({}, {"name": "Apply"}, looped)["record"]
     assert "first" in record["reason"] and "second" not in record["reason"] and "All items" not in record["reason"], record
