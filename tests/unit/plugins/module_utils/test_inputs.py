@@ -413,3 +413,27 @@ def test_a_threshold_naming_a_collective_the_collection_does_not_run_is_refused(
 def test_thresholds_for_the_collectives_the_catalogue_runs_pass():
     records = [{"collective": name, "pass": 100} for name in ("all_reduce", "all_gather", "all_gather_perf", "./build/all_reduce_perf")]
     assert role_vars.check_role_vars({"burnin_thresholds": records})["burnin_thresholds"] == records
+
+
+# What the mutation run of validation/inputs.py (docs/mutation.md) found untested.
+
+
+def test_a_platform_variable_error_is_named_under_the_users_field():
+    with pytest.raises(ConfigError) as failed:
+        inputs.check_platform_vars("burnin_platform_vars", {"gcp_rdma_mode": "bogus"})
+    assert failed.value.field == "burnin_platform_vars.gcp_rdma_mode"
+    assert str(failed.value) == "burnin_platform_vars.gcp_rdma_mode: must be one of multinetwork, dranet, got 'bogus'"
+
+
+def test_an_orchestration_that_is_not_a_mapping_is_named():
+    with pytest.raises(ConfigError) as failed:
+        inputs.check_override_item("overrides[0]", {"when": {}, "orchestration": [1]})
+    assert str(failed.value) == "overrides[0].orchestration: must be a mapping, got a list [1]"
+
+
+def test_a_topology_without_a_key_is_allowed_and_a_bad_key_refused():
+    item = {"when": {}, "orchestration": {"topology": {}}}
+    assert inputs.check_override_item("overrides[0]", item) == item
+    with pytest.raises(ConfigError) as failed:
+        inputs.check_override_item("overrides[0]", {"when": {}, "orchestration": {"topology": {"topologyKey": "bad key!"}}})
+    assert failed.value.field == "overrides[0].orchestration.topology.topologyKey"
