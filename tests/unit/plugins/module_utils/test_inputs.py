@@ -437,3 +437,11 @@ def test_a_topology_without_a_key_is_allowed_and_a_bad_key_refused():
     with pytest.raises(ConfigError) as failed:
         inputs.check_override_item("overrides[0]", {"when": {}, "orchestration": {"topology": {"topologyKey": "bad key!"}}})
     assert failed.value.field == "overrides[0].orchestration.topology.topologyKey"
+
+
+@pytest.mark.parametrize("value", ["", None])
+def test_the_quarantine_mode_must_be_given(value):
+    with pytest.raises(ConfigError) as failed:
+        role_vars.check_role_vars({"burnin_quarantine": value})
+    assert failed.value.field == "burnin_quarantine"
+    assert role_vars.check_role_vars({"burnin_quarantine": "cordon"})["burnin_quarantine"] == "cordon"

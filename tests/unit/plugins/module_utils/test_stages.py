@@ -280,3 +280,15 @@ def test_reports_show_every_stage_attempt_and_a_row_per_node():
     assert root.get("tests") == "3" and root.get("failures") == "2"
     html = report.render_html(built)
     assert html.count('<table class="nodes">') == 1 and html.count('<table class="stages">') == 1 and "e-r-node-2" in html
+
+
+# What the mutation run of judging/stages.py (docs/mutation.md) found untested.
+
+
+def test_the_stages_verdict_is_the_worst_of_the_stages_and_none_without_any():
+    result = {"stages": [{"stage": "node", "verdict": "warn"}, {"stage": "fleet", "verdict": "fail"}, {"stage": "dcgm", "verdict": "pass"}]}
+    assert stages.stages_verdict(result) == "fail"
+    assert stages.stages_verdict({"stages": [{"stage": "node", "verdict": "pass"}, {"stage": "fleet", "verdict": "warn"}]}) == "warn"
+    assert stages.stages_verdict({"stages": []}) is None and stages.stages_verdict({}) is None and stages.stages_verdict(None) is None
+    # a stage without a verdict yet does not count
+    assert stages.stages_verdict({"stages": [{"stage": "node"}]}) is None
