@@ -194,7 +194,7 @@ def test_cluster_detect_reports_version_nodes_namespace_and_the_detection(cluste
     assert result["recorded"]["platform"] == "aws" and result["recorded"]["gpu_architecture"] == "h100"
     assert result["recorded"]["detected"]["gpu_nodes"] == 2
     # the authentication options reach the client, the plugin's own do not
-    name, params, fqcn = cluster.holder["params"][0]
+    _plugin, params, fqcn = cluster.holder["params"][0]
     assert fqcn == "gpufleet.burnin.cluster_detect" and params["context"] == "aws-a" and params["kind"] == "Node"
     assert "platform" not in params and "namespace" not in params
     assert ("find", "Namespace", "burnin") in fake.calls
