@@ -292,3 +292,22 @@ def test_the_stages_verdict_is_the_worst_of_the_stages_and_none_without_any():
     assert stages.stages_verdict({"stages": []}) is None and stages.stages_verdict({}) is None and stages.stages_verdict(None) is None
     # a stage without a verdict yet does not count
     assert stages.stages_verdict({"stages": [{"stage": "node"}]}) is None
+
+
+def test_a_missing_output_is_an_error_also_when_the_job_outcome_is_not_known_yet():
+    logs, pods = node_pods([480.0])
+    logs[0]["log"] = "nothing here\n"
+    verdict = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome=None)
+    assert verdict["verdict"] == "error" and "no nccl-tests output" in verdict["reason"], verdict
+    assert all(check["name"] != "job" for check in verdict["checks"])  # no outcome, no job check
+
+
+def test_a_pods_busbw_is_its_peak_check_else_its_avg_check_else_its_metrics():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import node_stage
+
+    checks = [{"name": "range", "value": 1.0, "size": 8}, {"name": "avg", "value": 300.0, "size": None}, {"name": "peak", "value": 480.0, "size": 1 << 33}]
+    metrics = {"peak_busbw": 490.0, "largest_size": 1 << 34}
+    assert node_stage._measured({"checks": checks, "metrics": metrics}) == (480.0, 1 << 33)
+    assert node_stage._measured({"checks": checks[:2], "metrics": metrics}) == (300.0, None)
+    assert node_stage._measured({"checks": [{"name": "peak", "value": None}], "metrics": metrics}) == (490.0, 1 << 34)
+    assert node_stage._measured({"checks": [], "metrics": None}) == (None, None)
