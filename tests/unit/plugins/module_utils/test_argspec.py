@@ -109,3 +109,19 @@ def test_the_specs_are_copies_a_caller_may_change():
         for option in first.values():
             option["default"] = "changed"
         assert all(option.get("default") != "changed" for option in whole().values())
+
+
+def test_a_documentation_stub_refuses_to_run_on_a_host_also_in_check_mode(monkeypatch, capsys):
+    import json
+
+    from ansible.module_utils import basic
+
+    # a module that did not support check mode would exit "skipped" in check mode instead of saying why it cannot run
+    args = {"ANSIBLE_MODULE_ARGS": {"directory": "/tmp/x", "files": [], "_ansible_check_mode": True}}
+    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", json.dumps(args).encode("utf-8"))
+    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)
+    with pytest.raises(SystemExit):
+        argspec.refuse_on_host(argspec.burnin_write_spec(), "gpufleet.burnin.burnin_write", "writes on the controller")
+    out = json.loads(capsys.readouterr().out)
+    assert out["failed"] is True and not out.get("skipped"), out
+    assert out["msg"] == "gpufleet.burnin.burnin_write writes on the controller through its action plugin; it cannot run as a module on a host"

@@ -445,3 +445,27 @@ def test_the_quarantine_mode_must_be_given(value):
         role_vars.check_role_vars({"burnin_quarantine": value})
     assert failed.value.field == "burnin_quarantine"
     assert role_vars.check_role_vars({"burnin_quarantine": "cordon"})["burnin_quarantine"] == "cordon"
+
+
+def test_extra_cleanup_kinds_take_api_version_and_kind_only():
+    kinds = [{"api_version": "v1", "kind": "ConfigMap"}]
+    assert role_vars.check_role_vars({"burnin_cleanup_extra_kinds": kinds})["burnin_cleanup_extra_kinds"] == kinds
+    with pytest.raises(ConfigError) as failed:
+        role_vars.check_role_vars({"burnin_cleanup_extra_kinds": [{"api_version": "v1", "kind": "ConfigMap", "name": "x"}]})
+    assert str(failed.value).startswith("burnin_cleanup_extra_kinds[0]: has name; only api_version and kind are allowed")
+
+
+def test_the_isolation_budget_starts_at_one_job_and_one_minute():
+    assert role_vars.check_isolation_budget(1, 1) == (1, 1)
+    for jobs, minutes, field in ((0, 30, "max_jobs"), (8, 0, "max_minutes")):
+        with pytest.raises(ConfigError) as failed:
+            role_vars.check_isolation_budget(jobs, minutes)
+        assert failed.value.field == field
+
+
+def test_the_log_tail_is_at_most_a_million_lines():
+    assert role_vars.check_role_vars({"burnin_log_tail_lines": 1000000})["burnin_log_tail_lines"] == 1000000
+    for value in (0, 1000001):
+        with pytest.raises(ConfigError) as failed:
+            role_vars.check_role_vars({"burnin_log_tail_lines": value})
+        assert failed.value.field == "burnin_log_tail_lines"
