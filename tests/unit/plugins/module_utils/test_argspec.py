@@ -125,3 +125,10 @@ def test_a_documentation_stub_refuses_to_run_on_a_host_also_in_check_mode(monkey
     out = json.loads(capsys.readouterr().out)
     assert out["failed"] is True and not out.get("skipped"), out
     assert out["msg"] == "gpufleet.burnin.burnin_write writes on the controller through its action plugin; it cannot run as a module on a host"
+
+
+def test_the_names_of_pull_secrets_are_not_hidden():
+    # they name Secrets, they are none: with no_log, Ansible would print VALUE_SPECIFIED_IN_NO_LOG_PARAMETER wherever
+    # such a name shows in a result (the runtime, the plan), and validate-modules wants the choice stated
+    for spec in (argspec.training_runtime_spec(), argspec.workload_plan_spec()):
+        assert spec["image_pull_secrets"]["no_log"] is False
