@@ -311,3 +311,13 @@ def test_a_pods_busbw_is_its_peak_check_else_its_avg_check_else_its_metrics():
     assert node_stage._measured({"checks": checks[:2], "metrics": metrics}) == (300.0, None)
     assert node_stage._measured({"checks": [{"name": "peak", "value": None}], "metrics": metrics}) == (490.0, 1 << 34)
     assert node_stage._measured({"checks": [], "metrics": None}) == (None, None)
+
+
+def test_a_passed_node_stage_names_the_busbw_range_of_its_nodes():
+    import re
+
+    logs, pods = node_pods([480.0, 481.0])
+    verdict = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome="Complete")
+    low, high = sorted(row["busbw"] for row in verdict["node_results"])
+    assert re.match(r"^2 node\(s\) passed, busbw [0-9.]+\.\.[0-9.]+ GB/s$", verdict["reason"]), verdict["reason"]
+    assert ("%.1f..%.1f" % (low, high)) in verdict["reason"]
