@@ -321,3 +321,25 @@ def test_a_passed_node_stage_names_the_busbw_range_of_its_nodes():
     low, high = sorted(row["busbw"] for row in verdict["node_results"])
     assert re.match(r"^2 node\(s\) passed, busbw [0-9.]+\.\.[0-9.]+ GB/s$", verdict["reason"]), verdict["reason"]
     assert ("%.1f..%.1f" % (low, high)) in verdict["reason"]
+
+
+def test_only_the_fleet_stage_keeps_the_runs_trainjob_name():
+    # "dcgm" and "isolation" sort before and after "fleet": each adds its name
+    assert stages.stage_trainjob("nccl-burnin-r1", "fleet") == "nccl-burnin-r1"
+    assert stages.stage_trainjob("nccl-burnin-r1", "dcgm") == "nccl-burnin-r1-dcgm"
+    assert stages.stage_trainjob("nccl-burnin-r1", "isolation", attempt=2) == "nccl-burnin-r1-isolation-2"
+
+
+def test_only_an_error_stops_the_later_stages():
+    assert stages.stop_after("error") is True
+    assert [stages.stop_after(verdict) for verdict in ("fail", "pass", "warn", None)] == [False, False, False, False]
+
+
+def test_a_third_stage_is_recorded_after_the_first_two():
+    verdict = {"verdict": "pass", "reason": "ok"}
+    result = {}
+    for stage in ("node", "fleet", "dcgm"):
+        result = dict(result, **stages.recorded_attempt(result, stage, "job-%s" % stage, verdict))
+    assert [record["stage"] for record in result["stages"]] == ["node", "fleet", "dcgm"]
+    assert [len(record["attempts"]) for record in result["stages"]] == [1, 1, 1]
+    assert result["stages"][2]["attempts"][0]["trainjob"] == "job-dcgm"
