@@ -12,7 +12,8 @@
 #                selected by default and whenever e2e is selected
 #   sanity-2.21  ansible-test sanity --venv --python 3.13 (ansible-core 2.21)
 #   sanity-2.19  ansible-test sanity --venv --python 3.11 (ansible-core 2.19)
-#   units-2.21   ansible-test units --venv --python 3.13
+#   units-2.21   ansible-test units --venv --python 3.13 (first tests/fleet/build.sh --manifests-only: the CRDs of
+#                the CRD-schema tests, also without the fleet step)
 #   units-2.19   ansible-test units --venv --python 3.11
 #   lint         ansible-lint --profile production
 #   doc          ansible-doc of every module, filter/test, action plugin (through its module stub) and role;
@@ -155,6 +156,12 @@ units_for() {
     if [ -z "$(find "$REPO/tests/unit" -name 'test_*.py' -print -quit 2>/dev/null)" ]; then
         echo "no tests/unit/**/test_*.py; nothing to run"
         return 77
+    fi
+    # The CRD-schema tests (tests/unit/plugins/module_utils/test_crd_schemas.py) read the test bed's upstream CRDs:
+    # the fleet step copies them, and without it (TEST_ONLY=units) the manifests alone are fetched (seconds; a no-op
+    # when they are there), so that no units step skips them.
+    if [ -f "$REPO/tests/fleet/build.sh" ]; then
+        bash "$REPO/tests/fleet/build.sh" --manifests-only </dev/null
     fi
     ansible_test "$core" units --venv --python "$py" --color no
 }

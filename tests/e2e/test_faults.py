@@ -20,6 +20,7 @@ __metaclass__ = type
 
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -77,7 +78,9 @@ def bad_kubeconfigs(state, work):
 
 
 def kill_when_waiting(state, namespace):
-    """Kill the API server of KILLED once its TrainJob exists (the role is then waiting for it); return the time."""
+    """Kill the API server of KILLED once its TrainJob exists (the role is then waiting for it). The returned dict gets
+    ``trainjob`` (the name the API server listed), ``seen`` and ``at`` (monotonic times) only when it did: a kill
+    without a TrainJob would test the apply, not the wait."""
     from kubernetes import config
     from kubernetes.dynamic import DynamicClient
 
@@ -90,11 +93,16 @@ def kill_when_waiting(state, namespace):
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
-                if trainjobs.get(namespace=namespace).to_dict()["items"]:
-                    break
-            except Exception:  # noqa: BLE001 - the namespace may not exist yet
-                pass
+                items = trainjobs.get(namespace=namespace).to_dict()["items"]
+            except Exception as exc:  # noqa: BLE001 - the namespace may not exist yet
+                killed["last_error"] = str(exc)[:300]
+                items = []
+            if items:
+                killed.update(trainjob=items[0]["metadata"]["name"], seen=time.monotonic())
+                break
             time.sleep(0.5)
+        if "trainjob" not in killed:
+            return
         time.sleep(2)
         os.kill(cluster["processes"]["kube-apiserver"]["pid"], signal.SIGKILL)
         killed["at"] = time.monotonic()
@@ -175,6 +183,7 @@ def faults_run(faults_fleet):
         "wall": wall,
         "start": start,
         "killed": killed.get("at"),
+        "kill": dict(killed),
         "state": state,
         "work": work,
     }
@@ -182,14 +191,25 @@ def faults_run(faults_fleet):
 
 def test_a_cluster_killed_mid_wait_gives_up_fast_and_the_others_finish(faults_run):
     results = faults_run["results"]
+    kill = faults_run["kill"]
+    assert kill.get("trainjob"), "no TrainJob of %s appeared in 120 s, its API server was not killed: %s %s" % (KILLED, kill, faults_run["output"][-3000:])
     assert faults_run["killed"], "the API server was not killed: %s" % faults_run["output"][-3000:]
     killed = results[KILLED]
     assert killed["outcome"] == "Unreachable" and killed["stage"] == "wait", killed
-    assert "Cannot reach https://127.0.0.1:" in killed["reason"] and "Gave up waiting" in killed["reason"], killed
+    # the TrainJob the role waited for is the one the thread saw before it killed the API server
+    assert ("Gave up waiting for TrainJob %s after " % kill["trainjob"]) in killed["reason"], (kill, killed)
+    assert "Cannot reach https://127.0.0.1:" in killed["reason"], killed
+    # Lower bounds: the wait did not give up at its first failed poll. Its reason states how long every poll failed
+    # (the first failed poll starts that count at 0 s, so a value >= GRACE took at least two failed polls), and the
+    # whole run, which ends after the killed host's wait, lasted at least the grace after the kill.
+    unanswered = float(re.search(r"after ([0-9.]+) s without an answer", killed["reason"]).group(1))
+    assert unanswered >= GRACE, killed["reason"]
+    assert faults_run["start"] + faults_run["wall"] >= faults_run["killed"] + GRACE, faults_run
     assert results[HEALTHY]["outcome"] == "Complete", results[HEALTHY]
     # The run lasts about as long as the healthy cluster's TrainJob, not burnin_timeout (300 s): the killed cluster
-    # costs its grace plus a poll, and nobody waits for it.
-    assert faults_run["wall"] < FINISH + 60, faults_run["wall"]
+    # costs its grace plus a poll, and nobody waits for it. And not less: the healthy cluster's TrainJob ran FINISH s.
+    assert FINISH <= faults_run["wall"] < FINISH + 60, faults_run["wall"]
+    assert unanswered < GRACE + 10, killed["reason"]  # the grace plus one poll interval (2 s) and a slow poll
     assert faults_run["rc"] == 2  # failed clusters fail their hosts
 
 
@@ -235,8 +255,9 @@ def test_cleanup_gives_up_on_a_dead_cluster_after_the_grace_and_cleans_the_other
     dead = results[KILLED]
     assert dead["outcome"] == "Unreachable" and dead["stage"] == "cleanup" and dead["error_class"] == "Unreachable", dead
     assert "Cannot reach https://127.0.0.1:" in dead["reason"], dead
-    # Retried for the grace (burnin_unreachable_grace), not kubernetes.core's wait_timeout.
-    assert faults_cleanup["wall"] < 60, faults_cleanup["wall"]
+    # Retried for the grace (burnin_unreachable_grace), not kubernetes.core's wait_timeout; and at least the grace:
+    # the playbook ends after the dead cluster's host, which gives up only once every call failed for GRACE s.
+    assert GRACE <= faults_cleanup["wall"] < 60, faults_cleanup["wall"]
     assert faults_cleanup["rc"] == 2
 
 

@@ -189,19 +189,25 @@ def second(role, first):
     return role.playbook("burnin.yml", RUN2, exclude=(STOPPED, SLOW, RESTRICTED, FRESH))
 
 
-def settled(role, quiet=5.0, timeout=90.0):
+def settled(role, quiet=5.0, timeout=90.0, clock=time.monotonic, sleep=time.sleep):
     """Every cluster's snapshot once it stopped changing for QUIET seconds: the controllers still end the pods of the
     runs before (JobSet deletes a failed job's workers; they end within their grace period and the TrainJob's status
-    follows), which changes those TrainJobs' resourceVersion while nobody applies anything."""
-    deadline = time.time() + timeout
-    last, since = None, time.time()
+    follows), which changes those TrainJobs' resourceVersion while nobody applies anything. Fails when the snapshots
+    still change after TIMEOUT seconds: the --check run compared against a moving "before" would prove nothing.
+    (CLOCK and SLEEP are injectable for tests/unit/test_e2e_settled.py.)"""
+    start = clock()
+    last, since = None, start
     while True:
         now = dict((c, role.snapshot(c)) for c in role.fleet.clusters)
+        at = clock()
         if now != last:
-            last, since = now, time.time()
-        elif time.time() - since >= quiet or time.time() > deadline:
+            changed = sorted(c for c in now if last is None or now[c] != last.get(c))
+            last, since = now, at
+        elif at - since >= quiet:
             return now
-        time.sleep(1)
+        if at - start >= timeout:
+            pytest.fail("the clusters did not settle: %s still changed after %s s (no %s quiet seconds)" % (", ".join(changed), timeout, quiet))
+        sleep(1)
 
 
 @pytest.fixture(scope="module")

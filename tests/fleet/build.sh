@@ -11,11 +11,24 @@
 #   jobset                                                    sigs.k8s.io/jobset (the module root is the manager)
 #   trainer-controller-manager                                github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
 #
+#   tests/fleet/build.sh --manifests-only   only the manifests (a few module downloads, no build): what the unit
+#                                           steps of scripts/test.sh need for the CRD-schema tests without a fleet
+#
 # k8s.io/kubernetes cannot be `go install`ed: its go.mod replaces the staging modules (k8s.io/api, ...) with
 # ./staging/... directories. Each build is therefore a throw-away wrapper module that requires the component and,
 # for Kubernetes, replaces every staging module with its published v0.<minor>.<patch>, taken from the
 # k8s.io/kubernetes go.mod itself. Needs Go >= 1.26 (GOTOOLCHAIN=local: nothing but modules is downloaded).
 set -euo pipefail
+
+manifests_only=""
+case "${1:-}" in
+    "") ;;
+    --manifests-only) manifests_only=1 ;;
+    *)
+        echo "tests/fleet/build.sh: unknown argument '$1' (allowed: --manifests-only)" >&2
+        exit 2
+        ;;
+esac
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=tests/fleet/components.env
@@ -79,23 +92,30 @@ module_dir() {
     go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p'
 }
 
-for v in $KUBERNETES_VERSIONS; do
-    minor="${v#*.}"
-    minor="${minor%%.*}"
-    gomod="$(go mod download -json "k8s.io/kubernetes@v$v" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')"
-    REPLACES="$(awk -v ver="v0.${v#*.}" '$2 == "=>" && $3 ~ /^\.\/staging\// {print $1 "=" $1 "@" ver}' "$gomod")" \
-        build kubernetes "$v" "k8s.io/kubernetes@v$v" \
-        "-X k8s.io/component-base/version.gitVersion=v$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean" \
-        k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
-done
-REPLACES="" build etcd "$ETCD_VERSION" "go.etcd.io/etcd/server/v3@v$ETCD_VERSION" "" go.etcd.io/etcd/server/v3
-# go names the binary of go.etcd.io/etcd/server/v3 after "server".
-[ -x "$root/etcd-$ETCD_VERSION/bin/etcd" ] || mv "$root/etcd-$ETCD_VERSION/bin/server" "$root/etcd-$ETCD_VERSION/bin/etcd"
-REPLACES="" build kwok "$KWOK_VERSION" "sigs.k8s.io/kwok@v$KWOK_VERSION" \
-    "-X sigs.k8s.io/kwok/pkg/consts.Version=v$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
-REPLACES="" build jobset "$JOBSET_VERSION" "sigs.k8s.io/jobset@v$JOBSET_VERSION" "" sigs.k8s.io/jobset
-REPLACES="" build trainer "$TRAINER_VERSION" "github.com/kubeflow/trainer/v2@v$TRAINER_VERSION" "" \
-    github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+# The builds; --manifests-only goes straight to the manifests below.
+build_all() {
+    for v in $KUBERNETES_VERSIONS; do
+        minor="${v#*.}"
+        minor="${minor%%.*}"
+        gomod="$(go mod download -json "k8s.io/kubernetes@v$v" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')"
+        REPLACES="$(awk -v ver="v0.${v#*.}" '$2 == "=>" && $3 ~ /^\.\/staging\// {print $1 "=" $1 "@" ver}' "$gomod")" \
+            build kubernetes "$v" "k8s.io/kubernetes@v$v" \
+            "-X k8s.io/component-base/version.gitVersion=v$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean" \
+            k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
+    done
+    REPLACES="" build etcd "$ETCD_VERSION" "go.etcd.io/etcd/server/v3@v$ETCD_VERSION" "" go.etcd.io/etcd/server/v3
+    # go names the binary of go.etcd.io/etcd/server/v3 after "server".
+    [ -x "$root/etcd-$ETCD_VERSION/bin/etcd" ] || mv "$root/etcd-$ETCD_VERSION/bin/server" "$root/etcd-$ETCD_VERSION/bin/etcd"
+    REPLACES="" build kwok "$KWOK_VERSION" "sigs.k8s.io/kwok@v$KWOK_VERSION" \
+        "-X sigs.k8s.io/kwok/pkg/consts.Version=v$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
+    REPLACES="" build jobset "$JOBSET_VERSION" "sigs.k8s.io/jobset@v$JOBSET_VERSION" "" sigs.k8s.io/jobset
+    REPLACES="" build trainer "$TRAINER_VERSION" "github.com/kubeflow/trainer/v2@v$TRAINER_VERSION" "" \
+        github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+}
+# in an if's body, not after ||: there errexit would not reach into the function
+if [ -z "$manifests_only" ]; then
+    build_all
+fi
 
 # The upstream manifests, copied out of the module cache (the fleet and the CRD-schema tests read them here).
 manifests="$root/manifests"

@@ -165,11 +165,11 @@ def test_the_repository_allow_list_is_valid_and_every_entry_says_why():
     guard = load_guard()
     entries = guard.load_allow_list()
     assert entries and all(len(entry["why"]) > 20 for entry in entries)
-    # the CRD-schema tests may skip only when a subset of the steps runs (TEST_ONLY), never in a full run
+    # the CRD-schema tests never skip in CI: every units step of scripts/test.sh fetches their CRDs first
     crd = "tests/unit/plugins/module_utils/test_crd_schemas.py::test_x"
     reason = "the test bed's upstream CRDs are not built yet: run tests/fleet/build.sh in a checkout"
     assert guard.expected(crd, reason, entries, environ={}) is None
-    assert guard.expected(crd, reason, entries, environ={"TEST_ONLY": "units"})["only_if"] == "TEST_ONLY"
+    assert guard.expected(crd, reason, entries, environ={"TEST_ONLY": "units"}) is None
     # a missing browser or a broken venv is never expected
     assert (
         guard.expected("tests/e2e/test_report_html.py::test_page", "apt-get installed chromium but no chromium binary is on PATH", entries, environ={}) is None

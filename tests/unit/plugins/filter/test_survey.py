@@ -84,3 +84,18 @@ def test_filters():
         env_list_filter.env_list_filter(3)
     with pytest.raises(AnsibleFilterError, match="gpufleet.burnin.name_refs: image_pull_secrets"):
         name_refs_filter.name_refs_filter(3)
+
+
+# What the mutation run of validation/survey.py (docs/mutation.md) found untested: the messages' formatting.
+
+
+def test_the_errors_name_the_field_and_the_type_given():
+    with pytest.raises(ConfigError) as failed:
+        env_list(42, field="burnin_env")
+    assert str(failed.value) == "burnin_env: must be a list of {name, value} mappings or NAME=value strings, got int"
+    with pytest.raises(ConfigError) as failed:
+        name_refs(4.5, field="burnin_image_pull_secrets")
+    assert str(failed.value) == "burnin_image_pull_secrets: must be a list of names or {name: ...} mappings, got float"
+    with pytest.raises(ConfigError) as failed:
+        env_list([{"name": "A", "value": "1"}, {"name": "B", "value": None}], field="burnin_env")
+    assert str(failed.value) == "burnin_env[1].value: is null; allowed: a string (quote it in YAML), or no value for an empty one"

@@ -413,3 +413,59 @@ def test_a_threshold_naming_a_collective_the_collection_does_not_run_is_refused(
 def test_thresholds_for_the_collectives_the_catalogue_runs_pass():
     records = [{"collective": name, "pass": 100} for name in ("all_reduce", "all_gather", "all_gather_perf", "./build/all_reduce_perf")]
     assert role_vars.check_role_vars({"burnin_thresholds": records})["burnin_thresholds"] == records
+
+
+# What the mutation run of validation/inputs.py (docs/mutation.md) found untested.
+
+
+def test_a_platform_variable_error_is_named_under_the_users_field():
+    with pytest.raises(ConfigError) as failed:
+        inputs.check_platform_vars("burnin_platform_vars", {"gcp_rdma_mode": "bogus"})
+    assert failed.value.field == "burnin_platform_vars.gcp_rdma_mode"
+    assert str(failed.value) == "burnin_platform_vars.gcp_rdma_mode: must be one of multinetwork, dranet, got 'bogus'"
+
+
+def test_an_orchestration_that_is_not_a_mapping_is_named():
+    with pytest.raises(ConfigError) as failed:
+        inputs.check_override_item("overrides[0]", {"when": {}, "orchestration": [1]})
+    assert str(failed.value) == "overrides[0].orchestration: must be a mapping, got a list [1]"
+
+
+def test_a_topology_without_a_key_is_allowed_and_a_bad_key_refused():
+    item = {"when": {}, "orchestration": {"topology": {}}}
+    assert inputs.check_override_item("overrides[0]", item) == item
+    with pytest.raises(ConfigError) as failed:
+        inputs.check_override_item("overrides[0]", {"when": {}, "orchestration": {"topology": {"topologyKey": "bad key!"}}})
+    assert failed.value.field == "overrides[0].orchestration.topology.topologyKey"
+
+
+@pytest.mark.parametrize("value", ["", None])
+def test_the_quarantine_mode_must_be_given(value):
+    with pytest.raises(ConfigError) as failed:
+        role_vars.check_role_vars({"burnin_quarantine": value})
+    assert failed.value.field == "burnin_quarantine"
+    assert role_vars.check_role_vars({"burnin_quarantine": "cordon"})["burnin_quarantine"] == "cordon"
+
+
+def test_extra_cleanup_kinds_take_api_version_and_kind_only():
+    kinds = [{"api_version": "v1", "kind": "ConfigMap"}]
+    assert role_vars.check_role_vars({"burnin_cleanup_extra_kinds": kinds})["burnin_cleanup_extra_kinds"] == kinds
+    with pytest.raises(ConfigError) as failed:
+        role_vars.check_role_vars({"burnin_cleanup_extra_kinds": [{"api_version": "v1", "kind": "ConfigMap", "name": "x"}]})
+    assert str(failed.value).startswith("burnin_cleanup_extra_kinds[0]: has name; only api_version and kind are allowed")
+
+
+def test_the_isolation_budget_starts_at_one_job_and_one_minute():
+    assert role_vars.check_isolation_budget(1, 1) == (1, 1)
+    for jobs, minutes, field in ((0, 30, "max_jobs"), (8, 0, "max_minutes")):
+        with pytest.raises(ConfigError) as failed:
+            role_vars.check_isolation_budget(jobs, minutes)
+        assert failed.value.field == field
+
+
+def test_the_log_tail_is_at_most_a_million_lines():
+    assert role_vars.check_role_vars({"burnin_log_tail_lines": 1000000})["burnin_log_tail_lines"] == 1000000
+    for value in (0, 1000001):
+        with pytest.raises(ConfigError) as failed:
+            role_vars.check_role_vars({"burnin_log_tail_lines": value})
+        assert failed.value.field == "burnin_log_tail_lines"

@@ -213,3 +213,17 @@ def test_two_nodes_without_a_known_good_partner_run_nothing_and_with_one_are_tol
     assert step["state"] == "done" and step["conclusion"]["outcome"] == "undetermined" and step["conclusion"]["jobs"] == 0
     conclusion, results, rounds = isolate(["a", "b"], ["b"], known_good=["g"])
     assert [c["node"] for c in conclusion["culprits"]] == ["b"] and len(results) == 2
+
+
+def test_only_a_slow_pair_of_two_good_nodes_is_unexplained():
+    # What the mutation run of judging/isolation.py (docs/mutation.md) found untested: a slow pair with a bad node
+    # is explained by it; one whose nodes both passed with other partners is not.
+    results = [
+        {"nodes": ["a", "b"], "verdict": "fail"},
+        {"nodes": ["a", "g"], "verdict": "pass"},
+        {"nodes": ["b", "h"], "verdict": "pass"},
+        {"nodes": ["c", "g"], "verdict": "fail"},
+    ]
+    known = assess(["a", "b", "c"], ["g", "h"], results)
+    assert known["bad"] == ["c"]
+    assert known["unexplained"] == [{"nodes": ["a", "b"], "verdict": "fail"}]

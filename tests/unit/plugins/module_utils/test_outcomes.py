@@ -180,3 +180,44 @@ def test_a_failing_verdict_is_the_clusters_failure_naming_its_nodes():
     assert judged["line"] == "aws-a: fail - busbw 3.1 GB/s below 270; nodes 1 succeeded, failed: b"
     passed = judged_record({"cluster": "aws-a", "stage": "logs", "reason": "Complete"}, dict(verdict, verdict="warn", failed_nodes=[]))
     assert passed["record"]["stage"] == "logs" and passed["record"]["reason"] == "Complete"
+
+
+# What the mutation run of judging/cluster_result.py (docs/mutation.md) found untested.
+
+
+def test_a_later_stage_adds_its_objects_after_the_earlier_ones_once():
+    objects = [obj("TrainingRuntime", "rt"), obj("TrainJob", "job-2")]
+    previous = {"applied": ["TrainingRuntime/rt", "TrainJob/job-1"], "changed_objects": ["TrainJob/job-1"]}
+    record = applied_record([{"changed": False}, {"changed": True}], objects, "ns", False, False, True, previous=previous)
+    assert record["applied"] == ["TrainingRuntime/rt", "TrainJob/job-1", "TrainJob/job-2"]
+    assert record["changed_objects"] == ["TrainJob/job-1", "TrainJob/job-2"]
+
+
+def test_an_earlier_stage_that_changed_nothing_still_keeps_its_applied_objects():
+    previous = {"applied": ["TrainJob/job-1"]}
+    record = applied_record([{"changed": True}], [obj("TrainJob", "job-2")], "ns", False, False, True, previous=previous)
+    assert record["applied"] == ["TrainJob/job-1", "TrainJob/job-2"] and record["changed_objects"] == ["TrainJob/job-2"]
+
+
+def test_a_dry_run_in_an_existing_namespace_passed_whatever_was_planned():
+    record = applied_record([{}], [obj("TrainJob", "job")], "ns", False, True, True, planned=["TrainJob/job"])
+    assert record["reason"] == "dry run passed" and record["outcome"] == "Checked"
+
+
+def test_a_loop_is_explained_by_its_first_failed_item_not_a_later_or_a_passed_one():
+    looped = {
+        "msg": "One or more items failed",
+        "results": [
+            {"failed": False, "msg": "All items completed"},
+            {"failed": True, "msg": "first (409)\nReason: Conflict"},
+            {"failed": True, "msg": "second"},
+        ],
+    }
+    record = failure_of({}, {"name": "Apply"}, looped)["record"]
+    assert "first" in record["reason"] and "second" not in record["reason"] and "All items" not in record["reason"], record
+
+
+def test_a_classified_error_without_a_msg_gives_its_own_message():
+    error = {"category": "Forbidden", "status": 403, "message": "user x may not list nodes"}
+    record = failure_of({"outcome": "Pending"}, {"name": "List the nodes"}, {"msg": "", "error": error})["record"]
+    assert record["reason"] == "List the nodes: Forbidden: user x may not list nodes", record

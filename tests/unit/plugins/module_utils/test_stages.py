@@ -280,3 +280,66 @@ def test_reports_show_every_stage_attempt_and_a_row_per_node():
     assert root.get("tests") == "3" and root.get("failures") == "2"
     html = report.render_html(built)
     assert html.count('<table class="nodes">') == 1 and html.count('<table class="stages">') == 1 and "e-r-node-2" in html
+
+
+# What the mutation run of judging/stages.py (docs/mutation.md) found untested.
+
+
+def test_the_stages_verdict_is_the_worst_of_the_stages_and_none_without_any():
+    result = {"stages": [{"stage": "node", "verdict": "warn"}, {"stage": "fleet", "verdict": "fail"}, {"stage": "dcgm", "verdict": "pass"}]}
+    assert stages.stages_verdict(result) == "fail"
+    assert stages.stages_verdict({"stages": [{"stage": "node", "verdict": "pass"}, {"stage": "fleet", "verdict": "warn"}]}) == "warn"
+    assert stages.stages_verdict({"stages": []}) is None and stages.stages_verdict({}) is None and stages.stages_verdict(None) is None
+    # a stage without a verdict yet does not count
+    assert stages.stages_verdict({"stages": [{"stage": "node"}]}) is None
+
+
+def test_a_missing_output_is_an_error_also_when_the_job_outcome_is_not_known_yet():
+    logs, pods = node_pods([480.0])
+    logs[0]["log"] = "nothing here\n"
+    verdict = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome=None)
+    assert verdict["verdict"] == "error" and "no nccl-tests output" in verdict["reason"], verdict
+    assert all(check["name"] != "job" for check in verdict["checks"])  # no outcome, no job check
+
+
+def test_a_pods_busbw_is_its_peak_check_else_its_avg_check_else_its_metrics():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import node_stage
+
+    checks = [{"name": "range", "value": 1.0, "size": 8}, {"name": "avg", "value": 300.0, "size": None}, {"name": "peak", "value": 480.0, "size": 1 << 33}]
+    metrics = {"peak_busbw": 490.0, "largest_size": 1 << 34}
+    assert node_stage._measured({"checks": checks, "metrics": metrics}) == (480.0, 1 << 33)
+    assert node_stage._measured({"checks": checks[:2], "metrics": metrics}) == (300.0, None)
+    assert node_stage._measured({"checks": [{"name": "peak", "value": None}], "metrics": metrics}) == (490.0, 1 << 34)
+    assert node_stage._measured({"checks": [], "metrics": None}) == (None, None)
+
+
+def test_a_passed_node_stage_names_the_busbw_range_of_its_nodes():
+    import re
+
+    logs, pods = node_pods([480.0, 481.0])
+    verdict = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome="Complete")
+    low, high = sorted(row["busbw"] for row in verdict["node_results"])
+    assert re.match(r"^2 node\(s\) passed, busbw [0-9.]+\.\.[0-9.]+ GB/s$", verdict["reason"]), verdict["reason"]
+    assert ("%.1f..%.1f" % (low, high)) in verdict["reason"]
+
+
+def test_only_the_fleet_stage_keeps_the_runs_trainjob_name():
+    # "dcgm" and "isolation" sort before and after "fleet": each adds its name
+    assert stages.stage_trainjob("nccl-burnin-r1", "fleet") == "nccl-burnin-r1"
+    assert stages.stage_trainjob("nccl-burnin-r1", "dcgm") == "nccl-burnin-r1-dcgm"
+    assert stages.stage_trainjob("nccl-burnin-r1", "isolation", attempt=2) == "nccl-burnin-r1-isolation-2"
+
+
+def test_only_an_error_stops_the_later_stages():
+    assert stages.stop_after("error") is True
+    assert [stages.stop_after(verdict) for verdict in ("fail", "pass", "warn", None)] == [False, False, False, False]
+
+
+def test_a_third_stage_is_recorded_after_the_first_two():
+    verdict = {"verdict": "pass", "reason": "ok"}
+    result = {}
+    for stage in ("node", "fleet", "dcgm"):
+        result = dict(result, **stages.recorded_attempt(result, stage, "job-%s" % stage, verdict))
+    assert [record["stage"] for record in result["stages"]] == ["node", "fleet", "dcgm"]
+    assert [len(record["attempts"]) for record in result["stages"]] == [1, 1, 1]
+    assert result["stages"][2]["attempts"][0]["trainjob"] == "job-dcgm"

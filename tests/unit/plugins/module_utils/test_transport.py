@@ -276,3 +276,22 @@ def test_every_rendered_plan_logs_what_the_transport_check_reads(platform, frame
             subsystems = [item.split("=", 1)[1] for item in exported if item.startswith("NCCL_DEBUG_SUBSYS=")]
             assert debug and debug[-1] == "INFO", where
             assert all("INIT" in value.split(",") for value in subsystems), where
+
+
+# What the mutation run of judging/transport.py (docs/mutation.md) found untested.
+
+
+def test_the_first_channel_line_of_a_network_is_kept_as_evidence_and_not_its_repeats():
+    first = "h-0:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/Socket/1"
+    again = "h-0:1:2 [0] NCCL INFO Channel 01/0 : 0[0] -> 8[0] [send] via NET/Socket/1"
+    entry = tp.parse_transport("\n".join([first, again]))["hosts"]["h-0"]
+    assert entry["channels"] == {"Socket": 2}
+    kept = "\n".join(entry["lines"]) if isinstance(entry["lines"], list) else str(entry["lines"])
+    assert "Channel 00/0" in kept and "Channel 01/0" not in kept, entry["lines"]
+
+
+def test_a_network_the_table_lacks_is_a_note():
+    text = "h-0:1:2 [0] NCCL INFO Using network NewNet_v9\nh-1:1:2 [0] NCCL INFO Using network NewNet_v9"
+    proof = tp.check(tp.parse_transport(text), {"transport": "ib", "source": "test"}, {"nodes": 2})
+    assert proof["note"] is True and proof["verdict"] == "pass" and proof["seen"] == "unknown", proof
+    assert "NewNet_v9" in proof["reason"]

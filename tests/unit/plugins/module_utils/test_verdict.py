@@ -707,3 +707,44 @@ def test_workers_their_controller_deleted_after_another_failure_are_not_blamed()
 def test_a_deleted_pod_that_ran_out_of_memory_is_still_blamed():
     pods = [deleted(pod("%s-node-0-0-7fk2m" % JOB, "gpu-node-a", "Failed", exit_code=137, reason="OOMKilled"))]
     assert at.attribute(pods, job_outcome="Failed")["failed_nodes"] == ["gpu-node-a"]
+
+
+# What the mutation run of judging/attribution.py (docs/mutation.md) found untested.
+
+
+def from_the_api(pods):
+    """PODS as the API server's JSON gives them: every string a new object, not the test's interned literals."""
+    import json
+
+    return json.loads(json.dumps(pods))
+
+
+def test_an_oom_killed_worker_read_from_json_still_fails_its_node():
+    result = at.attribute(from_the_api(mpi_pods(137, "OOMKilled")), job_outcome="Complete")
+    assert result["failed_nodes"] == ["gpu-node-b"], result
+    entry = [item for item in result["pods"] if item["node"] == "gpu-node-b"][0]
+    assert entry["reasons"] == ["pod Failed", "container node exited 137 (OOMKilled)"]
+
+
+def test_a_node_is_succeeded_by_its_own_pods_only():
+    pods = [pod("%s-node-0-0-7fk2m" % JOB, "gpu-node-a", "Running"), pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Succeeded", exit_code=0)]
+    result = at.attribute(pods, job_outcome=None)
+    assert result["succeeded_nodes"] == ["gpu-node-b"] and result["failed_nodes"] == [], result
+
+
+def test_a_log_hostname_with_a_domain_finds_its_pod():
+    pods = [pod("%s-node-0-1-x9d4c" % JOB, "gpu-node-b", "Running", hostname="%s-node-0-1.%s" % (JOB, JOB))]
+    assert at.pod_for_host(pods, "%s-node-0-1" % JOB) == "%s-node-0-1-x9d4c" % JOB
+    assert at.pod_for_host(pods, "%s-node-0-1.%s.burnin.svc" % (JOB, JOB)) == "%s-node-0-1-x9d4c" % JOB
+    assert at.pod_for_host(pods, JOB) is None
+
+
+def test_an_initializer_pod_is_not_taken_for_the_launcher():
+    table = fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log")
+    pods = [
+        pod("%s-dataset-initializer-0-0-a1b2c" % JOB, "gpu-node-a", "Succeeded", role="dataset-initializer", exit_code=0),
+        pod("%s-node-0-0-7fk2m" % JOB, "gpu-node-a", "Succeeded", exit_code=0),
+    ]
+    logs = [{"item": item, "log": table} for item in pods]
+    # two logs with the table: neither is a launcher, so the name decides (the later one sorts first)
+    assert at.find_nccl_output(logs, pods)[0] == "%s-node-0-0-7fk2m" % JOB

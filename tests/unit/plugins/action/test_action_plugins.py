@@ -1,0 +1,607 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The action plugins' argument handling and result shaping, run as a task runs them, against a fake client: no host,
+no cluster. cluster_detect and burnin_remediate get a stand-in for kubernetes.core's K8sService (its find, find_resource
+and patch, the dynamic client's request) in place of k8s_reader; the rendering plugins (burnin_plan, workload_plan,
+training_runtime, platform_overrides) and burnin_report need none.
+
+Controller code (ansible.playbook, ansible.plugins), so here and not under tests/unit/plugins/module_utils/."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+import importlib
+import json
+import os
+from unittest import mock
+
+import pytest
+
+pytest.importorskip("kubernetes")
+
+ACTION = "ansible_collections.gpufleet.burnin.plugins.action.%s"
+
+
+def run_action(module, args, check_mode=False, diff=False):
+    """Run the action plugin gpufleet.burnin.MODULE with ARGS as a task would; its result."""
+    from ansible.playbook.task import Task
+
+    action = importlib.import_module(ACTION % module).ActionModule
+    task = Task()
+    task.args = copy.deepcopy(args)
+    task.check_mode = check_mode
+    task.diff = diff
+    plugin = action(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None)
+    return plugin.run(task_vars={})
+
+
+def h100_node(name, labels=None):
+    """A node as an EKS p5.48xlarge node shows itself (labels of NVIDIA's GPU feature discovery)."""
+    node_labels = {
+        "kubernetes.io/hostname": name,
+        "node.kubernetes.io/instance-type": "p5.48xlarge",
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/gpu.count": "8",
+    }
+    node_labels.update(labels or {})
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": node_labels, "annotations": {}},
+        "spec": {"providerID": "aws:///us-east-1a/i-0%s" % name},
+        "status": {"capacity": {"nvidia.com/gpu": "8"}, "allocatable": {"nvidia.com/gpu": "8"}},
+    }
+
+
+class Response:
+    def __init__(self, body):
+        self.data = json.dumps(body).encode("utf-8")
+
+
+class FakeCluster:
+    """What the plugins call of kubernetes.core's K8sService, over an in-memory cluster.
+
+    FAIL maps a call ("version", "nodes", "namespace", "node:<name>", "patch:<name>") to an exception raised instead, or
+    to a list of them raised one call after the other."""
+
+    def __init__(self, nodes=(), namespaces=(), fail=None, version="v1.33.2"):
+        self.nodes = dict((node["metadata"]["name"], copy.deepcopy(node)) for node in nodes)
+        self.namespaces = list(namespaces)
+        self.fail = dict(fail or {})
+        self.version = version
+        self.calls = []
+        self.patches = []
+        outer = self
+
+        class Dynamic:
+            def request(self, method, path, serialize=False):
+                outer.calls.append(("request", method, path))
+                outer.raise_for("version" if path == "/version" else "apis")
+                if path == "/version":
+                    return Response({"gitVersion": outer.version})
+                return Response({"groups": [{"name": "resource.k8s.io", "versions": [{"groupVersion": "resource.k8s.io/v1", "version": "v1"}]}]})
+
+        class Client:
+            client = Dynamic()
+            configuration = mock.Mock(host="https://10.0.0.1:6443")
+
+            def patch(self, resource, patch, name=None, content_type=None):
+                outer.calls.append(("patch", name, content_type))
+                outer.raise_for("patch:%s" % name)
+                outer.patches.append((name, copy.deepcopy(patch)))
+                node = outer.nodes[name]
+                merge(node, patch)
+                return node
+
+        self.client = Client()
+
+    def raise_for(self, call):
+        failure = self.fail.get(call)
+        if isinstance(failure, list):
+            failure = failure.pop(0) if failure else None
+        if failure is not None:
+            raise failure
+
+    def find(self, kind, api_version, name=None, namespace=None, **kwargs):
+        self.calls.append(("find", kind, name))
+        if kind == "Namespace":
+            self.raise_for("namespace")
+            return {"api_found": True, "resources": [{"metadata": {"name": name}}] if name in self.namespaces else []}
+        if name is None:
+            self.raise_for("nodes")
+            return {"api_found": True, "resources": [copy.deepcopy(node) for _key, node in sorted(self.nodes.items())]}
+        self.raise_for("node:%s" % name)
+        return {"api_found": True, "resources": [copy.deepcopy(self.nodes[name])] if name in self.nodes else []}
+
+    def find_resource(self, kind, api_version, fail=False):
+        self.calls.append(("find_resource", kind))
+        return "nodes-resource"
+
+
+def merge(target, patch):
+    """RFC 7386 merge patch, as the API server applies a merge-patch+json."""
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, dict) and isinstance(target.get(key), dict):
+            merge(target[key], value)
+        else:
+            target[key] = copy.deepcopy(value)
+
+
+class ApiError(Exception):
+    """The client's ApiException as the plugins see it: its text and status."""
+
+    def __init__(self, text, status=None):
+        super(ApiError, self).__init__(text)
+        self.status = status
+
+
+REFUSED = (
+    "HTTPSConnectionPool(host='10.0.0.1', port=6443): Max retries exceeded with url: /version (Caused by NewConnectionError: [Errno 111] Connection refused)"
+)
+FORBIDDEN = (
+    '(403)\nReason: Forbidden\nHTTP response body: {"kind":"Status","apiVersion":"v1","status":"Failure","message":"nodes is forbidden: User '
+    '\\"system:serviceaccount:burnin:burnin\\" cannot list resource \\"nodes\\" in API group \\"\\" at the cluster scope","reason":"Forbidden","code":403}'
+)
+
+
+@pytest.fixture
+def cluster(monkeypatch):
+    """Install a FakeCluster as the client of cluster_detect and burnin_remediate; returns a setter."""
+    holder = {}
+
+    def use(fake):
+        holder["fake"] = fake
+        # cluster_detect makes its client itself; burnin_remediate through the cluster protocol (plugin_utils/cluster.py).
+        for module, where in (
+            ("cluster_detect", ACTION % "cluster_detect"),
+            ("burnin_remediate", "ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster"),
+        ):
+            plugin = importlib.import_module(where)
+
+            def reader(params, name, plugin_name=module):
+                holder.setdefault("params", []).append((plugin_name, dict(params), name))
+                return holder["fake"]
+
+            monkeypatch.setattr(plugin, "k8s_reader", reader)
+        return fake
+
+    use.holder = holder
+    return use
+
+
+AUTH = {"kubeconfig": "/nonexistent/kubeconfig", "context": "aws-a"}
+
+
+# --- cluster_detect ---------------------------------------------------------------------------------------------
+
+
+def test_cluster_detect_reports_version_nodes_namespace_and_the_detection(cluster):
+    fake = cluster(FakeCluster(nodes=[h100_node("n1"), h100_node("n2")], namespaces=["burnin"]))
+    result = run_action("cluster_detect", dict(AUTH, platform="aws", gpu_architecture="h100", namespace="burnin"))
+    assert not result.get("failed"), result
+    assert result["changed"] is False
+    assert result["kubernetes_version"] == "v1.33.2" and result["dra_api_versions"] == ["v1"]
+    assert result["nodes_listed"] is True and [n["metadata"]["name"] for n in result["nodes"]] == ["n1", "n2"]
+    # only what detection reads of a node is kept (the annotations are not)
+    assert result["nodes"][0] == {
+        "metadata": {"name": "n1", "labels": h100_node("n1")["metadata"]["labels"]},
+        "spec": {"providerID": "aws:///us-east-1a/i-0n1"},
+        "status": {"capacity": {"nvidia.com/gpu": "8"}, "allocatable": {"nvidia.com/gpu": "8"}},
+    }
+    assert result["namespace_exists"] is True
+    assert result["outcome"] == "Detected" and result["reason"] == ""
+    assert result["recorded"]["platform"] == "aws" and result["recorded"]["gpu_architecture"] == "h100"
+    assert result["recorded"]["detected"]["gpu_nodes"] == 2
+    # the authentication options reach the client, the plugin's own do not
+    _plugin, params, fqcn = cluster.holder["params"][0]
+    assert fqcn == "gpufleet.burnin.cluster_detect" and params["context"] == "aws-a" and params["kind"] == "Node"
+    assert "platform" not in params and "namespace" not in params
+    assert ("find", "Namespace", "burnin") in fake.calls
+
+
+def test_cluster_detect_without_a_namespace_does_not_look_for_one(cluster):
+    fake = cluster(FakeCluster(nodes=[h100_node("n1")]))
+    result = run_action("cluster_detect", dict(AUTH, platform="aws", gpu_architecture="h100"))
+    assert "namespace_exists" not in result and not [c for c in fake.calls if c[:2] == ("find", "Namespace")]
+
+
+def test_cluster_detect_a_missing_namespace_is_reported_not_failed(cluster):
+    cluster(FakeCluster(nodes=[h100_node("n1")], namespaces=["other"]))
+    result = run_action("cluster_detect", dict(AUTH, platform="aws", gpu_architecture="h100", namespace="burnin"))
+    assert result["namespace_exists"] is False and not result.get("failed")
+
+
+def test_cluster_detect_nodes_that_contradict_the_group_are_a_mismatch(cluster):
+    cluster(FakeCluster(nodes=[h100_node("n1")]))
+    result = run_action("cluster_detect", dict(AUTH, platform="gcp", gpu_architecture="h100"))
+    assert result["outcome"] == "Mismatch" and result["recorded"]["outcome"] == "Mismatch", result
+    assert "gcp" in result["reason"] and "aws" in result["reason"]
+    assert not result.get("failed")
+
+
+def test_cluster_detect_an_unreachable_cluster_stops_with_its_class_not_a_failure(cluster):
+    cluster(FakeCluster(fail={"version": ApiError(REFUSED)}))
+    result = run_action("cluster_detect", dict(AUTH, platform="aws", gpu_architecture="h100"))
+    assert not result.get("failed"), result
+    assert result["outcome"] == "Unreachable" and result["error"]["category"] == "Unreachable"
+    assert result["reason"].startswith("Unreachable: ") and "https://10.0.0.1:6443" in result["reason"]
+    assert result["recorded"] == {"stage": "detect", "outcome": "Unreachable", "error_class": "Unreachable", "reason": result["reason"]}
+    assert "nodes" not in result and "kubernetes_version" not in result
+
+
+def test_cluster_detect_a_token_that_may_not_list_nodes_goes_on_with_the_declared_values(cluster):
+    cluster(FakeCluster(fail={"nodes": ApiError(FORBIDDEN, 403)}))
+    result = run_action("cluster_detect", dict(AUTH, platform="aws", gpu_architecture="h100"))
+    assert not result.get("failed"), result
+    assert result["nodes_listed"] is False and result["nodes"] == []
+    assert result["nodes_error"]["category"] == "Forbidden"
+    assert result["outcome"] == "Detected" and result["recorded"]["platform"] == "aws"
+
+
+def test_cluster_detect_another_error_listing_nodes_stops(cluster):
+    cluster(FakeCluster(fail={"nodes": ApiError(REFUSED)}))
+    result = run_action("cluster_detect", dict(AUTH, platform="aws", gpu_architecture="h100"))
+    assert result["outcome"] == "Unreachable" and "nodes_error" not in result
+    assert result["kubernetes_version"] == "v1.33.2"  # what was read before is kept
+
+
+def test_cluster_detect_an_error_reading_the_namespace_stops(cluster):
+    cluster(FakeCluster(nodes=[h100_node("n1")], fail={"namespace": ApiError(FORBIDDEN, 403)}))
+    result = run_action("cluster_detect", dict(AUTH, platform="aws", gpu_architecture="h100", namespace="burnin"))
+    assert result["outcome"] == "Error" and result["error"]["category"] == "Forbidden", result
+
+
+def test_cluster_detect_check_nodes_false_reads_no_node_and_says_so(cluster):
+    fake = cluster(FakeCluster(nodes=[h100_node("n1")]))
+    result = run_action("cluster_detect", dict(AUTH, platform="aws", gpu_architecture="h100", check_nodes=False))
+    assert result["nodes_listed"] is False and result["nodes"] == []
+    assert ("find", "Node", None) not in fake.calls
+    assert result["recorded"]["warnings"], result["recorded"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ({"check_nodes": "maybe"}, "argument 'check_nodes' is of type str and we were unable to convert to bool"),
+        ({"bogus": 1}, "Unsupported parameters for (None) module: bogus"),
+    ],
+)
+def test_cluster_detect_refuses_bad_options_before_any_contact(cluster, args, message):
+    from ansible.errors import AnsibleActionFail
+
+    fake = cluster(FakeCluster(nodes=[h100_node("n1")]))
+    # ansible-core turns AnsibleActionFail into the task's failure with this message
+    with pytest.raises(AnsibleActionFail) as failed:
+        run_action("cluster_detect", dict(AUTH, **args))
+    assert message in str(failed.value)
+    assert fake.calls == [] and "params" not in cluster.holder
+
+
+def test_cluster_detect_refuses_a_value_that_is_not_finite_naming_it(cluster):
+    fake = cluster(FakeCluster(nodes=[h100_node("n1")]))
+    result = run_action("cluster_detect", dict(AUTH, platform="aws", gpu_architecture="h100", extra={"x": float("nan")}))
+    assert result.get("failed") and result["msg"].startswith("gpufleet.burnin.cluster_detect: extra.x: "), result
+    assert fake.calls == []
+
+
+# --- burnin_remediate -------------------------------------------------------------------------------------------
+
+VERDICTS = {"good": {"verdict": "pass"}, "bad": {"verdict": "fail"}, "meh": {"verdict": "warn"}}
+
+
+def test_remediate_labels_the_passed_and_taints_the_failed_node_leaving_the_warned_one(cluster):
+    fake = cluster(FakeCluster(nodes=[h100_node("good"), h100_node("bad"), h100_node("meh")]))
+    result = run_action(
+        "burnin_remediate", dict(AUTH, run_id="r1", node_verdicts=VERDICTS, label_verified=True, quarantine="taint", unreachable_grace=0), diff=True
+    )
+    assert not result.get("failed"), result
+    assert result["changed"] is True
+    assert result["msg"] == "remediated 2 node(s): bad, good"
+    assert sorted(name for name, _patch in fake.patches) == ["bad", "good"]
+    assert fake.nodes["good"]["metadata"]["labels"]["gpufleet.burnin/verified"] == "r1"
+    assert fake.nodes["bad"]["spec"]["taints"] == [{"key": "gpufleet.burnin/bad", "value": "r1", "effect": "NoSchedule"}]
+    assert "gpufleet.burnin/verified" not in fake.nodes["meh"]["metadata"]["labels"] and "taints" not in fake.nodes["meh"]["spec"]
+    # the warned node is not even read
+    assert ("find", "Node", "meh") not in fake.calls
+    shown = result["remediation"]
+    assert shown["mode"] == "apply" and shown["run_id"] == "r1" and shown["check_mode"] is False and shown["nodes"] == ["bad", "good"]
+    assert sorted((c["node"], c["what"]) for c in shown["changes"]) == [("bad", "taint"), ("good", "label")]  # no annotations
+    assert [c for c in result["changes"] if c["what"] == "annotation"], "the records are in changes"
+    assert [d["before_header"] for d in result["diff"]] == ["Node/bad", "Node/good"]
+    assert all(call[2] == "application/merge-patch+json" for call in fake.calls if call[0] == "patch")
+
+
+def test_remediate_in_check_mode_reads_but_patches_nothing(cluster):
+    fake = cluster(FakeCluster(nodes=[h100_node("good"), h100_node("bad")]))
+    result = run_action(
+        "burnin_remediate", dict(AUTH, run_id="r1", node_verdicts=VERDICTS, label_verified=True, quarantine="cordon", unreachable_grace=0), check_mode=True
+    )
+    assert result["changed"] is True and result["msg"].startswith("would remediate 2 node(s): bad, good"), result
+    assert fake.patches == [] and not [c for c in fake.calls if c[0] == "patch"]
+    assert result["remediation"]["check_mode"] is True
+    assert "diff" not in result  # without --diff
+
+
+def test_remediate_a_node_that_is_gone_is_named_missing(cluster):
+    cluster(FakeCluster(nodes=[h100_node("good")]))
+    result = run_action("burnin_remediate", dict(AUTH, run_id="r1", node_verdicts=VERDICTS, label_verified=True, quarantine="taint", unreachable_grace=0))
+    assert result["remediation"]["missing"] == ["bad"]
+    assert result["msg"] == "remediated 1 node(s): good; not found: bad"
+
+
+def test_remediate_without_any_remediation_asked_touches_nothing(cluster):
+    fake = cluster(FakeCluster(nodes=[h100_node("good"), h100_node("bad")]))
+    result = run_action("burnin_remediate", dict(AUTH, run_id="r1", node_verdicts=VERDICTS, unreachable_grace=0))
+    assert result["changed"] is False and result["msg"] == "remediated 0 node(s)"
+    assert [c for c in fake.calls if c[0] == "find"] == []
+
+
+def test_remediate_an_already_remediated_node_is_not_patched_again(cluster):
+    fake = cluster(FakeCluster(nodes=[h100_node("good")]))
+    args = dict(AUTH, run_id="r1", node_verdicts={"good": {"verdict": "pass"}}, label_verified=True, unreachable_grace=0)
+    assert run_action("burnin_remediate", args)["changed"] is True
+    again = run_action("burnin_remediate", args)
+    assert again["changed"] is False and len(fake.patches) == 1, again
+
+
+def test_remediate_retries_a_conflict_and_gives_up_after_its_attempts(cluster):
+    conflict = ApiError("(409)\nReason: Conflict", 409)
+    fake = cluster(FakeCluster(nodes=[h100_node("bad")], fail={"patch:bad": [conflict, None]}))
+    args = dict(AUTH, run_id="r1", node_verdicts={"bad": {"verdict": "fail"}}, quarantine="cordon", unreachable_grace=0)
+    result = run_action("burnin_remediate", args)
+    assert not result.get("failed") and fake.nodes["bad"]["spec"]["unschedulable"] is True, result
+    assert len([c for c in fake.calls if c[0] == "patch"]) == 2
+    fake = cluster(FakeCluster(nodes=[h100_node("bad")], fail={"patch:bad": [conflict] * 5}))
+    result = run_action("burnin_remediate", args)
+    assert result["failed"] and result["msg"] == "patching Node/bad: the node changed under every one of 5 attempts", result
+    assert result["error"]["category"] == "Conflict" and result["changed"] is False
+
+
+def test_remediate_an_unreachable_cluster_fails_the_task_naming_the_call(cluster):
+    cluster(FakeCluster(nodes=[h100_node("bad")], fail={"node:bad": ApiError(REFUSED)}))
+    result = run_action("burnin_remediate", dict(AUTH, run_id="r1", node_verdicts={"bad": {"verdict": "fail"}}, quarantine="taint", unreachable_grace=0))
+    assert result["failed"] and result["msg"].startswith("reading Node/bad: "), result
+    assert result["error"]["category"] == "Unreachable" and "detail" not in result["error"]  # the server's words only at -v
+
+
+def test_remediate_undo_removes_only_the_marks_of_its_run(cluster):
+    fake = cluster(FakeCluster(nodes=[h100_node("good"), h100_node("bad"), h100_node("other", labels={"team": "infra"})]))
+    apply_args = dict(AUTH, run_id="r1", node_verdicts=VERDICTS, label_verified=True, quarantine="taint", unreachable_grace=0)
+    run_action("burnin_remediate", apply_args)
+    result = run_action("burnin_remediate", dict(AUTH, mode="undo", run_id="r2", unreachable_grace=0))
+    assert result["changed"] is False and result["msg"] == "undid the remediation of 0 node(s)", result
+    result = run_action("burnin_remediate", dict(AUTH, mode="undo", run_id="r1", unreachable_grace=0))
+    assert result["changed"] is True and result["msg"] == "undid the remediation of 2 node(s): bad, good", result
+    assert "gpufleet.burnin/verified" not in fake.nodes["good"]["metadata"]["labels"]
+    assert not fake.nodes["bad"]["spec"].get("taints")
+    assert fake.nodes["other"]["metadata"]["labels"]["team"] == "infra"
+    assert result["remediation"]["mode"] == "undo"
+
+
+def test_remediate_undo_with_a_token_that_may_not_list_nodes_undoes_nothing_with_a_note(cluster):
+    cluster(FakeCluster(nodes=[h100_node("good")], fail={"nodes": ApiError(FORBIDDEN, 403)}))
+    result = run_action("burnin_remediate", dict(AUTH, mode="undo", all_runs=True, unreachable_grace=0))
+    assert not result.get("failed") and result["changed"] is False, result
+    assert result["msg"].startswith("undid the remediation of 0 node(s); nodes not checked for the collection's labels, taints and cordons: ")
+    assert result["remediation"]["note"].startswith("nodes not checked")
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ({"run_id": "", "node_verdicts": VERDICTS}, "gpufleet.burnin.burnin_remediate: run_id: "),
+        ({"run_id": "r1", "node_verdicts": {"a": {"verdict": "great"}}}, "gpufleet.burnin.burnin_remediate: node_verdicts.a.verdict: "),
+        ({"run_id": "r1", "quarantine_taint": {"effect": "Sometimes"}}, "gpufleet.burnin.burnin_remediate: quarantine_taint.effect: "),
+        ({"run_id": "r1", "verified_label": "not a label!"}, "gpufleet.burnin.burnin_remediate: verified_label: "),
+        ({"mode": "undo", "run_id": ""}, "gpufleet.burnin.burnin_remediate: run_id: "),
+        ({"run_id": "r1", "unreachable_grace": -1}, "unreachable_grace: must be >= 0, got -1"),
+    ],
+)
+def test_remediate_refuses_bad_options_before_it_connects(cluster, args, message):
+    fake = cluster(FakeCluster(nodes=[h100_node("a")]))
+    result = run_action("burnin_remediate", dict(AUTH, **args))
+    assert result.get("failed") and result["msg"].startswith(message), result
+    assert fake.calls == [] and "params" not in cluster.holder
+
+
+def test_remediate_undo_for_all_runs_needs_no_run_id(cluster):
+    cluster(FakeCluster(nodes=[h100_node("a")]))
+    result = run_action("burnin_remediate", dict(AUTH, mode="undo", all_runs=True, unreachable_grace=0))
+    assert not result.get("failed") and result["remediation"]["run_id"] == "", result
+
+
+# --- the rendering plugins: burnin_plan, workload_plan, training_runtime, platform_overrides ----------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+
+
+def role_defaults(**changes):
+    import yaml
+
+    with open(os.path.join(ROOT, "roles", "burnin", "defaults", "main.yml")) as handle:
+        given = yaml.safe_load(handle)
+    given.update(changes)
+    return given
+
+
+PLAN_ARGS = {"platform": "aws", "gpu_architecture": "h100", "run_id": "r1", "namespace": "burnin"}
+
+
+def test_burnin_plan_returns_the_role_plan_of_the_checked_variables_unchanged():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.role_plan import role_plan
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+
+    result = run_action("burnin_plan", dict(PLAN_ARGS, variables=role_defaults()))
+    assert not result.get("failed"), result
+    assert result["changed"] is False
+    want = role_plan(check_role_vars(role_defaults()), "aws", "h100", "r1", "burnin", {}, stage="fleet", attempt=1)
+    assert dict((key, result[key]) for key in want) == want
+    assert result["record"]["trainjob"] == "nccl-burnin-r1"
+
+
+def test_burnin_plan_passes_stage_attempt_and_cluster():
+    cluster = {"nodes": [], "kubernetes_version": "v1.31.0", "dra_api_versions": ["v1beta1"]}
+    fleet = run_action("burnin_plan", dict(PLAN_ARGS, variables=role_defaults(), cluster=cluster, attempt=2))
+    assert fleet["stage"]["attempt"] == 2 and fleet["stage"]["stage"] == "fleet", fleet["stage"]
+    dcgm = run_action("burnin_plan", dict(PLAN_ARGS, variables=role_defaults(), stage="dcgm"))
+    assert dcgm["stage"]["stage"] == "dcgm" and dcgm["stage"]["parser"] == "dcgm-diag", dcgm["stage"]
+    assert dcgm["stage"]["trainjob"] == "nccl-burnin-r1-dcgm" and dcgm["record"] == {"stage": "plan"}
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"run_id": "R_1"}, "run_id: "),
+        ({"namespace": "Bad Namespace"}, "namespace: "),
+        ({"attempt": 0}, "attempt: "),
+        ({"attempt": 101}, "attempt: "),
+        ({"variables": role_defaults(burnin_nodes="many")}, "burnin_nodes: "),
+    ],
+)
+def test_burnin_plan_refuses_bad_options_naming_the_field(changes, message):
+    result = run_action("burnin_plan", dict(dict(PLAN_ARGS, variables=role_defaults()), **changes))
+    assert result.get("failed") and result["msg"].startswith(message), result
+    assert "record" not in result and "objects" not in result
+
+
+def test_burnin_plan_attempt_bounds_are_inclusive():
+    for attempt in (1, 100):
+        assert not run_action("burnin_plan", dict(PLAN_ARGS, variables=role_defaults(), attempt=attempt)).get("failed")
+
+
+WORKLOAD = {
+    "entry_name": "nccl",
+    "image": "nvcr.io/nvidia/pytorch:26.01-py3",
+    "framework": "mpi",
+    "nodes": 2,
+    "gpus_per_node": 8,
+    "namespace": "burnin",
+    "run_id": "r1",
+    "platform": "aws",
+    "gpu_architecture": "h100",
+    "trainer": {"binary": "/usr/local/bin/all_reduce_perf"},
+}
+
+
+def test_workload_plan_renders_what_plan_workload_renders_with_the_facts_taken_out_of_the_options():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import workload_plan_spec
+
+    result = run_action("workload_plan", WORKLOAD)
+    assert not result.get("failed") and result["changed"] is False, result
+    options = dict((name, option.get("default")) for name, option in workload_plan_spec().items())
+    options.update(copy.deepcopy(WORKLOAD))
+    facts = {"platform": options.pop("platform"), "gpuArchitecture": options.pop("gpu_architecture")}
+    assert result["objects"] == plan_workload(options, facts)["objects"]
+    kinds = [obj["kind"] for obj in result["objects"]]
+    assert kinds[-1] == "TrainJob" and "TrainingRuntime" in kinds
+
+
+def test_workload_plan_refuses_an_unknown_platform_naming_it():
+    result = run_action("workload_plan", dict(WORKLOAD, platform="mars"))
+    assert result.get("failed") and result["msg"].startswith("platform: "), result
+    assert "objects" not in result
+
+
+def test_training_runtime_returns_the_runtime_of_build_runtime():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import build_runtime
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import training_runtime_spec
+
+    args = {"entry_name": "nccl", "image": "nvcr.io/nvidia/pytorch:26.01-py3", "gpus_per_node": 8, "framework": "torch"}
+    result = run_action("training_runtime", args)
+    assert not result.get("failed") and result["changed"] is False, result
+    options = dict((name, option.get("default")) for name, option in training_runtime_spec().items())
+    options.update(args)
+    assert result["runtime"] == build_runtime("torch", options)
+    assert result["runtime"]["kind"] == "TrainingRuntime" and sorted(result) == sorted(["changed", "runtime"] + [k for k in result if k.startswith("_")])
+
+
+def test_training_runtime_refuses_a_framework_outside_its_choices():
+    from ansible.errors import AnsibleActionFail
+
+    with pytest.raises(AnsibleActionFail, match="value of framework must be one of: torch, mpi, exec, got: jax"):
+        run_action("training_runtime", {"entry_name": "nccl", "image": "img", "gpus_per_node": 8, "framework": "jax"})
+
+
+def test_training_runtime_refuses_a_negative_gpu_count_naming_the_field():
+    result = run_action("training_runtime", {"entry_name": "nccl", "image": "img", "gpus_per_node": -1})
+    assert result.get("failed") and result["msg"].startswith("gpus_per_node: "), result
+
+
+def test_platform_overrides_returns_the_overrides_and_their_sources():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.overrides import build_overrides_with_sources
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import platform_overrides_spec
+
+    args = {"entry_name": "nccl", "gpus_per_node": 8, "platform": "aws", "efa_per_node": 32}
+    result = run_action("platform_overrides", args)
+    assert not result.get("failed") and result["changed"] is False, result
+    options = dict((name, option.get("default")) for name, option in platform_overrides_spec().items())
+    options.update(args)
+    overrides, sources = build_overrides_with_sources(options)
+    assert result["overrides"] == overrides and result["sources"] == sources
+    assert result["overrides"], "aws with EFA has overrides"
+    assert len(result["sources"]) == len(result["overrides"])
+
+
+def test_platform_overrides_refuses_negative_counts_naming_the_field():
+    result = run_action("platform_overrides", {"entry_name": "nccl", "gpus_per_node": 8, "platform": "aws", "efa_per_node": -1})
+    assert result.get("failed") and result["msg"].startswith("efa_per_node: "), result
+    assert "overrides" not in result
+
+
+# --- burnin_report ----------------------------------------------------------------------------------------------
+
+RESULTS = {
+    "aws-a": {"cluster": "aws-a", "platform": "aws", "gpu_architecture": "h100", "outcome": "Complete", "run_id": "r1"},
+    "gcp-a": {"cluster": "gcp-a", "platform": "gcp", "gpu_architecture": "h100", "outcome": "Unreachable", "reason": "Cannot reach it", "run_id": "r1"},
+}
+
+
+def test_burnin_report_writes_the_chosen_formats_and_shapes_the_result(tmp_path):
+    directory = str(tmp_path / "reports")
+    result = run_action("burnin_report", {"results": RESULTS, "directory": directory, "formats": ["json", "junit"], "run_id": "r1", "generated": "t"})
+    assert not result.get("failed"), result
+    assert result["changed"] is True
+    assert sorted(result["files"]) == ["json", "junit"]
+    assert sorted(os.listdir(directory)) == sorted(os.path.basename(path) for path in result["files"].values())
+    assert sorted(result["changed_files"]) == sorted(result["files"].values())
+    with open(result["files"]["json"]) as handle:
+        written = json.load(handle)
+    assert sorted(written["clusters"]) == ["aws-a", "gcp-a"] if isinstance(written.get("clusters"), dict) else written
+    assert isinstance(result["summary"], dict) and "baseline" in result
+    again = run_action("burnin_report", {"results": RESULTS, "directory": directory, "formats": ["json", "junit"], "run_id": "r1", "generated": "t"})
+    assert again["changed"] is False and again["changed_files"] == [], again
+
+
+def test_burnin_report_in_check_mode_writes_nothing_and_says_what_would_change(tmp_path):
+    directory = str(tmp_path / "reports")
+    result = run_action("burnin_report", {"results": RESULTS, "directory": directory, "formats": ["json"], "generated": "t"}, check_mode=True)
+    assert result["changed"] is True and result["changed_files"], result
+    assert not os.path.exists(directory)
+
+
+def test_burnin_report_bad_options_fail_the_task_naming_the_field(tmp_path):
+    result = run_action("burnin_report", {"results": RESULTS, "directory": str(tmp_path), "basename": "../x"})
+    assert result.get("failed") and result["msg"].startswith("basename: must be a plain file name prefix"), result
+    assert "files" not in result
+
+
+def test_burnin_report_a_directory_it_cannot_write_fails_naming_it(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    result = run_action("burnin_report", {"results": RESULTS, "directory": str(blocker / "reports"), "formats": ["json"]})
+    assert result.get("failed") and result["msg"].startswith("cannot write the reports into %s: " % (blocker / "reports")), result
+
+
+def test_burnin_report_a_baseline_that_is_no_report_fails_after_writing_the_reports(tmp_path):
+    bad = tmp_path / "baseline.json"
+    bad.write_text("[1, 2]")
+    directory = str(tmp_path / "reports")
+    result = run_action("burnin_report", {"results": RESULTS, "directory": directory, "formats": ["json"], "baseline": str(bad)})
+    assert result.get("failed") and str(bad) in result["msg"], result
+    assert os.path.exists(result["files"]["json"])
