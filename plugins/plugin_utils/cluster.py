@@ -65,21 +65,25 @@ class Cluster(object):
 
     # Retried calls: a cluster that stops answering for a moment does not end the action.
 
-    def retried(self, what, call, timeout=None, done=None, interval=None):
-        """CALL()'s value, retried while the cluster does not answer (for unreachable_grace seconds); with DONE,
-        polled until DONE(value) or TIMEOUT. Raises ClusterCallFailed."""
-        grace = self.options["unreachable_grace"]
-        polled = poll_until(
-            call,
-            done or (lambda value: True),
-            grace if timeout is None else timeout,
+    def _poll(self, read, done, timeout, interval=None):
+        """polling.poll_until with this cluster's poll interval, grace, clock and names for messages."""
+        return poll_until(
+            read,
+            done,
+            timeout,
             interval or self.options["poll_interval"],
-            grace,
+            self.options["unreachable_grace"],
             context=self.auth.get("context"),
             server=self.server,
             clock=self._clock,
             sleep=self._sleep,
         )
+
+    def retried(self, what, call, timeout=None, done=None, interval=None):
+        """CALL()'s value, retried while the cluster does not answer (for unreachable_grace seconds); with DONE,
+        polled until DONE(value) or TIMEOUT. Raises ClusterCallFailed."""
+        grace = self.options["unreachable_grace"]
+        polled = self._poll(call, done or (lambda value: True), grace if timeout is None else timeout, interval)
         if polled["state"] == "done":
             return polled["value"]
         if polled["state"] == "timeout" and polled["error"] is None:
@@ -195,24 +199,17 @@ class Cluster(object):
                             pass  # read again at the next look
             return jobs
 
-        polled = poll_until(
-            read,
-            lambda jobs: all(terminal_conditions(job) for job in jobs.values()),
-            timeout,
-            self.options["poll_interval"],
-            self.options["unreachable_grace"],
-            context=self.auth.get("context"),
-            server=self.server,
-            clock=self._clock,
-            sleep=self._sleep,
-        )
+        polled = self._poll(read, lambda jobs: all(terminal_conditions(job) for job in jobs.values()), timeout)
         out = {}
         for name in names:
             job = (polled["value"] or {}).get(name)
             # One job of several may have ended while another timed out.
             state = "done" if terminal_conditions(job) else polled["state"]
             out[name] = dict(
-                outcome_of(dict(polled, state=state, value=job), name, timeout), pods=[seen[name][key] for key in sorted(seen[name])], logs=logs[name]
+                outcome_of(dict(polled, state=state, value=job), name, timeout),
+                pods=[seen[name][key] for key in sorted(seen[name])],
+                logs=logs[name],
+                logs_cut=cuts[name],
             )
         return out
 
@@ -241,14 +238,4 @@ class Cluster(object):
         would double up on the nodes already free."""
         for name in names:
             self.delete_object({"apiVersion": self.options["api_version"], "kind": "TrainJob", "metadata": {"name": name, "namespace": self.namespace}})
-        poll_until(
-            lambda: sum(len(pods) for pods in self.pods_of(names).values()),
-            lambda left: left == 0,
-            PODS_GONE_SECONDS,
-            self.options["poll_interval"],
-            self.options["unreachable_grace"],
-            context=self.auth.get("context"),
-            server=self.server,
-            clock=self._clock,
-            sleep=self._sleep,
-        )
+        self._poll(lambda: sum(len(pods) for pods in self.pods_of(names).values()), lambda left: left == 0, PODS_GONE_SECONDS)

@@ -73,6 +73,9 @@ class FakeService(object):
             raise NotFound("not found")
 
 
+BIG_CUT = {"kept": 10, "size": 100, "max_bytes": 10, "lines_dropped": 9}
+
+
 @pytest.fixture(name="logs_read")
 def fixture_logs_read(monkeypatch):
     """pod_log replaced: each read recorded with its tail; a pod named *-broken cannot be read."""
@@ -82,6 +85,8 @@ def fixture_logs_read(monkeypatch):
         reads.append((item["metadata"]["name"], tail_lines))
         if item["metadata"]["name"].endswith("-broken"):
             raise RuntimeError("Connection refused")
+        if item["metadata"]["name"].endswith("-big") and cuts is not None:
+            cuts[item["metadata"]["name"]] = BIG_CUT
         return "log of %s\n" % item["metadata"]["name"]
 
     monkeypatch.setattr(cluster_module, "pod_log", pod_log)
@@ -110,6 +115,7 @@ def test_wait_polls_until_every_job_ended_and_reads_ended_pods_once(logs_read):
     # The ended pod's log read once, in full, though the wait looked three times; the running pod's never.
     assert logs_read == [("a-node-0", None)]
     assert waited["a"]["logs"] == {"a-node-0": "log of a-node-0\n"} and waited["b"]["logs"] == {}
+    assert waited["a"]["logs_cut"] == {} and waited["b"]["logs_cut"] == {}
 
 
 def test_wait_without_record_pods_reads_no_pod():
@@ -216,3 +222,13 @@ def test_apply_retries_a_runtime_the_webhook_has_not_cached(monkeypatch, check_m
     assert cluster.apply(objects) == {"changed": True}
     assert calls == [({"field_manager": "fm", "force_conflicts": False}, False, False)] * 3
     assert clock.sleeps == [cluster_module.CACHE_DELAY_SECONDS] * 2
+
+
+def test_a_log_the_wait_cut_is_named_in_the_wait_and_in_the_logs(logs_read):
+    ended = pod("a-node-0-big", "a", ended=True)
+    cluster, dummy = cluster_with({"TrainJob": [{"a": trainjob("a", "Complete")}], "Pod": [[ended], []]})
+    waited = cluster.wait(["a"], 60)
+    assert waited["a"]["logs_cut"] == {"a-node-0-big": BIG_CUT}
+    # The pod is gone when the logs are read: its early log and its cut stand.
+    collected = cluster.logs("a", waited["a"])
+    assert collected["results"][0]["cut"] == BIG_CUT and list(collected["summary"]["cut"]) == ["a-node-0-big"]
