@@ -32,8 +32,9 @@ class Cluster(object):
     """One cluster with kubernetes.core's authentication options AUTH, for the action NAME.
 
     OPTIONS: poll_interval, unreachable_grace (seconds), field_manager and force_conflicts (apply), tail_lines,
-    whole_logs_of and max_bytes (logs: k8s_in_process.pod_log's bound per pod, None for its default), record_pods (wait: read the pods and the logs of those that ended), api_version (the TrainJob
-    API). The client is made by connect(); apply() needs none (kubernetes.core.k8s's runner makes its own).
+    whole_logs_of and max_bytes (logs: k8s_in_process.pod_log's bound per pod, None for its default), record_pods
+    (wait: read the pods and the logs of those that ended), api_version (the TrainJob API). The client is made by
+    connect(); apply() needs none (kubernetes.core.k8s's runner makes its own).
     """
 
     DEFAULTS = {
@@ -214,9 +215,9 @@ class Cluster(object):
         return out
 
     def logs(self, name, waited=None):
-        """The pods of TrainJob NAME and their logs (pod_logs.collect()), the wait's record WAITED (pods, logs, logs_cut)
-        kept for the pods their controllers removed. The pod listing is retried as the wait's reads are; one unreadable pod is recorded
-        as such and does not lose the others' logs."""
+        """The pods of TrainJob NAME and their logs (pod_logs.collect()), the wait's record WAITED (pods, logs,
+        logs_cut) kept for the pods their controllers removed. The pod listing is retried as the wait's reads are; one
+        unreadable pod is recorded as such and does not lose the others' logs."""
         waited = waited or {}
         cuts = dict(waited.get("logs_cut") or {})
         pods = sorted(self.retried("listing the pods of TrainJob %s" % name, lambda: self.pods_of([name])[name], interval=1), key=pod_name)
