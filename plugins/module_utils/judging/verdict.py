@@ -492,12 +492,17 @@ def verdict_for(
     if isinstance(output, list) and output and all(isinstance(item, dict) for item in output):
         if pod_logs is None:
             pod_logs = output
-        source_pod, output = find_nccl_output(output, pods, require_table=not collective)
+        logs = output
+        source_pod, output = find_nccl_output(logs, pods, require_table=not collective)
         if output is None and collective:
             error = "no pod log holds nccl-tests output"
+        elif output is None:
+            # A torch or exec run: no table to judge, but a log that names failing hosts (NCCL WARN faults, Cuda
+            # failures, watchdog timeouts) is evidence of a fault all the same (tests/fixtures/real/nccl).
+            source_pod, result = _failure_evidence(logs)
     if isinstance(output, dict) and "rows" in output and "format" in output:
         result = output
-    elif output is not None and output != "" and output != []:
+    elif result is None and output is not None and output != "" and output != []:
         try:
             result = nccl_results.parse_nccl_output(output, collective=collective, allow_partial=allow_partial)
         except nccl_results.NcclParseError as exc:
@@ -544,6 +549,21 @@ def verdict_for(
         for key in ("nodes", "succeeded_nodes", "failed_nodes"):
             verdict[key] = attribution[key]
     return verdict
+
+
+def _failure_evidence(pod_logs):
+    """(pod name, partial nccl_results result) of the first log (by pod name) whose failure lines name hosts, or
+    (None, None): what a run without a table still proves."""
+    for name, (text, dummy) in sorted(_log_items(pod_logs).items()):
+        if not text:
+            continue
+        try:
+            parsed = nccl_results.parse_nccl_output(text, allow_partial=True)
+        except (nccl_results.NcclParseError, ConfigError):
+            continue
+        if parsed.get("errors"):
+            return name, parsed
+    return None, None
 
 
 def cut_notes(pod_logs):

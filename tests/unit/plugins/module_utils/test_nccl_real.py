@@ -206,3 +206,33 @@ def test_shuffled_published_lines_give_a_result_or_the_parse_error():
         assert verdict.verdict_for(text, on_missing="pass")["verdict"] in ("pass", "warn", "fail", "error")
 
     check()
+
+
+def _torch_run(name):
+    """A torch run whose one worker printed the published log NAME (no nccl-tests table: collective None)."""
+    with open(os.path.join(REAL, name)) as handle:
+        text = handle.read()
+    pod = {"metadata": {"name": "ddp-node-0-0", "labels": {}}, "spec": {"nodeName": "n1"}, "status": {"phase": "Succeeded"}}
+    facts = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8, "instance_type": "p5.48xlarge"}
+    return verdict.verdict_for([{"item": pod, "log": text}], facts=facts, collective=None, job_outcome="Complete", workload="torch-ddp", pods=[pod])
+
+
+@pytest.mark.parametrize(
+    "name, named",
+    [
+        ("torch-watchdog-timeout-allreduce.log", "Watchdog caught collective operation timeout"),
+        ("ib-completion-error-4-three-hosts.log", "H100-1, H100-5"),
+        ("connection-reset-cuda-failure-test-failure.log", "A03-R28-I49-2-6000166"),
+    ],
+)
+def test_a_torch_run_whose_log_names_failing_hosts_fails_without_a_table(name, named):
+    # Before: a completed torch or exec job passed ("no bandwidth to judge") whatever its logs said.
+    judged = _torch_run(name)
+    assert judged["verdict"] == "fail" and named in judged["reason"], judged["reason"]
+    assert [check["name"] for check in judged["checks"] if check["verdict"] == "fail" and check["name"] == "errors"], judged["checks"]
+
+
+def test_a_torch_run_with_only_info_lines_is_judged_by_its_job():
+    judged = _torch_run("aws-ofi-efa-p5en-libfabric-info.log")
+    assert not [check for check in judged["checks"] if check["name"] == "errors"], judged["checks"]
+    assert judged["verdict"] == "pass" and "TrainJob Complete (no bandwidth to judge)" in judged["reason"], judged["reason"]
