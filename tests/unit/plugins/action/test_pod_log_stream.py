@@ -8,6 +8,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import sys
+import types
+
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils import k8s_in_process
@@ -38,12 +41,22 @@ def _fake_api(logs, calls, released):
     return FakeCore
 
 
+def _use(monkeypatch, fake_core):
+    """FAKE_CORE as kubernetes.client.CoreV1Api, installed or not (ansible-test's unit venv has no kubernetes)."""
+    client = types.ModuleType("kubernetes.client")
+    client.CoreV1Api = fake_core
+    package = types.ModuleType("kubernetes")
+    package.client = client
+    monkeypatch.setitem(sys.modules, "kubernetes", package)
+    monkeypatch.setitem(sys.modules, "kubernetes.client", client)
+
+
 POD = {"metadata": {"name": "job-launcher-0-0-x", "namespace": "ns"}, "status": {"containerStatuses": [{"name": "init"}, {"name": "launcher"}]}}
 
 
 def test_every_container_is_streamed_and_a_short_log_is_read_whole(monkeypatch):
     calls, released = [], []
-    monkeypatch.setattr("kubernetes.client.CoreV1Api", _fake_api({"init": b"a\n", "launcher": "b \u00e9\n".encode()}, calls, released))
+    _use(monkeypatch, _fake_api({"init": b"a\n", "launcher": "b \u00e9\n".encode()}, calls, released))
     cuts = {}
     assert k8s_in_process.pod_log(object(), POD, tail_lines=5, cuts=cuts) == "a\nb \u00e9\n"
     assert cuts == {} and len(released) == 2
@@ -53,7 +66,7 @@ def test_every_container_is_streamed_and_a_short_log_is_read_whole(monkeypatch):
 def test_a_log_over_the_cap_is_cut_and_the_cut_recorded(monkeypatch):
     calls, released = [], []
     big = b"h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\n" * 40000 + b"# Avg bus bandwidth    : 1.5 \n"
-    monkeypatch.setattr("kubernetes.client.CoreV1Api", _fake_api({"init": b"", "launcher": big}, calls, released))
+    _use(monkeypatch, _fake_api({"init": b"", "launcher": big}, calls, released))
     cuts = {}
     text = k8s_in_process.pod_log(object(), POD, max_bytes=1 << 16, cuts=cuts)
     assert len(text) <= 1 << 16 < len(big) and text.endswith("# Avg bus bandwidth    : 1.5 \n")
@@ -74,7 +87,7 @@ def test_a_failed_read_still_releases_the_connection(monkeypatch):
         def read_namespaced_pod_log(self, name, namespace, container=None, _preload_content=True, **options):
             return Broken(b"", released)
 
-    monkeypatch.setattr("kubernetes.client.CoreV1Api", FakeCore)
+    _use(monkeypatch, FakeCore)
     with pytest.raises(IOError):
         k8s_in_process.pod_log(object(), POD)
     assert released == [True]
