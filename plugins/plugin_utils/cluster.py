@@ -214,10 +214,11 @@ class Cluster(object):
             )
         return out
 
-    def logs(self, name, waited=None):
+    def logs(self, name, waited=None, whole_logs_of=None):
         """The pods of TrainJob NAME and their logs (pod_logs.collect()), the wait's record WAITED (pods, logs,
-        logs_cut) kept for the pods their controllers removed. The pod listing is retried as the wait's reads are; one
-        unreadable pod is recorded as such and does not lose the others' logs."""
+        logs_cut) kept for the pods their controllers removed; WHOLE_LOGS_OF (default the option) names the replicated
+        jobs whose logs are read whole. The pod listing is retried as the wait's reads are; one unreadable pod is
+        recorded as such and does not lose the others' logs."""
         waited = waited or {}
         cuts = dict(waited.get("logs_cut") or {})
         pods = sorted(self.retried("listing the pods of TrainJob %s" % name, lambda: self.pods_of([name])[name], interval=1), key=pod_name)
@@ -226,7 +227,8 @@ class Cluster(object):
             if not_started(pod):
                 read[pod_name(pod)] = (None, not_started(pod))
                 continue
-            tail = None if reads_whole(pod, self.options["whole_logs_of"]) else self.options["tail_lines"]
+            whole = self.options["whole_logs_of"] if whole_logs_of is None else whole_logs_of
+            tail = None if reads_whole(pod, whole) else self.options["tail_lines"]
             try:
                 read[pod_name(pod)] = (pod_log(api_client_of(self.service), pod, tail, self.options["max_bytes"], cuts), None)
             except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
