@@ -130,19 +130,20 @@ def node_script(trainjob, objects):
 
 
 @pytest.mark.parametrize(
-    "stage,script,repeats,check_mode",
+    "stage,script,repeats,check_mode,facts",
     [
-        ("fleet", lambda: fleet_script("good"), 0, False),
-        ("fleet", lambda: fleet_script("below-threshold", "far-below", "good"), 2, False),
-        ("fleet", lambda: fleet_script("none", "good"), 2, False),
-        ("fleet", lambda: fleet_script(), 1, True),
-        ("node", lambda: node_script, 1, False),
-        ("node", lambda: node_script, 0, True),
+        ("fleet", lambda: fleet_script("good"), 0, False, {}),
+        ("fleet", lambda: fleet_script("below-threshold", "far-below", "good"), 2, False, {}),
+        ("fleet", lambda: fleet_script("none", "good"), 2, False, {"namespace_exists": True}),
+        ("fleet", lambda: fleet_script(), 1, True, {}),
+        ("node", lambda: node_script, 1, False, {"detection": {"gpu_nodes": 2}}),
+        # Nodes not counted: the stage runs on burnin_nodes and its record carries the note.
+        ("node", lambda: node_script, 0, False, {}),
+        ("node", lambda: node_script, 0, True, {"detection": {"gpu_nodes": 2}}),
     ],
 )
-def test_the_runner_builds_the_record_the_task_files_built(stage, script, repeats, check_mode):
+def test_the_runner_builds_the_record_the_task_files_built(stage, script, repeats, check_mode, facts):
     variables = fakes.checked(burnin_repeats=repeats)
-    facts = {"detection": {"gpu_nodes": 2}}
     expected = yaml_path(fakes.FakeCluster(script()), stage, fakes.start(variables), variables, facts, check_mode=check_mode)
     settings = {
         "repeats": repeats,
@@ -151,6 +152,7 @@ def test_the_runner_builds_the_record_the_task_files_built(stage, script, repeat
         "timeout": 600,
         "nodes": variables["burnin_nodes"],
         "mnnvl": variables["burnin_enable_mnnvl"],
+        "namespace_exists": facts.get("namespace_exists", False),
         "thresholds": variables["burnin_thresholds"],
         "on_missing": variables["burnin_threshold_on_missing"],
     }

@@ -165,6 +165,14 @@ def test_logs_tail_workers_whole_launcher_and_keep_what_the_wait_read(logs_read)
     assert cluster.service.calls == [("Pod", None, ("%s in (j)" % JOBSET,))]
 
 
+def test_logs_read_whole_the_jobs_named_for_this_call(logs_read):
+    # A node stage reads every node pod whole (module_utils/burnin/stage_run.py passes its plan's whole_logs_of).
+    now = [pod("j-node-0", "j"), pod("j-launcher-0", "j", replicated="launcher")]
+    cluster, dummy = cluster_with({"Pod": [now]}, tail_lines=50)
+    cluster.logs("j", {}, whole_logs_of=["node"])
+    assert sorted(logs_read) == [("j-launcher-0", 50), ("j-node-0", None)]
+
+
 def test_logs_listing_retried_then_failed_for_good():
     cluster, clock = cluster_with({"Pod": [RuntimeError("Connection refused")]}, unreachable_grace=10)
     with pytest.raises(ClusterCallFailed) as failed:
