@@ -135,7 +135,7 @@ def node_script(trainjob, objects):
         ("fleet", lambda: fleet_script("good"), 0, False, {}),
         ("fleet", lambda: fleet_script("below-threshold", "far-below", "good"), 2, False, {}),
         ("fleet", lambda: fleet_script("none", "good"), 2, False, {"namespace_exists": True}),
-        ("fleet", lambda: fleet_script(), 1, True, {}),
+        ("fleet", fleet_script, 1, True, {}),
         ("node", lambda: node_script, 1, False, {"detection": {"gpu_nodes": 2}}),
         # Nodes not counted: the stage runs on burnin_nodes and its record carries the note.
         ("node", lambda: node_script, 0, False, {}),
