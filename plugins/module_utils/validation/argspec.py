@@ -237,6 +237,22 @@ def burnin_isolate_spec():
     return with_k8s_auth(BURNIN_ISOLATE_OWN)
 
 
+BURNIN_STAGE_OWN = dict(
+    stage=dict(type="str", required=True, choices=["node", "fleet", "dcgm"]),
+    result=dict(type="dict", required=True),
+    variables=dict(type="dict", required=True),
+    run_id=dict(type="str", required=True),
+    namespace=dict(type="str", required=True),
+    cluster=dict(type="dict", default={}),
+    host=dict(type="str", default=""),
+)
+
+
+def burnin_stage_spec():
+    """gpufleet.burnin.burnin_stage."""
+    return with_k8s_auth(BURNIN_STAGE_OWN)
+
+
 def refuse_on_host(spec, name, what="runs in the controller's process"):
     """The main() of a module that is only its action plugin's documentation: validate the options with SPEC, then
     fail, since NAME cannot run as a module on a host."""
