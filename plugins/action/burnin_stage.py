@@ -1,17 +1,20 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""gpufleet.burnin.burnin_stage: one stage's attempts (module_utils/burnin/stage_run.py) over plugin_utils/cluster.py."""
+"""gpufleet.burnin.burnin_stage: one stage of a cluster's burn-in over plugin_utils/cluster.py: a TrainJob stage's attempts
+(module_utils/burnin/stage_run.py) or the isolation (module_utils/burnin/isolation_stage.py)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import isolation_stage
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.stage_run import run_stage
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import write_logs
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
-from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.files import safe_join
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import stages
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.role_plan import role_plan
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import BURNIN_STAGE_OWN, TRAINER_API, burnin_stage_spec
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
@@ -19,6 +22,36 @@ from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Clu
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit
 
 NAME = "gpufleet.burnin.burnin_stage"
+
+# The role's variables a stage reads (roles/burnin/defaults/main.yml gives them all).
+USED = (
+    "burnin_repeats",
+    "burnin_wait",
+    "burnin_collect_logs",
+    "burnin_create_namespace",
+    "burnin_timeout",
+    "burnin_nodes",
+    "burnin_enable_mnnvl",
+    "burnin_thresholds",
+    "burnin_threshold_on_missing",
+    "burnin_poll_interval",
+    "burnin_unreachable_grace",
+    "burnin_log_tail_lines",
+    "burnin_log_max_bytes",
+    "burnin_field_manager",
+    "burnin_force_conflicts",
+    "burnin_isolation_max_jobs",
+    "burnin_isolation_max_minutes",
+)
+
+
+def checked_variables(given):
+    """The role's variables, checked; every one of USED is needed."""
+    variables = check_role_vars(given)
+    missing = [name for name in USED if name not in variables]
+    if missing:
+        raise ConfigError("variables", "missing %s (the role passes all its burnin_* variables)" % ", ".join(missing))
+    return variables
 
 
 class ActionModule(K8sActionBase):
@@ -31,17 +64,28 @@ class ActionModule(K8sActionBase):
 
     def run_with(self, result, args, auth):
         try:
-            variables = check_role_vars(args["variables"])
+            variables = checked_variables(args["variables"])
         except BurninError as exc:
             return dict(result, failed=True, msg="%s: %s" % (NAME, exc))
         host = args["host"] or args["result"].get("cluster") or ""
         report_dir = variables.get("burnin_report_dir") or ""
+        options = dict(
+            poll_interval=max(int(variables["burnin_poll_interval"]), 1),
+            unreachable_grace=int(variables["burnin_unreachable_grace"]),
+            tail_lines=int(variables["burnin_log_tail_lines"]),
+            max_bytes=int(variables["burnin_log_max_bytes"]),
+            field_manager=variables["burnin_field_manager"],
+            force_conflicts=bool(variables["burnin_force_conflicts"]),
+        )
 
         def plan_attempt(stage, attempt, record):
             return role_plan(variables, record["platform"], record["gpu_architecture"], args["run_id"], args["namespace"], args["cluster"], stage, attempt)
 
+        def connect(namespace, api_version):
+            return Cluster(auth, NAME, namespace, api_version=api_version, **options).connect("TrainJob", api_version)
+
         def written(subdir, results):
-            # The logs under the report directory as trainjob_logs' log_dir wrote them (a node stage's in <stage>/).
+            # The logs under the report directory (a node stage's in <stage>/); the host is one plain directory name there.
             return write_logs(safe_join(report_dir, [args["run_id"], host, subdir]), results)[0]
 
         settings = {
@@ -61,19 +105,12 @@ class ActionModule(K8sActionBase):
             "cluster": host,
             "write_logs": written if report_dir else None,
         }
-        options = dict(
-            poll_interval=max(int(variables["burnin_poll_interval"]), 1),
-            unreachable_grace=int(variables["burnin_unreachable_grace"]),
-            tail_lines=int(variables["burnin_log_tail_lines"]),
-            field_manager=variables["burnin_field_manager"],
-            force_conflicts=bool(variables["burnin_force_conflicts"]),
-        )
+        if args["stage"] == "isolation":
+            return dict(result, **self.isolation(args, variables, settings, plan_attempt, connect, host))
         try:
-            cluster = Cluster(auth, NAME, args["namespace"], **options).connect("TrainJob", TRAINER_API)
+            out = run_stage(connect(args["namespace"], TRAINER_API), args["stage"], args["result"], plan_attempt, settings=settings)
         except ModuleExit as exc:
-            return dict(result, failed=True, msg=exc.result.get("msg"))
-        try:
-            out = run_stage(cluster, args["stage"], args["result"], plan_attempt, settings=settings)
+            return dict(result, failed=True, record=args["result"], steps=[], msg=exc.result.get("msg"))
         except (ClusterCallFailed, BurninError, IOError, OSError) as exc:
             partial = getattr(exc, "partial", {})
             return dict(
@@ -81,7 +118,42 @@ class ActionModule(K8sActionBase):
                 failed=True,
                 record=partial.get("record") or args["result"],
                 steps=partial.get("steps") or [],
+                lines=partial.get("lines") or [],
                 error=self.shown_error(getattr(exc, "error", None)),
-                msg="%s: %s" % (NAME, exc),
+                # A cluster call says what it was doing; a bad value names the action.
+                msg=str(exc) if isinstance(exc, ClusterCallFailed) else "%s: %s" % (NAME, exc),
             )
         return dict(result, changed=out["changed"], record=out["record"], stop=out["stop"], msg=out["msg"], lines=out["lines"], steps=out["steps"])
+
+    @staticmethod
+    def isolation(args, variables, settings, plan_attempt, connect, host):
+        """The isolation stage: after the fleet stage's verdict, when it failed or warned on more than one node. A failed
+        isolation is recorded in the result and never fails the task: it does not change the run's own verdict."""
+        record = args["result"]
+        why_not = isolation_stage.needed(record, settings)
+        if why_not:
+            line = "%s: isolation stage: not run (%s)" % (host, why_not)
+            return {"changed": False, "record": record, "stop": False, "msg": line, "lines": [line], "steps": []}
+        # The fleet stage's last attempt, planned again (planning is pure): the pairs are its TrainJob pinned to two nodes.
+        attempt = max(len(stages.attempts_of(record, "fleet")), 1)
+        try:
+            objects = plan_attempt("fleet", attempt, record)["objects"]
+            out = isolation_stage.isolate(
+                connect,
+                record,
+                objects,
+                judging={"overrides": settings["thresholds"] or None, "on_missing": settings["on_missing"], "mnnvl": settings["mnnvl"]},
+                budget={
+                    "max_jobs": int(variables["burnin_isolation_max_jobs"]),
+                    "max_minutes": int(variables["burnin_isolation_max_minutes"]),
+                    "timeout": settings["timeout"],
+                },
+            )
+        except (ModuleExit, ClusterCallFailed, BurninError) as exc:
+            failed = isolation_stage.failed_record(exc.result.get("msg") if isinstance(exc, ModuleExit) else exc)
+            merged = dict(record, **failed)
+            line = "%s: isolation stopped: %s" % (host, failed["isolation"]["reason"])
+            return {"changed": bool(failed["isolation"]["rounds"]), "record": merged, "stop": False, "msg": line, "lines": [line], "steps": []}
+        merged = dict(record, **out["record"]) if out["record"] else record
+        line = "%s: %s" % (host, out["msg"])
+        return {"changed": out["changed"], "record": merged, "stop": False, "msg": line, "lines": [line], "steps": [], "rounds": out["rounds"]}

@@ -53,7 +53,7 @@ options:
     type: dict
     required: true
   objects:
-    description: The fleet stage's planned objects (the role's C(burnin__objects)) - its TrainJob, and the runtime whose node affinity is kept.
+    description: The fleet stage's planned objects (M(gpufleet.burnin.burnin_plan)'s C(objects)) - its TrainJob, and the runtime whose node affinity is kept.
     type: list
     elements: dict
     required: true
@@ -123,7 +123,7 @@ EXAMPLES = r"""
 - name: Find the bad nodes of a failed burn-in
   gpufleet.burnin.burnin_isolate:
     result: "{{ burnin_result }}"
-    objects: "{{ burnin__objects }}"
+    objects: "{{ plan.objects }}"
     max_jobs: 8
     max_minutes: 30
   register: isolated

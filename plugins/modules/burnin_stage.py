@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: burnin_stage
-short_description: Run one stage of a cluster's burn-in (node, fleet or dcgm), its attempts until one passes
+short_description: Run one stage of a cluster's burn-in (node, fleet, isolation or dcgm), its attempts until one passes
 version_added: 0.3.0
 description:
   - Runs one stage of O(variables)' C(burnin_stages) that runs a TrainJob - plan, server-side apply (the namespace
@@ -18,6 +18,12 @@ description:
     last attempt warned or failed, C(burnin_repeats) times at most. Every attempt is kept in the result's C(stages).
   - The fleet stage is judged as P(gpufleet.burnin.burnin_verdict#filter) judges it; a node stage (C(node), C(dcgm))
     pod by pod, each node on its own, with per-node findings (C(node_findings), C(node_verdicts)).
+  - The C(isolation) stage runs after the fleet stage's verdict, when that nccl-tests verdict failed or warned on more
+    than one node, as M(gpufleet.burnin.burnin_isolate) does (pair TrainJobs, C(burnin_isolation_max_jobs),
+    C(burnin_isolation_max_minutes)); its conclusion and node findings join the result. An isolation that stops on a
+    cluster error is recorded in the result's C(isolation) and never fails the task.
+  - A stage does not fail on its verdict; it fails only when the cluster cannot be applied to or read, with the
+    classified C(error) and the result so far in C(record).
   - The logs are written under C(burnin_report_dir) (C(<run id>/<host>/), a node stage's in C(<stage>/)) when it is set.
   - Runs kubernetes.core's own client inside Ansible's worker process on the controller, like
     M(gpufleet.burnin.k8s_apply), and takes kubernetes.core's authentication options and their C(module_defaults).
@@ -38,13 +44,19 @@ options:
     description: The stage to run.
     type: str
     required: true
-    choices: [node, fleet, dcgm]
+    choices: [node, fleet, isolation, dcgm]
   result:
     description: The cluster's result so far (the role's C(burnin_result)); its C(platform) and C(gpu_architecture) are planned for.
     type: dict
     required: true
   variables:
-    description: The role's variables (checked again), C(burnin_repeats), C(burnin_wait), C(burnin_timeout) and the others the stage uses.
+    description:
+      - The role's checked variables (M(gpufleet.burnin.burnin_start)'s C(variables)), checked again. A stage reads
+        C(burnin_repeats), C(burnin_wait), C(burnin_collect_logs), C(burnin_create_namespace), C(burnin_timeout),
+        C(burnin_nodes), C(burnin_enable_mnnvl), C(burnin_thresholds), C(burnin_threshold_on_missing),
+        C(burnin_poll_interval), C(burnin_unreachable_grace), C(burnin_log_tail_lines), C(burnin_log_max_bytes),
+        C(burnin_field_manager), C(burnin_force_conflicts), C(burnin_isolation_max_jobs),
+        C(burnin_isolation_max_minutes) and C(burnin_report_dir); a missing one fails the task naming it.
     type: dict
     required: true
   run_id:

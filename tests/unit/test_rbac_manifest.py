@@ -55,12 +55,16 @@ OWN_CLUSTER_ACTIONS = {
     "gpufleet.burnin.burnin_cleanup": "cleanup",
     # server-side applies pair TrainJobs, reads them and their pods until they end, reads the logs, deletes them
     "gpufleet.burnin.burnin_isolate": "isolate",
+    # a stage: server-side applies the plan, reads its TrainJob and pods until it ends, reads the logs; the isolation
+    # stage runs the pair jobs as burnin_isolate does
+    "gpufleet.burnin.burnin_stage": "stage",
     # reads each node (get; undo lists them first) and merge-patches it
     "gpufleet.burnin.burnin_remediate": "remediate",
 }
 OWN_CONTROLLER_ACTIONS = (
     "gpufleet.burnin.workload_plan",
     "gpufleet.burnin.burnin_plan",
+    "gpufleet.burnin.burnin_start",
     "gpufleet.burnin.platform_overrides",
     "gpufleet.burnin.training_runtime",
     "gpufleet.burnin.burnin_report",
@@ -175,6 +179,12 @@ def required():
                 for one in sorted(cleanup_kinds() | set(k for k in applied if KINDS.get(k, (None, None, True))[2]) | {"TrainJob"}):
                     need(one, ["list", "get", "delete"], where)
                 need("Namespace", ["list", "get", "delete"], where)
+            elif OWN_CLUSTER_ACTIONS[key] == "stage":
+                for one in sorted(applied):
+                    need(one, ["get", "create", "patch"], where)
+                need("TrainJob", ["get", "create", "patch", "delete"], where)
+                need("Pod", ["list"], where)
+                needs.setdefault(("", "pods/log", "get", True), []).append(where)
             elif OWN_CLUSTER_ACTIONS[key] == "isolate":
                 need("TrainJob", ["get", "create", "patch", "delete"], where)
                 need("Pod", ["list"], where)

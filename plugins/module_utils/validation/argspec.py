@@ -90,6 +90,15 @@ def burnin_plan_spec():
     )
 
 
+def burnin_start_spec():
+    """gpufleet.burnin.burnin_start: the role's first step."""
+    return dict(
+        variables=dict(type="dict", required=True),
+        run_id=dict(type="str", default=""),
+        host=dict(type="str", required=True),
+    )
+
+
 def burnin_write_spec():
     """gpufleet.burnin.burnin_write: files written on the controller through module_utils/files.py."""
     return dict(
@@ -238,7 +247,7 @@ def burnin_isolate_spec():
 
 
 BURNIN_STAGE_OWN = dict(
-    stage=dict(type="str", required=True, choices=["node", "fleet", "dcgm"]),
+    stage=dict(type="str", required=True, choices=["node", "fleet", "isolation", "dcgm"]),
     result=dict(type="dict", required=True),
     variables=dict(type="dict", required=True),
     run_id=dict(type="str", required=True),

@@ -1,0 +1,36 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Action plugin of gpufleet.burnin.burnin_start (documentation in plugins/modules/burnin_start.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.role_plan import run_start
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import burnin_start_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import RenderActionBase
+
+
+def _check(args):
+    if args["run_id"]:
+        validate.check_grammar("run_id", args["run_id"], "dns_label")
+
+
+class ActionModule(RenderActionBase):
+    argument_spec = burnin_start_spec()
+    check = staticmethod(_check)
+
+    def render(self, args):
+        variables = check_role_vars(args["variables"])
+        # burnin_run_id wins; empty or null (AWX's unanswered text question) takes the run's generated one.
+        run_id = variables.get("burnin_run_id") or args["run_id"]
+        if not run_id:
+            raise BurninError("run_id: empty, and burnin_run_id is not set: give one of them")
+        run = run_start(variables, args["host"], run_id, check_mode=bool(self._task.check_mode))
+        if run["problem"]:
+            raise BurninError(run["problem"])
+        return {"variables": variables, "run_id": run_id, "namespace": run["namespace"], "trainjob": run["trainjob"], "result": run["result"]}

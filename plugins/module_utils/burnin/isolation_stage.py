@@ -1,0 +1,124 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The isolation of a cluster's burn-in: after the fleet stage failed or warned, pair TrainJobs find the nodes that made
+it so (module_utils/cluster/isolation_run.py runs the rounds, judging/isolation.py plans them), each pair judged by
+judging/verdict.py against the fleet stage's thresholds for 2 nodes. gpufleet.burnin.burnin_isolate and the
+isolation stage of gpufleet.burnin.burnin_stage both call isolate()."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import isolation_run
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation
+
+# What the judging of a pair takes (the role's burnin_thresholds, burnin_threshold_on_missing, burnin_enable_mnnvl).
+DEFAULT_JUDGING = {"overrides": None, "on_missing": "warn", "mnnvl": False}
+# The isolation's budget (burnin_isolation_max_jobs, burnin_isolation_max_minutes, burnin_timeout per round).
+DEFAULT_BUDGET = {"max_jobs": 8, "max_minutes": 30, "timeout": 3600}
+
+
+def pair_judge(result, judging):
+    """A pair's verdict: judging/verdict.py with the fleet stage's facts (RESULT) and thresholds (JUDGING), for 2 nodes."""
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
+
+    facts = {
+        "platform": result.get("platform") or None,
+        "gpu_architecture": result.get("gpu_architecture") or None,
+        "nodes": 2,
+        "gpus_per_node": int(result["gpus_per_node"]) if result.get("gpus_per_node") not in (None, "") else None,
+        "mnnvl": bool(judging["mnnvl"]),
+        "instance_type": result.get("instance_type") or None,
+    }
+
+    def judge(logs, waited):
+        return verdict_for(
+            logs.get("results") or [],
+            facts=facts,
+            collective=result.get("collective") or None,
+            overrides=judging["overrides"] or None,
+            job_outcome=waited.get("outcome"),
+            job_reason=waited.get("reason"),
+            pods=logs.get("pods"),
+            on_missing=judging["on_missing"],
+            workload=result.get("workload") or None,
+        )
+
+    return judge
+
+
+def needed(result, settings):
+    """Why the isolation stage does not run for the cluster's RESULT (after the fleet stage), or "" when it runs: only
+    after a real run (not check mode, waited, logs read) whose nccl-tests verdict failed or warned on more than one
+    node (pairs of another workload prove nothing about the fabric)."""
+    verdict = result.get("verdict") or {}
+    if settings.get("check_mode"):
+        return "check mode runs no job"
+    if not (settings.get("wait") and settings.get("collect_logs")):
+        return "no verdict to isolate (burnin_wait and burnin_collect_logs are needed)"
+    if result.get("results") != "nccl-tests":
+        return "the fleet stage's workload is not judged by nccl-tests"
+    if verdict.get("verdict") not in ("fail", "warn"):
+        return "the fleet stage did not fail or warn"
+    if len(verdict.get("nodes") or []) <= 1:
+        return "the fleet stage ran on one node"
+    return ""
+
+
+def isolate(connect, result, objects, judging=None, budget=None, nodes=None, known_good=None, check_mode=False):
+    """Isolate the bad nodes of the fleet stage whose RESULT and planned OBJECTS (its one TrainJob and its runtime) are
+    given. CONNECT(namespace, api_version) -> the cluster (plugin_utils/cluster.py), called only when a job runs.
+    Returns {changed, skipped, rounds, nodes, known_good, conclusion, findings, record (to merge into the result), msg}.
+    Raises BurninError on bad input; the cluster's errors propagate with ``partial`` (the rounds so far) set."""
+    judging = dict(DEFAULT_JUDGING, **(judging or {}))
+    budget = dict(DEFAULT_BUDGET, **(budget or {}))
+    trainjobs = [obj for obj in objects if obj.get("kind") == "TrainJob"]
+    runtimes = [obj for obj in objects if obj.get("kind") in ("TrainingRuntime", "ClusterTrainingRuntime")]
+    nodes = list(nodes) if nodes is not None else isolation_run.run_nodes(result)
+    known_good = list(known_good) if known_good is not None else isolation_run.known_good_nodes(result, nodes)
+    if len(trainjobs) != 1:
+        raise BurninError("objects: must hold the fleet stage's one planned TrainJob, found %d" % len(trainjobs))
+    trainjob = trainjobs[0]
+    if len(nodes) < 2:
+        return {"changed": False, "skipped": True, "rounds": [], "msg": "fewer than 2 nodes in the run: nothing to isolate", "record": {}}
+    # A conclusion before any job (a run of 2 nodes, no partner) needs no client.
+    first = isolation.next_step(nodes, [], known_good=known_good, max_jobs=budget["max_jobs"], max_minutes=budget["max_minutes"])
+    cluster = None
+    if not check_mode and first["state"] == "run":
+        cluster = connect(trainjob["metadata"].get("namespace"), trainjob["apiVersion"])
+    outcome = isolation_run.run_isolation(
+        cluster,
+        trainjob,
+        nodes,
+        pair_judge(result, judging),
+        known_good=known_good,
+        runtime=runtimes[0] if runtimes else None,
+        max_jobs=budget["max_jobs"],
+        max_minutes=budget["max_minutes"],
+        round_timeout=budget["timeout"],
+        check_mode=check_mode,
+    )
+    out = {"rounds": outcome["rounds"], "nodes": nodes, "known_good": known_good, "skipped": False}
+    if check_mode and outcome["rounds"]:
+        pairs = ", ".join("+".join(pair) for pair in outcome["rounds"][0]["pairs"])
+        return dict(out, changed=False, conclusion=None, findings=[], record={}, msg="check mode: would run round 1, %s" % pairs)
+    conclusion = outcome["conclusion"]
+    return dict(
+        out,
+        changed=bool(outcome["results"]),
+        conclusion=conclusion,
+        findings=outcome["findings"],
+        record=isolation_run.record(result, outcome),
+        msg="isolation %s: %s" % (conclusion["outcome"], conclusion["reason"]),
+    )
+
+
+def failed_record(exc):
+    """What a cluster's result keeps of an isolation that stopped on EXC (it never changes the run's own verdict)."""
+    partial = getattr(exc, "partial", None) or {}
+    return {"isolation": {"outcome": "error", "reason": str(exc) or "failed", "rounds": partial.get("rounds") or []}}
+
+
+__all__ = ["DEFAULT_BUDGET", "DEFAULT_JUDGING", "failed_record", "isolate", "needed", "pair_judge"]
