@@ -25,7 +25,7 @@ class ActionModule(RenderActionBase):
     check = staticmethod(_check)
 
     def render(self, args):
-        # The role passes what validate.yml checked; checking again costs little and names the variable for others.
+        # The role passes what burnin_start checked; checking again costs little and names the variable for others.
         variables = check_role_vars(args["variables"])
         return role_plan(
             variables,

@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import isolation_stage
-from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.stage_run import run_stage
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.stage_run import in_order, run_stage
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import write_logs
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
@@ -105,10 +105,14 @@ class ActionModule(K8sActionBase):
             "cluster": host,
             "write_logs": written if report_dir else None,
         }
-        if args["stage"] == "isolation":
-            return dict(result, **self.isolation(args, variables, settings, plan_attempt, connect, host))
+
+        def run():
+            if args["stage"] == "isolation":
+                return self.isolation(args, variables, settings, plan_attempt, connect, host)
+            return run_stage(connect(args["namespace"], TRAINER_API), args["stage"], args["result"], plan_attempt, settings=settings)
+
         try:
-            out = run_stage(connect(args["namespace"], TRAINER_API), args["stage"], args["result"], plan_attempt, settings=settings)
+            out = in_order(args["stage"], variables.get("burnin_stages") or [args["stage"]], args["result"], run, cluster=host)
         except ModuleExit as exc:
             return dict(result, failed=True, record=args["result"], steps=[], msg=exc.result.get("msg"))
         except (ClusterCallFailed, BurninError, IOError, OSError) as exc:
@@ -123,7 +127,8 @@ class ActionModule(K8sActionBase):
                 # A cluster call says what it was doing; a bad value names the action.
                 msg=str(exc) if isinstance(exc, ClusterCallFailed) else "%s: %s" % (NAME, exc),
             )
-        return dict(result, changed=out["changed"], record=out["record"], stop=out["stop"], msg=out["msg"], lines=out["lines"], steps=out["steps"])
+        kept = ("changed", "record", "stop", "msg", "lines", "steps", "rounds")
+        return dict(result, **dict((key, out[key]) for key in kept if key in out))
 
     @staticmethod
     def isolation(args, variables, settings, plan_attempt, connect, host):

@@ -14,13 +14,13 @@ short_description: The role's plan of one cluster from its burnin_* variables, i
 version_added: 0.2.0
 description:
   - The plan step of the role C(gpufleet.burnin.burnin) as one call. From the role's checked variables
-    (P(gpufleet.burnin.burnin_vars#filter)'s C(vars)), the cluster's platform and GPU architecture (declared or
+    (M(gpufleet.burnin.burnin_start)'s C(variables)), the cluster's platform and GPU architecture (declared or
     detected) and what detection read (O(cluster)), it resolves the GPUs and NICs per node (the GPU defaults unless
     C(burnin_gpus_per_node), C(burnin_mlnx_per_node)), renders the workload of the catalogue (C(burnin_workload),
     C(burnin_workload_params), C(burnin_image)), takes C(burnin_trainer) and C(burnin_env) over the workload's,
     plans every object as M(gpufleet.burnin.workload_plan) does and adds C(burnin_trainjob_annotations) to the
     TrainJob.
-  - The variables are checked again (the role's checks, P(gpufleet.burnin.burnin_vars#filter)); a bad one fails the
+  - The variables are checked again (the role's checks, as M(gpufleet.burnin.burnin_start) does); a bad one fails the
     task with a message naming it. Runs on the controller and never contacts a cluster.
 author:
   - gpufleet.burnin maintainers (!UNKNOWN)
@@ -36,7 +36,7 @@ attributes:
     description: Runs on the controller.
 options:
   variables:
-    description: The role's C(burnin_*) variables, as P(gpufleet.burnin.burnin_vars#filter) returns them checked.
+    description: The role's C(burnin_*) variables, as M(gpufleet.burnin.burnin_start) returns them checked.
     type: dict
     required: true
   platform:

@@ -505,7 +505,7 @@ DELIBERATE = {
 
 
 def as_role_value(question, answer, option):
-    """An answer as the role reads it (roles/burnin/tasks/run.yml): lists from text, booleans from strings."""
+    """An answer as the role reads it (gpufleet.burnin.burnin_start): lists from text, booleans from strings."""
     kind = option.get("type", "str")
     if question["type"] == "multiselect" or (kind in ("list", "raw") and isinstance(option.get("default"), list)):
         return [x for x in re.split(r"[\n,]", answer) if x]

@@ -245,7 +245,7 @@ def test_inventory_thresholds_win_and_bad_ones_are_named(fleet_crds, second):
     azure = second.results[AZURE]
     assert azure["outcome"] == "Error" and "verdict" not in azure, second
     assert "failed before its burn-in started" in azure["reason"]
-    # The variable check (roles/burnin/tasks/validate.yml) names the variable, the field and the allowed values.
+    # The variable check (gpufleet.burnin.burnin_start) names the variable, the field and the allowed values.
     assert "burnin_thresholds" in second.output and "metric" in second.output and "median" in second.output
     assert "peak" in second.output and "avg" in second.output
     from kubernetes.dynamic.exceptions import NotFoundError

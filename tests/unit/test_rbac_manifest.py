@@ -113,7 +113,7 @@ def role_tasks():
 
 def plan_kinds():
     """Every kind a burn-in plan applies, over the whole matrix: each workload of the catalog (framework, image,
-    trainer as the role takes them) on every platform, GPU and MNNVL setting. The Namespace is added by apply.yml."""
+    trainer as the role takes them) on every platform, GPU and MNNVL setting. The Namespace is added by the stage's apply (module_utils/burnin/stage_run.py)."""
     kinds, plans = {"Namespace"}, 0
     for workload in available_workloads():
         for platform in PLATFORMS:

@@ -3,14 +3,12 @@
 # Apache License 2.0 (see LICENSE)
 """One stage of a cluster's burn-in (node, fleet or dcgm): its attempts until one passes or burnin_repeats reruns are
 spent (judging/stages.py), each one plan, apply, wait, logs and verdict over the cluster protocol
-(module_utils/cluster/trainjobs.py). It builds the cluster's result record as the role's task files did
-(roles/burnin/tasks/stage.yml before the burnin_stage action: attempts.yml, attempt.yml, plan.yml, apply.yml, wait.yml,
-logs.yml, verdict.yml, node_verdict.yml), with the same pure functions: rendering/role_plan.py,
-judging/cluster_result.py, judging/verdict.py, judging/node_stage.py and judging/stages.py.
+(module_utils/cluster/trainjobs.py), behind gpufleet.burnin.burnin_stage (roles/burnin/tasks/stage.yml). It builds
+the cluster's result record with the pure functions of rendering/role_plan.py, judging/cluster_result.py,
+judging/verdict.py, judging/node_stage.py and judging/stages.py.
 
 Check mode plans and dry-runs the apply only; without burnin_wait there is no wait and no verdict, without
-burnin_collect_logs no logs and no verdict. A wait whose cluster could not be read raises ClusterCallFailed (wait.yml
-failed the task there), with ``partial`` (the record so far and the steps) set on it.
+burnin_collect_logs no logs and no verdict. A wait whose cluster could not be read raises ClusterCallFailed, with ``partial`` (the record so far and the steps) set on it.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -54,7 +52,7 @@ def _merged(result, fields):
 
 
 def to_apply(plan, result, settings):
-    """(objects, namespace_missing) as apply.yml decided: the namespace object first when it is missing (burnin_create_namespace,
+    """(objects, namespace_missing) as the stage applies them: the namespace object first when it is missing (burnin_create_namespace,
     not found by detection, not created by an earlier stage); in check mode with it missing only the namespace (the
     others' dry run would be refused in a namespace that does not exist)."""
     missing = bool(settings["create_namespace"]) and not settings["namespace_exists"] and not result.get("namespace_created")
@@ -63,8 +61,8 @@ def to_apply(plan, result, settings):
 
 
 def judge_attempt(stage, plan_stage, result, pod_logs, waited, settings):
-    """The verdict of one attempt: the fleet stage's by verdict.verdict_for (as verdict.yml called burnin_verdict), a node
-    stage's pod by pod by node_stage.judge_node_stage (as node_verdict.yml called burnin_node_verdict)."""
+    """The verdict of one attempt: the fleet stage's by verdict.verdict_for (as the filter burnin_verdict does), a node
+    stage's pod by pod by node_stage.judge_node_stage ."""
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_stage import judge_node_stage
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
 
@@ -212,7 +210,7 @@ def run_stage(cluster, stage, result, plan_attempt, judge=None, settings=None, c
     steps = _Steps(clock or time.monotonic)
     result = dict(result or {})
     lines, verdict, changed, applied = [], None, False, {}
-    # attempts.yml's loop: attempt N runs when it is the stage's next one (stages.next_attempt), N from 1 to repeats + 1.
+    # Attempt N runs when it is the stage's next one (stages.next_attempt), N from 1 to repeats + 1.
     for attempt in range(1, repeats + 2):
         if stages.next_attempt(result, stage, repeats) != attempt:
             continue
@@ -232,4 +230,27 @@ def run_stage(cluster, stage, result, plan_attempt, judge=None, settings=None, c
     return {"record": result, "stop": stop, "msg": msg, "lines": lines, "steps": steps.done, "changed": changed, "applied": applied}
 
 
-__all__ = ["DEFAULT_SETTINGS", "judge_attempt", "run_attempt", "run_stage", "to_apply"]
+def stopped_by(result):
+    """The earlier stage of RESULT whose verdict stops the later ones (stages.stop_after: an error), or ""."""
+    for attempt in (result or {}).get("stages") or []:
+        if stages.stop_after(attempt.get("verdict")):
+            return attempt.get("stage") or "an earlier"
+    return ""
+
+
+def in_order(stage, order, result, run, cluster=""):
+    """STAGE of the cluster's stages ORDER (burnin_stages) on RESULT: RUN() -> run_stage()'s output, unless an earlier
+    stage ended in error (its jobs would wait for the same GPUs). After the last stage the result's reason names the
+    failed stages other than the fleet stage (stages.final_record). Returns run_stage()'s keys."""
+    stopper = stopped_by(result)
+    if stopper:
+        line = "%s: %s stage: skipped, the %s stage ended in error" % (cluster or result.get("cluster"), stage, stopper)
+        out = {"record": dict(result), "stop": True, "msg": line, "lines": [line], "steps": [], "changed": False, "applied": {}}
+    else:
+        out = run()
+    if list(order or [])[-1:] == [stage]:
+        out["record"] = _merged(out["record"], stages.final_record(out["record"]))
+    return out
+
+
+__all__ = ["DEFAULT_SETTINGS", "in_order", "judge_attempt", "run_attempt", "run_stage", "stopped_by", "to_apply"]

@@ -2,7 +2,7 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """A cluster's result, built in one place: what the apply, the verdict and a failed task add to it (the role's
-``burnin_result``; filters burnin_applied, burnin_judged, burnin_failure). Whether it passed is outcomes.py's rule."""
+``burnin_result``; module_utils/burnin/stage_run.py, the filter burnin_failure). Whether it passed is outcomes.py's rule."""
 
 from __future__ import absolute_import, division, print_function
 

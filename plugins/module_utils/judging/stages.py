@@ -6,7 +6,7 @@
 Stages: ``node`` (a single-node all_reduce over all local GPUs on every GPU node at once, each node judged on its own
 output: plugins/module_utils/judging/node_stage.py), ``fleet`` (the catalogue workload burnin_workload over
 burnin_nodes nodes, judged as before: verdict.py), ``isolation`` (finding the culprit nodes of a failed or warned
-fleet stage: roles/burnin/tasks/isolate.yml) and ``dcgm`` (a DCGM diagnostic on every GPU node, a node stage like
+fleet stage: module_utils/burnin/isolation_stage.py) and ``dcgm`` (a DCGM diagnostic on every GPU node, a node stage like
 ``node``). A stage that runs a TrainJob runs it under its own name; a failed or warned attempt is run again up to
 burnin_repeats times and every attempt is kept (Azure/azurehpc PR 690: repeat up to N times, pass on the first run
 above the threshold). The stage's verdict is its last attempt's.

@@ -4,7 +4,7 @@
 """The role's plan of one cluster, from its checked ``burnin_*`` variables (plugins/module_utils/validation/role_vars.py)
 and what detection read, in one place: the per-node counts from the GPU defaults, the workload of the catalogue with
 the user's image, trainer and env, the options of gpufleet.burnin.workload_plan, the plan, the TrainJob annotations
-and the fields the cluster's result records (the action gpufleet.burnin.burnin_plan, roles/burnin/tasks/plan.yml).
+and the fields the cluster's result records (the actions gpufleet.burnin.burnin_plan and gpufleet.burnin.burnin_stage).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -257,7 +257,7 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
         # A node stage's pods each print a whole table or DCGM JSON: read them whole, as the fleet stage's launcher.
         "whole_logs_of": record["whole_logs_of"] if stage == "fleet" else ["node"],
         # Where the stage's pod logs go under the cluster's report directory: the fleet stage's in it, the others' in
-        # a directory of their own (a name, joined by roles/burnin/tasks/logs.yml with gpufleet.burnin.safe_path).
+        # a directory of their own (a name, joined by gpufleet.burnin.burnin_stage with files.safe_join).
         "log_subdir": "" if stage == "fleet" else stage,
         "note": note,
     }

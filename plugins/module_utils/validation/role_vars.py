@@ -2,7 +2,7 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """Every variable of the role gpufleet.burnin.burnin, checked at the start of the role, before any task reaches a
-cluster (roles/burnin/tasks/validate.yml, through the filter gpufleet.burnin.burnin_vars).
+cluster (the action gpufleet.burnin.burnin_start, the role's first task).
 
 Survey answers and ``-e NAME=value`` arrive as text: integers, booleans and JSON lists or mappings given as text are
 parsed here. Messages name the user's variable (``burnin_volumes[0].name``), the bad value and what is allowed.
@@ -186,7 +186,7 @@ def _percent(name, value):
     return float(value)
 
 
-# The isolation's budget (roles/burnin/tasks/isolate.yml): pair jobs in all, and minutes in all (a day at most).
+# The isolation's budget (module_utils/burnin/isolation_stage.py): pair jobs in all, and minutes in all (a day at most).
 ISOLATION_MAX_JOBS = 1000
 ISOLATION_MAX_MINUTES = 1440
 
@@ -306,7 +306,7 @@ def check_role_vars(given):
 
 
 def check_workload(result):
-    """Render the workload now, as plan.yml will, with the declared platform and GPU (detection may still change them):
+    """Render the workload now, as each stage will, with the declared platform and GPU (detection may still change them):
     a bad burnin_workload_params value or a framework that does not fit fails before the cluster is contacted."""
     platform, arch = result.get("burnin_platform") or "", result.get("burnin_gpu_architecture") or ""
     gpus = result.get("burnin_gpus_per_node")

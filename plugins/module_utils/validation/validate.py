@@ -251,7 +251,7 @@ def _items(field, value, keys=None):
 # arrive as one object referenced many times (a few KB of `&a [*b, *b, ...]` is billions of values once walked), so
 # the size is counted per distinct object and memoised: linear in what was loaded, before anything walks it whole.
 STRUCTURE_MAX_VALUES = 1000000
-# The role's variables reach its burnin_vars filter as ansible-core's lazy containers, which hand out a new object at
+# The role's variables reach gpufleet.burnin.burnin_start as ansible-core's lazy containers, which hand out a new object at
 # each look, so the memo cannot see an alias there and each value counted costs a lookup (a bomb took 24 s to refuse
 # at 1,000,000 under ansible-core 2.21): a lower bound for them.
 ROLE_VAR_MAX_VALUES = 100000

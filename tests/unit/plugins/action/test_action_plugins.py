@@ -453,6 +453,31 @@ def test_burnin_plan_passes_stage_attempt_and_cluster():
     assert dcgm["stage"]["trainjob"] == "nccl-burnin-r1-dcgm" and dcgm["record"] == {"stage": "plan"}
 
 
+def test_burnin_start_checks_the_variables_and_starts_the_result():
+    result = run_action("burnin_start", {"variables": role_defaults(burnin_repeats="2"), "run_id": "20261203-120000", "host": "aws-a"}, check_mode=True)
+    assert not result.get("failed"), result
+    assert result["variables"]["burnin_repeats"] == 2  # survey text parsed
+    assert result["run_id"] == "20261203-120000" and result["trainjob"] == "nccl-burnin-20261203-120000"
+    assert result["result"]["cluster"] == "aws-a" and result["result"]["outcome"] == "Pending" and result["result"]["check_mode"] is True
+    given = run_action("burnin_start", {"variables": role_defaults(burnin_run_id="mine", burnin_namespace_per_run=True), "run_id": "gen", "host": "c"})
+    assert given["run_id"] == "mine" and given["namespace"] == "gpufleet-burnin-mine"
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"variables": role_defaults(burnin_nodes="many")}, "burnin_nodes: "),
+        ({"variables": role_defaults(burnin_entry_name="e" * 50, burnin_run_id="run-of-today")}, "TrainJob e"),
+        ({"run_id": "Not_A_Label"}, "run_id: "),
+        ({"run_id": ""}, "run_id: empty"),
+    ],
+)
+def test_burnin_start_refuses_a_bad_variable_naming_it(changes, message):
+    result = run_action("burnin_start", dict({"variables": role_defaults(), "run_id": "r1", "host": "c"}, **changes))
+    assert result.get("failed") and result["msg"].startswith(message), result
+    assert "result" not in result
+
+
 @pytest.mark.parametrize(
     "changes, message",
     [

@@ -55,7 +55,7 @@ def judged(name, platform, gpu):
     text = nccl_logs.replay_log(name, HOSTS, platform, gpu)
     items = pods(HOSTS)
     logs = [{"item": items[0], "log": text}]
-    # As roles/burnin/tasks/verdict.yml judges the fleet stage of the default workload.
+    # As gpufleet.burnin.burnin_stage judges the fleet stage of the default workload.
     facts = {"platform": platform, "gpu_architecture": gpu}
     return text, verdict_for(logs, facts=facts, pods=items, job_outcome="Complete", collective="all_reduce", workload="nccl-all-reduce")
 

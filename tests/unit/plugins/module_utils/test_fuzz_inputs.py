@@ -411,13 +411,13 @@ ROLE_VARS = options(ROLE_TABLE, ())
 
 @given(ROLE_VARS)
 def test_role_vars(given_vars):
-    # validate.yml passes every burnin_* variable of the host: the role's defaults with the inventory's over them.
+    # The role passes gpufleet.burnin.burnin_start every burnin_* variable of the host: the role's defaults with the inventory's over them.
     checked = refused_cleanly(role_vars.check_role_vars, dict(ROLE_DEFAULTS, **given_vars))
     if checked is None:
         return
     event("accepted")
-    # Then plan as roles/burnin/tasks/plan.yml does, for the declared platform and GPU: what the check accepted must
-    # plan (a later refusal would come after detect.yml has contacted the cluster).
+    # Then plan as each stage does, for the declared platform and GPU: what the check accepted must
+    # plan (a later refusal would come after cluster_detect has contacted the cluster).
     values = checked
     platform, arch = values["burnin_platform"] or "unknown", values["burnin_gpu_architecture"] or "unknown"
     counts = defaults.gpu_defaults(arch, platform)

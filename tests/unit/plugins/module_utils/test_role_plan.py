@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""The role's plan step (plugins/module_utils/rendering/role_plan.py), from the role's defaults as validate.yml checks them."""
+"""The role's plan step (plugins/module_utils/rendering/role_plan.py), from the role's defaults as gpufleet.burnin.burnin_start checks them."""
 
 from __future__ import absolute_import, division, print_function
 

@@ -1,0 +1,156 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The isolation stage (module_utils/burnin/isolation_stage.py): when it runs, pairs judged by the real verdict on the
+test fleet's nccl-tests output, a failure recorded, and the stages' order (stage_run.in_order)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import importlib.util
+import os
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import isolation_stage
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.stage_run import in_order, stopped_by
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import collect
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+
+_SPEC = importlib.util.spec_from_file_location("stage_fakes", os.path.join(os.path.dirname(os.path.abspath(__file__)), "stage_fakes.py"))
+fakes = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(fakes)
+
+RUN = {"wait": True, "collect_logs": True, "check_mode": False}
+FAILED_FLEET = {
+    "cluster": "aws-a",
+    "platform": "aws",
+    "gpu_architecture": "h100",
+    "gpus_per_node": 8,
+    "instance_type": "p5.48xlarge",
+    "collective": "all_reduce",
+    "workload": "nccl-all-reduce",
+    "results": "nccl-tests",
+    "reason": "verdict fail: busbw low",
+    "verdict": {"verdict": "fail", "nodes": ["n0", "n1", "n2", "n3"]},
+    "node_findings": [],
+}
+
+
+@pytest.mark.parametrize(
+    "changes, settings, why",
+    [
+        ({}, dict(RUN, check_mode=True), "check mode"),
+        ({}, dict(RUN, wait=False), "burnin_wait and burnin_collect_logs"),
+        ({}, dict(RUN, collect_logs=False), "burnin_wait and burnin_collect_logs"),
+        ({"results": None}, RUN, "not judged by nccl-tests"),
+        ({"verdict": {"verdict": "pass", "nodes": ["n0", "n1"]}}, RUN, "did not fail or warn"),
+        ({"verdict": {"verdict": "error", "nodes": ["n0", "n1"]}}, RUN, "did not fail or warn"),
+        ({"verdict": {"verdict": "fail", "nodes": ["n0"]}}, RUN, "one node"),
+    ],
+)
+def test_the_isolation_runs_only_after_a_real_nccl_tests_run_that_failed_or_warned_on_several_nodes(changes, settings, why):
+    assert why in isolation_stage.needed(dict(FAILED_FLEET, **changes), settings)
+
+
+def test_a_warned_run_on_two_nodes_is_isolated():
+    assert isolation_stage.needed(dict(FAILED_FLEET, verdict={"verdict": "warn", "nodes": ["n0", "n1"]}), RUN) == ""
+
+
+class PairCluster(object):
+    """Pair TrainJobs end Complete; a pair holding a node of SLOW prints the test fleet's far-below output."""
+
+    def __init__(self, slow):
+        self.slow, self.calls, self.pairs = set(slow), [], {}
+
+    def apply(self, objects):
+        self.calls.append("apply")
+        for obj in objects:
+            terms = obj["spec"]["runtimePatches"][-1]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]
+            nodes = terms["template"]["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            self.pairs[obj["metadata"]["name"]] = (obj, nodes["nodeSelectorTerms"][0]["matchExpressions"][-1]["values"])
+
+    def wait(self, names, timeout):
+        self.calls.append("wait")
+        out = {}
+        for name in names:
+            job, nodes = self.pairs[name]
+            pods, logs = fakes.fleet_pods(name, [job], "far-below" if set(nodes) & self.slow else "good")
+            for pod, node in zip(pods[1:], nodes):
+                pod["spec"]["nodeName"] = node
+            out[name] = {"outcome": "Complete", "reason": "JobsCompleted", "pods": pods, "logs": logs}
+        return out
+
+    def logs(self, name, waited):
+        pods = waited["pods"]
+        return collect(pods, dict((p["metadata"]["name"], (waited["logs"].get(p["metadata"]["name"], ""), None)) for p in pods), None, None)
+
+    def delete(self, names):
+        self.calls.append("delete")
+
+
+def fleet_objects():
+    variables = fakes.checked(burnin_nodes=4)
+    return fakes.planner(variables)("fleet", 1, fakes.start(variables))["objects"]
+
+
+def test_pairs_judged_by_the_verdict_on_nccl_tests_output_name_the_slow_node():
+    cluster = PairCluster(["n2"])
+    connected = []
+
+    def connect(namespace, api_version):
+        connected.append((namespace, api_version))
+        return cluster
+
+    out = isolation_stage.isolate(connect, FAILED_FLEET, fleet_objects(), budget={"max_jobs": 8, "max_minutes": 30, "timeout": 600})
+    assert connected == [(fakes.NAMESPACE, "trainer.kubeflow.org/v1alpha1")]
+    assert out["conclusion"]["outcome"] == "found" and out["record"]["isolation"]["culprits"] == ["n2"]
+    assert out["record"]["node_verdicts"]["n2"]["verdict"] == "fail"
+    assert out["record"]["reason"] == "verdict fail: busbw low; isolation: bad node(s) n2"
+    assert out["changed"] is True and out["msg"].startswith("isolation found: ")
+
+
+def test_check_mode_plans_the_first_round_without_a_client():
+    out = isolation_stage.isolate(lambda *a: pytest.fail("no client in check mode"), FAILED_FLEET, fleet_objects(), check_mode=True)
+    assert out["msg"] == "check mode: would run round 1, n0+n1, n2+n3" and out["record"] == {} and out["changed"] is False
+
+
+def test_bad_objects_and_too_few_nodes():
+    with pytest.raises(BurninError, match="one planned TrainJob, found 0"):
+        isolation_stage.isolate(None, FAILED_FLEET, [])
+    out = isolation_stage.isolate(None, dict(FAILED_FLEET, verdict={"verdict": "fail", "nodes": ["n0"]}), fleet_objects())
+    assert out["skipped"] is True and out["record"] == {}
+
+
+def test_a_stopped_isolation_keeps_its_rounds_and_the_cluster_words():
+    failed = ClusterCallFailed("waiting for the pair TrainJobs", {"category": "Unreachable", "message": "it did not answer"})
+    failed.partial = {"rounds": [{"round": 1}]}
+    assert isolation_stage.failed_record(failed) == {
+        "isolation": {"outcome": "error", "reason": "waiting for the pair TrainJobs: it did not answer", "rounds": [{"round": 1}]}
+    }
+
+
+def ran(record):
+    def run():
+        return {"record": dict(record, ran=True), "stop": False, "msg": "m", "lines": ["m"], "steps": [], "changed": True}
+
+    return run
+
+
+def test_a_stage_after_an_error_does_nothing_and_the_last_stage_names_the_failed_ones():
+    errored = {"cluster": "c", "reason": "", "stages": [{"stage": "node", "verdict": "error", "reason": "timed out"}]}
+    assert stopped_by(errored) == "node" and stopped_by({"stages": [{"stage": "node", "verdict": "fail"}]}) == ""
+    skipped = in_order("fleet", ["node", "fleet", "isolation"], errored, lambda: pytest.fail("must not run"))
+    assert skipped["stop"] is True and skipped["changed"] is False and "ran" not in skipped["record"]
+    assert skipped["msg"] == "c: fleet stage: skipped, the node stage ended in error"
+    # Only the last stage adds the failed stages to the reason (stages.final_record), once.
+    assert "stage" not in skipped["record"] or skipped["record"]["stage"] != "verdict"
+    last = in_order("isolation", ["node", "fleet", "isolation"], errored, lambda: pytest.fail("must not run"))
+    assert last["record"]["reason"] == "node stage error: timed out" and last["record"]["stage"] == "verdict"
+    failed = {"cluster": "c", "reason": "", "stages": [{"stage": "dcgm", "verdict": "fail", "reason": "GPU 3"}]}
+    out = in_order("dcgm", ["fleet", "dcgm"], failed, ran(failed))
+    assert out["record"]["ran"] is True and out["record"]["reason"] == "dcgm stage fail: GPU 3"
+    middle = in_order("fleet", ["fleet", "dcgm"], failed, ran(failed))
+    assert middle["record"]["reason"] == "" and middle["changed"] is True
