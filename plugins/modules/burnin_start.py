@@ -27,10 +27,14 @@ attributes:
     description: The same in check mode; the result records C(check_mode).
   diff_mode:
     support: none
+    description: Nothing is changed, so there is no diff.
+  action:
+    support: full
+    description: Runs on the controller.
 options:
   variables:
     description:
-      - The role's C(burnin_*) variables by name. Leave out C(burnin_kubeconfig) and C(burnin_context): they may hold
+      - The role's C(burnin_*) variables by name. Leave out C(burnin_kubeconfig) and C(burnin_context), which may hold
         secrets and are kubernetes.core's to check.
     type: dict
     required: true
