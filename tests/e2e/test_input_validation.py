@@ -105,7 +105,7 @@ def test_the_role_refuses_before_detect(dead_cluster, extra, expected):
     assert expected in output, output[-3000:]
     assert "burnin__" not in output.split(expected)[0][-400:]
     assert not any(word in output for word in CONNECTION_WORDS), output[-3000:]
-    assert "Read the API server" not in output  # the cluster's first contact never ran
+    assert "Read the cluster and check its platform and GPU" not in output  # the cluster's first contact never ran
 
 
 PLUGINS = """
@@ -188,14 +188,14 @@ def test_a_valid_apply_does_reach_for_the_dead_cluster(dead_cluster):
 def test_with_valid_variables_the_role_does_reach_for_the_dead_cluster(dead_cluster):
     """The control of the role cases: valid variables pass the check and cluster_detect tries the cluster."""
     code, output = run(dead_cluster, ROLE, {"burnin_nodes": 2})
-    assert code != 0 and "Read the API server" in output, output[-3000:]
+    assert code != 0 and "Read the cluster and check its platform and GPU" in output, output[-3000:]
     assert "Unreachable" in output or any(word in output for word in CONNECTION_WORDS), output[-3000:]
 
 
 def test_bad_workload_params_are_refused_before_detect(dead_cluster):
     code, output = run(dead_cluster, ROLE, {"burnin_workload_params": {"timeout": 0}})
     assert code != 0 and "burnin_workload_params (the trainer of workload nccl-all-reduce).timeout" in output, output[-3000:]
-    assert "Read the API server" not in output
+    assert "Read the cluster and check its platform and GPU" not in output
 
 
 RENDER = """
