@@ -18,7 +18,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import sta
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.role_plan import role_plan
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import BURNIN_STAGE_OWN, TRAINER_API, burnin_stage_spec
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster, shown_diffs
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit
 
 NAME = "gpufleet.burnin.burnin_stage"
@@ -128,7 +128,13 @@ class ActionModule(K8sActionBase):
                 msg=str(exc) if isinstance(exc, ClusterCallFailed) else "%s: %s" % (NAME, exc),
             )
         kept = ("changed", "record", "stop", "msg", "lines", "steps", "rounds")
-        return dict(result, **dict((key, out[key]) for key in kept if key in out))
+        result.update((key, out[key]) for key in kept if key in out)
+        if self._task.diff:
+            # Every attempt's objects, each diff headed by its kind/name, as k8s_apply shows them.
+            diffs = [diff for applied in out.get("applies") or [] for diff in shown_diffs(applied).get("diff", [])]
+            if diffs:
+                result["diff"] = diffs
+        return result
 
     @staticmethod
     def isolation(args, variables, settings, plan_attempt, connect, host):

@@ -11,7 +11,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.inputs import check_apply_options
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster, shown_diffs
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase
 
 NAME = "gpufleet.burnin.k8s_apply"
@@ -36,21 +36,6 @@ def compact(outcome):
     if "results" not in (outcome.get("result") or {}) and "result" in outcome:
         outcome["result"] = object_reference(outcome["result"])
     return outcome
-
-
-def shown_diffs(outcome):
-    """For several objects, their diffs as one list with each object's kind/name as its header: Ansible's callbacks
-    print a list of diffs one by one, so one task shows every object's diff."""
-    items = (outcome.get("result") or {}).get("results")
-    if not isinstance(items, list):
-        return {}
-    diffs = []
-    for item in items:
-        if isinstance(item, dict) and isinstance(item.get("diff"), dict):
-            reference = item.get("result") or {}
-            header = "%s/%s" % (reference.get("kind"), (reference.get("metadata") or {}).get("name"))
-            diffs.append(dict(item["diff"], before_header=header, after_header=header))
-    return {"diff": diffs} if diffs else {}
 
 
 class ActionModule(K8sActionBase):

@@ -28,6 +28,21 @@ CACHE_RETRIES, CACHE_DELAY_SECONDS = 5, 2
 PODS_GONE_SECONDS = 120
 
 
+def shown_diffs(outcome):
+    """For several objects, their diffs as one list with each object's kind/name as its header: Ansible's callbacks
+    print a list of diffs one by one, so one task shows every object's diff."""
+    items = (outcome.get("result") or {}).get("results")
+    if not isinstance(items, list):
+        return {}
+    diffs = []
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("diff"), dict):
+            reference = item.get("result") or {}
+            header = "%s/%s" % (reference.get("kind"), (reference.get("metadata") or {}).get("name"))
+            diffs.append(dict(item["diff"], before_header=header, after_header=header))
+    return {"diff": diffs} if diffs else {}
+
+
 class Cluster(object):
     """One cluster with kubernetes.core's authentication options AUTH, for the action NAME.
 

@@ -198,7 +198,7 @@ def run_stage(cluster, stage, result, plan_attempt, judge=None, settings=None, c
     plan_stage, result, pod_logs, waited, settings) -> a verdict (judge_attempt when None); SETTINGS: DEFAULT_SETTINGS'
     keys. Returns {record (the cluster's result after the stage), stop (whether the later stages are skipped: stages.stop_after),
     msg (one line for a person), lines (one per attempt), steps [{name, seconds}], changed, applied (the last
-    apply's kubernetes.core result)}. The cluster's exceptions propagate, with ``partial`` set on them."""
+    apply's kubernetes.core result), applies (every attempt's)}. The cluster's exceptions propagate, with ``partial`` set on them."""
     if stage not in stages.JOB_STAGES:
         raise ConfigError("stage", "must be a stage that runs a TrainJob, one of %s, got %r" % (", ".join(stages.JOB_STAGES), stage))
     unknown = sorted(set(settings or {}) - set(DEFAULT_SETTINGS))
@@ -209,7 +209,7 @@ def run_stage(cluster, stage, result, plan_attempt, judge=None, settings=None, c
     judge = judge or judge_attempt
     steps = _Steps(clock or time.monotonic)
     result = dict(result or {})
-    lines, verdict, changed, applied = [], None, False, {}
+    lines, verdict, changed, applied, applies = [], None, False, {}, []
     # Attempt N runs when it is the stage's next one (stages.next_attempt), N from 1 to repeats + 1.
     for attempt in range(1, repeats + 2):
         if stages.next_attempt(result, stage, repeats) != attempt:
@@ -222,12 +222,13 @@ def run_stage(cluster, stage, result, plan_attempt, judge=None, settings=None, c
             exc.partial = partial
             raise
         changed = changed or bool(applied.get("changed"))
+        applies.append(applied)
         lines.append(line)
     stop = bool(verdict) and stages.stop_after(verdict.get("verdict"))
     msg = lines[-1] if lines else "%s stage: no attempt ran" % stage
     if len(lines) > 1:
         msg += " (attempts: %s)" % ", ".join(attempt.get("verdict") or "" for attempt in stages.attempts_of(result, stage))
-    return {"record": result, "stop": stop, "msg": msg, "lines": lines, "steps": steps.done, "changed": changed, "applied": applied}
+    return {"record": result, "stop": stop, "msg": msg, "lines": lines, "steps": steps.done, "changed": changed, "applied": applied, "applies": applies}
 
 
 def stopped_by(result):
