@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """Action plugin of gpufleet.burnin.burnin_isolate (documentation in plugins/modules/burnin_isolate.py).
 
-The rounds are plugins/module_utils/cluster/isolation_run.py's; this file gives them the cluster of
+The rounds are plugins/module_utils/burnin/isolation_run.py's; this file gives them the cluster of
 plugins/plugin_utils/cluster.py (the calls of k8s_apply, trainjob_wait and trainjob_logs) and the verdict of
 judging/verdict.py."""
 
@@ -11,12 +11,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import isolation_run
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import isolation_run
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import BURNIN_ISOLATE_OWN, burnin_isolate_spec
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_isolation_budget
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_isolation_budget
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit
 

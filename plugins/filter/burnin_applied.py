@@ -71,7 +71,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def burnin_applied_filter(apply, objects, namespace, namespace_missing=False, check_mode=False, wait=True, planned=None, previous=None):
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.cluster_result import applied_record, apply_results
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import applied_record, apply_results
 
     if not isinstance(apply, dict) or not isinstance(objects, list):
         raise AnsibleFilterError("gpufleet.burnin.burnin_applied: the input must be k8s_apply's result and objects a list")

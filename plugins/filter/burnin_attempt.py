@@ -72,7 +72,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 
 
 def burnin_attempt_filter(result, stage, trainjob="", verdict=None, outcome=None, note="", next_attempt=False, repeats=0):
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import stages
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
 
     if not isinstance(result, dict):
         raise AnsibleFilterError("gpufleet.burnin.burnin_attempt: the input must be a cluster's result (a mapping)")

@@ -49,7 +49,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def burnin_judged_filter(result, verdict):
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.cluster_result import judged_record
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import judged_record
 
     if not isinstance(result, dict) or not isinstance(verdict, dict):
         raise AnsibleFilterError("gpufleet.burnin.burnin_judged: the input must be a cluster's result and verdict a verdict (mappings)")

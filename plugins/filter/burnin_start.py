@@ -63,7 +63,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def burnin_start_filter(variables, cluster, run_id, check_mode=False):
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.role_plan import run_start
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_plan import run_start
 
     if not isinstance(variables, dict):
         raise AnsibleFilterError("gpufleet.burnin.burnin_start: the input must be the role's checked variables (a mapping)")

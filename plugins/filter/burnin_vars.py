@@ -54,7 +54,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 
 def burnin_vars_filter(given, on_error="raise"):
     # Imported on use: Ansible loads every filter file of the collection in each worker process.
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
     try:
         checked = check_role_vars(given)

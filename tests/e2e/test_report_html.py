@@ -172,7 +172,7 @@ def fleet_results():
 
 
 def _staged(facts):
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import stages
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
 
     result = {"outcome": "Complete", "verdict": verdict.verdict_for(None, facts, job_outcome="Complete", workload="torch-smoke")}
     node = {

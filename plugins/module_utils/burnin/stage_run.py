@@ -21,8 +21,8 @@ import time
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import NOT_READ, ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import stages
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.cluster_result import applied_record, apply_results, judged_record
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import applied_record, apply_results, judged_record
 
 # What the settings hold (the role's variables of the same name without the burnin_ prefix, and the run's facts).
 DEFAULT_SETTINGS = {

@@ -7,7 +7,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import cleanup, isolation_run
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import isolation_run
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import cleanup
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
@@ -207,7 +208,7 @@ def test_known_good_partners_are_passed_nodes_outside_the_run_and_run_nodes_come
 
 
 def test_the_budget_options_are_checked_as_the_role_takes_them():
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
     checked = check_role_vars({"burnin_isolation_max_jobs": "3", "burnin_isolation_max_minutes": 45})
     assert checked["burnin_isolation_max_jobs"] == 3 and checked["burnin_isolation_max_minutes"] == 45

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""The stages of a burn-in (judging/stages.py), the node stage's per-pod verdict (judging/node_stage.py), the node
-stage's plan (rendering/role_plan.py), the role's stage variables (validation/role_vars.py) and the reports' stages
+"""The stages of a burn-in (burnin/stages.py), the node stage's per-pod verdict (judging/node_stage.py), the node
+stage's plan (burnin/role_plan.py), the role's stage variables (burnin/role_vars.py) and the reports' stages
 and per-node table (reporting/report.py). Pod logs are the test fleet's single-node nccl-tests output
 (tests/fleet/nccl_logs.py), as a node-stage pod prints it."""
 
@@ -18,12 +18,13 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import outcomes, stages
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import outcomes
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_stage import judge_node_stage
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.role_plan import role_plan, run_start
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_plan import role_plan, run_start
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
 FLEET = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "fleet")
 sys.path.insert(0, FLEET)
@@ -282,7 +283,7 @@ def test_reports_show_every_stage_attempt_and_a_row_per_node():
     assert html.count('<table class="nodes">') == 1 and html.count('<table class="stages">') == 1 and "e-r-node-2" in html
 
 
-# What the mutation run of judging/stages.py (docs/mutation.md) found untested.
+# What the mutation run of burnin/stages.py (docs/mutation.md) found untested.
 
 
 def test_the_stages_verdict_is_the_worst_of_the_stages_and_none_without_any():

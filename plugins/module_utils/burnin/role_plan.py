@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""The role's plan of one cluster, from its checked ``burnin_*`` variables (plugins/module_utils/validation/role_vars.py)
+"""The role's plan of one cluster, from its checked ``burnin_*`` variables (plugins/module_utils/burnin/role_vars.py)
 and what detection read, in one place: the per-node counts from the GPU defaults, the workload of the catalogue with
 the user's image, trainer and env, the options of gpufleet.burnin.workload_plan, the plan, the TrainJob annotations
 and the fields the cluster's result records (the action gpufleet.burnin.burnin_plan, roles/burnin/tasks/plan.yml).
@@ -14,10 +14,11 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import stages
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults, merge, nccl_env, workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import ENTRY_LABEL, MANAGED_BY_LABEL, MANAGER, RUN_LABEL, plan_workload
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs, validate
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
+from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import workload_plan_spec
 
 # Role variable -> workload_plan option, passed as they are when set (None or "" leaves the option's default).
@@ -204,7 +205,7 @@ def one_pod_per_node(objects):
 def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=None, stage="fleet", attempt=1):
     """The plan of one cluster for the role: {objects (to apply, annotations added), record (the result's fields),
     stage (what the stage's attempt runs: stage, attempt, trainjob, workload, collective, parser, nodes,
-    gpus_per_node, instance_type, note), pre_command, mpi_args}. STAGE: a stage of judging/stages.py that runs a
+    gpus_per_node, instance_type, note), pre_command, mpi_args}. STAGE: a stage of burnin/stages.py that runs a
     TrainJob; a node stage plans its catalogue workload on every GPU node of CLUSTER, and its record changes only the
     result's stage (the cluster's workload fields stay the fleet stage's). Raises ConfigError on input the checks let
     through."""
@@ -284,7 +285,7 @@ def run_start(variables, cluster, run_id, check_mode=False, started=None):
     entry = variables.get("burnin_entry_name") or "nccl-burnin"
     trainjob = "%s-%s" % (entry, run_id)
     problem = ""
-    # Every stage's TrainJob (judging/stages.py: <entry>-<run id>-<stage>-<attempt>) must be a DNS label too.
+    # Every stage's TrainJob (burnin/stages.py: <entry>-<run id>-<stage>-<attempt>) must be a DNS label too.
     longest = stages.longest_trainjob(trainjob, variables.get("burnin_stages") or list(stages.DEFAULT_STAGES), variables.get("burnin_repeats") or 0)
     for kind, name in (("TrainJob", longest), ("namespace", namespace)):
         try:
@@ -313,7 +314,7 @@ def run_start(variables, cluster, run_id, check_mode=False, started=None):
         "framework": variables.get("burnin_framework") or "",
         "nodes": variables.get("burnin_nodes", 2),
         "warnings": [],
-        # Each stage's attempts, in the order they ran (judging/stages.py).
+        # Each stage's attempts, in the order they ran (burnin/stages.py).
         "stages": [],
         "started": started,
     }
