@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import isolation_run
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import isolation_record
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation
@@ -135,6 +136,6 @@ class ActionModule(K8sActionBase):
             known_good=known_good,
             conclusion=conclusion,
             findings=outcome["findings"],
-            record=isolation_run.record(cluster_result, outcome),
+            record=isolation_record(cluster_result, outcome),
             msg="isolation %s: %s" % (conclusion["outcome"], conclusion["reason"]),
         )

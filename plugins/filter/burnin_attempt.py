@@ -72,14 +72,14 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 
 
 def burnin_attempt_filter(result, stage, trainjob="", verdict=None, outcome=None, note="", next_attempt=False, repeats=0):
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result, stages
 
     if not isinstance(result, dict):
         raise AnsibleFilterError("gpufleet.burnin.burnin_attempt: the input must be a cluster's result (a mapping)")
     try:
         if next_attempt:
             return stages.next_attempt(result, stage, stages.check_repeats("repeats", repeats))
-        return stages.recorded_attempt(result, stage, trainjob, verdict, outcome=outcome, note=note)
+        return cluster_result.recorded_attempt(result, stage, trainjob, verdict, outcome=outcome, note=note)
     except BurninError as exc:
         raise AnsibleFilterError("gpufleet.burnin.burnin_attempt: %s" % exc)
 

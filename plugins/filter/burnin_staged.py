@@ -39,7 +39,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def burnin_staged_filter(result):
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.stages import final_record
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import final_record
 
     if not isinstance(result, dict):
         raise AnsibleFilterError("gpufleet.burnin.burnin_staged: the input must be a cluster's result (a mapping)")

@@ -7,7 +7,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import isolation_run
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result, isolation_run
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import cleanup
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
@@ -160,7 +160,7 @@ def test_rounds_run_apply_wait_delete_and_conclude_with_findings():
     assert all(call[2] <= 30 * 60 for call in cluster.calls if call[0] == "wait")
     failed = [f for f in outcome["findings"] if f["verdict"] == "fail"]
     assert [f["node"] for f in failed] == ["n2"] and failed[0]["evidence"]["busbw"] == 110.0
-    record = isolation_run.record({"reason": "verdict fail: busbw low", "node_findings": []}, outcome)
+    record = cluster_result.isolation_record({"reason": "verdict fail: busbw low", "node_findings": []}, outcome)
     assert record["isolation"]["culprits"] == ["n2"] and record["isolation"]["all_pairs"] == 6 and record["isolation"]["jobs"] == 4
     assert record["node_verdicts"]["n2"]["verdict"] == "fail"
     assert record["reason"] == "verdict fail: busbw low; isolation: bad node(s) n2"
