@@ -14,7 +14,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.isolation_s
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import BURNIN_ISOLATE_OWN, burnin_isolate_spec
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_isolation_budget
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_isolation_budget
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit
 

@@ -14,10 +14,10 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs i
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.files import safe_join
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import stages
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.role_plan import role_plan
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_plan import role_plan
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import BURNIN_STAGE_OWN, TRAINER_API, burnin_stage_spec
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster, shown_diffs
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit
 

@@ -8,10 +8,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.role_plan import run_start
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_plan import run_start
+from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import burnin_start_spec
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import RenderActionBase
 
 

@@ -8,7 +8,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import CLUSTER_DETECT_OWN, cluster_detect_spec
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import check_cluster, node_evidence, recorded_detection
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import recorded_detection
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import check_cluster, node_evidence
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.dra import served_rct_versions
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import UNREACHABLE_CLASSES, classify

@@ -53,7 +53,7 @@ class ActionModule(K8sActionBase):
             return dict(result, failed=True, msg="%s: %s" % (NAME, exc))
         cluster = Cluster(auth, NAME, field_manager=args["field_manager"], force_conflicts=args["force_conflicts"])
         # In check mode the diffs tell a real change from a dry run that only moved managedFields
-        # (plugins/module_utils/judging/cluster_result.py), shown or not.
+        # (plugins/module_utils/burnin/cluster_result.py), shown or not.
         try:
             outcome = cluster.apply(args["objects"], check_mode=self._task.check_mode, diff=self._task.diff or self._task.check_mode)
         except ClusterCallFailed as failed:

@@ -65,7 +65,7 @@ from ansible.errors import AnsibleFilterError
 
 def burnin_failure_filter(result, failed_task=None, failed_result=None, context=None, kubeconfig=None):
     from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import kubeconfig_server
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.cluster_result import failure_of
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import failure_of
 
     for name, value in (("_input", result), ("failed_task", failed_task), ("failed_result", failed_result)):
         if value is not None and not isinstance(value, dict):

@@ -14,7 +14,7 @@ from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import filter_loader
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.validate import check_finite
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validate import check_finite
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.overrides import warm_up as warm_templates
 
 _PLUGINS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

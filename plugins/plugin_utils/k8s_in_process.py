@@ -29,7 +29,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import MAX_LOG_BYTES, LogBound
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.validate import check_finite
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validate import check_finite
 
 try:
     from ansible.executor.module_common import _get_action_arg_defaults

@@ -77,7 +77,7 @@ from bench_whole_run import AZURE_VARS, DELAY
 sys.path.insert(0, str(REPO / "tests" / "fleet"))
 from fleet_procs import Rest  # noqa: E402
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.stages import NODE_STAGE_WORKLOADS, STAGES  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.stages import NODE_STAGE_WORKLOADS, STAGES  # noqa: E402
 
 # Clusters whose pods schedule on the fleet's nodes (bench_whole_run.py's note: not gcp/gb200).
 CLUSTERS = [

@@ -42,8 +42,8 @@ import time
 import pytest
 import yaml
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import role_plan
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_plan
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
 ROOT_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IMAGES = os.path.join(ROOT_DIR, "_lib", "images.yaml")

@@ -172,7 +172,7 @@ def fleet_results():
 
 
 def _staged(facts):
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import stages
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result
 
     result = {"outcome": "Complete", "verdict": verdict.verdict_for(None, facts, job_outcome="Complete", workload="torch-smoke")}
     node = {
@@ -189,8 +189,8 @@ def _staged(facts):
             {"node": "ip-10-1-2-4", "stage": "node", "verdict": "pass", "reason": "busbw 482.1 GB/s at 16G", "evidence": {"busbw": 482.1, "size": 2**34}},
         ],
     }
-    result.update(stages.recorded_attempt(result, "node", "e-r-node", node))
-    result.update(stages.recorded_attempt(result, "fleet", "e-r", result["verdict"]))
+    result.update(cluster_result.recorded_attempt(result, "node", "e-r-node", node))
+    result.update(cluster_result.recorded_attempt(result, "fleet", "e-r", result["verdict"]))
     return result
 
 

@@ -2,7 +2,7 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """The isolation of a cluster's burn-in: after the fleet stage failed or warned, pair TrainJobs find the nodes that made
-it so (module_utils/cluster/isolation_run.py runs the rounds, judging/isolation.py plans them), each pair judged by
+it so (module_utils/burnin/isolation_run.py runs the rounds, judging/isolation.py plans them), each pair judged by
 judging/verdict.py against the fleet stage's thresholds for 2 nodes. gpufleet.burnin.burnin_isolate and the
 isolation stage of gpufleet.burnin.burnin_stage both call isolate()."""
 
@@ -10,7 +10,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import isolation_run
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import isolation_run
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import isolation_record
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation
 
@@ -110,7 +111,7 @@ def isolate(connect, result, objects, judging=None, budget=None, nodes=None, kno
         changed=bool(outcome["results"]),
         conclusion=conclusion,
         findings=outcome["findings"],
-        record=isolation_run.record(result, outcome),
+        record=isolation_record(result, outcome),
         msg="isolation %s: %s" % (conclusion["outcome"], conclusion["reason"]),
     )
 

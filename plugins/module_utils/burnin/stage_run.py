@@ -2,10 +2,10 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """One stage of a cluster's burn-in (node, fleet or dcgm): its attempts until one passes or burnin_repeats reruns are
-spent (judging/stages.py), each one plan, apply, wait, logs and verdict over the cluster protocol
+spent (burnin/stages.py), each one plan, apply, wait, logs and verdict over the cluster protocol
 (module_utils/cluster/trainjobs.py), behind gpufleet.burnin.burnin_stage (roles/burnin/tasks/stage.yml). It builds
-the cluster's result record with the pure functions of rendering/role_plan.py, judging/cluster_result.py,
-judging/verdict.py, judging/node_stage.py and judging/stages.py.
+the cluster's result record with the pure functions of burnin/role_plan.py, burnin/cluster_result.py,
+judging/verdict.py, judging/node_stage.py and burnin/stages.py.
 
 Check mode plans and dry-runs the apply only; without burnin_wait there is no wait and no verdict, without
 burnin_collect_logs no logs and no verdict. A wait whose cluster could not be read raises ClusterCallFailed, with ``partial`` (the record so far and the steps) set on it.
@@ -19,8 +19,14 @@ import time
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import NOT_READ, ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import stages
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.cluster_result import applied_record, apply_results, judged_record
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import (
+    applied_record,
+    apply_results,
+    final_record,
+    judged_record,
+    recorded_attempt,
+)
 
 # What the settings hold (the role's variables of the same name without the burnin_ prefix, and the run's facts).
 DEFAULT_SETTINGS = {
@@ -183,10 +189,10 @@ def run_attempt(cluster, stage, attempt, result, plan_attempt, judge, settings, 
     if stage == "fleet":
         judged = judged_record(result, verdict)
         result = _merged(result, judged["record"])
-        result = _merged(result, stages.recorded_attempt(result, stage, trainjob, verdict))
+        result = _merged(result, recorded_attempt(result, stage, trainjob, verdict))
         line = judged["line"]
     else:
-        result = _merged(result, stages.recorded_attempt(result, stage, trainjob, verdict, note=plan_stage.get("note") or ""))
+        result = _merged(result, recorded_attempt(result, stage, trainjob, verdict, note=plan_stage.get("note") or ""))
         line = "%s: %s stage, attempt %d: %s - %s" % (settings["cluster"] or result.get("cluster"), stage, attempt, verdict["verdict"], verdict.get("reason"))
     steps.done.append({"name": "verdict (%s)" % label, "seconds": round(steps.clock() - start, 3)})
     return result, verdict, line, applied
@@ -242,7 +248,7 @@ def stopped_by(result):
 def in_order(stage, order, result, run, cluster=""):
     """STAGE of the cluster's stages ORDER (burnin_stages) on RESULT: RUN() -> run_stage()'s output, unless an earlier
     stage ended in error (its jobs would wait for the same GPUs). After the last stage the result's reason names the
-    failed stages other than the fleet stage (stages.final_record). Returns run_stage()'s keys."""
+    failed stages other than the fleet stage (cluster_result.final_record). Returns run_stage()'s keys."""
     stopper = stopped_by(result)
     if stopper:
         line = "%s: %s stage: skipped, the %s stage ended in error" % (cluster or result.get("cluster"), stage, stopper)
@@ -250,7 +256,7 @@ def in_order(stage, order, result, run, cluster=""):
     else:
         out = run()
     if list(order or [])[-1:] == [stage]:
-        out["record"] = _merged(out["record"], stages.final_record(out["record"]))
+        out["record"] = _merged(out["record"], final_record(out["record"]))
     return out
 
 

@@ -381,31 +381,3 @@ def _verdict(result, errors, warnings):
 
 
 NOT_CHECKED = "burnin_check_nodes is false: the declared platform and GPU are used unchecked"
-
-
-def recorded_detection(detection, check_nodes=True):
-    """The fields a cluster's result keeps of DETECTION (check_cluster's answer): the platform and GPU used, what the
-    nodes said, the warnings to add; outcome Mismatch with the reason when the nodes contradict the group."""
-    recorded = {
-        "stage": "detect",
-        "platform": detection["platform"],
-        "gpu_architecture": detection["gpu_architecture"],
-        "detected": dict(
-            (key, detection[source])
-            for key, source in (
-                ("platform", "detected_platform"),
-                ("gpu_architecture", "detected_gpu_architecture"),
-                ("platform_source", "platform_source"),
-                ("gpu_architecture_source", "gpu_architecture_source"),
-                ("nodes", "nodes"),
-                ("gpu_nodes", "gpu_nodes"),
-                ("gpus", "gpus"),
-                ("gpu_products", "gpu_products"),
-                ("instance_types", "instance_types"),
-            )
-        ),
-        "warnings": list(detection["warnings"]) + ([] if check_nodes else [NOT_CHECKED]),
-    }
-    if not detection["ok"]:
-        recorded.update(outcome="Mismatch", reason=detection["message"])
-    return recorded

@@ -10,6 +10,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import cut_note
+
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
 # What is kept of each pod: enough to tell later which node ran which rank (spec.nodeName, spec.hostname, labels),
@@ -113,15 +115,6 @@ def bound_text(text, max_bytes=MAX_LOG_BYTES):
     bound = LogBound(max_bytes)
     bound.feed(text)
     return bound.result()
-
-
-def cut_note(name, cut):
-    """A person's line for a log that was cut (see :class:`LogBound`)."""
-    return (
-        "log of pod %s cut to %d of its %d bytes (burnin_log_max_bytes %d): its first lines, its last lines (the table and "
-        "the failure lines) and the lines between that are not NCCL INFO lines were read; %d lines between were not"
-        % (name, cut["kept"], cut["size"], cut["max_bytes"], cut["lines_dropped"])
-    )
 
 
 NO_PODS = "no pods: the TrainJob's pods were never created or scheduled (no kubelet, no capacity, or no JobSet/Trainer controller)"

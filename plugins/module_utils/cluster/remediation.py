@@ -28,7 +28,7 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import NODE_VERDICTS
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate
+from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
 
 VERIFIED_LABEL = "gpufleet.burnin/verified"
 QUARANTINE_TAINT = {"key": "gpufleet.burnin/bad", "effect": "NoSchedule"}

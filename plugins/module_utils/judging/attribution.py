@@ -249,6 +249,15 @@ def attribute(pods, pod_logs=None, result=None, job_outcome=None):
     }
 
 
+def cut_note(name, cut):
+    """A person's line for a log that was cut (cluster/pod_logs.py LogBound's ``cut``: size, kept, lines_dropped, max_bytes)."""
+    return (
+        "log of pod %s cut to %d of its %d bytes (burnin_log_max_bytes %d): its first lines, its last lines (the table and "
+        "the failure lines) and the lines between that are not NCCL INFO lines were read; %d lines between were not"
+        % (name, cut["kept"], cut["size"], cut["max_bytes"], cut["lines_dropped"])
+    )
+
+
 def _pending_reason(status):
     for condition in status.get("conditions") or []:
         if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
@@ -289,4 +298,4 @@ def _log_evidence(entries, pods, logs, result, job_ok):
             by_name[name]["reasons"].append("NCCL warning while the job failed: %s" % line[:300])
 
 
-__all__ = ["JOB_OK", "attribute", "find_nccl_output", "pod_for_host"]
+__all__ = ["JOB_OK", "attribute", "cut_note", "find_nccl_output", "pod_for_host"]

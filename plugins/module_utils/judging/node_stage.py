@@ -4,7 +4,7 @@
 """The verdict of a node stage: one TrainJob with one pod on every GPU node, each pod judged on its own log.
 
 A node stage (``node``: a single-node all_reduce over all local GPUs, ``dcgm``: a DCGM diagnostic; see
-plugins/module_utils/judging/stages.py) runs a catalogue workload on every GPU node at once. Each pod's output says
+plugins/module_utils/burnin/stages.py) runs a catalogue workload on every GPU node at once. Each pod's output says
 how its own node is, so each pod is judged alone: for nccl-tests output by the same grading as the fleet stage
 (plugins/module_utils/judging/verdict.py) against the thresholds of one node (``nodes: 1`` records of
 _lib/thresholds.yaml, the intra-node NVLink/NVSwitch figures). Each node gets a finding

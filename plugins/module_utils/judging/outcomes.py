@@ -24,7 +24,7 @@ PENDING = "Pending"
 
 def verdict_of(result):
     """The verdict name of a cluster's RESULT (``pass``, ``warn``, ``fail``, ``error``), or None without one: the
-    worst of its verdict and of its stages' (``stages``, plugins/module_utils/judging/stages.py: a node stage that
+    worst of its verdict and of its stages' (``stages``, plugins/module_utils/burnin/stages.py: a node stage that
     failed fails the cluster even when the fleet stage passed)."""
     verdict = (result or {}).get("verdict")
     names = [verdict.get("verdict")] if isinstance(verdict, dict) and verdict.get("verdict") in VERDICTS else []

@@ -13,10 +13,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import cut_note
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm, nccl_results, transport
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import JOB_OK, _log_items, attribute, find_nccl_output, pod_for_host
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import JOB_OK, _log_items, attribute, cut_note, find_nccl_output, pod_for_host
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.thresholds import nodes_label, range_label, select_thresholds

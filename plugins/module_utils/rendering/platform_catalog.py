@@ -15,7 +15,7 @@ import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import LIB_DIR, load_yaml
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.validate import GRAMMARS
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validate import GRAMMARS
 
 PLATFORMS_LIB = "platforms"
 # Kubernetes extended resource name: <domain>/<name>.

@@ -9,7 +9,7 @@ for nccl-tests workloads, ``collective`` (what the verdict judges). ``results`` 
 pods' logs (:data:`RESULTS`): ``nccl-tests`` (the default of a workload with a collective), ``dcgm-diag`` (DCGM's
 diagnostic JSON of every pod, plugins/module_utils/judging/dcgm.py); none judges the TrainJob's outcome only.
 ``container``, optional, is merged into the GPU workers' container (``node``) of the runtime after every override
-(rendering/role_plan.py with_container), e.g. dcgm-diag's ``securityContext: {privileged: true}``. The
+(burnin/role_plan.py with_container), e.g. dcgm-diag's ``securityContext: {privileged: true}``. The
 data: nodes, gpus_per_node, platform, gpu_architecture, plus the workload's own parameters (each template documents
 them and their defaults; a template refuses a bad one with ``refuse(name, why)``).
 """

@@ -33,7 +33,7 @@ import os
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import size_label
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate
+from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
 
 SCHEMA = "gpufleet.burnin/report/v1"
 DEFAULT_BASENAME = "burnin-report"

@@ -123,7 +123,7 @@ def _testcase(verdict, entry):
 
 
 def _stages(name, entry):
-    """The cluster's stages (plugins/module_utils/judging/stages.py) with their attempts, as the report shows them."""
+    """The cluster's stages (plugins/module_utils/burnin/stages.py) with their attempts, as the report shows them."""
     stages = entry.get("stages") or []
     if not isinstance(stages, list):
         raise ConfigError("results.%s.stages" % name, "must be a list of stages (stage, verdict, reason, attempts)")

@@ -25,7 +25,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import p
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import runtime
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate
+from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import UNKNOWN
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.names import FRAMEWORKS, check_entry_name

@@ -14,7 +14,7 @@ import os
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.files import safe_join, write_files
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate
+from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
 
 PLAN = {
     "entry_name": "nccl",

@@ -433,8 +433,8 @@ PLAN_ARGS = {"platform": "aws", "gpu_architecture": "h100", "run_id": "r1", "nam
 
 
 def test_burnin_plan_returns_the_role_plan_of_the_checked_variables_unchanged():
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.role_plan import role_plan
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_plan import role_plan
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
     result = run_action("burnin_plan", dict(PLAN_ARGS, variables=role_defaults()))
     assert not result.get("failed"), result

@@ -15,8 +15,8 @@ import sys
 import yaml
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import collect
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.role_plan import role_plan, run_start
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_plan import role_plan, run_start
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
 TESTS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROOT = os.path.dirname(TESTS)

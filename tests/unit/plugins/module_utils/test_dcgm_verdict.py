@@ -12,7 +12,7 @@ import os
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.cluster_result import judged_record
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import judged_record
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_stage import judge_node_stage
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
 

@@ -9,6 +9,7 @@ __metaclass__ = type
 
 import pytest
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import recorded_detection
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import detect
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
@@ -261,18 +262,18 @@ def test_bad_input_names_the_field(nodes, platform, field):
 
 def test_the_recorded_detection_keeps_what_the_nodes_said():
     nodes = [node("g%d" % i, provider_id="aws:///us-east-1a/i-%d" % i, product="NVIDIA-H100-80GB-HBM3", instance_type="p5.48xlarge", gpus=8) for i in range(2)]
-    recorded = detect.recorded_detection(detect.check_cluster(nodes, platform="aws", gpu_architecture=""))
+    recorded = recorded_detection(detect.check_cluster(nodes, platform="aws", gpu_architecture=""))
     assert "outcome" not in recorded and recorded["stage"] == "detect"
     assert (recorded["platform"], recorded["gpu_architecture"]) == ("aws", "h100")
     assert recorded["detected"]["gpus"] == 16 and recorded["detected"]["gpu_nodes"] == 2
     assert recorded["detected"]["instance_types"] == {"p5.48xlarge": 2}
-    unchecked = detect.recorded_detection(detect.check_cluster([], "aws", "h100", nodes_listed=False), check_nodes=False)
+    unchecked = recorded_detection(detect.check_cluster([], "aws", "h100", nodes_listed=False), check_nodes=False)
     assert detect.NOT_CHECKED in unchecked["warnings"]
 
 
 def test_a_recorded_mismatch_is_the_outcome_with_its_reason():
     nodes = [node("g0", provider_id="gce://p/us-central1-a/g0", product="NVIDIA-H100-80GB-HBM3", gpus=8)]
-    recorded = detect.recorded_detection(detect.check_cluster(nodes, platform="aws", gpu_architecture="h100"))
+    recorded = recorded_detection(detect.check_cluster(nodes, platform="aws", gpu_architecture="h100"))
     assert recorded["outcome"] == "Mismatch" and "gcp" in recorded["reason"] and "aws" in recorded["reason"]
 
 

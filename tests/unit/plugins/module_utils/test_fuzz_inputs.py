@@ -31,14 +31,14 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import 
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import nccl_env
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import role_vars
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_vars
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import runtime
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError  # noqa: E402
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.validate import check_finite  # noqa: E402
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validate import check_finite  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils import validate  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import COLLECTION_ROOT, read_yaml_file  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.overrides import build_overrides_with_sources  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload  # noqa: E402

@@ -20,9 +20,9 @@ import yaml
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import role_plan
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_plan
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "fleet"))

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""The validation layer (module_utils/validation/validate.py, inputs.py, role_vars.py): each bad input of issue 12 is refused
+"""The validation layer (module_utils/validate.py, inputs.py, role_vars.py): each bad input of issue 12 is refused
 with a ConfigError naming the field and the path inside it; the Azure default NIC resource."""
 
 from __future__ import absolute_import, division, print_function
@@ -14,9 +14,9 @@ import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import role_vars
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_vars
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate
+from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.defaults import gpu_defaults
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import inventory
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
 
 def node(name, provider_id="", instance_type="", product="", gpus=0, labels=None):

@@ -7,7 +7,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import cleanup, isolation_run
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result, isolation_run
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import cleanup
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
@@ -159,7 +160,7 @@ def test_rounds_run_apply_wait_delete_and_conclude_with_findings():
     assert all(call[2] <= 30 * 60 for call in cluster.calls if call[0] == "wait")
     failed = [f for f in outcome["findings"] if f["verdict"] == "fail"]
     assert [f["node"] for f in failed] == ["n2"] and failed[0]["evidence"]["busbw"] == 110.0
-    record = isolation_run.record({"reason": "verdict fail: busbw low", "node_findings": []}, outcome)
+    record = cluster_result.isolation_record({"reason": "verdict fail: busbw low", "node_findings": []}, outcome)
     assert record["isolation"]["culprits"] == ["n2"] and record["isolation"]["all_pairs"] == 6 and record["isolation"]["jobs"] == 4
     assert record["node_verdicts"]["n2"]["verdict"] == "fail"
     assert record["reason"] == "verdict fail: busbw low; isolation: bad node(s) n2"
@@ -207,7 +208,7 @@ def test_known_good_partners_are_passed_nodes_outside_the_run_and_run_nodes_come
 
 
 def test_the_budget_options_are_checked_as_the_role_takes_them():
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
     checked = check_role_vars({"burnin_isolation_max_jobs": "3", "burnin_isolation_max_minutes": 45})
     assert checked["burnin_isolation_max_jobs"] == 3 and checked["burnin_isolation_max_minutes"] == 45

@@ -145,7 +145,7 @@ def test_a_stage_after_an_error_does_nothing_and_the_last_stage_names_the_failed
     skipped = in_order("fleet", ["node", "fleet", "isolation"], errored, lambda: pytest.fail("must not run"))
     assert skipped["stop"] is True and skipped["changed"] is False and "ran" not in skipped["record"]
     assert skipped["msg"] == "c: fleet stage: skipped, the node stage ended in error"
-    # Only the last stage adds the failed stages to the reason (stages.final_record), once.
+    # Only the last stage adds the failed stages to the reason (cluster_result.final_record), once.
     assert "stage" not in skipped["record"] or skipped["record"]["stage"] != "verdict"
     last = in_order("isolation", ["node", "fleet", "isolation"], errored, lambda: pytest.fail("must not run"))
     assert last["record"]["reason"] == "node stage error: timed out" and last["record"]["stage"] == "verdict"

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.cluster_result import applied_record, apply_results, failure_of, judged_record
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import applied_record, apply_results, failure_of, judged_record
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import cluster_passed, fleet_summary, verdict_of
 
 
@@ -182,7 +182,7 @@ def test_a_failing_verdict_is_the_clusters_failure_naming_its_nodes():
     assert passed["record"]["stage"] == "logs" and passed["record"]["reason"] == "Complete"
 
 
-# What the mutation run of judging/cluster_result.py (docs/mutation.md) found untested.
+# What the mutation run of burnin/cluster_result.py (docs/mutation.md) found untested.
 
 
 def test_a_later_stage_adds_its_objects_after_the_earlier_ones_once():

@@ -12,7 +12,7 @@ import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import remediation as rem
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
 ADMIN_TAINT = {"key": "admin/maintenance", "value": "disk", "effect": "NoSchedule"}
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}

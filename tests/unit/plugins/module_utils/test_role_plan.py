@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""The role's plan step (plugins/module_utils/rendering/role_plan.py), from the role's defaults as gpufleet.burnin.burnin_start checks them."""
+"""The role's plan step (plugins/module_utils/burnin/role_plan.py), from the role's defaults as gpufleet.burnin.burnin_start checks them."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -11,9 +11,9 @@ import os
 
 import yaml
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import role_plan
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_plan
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""The stages of a burn-in (judging/stages.py), the node stage's per-pod verdict (judging/node_stage.py), the node
-stage's plan (rendering/role_plan.py), the role's stage variables (validation/role_vars.py) and the reports' stages
+"""The stages of a burn-in (burnin/stages.py), the node stage's per-pod verdict (judging/node_stage.py), the node
+stage's plan (burnin/role_plan.py), the role's stage variables (burnin/role_vars.py) and the reports' stages
 and per-node table (reporting/report.py). Pod logs are the test fleet's single-node nccl-tests output
 (tests/fleet/nccl_logs.py), as a node-stage pod prints it."""
 
@@ -18,12 +18,13 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import outcomes, stages
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result, stages
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import outcomes
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_stage import judge_node_stage
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.role_plan import role_plan, run_start
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_plan import role_plan, run_start
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.role_vars import check_role_vars
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
 FLEET = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "fleet")
 sys.path.insert(0, FLEET)
@@ -120,38 +121,38 @@ def test_trainjob_names_per_stage_and_attempt():
 def test_attempts_are_kept_and_a_failed_or_warned_stage_runs_again_up_to_the_repeats():
     result = {"outcome": "Complete"}
     assert stages.next_attempt(result, "node", 1) == 1
-    result.update(stages.recorded_attempt(result, "node", "e-r-node", {"verdict": "fail", "reason": "slow", "findings": []}))
+    result.update(cluster_result.recorded_attempt(result, "node", "e-r-node", {"verdict": "fail", "reason": "slow", "findings": []}))
     assert stages.next_attempt(result, "node", 0) == 0
     assert stages.next_attempt(result, "node", 1) == 2
-    result.update(stages.recorded_attempt(result, "node", "e-r-node-2", {"verdict": "pass", "reason": "fine", "findings": []}))
+    result.update(cluster_result.recorded_attempt(result, "node", "e-r-node-2", {"verdict": "pass", "reason": "fine", "findings": []}))
     assert stages.next_attempt(result, "node", 5) == 0  # passed: done
     node = result["stages"][0]
     assert [(a["attempt"], a["trainjob"], a["verdict"]) for a in node["attempts"]] == [(1, "e-r-node", "fail"), (2, "e-r-node-2", "pass")]
     assert node["verdict"] == "pass" and node["reason"] == "fine"
     # Warned attempts run again too; the stage's verdict is its last attempt's.
-    result.update(stages.recorded_attempt(result, "fleet", "e-r", {"verdict": "warn", "reason": "band"}))
+    result.update(cluster_result.recorded_attempt(result, "fleet", "e-r", {"verdict": "warn", "reason": "band"}))
     assert stages.next_attempt(result, "fleet", 1) == 2
-    result.update(stages.recorded_attempt(result, "fleet", "e-r-2", {"verdict": "warn", "reason": "band"}))
+    result.update(cluster_result.recorded_attempt(result, "fleet", "e-r-2", {"verdict": "warn", "reason": "band"}))
     assert stages.next_attempt(result, "fleet", 1) == 0
     assert [s["stage"] for s in result["stages"]] == ["node", "fleet"]
     with pytest.raises(ConfigError):
-        stages.recorded_attempt(result, "fleet", "e-r", {"verdict": "maybe"})
+        cluster_result.recorded_attempt(result, "fleet", "e-r", {"verdict": "maybe"})
 
 
 def test_a_rerun_replaces_the_stage_findings_and_a_failed_stage_fails_the_cluster():
     logs, pods = node_pods([480.0, 300.0])
     first = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome="Complete")
     result = {"outcome": "Complete", "verdict": {"verdict": "pass"}, "reason": "AllJobsCompleted"}
-    result.update(stages.recorded_attempt(result, "node", "e-r-node", first))
+    result.update(cluster_result.recorded_attempt(result, "node", "e-r-node", first))
     assert result["node_verdicts"]["node-1"]["verdict"] == "fail" and len(result["node_findings"]) == 2
     assert outcomes.verdict_of(result) == "fail" and not outcomes.cluster_passed(result)
-    final = stages.final_record(result)
+    final = cluster_result.final_record(result)
     assert final["stage"] == "verdict" and final["reason"].startswith("node stage fail: node-1 busbw ")
     logs, pods = node_pods([480.0, 470.0])
     second = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome="Complete")
-    result.update(stages.recorded_attempt(result, "node", "e-r-node-2", second))
+    result.update(cluster_result.recorded_attempt(result, "node", "e-r-node-2", second))
     assert len(result["node_findings"]) == 2 and result["node_verdicts"]["node-1"]["verdict"] == "pass"
-    assert outcomes.cluster_passed(result) and stages.final_record(result) == {}
+    assert outcomes.cluster_passed(result) and cluster_result.final_record(result) == {}
     assert [a["verdict"] for a in result["stages"][0]["attempts"]] == ["fail", "pass"]
 
 
@@ -261,8 +262,8 @@ def staged_result():
     logs, pods = node_pods([482.0, 300.0])
     node = judge_node_stage(logs, pods, facts=H100, stage="node", workload="nccl-all-reduce-node", collective="all_reduce", job_outcome="Complete")
     result = {"cluster": "c1", "platform": "aws", "gpu_architecture": "h100", "outcome": "Complete", "trainjob": "e-r"}
-    result.update(stages.recorded_attempt(result, "node", "e-r-node", node))
-    result.update(stages.recorded_attempt(result, "node", "e-r-node-2", node))
+    result.update(cluster_result.recorded_attempt(result, "node", "e-r-node", node))
+    result.update(cluster_result.recorded_attempt(result, "node", "e-r-node-2", node))
     return result
 
 
@@ -282,7 +283,7 @@ def test_reports_show_every_stage_attempt_and_a_row_per_node():
     assert html.count('<table class="nodes">') == 1 and html.count('<table class="stages">') == 1 and "e-r-node-2" in html
 
 
-# What the mutation run of judging/stages.py (docs/mutation.md) found untested.
+# What the mutation run of burnin/stages.py (docs/mutation.md) found untested.
 
 
 def test_the_stages_verdict_is_the_worst_of_the_stages_and_none_without_any():
@@ -339,7 +340,7 @@ def test_a_third_stage_is_recorded_after_the_first_two():
     verdict = {"verdict": "pass", "reason": "ok"}
     result = {}
     for stage in ("node", "fleet", "dcgm"):
-        result = dict(result, **stages.recorded_attempt(result, stage, "job-%s" % stage, verdict))
+        result = dict(result, **cluster_result.recorded_attempt(result, stage, "job-%s" % stage, verdict))
     assert [record["stage"] for record in result["stages"]] == ["node", "fleet", "dcgm"]
     assert [len(record["attempts"]) for record in result["stages"]] == [1, 1, 1]
     assert result["stages"][2]["attempts"][0]["trainjob"] == "job-dcgm"

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""Values exactly at the limits of plugins/module_utils/validation/validate.py and one step beyond: integer ranges,
+"""Values exactly at the limits of plugins/module_utils/validate.py and one step beyond: integer ranges,
 the maximum length of each grammar, the cut of a shown value, the env list's length, the depth and size of a
 structured input. Written for the mutants of `make mutate` (docs/mutation.md): a `<=` turned into `<` fails here."""
 
@@ -14,7 +14,7 @@ import json
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate as v
+from ansible_collections.gpufleet.burnin.plugins.module_utils import validate as v
 
 
 @pytest.mark.parametrize("low, high", [(0, v.INT32_MAX), (1, v.NODES_MAX), (1, v.PER_NODE_MAX), (0, v.TIMEOUT_MAX)])
@@ -137,7 +137,7 @@ def test_aliases_count_as_expanded():
         v.check_structure("p", value, max_values=12)
 
 
-# --- what the first mutation run of validation/validate.py found untested (docs/mutation.md) -----------------------
+# --- what the first mutation run of validate.py found untested (docs/mutation.md) -----------------------
 def test_a_structure_error_does_not_show_the_value():
     with pytest.raises(ConfigError, match=r"^p: holds more than 3 values \(YAML aliases counted as expanded\); at most 3 allowed$"):
         v.check_structure("p", [1, 2, 3], max_values=3)

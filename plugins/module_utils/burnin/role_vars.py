@@ -27,9 +27,10 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import r
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import survey
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import validate
+from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import stages, thresholds
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import thresholds
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 

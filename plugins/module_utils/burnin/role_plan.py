@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""The role's plan of one cluster, from its checked ``burnin_*`` variables (plugins/module_utils/validation/role_vars.py)
+"""The role's plan of one cluster, from its checked ``burnin_*`` variables (plugins/module_utils/burnin/role_vars.py)
 and what detection read, in one place: the per-node counts from the GPU defaults, the workload of the catalogue with
 the user's image, trainer and env, the options of gpufleet.burnin.workload_plan, the plan, the TrainJob annotations
 and the fields the cluster's result records (the actions gpufleet.burnin.burnin_plan and gpufleet.burnin.burnin_stage).
@@ -14,10 +14,11 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import stages
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result, stages
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults, merge, nccl_env, workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import ENTRY_LABEL, MANAGED_BY_LABEL, MANAGER, RUN_LABEL, plan_workload
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs, validate
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
+from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import workload_plan_spec
 
 # Role variable -> workload_plan option, passed as they are when set (None or "" leaves the option's default).
@@ -204,7 +205,7 @@ def one_pod_per_node(objects):
 def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=None, stage="fleet", attempt=1):
     """The plan of one cluster for the role: {objects (to apply, annotations added), record (the result's fields),
     stage (what the stage's attempt runs: stage, attempt, trainjob, workload, collective, parser, nodes,
-    gpus_per_node, instance_type, note), pre_command, mpi_args}. STAGE: a stage of judging/stages.py that runs a
+    gpus_per_node, instance_type, note), pre_command, mpi_args}. STAGE: a stage of burnin/stages.py that runs a
     TrainJob; a node stage plans its catalogue workload on every GPU node of CLUSTER, and its record changes only the
     result's stage (the cluster's workload fields stay the fleet stage's). Raises ConfigError on input the checks let
     through."""
@@ -223,26 +224,10 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
     if stage != "fleet" or workload["results"] == "dcgm-diag":
         objects = one_pod_per_node(objects)
     objects = annotated(objects, variables.get("burnin_trainjob_annotations") or {})
-    platform_data = dict((key, value) for key, value in (plan.get("platform_data") or {}).items() if key != "platform_vars")
-    record = {
-        "stage": "plan",
-        "trainjob": trainjob,
-        "workload": workload["workload"],
-        "framework": workload["framework"],
-        "image": workload["image"],
-        "collective": workload["collective"],
-        "results": workload["results"],
-        # The logs read whole (trainjob_logs whole_logs_of): nccl-tests' table is the launcher's; every pod of a
-        # dcgm-diag run prints its own DCGM JSON, longer than a log's tail.
-        "whole_logs_of": ["launcher", "node"] if workload["results"] == "dcgm-diag" else ["launcher"],
-        "gpus_per_node": workload["gpus_per_node"],
-        "mlnx_per_node": workload["mlnx_per_node"],
-        "matched_overrides": plan["matched"],
-        "topology_key": plan.get("topology_key") or "",
-        "instance_type": plan.get("instance_type") or "",
-        "platform_data": platform_data,
-        "objects": object_names(objects),
-    }
+    # The logs read whole (trainjob_logs whole_logs_of): nccl-tests' table is the launcher's; every pod of a
+    # dcgm-diag run prints its own DCGM JSON, longer than a log's tail.
+    whole_logs_of = ["launcher", "node"] if workload["results"] == "dcgm-diag" else ["launcher"]
+    record = cluster_result.planned_record(stage, trainjob, workload, plan, object_names(objects), whole_logs_of)
     stage_plan = {
         "stage": stage,
         "attempt": int(attempt),
@@ -255,14 +240,12 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
         "instance_type": plan.get("instance_type") or "",
         "objects": object_names(objects),
         # A node stage's pods each print a whole table or DCGM JSON: read them whole, as the fleet stage's launcher.
-        "whole_logs_of": record["whole_logs_of"] if stage == "fleet" else ["node"],
+        "whole_logs_of": whole_logs_of if stage == "fleet" else ["node"],
         # Where the stage's pod logs go under the cluster's report directory: the fleet stage's in it, the others' in
         # a directory of their own (a name, joined by gpufleet.burnin.burnin_stage with files.safe_join).
         "log_subdir": "" if stage == "fleet" else stage,
         "note": note,
     }
-    if stage != "fleet":
-        record = {"stage": "plan"}
     return {
         "objects": objects,
         "record": record,
@@ -276,15 +259,13 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
 def run_start(variables, cluster, run_id, check_mode=False, started=None):
     """Where one cluster's run goes and its first result: {namespace, trainjob, problem (why the names cannot be used,
     or ""), result}. VARIABLES: the role's checked variables; RUN_ID: the run's (given or generated)."""
-    import datetime
-
     namespace = variables.get("burnin_namespace") or "gpufleet-burnin"
     if variables.get("burnin_namespace_per_run"):
         namespace = "%s-%s" % (namespace, run_id)
     entry = variables.get("burnin_entry_name") or "nccl-burnin"
     trainjob = "%s-%s" % (entry, run_id)
     problem = ""
-    # Every stage's TrainJob (judging/stages.py: <entry>-<run id>-<stage>-<attempt>) must be a DNS label too.
+    # Every stage's TrainJob (burnin/stages.py: <entry>-<run id>-<stage>-<attempt>) must be a DNS label too.
     longest = stages.longest_trainjob(trainjob, variables.get("burnin_stages") or list(stages.DEFAULT_STAGES), variables.get("burnin_repeats") or 0)
     for kind, name in (("TrainJob", longest), ("namespace", namespace)):
         try:
@@ -294,27 +275,5 @@ def run_start(variables, cluster, run_id, check_mode=False, started=None):
                 "TrainJob %s in namespace %s: both must be DNS labels of at most 63 characters; shorten "
                 "burnin_entry_name, burnin_run_id or burnin_namespace" % (longest, namespace)
             )
-    platform, gpu = str(variables.get("burnin_platform") or ""), str(variables.get("burnin_gpu_architecture") or "")
-    started = started or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    result = {
-        "cluster": cluster,
-        "run_id": run_id,
-        "outcome": "Pending",
-        "reason": "",
-        "stage": "start",
-        "check_mode": bool(check_mode),
-        "declared": {"platform": platform, "gpu_architecture": gpu},
-        "platform": platform,
-        "gpu_architecture": gpu,
-        "namespace": namespace,
-        "trainjob": trainjob,
-        "entry": entry,
-        "workload": variables.get("burnin_workload") or "",
-        "framework": variables.get("burnin_framework") or "",
-        "nodes": variables.get("burnin_nodes", 2),
-        "warnings": [],
-        # Each stage's attempts, in the order they ran (judging/stages.py).
-        "stages": [],
-        "started": started,
-    }
+    result = cluster_result.started_record(variables, cluster, run_id, namespace, trainjob, entry, check_mode=check_mode, started=started)
     return {"namespace": namespace, "trainjob": trainjob, "problem": problem, "result": result}

@@ -190,27 +190,3 @@ def run_nodes(result):
     """The nodes of the fleet stage's run: those its verdict attributed pods to (the launcher's excluded)."""
     verdict = (result or {}).get("verdict") or {}
     return sorted(set(verdict.get("nodes") or []))
-
-
-def record(result, outcome):
-    """The fields of the cluster's RESULT after the isolation: isolation (rounds, conclusion, jobs, minutes) and the
-    node findings with the isolation's added (node_findings.with_findings)."""
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import with_findings
-
-    fields = with_findings(result, outcome.get("findings") or [])
-    conclusion = outcome.get("conclusion") or {}
-    fields["isolation"] = {
-        "outcome": conclusion.get("outcome"),
-        "reason": conclusion.get("reason"),
-        "culprits": [culprit["node"] for culprit in conclusion.get("culprits") or []],
-        "good": conclusion.get("good") or [],
-        "unknown": conclusion.get("unknown") or [],
-        "jobs": len(outcome.get("results") or []),
-        "all_pairs": isolation.all_pairs(len(outcome.get("nodes") or [])),
-        "minutes": outcome.get("minutes"),
-        "rounds": outcome.get("rounds") or [],
-    }
-    if fields["isolation"]["culprits"]:
-        # The cluster's one line (the summary) names them too.
-        fields["reason"] = "%s; isolation: bad node(s) %s" % ((result or {}).get("reason") or "", ", ".join(fields["isolation"]["culprits"]))
-    return fields

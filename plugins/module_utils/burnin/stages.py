@@ -21,8 +21,8 @@ __metaclass__ = type
 
 import os
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import stage_index
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import with_findings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS
 
 STAGES = ("node", "fleet", "isolation", "dcgm")
@@ -123,17 +123,10 @@ def stage_variables(variables, stage, cluster=None):
     return out, note
 
 
-def _stage_index(stages, stage):
-    for index, record in enumerate(stages):
-        if record.get("stage") == stage:
-            return index
-    return None
-
-
 def attempts_of(result, stage):
     """The attempts a STAGE made so far in a cluster's RESULT."""
     stages = (result or {}).get("stages") or []
-    index = _stage_index(stages, stage)
+    index = stage_index(stages, stage)
     return list(stages[index].get("attempts") or []) if index is not None else []
 
 
@@ -148,65 +141,12 @@ def next_attempt(result, stage, repeats):
     return 0
 
 
-def recorded_attempt(result, stage, trainjob, verdict, outcome=None, note=""):
-    """The fields of a cluster's RESULT after an attempt of STAGE judged by VERDICT (a verdict of verdict.py or
-    node_stage.py): ``stages`` with the attempt added (the stage's verdict and reason are its last attempt's) and,
-    for a node stage, its findings (node_findings, node_verdicts: a rerun replaces the stage's earlier findings)."""
-    result = result or {}
-    verdict = verdict or {}
-    name = verdict.get("verdict")
-    if name not in VERDICTS:
-        raise ConfigError("verdict", "must be a verdict with a 'verdict' of %s, got %r" % (", ".join(VERDICTS), name))
-    stages = [dict(record) for record in result.get("stages") or []]
-    index = _stage_index(stages, stage)
-    if index is None:
-        stages.append({"stage": stage, "attempts": []})
-        index = len(stages) - 1
-    record = stages[index]
-    attempt = {
-        "attempt": len(record.get("attempts") or []) + 1,
-        "trainjob": trainjob,
-        "outcome": outcome or result.get("outcome") or "",
-        "verdict": name,
-        "reason": verdict.get("reason") or "",
-    }
-    if verdict.get("node_results") is not None:
-        attempt["nodes"] = [
-            dict((key, row.get(key)) for key in ("node", "pod", "verdict", "busbw", "size", "reason")) for row in verdict.get("node_results") or []
-        ]
-    record["attempts"] = list(record.get("attempts") or []) + [attempt]
-    record.update(verdict=name, reason=attempt["reason"], trainjob=trainjob)
-    if note:
-        record["note"] = note
-    if verdict.get("node_results") is not None:
-        # The node stage's last verdict, compact, for the reports (its checks are one per node).
-        record["judged"] = dict((key, verdict.get(key)) for key in ("stage", "workload", "collective", "verdict", "reason", "checks", "thresholds", "nodes"))
-    fields = {"stages": stages}
-    if verdict.get("findings") is not None:
-        fields.update(with_findings(result, verdict["findings"]))
-    return fields
-
-
 def stages_verdict(result):
     """The worst verdict of the stages of a cluster's RESULT (their last attempts), or None without stages."""
     names = [record.get("verdict") for record in (result or {}).get("stages") or [] if record.get("verdict") in VERDICTS]
     if not names:
         return None
     return max(names, key=lambda name: _SEVERITY[name])
-
-
-def final_record(result):
-    """The fields of a cluster's RESULT after its last stage: when a stage other than the fleet stage failed (fail or
-    error), the reason names it (after the fleet stage's own failure, which judged_record put there) and the stage
-    becomes ``verdict``; {} otherwise."""
-    result = result or {}
-    records = [record for record in result.get("stages") or [] if record.get("verdict") in ("fail", "error")]
-    others = [record for record in records if record.get("stage") != "fleet"]
-    if not others:
-        return {}
-    text = "; ".join("%s stage %s: %s" % (record["stage"], record["verdict"], record.get("reason") or "") for record in others)
-    fleet_failed = any(record.get("stage") == "fleet" for record in records)
-    return {"reason": ("%s; %s" % (result["reason"], text)) if fleet_failed and result.get("reason") else text, "stage": "verdict"}
 
 
 def stop_after(verdict):
@@ -223,11 +163,9 @@ __all__ = [
     "attempts_of",
     "check_repeats",
     "check_stages",
-    "final_record",
     "gpu_node_count",
     "longest_trainjob",
     "next_attempt",
-    "recorded_attempt",
     "stage_trainjob",
     "stage_variables",
     "stages_verdict",
