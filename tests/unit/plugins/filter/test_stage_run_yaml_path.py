@@ -75,20 +75,22 @@ def yaml_path(cluster, stage, result, variables, cluster_facts=None, check_mode=
         if stage == "fleet":  # verdict.yml
             verdict = burnin_verdict_filter(
                 pod_logs["results"],
-                workload=burnin_result["workload"],
-                collective=(burnin_result["collective"] or None),
-                results=(burnin_result.get("results") or None),
-                platform=burnin_result["platform"],
-                gpu_architecture=burnin_result["gpu_architecture"],
-                nodes=int(variables["burnin_nodes"]),
-                gpus_per_node=int(burnin_result["gpus_per_node"]),
-                mnnvl=bool(variables["burnin_enable_mnnvl"]),
-                instance_type=(burnin_result.get("instance_type") or None),
-                overrides=variables["burnin_thresholds"],
-                on_missing=variables["burnin_threshold_on_missing"],
-                job_outcome=burnin_result["outcome"],
-                job_reason=burnin_result["reason"],
-                pods=pod_logs["pods"],
+                facts={
+                    "platform": burnin_result["platform"],
+                    "gpu_architecture": burnin_result["gpu_architecture"],
+                    "nodes": int(variables["burnin_nodes"]),
+                    "gpus_per_node": int(burnin_result["gpus_per_node"]),
+                    "mnnvl": bool(variables["burnin_enable_mnnvl"]),
+                    "instance_type": (burnin_result.get("instance_type") or None),
+                },
+                job={"outcome": burnin_result["outcome"], "reason": burnin_result["reason"], "pods": pod_logs["pods"]},
+                judging={
+                    "workload": burnin_result["workload"],
+                    "collective": (burnin_result["collective"] or None),
+                    "results": (burnin_result.get("results") or None),
+                    "overrides": variables["burnin_thresholds"],
+                    "on_missing": variables["burnin_threshold_on_missing"],
+                },
             )
             burnin_result = combine(burnin_result, burnin_judged_filter(burnin_result, verdict)["record"])
             burnin_result = combine(burnin_result, burnin_attempt_filter(burnin_result, stage, trainjob=name, verdict=verdict))
