@@ -325,7 +325,7 @@ def burnin_verdict_filter(output, facts=None, job=None, judging=None, **others):
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
 
     if others:
-        # The keyword arguments of 0.2.0: say which mapping each one moved to.
+        # The keyword arguments of 0.1.0: say which key each one became.
         where = dict((key, "%s.%s" % (group, key)) for group in GROUPS for key in options()[group])
         where.update(job_outcome="job.outcome", job_reason="job.reason")
         name = sorted(others)[0]
