@@ -51,8 +51,8 @@ Measured per run:
 - baseline: then, on the same inventory at the same forks, a playbook of as many empty set_fact tasks per host as
   the role evaluated (the median of the count above), its wall time and the role's multiple of it: what Ansible
   itself costs for a play of that many tasks, and how that cost grows with the hosts;
-- rendering (after the runs, --render-hosts, 0 to skip): tests/bench/bench_render.py's render of that many hosts
-  against its empty set_fact floor.
+- rendering (--render-hosts, 0 to skip; first, before the fleet starts): tests/bench/bench_render.py's render of
+  that many hosts against its empty set_fact floor.
 
 Targets (issue 26; each host is one cluster to the role): controller CPU <= 2 s per host, wall <= 400 s at 200 hosts
 and forks 50, PSS <= 1.5 GiB at forks 50, task evaluations <= 26 per host with the default stages (node fleet
