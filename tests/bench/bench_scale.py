@@ -9,7 +9,9 @@ cluster and the reports' write time.
                                                                [--clusters 5] [--nodes N] [--job-seconds 10]
                                                                [--stages fleet]
                                                                [--rounds 1] [--timeout 1800] [--json PATH]
-                                                               [--keep-namespaces] [--keep-work]
+                                                               [--render-hosts 500] [--keep-namespaces] [--keep-work]
+
+    issue 26's targets:  python tests/bench/bench_scale.py --sizes 200 --forks 50 --job-seconds 10
 
 1. starts a fleet of --clusters clusters (aws/h100, gcp/h100, azure/h100: pods that schedule on the fleet's nodes),
    each with --nodes KWOK GPU nodes (default: 2 per host of the largest size, burnin_nodes=2, so no job queues),
@@ -44,15 +46,20 @@ Measured per run:
   cluster's controllers, KWOK, the fleet's agent, the scrape itself), for scale;
 - reports: the wall time of the role's task "Write the fleet's reports" (a callback times every task; the slowest
   tasks are printed), and the time of report.py's write_reports on the run's summary.json, rerun here afterwards;
+- task evaluations per host: every task queued for a host, skipped and includes too (tests/bench/task_count.py,
+  counted from the run), median and max over the hosts;
 - baseline: then, on the same inventory at the same forks, a playbook of as many empty set_fact tasks per host as
-  the role ran (the play recap's median), its wall time and the role's multiple of it: what Ansible itself costs
-  for a play of that many tasks, and how that cost grows with the hosts.
+  the role evaluated (the median of the count above), its wall time and the role's multiple of it: what Ansible
+  itself costs for a play of that many tasks, and how that cost grows with the hosts;
+- rendering (--render-hosts, 0 to skip; first, before the fleet starts): tests/bench/bench_render.py's render of
+  that many hosts against its empty set_fact floor.
 
-Ratios: wall(largest)/wall(smallest) at equal forks (the issue's target: wall(200)/wall(50) <= 4.5x) beside the
-baseline's own, peak RSS at
-forks 50 (target <= 1.5 GiB), Ansible's requests per cluster per host. Compare --job-seconds 10 and 30 to see whether
-the requests depend on the job's duration (trainjob_wait reads at once, then after 1, 2, 4, ... s up to
-burnin_poll_interval).
+Targets (issue 26; each host is one cluster to the role): controller CPU <= 2 s per host, wall <= 400 s at 200 hosts
+and forks 50, PSS <= 1.5 GiB at forks 50, task evaluations <= 26 per host with the default stages (node fleet
+isolation; the bench's default is the fleet stage alone, see below), rendering 500 hosts <= 1.5x the set_fact floor.
+Also printed: wall(largest)/wall(smallest) at equal forks (issue 15's target: wall(200)/wall(50) <= 4.5x) beside the
+baseline's own, Ansible's requests per cluster per host. Compare --job-seconds 10 and 30 to see whether the requests
+depend on the job's duration (trainjob_wait reads at once, then after 1, 2, 4, ... s up to burnin_poll_interval).
 """
 
 import argparse
@@ -71,8 +78,10 @@ from pathlib import Path
 
 import yaml
 
+import bench_render
+import task_count
 from bench_role_apply import FLEET, REPO, log, run
-from bench_whole_run import AZURE_VARS, DELAY
+from bench_whole_run import AZURE_VARS, DEFAULT_STAGES, DELAY, TASKS_TARGET
 
 sys.path.insert(0, str(REPO / "tests" / "fleet"))
 from fleet_procs import Rest  # noqa: E402
@@ -98,6 +107,10 @@ SAMPLE_SECONDS = 0.2
 SUMMARY_TASKS = ["Gather the fleet's results", "Write summary.json", REPORT_TASK, "Fleet summary"]
 FAKE_NODES = "gpufleet.test/fake-node%3Dtrue"  # the fleet's KWOK nodes (fleet_nodes.py), URL-encoded
 PSS_EVERY = 5  # PSS (smaps_rollup) every 5th sample: the kernel walks each process's page tables for it
+# Issue 26's targets.
+CPU_PER_HOST_TARGET = 2.0  # controller CPU seconds per host (one cluster each)
+WALL_TARGET = (200, 50, 400.0)  # hosts, forks, wall seconds
+PSS_TARGET_GIB = 1.5  # peak PSS sum at forks 50
 
 # Wall time of every task, by name (from its start to its last host's result), summed over the play.
 CALLBACK = """
@@ -406,6 +419,7 @@ def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, e
     namespaces = write_inventory(inventory, state, clusters, size, kubeconfig, tag)
     reports = work / "reports"
     timer = work / ("tasks-%s.json" % tag)
+    counted = work / ("count-%s.json" % tag)
     extra = {
         "burnin_stages": args.stages,
         "burnin_run_id": run_id,
@@ -420,7 +434,12 @@ def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, e
     cpu_before = cpu_children()
     started = time.monotonic()
     proc = subprocess.Popen(
-        command, cwd=str(REPO), env=dict(env, BENCH_TASK_TIMER=str(timer)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True
+        command,
+        cwd=str(REPO),
+        env=task_count.enable(dict(env, BENCH_TASK_TIMER=str(timer)), work / "callback_plugins", counted),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
     )
     sampler = RssSampler(proc.pid)
     sampler.start()
@@ -456,7 +475,9 @@ def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, e
         }
     if not args.keep_namespaces:
         delete_namespaces(state, clusters, namespaces)
-    tasks_run = tasks_per_host(output)
+    evaluations = task_count.summarize(task_count.read(counted))
+    # The baseline runs as many empty tasks per host as the role evaluated (the play recap's count if none was written).
+    tasks_run = int(round(evaluations["median"])) if evaluations["hosts"] else tasks_per_host(output)
     baseline_env = dict((k, v) for k, v in env.items() if not k.startswith("ANSIBLE_CALLBACK"))
     baseline_wall, baseline_cpu = baseline_run(inventory, forks, tasks_run, work, baseline_env) if tasks_run else (None, None)
     return {
@@ -470,9 +491,11 @@ def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, e
         "outcomes": outcomes,
         "wall_seconds": round(wall, 2),
         "tasks_per_host": tasks_run,
+        "task_evaluations": evaluations,
         "baseline_wall_seconds": round(baseline_wall, 2) if baseline_wall is not None else None,
         "baseline_cpu_seconds": round(baseline_cpu, 2) if baseline_cpu is not None else None,
         "cpu_seconds": round(cpu, 2),
+        "cpu_seconds_per_host": round(cpu / size, 3),
         "peak_rss_bytes": sampler.peak,
         "peak_pss_bytes": sampler.peak_pss,
         "peak_rss_main_bytes": sampler.peak_main,
@@ -497,14 +520,16 @@ def mib(n):
 def print_results(results, capacity):
     print("\nwhole burn-in at scale: %s" % capacity)
     print(
-        "%6s %5s %5s %8s %7s %6s %8s %7s %9s %9s %9s %6s %10s %10s %8s %8s  %s"
+        "%6s %5s %5s %8s %7s %8s %6s %6s %8s %7s %9s %9s %9s %6s %10s %10s %8s %8s  %s"
         % (
             "hosts",
             "forks",
             "round",
             "wall s",
             "cpu s",
+            "cpu/host",
             "tasks",
+            "t max",
             "base s",
             "x base",
             "RSS MiB",
@@ -523,14 +548,16 @@ def print_results(results, capacity):
         ansible = sum(c["ansible"] for c in per_cluster) / float(len(per_cluster))
         everyone = sum(c["all_clients"] for c in per_cluster) / float(len(per_cluster))
         print(
-            "%6d %5d %5d %8.1f %7.1f %6d %8s %7s %9.0f %9.0f %9.0f %6d %10.0f %10.0f %8s %8s  %s"
+            "%6d %5d %5d %8.1f %7.1f %8.2f %6d %6s %8s %7s %9.0f %9.0f %9.0f %6d %10.0f %10.0f %8s %8s  %s"
             % (
                 r["size"],
                 r["forks"],
                 r["round"],
                 r["wall_seconds"],
                 r["cpu_seconds"],
+                r["cpu_seconds_per_host"],
                 r["tasks_per_host"],
+                r["task_evaluations"]["max"] if r["task_evaluations"]["hosts"] else "-",
                 "%.1f" % r["baseline_wall_seconds"] if r["baseline_wall_seconds"] else "-",
                 "%.2f" % (r["wall_seconds"] / r["baseline_wall_seconds"]) if r["baseline_wall_seconds"] else "-",
                 mib(r["peak_rss_bytes"]),
@@ -570,6 +597,47 @@ def print_results(results, capacity):
     print("\nsummary.yml's once-per-play tasks (s)")
     for r in results:
         print("  %4d hosts forks %2d round %d: %s" % (r["size"], r["forks"], r["round"], "; ".join("%s %.2f" % kv for kv in r["summary_tasks"].items())))
+    print("\ntask evaluations (tests/bench/task_count.py)")
+    for r in results:
+        default = sorted(r["stages"]) == sorted(DEFAULT_STAGES)
+        print(
+            "  %4d hosts forks %2d round %d: %s"
+            % (r["size"], r["forks"], r["round"], task_count.describe(r["task_evaluations"], target=TASKS_TARGET if default else None))
+        )
+
+
+def targets(results, render_rows, out=print):
+    """Issue 26's targets against the runs: CPU per host, wall at 200 hosts and forks 50, PSS at forks 50, task
+    evaluations with the default stages, rendering 500 hosts."""
+
+    def mark(ok):
+        return "ok" if ok else "MISSED"
+
+    out("\ntargets (issue 26)")
+    for r in results:
+        tag = "%d hosts, forks %d, round %d" % (r["size"], r["forks"], r["round"])
+        out(
+            "  controller CPU per host (one cluster each), %s: %.2f s (target <= %.1f s) %s"
+            % (tag, r["cpu_seconds_per_host"], CPU_PER_HOST_TARGET, mark(r["cpu_seconds_per_host"] <= CPU_PER_HOST_TARGET))
+        )
+        if (r["size"], r["forks"]) == WALL_TARGET[:2]:
+            out("  wall, %s: %.1f s (target <= %.0f s) %s" % (tag, r["wall_seconds"], WALL_TARGET[2], mark(r["wall_seconds"] <= WALL_TARGET[2])))
+        if r["forks"] == 50:
+            gib = mib(r["peak_pss_bytes"]) / 1024
+            out("  peak PSS sum, %s: %.2f GiB (target <= %.1f GiB at forks 50) %s" % (tag, gib, PSS_TARGET_GIB, mark(gib <= PSS_TARGET_GIB)))
+        if sorted(r["stages"]) == sorted(DEFAULT_STAGES) and r["task_evaluations"]["hosts"]:
+            most = r["task_evaluations"]["max"]
+            out("  task evaluations per host, default stages, %s: max %d (target <= %d) %s" % (tag, most, TASKS_TARGET, mark(most <= TASKS_TARGET)))
+    if not any((r["size"], r["forks"]) == WALL_TARGET[:2] for r in results):
+        out("  wall at %d hosts and forks %d: not measured (--sizes %d --forks %d)" % (WALL_TARGET[0], WALL_TARGET[1], WALL_TARGET[0], WALL_TARGET[1]))
+    if results and not any(sorted(r["stages"]) == sorted(DEFAULT_STAGES) for r in results):
+        out(
+            "  task evaluations per host with the default stages: not measured here (--stages %s); bench_whole_run.py counts them"
+            % " ".join(results[0]["stages"])
+        )
+    for row in render_rows:
+        if row[0] == 500:
+            out("  render 500 hosts / set_fact floor: %.2fx (target <= %.1fx) %s" % (row[3], bench_render.TARGET, mark(row[3] <= bench_render.TARGET)))
 
 
 def ratios(results):
@@ -611,6 +679,9 @@ def main():
     parser.add_argument("--timeout", type=int, default=1800, help="burnin_timeout (default 1800)")
     parser.add_argument("--rounds", type=int, default=1, help="runs per size and forks (default 1)")
     parser.add_argument("--json", help="write the results to this file as JSON")
+    parser.add_argument(
+        "--render-hosts", type=int, default=500, help="first, bench_render.py's render of this many hosts against its set_fact floor (default 500; 0: skip)"
+    )
     parser.add_argument("--keep-namespaces", action="store_true", help="leave each run's namespaces on the clusters")
     parser.add_argument("--keep-work", action="store_true", help="keep the work dir (inventories, Ansible's output, reports)")
     args = parser.parse_args()
@@ -625,6 +696,12 @@ def main():
             "behind each other, which no real fleet does; use --sizes %d (see the docstring)"
             % (", ".join(node_wide), max(args.sizes), args.clusters, args.clusters)
         )
+
+    # Before the fleet starts, so its processes do not share the 2 cores with the render.
+    render_rows = []
+    if args.render_hosts:
+        log("rendering %d hosts against the set_fact floor (tests/bench/bench_render.py)" % args.render_hosts)
+        render_rows = bench_render.measure([args.render_hosts])
 
     work = Path(tempfile.mkdtemp(prefix="gpufleet-scale-"))
     own_fleet = not args.fleet_dir
@@ -668,21 +745,15 @@ def main():
         summary = ratios(results)
         print("\nratios")
         for key, value in summary["wall_ratio"].items():
-            print("  %s = %.2fx (target <= 4.5x for 200/50) %s" % (key, value, "ok" if value <= 4.5 else "MISSED"))
+            print("  %s = %.2fx (issue 15's target <= 4.5x for 200/50) %s" % (key, value, "ok" if value <= 4.5 else "MISSED"))
             if key in summary["baseline_wall_ratio"]:
                 print("    the baseline's (as many empty set_fact tasks per host): %.2fx" % summary["baseline_wall_ratio"][key])
         for key, value in summary["peak_rss_gib"].items():
-            print(
-                "  peak RSS %s: %.2f GiB (PSS %.2f GiB)%s"
-                % (
-                    key,
-                    value,
-                    summary["peak_pss_gib"][key],
-                    (" (target <= 1.5 GiB at forks 50) %s" % ("ok" if value <= 1.5 else "MISSED")) if key.endswith("forks 50") else "",
-                )
-            )
+            print("  peak RSS sum %s: %.2f GiB, PSS sum %.2f GiB" % (key, value, summary["peak_pss_gib"][key]))
         for key, value in summary["ansible_requests_per_host"].items():
             print("  Ansible's API requests per host, %s: %.1f (TrainJobs of %d s)" % (key, value, args.job_seconds))
+        lines = []
+        targets(results, render_rows, out=lambda line: (print(line), lines.append(line.strip())))
         if args.json:
             Path(args.json).write_text(
                 json.dumps(
@@ -693,6 +764,10 @@ def main():
                         "cpus": os.cpu_count(),
                         "results": results,
                         "ratios": summary,
+                        "render": [
+                            dict(zip(("hosts", "set_fact_s", "render_s", "ratio", "set_fact_cpu_s", "render_cpu_s", "cpu_ratio"), row)) for row in render_rows
+                        ],
+                        "targets": lines,
                     },
                     indent=2,
                     sort_keys=True,

@@ -2,28 +2,36 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """Benchmark, not a test: the role's whole burn-in (check, plan, apply, wait, logs, verdict, reports) of N clusters vs
-a serial shell loop of `kubectl apply --server-side`, `kubectl wait` and `kubectl logs` over the same clusters.
+the shell loops a user writes instead: `kubectl apply --server-side`, `kubectl wait` and `kubectl logs` per cluster,
+the clusters one after the other (serial) and all at once (parallel: one such chain per cluster, as subprocesses).
 
     source scripts/env.sh && python tests/bench/bench_whole_run.py [--fleet-dir DIR] [--clusters 5] [--rounds 2]
-                                                                   [--job-seconds 10]
+                                                                   [--job-seconds 10] [--stages node fleet isolation]
 
-1. starts a fleet of N matching clusters (tests/bench/bench_role_apply.py's), unless --fleet-dir names a running one;
-2. renders the workload once per cluster with playbooks/render.yml, the TrainJob annotated to end --job-seconds after
-   it was created (the test fleet's agent reads `gpufleet.test/delay-seconds`);
-3. kubectl: for each cluster in turn, apply the manifests server-side, wait for the TrainJob's Complete condition and
-   read every pod's log (`kubectl logs -l jobset.sigs.k8s.io/jobset-name=<job> --all-containers`);
-4. the role: playbooks/burnin.yml (everything, reports in JSON, JUnit and HTML) with the same annotation, all clusters
-   at once (forks = N).
+1. starts a fleet of N matching clusters (this file's CLUSTERS), unless --fleet-dir names a running one;
+2. renders the workload once per cluster and loop with playbooks/render.yml (each loop its own namespace), the
+   TrainJob annotated to end --job-seconds after it was created (the test fleet's agent reads
+   `gpufleet.test/delay-seconds`);
+3. kubectl, serial: for each cluster in turn, apply the manifests server-side, wait for the TrainJob's Complete
+   condition and read every pod's log (`kubectl logs -l jobset.sigs.k8s.io/jobset-name=<job> --all-containers`);
+4. kubectl, parallel: the same chain for every cluster at once (`sh -c 'kubectl apply ... && kubectl wait ... &&
+   kubectl logs ...'` per cluster, all started, then all waited for), what `for c in ...; do (...) & done; wait` does;
+5. the role: playbooks/burnin.yml (reports in JSON, JUnit and HTML; --stages sets burnin_stages, default the role's
+   own, node fleet isolation) with the same annotation, all clusters at once (forks = N), its task evaluations per
+   host counted by tests/bench/task_count.py.
 
-The ratio is role / kubectl, median over rounds; the target is <= 0.5x at 5 clusters. Both run the same jobs on the
-same clusters: the role's advantage is doing the clusters at once, its cost Ansible's per-task overhead.
+Ratios are role / loop, medians over rounds. Targets at 5 clusters: role <= 1.5x the parallel loop, <= 0.5x the serial
+one; task evaluations per host <= 26 with the default stages. The kubectl loops run one TrainJob per cluster (the
+fleet stage's); the role runs every stage of burnin_stages (the default's node stage is a second TrainJob per cluster).
 kubectl must be on PATH (Debian: apt-get install kubernetes-client).
 """
 
 import argparse
 import json
 import os
+import shlex
 import shutil
+import subprocess
 import statistics
 import sys
 import tempfile
@@ -32,6 +40,7 @@ from pathlib import Path
 
 import yaml
 
+import task_count
 from bench_role_apply import FIELD_MANAGER, FLEET, REPO, log, run
 
 # Clusters whose every requested resource the test fleet's nodes offer. Not GKE's A4X (gcp/gb200): the fleet's nodes
@@ -70,22 +79,71 @@ def trainjob_of(manifests):
     return [d for d in docs if d["kind"] == "TrainJob"][0]["metadata"]
 
 
+def chain(state, rendered, name, timeout):
+    """The three kubectl commands of one cluster: apply server-side, wait for Complete, every pod's log."""
+    base = ["kubectl", "--kubeconfig", state["kubeconfig"], "--context", state["clusters"][name]["context"]]
+    manifests = rendered / name / "manifests.yaml"
+    job = trainjob_of(manifests)
+    return [
+        base + ["apply", "--server-side", "--field-manager", FIELD_MANAGER, "-f", str(manifests)],
+        base + ["wait", "-n", job["namespace"], "--for=condition=Complete", "--timeout=%ds" % timeout, "trainjobs.trainer.kubeflow.org/%s" % job["name"]],
+        base
+        + ["logs", "-n", job["namespace"], "-l", "%s=%s" % (JOBSET_NAME, job["name"]), "--all-containers", "--prefix", "--tail=-1", "--max-log-requests=20"],
+    ]
+
+
 def kubectl_loop(state, rendered, clusters, timeout):
     started = time.monotonic()
     for name in clusters:
-        base = ["kubectl", "--kubeconfig", state["kubeconfig"], "--context", state["clusters"][name]["context"]]
-        manifests = rendered / name / "manifests.yaml"
-        job = trainjob_of(manifests)
-        run(base + ["apply", "--server-side", "--field-manager", FIELD_MANAGER, "-f", str(manifests)])
-        run(base + ["wait", "-n", job["namespace"], "--for=condition=Complete", "--timeout=%ds" % timeout, "trainjobs.trainer.kubeflow.org/%s" % job["name"]])
-        run(
-            base
-            + ["logs", "-n", job["namespace"], "-l", "%s=%s" % (JOBSET_NAME, job["name"]), "--all-containers", "--prefix", "--tail=-1", "--max-log-requests=20"]
-        )
+        for command in chain(state, rendered, name, timeout):
+            run(command)
     return time.monotonic() - started
 
 
-def role_run(inventory, namespace, run_id, forks, env, extra, reports):
+def kubectl_parallel(state, rendered, clusters, timeout, work):
+    """Every cluster's chain at once, each in its own shell (`&&`: a failed step ends that cluster's chain)."""
+    started = time.monotonic()
+    procs = {}
+    for name in clusters:
+        script = " && ".join(" ".join(shlex.quote(arg) for arg in command) for command in chain(state, rendered, name, timeout))
+        out = open(str(work / ("parallel-%s.log" % name)), "w")
+        procs[name] = (subprocess.Popen(["sh", "-c", script], stdout=out, stderr=subprocess.STDOUT), out)
+    failed = []
+    for name, (proc, out) in procs.items():
+        if proc.wait() != 0:
+            failed.append(name)
+        out.close()
+    elapsed = time.monotonic() - started
+    if failed:
+        sys.exit(
+            "[bench] the parallel kubectl loop failed on %s:\n%s"
+            % (", ".join(failed), "\n".join((work / ("parallel-%s.log" % name)).read_text()[-2000:] for name in failed))
+        )
+    return elapsed
+
+
+def render(inventory, namespace, run_id, rendered, env, extra):
+    run(
+        ["ansible-playbook"]
+        + inventory
+        + [
+            str(REPO / "playbooks" / "render.yml"),
+            "-e",
+            "burnin_namespace=%s" % namespace,
+            "-e",
+            "burnin_run_id=%s" % run_id,
+            "-e",
+            "burnin_render_dir=%s" % rendered,
+            "-e",
+            json.dumps(extra),
+        ],
+        env=env,
+    )
+
+
+def role_run(inventory, namespace, run_id, forks, env, extra, reports, counts):
+    """Wall seconds of the role's run and its task evaluations per host (task_count.summarize)."""
+    env = task_count.enable(env, reports.parent / "callback_plugins", counts)
     command = (
         ["ansible-playbook"]
         + inventory
@@ -108,7 +166,11 @@ def role_run(inventory, namespace, run_id, forks, env, extra, reports):
     outcomes = dict((name, result.get("outcome")) for name, result in summary.items())
     if proc.returncode != 0 or set(outcomes.values()) != {"Complete"}:
         sys.exit("[bench] the role did not complete every cluster (%d, %s):\n%s" % (proc.returncode, outcomes, proc.stdout[-4000:]))
-    return elapsed
+    return elapsed, task_count.summarize(task_count.read(counts))
+
+
+DEFAULT_STAGES = ["node", "fleet", "isolation"]  # roles/burnin/defaults/main.yml's burnin_stages
+TASKS_TARGET = 26  # task evaluations per host with the default stages (issue 26)
 
 
 def main():
@@ -117,6 +179,8 @@ def main():
     parser.add_argument("--clusters", type=int, default=5, help="clusters to burn in (default 5)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds, each in fresh namespaces (default 2)")
     parser.add_argument("--job-seconds", type=int, default=10, help="how long each TrainJob runs (default 10)")
+    parser.add_argument("--stages", nargs="+", help="the role's burnin_stages (default: the role's, %s)" % " ".join(DEFAULT_STAGES))
+    parser.add_argument("--json", help="write the results to this file as JSON")
     args = parser.parse_args()
     if not shutil.which("kubectl"):
         sys.exit("[bench] kubectl is not on PATH (Debian: apt-get install kubernetes-client)")
@@ -135,35 +199,60 @@ def main():
         extra_inventory.write_text(yaml.safe_dump({"all": {"hosts": azure}}))
         inventory = ["-i", state["inventory"], "-i", str(extra_inventory)]
         extra = {"burnin_trainjob_annotations": {DELAY: str(args.job_seconds)}}
-        results = {"kubectl": [], "role": []}
+        role_extra = dict(extra, burnin_stages=args.stages) if args.stages else extra
+        stages = args.stages or DEFAULT_STAGES
+        timeout = args.job_seconds + 300
+        results = {"serial": [], "parallel": [], "role": []}
+        tasks = []
         for index in range(args.rounds):
             run_id = "whole%d-%d" % (index, int(time.time()) % 100000)
-            rendered = work / ("rendered-%d" % index)
-            run(
-                ["ansible-playbook"]
-                + inventory
-                + [
-                    str(REPO / "playbooks" / "render.yml"),
-                    "-e",
-                    "burnin_namespace=wk-%s" % run_id,
-                    "-e",
-                    "burnin_run_id=%s" % run_id,
-                    "-e",
-                    "burnin_render_dir=%s" % rendered,
-                    "-e",
-                    json.dumps(extra),
-                ],
-                env=env,
+            rendered = {"serial": work / ("rendered-serial-%d" % index), "parallel": work / ("rendered-parallel-%d" % index)}
+            render(inventory, "wk-%s" % run_id, run_id, rendered["serial"], env, extra)
+            render(inventory, "wp-%s" % run_id, run_id, rendered["parallel"], env, extra)
+            results["serial"].append(kubectl_loop(state, rendered["serial"], clusters, timeout))
+            results["parallel"].append(kubectl_parallel(state, rendered["parallel"], clusters, timeout, work))
+            elapsed, counted = role_run(inventory, "wr-%s" % run_id, run_id, len(clusters), env, role_extra, work / "reports", work / ("tasks-%d.json" % index))
+            results["role"].append(elapsed)
+            tasks.append(counted)
+            log(
+                "round %d: kubectl serial %.1f s, parallel %.1f s, role %.1f s; %s"
+                % (index + 1, results["serial"][-1], results["parallel"][-1], results["role"][-1], task_count.describe(counted))
             )
-            results["kubectl"].append(kubectl_loop(state, rendered, clusters, timeout=args.job_seconds + 300))
-            results["role"].append(role_run(inventory, "wr-%s" % run_id, run_id, len(clusters), env, extra, work / "reports"))
-            log("round %d: kubectl loop %.1f s, role %.1f s" % (index + 1, results["kubectl"][-1], results["role"][-1]))
         med = dict((key, statistics.median(values)) for key, values in results.items())
-        ratio = med["role"] / med["kubectl"]
-        print("\nwhole burn-in, %d clusters, TrainJobs of %d s, median of %d rounds" % (len(clusters), args.job_seconds, args.rounds))
-        print("  kubectl apply + wait + logs, serial:  %7.1f s" % med["kubectl"])
-        print("  role (playbooks/burnin.yml):          %7.1f s" % med["role"])
-        print("ratio (role / kubectl loop): %.2fx (target <= 0.5x at 5 clusters) %s" % (ratio, "ok" if ratio <= 0.5 else "MISSED"))
+        ratio = dict((key, med["role"] / med[key]) for key in ("serial", "parallel"))
+        default = stages == DEFAULT_STAGES
+        print(
+            "\nwhole burn-in, %d clusters, TrainJobs of %d s, median of %d rounds; the role's burnin_stages %s, the loops one TrainJob per cluster"
+            % (len(clusters), args.job_seconds, args.rounds, " ".join(stages))
+        )
+        print("  kubectl apply + wait + logs, serial:    %7.1f s  (rounds %s)" % (med["serial"], ", ".join("%.1f" % v for v in results["serial"])))
+        print("  kubectl apply + wait + logs, parallel:  %7.1f s  (rounds %s)" % (med["parallel"], ", ".join("%.1f" % v for v in results["parallel"])))
+        print("  role (playbooks/burnin.yml):            %7.1f s  (rounds %s)" % (med["role"], ", ".join("%.1f" % v for v in results["role"])))
+        target = " (target <= %sx at 5 clusters) %s"
+        print("ratio role / parallel kubectl loop: %.2fx%s" % (ratio["parallel"], target % ("1.5", "ok" if ratio["parallel"] <= 1.5 else "MISSED")))
+        print("ratio role / serial kubectl loop:   %.2fx%s" % (ratio["serial"], target % ("0.5", "ok" if ratio["serial"] <= 0.5 else "MISSED")))
+        for index, counted in enumerate(tasks):
+            print("round %d: %s" % (index + 1, task_count.describe(counted, target=TASKS_TARGET if default else None)))
+        if args.json:
+            Path(args.json).write_text(
+                json.dumps(
+                    {
+                        "clusters": clusters,
+                        "job_seconds": args.job_seconds,
+                        "stages": stages,
+                        "seconds": results,
+                        "median_seconds": med,
+                        "ratios": ratio,
+                        "task_evaluations": tasks,
+                        "machine": os.uname().nodename,
+                        "cpus": os.cpu_count(),
+                    },
+                    indent=2,
+                    sort_keys=True,
+                )
+                + "\n"
+            )
+            log("results written to %s" % args.json)
     finally:
         if own_fleet:
             run([sys.executable, str(FLEET), "stop", "--dir", str(fleet_dir)], check=False)

@@ -21,7 +21,7 @@ FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.
 def test_the_filter_passes_results_through_and_refuses_an_unknown_one():
     with open(os.path.join(FIXTURES, "v4-level3-gpu5-diagnostic-fail.log")) as handle:
         text = handle.read()
-    verdict = burnin_verdict_filter({"p": text}, workload="dcgm-diag", results="dcgm-diag")
+    verdict = burnin_verdict_filter({"p": text}, judging={"workload": "dcgm-diag", "results": "dcgm-diag"})
     assert verdict["verdict"] == "fail" and verdict["findings"][0]["evidence"]["failed_gpus"] == [5]
-    with pytest.raises(AnsibleFilterError, match="^gpufleet.burnin.burnin_verdict: results: must be nccl-tests or dcgm-diag"):
-        burnin_verdict_filter("x", results="nvvs")
+    with pytest.raises(AnsibleFilterError, match="^gpufleet.burnin.burnin_verdict: judging.results: must be one of nccl-tests, dcgm-diag, got 'nvvs'"):
+        burnin_verdict_filter("x", judging={"results": "nvvs"})

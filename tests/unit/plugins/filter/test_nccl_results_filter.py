@@ -56,48 +56,86 @@ def test_nccl_results_errors_name_the_field_or_line(args, kwargs, message):
         nccl_results.nccl_results_filter(None)
 
 
+AWS_H100 = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8}
+
+
 def test_burnin_verdict():
     result = burnin_verdict.burnin_verdict_filter(
         fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"),
-        workload="nccl-all-reduce",
-        collective="all_reduce",
-        platform="aws",
-        gpu_architecture="h100",
-        nodes="2",
-        gpus_per_node=8,
-        mnnvl=False,
-        job_outcome="Complete",
+        facts=dict(AWS_H100, nodes="2", mnnvl=False),
+        job={"outcome": "Complete"},
+        judging={"workload": "nccl-all-reduce", "collective": "all_reduce"},
     )
     assert result["verdict"] == "pass" and result["workload"] == "nccl-all-reduce" and result["facts"]["nodes"] == 2
     assert "attribution" not in result
     stricter = burnin_verdict.burnin_verdict_filter(
         fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"),
-        collective="all_reduce",
-        platform="aws",
-        gpu_architecture="h100",
-        nodes=2,
-        gpus_per_node=8,
-        overrides=[{"platform": "aws", "collective": "all_reduce", "metric": "peak", "pass": 450}],
-        pods=[],
+        facts=AWS_H100,
+        job={"pods": []},
+        judging={"collective": "all_reduce", "overrides": [{"platform": "aws", "collective": "all_reduce", "metric": "peak", "pass": 450}]},
     )
     assert stricter["verdict"] == "fail" and stricter["failed_nodes"] == [] and stricter["nodes"] == []
-    broken = burnin_verdict.burnin_verdict_filter(fixture("v2.16-all-reduce-malformed.log"), collective="all_reduce")
+    missing = burnin_verdict.burnin_verdict_filter(
+        fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"),
+        facts={"platform": "aws", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 5},
+        judging={"collective": "all_reduce", "on_missing": "fail"},
+    )
+    assert missing["verdict"] == "fail"
+    unmatched = burnin_verdict.burnin_verdict_filter(
+        fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), facts=dict(AWS_H100, gpus_per_node=5), judging={"collective": "all_reduce"}
+    )
+    assert unmatched["verdict"] == "warn"
+    broken = burnin_verdict.burnin_verdict_filter(fixture("v2.16-all-reduce-malformed.log"), judging={"collective": "all_reduce"})
     assert broken["verdict"] == "error" and "line 40" in broken["reason"]
-    smoke = burnin_verdict.burnin_verdict_filter(None, workload="torch-smoke", job_outcome="Failed", job_reason="exit 1")
+    strict = burnin_verdict.burnin_verdict_filter(fixture("v2.16-all-reduce-malformed.log"), judging={"collective": "all_reduce", "allow_partial": False})
+    assert strict != broken
+    smoke = burnin_verdict.burnin_verdict_filter(None, job={"outcome": "Failed", "reason": "exit 1"}, judging={"workload": "torch-smoke"})
     assert smoke["verdict"] == "fail" and smoke["reason"] == "TrainJob Failed: exit 1"
+    # Empty strings are unset, as the role passes them for a workload without a collective.
+    unset = burnin_verdict.burnin_verdict_filter(None, facts={"platform": "", "nodes": ""}, job={"outcome": "Complete"}, judging={"collective": ""})
+    assert unset["verdict"] == "pass" and unset["facts"]["nodes"] is None
+
+
+def test_burnin_verdict_core_arguments_are_verdict_fors_keywords():
+    """Every sub-option reaches verdict_for under its name there: the mappings are the one parameter list."""
+    import inspect
+
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
+
+    arguments = burnin_verdict.core_arguments()
+    keywords = set(inspect.signature(verdict_for).parameters) - {"output"}
+    assert set(arguments) == keywords
+    assert sorted(arguments["facts"]) == sorted(burnin_verdict.options()["facts"])
+    documented = sum(len(group) for group in burnin_verdict.options().values())
+    assert documented == len(arguments) - 1 + len(arguments["facts"]) == 18
+    assert arguments["on_missing"] == "warn" and arguments["allow_partial"] is True and arguments["overrides"] is None
 
 
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"nodes": "two"}, "nodes: must be an integer"),
-        ({"mnnvl": "yes"}, "mnnvl: must be true or false"),
-        ({"overrides": {"pass": 1}}, "overrides: must be a list"),
-        ({"thresholds": []}, "thresholds: must be a dict"),
-        ({"pods": "p"}, "pods: must be a list"),
-        ({"overrides": [{"collective": "all_reduce"}]}, r"overrides.thresholds\[0\]: needs 'pass'"),
-        ({"on_missing": "skip"}, "on_missing: must be pass, warn or fail"),
-        ({"pod_logs": "x", "pods": []}, "pod_logs: must be the results"),
+        ({"facts": {"nodes": "two"}}, "facts.nodes: must be an integer"),
+        ({"facts": {"nodes": True}}, "facts.nodes: must be an integer"),
+        ({"facts": {"mnnvl": "yes"}}, "facts.mnnvl: must be true or false"),
+        ({"facts": {"platform": 3}}, "facts.platform: must be a string, got int"),
+        ({"facts": {"gpu": "h100"}}, "facts: unknown key gpu; allowed: gpu_architecture, gpus_per_node, instance_type, mnnvl, nodes, platform$"),
+        ({"job": {"state": "x", "logs": 1}}, "job: unknown keys logs, state; allowed: outcome, pod_logs, pods, reason$"),
+        ({"judging": {"pass": 1}}, "judging: unknown key pass; allowed: allow_partial, collective, expected_transport, on_missing, overrides, results, "),
+        ({"facts": ["aws"]}, "facts: must be a mapping of gpu_architecture, gpus_per_node, instance_type, mnnvl, nodes, platform, got list"),
+        ({"judging": {"overrides": {"pass": 1}}}, "judging.overrides: must be a list"),
+        ({"judging": {"overrides": ["peak"]}}, "judging.overrides: must be a list of dicts"),
+        ({"judging": {"thresholds": []}}, "judging.thresholds: must be a dict"),
+        ({"job": {"pods": "p"}}, "job.pods: must be a list"),
+        ({"judging": {"overrides": [{"collective": "all_reduce"}]}}, r"overrides.thresholds\[0\]: needs 'pass'"),
+        ({"judging": {"on_missing": "skip"}}, "judging.on_missing: must be one of pass, warn, fail, got 'skip'"),
+        ({"judging": {"allow_partial": "no"}}, "judging.allow_partial: must be true or false"),
+        ({"job": {"pod_logs": "x", "pods": []}}, "pod_logs: must be the results"),
+        # 0.2.0's keyword arguments name where they went.
+        ({"platform": "aws"}, r"platform: not an argument; burnin_verdict takes facts, job and judging \(use facts.platform\)$"),
+        ({"job_outcome": "Complete"}, r"job_outcome: not an argument; burnin_verdict takes facts, job and judging \(use job.outcome\)$"),
+        ({"pods": []}, r"pods: not an argument; .* \(use job.pods\)$"),
+        ({"on_missing": "warn"}, r"on_missing: not an argument; .* \(use judging.on_missing\)$"),
+        ({"colour": "red"}, "colour: not an argument; burnin_verdict takes facts, job and judging$"),
     ],
 )
 def test_burnin_verdict_errors_name_the_field(kwargs, message):
@@ -121,12 +159,12 @@ def test_burnin_workload():
 def test_burnin_verdict_transport_proof():
     with open(os.path.join(FIXTURES, "transport", "aws-h100-socket-fallback.log")) as handle:
         text = handle.read()
-    result = burnin_verdict.burnin_verdict_filter(
-        text, collective="all_reduce", platform="aws", gpu_architecture="h100", nodes=2, gpus_per_node=8, mnnvl=False, instance_type="p5.48xlarge"
-    )
+    result = burnin_verdict.burnin_verdict_filter(text, facts=dict(AWS_H100, mnnvl=False, instance_type="p5.48xlarge"), judging={"collective": "all_reduce"})
     assert result["verdict"] == "fail" and result["transport"]["expected"] == "efa" and result["transport"]["seen"] == "socket"
     assert "shapes.p5.48xlarge, the instance type" in result["transport"]["expected_source"]
-    given = burnin_verdict.burnin_verdict_filter(text, collective="all_reduce", platform="aws", gpu_architecture="h100", nodes=2, expected_transport="socket")
+    given = burnin_verdict.burnin_verdict_filter(
+        text, facts={"platform": "aws", "gpu_architecture": "h100", "nodes": 2}, judging={"collective": "all_reduce", "expected_transport": "socket"}
+    )
     assert given["transport"]["verdict"] == "pass"
     with pytest.raises(AnsibleFilterError, match="expected_transport"):
-        burnin_verdict.burnin_verdict_filter(text, collective="all_reduce", expected_transport="pigeon")
+        burnin_verdict.burnin_verdict_filter(text, judging={"collective": "all_reduce", "expected_transport": "pigeon"})
