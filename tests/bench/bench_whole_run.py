@@ -84,8 +84,12 @@ def chain(state, rendered, name, timeout):
     base = ["kubectl", "--kubeconfig", state["kubeconfig"], "--context", state["clusters"][name]["context"]]
     manifests = rendered / name / "manifests.yaml"
     job = trainjob_of(manifests)
+    apply = base + ["apply", "--server-side", "--field-manager", FIELD_MANAGER, "-f", str(manifests)]
+    # Trainer's webhook refuses a TrainJob whose runtime its cache has not seen yet: a user's loop applies again (the
+    # role does too, plugins/plugin_utils/cluster.py), up to 5 times a second apart.
+    retried = "for try in 1 2 3 4 5; do %s && exit 0; sleep 1; done; exit 1" % " ".join(shlex.quote(arg) for arg in apply)
     return [
-        base + ["apply", "--server-side", "--field-manager", FIELD_MANAGER, "-f", str(manifests)],
+        ["sh", "-c", retried],
         base + ["wait", "-n", job["namespace"], "--for=condition=Complete", "--timeout=%ds" % timeout, "trainjobs.trainer.kubeflow.org/%s" % job["name"]],
         base
         + ["logs", "-n", job["namespace"], "-l", "%s=%s" % (JOBSET_NAME, job["name"]), "--all-containers", "--prefix", "--tail=-1", "--max-log-requests=20"],

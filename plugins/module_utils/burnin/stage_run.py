@@ -8,7 +8,8 @@ the cluster's result record with the pure functions of burnin/role_plan.py, burn
 judging/verdict.py, judging/node_stage.py and burnin/stages.py.
 
 Check mode plans and dry-runs the apply only; without burnin_wait there is no wait and no verdict, without
-burnin_collect_logs no logs and no verdict. A wait whose cluster could not be read raises ClusterCallFailed, with ``partial`` (the record so far and the steps) set on it.
+burnin_collect_logs no logs and no verdict. A wait whose cluster could not be read raises ClusterCallFailed, with
+``partial`` (the record so far and the steps) set on it.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -44,7 +44,7 @@ def _target_folder(dotted, names, base):
 def imports_of(source, relpath, base):
     """(line, dotted module, target folder or None for outside module_utils) of every import of the collection in
     SOURCE, the module at RELPATH under plugins/module_utils/, at any depth (functions, branches, try blocks)."""
-    package = [part for part in relpath.replace(os.sep, "/")[:-3].split("/")][:-1]
+    package = relpath.replace(os.sep, "/")[:-3].split("/")[:-1]
     found = []
     for node in ast.walk(ast.parse(source, relpath)):
         if isinstance(node, ast.Import):
