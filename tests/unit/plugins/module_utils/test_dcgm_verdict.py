@@ -125,3 +125,10 @@ def test_a_runtime_error_is_an_error_check_with_no_finding():
         "node nccl-burnin-r1-node-0-3 (pod p): dcgmi could not run the diagnostic (a setup failure, not a GPU result):"
         " Error: Diagnostic could not be run while DCGM is paused."
     )
+
+
+def test_a_dcgm_verdict_counts_no_nccl_warnings_and_no_nccl_problems():
+    # The record has the keys of an NCCL verdict (the report and the history read them alike); a DCGM run has no
+    # NCCL WARN lines to count and no output pod, with logs or without.
+    for verdict in (run(), verdict_for([], results="dcgm-diag")):
+        assert (verdict["warnings"], verdict["problems"], verdict["output_pod"], verdict["collective"]) == (0, [], None, None), verdict

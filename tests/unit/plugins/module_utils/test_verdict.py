@@ -748,3 +748,13 @@ def test_an_initializer_pod_is_not_taken_for_the_launcher():
     logs = [{"item": item, "log": table} for item in pods]
     # two logs with the table: neither is a launcher, so the name decides (the later one sorts first)
     assert at.find_nccl_output(logs, pods)[0] == "%s-node-0-0-7fk2m" % JOB
+
+
+def test_a_worker_whose_container_ended_0_but_oom_killed_is_no_clean_stop_also_read_from_json():
+    # The kubelet can report reason OOMKilled with exit code 0 (the OOM killer hit a child process, the main process
+    # still exited 0): such a Failed pod did not stop cleanly at the end of its job, read from the API's JSON too.
+    pods = from_the_api(mpi_pods(0, "OOMKilled"))
+    result = at.attribute(pods, job_outcome="Complete")
+    assert result["failed_nodes"] == ["gpu-node-b"] and result["succeeded_nodes"] == ["gpu-node-a"], result
+    entry = [item for item in result["pods"] if item["node"] == "gpu-node-b"][0]
+    assert entry["status"] == "failed" and entry["reasons"] == ["pod Failed"], entry
