@@ -482,3 +482,47 @@ def test_nccl_tests_2_19_text_output_is_read():
     result = nr.parse_nccl_output("\n".join(lines) + "\n")
     assert done and result["nccl_tests_version"] == "2.19.6" and result["complete"]
     assert (result["peak_busbw"], result["avg_busbw"]) == (plain["peak_busbw"], plain["avg_busbw"])
+
+
+# What the mutation run of judging/nccl_results.py (docs/mutation.md) found untested.
+
+REAL = os.path.join(os.path.dirname(FIXTURES), "..", "..", "fixtures", "real", "nccl")
+
+
+def real(name):
+    with open(os.path.join(REAL, name)) as handle:
+        return handle.read()
+
+
+def test_a_step_in_bytes_is_no_step_factor():
+    # nccl-tests#287's one-GPU alltoall (tests/fixtures/real/nccl/PROVENANCE.md): "step: 1048576(bytes)".
+    config = nr.parse_nccl_output(real("alltoall-rtx5090-1gpu-avg-zero.log"))["config"]
+    assert config["step_bytes"] == 1048576 and "step_factor" not in config, config
+    assert nr.parse_nccl_output(text(*(["# nThread 1 nGpus 8 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20"] + HEADER + [ROW_1G] + FOOTER)))[
+        "config"
+    ]["step_factor"] == 2
+
+
+def test_devices_of_nccl_tests_before_the_group_column_are_in_group_0():
+    # The NCCL 2.9.6 broadcast of tests/fixtures/real/nccl/PROVENANCE.md prints "#   Rank  0 Pid  14926 on v100-gpu-1
+    # device  0 [0x00] ...": no Group column, one thread group (0), as the later "Rank  0 Group  0 Pid ..." lines say.
+    devices = nr.parse_nccl_output(real("nccl2.9.6-broadcast-socket-warn-libibverbs.log"), allow_partial=True)["devices"]
+    assert [(device["rank"], device["group"], device["pid"], device["host"]) for device in devices] == [(0, 0, 14926, "v100-gpu-1"), (1, 0, 9210, "v100-gpu-5")]
+    grouped = nr.parse_nccl_output(real("alltoall-rtx5090-1gpu-avg-zero.log"))["devices"]
+    assert [(device["rank"], device["group"], device["pid"]) for device in grouped] == [(0, 0, 2181762)]
+
+
+def test_nccl_version_codes_at_the_widest_minor_and_patch():
+    # NCCL_VERSION(X, Y, Z) is X*10000 + Y*100 + Z from 2.9 (X*1000 + Y*100 + Z before): every Y.Z reads back.
+    for minor in range(9, 100):
+        for patch in range(100):
+            assert nr.nccl_version_from_code(20000 + minor * 100 + patch) == "2.%d.%d" % (minor, patch)
+    assert nr.nccl_version_from_code(30000) == "3.0.0" and nr.nccl_version_from_code(2408) == "2.4.8"
+
+
+def test_a_json_side_that_is_no_object_is_a_parse_error_naming_it():
+    loaded = json.loads(fixture("v2.16-all-reduce-2x8-h100.json"))
+    loaded["results"][1]["in_place"] = [1, 2]
+    with pytest.raises(nr.NcclParseError, match=r"results\[1\]\.in_place must be an object, got \[1, 2\]") as raised:
+        nr.parse_nccl_json(loaded)
+    assert "(JSON)" in str(raised.value)
