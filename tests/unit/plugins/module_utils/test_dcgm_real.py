@@ -80,6 +80,12 @@ def _facts(name):
         "verdict": judged["verdict"],
         "reason": judged["reason"],
         "failures": [(item["gpu"], item["test"], item["message"]) for item in judged["failures"]],
+        "info": [
+            (test["name"], record["verdict"], record["info"], record["warnings"])
+            for test in parsed["tests"]
+            for record in list(test["gpus"].values()) + test["node"]
+            if record["info"]
+        ],
     }
 
 
@@ -99,8 +105,44 @@ B200_4_4_1 = "dcgm-4.4.1-level2-table-pcie-fail-b200-8gpu.txt"
 PCIE_4_2_3 = "dcgm-4.2.3-level2-table-pcie-internal-error-4gpu.txt"
 HOSTENGINE = "Unable to get the driver version: Host engine connection invalid/disconnected. Couldn't succeed despite 0 retries."
 
+SKIP_3_3_9 = "dcgm-3.3.9-level3-table-skip-2gpu.txt"
+CUDA_3_3_8 = "dcgm-3.3.8-level3-table-cuda-init-fail-8gpu.txt"
+CUDA_INIT = "GPU %d Error using CUDA API cuInit Check DCGM and system logs for errors. Reset GPU. Restart DCGM. Rerun diagnostics. Unable to"
+CUDA_INIT += " initialize CUDA library: 'system not yet initialized'. . Please check if a CUDA sample program can be run successfully on"
+CUDA_INIT += " this host. Refer to https://github.com/nvidia/cuda-samples"
+PERSISTENCE_INFO = ",".join(
+    'Persistence mode for GPU %d is disabled. Enable persistence mode by running "nvidia-smi -i <gpuId> -pm 1 " as root.' % gpu for gpu in range(4)
+)
+PERSISTENCE_INFO += ",Persistence mode for GPU 4 is disabled. Enable pers"  # the reporter's paste ends there
+STRESS_3X = ["Targeted Stress", "Targeted Power", "Memory Bandwidth", "EUD Test"]
+
 # (document, fact, the value read off the text by hand): tests/fixtures/real/dcgm/PROVENANCE.md.
 FACTS = [
+    (SKIP_3_3_9, "dcgm_version", "3.3.9"),
+    (SKIP_3_3_9, "driver_version", "570.172.08"),
+    (
+        SKIP_3_3_9,
+        "tests",
+        [(name, "Deployment", "pass") for name in DEPLOYMENT_3X]
+        + [("PCIe", "Integration", "skip"), ("GPU Memory", "Hardware", "skip")]
+        + [(name, "Stress", "skip") for name in STRESS_3X],
+    ),
+    (SKIP_3_3_9, "verdict", "pass"),
+    (SKIP_3_3_9, "reason", "node node-a: 9 DCGM diagnostic test(s) passed on 0 GPU(s) (6 skipped)"),
+    (CUDA_3_3_8, "dcgm_version", "3.3.8"),
+    (CUDA_3_3_8, "driver_version", "560.35.03"),
+    (
+        CUDA_3_3_8,
+        "tests",
+        [(name, "Deployment", "pass") for name in DEPLOYMENT_3X]
+        + [("PCIe", "Integration", "skip"), ("GPU Memory", "Hardware", "fail"), ("Memory Bandwidth", "Stress", "skip"), ("EUD Test", "Stress", "skip")],
+    ),
+    (CUDA_3_3_8, "gpus", []),
+    (CUDA_3_3_8, "verdict", "fail"),
+    (CUDA_3_3_8, "failures", [(None, "GPU Memory", "; ".join(CUDA_INIT % gpu for gpu in range(8)))]),
+    (CUDA_3_3_8, "reason", "node node-a: GPU Memory (Hardware) failed: " + CUDA_INIT % 0 + "; " + CUDA_INIT % 1),
+    # An Info row is no warning: the Persistence Mode check passed, its note is information only.
+    (CUDA_3_3_8, "info", [("Persistence Mode", "pass", [PERSISTENCE_INFO], [])]),
     ("dcgm-4.4.2-level2-table-pass-1gpu.txt", "dcgm_version", "4.4.2"),
     ("dcgm-4.4.2-level2-table-pass-1gpu.txt", "driver_version", "580.105.08"),
     ("dcgm-4.4.2-level2-table-pass-1gpu.txt", "tests", [("software", "Deployment", "pass"), ("memory", "Hardware", "pass"), ("pcie", "Integration", "pass")]),
@@ -185,3 +227,19 @@ def test_dcgm_source_prints_a_warning_as_fail_and_only_the_severity_tells_it_apa
         result = {"entity_group": "GPU", "entity_group_id": 1, "entity_id": 0, "status": "Fail", "warnings": [warning]}
         doc = {"DCGM Diagnostic": {"test_categories": [{"category": "Deployment", "tests": [{"name": "software", "results": [result]}]}]}}
         assert dcgm.judge_node(dcgm.parse_diag_output(json.dumps(doc)), "n")["verdict"] == verdict, level
+
+
+def test_the_skipped_count_is_the_tests_that_did_not_run():
+    # The 3.3.9 table's first check and its six skipped tests: more skipped than run (the count is no ratio or rest).
+    parsed = dcgm.parse_diag_output(real(SKIP_3_3_9))
+    parsed["tests"] = parsed["tests"][:1] + [test for test in parsed["tests"] if test["status"] == "skip"]
+    assert dcgm.judge_node(parsed, "n")["reason"] == "node n: 1 DCGM diagnostic test(s) passed on 0 GPU(s) (6 skipped)"
+
+
+def test_only_dcgmis_own_header_row_starts_a_table():
+    # Another tool's "| Diagnostic | Status |" table with no dcgmi category heading is no dcgmi result.
+    other = real("dcgm-4.4.2-level2-table-pass-1gpu.txt").replace("| Result    ", "| Status    ", 1)
+    other = "\n".join(line for line in other.splitlines() if not line.startswith(("|-----", "+-----")))
+    with pytest.raises(dcgm.DcgmParseError, match="no DCGM diagnostic JSON"):
+        dcgm.parse_diag_output(other)
+    assert [test["status"] for test in dcgm.parse_diag_output(other.replace("| Status    ", "| Result    ", 1))["tests"]] == ["pass"] * 3

@@ -498,9 +498,12 @@ def test_a_step_in_bytes_is_no_step_factor():
     # nccl-tests#287's one-GPU alltoall (tests/fixtures/real/nccl/PROVENANCE.md): "step: 1048576(bytes)".
     config = nr.parse_nccl_output(real("alltoall-rtx5090-1gpu-avg-zero.log"))["config"]
     assert config["step_bytes"] == 1048576 and "step_factor" not in config, config
-    assert nr.parse_nccl_output(text(*(["# nThread 1 nGpus 8 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20"] + HEADER + [ROW_1G] + FOOTER)))[
-        "config"
-    ]["step_factor"] == 2
+    assert (
+        nr.parse_nccl_output(text(*(["# nThread 1 nGpus 8 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20"] + HEADER + [ROW_1G] + FOOTER)))[
+            "config"
+        ]["step_factor"]
+        == 2
+    )
 
 
 def test_devices_of_nccl_tests_before_the_group_column_are_in_group_0():
