@@ -376,3 +376,7 @@ def test_the_hint_quotes_the_last_line_cut_at_200_characters():
     with pytest.raises(dcgm.DcgmParseError) as raised:
         dcgm.parse_diag_output("dcgmi started\n" + "x" * 250 + "\n")
     assert str(raised.value).endswith(" (it ends: %s)" % ("x" * 200)), str(raised.value)
+
+
+def test_a_closing_brace_in_the_noise_before_the_json_hides_nothing():
+    assert parse(gb10())["tests"] == dcgm.parse_diag_output("} stray brace from the pod's shell\n" + real(GB10))["tests"]
