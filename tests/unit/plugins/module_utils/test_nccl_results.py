@@ -529,3 +529,26 @@ def test_a_json_side_that_is_no_object_is_a_parse_error_naming_it():
     with pytest.raises(nr.NcclParseError, match=r"results\[1\]\.in_place must be an object, got \[1, 2\]") as raised:
         nr.parse_nccl_json(loaded)
     assert "(JSON)" in str(raised.value)
+
+
+def test_the_old_layouts_alltoall_row_with_a_blank_redop_is_read():
+    # nccl-tests#78's alltoall (before 2.10): "float           520935 ..." - the redop is blank, one token fewer.
+    result = nr.parse_nccl_output(real("nt-old-layout-alltoall-8x8-v100-ib-footer.log"))
+    assert [(row["size"], row["count"], row["type"], row["redop"], row["oop"]["busbw"], row["ip"]["time_us"]) for row in result["rows"]] == [
+        (268435456, 1048576, "float", "", 0.51, 519562.0),
+        (536870912, 2097152, "float", "", 0.51, 1041299.0),
+    ]
+    assert result["avg_busbw"] == 0.507636 and result["complete"] is True
+
+
+def test_na_is_unchecked_only_in_the_wrong_and_error_columns():
+    # nccl-tests prints N/A for a check it did not make (#wrong, error); a time or bandwidth N/A is no number.
+    unchecked = nr.parse_nccl_output(text(*(HEADER + [ROW_1G.replace("      0   4566.0", "    N/A   4566.0")] + FOOTER)))
+    assert unchecked["rows"][0]["oop"]["wrong"] is None and unchecked["rows"][0]["ip"]["wrong"] == 0
+    for good, bad in (("4562.7", "   N/A"), ("235.33", "   N/A"), ("441.24", "   N/A")):
+        with pytest.raises(nr.NcclParseError, match=r"\(out-of-place\) is 'N/A', not a number"):
+            nr.parse_nccl_output(text(*(HEADER + [ROW_1G.replace(good, bad, 1)] + FOOTER)))
+
+
+def test_a_size_of_zero_given_as_a_float_is_zero():
+    assert nr.parse_size(0.0) == 0 and nr.parse_size(1024.0) == 1024 and nr.parse_size(0) == 0
