@@ -552,3 +552,14 @@ def test_na_is_unchecked_only_in_the_wrong_and_error_columns():
 
 def test_a_size_of_zero_given_as_a_float_is_zero():
     assert nr.parse_size(0.0) == 0 and nr.parse_size(1024.0) == 1024 and nr.parse_size(0) == 0
+
+
+def test_an_error_column_of_na_is_unchecked():
+    # nccl-tests#82's broadcast (NCCL 2.9.6): the "error" column says N/A on both sides.
+    rows = nr.parse_nccl_output(real("nccl2.9.6-broadcast-socket-warn-libibverbs.log"), allow_partial=True)["rows"]
+    assert rows and all(row["oop"]["error"] is None and row["ip"]["error"] is None for row in rows), rows[:2]
+
+
+def test_a_json_document_counts_no_text_lines():
+    assert nr.parse_nccl_json(json.loads(fixture("v2.16-all-reduce-2x8-h100.json")))["lines"] == 0
+    assert nr.parse_nccl_output(text(*(HEADER + [ROW_1G] + FOOTER)))["lines"] == 7
