@@ -563,3 +563,37 @@ def test_an_error_column_of_na_is_unchecked():
 def test_a_json_document_counts_no_text_lines():
     assert nr.parse_nccl_json(json.loads(fixture("v2.16-all-reduce-2x8-h100.json")))["lines"] == 0
     assert nr.parse_nccl_output(text(*(HEADER + [ROW_1G] + FOOTER)))["lines"] == 7
+
+
+def test_the_last_of_two_tests_cut_short_is_incomplete_and_the_first_is_not():
+    lines = fixture("v2.16-two-tests-4x4-gb200.log").splitlines()
+    cut = "\n".join(lines[:70]) + "\n"  # the all_gather table without its footer
+    first, second = nr.parse_nccl_runs(cut, allow_partial=True)
+    assert (first["collective"], first["complete"]) == ("all_reduce", True)
+    assert (second["collective"], second["complete"]) == ("all_gather", False), second["problems"]
+    assert "truncated: the table ends after" in second["problems"][0]
+
+
+def test_without_any_table_the_error_describes_the_last_test_started():
+    # Two tests started, neither printed a table: the error's facts are the last one's.
+    lines = fixture("v2.16-two-tests-4x4-gb200.log").splitlines()
+    with pytest.raises(nr.NcclParseError, match="no result table") as raised:
+        nr.parse_nccl_output("\n".join(lines[:19] + lines[39:41]) + "\n")
+    assert raised.value.facts["program"] == "all_gather_perf", raised.value.facts
+
+
+def test_json_errors_are_kept_with_their_text():
+    loaded = json.loads(fixture("v2.16-all-reduce-2x8-h100.json"))
+    loaded["errors"] = ["cudaMalloc failed: out of memory"]
+    assert nr.parse_nccl_json(loaded)["errors"] == ["nccl-tests: cudaMalloc failed: out of memory"]
+    with pytest.raises(nr.NcclParseError, match=r"not valid JSON \(truncated -J output\?\): Expecting ',' delimiter$"):
+        nr.parse_nccl_json('{"results": [1 2]}')
+
+
+def test_at_most_max_messages_errors_are_kept_per_run():
+    # 60 hosts of tests/fixtures/real/nccl/ib-completion-error-4-three-hosts.log's fault line
+    line = real("ib-completion-error-4-three-hosts.log").splitlines()
+    fault = [item for item in line if "NCCL WARN NET/IB : Got completion" in item][0].split(" ", 1)[1]
+    faults = ["H100-%d:9821:9920 %s" % (index, fault) for index in range(60)]
+    result = nr.parse_nccl_output(text(*(HEADER + [ROW_1G] + faults + FOOTER)), allow_partial=True)
+    assert len(result["errors"]) == nr.MAX_MESSAGES == 50, len(result["errors"])
