@@ -597,3 +597,34 @@ def test_at_most_max_messages_errors_are_kept_per_run():
     faults = ["H100-%d:9821:9920 %s" % (index, fault) for index in range(60)]
     result = nr.parse_nccl_output(text(*(HEADER + [ROW_1G] + faults + FOOTER)), allow_partial=True)
     assert len(result["errors"]) == nr.MAX_MESSAGES == 50, len(result["errors"])
+
+
+def test_a_cut_row_of_the_old_alltoall_layout_counts_the_columns_it_has():
+    lines = real("nt-old-layout-alltoall-8x8-v100-ib-footer.log").splitlines()
+    cut = "\n".join(lines[:5] + ["   536870912       2097152     float          1041974    0.52"]) + "\n"
+    result = nr.parse_nccl_output(cut, allow_partial=True)
+    assert result["complete"] is False and result["problems"][0] == "line 6: truncated: result row has 5 columns, the header at line 3 has 12", result[
+        "problems"
+    ]
+
+
+def test_a_bad_value_names_its_side_and_a_bad_timestamp_its_text():
+    for good, bad, side in (("4562.7", "  x4.7", "out-of-place"), ("4566.0", "  x6.0", "in-place")):
+        with pytest.raises(nr.NcclParseError, match=r"column 'time_us' \(%s\) is 'x\d\.\d', not a number" % side):
+            nr.parse_nccl_output(text(*(HEADER + [ROW_1G.replace(good, bad, 1)] + FOOTER)))
+    stamped = [HEADER[0], HEADER[1] + "           timestamp", HEADER[2], ROW_1G + "  2026-11-30 07:00:0x"] + FOOTER
+    with pytest.raises(nr.NcclParseError, match=r"timestamp column is '2026-11-30 07:00:0x', not YYYY-mm-dd HH:MM:SS$"):
+        nr.parse_nccl_output(text(*stamped))
+
+
+def test_an_error_line_before_any_table_is_named_in_the_error():
+    preamble = fixture("v2.16-two-tests-4x4-gb200.log").splitlines()[:19]
+    with pytest.raises(nr.NcclParseError, match=r"no result table found in 20 lines; the test failed before it: nccl-tests: cudaMalloc failed$"):
+        nr.parse_nccl_output("\n".join(preamble + ["# error: cudaMalloc failed "]) + "\n")
+
+
+def test_of_two_tests_of_the_collective_asked_for_the_last_is_read():
+    lines = fixture("v2.16-two-tests-4x4-gb200.log").splitlines()
+    again = [line.replace(" 87.47 ", " 97.47 ") for line in lines[:39]]
+    result = nr.parse_nccl_output("\n".join(lines[:39] + again) + "\n", collective="all_reduce")
+    assert result["rows"][0]["oop"]["busbw"] == 97.47, result["rows"][0]
