@@ -816,3 +816,21 @@ def test_pod_logs_given_as_the_output_are_the_pod_logs():
 def test_a_dcgm_verdict_keeps_its_facts():
     facts = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2}
     assert vd.dcgm_verdict(None, facts=facts)["facts"] == facts
+
+
+def test_the_wrong_sizes_are_named_up_to_six():
+    result = parsed("v2.16-all-reduce-wrong.log")
+    check = [item for item in vd.judge(result, H100_AWS)["checks"] if item["name"] == "wrong"][0]
+    assert check["reason"] == "12 wrong elements (#wrong) at 256M, 512M"
+    result["wrong_sizes"] = [1 << power for power in range(20, 27)]
+    check = [item for item in vd.judge(result, H100_AWS)["checks"] if item["name"] == "wrong"][0]
+    assert check["reason"] == "12 wrong elements (#wrong) at 1M, 2M, 4M, 8M, 16M, 32M, ..."
+    result["wrong_sizes"] = result["wrong_sizes"][:6]
+    assert [item for item in vd.judge(result, H100_AWS)["checks"] if item["name"] == "wrong"][0]["reason"].endswith("at 1M, 2M, 4M, 8M, 16M, 32M")
+
+
+def test_the_errors_check_quotes_the_first_failing_host_by_name():
+    # ib-completion-error-4-three-hosts.log: H100-1 and H100-5 name different peers; H100-1's line is quoted.
+    check = [item for item in vd.verdict_for(real("ib-completion-error-4-three-hosts.log"), allow_partial=True)["checks"] if item["name"] == "errors"][0]
+    assert check["hosts"] == ["H100-1", "H100-5"] and "H100-1:9821:9920 [1] transport/net_ib.cc:1295" in check["reason"], check["reason"]
+    assert "fe80::966d:ae03:8b:df50" in check["reason"] and "9c:f5f8" not in check["reason"]
