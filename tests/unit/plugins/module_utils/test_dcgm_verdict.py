@@ -132,3 +132,10 @@ def test_a_dcgm_verdict_counts_no_nccl_warnings_and_no_nccl_problems():
     # NCCL WARN lines to count and no output pod, with logs or without.
     for verdict in (run(), verdict_for([], results="dcgm-diag")):
         assert (verdict["warnings"], verdict["problems"], verdict["output_pod"], verdict["collective"]) == (0, [], None, None), verdict
+
+
+def test_a_warned_run_says_why_not_that_it_passed():
+    # The published GB10 document (tests/fixtures/real/dcgm): persistence mode off, a CONFIG warning.
+    with open(os.path.join(FIXTURES, "..", "..", "..", "fixtures", "real", "dcgm", "dcgm-4.2.3-level1-gb10-persistence-config.json")) as handle:
+        verdict = verdict_for({"spark": handle.read()}, results="dcgm-diag", job_outcome="Complete")
+    assert verdict["verdict"] == "warn" and verdict["reason"].startswith("node spark GPU 0: software (Deployment) warned: Persistence Mode"), verdict["reason"]

@@ -302,3 +302,16 @@ def test_a_record_at_a_size_beats_the_same_record_without_one():
 def test_an_id_must_be_a_string():
     with pytest.raises(ConfigError, match=r"^r.id: must be a string, got 5$"):
         normalized(id=5, **{"pass": 1})
+
+
+def test_the_range_checks_value_is_the_row_of_the_lowest_margin_also_beside_a_range_of_pass_0():
+    # A row of a pass-0 range has no margin, its busbw stands for it: the 1G row's margin over 400, (441.24 - 400) / 400
+    # = 0.10, is lower than the 16K row's 0.8 GB/s.
+    got = check("range", sizes=[{"min": "16K", "max": "16K", "pass": 0}, {"min": "1G", "max": "1G", "pass": 400}])
+    assert (got["size"], got["value"], got["pass"]) == (G, 441.24, 400), got
+    assert vd._gb(1000) == "1000" and vd._gb(999.94) == "999.9" and vd._gb(None) == "n/a"  # pylint: disable=protected-access
+
+
+def test_a_peak_below_its_min_size_reports_the_busbw_it_had():
+    below = check("peak", metric="peak", min_size=8 * G + 1, **{"pass": 400})
+    assert (below["verdict"], below["size"], below["value"]) == ("warn", 8 * G, 441.91), below
