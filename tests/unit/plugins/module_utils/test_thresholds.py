@@ -315,3 +315,16 @@ def test_the_range_checks_value_is_the_row_of_the_lowest_margin_also_beside_a_ra
 def test_a_peak_below_its_min_size_reports_the_busbw_it_had():
     below = check("peak", metric="peak", min_size=8 * G + 1, **{"pass": 400})
     assert (below["verdict"], below["size"], below["value"]) == ("warn", 8 * G, 441.91), below
+
+
+def test_without_the_parameters_line_an_average_compares_the_sweep_of_its_rows():
+    # The run's 8..8G sweep read from its first and last rows when the "# nThread ... minBytes" line was cut off.
+    result = tagged()
+    result["config"] = {}
+
+    def avg(sweep):
+        override = {"id": "mine", "collective": "all_reduce", "source": "test", "metric": "avg", "pass": 100, "sweep": sweep}
+        return [item for item in vd.judge(result, H100_AWS, "all_reduce", overrides=[override])["checks"] if item["name"] == "avg"][0]
+
+    assert avg({"min": 8, "max": "8G"})["verdict"] == "pass"
+    assert "the run's sweep 8..8G differs from the 16..8G" in avg({"min": 16, "max": "8G"})["reason"]
