@@ -139,3 +139,9 @@ def test_a_warned_run_says_why_not_that_it_passed():
     with open(os.path.join(FIXTURES, "..", "..", "..", "fixtures", "real", "dcgm", "dcgm-4.2.3-level1-gb10-persistence-config.json")) as handle:
         verdict = verdict_for({"spark": handle.read()}, results="dcgm-diag", job_outcome="Complete")
     assert verdict["verdict"] == "warn" and verdict["reason"].startswith("node spark GPU 0: software (Deployment) warned: Persistence Mode"), verdict["reason"]
+
+
+def test_empty_logs_of_any_shape_are_no_logs():
+    for empty in (None, "", [], {}):
+        verdict = verdict_for(empty, results="dcgm-diag")
+        assert verdict["verdict"] == "error" and verdict["reason"] == "no result: no pod log to read DCGM diagnostic output from", empty

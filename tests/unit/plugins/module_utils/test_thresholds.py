@@ -328,3 +328,9 @@ def test_without_the_parameters_line_an_average_compares_the_sweep_of_its_rows()
 
     assert avg({"min": 8, "max": "8G"})["verdict"] == "pass"
     assert "the run's sweep 8..8G differs from the 16..8G" in avg({"min": 16, "max": "8G"})["reason"]
+
+
+def test_a_range_the_run_lacks_does_not_stop_the_ranges_after_it():
+    got = check("range", sizes=[{"min": "16G", "pass": 1}, {"min": "1G", "max": "1G", "pass": 400}])
+    assert [(row["size"], row["verdict"]) for row in got["rows"]] == [(G, "pass")] and got["verdict"] == "warn", got
+    assert "the run has no size in 16G+ of mine: not judged there" in got["reason"], got["reason"]
