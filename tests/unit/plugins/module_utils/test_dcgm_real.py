@@ -128,7 +128,7 @@ FACTS = [
         + [(name, "Stress", "skip") for name in STRESS_3X],
     ),
     (SKIP_3_3_9, "verdict", "pass"),
-    (SKIP_3_3_9, "reason", "node node-a: 9 DCGM diagnostic test(s) passed on 0 GPU(s) (6 skipped)"),
+    (SKIP_3_3_9, "reason", "node node-a: 9 DCGM diagnostic test(s) passed for the whole GPU group (dcgmi named no GPU) (6 skipped)"),
     (CUDA_3_3_8, "dcgm_version", "3.3.8"),
     (CUDA_3_3_8, "driver_version", "560.35.03"),
     (
@@ -233,7 +233,7 @@ def test_the_skipped_count_is_the_tests_that_did_not_run():
     # The 3.3.9 table's first check and its six skipped tests: more skipped than run (the count is no ratio or rest).
     parsed = dcgm.parse_diag_output(real(SKIP_3_3_9))
     parsed["tests"] = parsed["tests"][:1] + [test for test in parsed["tests"] if test["status"] == "skip"]
-    assert dcgm.judge_node(parsed, "n")["reason"] == "node n: 1 DCGM diagnostic test(s) passed on 0 GPU(s) (6 skipped)"
+    assert dcgm.judge_node(parsed, "n")["reason"] == "node n: 1 DCGM diagnostic test(s) passed for the whole GPU group (dcgmi named no GPU) (6 skipped)"
 
 
 def test_only_dcgmis_own_header_row_starts_a_table():

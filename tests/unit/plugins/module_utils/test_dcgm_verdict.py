@@ -145,3 +145,11 @@ def test_empty_logs_of_any_shape_are_no_logs():
     for empty in (None, "", [], {}):
         verdict = verdict_for(empty, results="dcgm-diag")
         assert verdict["verdict"] == "error" and verdict["reason"] == "no result: no pod log to read DCGM diagnostic output from", empty
+
+
+def test_a_passed_dcgm_3_table_names_no_gpu_count_it_does_not_have():
+    # DCGM 3.3.9's "Skip - All"/"Pass - All" table (tests/fixtures/real/dcgm) names no GPU: no "0 GPU(s)".
+    with open(os.path.join(FIXTURES, "..", "..", "..", "fixtures", "real", "dcgm", "dcgm-3.3.9-level3-table-skip-2gpu.txt")) as handle:
+        verdict = verdict_for({"gpu-node-1": handle.read()}, results="dcgm-diag", job_outcome="Complete")
+    assert verdict["reason"] == "TrainJob Complete; DCGM diagnostic passed on 1 node(s), no GPU named (dcgmi's table reports the whole group)"
+    assert verdict_for({"n": fixture("v4-level3-pass-8gpu.log")}, results="dcgm-diag")["reason"] == "DCGM diagnostic passed on 1 node(s), 8 GPU(s)"
