@@ -628,3 +628,35 @@ def test_of_two_tests_of_the_collective_asked_for_the_last_is_read():
     again = [line.replace(" 87.47 ", " 97.47 ") for line in lines[:39]]
     result = nr.parse_nccl_output("\n".join(lines[:39] + again) + "\n", collective="all_reduce")
     assert result["rows"][0]["oop"]["busbw"] == 97.47, result["rows"][0]
+
+
+def test_json_checks_and_a_side_without_bus_bw():
+    loaded = json.loads(fixture("v2.16-all-reduce-2x8-h100.json"))
+    result = nr.parse_nccl_json(loaded)
+    assert result["avg_busbw_check"] is None  # "okay": "unchecked"
+    for okay, check in ((True, "OK"), ("true", "OK"), (False, "FAILED")):
+        loaded["average_bus_bandwidth"]["okay"] = okay
+        assert nr.parse_nccl_json(loaded)["avg_busbw_check"] == check, okay
+    del loaded["results"][0]["out_of_place"]["bus_bw"]
+    with pytest.raises(nr.NcclParseError, match=r"results\[0\]\.out_of_place has no bus_bw$"):
+        nr.parse_nccl_json(loaded)
+
+
+def test_a_json_error_names_the_callers_source():
+    with pytest.raises(nr.NcclParseError, match=r"^launcher pod log line 1: not valid JSON"):
+        nr.parse_nccl_output(fixture("v2.16-all-reduce-truncated.json"), source="launcher pod log")
+
+
+def test_a_wrong_count_that_is_no_number_is_refused():
+    with pytest.raises(nr.NcclParseError, match=r"column '#wrong' \(out-of-place\) is 'x', not a count"):
+        nr.parse_nccl_output(text(*(HEADER + [ROW_1G.replace("      0   4566.0", "      x   4566.0")] + FOOTER)))
+
+
+def test_an_nccl_version_line_without_a_version_is_skipped():
+    result = nr.parse_nccl_output(text(*(["NCCL version unknown"] + HEADER + [ROW_1G] + FOOTER)))
+    assert result["nccl_version"] is None and len(result["rows"]) == 1
+
+
+def test_a_new_header_after_rows_without_a_footer_starts_a_new_test():
+    runs = nr.parse_nccl_runs(text(*(HEADER + [ROW_1G] + HEADER + [ROW_2G] + FOOTER)), allow_partial=True)
+    assert [(len(run["rows"]), run["complete"]) for run in runs] == [(1, False), (1, True)], runs
