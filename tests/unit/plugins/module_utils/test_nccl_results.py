@@ -660,3 +660,39 @@ def test_an_nccl_version_line_without_a_version_is_skipped():
 def test_a_new_header_after_rows_without_a_footer_starts_a_new_test():
     runs = nr.parse_nccl_runs(text(*(HEADER + [ROW_1G] + HEADER + [ROW_2G] + FOOTER)), allow_partial=True)
     assert [(len(run["rows"]), run["complete"]) for run in runs] == [(1, False), (1, True)], runs
+
+
+def test_only_a_line_starting_with_size_is_a_header():
+    result = nr.parse_nccl_output(text(*(["# elements count 5 per rank"] + HEADER + [ROW_1G] + FOOTER)))
+    assert len(result["rows"]) == 1 and result["complete"] is True
+
+
+def test_a_header_whose_first_group_does_not_start_with_time_is_refused_naming_it():
+    bad = HEADER[1].replace("root     time   algbw   busbw #wrong     time", "root    algbw    time   busbw #wrong     time", 1)
+    with pytest.raises(nr.NcclParseError, match="table header has no recognisable time/algbw/busbw groups: size count type"):
+        nr.parse_nccl_output(text(*([HEADER[0], bad, HEADER[2], ROW_1G] + FOOTER)))
+    nobusbw = HEADER[1].replace("busbw #wrong     time", "bw    #wrong     time", 1)
+    with pytest.raises(nr.NcclParseError, match=r"table header has a group without busbw: size count type redop root time algbw bw #wrong time"):
+        nr.parse_nccl_output(text(*([HEADER[0], nobusbw, HEADER[2], ROW_1G] + FOOTER)))
+
+
+def test_at_most_eight_prefixes_are_stripped_from_a_line():
+    assert nr._strip_prefixes("0: " * 8 + "x") == "x" and nr._strip_prefixes("0: " * 9 + "x") == "0: x"  # pylint: disable=protected-access
+
+
+def test_a_failing_hosts_line_is_kept_to_300_characters():
+    fault = [line for line in real("ib-completion-error-4-three-hosts.log").splitlines() if "NCCL WARN NET/IB : Got completion" in line][0]
+    long_line = fault + " " + "y" * 400
+    result = nr.parse_nccl_output(text(*(HEADER + [ROW_1G] + [long_line] + FOOTER)), allow_partial=True)
+    message = result["failed_hosts"]["H100-1"]
+    assert message.endswith(long_line[:300]) and not message.endswith(long_line[:301]), message
+
+
+def test_size_labels_switch_unit_at_1024():
+    assert [nr.size_label(size) for size in (1023, 1024, 1023 << 10, 1 << 20, 1023 << 30, 1 << 40)] == ["1023", "1K", "1023K", "1M", "1023G", "1T"]
+
+
+def test_a_log_whose_only_evidence_is_an_error_line_is_a_partial_result_when_allowed():
+    preamble = fixture("v2.16-two-tests-4x4-gb200.log").splitlines()[:19]
+    result = nr.parse_nccl_output("\n".join(preamble + ["# error: cudaMalloc failed"]) + "\n", allow_partial=True)
+    assert result["rows"] == [] and result["errors"] == ["nccl-tests: cudaMalloc failed"], result["errors"]
