@@ -485,10 +485,11 @@ def judge_node(parsed, node):
         reason = "; ".join(_problem_text(node, item) for item in problems if item["verdict"] == verdict)
     elif tests:
         ran = [test for test in tests if test["status"] not in ("skip", "not_run")]
-        reason = "node %s: %d DCGM diagnostic test(s) passed on %d GPU(s)%s" % (
+        # DCGM 3.x tables say "Pass - All" and name no GPU: "on 0 GPU(s)" would misread that.
+        reason = "node %s: %d DCGM diagnostic test(s) passed %s%s" % (
             node,
             len(ran),
-            len(gpus),
+            ("on %d GPU(s)" % len(gpus)) if gpus else "for the whole GPU group (dcgmi named no GPU)",
             " (%d skipped)" % (len(tests) - len(ran)) if len(tests) > len(ran) else "",
         )
     else:

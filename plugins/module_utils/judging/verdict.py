@@ -647,7 +647,8 @@ def dcgm_verdict(output, facts=None, job_outcome=None, job_reason=None, pods=Non
     verdict = worst(check["verdict"] for check in checks)
     if verdict == "pass":
         gpus = sum(len(entry["gpus"]) for entry in judged.values())
-        reason = "%sDCGM diagnostic passed on %d node(s), %d GPU(s)" % ("TrainJob %s; " % job_outcome if job_outcome else "", len(judged), gpus)
+        where = ("%d GPU(s)" % gpus) if gpus else "no GPU named (dcgmi's table reports the whole group)"
+        reason = "%sDCGM diagnostic passed on %d node(s), %s" % ("TrainJob %s; " % job_outcome if job_outcome else "", len(judged), where)
     else:
         reason = "; ".join(check["reason"] for check in checks if check["verdict"] == verdict)
     failed_gpus = sum(len(set(item["gpu"] for item in entry["failures"] if item["gpu"] is not None)) for entry in judged.values())

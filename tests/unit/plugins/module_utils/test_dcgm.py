@@ -308,3 +308,10 @@ def test_the_table_reader_is_linear_on_worst_case_rows(noise, monkeypatch):
     except dcgm.DcgmParseError:
         pass
     assert sum(seen) <= len(noise) and all(length <= dcgm._TABLE_MAX_LINE for length in seen)
+
+
+def test_of_several_documents_in_one_log_the_last_is_read():
+    # A log that holds a rerun (the pod's command retried dcgmi): the last diagnostic is the node's result.
+    passed, failed = fixture("v4-level3-pass-8gpu.log"), fixture("v4-level3-gpu5-diagnostic-fail.log")
+    assert dcgm.judge_node(dcgm.parse_diag_output(passed + "\n" + failed), "n")["verdict"] == "fail"
+    assert dcgm.judge_node(dcgm.parse_diag_output(failed + "\n" + passed), "n")["verdict"] == "pass"

@@ -80,6 +80,12 @@ def _facts(name):
         "verdict": judged["verdict"],
         "reason": judged["reason"],
         "failures": [(item["gpu"], item["test"], item["message"]) for item in judged["failures"]],
+        "info": [
+            (test["name"], record["verdict"], record["info"], record["warnings"])
+            for test in parsed["tests"]
+            for record in list(test["gpus"].values()) + test["node"]
+            if record["info"]
+        ],
     }
 
 
@@ -99,8 +105,44 @@ B200_4_4_1 = "dcgm-4.4.1-level2-table-pcie-fail-b200-8gpu.txt"
 PCIE_4_2_3 = "dcgm-4.2.3-level2-table-pcie-internal-error-4gpu.txt"
 HOSTENGINE = "Unable to get the driver version: Host engine connection invalid/disconnected. Couldn't succeed despite 0 retries."
 
+SKIP_3_3_9 = "dcgm-3.3.9-level3-table-skip-2gpu.txt"
+CUDA_3_3_8 = "dcgm-3.3.8-level3-table-cuda-init-fail-8gpu.txt"
+CUDA_INIT = "GPU %d Error using CUDA API cuInit Check DCGM and system logs for errors. Reset GPU. Restart DCGM. Rerun diagnostics. Unable to"
+CUDA_INIT += " initialize CUDA library: 'system not yet initialized'. . Please check if a CUDA sample program can be run successfully on"
+CUDA_INIT += " this host. Refer to https://github.com/nvidia/cuda-samples"
+PERSISTENCE_INFO = ",".join(
+    'Persistence mode for GPU %d is disabled. Enable persistence mode by running "nvidia-smi -i <gpuId> -pm 1 " as root.' % gpu for gpu in range(4)
+)
+PERSISTENCE_INFO += ",Persistence mode for GPU 4 is disabled. Enable pers"  # the reporter's paste ends there
+STRESS_3X = ["Targeted Stress", "Targeted Power", "Memory Bandwidth", "EUD Test"]
+
 # (document, fact, the value read off the text by hand): tests/fixtures/real/dcgm/PROVENANCE.md.
 FACTS = [
+    (SKIP_3_3_9, "dcgm_version", "3.3.9"),
+    (SKIP_3_3_9, "driver_version", "570.172.08"),
+    (
+        SKIP_3_3_9,
+        "tests",
+        [(name, "Deployment", "pass") for name in DEPLOYMENT_3X]
+        + [("PCIe", "Integration", "skip"), ("GPU Memory", "Hardware", "skip")]
+        + [(name, "Stress", "skip") for name in STRESS_3X],
+    ),
+    (SKIP_3_3_9, "verdict", "pass"),
+    (SKIP_3_3_9, "reason", "node node-a: 9 DCGM diagnostic test(s) passed for the whole GPU group (dcgmi named no GPU) (6 skipped)"),
+    (CUDA_3_3_8, "dcgm_version", "3.3.8"),
+    (CUDA_3_3_8, "driver_version", "560.35.03"),
+    (
+        CUDA_3_3_8,
+        "tests",
+        [(name, "Deployment", "pass") for name in DEPLOYMENT_3X]
+        + [("PCIe", "Integration", "skip"), ("GPU Memory", "Hardware", "fail"), ("Memory Bandwidth", "Stress", "skip"), ("EUD Test", "Stress", "skip")],
+    ),
+    (CUDA_3_3_8, "gpus", []),
+    (CUDA_3_3_8, "verdict", "fail"),
+    (CUDA_3_3_8, "failures", [(None, "GPU Memory", "; ".join(CUDA_INIT % gpu for gpu in range(8)))]),
+    (CUDA_3_3_8, "reason", "node node-a: GPU Memory (Hardware) failed: " + CUDA_INIT % 0 + "; " + CUDA_INIT % 1),
+    # An Info row is no warning: the Persistence Mode check passed, its note is information only.
+    (CUDA_3_3_8, "info", [("Persistence Mode", "pass", [PERSISTENCE_INFO], [])]),
     ("dcgm-4.4.2-level2-table-pass-1gpu.txt", "dcgm_version", "4.4.2"),
     ("dcgm-4.4.2-level2-table-pass-1gpu.txt", "driver_version", "580.105.08"),
     ("dcgm-4.4.2-level2-table-pass-1gpu.txt", "tests", [("software", "Deployment", "pass"), ("memory", "Hardware", "pass"), ("pcie", "Integration", "pass")]),
@@ -185,3 +227,156 @@ def test_dcgm_source_prints_a_warning_as_fail_and_only_the_severity_tells_it_apa
         result = {"entity_group": "GPU", "entity_group_id": 1, "entity_id": 0, "status": "Fail", "warnings": [warning]}
         doc = {"DCGM Diagnostic": {"test_categories": [{"category": "Deployment", "tests": [{"name": "software", "results": [result]}]}]}}
         assert dcgm.judge_node(dcgm.parse_diag_output(json.dumps(doc)), "n")["verdict"] == verdict, level
+
+
+def test_the_skipped_count_is_the_tests_that_did_not_run():
+    # The 3.3.9 table's first check and its six skipped tests: more skipped than run (the count is no ratio or rest).
+    parsed = dcgm.parse_diag_output(real(SKIP_3_3_9))
+    parsed["tests"] = parsed["tests"][:1] + [test for test in parsed["tests"] if test["status"] == "skip"]
+    assert dcgm.judge_node(parsed, "n")["reason"] == "node n: 1 DCGM diagnostic test(s) passed for the whole GPU group (dcgmi named no GPU) (6 skipped)"
+
+
+def test_only_dcgmis_own_header_row_starts_a_table():
+    # Another tool's "| Diagnostic | Status |" table with no dcgmi category heading is no dcgmi result.
+    other = real("dcgm-4.4.2-level2-table-pass-1gpu.txt").replace("| Result    ", "| Status    ", 1)
+    other = "\n".join(line for line in other.splitlines() if not line.startswith(("|-----", "+-----")))
+    with pytest.raises(dcgm.DcgmParseError, match="no DCGM diagnostic JSON"):
+        dcgm.parse_diag_output(other)
+    with pytest.raises(dcgm.DcgmParseError, match="no DCGM diagnostic JSON"):
+        dcgm.parse_diag_output(other.replace("| Status    ", "| Result    ", 1).replace("| Diagnostic   ", "| Test         ", 1))
+    assert [test["status"] for test in dcgm.parse_diag_output(other.replace("| Status    ", "| Result    ", 1))["tests"]] == ["pass"] * 3
+
+
+# What the mutation run of judging/dcgm.py (docs/mutation.md) found untested, on the published -j document (GB10).
+
+
+def gb10(change=None):
+    doc = json.loads(real(GB10))
+    if change:
+        change(doc)
+    return doc
+
+
+def gb10_tests(doc):
+    return doc["DCGM Diagnostic"]["test_categories"][0]["tests"]
+
+
+def gb10_result(doc):
+    return gb10_tests(doc)[0]["results"][0]
+
+
+def parse(doc):
+    return dcgm.parse_diag_output(json.dumps(doc))
+
+
+def test_a_result_is_a_gpus_by_its_entity_group_name_or_id_or_when_it_names_neither():
+    by_id = gb10(lambda doc: gb10_result(doc).pop("entity_group"))
+    by_name = gb10(lambda doc: gb10_result(doc).pop("entity_group_id"))
+    neither = gb10(lambda doc: [gb10_result(doc).pop(key) for key in ("entity_group", "entity_group_id")])
+    for doc in (by_id, by_name, neither):
+        assert sorted(parse(doc)["tests"][0]["gpus"]) == [0], gb10_result(doc)
+
+
+def test_a_node_wide_warning_warns_and_names_its_entity():
+    # The CONFIG warning (severity 5) on another entity than a GPU: a node-wide result that warns.
+    for group in ({"entity_group": "CPU"}, {"entity_group": "CPU", "entity_group_id": 7}):
+        doc = gb10(lambda doc: [gb10_result(doc).pop("entity_group_id"), gb10_result(doc).update(group)])
+        parsed = parse(doc)
+        assert parsed["tests"][0]["gpus"] == {} and [record["entity"] for record in parsed["tests"][0]["node"]] == ["CPU 0"], group
+        judged = dcgm.judge_node(parsed, "spark")
+        assert judged["verdict"] == "warn" and [(item["gpu"], item["entity"], item["severity"]) for item in judged["failures"]] == [(None, "CPU 0", "CONFIG")]
+        assert judged["reason"].startswith("node spark CPU 0: software (Deployment) warned: Persistence Mode:"), judged["reason"]
+
+
+def test_a_result_for_no_gpu_or_several_by_gpu_ids_is_node_wide():
+    for ids in ([], [0, 1]):
+        doc = gb10(lambda doc: [gb10_result(doc).pop(key) for key in ("entity_group", "entity_group_id", "entity_id")] + [gb10_result(doc).update(gpu_ids=ids)])
+        parsed = parse(doc)
+        assert parsed["tests"][0]["gpus"] == {} and len(parsed["tests"][0]["node"]) == 1, ids
+    doc = gb10(lambda doc: [gb10_result(doc).pop(key) for key in ("entity_group", "entity_group_id", "entity_id")] + [gb10_result(doc).update(gpu_ids=[3])])
+    assert sorted(parse(doc)["tests"][0]["gpus"]) == [3]
+
+
+def test_the_worse_of_two_results_of_one_gpu_counts():
+    def twice(first, second):
+        def change(doc):
+            result = gb10_result(doc)
+            results = gb10_tests(doc)[0]["results"]
+            results[:] = [dict(result, status=first), dict(result, status=second)]
+            if first == "Pass":
+                results[0].pop("warnings")
+            else:
+                results[1].pop("warnings")
+
+        return gb10(change)
+
+    for first, second in (("Pass", "Fail"), ("Fail", "Pass")):
+        assert parse(twice(first, second))["tests"][0]["gpus"][0]["status"] == "fail", (first, second)
+
+
+def test_a_test_without_a_summary_status_has_its_results_worst_status():
+    def results(*statuses):
+        def change(doc):
+            result = gb10_result(doc)
+            del gb10_tests(doc)[0]["test_summary"]["status"]
+            gb10_tests(doc)[0]["results"] = [dict(result, entity_id=index, status=status) for index, status in enumerate(statuses)]
+
+        return parse(gb10(change))["tests"][0]["status"]
+
+    assert results("Fail") == "fail" and results("Warn", "Fail") == "fail" and results("Fail", "Warn") == "fail"
+    assert results("Not Run", "Skip") == "skip" and results("Skip", "Pass") == "pass" and results("Pass", "Warn") == "warn"
+
+
+def test_a_warning_without_an_error_id_or_without_text_is_kept():
+    no_id = gb10(lambda doc: gb10_result(doc)["warnings"][0].pop("error_id"))
+    judged = dcgm.judge_node(parse(no_id), "spark")
+    assert judged["failures"][0]["message"].startswith("Persistence Mode: Persistence mode for GPU 0 is disabled.") and judged["verdict"] == "warn"
+    no_text = gb10(lambda doc: gb10_result(doc)["warnings"][0].update(warning=""))
+    assert [(item["error_id"], item["severity"]) for item in parse(no_text)["tests"][0]["gpus"][0]["warnings"]] == [(29, 5)]
+
+
+def test_entries_that_are_no_objects_are_skipped_not_the_rest():
+    def noise(doc):
+        gb10_tests(doc)[0]["results"].insert(0, "Fail")
+        gb10_tests(doc).insert(0, ["software"])
+        doc["DCGM Diagnostic"]["test_categories"].insert(0, "Deployment")
+
+    parsed = parse(gb10(noise))
+    assert [(test["name"], sorted(test["gpus"])) for test in parsed["tests"]] == [("software", [0])]
+
+
+def test_an_iterations_entry_without_a_diagnostic_is_skipped():
+    wrapper = {"iterations": [{}, gb10(), {"note": "no run"}]}
+    parsed = dcgm.parse_diag_output(json.dumps(wrapper))
+    assert parsed["iterations"] == 1 and [test["status"] for test in parsed["tests"]] == ["fail"]
+
+
+def test_a_document_whose_diagnostic_is_no_object_or_whose_categories_are_no_list_is_refused_naming_it():
+    with pytest.raises(dcgm.DcgmParseError, match=r"^the JSON has no 'DCGM Diagnostic' or 'DCGM GPU Diagnostic' object$"):
+        dcgm.parse_diag_output(json.dumps({"DCGM Diagnostic": "4.2.3", "metadata": {}}))
+    with pytest.raises(dcgm.DcgmParseError, match=r"^'test_categories' must be a list, got dict$"):
+        dcgm.parse_diag_output(json.dumps(gb10(lambda doc: doc["DCGM Diagnostic"].update(test_categories={}))))
+
+
+def test_a_document_may_nest_max_depth_objects_and_no_more():
+    def nested(depth):
+        # the document is one object, its diagnostic a second: depth - 2 more objects inside it
+        inner = {}
+        for _unused in range(depth - 3):
+            inner = {"x": inner}
+        return json.dumps(gb10(lambda doc: doc["DCGM Diagnostic"].update(deep=inner)))
+
+    assert parse(json.loads(nested(dcgm.MAX_DEPTH)))["tests"][0]["status"] == "fail"
+    with pytest.raises(dcgm.DcgmParseError, match="nests %d levels deep, more than %d" % (dcgm.MAX_DEPTH + 1, dcgm.MAX_DEPTH)):
+        dcgm.parse_diag_output(nested(dcgm.MAX_DEPTH + 1))
+    assert dcgm.MAX_DEPTH == 64
+
+
+def test_the_hint_quotes_the_last_line_cut_at_200_characters():
+    with pytest.raises(dcgm.DcgmParseError) as raised:
+        dcgm.parse_diag_output("dcgmi started\n" + "x" * 250 + "\n")
+    assert str(raised.value).endswith(" (it ends: %s)" % ("x" * 200)), str(raised.value)
+
+
+def test_a_closing_brace_in_the_noise_before_the_json_hides_nothing():
+    assert parse(gb10())["tests"] == dcgm.parse_diag_output("} stray brace from the pod's shell\n" + real(GB10))["tests"]

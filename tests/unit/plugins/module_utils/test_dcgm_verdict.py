@@ -125,3 +125,31 @@ def test_a_runtime_error_is_an_error_check_with_no_finding():
         "node nccl-burnin-r1-node-0-3 (pod p): dcgmi could not run the diagnostic (a setup failure, not a GPU result):"
         " Error: Diagnostic could not be run while DCGM is paused."
     )
+
+
+def test_a_dcgm_verdict_counts_no_nccl_warnings_and_no_nccl_problems():
+    # The record has the keys of an NCCL verdict (the report and the history read them alike); a DCGM run has no
+    # NCCL WARN lines to count and no output pod, with logs or without.
+    for verdict in (run(), verdict_for([], results="dcgm-diag")):
+        assert (verdict["warnings"], verdict["problems"], verdict["output_pod"], verdict["collective"]) == (0, [], None, None), verdict
+
+
+def test_a_warned_run_says_why_not_that_it_passed():
+    # The published GB10 document (tests/fixtures/real/dcgm): persistence mode off, a CONFIG warning.
+    with open(os.path.join(FIXTURES, "..", "..", "..", "fixtures", "real", "dcgm", "dcgm-4.2.3-level1-gb10-persistence-config.json")) as handle:
+        verdict = verdict_for({"spark": handle.read()}, results="dcgm-diag", job_outcome="Complete")
+    assert verdict["verdict"] == "warn" and verdict["reason"].startswith("node spark GPU 0: software (Deployment) warned: Persistence Mode"), verdict["reason"]
+
+
+def test_empty_logs_of_any_shape_are_no_logs():
+    for empty in (None, "", [], {}):
+        verdict = verdict_for(empty, results="dcgm-diag")
+        assert verdict["verdict"] == "error" and verdict["reason"] == "no result: no pod log to read DCGM diagnostic output from", empty
+
+
+def test_a_passed_dcgm_3_table_names_no_gpu_count_it_does_not_have():
+    # DCGM 3.3.9's "Skip - All"/"Pass - All" table (tests/fixtures/real/dcgm) names no GPU: no "0 GPU(s)".
+    with open(os.path.join(FIXTURES, "..", "..", "..", "fixtures", "real", "dcgm", "dcgm-3.3.9-level3-table-skip-2gpu.txt")) as handle:
+        verdict = verdict_for({"gpu-node-1": handle.read()}, results="dcgm-diag", job_outcome="Complete")
+    assert verdict["reason"] == "TrainJob Complete; DCGM diagnostic passed on 1 node(s), no GPU named (dcgmi's table reports the whole group)"
+    assert verdict_for({"n": fixture("v4-level3-pass-8gpu.log")}, results="dcgm-diag")["reason"] == "DCGM diagnostic passed on 1 node(s), 8 GPU(s)"

@@ -482,3 +482,217 @@ def test_nccl_tests_2_19_text_output_is_read():
     result = nr.parse_nccl_output("\n".join(lines) + "\n")
     assert done and result["nccl_tests_version"] == "2.19.6" and result["complete"]
     assert (result["peak_busbw"], result["avg_busbw"]) == (plain["peak_busbw"], plain["avg_busbw"])
+
+
+# What the mutation run of judging/nccl_results.py (docs/mutation.md) found untested.
+
+REAL = os.path.join(os.path.dirname(FIXTURES), "..", "..", "fixtures", "real", "nccl")
+
+
+def real(name):
+    with open(os.path.join(REAL, name)) as handle:
+        return handle.read()
+
+
+def test_a_step_in_bytes_is_no_step_factor():
+    # nccl-tests#287's one-GPU alltoall (tests/fixtures/real/nccl/PROVENANCE.md): "step: 1048576(bytes)".
+    config = nr.parse_nccl_output(real("alltoall-rtx5090-1gpu-avg-zero.log"))["config"]
+    assert config["step_bytes"] == 1048576 and "step_factor" not in config, config
+    assert (
+        nr.parse_nccl_output(text(*(["# nThread 1 nGpus 8 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20"] + HEADER + [ROW_1G] + FOOTER)))[
+            "config"
+        ]["step_factor"]
+        == 2
+    )
+
+
+def test_devices_of_nccl_tests_before_the_group_column_are_in_group_0():
+    # The NCCL 2.9.6 broadcast of tests/fixtures/real/nccl/PROVENANCE.md prints "#   Rank  0 Pid  14926 on v100-gpu-1
+    # device  0 [0x00] ...": no Group column, one thread group (0), as the later "Rank  0 Group  0 Pid ..." lines say.
+    devices = nr.parse_nccl_output(real("nccl2.9.6-broadcast-socket-warn-libibverbs.log"), allow_partial=True)["devices"]
+    assert [(device["rank"], device["group"], device["pid"], device["host"]) for device in devices] == [(0, 0, 14926, "v100-gpu-1"), (1, 0, 9210, "v100-gpu-5")]
+    grouped = nr.parse_nccl_output(real("alltoall-rtx5090-1gpu-avg-zero.log"))["devices"]
+    assert [(device["rank"], device["group"], device["pid"]) for device in grouped] == [(0, 0, 2181762)]
+
+
+def test_nccl_version_codes_at_the_widest_minor_and_patch():
+    # NCCL_VERSION(X, Y, Z) is X*10000 + Y*100 + Z from 2.9 (X*1000 + Y*100 + Z before): every Y.Z reads back.
+    for minor in range(9, 100):
+        for patch in range(100):
+            assert nr.nccl_version_from_code(20000 + minor * 100 + patch) == "2.%d.%d" % (minor, patch)
+    assert nr.nccl_version_from_code(30000) == "3.0.0" and nr.nccl_version_from_code(2408) == "2.4.8"
+
+
+def test_a_json_side_that_is_no_object_is_a_parse_error_naming_it():
+    loaded = json.loads(fixture("v2.16-all-reduce-2x8-h100.json"))
+    loaded["results"][1]["in_place"] = [1, 2]
+    with pytest.raises(nr.NcclParseError, match=r"results\[1\]\.in_place must be an object, got \[1, 2\]") as raised:
+        nr.parse_nccl_json(loaded)
+    assert "(JSON)" in str(raised.value)
+
+
+def test_the_old_layouts_alltoall_row_with_a_blank_redop_is_read():
+    # nccl-tests#78's alltoall (before 2.10): "float           520935 ..." - the redop is blank, one token fewer.
+    result = nr.parse_nccl_output(real("nt-old-layout-alltoall-8x8-v100-ib-footer.log"))
+    assert [(row["size"], row["count"], row["type"], row["redop"], row["oop"]["busbw"], row["ip"]["time_us"]) for row in result["rows"]] == [
+        (268435456, 1048576, "float", "", 0.51, 519562.0),
+        (536870912, 2097152, "float", "", 0.51, 1041299.0),
+    ]
+    assert result["avg_busbw"] == 0.507636 and result["complete"] is True
+
+
+def test_na_is_unchecked_only_in_the_wrong_and_error_columns():
+    # nccl-tests prints N/A for a check it did not make (#wrong, error); a time or bandwidth N/A is no number.
+    unchecked = nr.parse_nccl_output(text(*(HEADER + [ROW_1G.replace("      0   4566.0", "    N/A   4566.0")] + FOOTER)))
+    assert unchecked["rows"][0]["oop"]["wrong"] is None and unchecked["rows"][0]["ip"]["wrong"] == 0
+    for good, bad in (("4562.7", "   N/A"), ("235.33", "   N/A"), ("441.24", "   N/A")):
+        with pytest.raises(nr.NcclParseError, match=r"\(out-of-place\) is 'N/A', not a number"):
+            nr.parse_nccl_output(text(*(HEADER + [ROW_1G.replace(good, bad, 1)] + FOOTER)))
+
+
+def test_a_size_of_zero_given_as_a_float_is_zero():
+    assert nr.parse_size(0.0) == 0 and nr.parse_size(1024.0) == 1024 and nr.parse_size(0) == 0
+
+
+def test_an_error_column_of_na_is_unchecked():
+    # nccl-tests#82's broadcast (NCCL 2.9.6): the "error" column says N/A on both sides.
+    rows = nr.parse_nccl_output(real("nccl2.9.6-broadcast-socket-warn-libibverbs.log"), allow_partial=True)["rows"]
+    assert rows and all(row["oop"]["error"] is None and row["ip"]["error"] is None for row in rows), rows[:2]
+
+
+def test_a_json_document_counts_no_text_lines():
+    assert nr.parse_nccl_json(json.loads(fixture("v2.16-all-reduce-2x8-h100.json")))["lines"] == 0
+    assert nr.parse_nccl_output(text(*(HEADER + [ROW_1G] + FOOTER)))["lines"] == 7
+
+
+def test_the_last_of_two_tests_cut_short_is_incomplete_and_the_first_is_not():
+    lines = fixture("v2.16-two-tests-4x4-gb200.log").splitlines()
+    cut = "\n".join(lines[:70]) + "\n"  # the all_gather table without its footer
+    first, second = nr.parse_nccl_runs(cut, allow_partial=True)
+    assert (first["collective"], first["complete"]) == ("all_reduce", True)
+    assert (second["collective"], second["complete"]) == ("all_gather", False), second["problems"]
+    assert "truncated: the table ends after" in second["problems"][0]
+
+
+def test_without_any_table_the_error_describes_the_last_test_started():
+    # Two tests started, neither printed a table: the error's facts are the last one's.
+    lines = fixture("v2.16-two-tests-4x4-gb200.log").splitlines()
+    with pytest.raises(nr.NcclParseError, match="no result table") as raised:
+        nr.parse_nccl_output("\n".join(lines[:19] + lines[39:41]) + "\n")
+    assert raised.value.facts["program"] == "all_gather_perf", raised.value.facts
+
+
+def test_json_errors_are_kept_with_their_text():
+    loaded = json.loads(fixture("v2.16-all-reduce-2x8-h100.json"))
+    loaded["errors"] = ["cudaMalloc failed: out of memory"]
+    assert nr.parse_nccl_json(loaded)["errors"] == ["nccl-tests: cudaMalloc failed: out of memory"]
+    with pytest.raises(nr.NcclParseError, match=r"not valid JSON \(truncated -J output\?\): Expecting ',' delimiter$"):
+        nr.parse_nccl_json('{"results": [1 2]}')
+
+
+def test_at_most_max_messages_errors_are_kept_per_run():
+    # 60 hosts of tests/fixtures/real/nccl/ib-completion-error-4-three-hosts.log's fault line
+    line = real("ib-completion-error-4-three-hosts.log").splitlines()
+    fault = [item for item in line if "NCCL WARN NET/IB : Got completion" in item][0].split(" ", 1)[1]
+    faults = ["H100-%d:9821:9920 %s" % (index, fault) for index in range(60)]
+    result = nr.parse_nccl_output(text(*(HEADER + [ROW_1G] + faults + FOOTER)), allow_partial=True)
+    assert len(result["errors"]) == nr.MAX_MESSAGES == 50, len(result["errors"])
+
+
+def test_a_cut_row_of_the_old_alltoall_layout_counts_the_columns_it_has():
+    lines = real("nt-old-layout-alltoall-8x8-v100-ib-footer.log").splitlines()
+    cut = "\n".join(lines[:5] + ["   536870912       2097152     float          1041974    0.52"]) + "\n"
+    result = nr.parse_nccl_output(cut, allow_partial=True)
+    assert result["complete"] is False and result["problems"][0] == "line 6: truncated: result row has 5 columns, the header at line 3 has 12", result[
+        "problems"
+    ]
+
+
+def test_a_bad_value_names_its_side_and_a_bad_timestamp_its_text():
+    for good, bad, side in (("4562.7", "  x4.7", "out-of-place"), ("4566.0", "  x6.0", "in-place")):
+        with pytest.raises(nr.NcclParseError, match=r"column 'time_us' \(%s\) is 'x\d\.\d', not a number" % side):
+            nr.parse_nccl_output(text(*(HEADER + [ROW_1G.replace(good, bad, 1)] + FOOTER)))
+    stamped = [HEADER[0], HEADER[1] + "           timestamp", HEADER[2], ROW_1G + "  2026-11-30 07:00:0x"] + FOOTER
+    with pytest.raises(nr.NcclParseError, match=r"timestamp column is '2026-11-30 07:00:0x', not YYYY-mm-dd HH:MM:SS$"):
+        nr.parse_nccl_output(text(*stamped))
+
+
+def test_an_error_line_before_any_table_is_named_in_the_error():
+    preamble = fixture("v2.16-two-tests-4x4-gb200.log").splitlines()[:19]
+    with pytest.raises(nr.NcclParseError, match=r"no result table found in 20 lines; the test failed before it: nccl-tests: cudaMalloc failed$"):
+        nr.parse_nccl_output("\n".join(preamble + ["# error: cudaMalloc failed "]) + "\n")
+
+
+def test_of_two_tests_of_the_collective_asked_for_the_last_is_read():
+    lines = fixture("v2.16-two-tests-4x4-gb200.log").splitlines()
+    again = [line.replace(" 87.47 ", " 97.47 ") for line in lines[:39]]
+    result = nr.parse_nccl_output("\n".join(lines[:39] + again) + "\n", collective="all_reduce")
+    assert result["rows"][0]["oop"]["busbw"] == 97.47, result["rows"][0]
+
+
+def test_json_checks_and_a_side_without_bus_bw():
+    loaded = json.loads(fixture("v2.16-all-reduce-2x8-h100.json"))
+    result = nr.parse_nccl_json(loaded)
+    assert result["avg_busbw_check"] is None  # "okay": "unchecked"
+    for okay, check in ((True, "OK"), ("true", "OK"), (False, "FAILED")):
+        loaded["average_bus_bandwidth"]["okay"] = okay
+        assert nr.parse_nccl_json(loaded)["avg_busbw_check"] == check, okay
+    del loaded["results"][0]["out_of_place"]["bus_bw"]
+    with pytest.raises(nr.NcclParseError, match=r"results\[0\]\.out_of_place has no bus_bw$"):
+        nr.parse_nccl_json(loaded)
+
+
+def test_a_json_error_names_the_callers_source():
+    with pytest.raises(nr.NcclParseError, match=r"^launcher pod log line 1: not valid JSON"):
+        nr.parse_nccl_output(fixture("v2.16-all-reduce-truncated.json"), source="launcher pod log")
+
+
+def test_a_wrong_count_that_is_no_number_is_refused():
+    with pytest.raises(nr.NcclParseError, match=r"column '#wrong' \(out-of-place\) is 'x', not a count"):
+        nr.parse_nccl_output(text(*(HEADER + [ROW_1G.replace("      0   4566.0", "      x   4566.0")] + FOOTER)))
+
+
+def test_an_nccl_version_line_without_a_version_is_skipped():
+    result = nr.parse_nccl_output(text(*(["NCCL version unknown"] + HEADER + [ROW_1G] + FOOTER)))
+    assert result["nccl_version"] is None and len(result["rows"]) == 1
+
+
+def test_a_new_header_after_rows_without_a_footer_starts_a_new_test():
+    runs = nr.parse_nccl_runs(text(*(HEADER + [ROW_1G] + HEADER + [ROW_2G] + FOOTER)), allow_partial=True)
+    assert [(len(run["rows"]), run["complete"]) for run in runs] == [(1, False), (1, True)], runs
+
+
+def test_only_a_line_starting_with_size_is_a_header():
+    result = nr.parse_nccl_output(text(*(["# elements count 5 per rank"] + HEADER + [ROW_1G] + FOOTER)))
+    assert len(result["rows"]) == 1 and result["complete"] is True
+
+
+def test_a_header_whose_first_group_does_not_start_with_time_is_refused_naming_it():
+    bad = HEADER[1].replace("root     time   algbw   busbw #wrong     time", "root    algbw    time   busbw #wrong     time", 1)
+    with pytest.raises(nr.NcclParseError, match="table header has no recognisable time/algbw/busbw groups: size count type"):
+        nr.parse_nccl_output(text(*([HEADER[0], bad, HEADER[2], ROW_1G] + FOOTER)))
+    nobusbw = HEADER[1].replace("busbw #wrong     time", "bw    #wrong     time", 1)
+    with pytest.raises(nr.NcclParseError, match=r"table header has a group without busbw: size count type redop root time algbw bw #wrong time"):
+        nr.parse_nccl_output(text(*([HEADER[0], nobusbw, HEADER[2], ROW_1G] + FOOTER)))
+
+
+def test_at_most_eight_prefixes_are_stripped_from_a_line():
+    assert nr._strip_prefixes("0: " * 8 + "x") == "x" and nr._strip_prefixes("0: " * 9 + "x") == "0: x"  # pylint: disable=protected-access
+
+
+def test_a_failing_hosts_line_is_kept_to_300_characters():
+    fault = [line for line in real("ib-completion-error-4-three-hosts.log").splitlines() if "NCCL WARN NET/IB : Got completion" in line][0]
+    long_line = fault + " " + "y" * 400
+    result = nr.parse_nccl_output(text(*(HEADER + [ROW_1G] + [long_line] + FOOTER)), allow_partial=True)
+    message = result["failed_hosts"]["H100-1"]
+    assert message.endswith(long_line[:300]) and not message.endswith(long_line[:301]), message
+
+
+def test_size_labels_switch_unit_at_1024():
+    assert [nr.size_label(size) for size in (1023, 1024, 1023 << 10, 1 << 20, 1023 << 30, 1 << 40)] == ["1023", "1K", "1023K", "1M", "1023G", "1T"]
+
+
+def test_a_log_whose_only_evidence_is_an_error_line_is_a_partial_result_when_allowed():
+    preamble = fixture("v2.16-two-tests-4x4-gb200.log").splitlines()[:19]
+    result = nr.parse_nccl_output("\n".join(preamble + ["# error: cudaMalloc failed"]) + "\n", allow_partial=True)
+    assert result["rows"] == [] and result["errors"] == ["nccl-tests: cudaMalloc failed"], result["errors"]

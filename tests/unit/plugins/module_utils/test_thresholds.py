@@ -302,3 +302,36 @@ def test_a_record_at_a_size_beats_the_same_record_without_one():
 def test_an_id_must_be_a_string():
     with pytest.raises(ConfigError, match=r"^r.id: must be a string, got 5$"):
         normalized(id=5, **{"pass": 1})
+
+
+def test_the_range_checks_value_is_the_row_of_the_lowest_margin_also_beside_a_range_of_pass_0():
+    # A row of a pass-0 range has no margin, its busbw stands for it: the 1G row's margin over 400, (441.24 - 400) / 400
+    # = 0.10, is lower than the 16K row's 0.8 GB/s.
+    got = check("range", sizes=[{"min": "16K", "max": "16K", "pass": 0}, {"min": "1G", "max": "1G", "pass": 400}])
+    assert (got["size"], got["value"], got["pass"]) == (G, 441.24, 400), got
+    assert vd._gb(1000) == "1000" and vd._gb(999.94) == "999.9" and vd._gb(None) == "n/a"  # pylint: disable=protected-access
+
+
+def test_a_peak_below_its_min_size_reports_the_busbw_it_had():
+    below = check("peak", metric="peak", min_size=8 * G + 1, **{"pass": 400})
+    assert (below["verdict"], below["size"], below["value"]) == ("warn", 8 * G, 441.91), below
+
+
+def test_without_the_parameters_line_an_average_compares_the_sweep_of_its_rows():
+    # The run's 8..8G sweep read from its first and last rows when the "# nThread ... minBytes" line was cut off.
+    result = tagged()
+    result["config"] = {}
+
+    def avg(sweep):
+        override = {"id": "mine", "collective": "all_reduce", "source": "test", "metric": "avg", "pass": 100, "sweep": sweep}
+        return [item for item in vd.judge(result, H100_AWS, "all_reduce", overrides=[override])["checks"] if item["name"] == "avg"][0]
+
+    assert avg({"min": 8, "max": "8G"})["verdict"] == "pass"
+    assert "the run's sweep 8..8G differs from the 16..8G" in avg({"min": 16, "max": "8G"})["reason"]
+
+
+def test_a_range_the_run_lacks_does_not_stop_the_ranges_after_it():
+    # The run's rows start at 8 bytes: a range of 2 to 4 bytes has none, the 1G range after it is judged all the same.
+    got = check("range", sizes=[{"min": 2, "max": 4, "pass": 1}, {"min": "1G", "max": "1G", "pass": 400}])
+    assert [(row["size"], row["verdict"]) for row in got["rows"]] == [(G, "pass")] and got["verdict"] == "warn", got
+    assert "the run has no size in 2..4 of mine: not judged there" in got["reason"], got["reason"]

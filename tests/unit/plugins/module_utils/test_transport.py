@@ -295,3 +295,22 @@ def test_a_network_the_table_lacks_is_a_note():
     proof = tp.check(tp.parse_transport(text), {"transport": "ib", "source": "test"}, {"nodes": 2})
     assert proof["note"] is True and proof["verdict"] == "pass" and proof["seen"] == "unknown", proof
     assert "NewNet_v9" in proof["reason"]
+
+
+def test_the_evidence_names_at_most_twenty_hosts_the_first_by_name():
+    # A large cluster's record stays bounded (docs/verdicts.md): 25 hosts on Socket, the first 20 by name are listed.
+    lines = ["h-%02d:1:2 [0] NCCL INFO Using network Socket" % index for index in range(25)]
+    proof = tp.check(tp.parse_transport("\n".join(lines)), {"transport": "efa", "source": "test"}, {"nodes": 25})
+    assert proof["verdict"] == "fail" and [item["host"] for item in proof["evidence"]] == ["h-%02d" % index for index in range(20)]
+    assert "(network Socket, NCCL's net_socket) on 25 of 25 host(s): h-00, h-01, h-02, h-03, h-04, h-05, ..." in proof["reason"], proof["reason"]
+
+
+def test_a_host_whose_channels_name_two_nets_names_the_most_used_first():
+    # Without a 'Using network' line the channel lines name the net; IB on one channel, then Socket on two.
+    lines = [
+        "h-0:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0",
+        "h-0:1:2 [0] NCCL INFO Channel 01/0 : 0[0] -> 8[0] [send] via NET/Socket/0",
+        "h-0:1:2 [0] NCCL INFO Channel 02/0 : 0[0] -> 8[0] [send] via NET/Socket/0",
+    ]
+    entry = tp.parse_transport("\n".join(lines))["hosts"]["h-0"]
+    assert entry["channels"] == {"IB": 1, "Socket": 2} and entry["network"] == "Socket, IB" and entry["transport"] == "mixed", entry

@@ -748,3 +748,89 @@ def test_an_initializer_pod_is_not_taken_for_the_launcher():
     logs = [{"item": item, "log": table} for item in pods]
     # two logs with the table: neither is a launcher, so the name decides (the later one sorts first)
     assert at.find_nccl_output(logs, pods)[0] == "%s-node-0-0-7fk2m" % JOB
+
+
+def test_a_worker_whose_container_ended_0_but_oom_killed_is_no_clean_stop_also_read_from_json():
+    # The kubelet can report reason OOMKilled with exit code 0 (the OOM killer hit a child process, the main process
+    # still exited 0): such a Failed pod did not stop cleanly at the end of its job, read from the API's JSON too.
+    pods = from_the_api(mpi_pods(0, "OOMKilled"))
+    result = at.attribute(pods, job_outcome="Complete")
+    assert result["failed_nodes"] == ["gpu-node-b"] and result["succeeded_nodes"] == ["gpu-node-a"], result
+    entry = [item for item in result["pods"] if item["node"] == "gpu-node-b"][0]
+    assert entry["status"] == "failed" and entry["reasons"] == ["pod Failed"], entry
+
+
+# What the mutation run of judging/verdict.py (docs/mutation.md) found untested.
+
+REAL = os.path.join(os.path.dirname(FIXTURES), "..", "..", "fixtures", "real", "nccl")
+
+
+def real(name):
+    with open(os.path.join(REAL, name)) as handle:
+        return handle.read()
+
+
+def test_the_failing_hosts_are_named_up_to_eight():
+    # tests/fixtures/real/nccl/ib-completion-error-4-three-hosts.log's fault line, on 8 and on 9 hosts.
+    fault = [line for line in real("ib-completion-error-4-three-hosts.log").splitlines() if "NCCL WARN NET/IB : Got completion" in line][0]
+    fault = fault.split(" ", 1)[1]
+    table = fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log")
+    for count, tail in ((8, "H100-7: "), (9, "H100-7, ...: ")):
+        text = table + "".join("H100-%d:9821:9920 %s\n" % (index, fault) for index in range(count))
+        check = [item for item in vd.verdict_for(text)["checks"] if item["name"] == "errors"][0]
+        assert check["reason"].startswith("the log names failing host(s) H100-0, H100-1, H100-2, H100-3, H100-4, H100-5, H100-6, " + tail), check
+
+
+def test_output_that_is_no_nccl_tests_output_is_an_error_naming_why():
+    assert vd.verdict_for([])["reason"] == "no result: nccl-tests output could not be read"
+    assert vd.verdict_for(["a log line"])["reason"].startswith("no result: nccl-tests output: no result table found in 1 lines")
+    assert vd.verdict_for({"foo": 1})["reason"].startswith("no result: nccl-tests output (JSON): no 'results' list")
+    with pytest.raises(ConfigError, match=r"^result: must be a parsed nccl-tests result \(gpufleet.burnin.nccl_results\), got str$"):
+        vd.judge("all_reduce")
+    with pytest.raises(ConfigError, match=r"^output: must be the pods' logs .* or a log text, got int$"):
+        vd.dcgm_verdict(5)
+
+
+def test_a_parsed_result_has_no_log_to_prove_its_transport():
+    text = fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log")
+    assert [check["name"] for check in vd.verdict_for(nr.parse_nccl_output(text))["checks"]] == ["threshold"]
+    assert [check["name"] for check in vd.verdict_for(text)["checks"]] == ["threshold", "transport"]
+
+
+def test_pod_logs_given_as_the_output_are_the_pod_logs():
+    logs = [
+        {"item": item, "log": fixture("v2.16-all-reduce-truncated-mid-row.log") if "launcher" in item["metadata"]["name"] else "sshd started\n"}
+        for item in mpi_pods()
+    ]
+    alone = vd.verdict_for(logs, pods=mpi_pods(), job_outcome="Failed")
+    both = vd.verdict_for(logs, pods=mpi_pods(), pod_logs=logs, job_outcome="Failed")
+    assert alone["attribution"] == both["attribution"] and alone["notes"] == both["notes"]
+    entry = [item for item in alone["attribution"]["pods"] if item["node"] == "gpu-node-b"][0]
+    assert any(reason.startswith("log: mpirun noticed that process rank 11") for reason in entry["reasons"]), entry
+    # Without the pod list the logs still give the attribution, and a log read in part its note.
+    logs[0]["cut"] = {"kept": 4096, "size": 9000, "max_bytes": 4096, "lines_dropped": 7}
+    no_pods = vd.verdict_for(logs, job_outcome="Failed")
+    assert "attribution" in no_pods and no_pods["notes"][-1:] == vd.cut_notes(logs) and len(vd.cut_notes(logs)) == 1, no_pods["notes"]
+
+
+def test_a_dcgm_verdict_keeps_its_facts():
+    facts = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2}
+    assert vd.dcgm_verdict(None, facts=facts)["facts"] == facts
+
+
+def test_the_wrong_sizes_are_named_up_to_six():
+    result = parsed("v2.16-all-reduce-wrong.log")
+    check = [item for item in vd.judge(result, H100_AWS)["checks"] if item["name"] == "wrong"][0]
+    assert check["reason"] == "12 wrong elements (#wrong) at 256M, 512M"
+    result["wrong_sizes"] = [1 << power for power in range(20, 27)]
+    check = [item for item in vd.judge(result, H100_AWS)["checks"] if item["name"] == "wrong"][0]
+    assert check["reason"] == "12 wrong elements (#wrong) at 1M, 2M, 4M, 8M, 16M, 32M, ..."
+    result["wrong_sizes"] = result["wrong_sizes"][:6]
+    assert [item for item in vd.judge(result, H100_AWS)["checks"] if item["name"] == "wrong"][0]["reason"].endswith("at 1M, 2M, 4M, 8M, 16M, 32M")
+
+
+def test_the_errors_check_quotes_the_first_failing_host_by_name():
+    # ib-completion-error-4-three-hosts.log: H100-1 and H100-5 name different peers; H100-1's line is quoted.
+    check = [item for item in vd.verdict_for(real("ib-completion-error-4-three-hosts.log"), allow_partial=True)["checks"] if item["name"] == "errors"][0]
+    assert check["hosts"] == ["H100-1", "H100-5"] and "H100-1:9821:9920 [1] transport/net_ib.cc:1295" in check["reason"], check["reason"]
+    assert "fe80::966d:ae03:8b:df50" in check["reason"] and "9c:f5f8" not in check["reason"]
