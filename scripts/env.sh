@@ -66,10 +66,23 @@ case ":${PATH:-}:" in
     *":$GPUFLEET_VENV/bin:"*) ;;
     *) export PATH="$GPUFLEET_VENV/bin${PATH:+:$PATH}" ;;
 esac
-case ":${PYTHONPATH:-}:" in
-    *":$GPUFLEET_COLLECTIONS_ROOT:"*) ;;
-    *) export PYTHONPATH="$GPUFLEET_COLLECTIONS_ROOT${PYTHONPATH:+:$PYTHONPATH}" ;;
-esac
+# This checkout's tree first; a tree another checkout put there (its env.sh sourced earlier in this shell) is dropped,
+# or Ansible would find that checkout's collections too.
+_gpufleet_rest="${PYTHONPATH:-}"
+_gpufleet_kept=""
+while [ -n "$_gpufleet_rest" ]; do
+    _gpufleet_entry="${_gpufleet_rest%%:*}"
+    case "$_gpufleet_rest" in
+        *:*) _gpufleet_rest="${_gpufleet_rest#*:}" ;;
+        *) _gpufleet_rest="" ;;
+    esac
+    case "$_gpufleet_entry" in
+        "" | "$GPUFLEET_CACHE/trees/"*) ;;
+        *) _gpufleet_kept="${_gpufleet_kept:+$_gpufleet_kept:}$_gpufleet_entry" ;;
+    esac
+done
+export PYTHONPATH="$GPUFLEET_COLLECTIONS_ROOT${_gpufleet_kept:+:$_gpufleet_kept}"
+unset _gpufleet_rest _gpufleet_kept _gpufleet_entry
 
 if [ -z "${GPUFLEET_ENV_QUIET:-}" ] && { [ ! -x "$GPUFLEET_VENV/bin/ansible" ] || [ ! -L "$GPUFLEET_COLLECTION_DIR" ]; }; then
     echo "gpufleet env: $GPUFLEET_VENV or $GPUFLEET_COLLECTION_DIR is missing; run scripts/setup.sh (make setup)" >&2
