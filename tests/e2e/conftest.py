@@ -102,6 +102,28 @@ class Fleet:
             self._clients[key] = DynamicClient(self.api_client(name, restricted))
         return self._clients[key]
 
+    def apply(self, name, body, namespace, field_manager, force_conflicts=False, timeout=30.0):
+        """Server-side apply `body` on cluster `name`, as the resource it is. A TrainJob whose runtime was applied a
+        moment before is refused by Trainer's webhook until its cache has seen the runtime: that refusal is retried,
+        as k8s_apply does (plugins/module_utils/cluster/k8s_errors.py); any other error is raised."""
+        import time
+
+        from kubernetes.dynamic.exceptions import ForbiddenError
+
+        from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import runtime_not_cached
+
+        resource = self.dynamic(name).resources.get(api_version=body["apiVersion"], kind=body["kind"])
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return resource, self.dynamic(name).server_side_apply(
+                    resource, body=body, namespace=namespace, field_manager=field_manager, force_conflicts=force_conflicts
+                )
+            except ForbiddenError as err:
+                if not runtime_not_cached(err.body) or time.monotonic() > deadline:
+                    raise
+            time.sleep(1.0)
+
     def close(self):
         for key, c in self._clients.items():
             if key[0] == "api":

@@ -133,11 +133,10 @@ def test_planned_objects_apply_and_read_back_unpruned(fleet_crds, platforms_name
         config["cluster_nodes"] = list_nodes(fleet_crds, cluster)  # discovery, as the role does
     plan = plan_workload(config, facts)
     assert plan["objects"][-1]["kind"] == "TrainJob"
-    dyn = fleet_crds.dynamic(cluster)
     problems = []
     for obj in plan["objects"]:
-        resource = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
-        applied = dyn.server_side_apply(resource, body=obj, namespace=platforms_namespace, field_manager=FIELD_MANAGER, force_conflicts=True).to_dict()
+        resource, applied = fleet_crds.apply(cluster, obj, platforms_namespace, FIELD_MANAGER, force_conflicts=True)
+        applied = applied.to_dict()
         problems.extend("%s %s (apply): %s" % (obj["kind"], obj["metadata"]["name"], p) for p in pruned_paths(obj, applied))
         again = resource.get(name=obj["metadata"]["name"], namespace=platforms_namespace).to_dict()
         problems.extend("%s %s (read back): %s" % (obj["kind"], obj["metadata"]["name"], p) for p in pruned_paths(obj, again))
@@ -205,8 +204,7 @@ def test_server_version_of_the_fleet_drives_the_dra_policy(fleet_crds, platforms
         assert rcts and {o["apiVersion"] for o in rcts} == {"resource.k8s.io/v1"}, cluster
         dyn = fleet_crds.dynamic(cluster)
         for obj in rcts:
-            resource = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
-            dyn.server_side_apply(resource, body=obj, namespace=platforms_namespace, field_manager=FIELD_MANAGER)
+            resource = fleet_crds.apply(cluster, obj, platforms_namespace, FIELD_MANAGER)[0]
             got = resource.get(name=obj["metadata"]["name"], namespace=platforms_namespace).to_dict()
             assert not pruned_paths(obj, got), (cluster, pruned_paths(obj, got))
         old = plan_workload(dict(config, server_version="v1.32.4"), {"platform": "aws", "gpuArchitecture": "gb300"})
