@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
 
 NODE_VERDICTS = ("pass", "warn", "fail")
 _SEVERITY = dict((name, rank) for rank, name in enumerate(NODE_VERDICTS))
@@ -66,7 +67,8 @@ def from_verdict(verdict, stage="fleet"):
 
 
 def summarize(findings):
-    """{node: {verdict, reasons ("<stage>: <reason>" of its worst findings first), stages}} over FINDINGS, by node name."""
+    """{node: {verdict, reasons ("<stage>: <reason>" of its worst findings first), stages, severity, action,
+    action_rule, action_why (judging/actions.py over all its findings)}} over FINDINGS, by node name."""
     nodes = {}
     for item in findings or []:
         entry = nodes.setdefault(item["node"], {"verdict": "pass", "findings": []})
@@ -81,6 +83,7 @@ def summarize(findings):
             "reasons": ["%s: %s" % (item["stage"], item["reason"]) for item in ordered if item["verdict"] != "pass"],
             "stages": sorted(set(item["stage"] for item in ordered)),
         }
+        summary[node].update(actions.of_findings(ordered))
     return summary
 
 

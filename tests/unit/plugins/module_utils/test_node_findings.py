@@ -19,7 +19,14 @@ def test_a_node_is_the_worst_of_its_findings_and_says_why():
             finding("n2", "node", "warn", "all_reduce 410 GB/s, in the warning band"),
         ]
     )
-    assert summary["n1"] == {"verdict": "fail", "reasons": ["isolation: pair n1+n3 at 12 GB/s"], "stages": ["isolation", "node"]}
+    assert dict((key, summary["n1"][key]) for key in ("verdict", "reasons", "stages", "severity", "action")) == {
+        "verdict": "fail",
+        "reasons": ["isolation: pair n1+n3 at 12 GB/s"],
+        "stages": ["isolation", "node"],
+        # The isolation's culprit: judging/actions.py, _lib/actions.yaml isolation_culprit.
+        "severity": "critical",
+        "action": "drain",
+    }
     assert summary["n2"]["verdict"] == "warn" and nodes_with(summary, "fail") == ["n1"]
 
 
