@@ -14,7 +14,7 @@ __metaclass__ = type
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import detect
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import UNREACHABLE_CLASSES, classify
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions, isolation
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import from_verdict, with_findings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS, cluster_passed
 
@@ -74,6 +74,7 @@ def recorded_detection(detection, check_nodes=True):
     }
     if not detection["ok"]:
         recorded.update(outcome="Mismatch", reason=detection["message"])
+        recorded.update(actions.of_result(recorded))
     return recorded
 
 
@@ -165,6 +166,7 @@ def judged_record(result, verdict, cluster=""):
             verdict.get("reason"),
             " (failed nodes: %s)" % ", ".join(failed_nodes) if failed_nodes else "",
         )
+    record.update(_graded(result, record))
     line = "%s: %s - %s" % (cluster or result.get("cluster"), verdict.get("verdict"), verdict.get("reason"))
     if verdict.get("nodes"):
         line += "; nodes %d succeeded%s" % (len(verdict.get("succeeded_nodes") or []), ", failed: " + ", ".join(failed_nodes) if failed_nodes else "")
@@ -192,7 +194,8 @@ def failure_of(result, failed_task=None, failed_result=None, context=None, serve
     """
     result = result or {}
     if result.get("outcome") in DELIBERATE_OUTCOMES and result.get("reason"):
-        return {"record": {"outcome": result["outcome"], "error_class": result.get("error_class") or "", "reason": result["reason"]}, "detail": ""}
+        record = {"outcome": result["outcome"], "error_class": result.get("error_class") or "", "reason": result["reason"]}
+        return {"record": _graded(result, record), "detail": ""}
     failed = _first_failed_item(failed_result)
     msg = failed.get("msg")
     error = failed.get("error") if isinstance(failed.get("error"), dict) else None
@@ -205,14 +208,17 @@ def failure_of(result, failed_task=None, failed_result=None, context=None, serve
     task = (failed_task or {}).get("name") or "a task"
     # The class leads the reason, unless the message says it already ("Forbidden: user ... may not ...").
     named = category == "Error" or (category + ":") in message
-    return {
-        "record": {
-            "outcome": "Unreachable" if category in UNREACHABLE_CLASSES else "Error",
-            "error_class": category,
-            "reason": "%s: %s%s" % (task, "" if named else category + ": ", message),
-        },
-        "detail": error.get("detail") or "",
+    record = {
+        "outcome": "Unreachable" if category in UNREACHABLE_CLASSES else "Error",
+        "error_class": category,
+        "reason": "%s: %s%s" % (task, "" if named else category + ": ", message),
     }
+    return {"record": _graded(result, record), "detail": error.get("detail") or ""}
+
+
+def _graded(result, fields):
+    """FIELDS with the cluster's severity and action (judging/actions.py of_result) of RESULT once FIELDS are merged."""
+    return dict(fields, **actions.of_result(dict(result or {}, **fields)))
 
 
 def stage_index(stages, stage):
@@ -250,6 +256,8 @@ def recorded_attempt(result, stage, trainjob, verdict, outcome=None, note=""):
         ]
     record["attempts"] = list(record.get("attempts") or []) + [attempt]
     record.update(verdict=name, reason=attempt["reason"], trainjob=trainjob)
+    # The stage's severity and action, from its last verdict's evidence (judging/actions.py).
+    record.update(actions.of_verdict(verdict))
     if note:
         record["note"] = note
     if verdict.get("node_results") is not None:
@@ -258,7 +266,7 @@ def recorded_attempt(result, stage, trainjob, verdict, outcome=None, note=""):
     fields = {"stages": stages}
     if verdict.get("findings") is not None:
         fields.update(with_findings(result, verdict["findings"]))
-    return fields
+    return _graded(result, fields)
 
 
 def isolation_record(result, outcome):
@@ -280,7 +288,7 @@ def isolation_record(result, outcome):
     if fields["isolation"]["culprits"]:
         # The cluster's one line (the summary) names them too.
         fields["reason"] = "%s; isolation: bad node(s) %s" % ((result or {}).get("reason") or "", ", ".join(fields["isolation"]["culprits"]))
-    return fields
+    return _graded(result, fields)
 
 
 def final_record(result):
