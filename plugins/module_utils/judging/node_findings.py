@@ -99,3 +99,109 @@ def with_findings(result, findings):
 def nodes_with(summary, verdict):
     """The nodes of SUMMARY (summarize()) whose verdict is VERDICT, by name."""
     return [node for node, entry in sorted((summary or {}).items()) if entry["verdict"] == verdict]
+
+
+# A node entry is bounded: an annotation (the node marks) holds it whole. At most this many items per list.
+MAX_EVIDENCE = 20
+_VERDICT_RANK = {"pass": 0, "warn": 1, "fail": 2, "error": 3}
+
+
+def _slug(text):
+    out = "".join(char if char.isalnum() or char in "-_." else "-" for char in str(text))
+    return out.strip("-") or "node"
+
+
+def _figures(evidence):
+    """The finding's figures: busbw (GB/s) at its size against its threshold (id, pass), where it has them."""
+    if evidence.get("busbw") is None:
+        return []
+    figure = {"name": "busbw", "value": evidence["busbw"], "unit": "GB/s"}
+    if evidence.get("size") is not None:
+        figure["size"] = evidence["size"]
+    if evidence.get("threshold"):
+        figure.update(threshold=evidence["threshold"], source="_lib/thresholds.yaml or burnin_thresholds, record %s" % evidence["threshold"])
+    if evidence.get("pass_busbw") is not None:
+        figure["pass"] = evidence["pass_busbw"]
+    return [figure]
+
+
+def evidence_item(item, index):
+    """One finding as the report's evidence entry (docs/verdict-schema.json $defs/evidence), with its anchor id."""
+    evidence = item.get("evidence") or {}
+    entry = {
+        "id": "ev-%s-%s-%d" % (_slug(item["node"]), _slug(item["stage"]), index),
+        "stage": item["stage"],
+        "verdict": item["verdict"],
+        "reason": item.get("reason") or "",
+    }
+    entry.update(actions.of_finding(item))
+    figures = _figures(evidence)
+    if figures:
+        entry["figures"] = figures
+    tests = [
+        dict((key, failure.get(key)) for key in ("gpu", "test", "category", "message", "severity") if key in failure)
+        for failure in evidence.get("failures") or []
+        if isinstance(failure, dict)
+    ]
+    if tests:
+        entry["dcgm_tests"] = tests[:MAX_EVIDENCE]
+    xids = []
+    for found in actions.finding_xids(item):
+        known = actions.table()["xids"].get(found["xid"]) or {}
+        xids.append(dict(found, mnemonic=known.get("mnemonic") or "", bucket=known.get("bucket") or "unknown"))
+    if xids:
+        entry["xids"] = xids
+    for key in ("pods", "log_lines"):
+        lines = [str(line)[:500] for line in evidence.get(key) or [] if isinstance(line, str)]
+        if lines:
+            entry["log_lines"] = (entry.get("log_lines") or []) + lines[:MAX_EVIDENCE]
+    if evidence.get("pairs"):
+        entry["pairs"] = [dict(pair) for pair in evidence["pairs"][:MAX_EVIDENCE] if isinstance(pair, dict)]
+    return entry
+
+
+def _gpus(items):
+    """Per GPU (where a DCGM result named one): index, result, reason, from the node's evidence entries."""
+    gpus = {}
+    for entry in items:
+        for test in entry.get("dcgm_tests") or []:
+            if not isinstance(test.get("gpu"), int):
+                continue
+            gpu = gpus.setdefault(test["gpu"], {"index": test["gpu"], "result": "pass", "reasons": []})
+            if _VERDICT_RANK[entry["verdict"]] > _VERDICT_RANK[gpu["result"]]:
+                gpu["result"] = entry["verdict"]
+            gpu["reasons"].append("%s%s" % (test.get("test") or "test", (": %s" % test["message"]) if test.get("message") else ""))
+    out = []
+    for index in sorted(gpus):
+        gpu = gpus[index]
+        out.append({"index": index, "result": gpu["result"], "reason": "; ".join(gpu["reasons"])[:1000]})
+    return out
+
+
+def node_entries(node_verdicts, findings):
+    """The per-node entries of the JSON report (docs/verdict-schema.json ``$defs/node``), worst first: node, verdict,
+    reason, reasons, stages, severity, action, action_rule, action_why, evidence (each finding, with an anchor id;
+    ``evidence_anchor`` names the one that decided the action) and, where a DCGM result named them, gpus.
+    NODE_VERDICTS: summarize()'s; FINDINGS: the cluster's node_findings."""
+    by_node = {}
+    for item in findings or []:
+        if isinstance(item, dict) and item.get("node") and item.get("verdict") in NODE_VERDICTS:
+            by_node.setdefault(str(item["node"]), []).append(item)
+    rows = []
+    for node in sorted(node_verdicts or {}):
+        summary = node_verdicts[node] if isinstance(node_verdicts[node], dict) else {}
+        verdict = summary.get("verdict") if summary.get("verdict") in _VERDICT_RANK else "error"
+        mine = sorted(by_node.get(str(node)) or [], key=lambda item: -_SEVERITY[item["verdict"]])
+        items = [evidence_item(item, index) for index, item in enumerate(mine[:MAX_EVIDENCE])]
+        reasons = [str(reason) for reason in summary.get("reasons") or []]
+        row = {"node": str(node), "verdict": verdict, "reason": reasons[0] if reasons else "", "reasons": reasons, "stages": list(summary.get("stages") or [])}
+        row.update(actions.recommendation_fields(summary) if summary.get("severity") else actions.of_findings(mine))
+        row["evidence"] = items
+        deciding = [entry for entry in items if entry["action_rule"] == row["action_rule"]] or items
+        row["evidence_anchor"] = deciding[0]["id"] if deciding else ""
+        gpus = _gpus(items)
+        if gpus:
+            row["gpus"] = gpus
+        rows.append(row)
+    rows.sort(key=lambda row: (-_VERDICT_RANK[row["verdict"]], row["node"]))
+    return rows

@@ -32,12 +32,16 @@ except ImportError:  # pragma: no cover - jinja2 ships with ansible-core on the 
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.files import read_unlinked, write_file
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import size_label
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import node_entries
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, FAILING_VERDICTS, OK_OUTCOMES, VERDICTS
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import history
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import TEMPLATES_DIR
 
 SCHEMA = "gpufleet.burnin/report/v1"
+# The version of docs/verdict-schema.json this report follows (its "$id" ends with it).
+SCHEMA_VERSION = "1.0.0"
 FORMATS = ("json", "junit", "html")
 FILE_SUFFIXES = {"json": ".json", "junit": ".junit.xml", "html": ".html"}
 _SEVERITY = dict((name, rank) for rank, name in enumerate(VERDICTS))
@@ -146,6 +150,9 @@ def _stages(name, entry):
                 "judged": record.get("judged") if isinstance(record.get("judged"), dict) else None,
             }
         )
+        # The stage's severity and action (burnin/cluster_result.py recorded_attempt); judged again for older records.
+        judged = out[-1]["judged"] or {"verdict": out[-1]["verdict"]}
+        out[-1].update(actions.recommendation_fields(record) if record.get("severity") else actions.of_verdict(judged))
     return out
 
 
@@ -170,15 +177,8 @@ def _nodes(name, entry):
     verdicts = entry.get("node_verdicts") or {}
     if not isinstance(verdicts, dict):
         raise ConfigError("results.%s.node_verdicts" % name, "must map node names to {verdict, reasons, stages}")
-    rows = []
-    for node in sorted(verdicts):
-        item = verdicts[node] if isinstance(verdicts[node], dict) else {}
-        verdict = item.get("verdict") if item.get("verdict") in VERDICTS else "error"
-        rows.append(
-            {"node": str(node), "verdict": verdict, "reasons": [str(reason) for reason in item.get("reasons") or []], "stages": list(item.get("stages") or [])}
-        )
-    rows.sort(key=lambda row: (-_SEVERITY[row["verdict"]], row["node"]))
-    return rows
+    # Each row is docs/verdict-schema.json's $defs/node, with its evidence (judging/node_findings.py node_entries).
+    return node_entries(verdicts, entry.get("node_findings"))
 
 
 def _is_number(value):
@@ -258,6 +258,7 @@ def build_report(
                 "nodes": _nodes(name, entry),
             }
         )
+        clusters[-1].update(actions.of_result(entry))
         if not run_id and entry.get("run_id"):
             run_id = str(entry["run_id"])
     compared = history.apply_baseline(clusters, baseline, regression_percent, baseline_note)
@@ -265,8 +266,10 @@ def build_report(
     for cluster in clusters:
         for case in cluster["testcases"]:
             counts[case["verdict"]] += 1
+    run = actions.decide([(cluster["action_rule"], cluster["cluster"]) for cluster in clusters])
     return {
         "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
         "title": title or "GPU burn-in",
         "run_id": run_id or "",
         "generated": generated or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -279,6 +282,11 @@ def build_report(
         ),
         "baseline": compared,
         "clusters": clusters,
+        # The run's severity and action: its worst cluster's (judging/actions.py).
+        "severity": run["severity"],
+        "action": run["action"],
+        "action_rule": run["action_rule"],
+        "action_why": run["action_why"],
     }
 
 
