@@ -207,6 +207,18 @@ def _margin(cases):
     return best
 
 
+def _with_regression(cluster):
+    """A cluster (and each node) that regressed against the baseline (reporting/history.py) warns: its severity and
+    action take the regression into account."""
+    compared = cluster.get("baseline") or {}
+    regressed = set(compared.get("regressed_nodes") or [])
+    for row in cluster["nodes"]:
+        if row["node"] in regressed:
+            row.update(actions.decide([(row["action_rule"], ""), ("regression", "vs baseline run %s" % compared.get("run_id"))]))
+    if compared.get("regressed") or regressed:
+        cluster.update(actions.decide([(cluster["action_rule"], ""), ("regression", "vs baseline run %s" % compared.get("run_id"))]))
+
+
 def build_report(
     results, run_id=None, title="GPU burn-in", generated=None, baseline=None, regression_percent=history.DEFAULT_REGRESSION_PERCENT, baseline_note=""
 ):
@@ -262,6 +274,8 @@ def build_report(
         if not run_id and entry.get("run_id"):
             run_id = str(entry["run_id"])
     compared = history.apply_baseline(clusters, baseline, regression_percent, baseline_note)
+    for cluster in clusters:
+        _with_regression(cluster)
     counts = dict((verdict, 0) for verdict in VERDICTS)
     for cluster in clusters:
         for case in cluster["testcases"]:
