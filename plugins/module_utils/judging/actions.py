@@ -19,10 +19,13 @@ import os
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ParseError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, OK_OUTCOMES, PENDING
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import LIB_DIR, read_yaml_file
 
 TABLE_FILE = os.path.join(LIB_DIR, "actions.yaml")
 _CACHE = {}
+_GENERIC_RULES = ("pass", "warn", "fail", "note")
 # Pod output is untrusted: each text is scanned up to this many characters, and at most this many Xids are kept.
 MAX_SCAN = 65536
 MAX_XIDS = 20
@@ -40,7 +43,7 @@ _CHECK_SIGNALS = {
     "threshold": ("busbw_fail_cluster", "busbw_warn"),
     "range": ("busbw_fail_cluster", "busbw_warn"),
     "min_bw": ("busbw_fail_cluster", "busbw_warn"),
-    "result": ("pod_failure", "warn"),
+    "result": ("fail", "warn"),
     "errors": ("pod_failure", "warn"),
     "wrong": ("fail", "warn"),
     "job": ("fail", "warn"),
@@ -120,6 +123,9 @@ def xid_signal(code):
 
 def _dcgm_signal(failure, verdict):
     severity = failure.get("severity")
+    if isinstance(severity, str):
+        # judging/dcgm.py names the severity (SEVERITIES: number -> name, ...); the table is keyed by DCGM's number.
+        severity = dict((entry[0], number) for number, entry in dcgm.SEVERITIES.items()).get(severity)
     where = "GPU %s " % failure["gpu"] if failure.get("gpu") is not None else ""
     detail = "DCGM %s%s" % (where, failure.get("test") or "test")
     rule = table()["dcgm_severities"].get(severity) if isinstance(severity, int) else None
@@ -214,7 +220,10 @@ def decide(signals):
     kept = [item for item in signals if item[0] not in explained] or signals
     severity_rank = dict((name, rank) for rank, name in enumerate(data["severities"]))
     action_rank = dict((name, rank) for rank, name in enumerate(data["actions"]))
-    name, detail = max(kept, key=lambda item: (severity_rank[rules[item[0]]["severity"]], action_rank[rules[item[0]]["action"]]))
+    # Ties go to the rule that names a fault over the verdict's own words (pass, warn, fail, note).
+    name, detail = max(
+        kept, key=lambda item: (severity_rank[rules[item[0]]["severity"]], action_rank[rules[item[0]]["action"]], item[0] not in _GENERIC_RULES)
+    )
     rule = rules[name]
     why = " ".join(str(rule.get("why") or "").split())
     return {"severity": rule["severity"], "action": rule["action"], "action_rule": name, "action_why": ("%s: %s" % (detail, why)) if detail else why}
@@ -244,13 +253,15 @@ def of_result(result):
     cluster, an error of the burn-in), the fleet verdict, every stage's last verdict and every node's findings."""
     result = result or {}
     signals = []
-    outcome = _OUTCOME_SIGNALS.get(result.get("outcome"))
-    if outcome:
-        signals.append((outcome, result.get("outcome")))
-    elif result.get("outcome") == "Failed" and not isinstance(result.get("verdict"), dict):
-        signals.append(("fail", "TrainJob Failed"))
-    if isinstance(result.get("verdict"), dict):
-        signals.extend(signals_of_verdict(result["verdict"]))
+    verdicts = [item for item in ([result.get("verdict")] + list(result.get("verdicts") or [])) if isinstance(item, dict)]
+    outcome = result.get("outcome")
+    if outcome in _OUTCOME_SIGNALS:
+        signals.append((_OUTCOME_SIGNALS[outcome], outcome))
+    elif outcome and outcome not in OK_OUTCOMES and outcome != PENDING and not verdicts:
+        # Failed, Timeout, ...: the job's own end, nothing judged.
+        signals.append(("fail" if outcome in FAIL_OUTCOMES else "no_result", outcome))
+    for verdict in verdicts:
+        signals.extend(signals_of_verdict(verdict))
     for stage in result.get("stages") or []:
         if isinstance(stage, dict) and stage.get("severity") and stage.get("action_rule") in table()["rules"]:
             signals.append((stage["action_rule"], "%s stage" % stage.get("stage")))

@@ -1,0 +1,203 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Severity and recommended action (judging/actions.py, _lib/actions.yaml) on published evidence: Xid lines
+(tests/fixtures/real/xid), DCGM diagnostics (tests/fixtures/real/dcgm) and a published NCCL fall back to sockets
+(tests/fixtures/real/nccl through the fleet's replay), with the boundaries of the table."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+import sys
+import time
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding, node_entries, summarize
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import dcgm_verdict, verdict_for
+
+TESTS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REAL = os.path.join(TESTS, "fixtures", "real")
+sys.path.insert(0, os.path.join(TESTS, "fleet"))
+import nccl_logs  # noqa: E402 pylint: disable=wrong-import-position
+
+
+def read(*parts):
+    with open(os.path.join(REAL, *parts), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def test_the_vocabulary_is_the_issues_and_every_catalog_entry_has_a_rule():
+    data = actions.table()
+    assert data["actions"] == ["none", "monitor", "retest", "reset-gpu", "reboot", "drain", "replace"]
+    assert data["severities"] == ["none", "info", "warning", "critical"]
+    # NVIDIA's catalog for Ampere and newer lists codes 1 to 162; each bucket names a rule of the table.
+    assert sorted(data["xids"]) == list(range(1, 163))
+    assert set(entry["bucket"] for entry in data["xids"].values()) <= set(data["xid_buckets"])
+    assert data["xids"][79] == {"mnemonic": "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS", "bucket": "RESTART_BM"}
+    # Each DCGM severity of dcgmErrorSeverity_t but NONE (0) has a rule (the enum: tests/fixtures/real/dcgm/source).
+    enum = read("dcgm", "source", "dcgm_errors.h-severity-enum.txt")
+    numbers = [int(value) for value in re.findall(r"DCGM_ERROR_\w+\s*=\s*(\d+)", enum)]
+    assert sorted(data["dcgm_severities"]) == [number for number in sorted(numbers) if number > 0]
+
+
+@pytest.mark.parametrize(
+    "name, codes, severity, action",
+    [
+        # 13 is RESTART_APP (retest), 109 RESET_GPU: the worse decides.
+        ("gpud-pr46-dmesg-xid-13-109.txt", [13, 109], "critical", "reset-gpu"),
+        ("kenorb-gist-xid-79-fallen-off-the-bus.txt", [79], "critical", "reboot"),
+        # The line says "reset gpu to activate"; NVIDIA's catalog says IGNORE, and the catalog decides.
+        ("ml-engineering-xid-63-row-remapper.txt", [63], "info", "none"),
+        ("gpud-pr1174-kmsg-xid-149-145-nvlink.txt", [149, 145], "critical", "drain"),
+    ],
+)
+def test_published_xid_lines_map_through_nvidias_catalog(name, codes, severity, action):
+    text = read("xid", name)
+    assert [item["xid"] for item in actions.xids_in(text)] == codes
+    found = finding("gpu-node-0", "fleet", "fail", "its pod failed", {"log_lines": text.splitlines()})
+    recommended = actions.of_finding(found)
+    assert (recommended["severity"], recommended["action"]) == (severity, action), recommended
+    assert recommended["action_why"].startswith("Xid "), recommended
+    entry = node_entries(summarize([found]), [found])[0]
+    assert [item["xid"] for item in entry["evidence"][0]["xids"]] == codes and entry["action"] == action
+
+
+def test_dcgms_xid_message_names_the_code_and_the_gpu():
+    form = re.search(r'DCGM_FR_XID_ERROR_MSG "([^"]+)"', read("xid", "dcgm_errors.h-xid-error-msg.txt")).group(1)
+    message = form.replace("%u", "79", 1).replace("%u", "3", 1)
+    assert actions.xids_in(message) == [{"xid": 79, "line": "Detected XID 79 for GPU 3", "gpu": 3}]
+    # A DCGM failure without DCGM's severity is a retest; the Xid it names (79: RESTART_BM) is a reboot, as critical
+    # and more disruptive, so it decides.
+    failure = {"gpu": 3, "test": "diagnostic", "category": "Hardware", "message": message, "severity": None}
+    found = finding("gpu-node-0", "dcgm", "fail", "node gpu-node-0 GPU 3: diagnostic failed", {"failures": [failure]})
+    signals = [name for name, _unused in actions.signals_of_finding(found)]
+    assert signals == ["xid_reboot", "dcgm_fail"] and actions.of_finding(found)["action"] == "reboot"
+    entry = node_entries(summarize([found]), [found])[0]
+    assert entry["gpus"] == [{"index": 3, "result": "fail", "reason": "diagnostic: Detected XID 79 for GPU 3"}]
+
+
+def test_an_xid_past_the_catalog_is_a_retest_not_a_hardware_action():
+    # 162 is the catalog's last code (RESET_GPU); 163 is in no catalog of this table.
+    assert actions.decide([actions.xid_signal(162)])["action"] == "reset-gpu"
+    unknown = actions.decide([actions.xid_signal(163)])
+    assert (unknown["severity"], unknown["action"], unknown["action_rule"]) == ("warning", "retest", "xid_unknown")
+
+
+def test_the_xid_scan_is_bounded_and_linear():
+    many = "\n".join("NVRM: Xid (PCI:0000:%02x:00): %d, x" % (index, index) for index in range(1, 60))
+    assert len(actions.xids_in(many)) == actions.MAX_XIDS
+    # A code past the scanned prefix is not read; a huge line without a match is quick.
+    assert actions.xids_in("x" * actions.MAX_SCAN + "NVRM: Xid (PCI:0000:65:00): 79, GPU has fallen off the bus.") == []
+    started = time.time()
+    assert actions.xids_in("NVRM: Xid (" + "(" * 2000000) == []
+    assert time.time() - started < 2.0
+
+
+@pytest.mark.parametrize(
+    "name, verdict, severity, action, rule",
+    [
+        # DCGM severity 5 (CONFIG, persistence mode off): a configuration change, not a hardware action.
+        ("dcgm-4.2.3-level1-gb10-persistence-config.json", "warn", "warning", "retest", "dcgm_config"),
+        # dcgmi's table has no severity: a retest (with -j) decides between setup and GPU.
+        ("dcgm-3.3.8-level3-table-cuda-init-fail-8gpu.txt", "fail", "critical", "retest", "dcgm_fail"),
+        ("dcgm-4.0.0-level3-table-pass-4gpu.txt", "pass", "none", "none", "pass"),
+        # dcgmi could not run at all: no GPU result.
+        ("dcgm-nvvs-runtime-error-hostengine-log.txt", "error", "warning", "retest", "dcgm_error"),
+    ],
+)
+def test_published_dcgm_results_map_by_dcgms_own_severity(name, verdict, severity, action, rule):
+    judged = dcgm_verdict(read("dcgm", name), workload="dcgm-diag")
+    assert judged["verdict"] == verdict, judged["reason"]
+    recommended = actions.of_verdict(judged)
+    assert (recommended["severity"], recommended["action"], recommended["action_rule"]) == (severity, action, rule), recommended
+
+
+HOSTS = ["replay-1-node-0-0", "replay-1-node-0-1"]
+
+
+def _pods():
+    items = [
+        {
+            "metadata": {"name": "replay-1-launcher-0-0-abcde", "labels": {"jobset.sigs.k8s.io/replicatedjob-name": "launcher"}},
+            "spec": {"nodeName": "cpu-node", "hostname": "replay-1-launcher-0-0"},
+            "status": {"phase": "Succeeded", "containerStatuses": [{"name": "launcher", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]},
+        }
+    ]
+    for index, host in enumerate(HOSTS):
+        items.append(
+            {
+                "metadata": {"name": host + "-x1y2z", "labels": {"jobset.sigs.k8s.io/replicatedjob-name": "node"}},
+                "spec": {"nodeName": "gpu-node-%d" % index, "hostname": host},
+                "status": {"phase": "Succeeded", "containerStatuses": [{"name": "node", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]},
+            }
+        )
+    return items
+
+
+def judged_replay(name, platform="aws", gpu="h100"):
+    items = _pods()
+    logs = [{"item": items[0], "log": nccl_logs.replay_log(name, HOSTS, platform, gpu)}]
+    facts = {"platform": platform, "gpu_architecture": gpu}
+    return verdict_for(logs, facts=facts, pods=items, job_outcome="Complete", collective="all_reduce", workload="nccl-all-reduce")
+
+
+@pytest.mark.parametrize("name", ["socket-fallback", "ofi-tcp-fallback"])
+def test_a_published_fall_back_is_a_configuration_fault_not_a_hardware_one(name):
+    verdict = judged_replay(name)
+    assert verdict["verdict"] == "fail" and verdict["transport"]["verdict"] == "fail"
+    signals = [rule for rule, _unused in actions.signals_of_verdict(verdict)]
+    # The fall back explains the busbw it costs: no node is drained for it.
+    assert "transport_fallback" in signals
+    recommended = actions.of_verdict(verdict)
+    assert (recommended["severity"], recommended["action"], recommended["action_rule"]) == ("warning", "retest", "transport_fallback"), recommended
+
+
+def test_a_published_crash_retests_the_nodes_it_names():
+    verdict = judged_replay("crash", "gcp", "h100")
+    assert verdict["verdict"] == "fail" and verdict["failed_nodes"] == ["gpu-node-0", "gpu-node-1"]
+    recommended = actions.of_verdict(verdict)
+    assert (recommended["severity"], recommended["action"], recommended["action_rule"]) == ("critical", "retest", "pod_failure"), recommended
+
+
+@pytest.mark.parametrize(
+    "stage, verdict, evidence, action",
+    [
+        # A node's own busbw: at the pass threshold it passes (nothing to do), in the band it warns (monitor),
+        # below the band it fails (drain).
+        ("node", "pass", {"busbw": 432.0, "pass_busbw": 432.0, "threshold": "h100-single-node-all-reduce-peak"}, "none"),
+        ("node", "warn", {"busbw": 431.9, "pass_busbw": 432.0, "threshold": "h100-single-node-all-reduce-peak"}, "monitor"),
+        ("node", "fail", {"busbw": 383.9, "pass_busbw": 432.0, "threshold": "h100-single-node-all-reduce-peak"}, "drain"),
+        ("isolation", "fail", {"busbw": 12.0, "pairs": []}, "drain"),
+        ("fleet", "fail", {"pods": ["job-node-0-1: exited on signal 9"]}, "retest"),
+        ("node", "fail", {}, "retest"),
+    ],
+)
+def test_a_nodes_finding_gives_its_action(stage, verdict, evidence, action):
+    assert actions.of_finding(finding("n1", stage, verdict, "why", evidence))["action"] == action
+
+
+def test_a_fleet_verdict_below_its_threshold_names_no_node_so_it_retests():
+    check = {"name": "peak", "verdict": "fail", "value": 200.0, "pass": 270.0, "warn": 250.0, "reason": "below"}
+    assert actions.of_verdict({"verdict": "fail", "checks": [check]})["action"] == "retest"
+    assert actions.of_verdict({"verdict": "warn", "checks": [dict(check, verdict="warn")]})["action"] == "monitor"
+
+
+def test_the_worst_severity_wins_then_the_most_disruptive_action():
+    assert actions.decide([("busbw_warn", ""), actions.xid_signal(109)])["action"] == "reset-gpu"
+    # Both critical: drain is more disruptive than retest.
+    assert actions.decide([("pod_failure", ""), ("isolation_culprit", "")])["action"] == "drain"
+    assert actions.decide([])["action"] == "none" and actions.decide([("no-such-rule", "")])["severity"] == "none"
+
+
+def test_a_cluster_takes_its_outcome_stages_and_nodes_into_account():
+    assert actions.of_result({"outcome": "Mismatch"})["action_rule"] == "mismatch"
+    assert actions.of_result({"outcome": "Unreachable"})["action_rule"] == "unreachable"
+    assert actions.of_result({"outcome": "Timeout"})["action_rule"] == "no_result"
+    culprit = finding("n2", "isolation", "fail", "slow with a good partner", {"busbw": 12.0})
+    result = {"outcome": "Complete", "verdict": {"verdict": "pass", "checks": []}, "node_findings": [culprit]}
+    assert actions.of_result(result)["action"] == "drain"
