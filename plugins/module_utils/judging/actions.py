@@ -63,9 +63,7 @@ def table():
     severities, actions, rules = data.get("severities") or [], data.get("actions") or [], data.get("rules") or {}
     for name, rule in rules.items():
         if not isinstance(rule, dict) or rule.get("severity") not in severities or rule.get("action") not in actions:
-            raise ParseError(
-                "%s: rules.%s must have a severity of %s and an action of %s" % (TABLE_FILE, name, ", ".join(severities), ", ".join(actions))
-            )
+            raise ParseError("%s: rules.%s must have a severity of %s and an action of %s" % (TABLE_FILE, name, ", ".join(severities), ", ".join(actions)))
         for other in rule.get("explains") or []:
             if other not in rules:
                 raise ParseError("%s: rules.%s explains %r, which is no rule" % (TABLE_FILE, name, other))
@@ -221,9 +219,7 @@ def decide(signals):
     severity_rank = dict((name, rank) for rank, name in enumerate(data["severities"]))
     action_rank = dict((name, rank) for rank, name in enumerate(data["actions"]))
     # Ties go to the rule that names a fault over the verdict's own words (pass, warn, fail, note).
-    name, detail = max(
-        kept, key=lambda item: (severity_rank[rules[item[0]]["severity"]], action_rank[rules[item[0]]["action"]], item[0] not in _GENERIC_RULES)
-    )
+    name, detail = max(kept, key=lambda item: (severity_rank[rules[item[0]]["severity"]], action_rank[rules[item[0]]["action"]], item[0] not in _GENERIC_RULES))
     rule = rules[name]
     why = " ".join(str(rule.get("why") or "").split())
     return {"severity": rule["severity"], "action": rule["action"], "action_rule": name, "action_why": ("%s: %s" % (detail, why)) if detail else why}

@@ -964,8 +964,46 @@ def _cluster_view(cluster, classes, open_details):
             for stage in cluster.get("stages") or []
             for index, attempt in enumerate(stage["attempts"])
         ],
-        "nodes": cluster.get("nodes") or [],
+        "nodes": [_node_view(cluster["cluster"], node) for node in cluster.get("nodes") or []],
     }
+
+
+def _node_view(cluster, node):
+    """A node's row and its evidence section: anchors (unique on the page: cluster and node in each), the severity
+    and action linking to the evidence that decided them, each evidence entry's figures, DCGM tests and Xids as text."""
+    prefix = "cluster-%s-node-%s" % (_slug(cluster), _slug(node["node"]))
+    items = []
+    for item in node.get("evidence") or []:
+        figures = []
+        for figure in item.get("figures") or []:
+            text = "%s %s %s" % (figure["name"], _fmt(figure["value"]), figure.get("unit") or "")
+            if figure.get("size"):
+                text += " at %s" % size_label(figure["size"])
+            if figure.get("pass") is not None:
+                text += " against pass >= %g (%s)" % (figure["pass"], figure.get("threshold") or "")
+            figures.append({"text": text})
+        tests = [
+            "%s%s%s%s"
+            % (
+                "GPU %s " % test["gpu"] if test.get("gpu") is not None else "",
+                test.get("test") or "",
+                " [%s]" % test["severity"] if test.get("severity") else "",
+                ": %s" % test["message"][:300] if test.get("message") else "",
+            )
+            for test in item.get("dcgm_tests") or []
+        ]
+        xids = ["%d %s (%s)" % (xid["xid"], xid.get("mnemonic") or "", xid.get("bucket") or "") for xid in item.get("xids") or []]
+        items.append(dict(item, anchor="%s-%s" % (prefix, item["id"]), figures=figures, dcgm_tests=tests, xids=xids, log_lines=item.get("log_lines") or []))
+    anchor = "%s-evidence" % prefix
+    deciding = node.get("evidence_anchor")
+    return dict(
+        node,
+        anchor=anchor,
+        row_anchor=prefix,
+        evidence=items,
+        evidence_href=("%s-%s" % (prefix, deciding)) if deciding else anchor,
+        action_why=node.get("action_why") or "",
+    )
 
 
 def render_html(report):

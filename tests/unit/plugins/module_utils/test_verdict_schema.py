@@ -162,3 +162,25 @@ def test_a_node_entry_without_severity_or_action_is_refused():
     for key in ("severity", "action", "evidence"):
         broken = dict((name, value) for name, value in node.items() if name != key)
         assert any(("'%s' is a required property" % key) in text for text in errors(broken, "node")), key
+
+
+def test_the_html_links_each_nodes_severity_and_action_to_its_evidence():
+    import re
+
+    report = rp.build_report(real_results(), generated="2026-12-03T10:06:00Z")
+    html = rp.render_html(report)
+    ids = set(re.findall(r'id="([^"]+)"', html))
+    actions_links = re.findall(r'<td class="act act-([a-z-]+)"><a href="#([^"]+)" title="([^"]*)">([a-z-]+)</a></td>', html)
+    severity_links = re.findall(r'<td class="sev sev-([a-z]+)"><a href="#([^"]+)">', html)
+    nodes = [node for cluster in report["clusters"] for node in cluster["nodes"]]
+    assert len(actions_links) == len(nodes) == len(severity_links) == 3, actions_links
+    ordered = [node for cluster in sorted(report["clusters"], key=rp._order_key) for node in cluster["nodes"]]
+    for (action, href, why, text), node in zip(actions_links, ordered):
+        assert action == text == node["action"] and href in ids, (href, node)
+        # The action links to the evidence entry that decided it, and says why in its title.
+        assert href.endswith(node["evidence_anchor"]) and why.startswith(node["action_why"][:40].replace("'", "&#39;")[:20]), (href, why)
+    for severity, href in severity_links:
+        assert href in ids and href.endswith("-evidence")
+    # The evidence of gcp-crash's nodes names the DCGM test behind their dcgm_fail.
+    assert "DCGM: GPU Memory: GPU 0 Error using CUDA API cuInit" in html
+    assert len(ids) == html.count(' id="'), "an anchor id is used twice"
