@@ -288,3 +288,46 @@ def test_a_replayed_socket_fall_back_fails_the_efa_transport_check(third):
     assert proof["verdict"] == "fail" and proof["expected"] == "efa" and proof["seen"] == "socket", proof
     assert verdict["verdict"] == "fail" and verdict["reason"].startswith("inter-node transport is not the expected one"), verdict["reason"]
     assert third.rc == 2 and third.recap() == {AWS: 1, GCP: 1, AZURE: 0}, third
+
+
+def _schema_validator(definition=None):
+    """A validator of docs/verdict-schema.json (draft 2020-12), of the whole report or one of its $defs."""
+    import os
+
+    jsonschema = pytest.importorskip("jsonschema")
+    referencing = pytest.importorskip("referencing")
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "docs", "verdict-schema.json")
+    with open(path, encoding="utf-8") as handle:
+        schema = json.load(handle)
+    if definition is None:
+        return jsonschema.Draft202012Validator(schema)
+    registry = referencing.Registry().with_resource(schema["$id"], referencing.Resource.from_contents(schema))
+    return jsonschema.Draft202012Validator({"$ref": "%s#/$defs/%s" % (schema["$id"], definition)}, registry=registry)
+
+
+def test_every_report_and_artifact_the_fleet_wrote_satisfies_the_verdict_schema(work, first, second, third):
+    files = sorted((work / "reports").glob("*/burnin-report.json"))
+    assert [path.parent.name for path in files] == [RUN1, RUN2, RUN3], files
+    validator = _schema_validator()
+    for path in files:
+        problems = [
+            "%s: %s" % ("/".join(str(part) for part in error.absolute_path), error.message) for error in validator.iter_errors(json.loads(path.read_text()))
+        ]
+        assert problems == [], "%s:\n%s" % (path, "\n".join(problems[:20]))
+    artifact = _schema_validator("awx_artifact")
+    for run in (first, second, third):
+        problems = [error.message for error in artifact.iter_errors({"burnin_results": run.stats()})]
+        assert problems == [], (run.run_id, problems[:20])
+    # Severity and action as the table maps the evidence: the fall back to sockets is a configuration fault (warning,
+    # retest: no node drained); azure's nodes whose ranks were killed are retested; gcp's pass asks for nothing.
+    clusters = dict((cluster["cluster"], cluster) for cluster in json.loads((third.dir / "burnin-report.json").read_text())["clusters"])
+    assert (clusters[AWS]["severity"], clusters[AWS]["action"], clusters[AWS]["action_rule"]) == ("warning", "retest", "transport_fallback")
+    nodes = json.loads((first.dir / "burnin-report.json").read_text())["clusters"]
+    azure = [cluster for cluster in nodes if cluster["cluster"] == AZURE][0]
+    failed = [node for node in azure["nodes"] if node["verdict"] == "fail"]
+    assert failed and all(node["severity"] == "critical" and node["action"] in ("retest", "drain") for node in failed), failed
+    gcp = [cluster for cluster in nodes if cluster["cluster"] == GCP][0]
+    assert (gcp["severity"], gcp["action"]) == ("none", "none"), gcp["action_why"]
+    html = (first.dir / "burnin-report.html").read_text()
+    for node in failed:
+        assert ('<td class="act act-%s"><a href="#' % node["action"]) in html and node["evidence_anchor"] in html
