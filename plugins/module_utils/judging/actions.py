@@ -166,7 +166,9 @@ def signals_of_finding(finding):
         pass
     elif stage == "isolation" and verdict == "fail":
         signals.append(("isolation_culprit", ""))
-    elif evidence.get("pods") or (verdict == "fail" and reason.startswith("pod ") and " failed" in reason[:200]):
+    elif (verdict == "fail" and "pods" in evidence) or (verdict == "fail" and reason.startswith("pod ") and " failed" in reason[:200]):
+        # A failed node of a fleet verdict (node_findings.from_verdict: its pods' reasons, or the log naming its host)
+        # or a node stage's failed pod.
         signals.append(("pod_failure", ""))
     elif evidence.get("busbw") is not None:
         busbw = evidence["busbw"]

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding, node_entries, summarize
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding, from_verdict, node_entries, summarize
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import dcgm_verdict, verdict_for
 
 TESTS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -162,6 +162,9 @@ def test_a_published_crash_retests_the_nodes_it_names():
     assert verdict["verdict"] == "fail" and verdict["failed_nodes"] == ["gpu-node-0", "gpu-node-1"]
     recommended = actions.of_verdict(verdict)
     assert (recommended["severity"], recommended["action"], recommended["action_rule"]) == ("critical", "retest", "pod_failure"), recommended
+    # Its nodes' findings: the log names their hosts (their pods exited 0), a pod failure each, not a bare fail.
+    found = from_verdict(verdict)
+    assert [(item["node"], actions.of_finding(item)["action_rule"]) for item in found] == [("gpu-node-0", "pod_failure"), ("gpu-node-1", "pod_failure")]
 
 
 @pytest.mark.parametrize(
@@ -174,6 +177,8 @@ def test_a_published_crash_retests_the_nodes_it_names():
         ("node", "fail", {"busbw": 383.9, "pass_busbw": 432.0, "threshold": "h100-single-node-all-reduce-peak"}, "drain"),
         ("isolation", "fail", {"busbw": 12.0, "pairs": []}, "drain"),
         ("fleet", "fail", {"pods": ["job-node-0-1: exited on signal 9"]}, "retest"),
+        # The log named the node's host as failing, its pods exited 0 (node_findings.from_verdict: no pod reasons).
+        ("fleet", "fail", {"pods": []}, "retest"),
         ("node", "fail", {}, "retest"),
     ],
 )
