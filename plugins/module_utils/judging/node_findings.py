@@ -103,6 +103,7 @@ def nodes_with(summary, verdict):
 
 # A node entry is bounded: an annotation (the node marks) holds it whole. At most this many items per list.
 MAX_EVIDENCE = 20
+MAX_TEXT = 2000
 _VERDICT_RANK = {"pass": 0, "warn": 1, "fail": 2, "error": 3}
 
 
@@ -132,14 +133,18 @@ def evidence_item(item, index):
         "id": "ev-%s-%s-%d" % (_slug(item["node"]), _slug(item["stage"]), index),
         "stage": item["stage"],
         "verdict": item["verdict"],
-        "reason": item.get("reason") or "",
+        "reason": str(item.get("reason") or "")[:MAX_TEXT],
     }
     entry.update(actions.of_finding(item))
     figures = _figures(evidence)
     if figures:
         entry["figures"] = figures
     tests = [
-        dict((key, failure.get(key)) for key in ("gpu", "test", "category", "message", "severity") if key in failure)
+        dict(
+            (key, failure[key][:MAX_TEXT] if isinstance(failure[key], str) else failure[key])
+            for key in ("gpu", "test", "category", "message", "severity")
+            if key in failure
+        )
         for failure in evidence.get("failures") or []
         if isinstance(failure, dict)
     ]
