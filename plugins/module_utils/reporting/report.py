@@ -369,8 +369,8 @@ def render_junit(report):
             },
         )
         properties = ET.SubElement(suite, "properties")
-        for key in ("platform", "gpu_architecture", "outcome", "namespace", "trainjob"):
-            ET.SubElement(properties, "property", {"name": key, "value": _xml_text(cluster[key])})
+        for key in ("platform", "gpu_architecture", "outcome", "namespace", "trainjob", "severity", "action"):
+            ET.SubElement(properties, "property", {"name": key, "value": _xml_text(cluster.get(key))})
         ET.SubElement(properties, "property", {"name": "run_id", "value": _xml_text(report["run_id"])})
         compared = cluster.get("baseline")
         if compared:
@@ -408,7 +408,10 @@ def render_junit(report):
             element = ET.SubElement(
                 suite, "testcase", {"classname": _xml_text("gpufleet.burnin.%s.nodes" % cluster["cluster"]), "name": _xml_text(row["node"]), "time": "0.000"}
             )
-            text = _xml_text("verdict: %s\nstages: %s\n%s" % (row["verdict"], ", ".join(row["stages"]), "\n".join(row["reasons"])))
+            text = _xml_text(
+                "verdict: %s\nseverity: %s\naction: %s (%s)\nstages: %s\n%s"
+                % (row["verdict"], row.get("severity"), row.get("action"), row.get("action_why") or "", ", ".join(row["stages"]), "\n".join(row["reasons"]))
+            )
             if row["verdict"] == "fail":
                 ET.SubElement(element, "failure", {"message": _xml_text("; ".join(row["reasons"]))[:1000], "type": "fail"}).text = text
             ET.SubElement(element, "system-out").text = text

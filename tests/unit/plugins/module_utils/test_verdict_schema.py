@@ -184,3 +184,14 @@ def test_the_html_links_each_nodes_severity_and_action_to_its_evidence():
     # The evidence of gcp-crash's nodes names the DCGM test behind their dcgm_fail.
     assert "DCGM: GPU Memory: GPU 0 Error using CUDA API cuInit" in html
     assert len(ids) == html.count(' id="'), "an anchor id is used twice"
+
+
+def test_the_junit_report_carries_each_clusters_and_nodes_severity_and_action():
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(rp.render_junit(rp.build_report(real_results(), generated="2026-12-03T10:06:00Z")).split("\n", 1)[1])
+    suites = dict((suite.get("name"), suite) for suite in root.iter("testsuite"))
+    props = dict((prop.get("name"), prop.get("value")) for prop in suites["aws-socket"].iter("property"))
+    assert (props["severity"], props["action"]) == ("warning", "retest")
+    nodes = [case for case in suites["gcp-crash"].iter("testcase") if case.get("classname").endswith(".nodes")]
+    assert nodes and all("\nseverity: critical\naction: retest (" in case.find("system-out").text for case in nodes)
