@@ -314,6 +314,14 @@ def test_every_report_and_artifact_the_fleet_wrote_satisfies_the_verdict_schema(
             "%s: %s" % ("/".join(str(part) for part in error.absolute_path), error.message) for error in validator.iter_errors(json.loads(path.read_text()))
         ]
         assert problems == [], "%s:\n%s" % (path, "\n".join(problems[:20]))
+    # summary.json beside each report: every cluster's result, the one that failed before it started included.
+    summaries = sorted((work / "reports").glob("*/summary.json"))
+    assert len(summaries) == 3, summaries
+    fleet_results = _schema_validator("fleet_results")
+    for path in summaries:
+        problems = [error.message for error in fleet_results.iter_errors(json.loads(path.read_text()))]
+        assert problems == [], (path, problems[:20])
+    assert sorted(path.name for path in (work / "reports").glob("*/*.json")) == sorted(["burnin-report.json", "summary.json"] * 3)
     artifact = _schema_validator("awx_artifact")
     for run in (first, second, third):
         problems = [error.message for error in artifact.iter_errors({"burnin_results": run.stats()})]

@@ -195,3 +195,11 @@ def test_the_junit_report_carries_each_clusters_and_nodes_severity_and_action():
     assert (props["severity"], props["action"]) == ("warning", "retest")
     nodes = [case for case in suites["gcp-crash"].iter("testcase") if case.get("classname").endswith(".nodes")]
     assert nodes and all("\nseverity: critical\naction: retest (" in case.find("system-out").text for case in nodes)
+
+
+def test_summary_json_with_a_cluster_that_never_started_satisfies_the_schema():
+    # roles/burnin/tasks/summary.yml's stand-in for a cluster without a result.
+    never = {"cluster": "c9", "outcome": "Error", "reason": "no result: the cluster failed before its burn-in started", "platform": "", "gpu_architecture": ""}
+    results = json.loads(json.dumps(dict(real_results(), c9=never)))
+    assert errors(results, "fleet_results") == []
+    assert errors(dict(results, c9=dict(never, outcome=None)), "fleet_results") != []
