@@ -178,7 +178,9 @@ def _run_round(cluster, jobs, groups, number, judge_for, timeout, transport=None
     results = []
     for group, name in zip(groups, names):
         logs = cluster.logs(name, waited[name])
-        result = pair_result(group, name, number, dict(waited[name], pods=logs.get("pods") or waited[name].get("pods")), judge_for(len(group))(logs, waited[name]))
+        result = pair_result(
+            group, name, number, dict(waited[name], pods=logs.get("pods") or waited[name].get("pods")), judge_for(len(group))(logs, waited[name])
+        )
         texts = [entry.get("log") for entry in logs.get("results") or [] if isinstance(entry, dict) and isinstance(entry.get("log"), str)]
         nics = isolation_parts.nics_in(texts, transport)
         if nics:

@@ -171,7 +171,9 @@ def next_step(conclusion, context, results=(), max_jobs=0):
         if run["verdict"] == "pass":
             parts.append(_path_part(node, "nvlink", base, run, "slow with its NVLink paths, passes network-only: its NVLink (or NVSwitch) is at fault"))
             continue
-        parts.append(_path_part(node, "fabric", base, run, "slow network-only too: its network path is at fault (NVLink not proved good: NCCL has no network-off run)"))
+        parts.append(
+            _path_part(node, "fabric", base, run, "slow network-only too: its network path is at fault (NVLink not proved good: NCCL has no network-off run)")
+        )
         rail = rail_of(context.get("transport"), cat)
         nics = list((context.get("nics") or {}).get(node) or [])
         if not rail or not nics:
@@ -229,7 +231,17 @@ def _nic_part(node, nics, done):
     else:
         verdict, reason = "not_reproduced", "good on each NIC alone: no single rail is slow"
     evidence = [dict(_evidence(done[nic]), nic=nic) for nic in nics]
-    return {"level": "nic", "node": node, "conclusion": verdict, "reason": "%s: %s" % (node, reason), "nics": slow, "cleared": cleared, "errors": errors, "runs": evidence, "jobs": len(nics)}
+    return {
+        "level": "nic",
+        "node": node,
+        "conclusion": verdict,
+        "reason": "%s: %s" % (node, reason),
+        "nics": slow,
+        "cleared": cleared,
+        "errors": errors,
+        "runs": evidence,
+        "jobs": len(nics),
+    }
 
 
 def _pair_link(pair, labels, keys):
@@ -251,7 +263,8 @@ def _pair_link(pair, labels, keys):
         "level": "link",
         "conclusion": "found",
         "nodes": list(pair),
-        "reason": "%s+%s slow though each passes with others: the link between %s %s and %s" % (first, second, between["key"], between["domains"][0], between["domains"][1]),
+        "reason": "%s+%s slow though each passes with others: the link between %s %s and %s"
+        % (first, second, between["key"], between["domains"][0], between["domains"][1]),
         "links": [dict(between, nodes=list(pair))],
         "jobs": 0,
     }
@@ -268,7 +281,13 @@ def _group_links(nodes, labels, keys, results, pairs=()):
         return {"level": "link", "conclusion": "undetermined", "reason": "the nodes' labels could not be read", "links": [], "jobs": 0}, []
     key, groups = split_by_domain(nodes, labels, keys)
     if key is None:
-        return {"level": "link", "conclusion": "not_probed", "reason": "the run's nodes share every topology domain: no two groups to tell apart", "links": [], "jobs": 0}, []
+        return {
+            "level": "link",
+            "conclusion": "not_probed",
+            "reason": "the run's nodes share every topology domain: no two groups to tell apart",
+            "links": [],
+            "jobs": 0,
+        }, []
     runs = _of(results, "links", key=key)
     ran = dict((r["probe"]["domain"], r) for r in runs if "domain" in r["probe"])
     todo = [

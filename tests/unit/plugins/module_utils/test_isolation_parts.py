@@ -217,12 +217,14 @@ def test_a_slow_pair_of_two_good_nodes_is_a_link_between_their_domains_without_m
     assert same["parts"][0]["conclusion"] == "nodes"
 
 
-def test_a_fault_inside_one_domain_is_not_a_link():
-    cluster = FaultyCluster(nodes(8), links=[["nn-1", "z1"]], labels=domains(8, 4))
-    # nn-1 with z1 is every run on the nodes of nn-1 (all in z1): the group of nn-1 is slow alone.
-    outcome = isolate(cluster)
-    links = by_level(outcome, "link")
-    assert not links or links[0]["conclusion"] in ("inside", "not_probed")
+def test_a_group_slow_alone_is_a_fault_inside_its_domain_not_a_link():
+    context = {"nodes": nodes(8), "labels": domains(8, 4)}
+    conclusion = {"outcome": "not_reproduced", "culprits": []}
+    first = isolation_parts.next_step(conclusion, context, [], max_jobs=8)
+    assert first["state"] == "run" and [job["nodes"] for job in first["jobs"]] == [nodes(8)[:4], nodes(8)[4:]]
+    ran = [dict(job, verdict=verdict) for job, verdict in zip(first["jobs"], ["pass", "fail"])]
+    (part,) = isolation_parts.next_step(conclusion, context, ran, max_jobs=8)["parts"]
+    assert part["conclusion"] == "inside" and "nn-1" in part["reason"] and part["links"] == []
 
 
 def test_unreadable_labels_say_so():
@@ -258,7 +260,9 @@ def test_each_conclusion_carries_its_minutes():
 
 @pytest.mark.parametrize("bash", [False, True])
 def test_the_probe_env_reaches_the_mpirun_line(bash):
-    job = isolation_run.pair_trainjob(trainjob(bash=bash), ["n0", "n1"], 3, 0, env=[{"name": "NCCL_MNNVL_ENABLE", "value": "0"}, {"name": "NCCL_P2P_DISABLE", "value": "1"}])
+    job = isolation_run.pair_trainjob(
+        trainjob(bash=bash), ["n0", "n1"], 3, 0, env=[{"name": "NCCL_MNNVL_ENABLE", "value": "0"}, {"name": "NCCL_P2P_DISABLE", "value": "1"}]
+    )
     words = words_of(job)
     assert env_of(words)["NCCL_P2P_DISABLE"] == "1" and words.count("-x") == 3  # NCCL_MNNVL_ENABLE given a value, not twice
     assert words[words.index("mpirun") + 1 : words.index("mpirun") + 3] == ["-x", "NCCL_P2P_DISABLE=1"]
