@@ -299,6 +299,13 @@ def _group_links(nodes, labels, keys, results, pairs=()):
         return None, todo
     evidence = [dict(_evidence(ran[value]), domain=value) for value in sorted(groups) if value in ran]
     slow = [value for value in sorted(groups) if value in ran and ran[value]["verdict"] in SLOW]
+    if len(slow) == 1 and len(groups[slow[0]]) > 2:
+        # One group slow alone: the fault is inside it; its own domains (the next labels) are split the same way.
+        inner, jobs = _group_links(groups[slow[0]], labels, keys[keys.index(key) + 1 :], results, pairs)
+        if inner is None or inner["conclusion"] in ("found", "inside"):
+            if inner is not None:
+                inner = dict(inner, runs=evidence + inner.get("runs", []), jobs=len(runs) + inner["jobs"])
+            return inner, jobs
     if slow:
         return {
             "level": "link",

@@ -15,6 +15,7 @@ import shlex
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result, isolation_run
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation_parts
 
@@ -230,7 +231,7 @@ def test_a_group_slow_alone_is_a_fault_inside_its_domain_not_a_link():
 def test_unreadable_labels_say_so():
     class NoNodes(FaultyCluster):
         def find(self, kind, api_version):
-            raise RuntimeError("forbidden")
+            raise ClusterCallFailed("listing Node", {"category": "Forbidden", "message": "forbidden"})
 
     outcome = isolate(NoNodes(nodes(8), links=[["nn-0", "nn-1"]], labels=domains(8, 4)))
     (link,) = by_level(outcome, "link")
@@ -281,3 +282,12 @@ def test_nic_names_are_read_bounded_from_ncclss_own_list():
 def test_bad_part_results_are_refused_by_field():
     with pytest.raises(ConfigError, match=r"part_results\[0\].verdict"):
         isolation_parts.next_step({"outcome": "found", "culprits": []}, {}, [{"nodes": ["a", "b"], "verdict": "slow", "probe": {"kind": "paths"}}])
+
+
+def test_a_group_slow_alone_is_split_again_by_the_next_label():
+    labels = dict(("n%d" % i, {"topology.k8s.aws/network-node-layer-2": "l2-%d" % (i // 8), LAYER: "nn-%d" % (i // 4)}) for i in range(16))
+    outcome = isolate(FaultyCluster(nodes(16), links=[["nn-0", "nn-1"]], labels=labels))
+    (link,) = by_level(outcome, "link")
+    assert link["conclusion"] == "found" and link["links"][0]["key"] == LAYER and link["links"][0]["domains"] == ["nn-0", "nn-1"]
+    assert link["jobs"] == 4 and [run["domain"] for run in link["runs"]] == ["l2-0", "l2-1", "nn-0", "nn-1"]
+    assert [run["verdict"] for run in link["runs"]] == ["fail", "pass", "pass", "pass"]
