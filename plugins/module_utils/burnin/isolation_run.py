@@ -273,6 +273,10 @@ def run_isolation(
                 for node in result["nodes"]:
                     if result.get("opened_nics") and node not in context["nics"]:
                         context["nics"][node] = result["opened_nics"]
+            try:
+                with_env((trainjob.get("spec") or {}).get("trainer") or {}, isolation_parts.network_only_env())
+            except ConfigError as exc:
+                context["env_refused"] = "the NCCL variables of a finer run cannot be set: %s" % exc
             if conclusion["outcome"] != "found":
                 context["labels"] = node_labels(cluster, nodes)
             while True:

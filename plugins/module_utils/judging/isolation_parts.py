@@ -144,7 +144,8 @@ def next_step(conclusion, context, results=(), max_jobs=0):
     """The next round of part jobs, or the conclusions.
 
     CONCLUSION: judging/isolation.py's; CONTEXT: {transport (judging/transport.py id), nics: {node: [NIC names NCCL
-    opened]}, labels: {node: {label: value}} (None: not read), nodes (the run's)}; RESULTS: every part result so far;
+    opened]}, labels: {node: {label: value}} (None: not read), nodes (the run's), known_good, pairs (the pair
+    results), env_refused (why a run's NCCL variables cannot be changed, when they cannot)}; RESULTS: every part result so far;
     MAX_JOBS: part jobs still allowed. Returns {state: run, jobs: [{nodes, env, probe}]} or {state: done, parts:
     [conclusion...], pending: [what the budget left unprobed]}.
     """
@@ -160,6 +161,11 @@ def next_step(conclusion, context, results=(), max_jobs=0):
         if base is None:
             continue
         partner = [n for n in base["nodes"] if n != node][0]
+        if context.get("env_refused"):
+            parts.append(
+                {"level": "path", "node": node, "conclusion": "not_probed", "reason": "%s: %s" % (node, context["env_refused"]), "paths": [], "jobs": 0}
+            )
+            continue
         runs = _of(results, "paths", node=node)
         if not runs:
             wanted.append({"nodes": [node, partner], "env": network_only_env(cat), "probe": {"kind": "paths", "node": node, "path": "network"}})

@@ -291,3 +291,12 @@ def test_a_group_slow_alone_is_split_again_by_the_next_label():
     assert link["conclusion"] == "found" and link["links"][0]["key"] == LAYER and link["links"][0]["domains"] == ["nn-0", "nn-1"]
     assert link["jobs"] == 4 and [run["domain"] for run in link["runs"]] == ["l2-0", "l2-1", "nn-0", "nn-1"]
     assert [run["verdict"] for run in link["runs"]] == ["fail", "pass", "pass", "pass"]
+
+
+def test_a_run_without_mpirun_keeps_its_node_conclusion_and_says_why_no_path_was_probed():
+    job = trainjob()
+    job["spec"]["trainer"] = dict(job["spec"]["trainer"], command=["torchrun"], args=["train.py"])
+    outcome = isolate(FaultyCluster(nodes(4), nvlink=["n2"]), job=job)
+    assert [c["node"] for c in outcome["conclusion"]["culprits"]] == ["n2"] and outcome["part_results"] == []
+    (path,) = by_level(outcome, "path")
+    assert path["conclusion"] == "not_probed" and "no mpirun" in path["reason"]
