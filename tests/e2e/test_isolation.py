@@ -12,7 +12,7 @@ aws-usw2-h100-nodes-gpu-2: every MPI job with a worker there prints far-below bu
 - check mode: gpufleet.burnin.burnin_isolate plans the first round and applies nothing;
 - the finer rounds (docs/isolation.md, "Finding the bad part"), each fault of the stand-in in a cluster of its own,
   all isolated by the same run of playbooks/burnin.yml: a degraded NVLink (aws-usw2-h100-nvlink, gpu-2) is named
-  `nvlink` by one network-only job; a slow rail (nebius-eun1-h200-rails, NIC mlx5_2 of gpu-1) is `fabric` and named
+  `nvlink` by one network-only job; a slow rail (azure-eus-h100-rails, InfiniBand, NIC mlx5_2 of gpu-1) is `fabric` and named
   by one job per NIC; a bad link between the two network-node-layer-3 domains of aws-usw2-h100-links (8 nodes, 4 per
   domain) is named when both halves pass. Each states the number of jobs it took.
 
@@ -47,7 +47,7 @@ def run_id(n):
     return "iso%s-%d" % (SESSION, n)
 
 
-NVLINK, RAILS, LINKS = "aws-usw2-h100-nvlink", "nebius-eun1-h200-rails", "aws-usw2-h100-links"
+NVLINK, RAILS, LINKS = "aws-usw2-h100-nvlink", "azure-eus-h100-rails", "aws-usw2-h100-links"
 LAYER3 = "topology.k8s.aws/network-node-layer-3"
 # The fleet's layer-3 domain of nodes 0-3 and of 4-7 (tests/fleet/fleet_nodes.py labels them; conftest loaded it).
 LINK_DOMAINS = ["nn-%s" % sys.modules["gpufleet_test_fleet"].fake_nodes._hex("%s/l3/%d" % (LINKS, half), 17) for half in (0, 1)]
@@ -78,7 +78,7 @@ SPEC = {
         },
         {"name": GOOD, "platform": "gcp", "gpu_architecture": "h100", "kubernetes_version": "1.37", "nodes": 2, "nccl_log": "good"},
         dict(FAULTY, name=NVLINK, degraded_nvlink=["%s-gpu-2" % NVLINK]),
-        dict(FAULTY, name=RAILS, platform="nebius", gpu_architecture="h200", slow_rails={"%s-gpu-1" % RAILS: ["mlx5_2"]}),
+        dict(FAULTY, name=RAILS, platform="azure", slow_rails={"%s-gpu-1" % RAILS: ["mlx5_2"]}),
         dict(FAULTY, name=LINKS, nodes=8, inventory_vars={"burnin_nodes": 8}, bad_links=[LINK_DOMAINS]),
     ],
 }
