@@ -18,6 +18,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import clus
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation_parts
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
 
 NICS = ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
 NIC_LINE = "node-0:120:180 [0] NCCL INFO NET/IB : Using " + " ".join("[%d]%s:1/IB" % (i, nic) for i, nic in enumerate(NICS)) + " ; OOB eth0:10.0.0.1<0>"
@@ -300,3 +301,12 @@ def test_a_run_without_mpirun_keeps_its_node_conclusion_and_says_why_no_path_was
     assert [c["node"] for c in outcome["conclusion"]["culprits"]] == ["n2"] and outcome["part_results"] == []
     (path,) = by_level(outcome, "path")
     assert path["conclusion"] == "not_probed" and "no mpirun" in path["reason"]
+
+
+def test_the_report_carries_each_conclusion_with_its_runs():
+    outcome = isolate(FaultyCluster(nodes(4), nvlink=["n2"]))
+    entry = dict(cluster_result.isolation_record({"reason": "verdict fail"}, outcome), cluster="c", outcome="Complete")
+    (cluster,) = report.build_report({"c": entry}, run_id="r")["clusters"]
+    (path,) = [part for part in cluster["isolation"]["parts"] if part["level"] == "path"]
+    assert path["conclusion"] == "nvlink" and len(path["paths"]) == 2 and "n2 nvlink" in cluster["reason"]
+    assert '"conclusion": "nvlink"' in report.render_json(report.build_report({"c": entry}, run_id="r"))
