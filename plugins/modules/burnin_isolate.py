@@ -69,7 +69,7 @@ options:
     type: list
     elements: str
   max_jobs:
-    description: Pair jobs in all, from 1 to 1000.
+    description: Jobs in all (the pairs and the finer rounds that follow them), from 1 to 1000.
     type: int
     default: 8
   max_minutes:
@@ -136,7 +136,8 @@ EXAMPLES = r"""
 RETURN = r"""
 rounds:
   description: Each round - C(round), C(pairs), C(trainjobs) (their names), C(results) (per pair - C(nodes), C(trainjob),
-    C(verdict), C(busbw), C(size), C(reason), C(outcome)); in check mode only the first, with C(planned=true).
+    C(verdict), C(busbw), C(size), C(reason), C(outcome)); a finer round also C(probes) and per result C(probe) and
+    C(env); in check mode only the first, with C(planned=true).
   returned: always
   type: list
   elements: dict
@@ -164,7 +165,9 @@ findings:
   elements: dict
 record:
   description: The fields to combine into the cluster's result - C(isolation) (outcome, reason, culprits, good,
-    unknown, jobs, all_pairs, minutes, rounds), C(node_findings) and C(node_verdicts) with the isolation's findings.
+    unknown, jobs, node_jobs, node_minutes, all_pairs, minutes, rounds, parts (the finer conclusions, each with
+    C(level) path, nic or link, C(conclusion), C(reason), C(jobs), C(minutes) and its runs as evidence in C(paths),
+    C(runs), C(nics) or C(links)), pending), C(node_findings) and C(node_verdicts) with the isolation's findings.
   returned: always
   type: dict
 """

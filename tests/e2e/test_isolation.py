@@ -9,7 +9,12 @@ aws-usw2-h100-nodes-gpu-2: every MPI job with a worker there prints far-below bu
   afterwards, and the good cluster is not isolated;
 - a budget of 1 job: the result says the budget ran out and what is known;
 - a bad budget is refused before any cluster is touched, naming the variable;
-- check mode: gpufleet.burnin.burnin_isolate plans the first round and applies nothing.
+- check mode: gpufleet.burnin.burnin_isolate plans the first round and applies nothing;
+- the finer rounds (docs/isolation.md, "Finding the bad part"), each fault of the stand-in in a cluster of its own,
+  all isolated by the same run of playbooks/burnin.yml: a degraded NVLink (aws-usw2-h100-nvlink, gpu-2) is named
+  `nvlink` by one network-only job; a slow rail (azure-eus-h100-rails, InfiniBand, NIC mlx5_2 of gpu-1) is `fabric` and named
+  by one job per NIC; a bad link between the two network-node-layer-3 domains of aws-usw2-h100-links (8 nodes, 4 per
+  domain) is named when both halves pass. Each states the number of jobs it took.
 
 GPUFLEET_ISOLATION_FLEET_DIR reuses a fleet started by hand from the same clusters.
 """
@@ -21,6 +26,7 @@ __metaclass__ = type
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -41,6 +47,20 @@ def run_id(n):
     return "iso%s-%d" % (SESSION, n)
 
 
+NVLINK, RAILS, LINKS = "aws-usw2-h100-nvlink", "azure-eus-h100-rails", "aws-usw2-h100-links"
+LAYER3 = "topology.k8s.aws/network-node-layer-3"
+# The fleet's layer-3 domain of nodes 0-3 and of 4-7 (tests/fleet/fleet_nodes.py labels them; conftest loaded it).
+LINK_DOMAINS = ["nn-%s" % sys.modules["gpufleet_test_fleet"].fake_nodes._hex("%s/l3/%d" % (LINKS, half), 17) for half in (0, 1)]
+FAULTY = {
+    "platform": "aws",
+    "gpu_architecture": "h100",
+    "kubernetes_version": "1.37",
+    "nodes": 4,
+    "node_naming": "indexed",
+    "inventory_vars": {"burnin_nodes": 4},
+    "trainjob_outcome": "Complete",
+    "nccl_log": "good",
+}
 SPEC = {
     "restricted_namespace": "burnin-restricted",
     "clusters": [
@@ -57,6 +77,9 @@ SPEC = {
             "nccl_log": "good",
         },
         {"name": GOOD, "platform": "gcp", "gpu_architecture": "h100", "kubernetes_version": "1.37", "nodes": 2, "nccl_log": "good"},
+        dict(FAULTY, name=NVLINK, degraded_nvlink=["%s-gpu-2" % NVLINK]),
+        dict(FAULTY, name=RAILS, platform="azure", slow_rails={"%s-gpu-1" % RAILS: ["mlx5_2"]}),
+        dict(FAULTY, name=LINKS, nodes=8, inventory_vars={"burnin_nodes": 8}, bad_links=[LINK_DOMAINS]),
     ],
 }
 
@@ -195,3 +218,51 @@ def test_check_mode_plans_the_first_round_and_applies_nothing(iso_fleet):
     assert first["planned"] is True and first["pairs"] == [NODES[:2], NODES[2:]]
     assert first["trainjobs"] == ["nccl-burnin-%s-iso-1-0" % run_id(4), "nccl-burnin-%s-iso-1-1" % run_id(4)]
     assert not [name for name in trainjobs(state, CLUSTER) if name.startswith("nccl-burnin-%s" % run_id(4))]
+
+
+def parts_of(summary, cluster, level):
+    return [part for part in summary[cluster]["isolation"]["parts"] if part["level"] == level]
+
+
+def test_a_degraded_nvlink_is_named_nvlink_by_one_network_only_job(isolated):
+    state, proc, summary = isolated
+    isolation = summary[NVLINK]["isolation"]
+    assert isolation["culprits"] == ["%s-gpu-2" % NVLINK], isolation
+    (path,) = parts_of(summary, NVLINK, "path")
+    assert path["conclusion"] == "nvlink" and path["jobs"] == 1, path
+    network = path["paths"][1]
+    assert network["path"] == "network" and network["verdict"] == "pass" and {"name": "NCCL_P2P_DISABLE", "value": "1"} in network["env"]
+    assert path["paths"][0]["verdict"] == "fail" and path["paths"][0]["busbw"] < network["busbw"]
+    # The jobs it took: 4 pairs to name the node (its partner in round 1 needs a test of its own), 1 network-only.
+    assert (isolation["node_jobs"], isolation["jobs"]) == (4, 5)
+    assert "%s-gpu-2 nvlink" % NVLINK in summary[NVLINK]["reason"]
+
+
+def test_a_slow_rail_is_fabric_and_named_by_one_job_per_nic(isolated):
+    state, proc, summary = isolated
+    bad = "%s-gpu-1" % RAILS
+    isolation = summary[RAILS]["isolation"]
+    assert isolation["culprits"] == [bad], isolation
+    (path,) = parts_of(summary, RAILS, "path")
+    assert path["conclusion"] == "fabric"
+    (nic,) = parts_of(summary, RAILS, "nic")
+    assert nic["conclusion"] == "found" and nic["nics"] == ["mlx5_2"] and nic["cleared"] == ["mlx5_0", "mlx5_1", "mlx5_3"], nic
+    assert nic["jobs"] == 4 and [run["env"] for run in nic["runs"]][2] == [{"name": "NCCL_IB_HCA", "value": "=mlx5_2"}]
+    # 3 pairs, 1 network-only, 1 per NIC: the default budget of 8 exactly.
+    assert (isolation["node_jobs"], isolation["jobs"]) == (3, 8)
+    assert "%s NIC mlx5_2" % bad in summary[RAILS]["reason"]
+
+
+def test_a_bad_link_between_two_domains_is_named_when_both_halves_pass(isolated):
+    state, proc, summary = isolated
+    isolation = summary[LINKS]["isolation"]
+    assert summary[LINKS]["verdict"]["verdict"] == "fail" and isolation["outcome"] == "not_reproduced", isolation
+    (link,) = parts_of(summary, LINKS, "link")
+    assert link["conclusion"] == "found", link
+    assert link["links"][0]["key"] == LAYER3 and link["links"][0]["domains"] == sorted(LINK_DOMAINS)
+    assert [len(run["nodes"]) for run in link["runs"]] == [4, 4] and all(run["verdict"] == "pass" for run in link["runs"])
+    assert link["jobs"] == 2 and isolation["jobs"] == isolation["node_jobs"] + 2 == 6
+    # The slow NIC of the first cluster: a network fault (every path, EFA has no one-NIC variable to name the rail).
+    (path,) = parts_of(summary, CLUSTER, "path")
+    (nic,) = parts_of(summary, CLUSTER, "nic")
+    assert path["conclusion"] == "fabric" and nic["conclusion"] == "not_probed" and "efa" in nic["reason"]

@@ -34,6 +34,12 @@ catalogue's dcgm-diag workload, recognised by its TrainJob's trainer command) pr
 `nccl_transport` (expected | socket: a silent fall back to sockets). A slow NIC: an MPI job of 2 nodes or more with
 a worker pod on one of the cluster's `slow_nodes` prints far-below output (nccl_logs.py: 25% of the good peak, below
 every threshold), whatever the cluster's `nccl_log`; a job without a launcher (a node's own run) is not slowed.
+The isolation's finer faults slow such a job the same way (Cluster.on_slow_node; the run's env is its TrainJob's
+spec.trainer.env and the mpirun line's `-x NAME=VALUE`, run_env): `slow_rails` ({<node>: [<NIC name>]}, the names
+the launcher's `NET/IB : Using [0]mlx5_0:1/IB ...` line lists) while NCCL_IB_HCA lets the run use that NIC (an exact
+`=` list without it excludes it); `degraded_nvlink` ([<node>]) unless the run sets NCCL_P2P_DISABLE=1 (NVLink off);
+`bad_links` ([[<domain a>, <domain b>]], label values such as two `topology.k8s.aws/network-node-layer-3` ids) when
+the labels of the job's worker nodes hold both.
 `nccl_transport` (expected | socket: a silent fall back to sockets). An nccl-tests program run without mpirun (the
 node stage's exec pods, `all_reduce_perf -g <gpus>`) prints single-node output per pod at the GPU's intra-node level,
 or the spec's `node_busbw: {<node name>: <GB/s>}` for that node; the cluster's `nccl_log` and `nccl_busbw` describe
@@ -80,6 +86,15 @@ def log(msg):
     print(f"{datetime.now().strftime('%H:%M:%S')} [agent] {msg}", file=sys.stderr, flush=True)
 
 
+def run_env(tj):
+    """The env the TrainJob's ranks get: spec.trainer.env, then the mpirun line's `-x NAME=VALUE` (what mpirun forwards)."""
+    trainer = (tj.get("spec") or {}).get("trainer") or {}
+    env = {e.get("name"): str(e.get("value")) for e in trainer.get("env") or [] if isinstance(e, dict)}
+    words = nccl_logs.trainer_words(tj)
+    env.update(words[i + 1].split("=", 1) for i in range(len(words) - 1) if words[i] == "-x" and "=" in words[i + 1])
+    return env
+
+
 def cri_lines(text, stamp):
     """TEXT as a CRI log file (what a container runtime writes and KWOK's server reads): `<time> stdout F <line>`."""
     return "".join(f"{stamp} stdout F {line}\n" for line in text.splitlines())
@@ -100,6 +115,10 @@ class Cluster:
         self.dcgm_hung_nodes = list(record.get("dcgm_hung_nodes") or [])
         self.dcgm_replay = dict(record.get("dcgm_replay") or {})
         self.slow_nodes = set(record.get("slow_nodes") or [])
+        # The isolation's finer faults: {node: [NIC]} slow rails, nodes with a degraded NVLink, [[domain, domain]] links.
+        self.slow_rails = dict(record.get("slow_rails") or {})
+        self.degraded_nvlink = set(record.get("degraded_nvlink") or [])
+        self.bad_links = [set(pair) for pair in record.get("bad_links") or []]
         # {node name: GB/s}: that node's own all_reduce (the node stage's single-node output) reaches only this.
         self.node_busbw = dict(record.get("node_busbw") or {})
         self.log_root = Path(log_root) / name
@@ -248,13 +267,34 @@ class Cluster:
         return outcome, choice, busbw, max(0.5, t + delay - time.time())
 
     def on_slow_node(self, tj, shape):
-        """The slow nodes the TrainJob's MPI workers run on (none for a job without a launcher or of one node). The
-        launcher starts once the workers are Ready (the runtime's dependsOn), so they are bound by then."""
-        if not self.slow_nodes or "launcher" not in shape or shape.get("node", 1) < 2:
+        """Why the TrainJob's MPI run is slow: the faults of the nodes its workers run on (none for a job without a
+        launcher or of one node). The launcher starts once the workers are Ready (the runtime's dependsOn), so they
+        are bound by then. A slow node is slow in any run; a degraded NVLink unless the run's env turns NVLink off
+        (NCCL_P2P_DISABLE=1); a slow rail while NCCL_IB_HCA lets the run use that NIC (an exact "=" list without it
+        excludes it); a bad link when the workers' topology labels hold both of its domains."""
+        faults = self.slow_nodes or self.slow_rails or self.degraded_nvlink or self.bad_links
+        if not faults or "launcher" not in shape or shape.get("node", 1) < 2:
             return []
         meta = tj["metadata"]
         pods = self.res("v1", "Pod").get(namespace=meta["namespace"], label_selector=f"{JOBSET_NAME}={meta['name']},{REPLICATED_JOB}=node").to_dict()
-        return sorted(set(p["spec"].get("nodeName") for p in pods["items"]) & self.slow_nodes)
+        nodes = sorted(set(p["spec"].get("nodeName") for p in pods["items"]) - {None})
+        env = run_env(tj)
+        why = [n for n in nodes if n in self.slow_nodes]
+        if env.get("NCCL_P2P_DISABLE") != "1":
+            why += [f"{n} (NVLink)" for n in nodes if n in self.degraded_nvlink]
+        hca = env.get("NCCL_IB_HCA", "")
+        for n in nodes:
+            nics = [nic for nic in self.slow_rails.get(n) or [] if not hca.startswith("=") or nic in hca[1:].split(",")]
+            why += [f"{n} (NIC {nic})" for nic in nics]
+        if self.bad_links:
+            values = set()
+            for n in nodes:
+                try:
+                    values.update((self.res("v1", "Node").get(name=n).to_dict()["metadata"].get("labels") or {}).values())
+                except ApiException:
+                    pass
+            why += [f"link {' - '.join(sorted(link))}" for link in self.bad_links if link <= values]
+        return why
 
     def pod_text(self, tj, pod, shape, choice, busbw, finished, outcome):
         meta = tj["metadata"]
@@ -280,7 +320,7 @@ class Cluster:
                 transport = "expected"
             slow = self.on_slow_node(tj, shape)
             if slow:
-                log(f"{self.name}: {meta['name']}: workers on slow node(s) {', '.join(slow)}: far-below output")
+                log(f"{self.name}: {meta['name']}: slow: {', '.join(slow)}: far-below output")
                 choice, busbw = "far-below", None
             return nccl_logs.launcher_log(
                 choice, hosts, gpus, self.platform, self.gpu, cmd, busbw=busbw, seed=meta.get("uid", ""), finished=finished, mnnvl=mnnvl, transport=transport

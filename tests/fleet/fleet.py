@@ -225,6 +225,20 @@ def load_spec(path):
         slow_nodes = c.get("slow_nodes") or []
         if not isinstance(slow_nodes, list) or not all(isinstance(n, str) and n for n in slow_nodes):
             raise FleetError(f"{path}: cluster {name}: slow_nodes must be a list of node names, got {slow_nodes!r}")
+        # The isolation's finer faults (agent.py): a slow rail, a degraded NVLink, a bad link between two domains.
+        slow_rails = c.get("slow_rails") or {}
+        if not isinstance(slow_rails, dict) or not all(
+            isinstance(n, str) and isinstance(v, list) and v and all(isinstance(x, str) and x for x in v) for n, v in slow_rails.items()
+        ):
+            raise FleetError(f"{path}: cluster {name}: slow_rails must map node names to lists of NIC names, got {slow_rails!r}")
+        degraded_nvlink = c.get("degraded_nvlink") or []
+        if not isinstance(degraded_nvlink, list) or not all(isinstance(n, str) and n for n in degraded_nvlink):
+            raise FleetError(f"{path}: cluster {name}: degraded_nvlink must be a list of node names, got {degraded_nvlink!r}")
+        bad_links = c.get("bad_links") or []
+        if not isinstance(bad_links, list) or not all(
+            isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) and x for x in pair) for pair in bad_links
+        ):
+            raise FleetError(f"{path}: cluster {name}: bad_links must be a list of [domain a, domain b] label values, got {bad_links!r}")
         inventory_vars = c.get("inventory_vars") or {}
         if not isinstance(inventory_vars, dict):
             raise FleetError(f"{path}: cluster {name}: inventory_vars must be a mapping of host variables, got {inventory_vars!r}")
@@ -272,6 +286,9 @@ def load_spec(path):
                 "dcgm_hung_nodes": list(hung),
                 "node_naming": node_naming,
                 "slow_nodes": list(slow_nodes),
+                "slow_rails": dict((n, list(v)) for n, v in slow_rails.items()),
+                "degraded_nvlink": list(degraded_nvlink),
+                "bad_links": [list(pair) for pair in bad_links],
                 "inventory_vars": dict(inventory_vars),
             }
         )
@@ -843,6 +860,9 @@ class FleetStarter:
                 "dcgm_failing_gpus",
                 "dcgm_hung_nodes",
                 "slow_nodes",
+                "slow_rails",
+                "degraded_nvlink",
+                "bad_links",
                 "inventory_vars",
             )
         }

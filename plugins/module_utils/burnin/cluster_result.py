@@ -14,7 +14,7 @@ __metaclass__ = type
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import detect
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import UNREACHABLE_CLASSES, classify
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions, isolation
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions, isolation, isolation_parts
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import from_verdict, with_findings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS, cluster_passed
 
@@ -280,14 +280,21 @@ def isolation_record(result, outcome):
         "culprits": [culprit["node"] for culprit in conclusion.get("culprits") or []],
         "good": conclusion.get("good") or [],
         "unknown": conclusion.get("unknown") or [],
-        "jobs": len(outcome.get("results") or []),
+        "jobs": len(outcome.get("results") or []) + len(outcome.get("part_results") or []),
+        "node_jobs": len(outcome.get("results") or []),
+        "node_minutes": conclusion.get("minutes"),
         "all_pairs": isolation.all_pairs(len(outcome.get("nodes") or [])),
         "minutes": outcome.get("minutes"),
         "rounds": outcome.get("rounds") or [],
+        # The finer conclusions (judging/isolation_parts.py), each with its runs as evidence (paths, nics, links).
+        "parts": outcome.get("parts") or [],
+        "pending": outcome.get("pending") or [],
     }
-    if fields["isolation"]["culprits"]:
+    found = isolation_parts.summary(fields["isolation"]["parts"])
+    if fields["isolation"]["culprits"] or found:
         # The cluster's one line (the summary) names them too.
-        fields["reason"] = "%s; isolation: bad node(s) %s" % ((result or {}).get("reason") or "", ", ".join(fields["isolation"]["culprits"]))
+        named = ["bad node(s) %s" % ", ".join(fields["isolation"]["culprits"])] if fields["isolation"]["culprits"] else []
+        fields["reason"] = "%s; isolation: %s" % ((result or {}).get("reason") or "", "; ".join(named + ([found] if found else [])))
     return _graded(result, fields)
 
 

@@ -21,11 +21,12 @@ __metaclass__ = type
 
 import copy
 import hashlib
+import shlex
 import time
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed, unread
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation, isolation_parts
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 PATCH_MANAGER = "gpufleet.burnin/isolation"
@@ -65,8 +66,46 @@ def pinned_affinity(pair, runtime=None):
     return affinity
 
 
-def pair_trainjob(trainjob, pair, round_number, index, runtime=None):
-    """The pair's TrainJob: TRAINJOB (the fleet stage's planned one) on 2 nodes, named pair_name(), pinned to PAIR."""
+def with_env(trainer, env):
+    """TRAINER (a TrainJob's spec.trainer) whose mpirun line passes ENV ([{name, value}]) to every rank: a ``-x
+    NAME=...`` the line has is given the new value, the others are added after mpirun (the ranks get only what mpirun
+    forwards: module_utils/rendering/plan.py rank_env_args). A ``bash -c`` line (plan.py wrap_pre_command) is changed in
+    its ``exec`` line. A line without mpirun is refused: the variables would reach no rank."""
+    if not env:
+        return dict(trainer)
+    values = dict((item["name"], str(item["value"])) for item in env)
+
+    def rewrite(words):
+        at = next((i for i, word in enumerate(words) if word.rsplit("/", 1)[-1] == "mpirun"), None)
+        if at is None:
+            return None
+        words, seen = list(words), set()
+        for i in range(at + 1, len(words) - 1):
+            if words[i] == "-x" and words[i + 1].split("=", 1)[0] in values:
+                name = words[i + 1].split("=", 1)[0]
+                words[i + 1] = "%s=%s" % (name, values[name])
+                seen.add(name)
+        added = [arg for item in env if item["name"] not in seen for arg in ("-x", "%s=%s" % (item["name"], values[item["name"]]))]
+        return words[: at + 1] + added + words[at + 1 :]
+
+    command, args = list(trainer.get("command") or []), list(trainer.get("args") or [])
+    if command[:2] == ["/bin/bash", "-c"] and len(args) == 1:
+        lines = args[0].split("\n")
+        words = shlex.split(lines[-1]) if lines[-1].startswith("exec ") else []
+        changed = rewrite(words)
+        if changed is not None:
+            lines[-1] = " ".join(shlex.quote(word) for word in changed)
+            return dict(trainer, args=["\n".join(lines)])
+    else:
+        changed = rewrite(command + args)
+        if changed is not None:
+            return dict(trainer, command=changed[: len(command)], args=changed[len(command) :])
+    raise ConfigError("trainjob", "spec.trainer runs no mpirun: the isolation's NCCL variables would reach no rank")
+
+
+def pair_trainjob(trainjob, pair, round_number, index, runtime=None, env=None):
+    """The pair's TrainJob: TRAINJOB (the fleet stage's planned one) on the nodes of PAIR (two, or a group of the
+    links probe), named pair_name(), pinned to them; ENV: NCCL variables of a finer probe (with_env)."""
     if not isinstance(trainjob, dict) or trainjob.get("kind") != "TrainJob" or not (trainjob.get("metadata") or {}).get("name"):
         raise ConfigError("trainjob", "must be the planned TrainJob (kind TrainJob with a metadata.name)")
     metadata = trainjob["metadata"]
@@ -83,7 +122,7 @@ def pair_trainjob(trainjob, pair, round_number, index, runtime=None):
     if metadata.get("annotations"):
         job["metadata"]["annotations"] = dict(metadata["annotations"])
     spec = job["spec"]
-    spec["trainer"] = dict(spec.get("trainer") or {}, numNodes=2)
+    spec["trainer"] = with_env(dict(spec.get("trainer") or {}, numNodes=len(pair)), env)
     patch = {
         "manager": PATCH_MANAGER,
         "trainingRuntimeSpec": {
@@ -128,54 +167,163 @@ def pair_result(pair, name, round_number, waited, verdict):
     return result
 
 
-def run_isolation(cluster, trainjob, nodes, judge, known_good=(), runtime=None, max_jobs=8, max_minutes=30, round_timeout=3600, check_mode=False, clock=None):
+def _run_round(cluster, jobs, groups, number, judge_for, timeout, transport=None):
+    """Apply JOBS (round NUMBER, one per node group of GROUPS), wait, read, judge and delete them: their results, each
+    with ``opened_nics`` (the NIC names NCCL listed in its log, judging/isolation_parts.py nics_in)."""
+    names = [job["metadata"]["name"] for job in jobs]
+    cluster.apply(jobs)
+    waited = cluster.wait(names, timeout)
+    if unread(waited):
+        raise ClusterCallFailed("waiting for the pair TrainJobs", unread(waited)[1].get("error") or {"category": "Error", "message": "no answer"})
+    results = []
+    for group, name in zip(groups, names):
+        logs = cluster.logs(name, waited[name])
+        result = pair_result(
+            group, name, number, dict(waited[name], pods=logs.get("pods") or waited[name].get("pods")), judge_for(len(group))(logs, waited[name])
+        )
+        texts = [entry.get("log") for entry in logs.get("results") or [] if isinstance(entry, dict) and isinstance(entry.get("log"), str)]
+        nics = isolation_parts.nics_in(texts, transport)
+        if nics:
+            result["opened_nics"] = nics
+        results.append(result)
+    cluster.delete(names)
+    return results
+
+
+def node_labels(cluster, nodes):
+    """{node: its labels} of NODES (the topology domains of the links probe), or None when the Nodes cannot be read."""
+    find = getattr(cluster, "find", None)
+    if find is None:
+        return None
+    try:
+        found = find("Node", "v1")
+    except ClusterCallFailed:
+        # No list right on nodes (docs/rbac.md: the cluster reader's): the links probe says the labels were not read.
+        return None
+    wanted = set(nodes)
+    return dict(
+        (item["metadata"]["name"], dict(item["metadata"].get("labels") or {}))
+        for item in found or []
+        if isinstance(item, dict) and (item.get("metadata") or {}).get("name") in wanted
+    )
+
+
+def run_isolation(
+    cluster,
+    trainjob,
+    nodes,
+    judge,
+    known_good=(),
+    runtime=None,
+    max_jobs=8,
+    max_minutes=30,
+    round_timeout=3600,
+    check_mode=False,
+    clock=None,
+    parts=None,
+):
     """Run rounds until the planner concludes. JUDGE(logs, waited) -> a verdict (judging/verdict.py's) of one pair.
 
-    Returns {rounds: [{round, pairs, trainjobs, results}], results, conclusion, findings, minutes}. In check mode only
-    the first round is planned (rounds[0].planned true) and nothing is applied; the conclusion is None.
-    Exceptions of the cluster's calls propagate, with ``partial`` (what was found so far) set on them.
+    PARTS (None: the node level only): {transport (judging/transport.py's id of the run), judge_for (node count ->
+    a JUDGE for a group of that many nodes)}: once the bad nodes are named, the finer rounds of
+    judging/isolation_parts.py run within the same budget (MAX_JOBS and MAX_MINUTES bound all rounds).
+    Returns {rounds: [{round, pairs, trainjobs, results}], results, conclusion, findings, minutes, parts, part_results,
+    pending}. In check mode only the first round is planned (rounds[0].planned true) and nothing is applied; the
+    conclusion is None. Exceptions of the cluster's calls propagate, with ``partial`` (what was found so far) set.
     """
     clock = clock or time.monotonic
     start = clock()
-    results, rounds = [], []
+    results, rounds, part_results = [], [], []
     max_seconds = None if max_minutes is None else max_minutes * 60
-    while True:
-        elapsed = clock() - start
-        step = isolation.next_step(nodes, results, known_good=known_good, max_jobs=max_jobs, max_minutes=max_minutes, elapsed_minutes=elapsed / 60.0)
-        if step["state"] == "done":
-            conclusion = step["conclusion"]
-            break
-        number = len(rounds) + 1
-        jobs = [pair_trainjob(trainjob, pair, number, index, runtime) for index, pair in enumerate(step["pairs"])]
-        names = [job["metadata"]["name"] for job in jobs]
-        entry = {"round": number, "pairs": step["pairs"], "trainjobs": names, "results": []}
-        rounds.append(entry)
-        if check_mode:
-            entry["planned"] = True
-            return {"rounds": rounds, "results": [], "conclusion": None, "findings": [], "minutes": 0.0, "objects": jobs, "nodes": list(nodes)}
-        try:
-            cluster.apply(jobs)
-            timeout = round_timeout if max_seconds is None else max(1, min(round_timeout, int(max_seconds - (clock() - start))))
-            waited = cluster.wait(names, timeout)
-            if unread(waited):
-                raise ClusterCallFailed("waiting for the pair TrainJobs", unread(waited)[1].get("error") or {"category": "Error", "message": "no answer"})
-            for pair, name in zip(step["pairs"], names):
-                logs = cluster.logs(name, waited[name])
-                result = pair_result(pair, name, number, dict(waited[name], pods=logs.get("pods") or waited[name].get("pods")), judge(logs, waited[name]))
-                entry["results"].append(result)
-                results.append(result)
-            cluster.delete(names)
-        except Exception as exc:
-            exc.partial = {"rounds": rounds, "results": results, "minutes": round((clock() - start) / 60.0, 2)}
-            raise
+    transport = (parts or {}).get("transport")
+    base_judge_for = (parts or {}).get("judge_for") or (lambda size: judge)
+
+    def judge_for(size):
+        return judge if size == 2 and not (parts or {}).get("judge_for") else base_judge_for(size)
+
+    def timeout():
+        return round_timeout if max_seconds is None else max(1, min(round_timeout, int(max_seconds - (clock() - start))))
+
+    def out_of_time():
+        return max_seconds is not None and clock() - start >= max_seconds
+
+    try:
+        while True:
+            elapsed = clock() - start
+            step = isolation.next_step(nodes, results, known_good=known_good, max_jobs=max_jobs, max_minutes=max_minutes, elapsed_minutes=elapsed / 60.0)
+            if step["state"] == "done":
+                conclusion = step["conclusion"]
+                break
+            number = len(rounds) + 1
+            jobs = [pair_trainjob(trainjob, pair, number, index, runtime) for index, pair in enumerate(step["pairs"])]
+            entry = {"round": number, "pairs": step["pairs"], "trainjobs": [job["metadata"]["name"] for job in jobs], "results": []}
+            rounds.append(entry)
+            if check_mode:
+                entry["planned"] = True
+                return {"rounds": rounds, "results": [], "conclusion": None, "findings": [], "minutes": 0.0, "objects": jobs, "nodes": list(nodes)}
+            done = _run_round(cluster, jobs, step["pairs"], number, judge_for, timeout(), transport)
+            entry["results"].extend(done)
+            results.extend(done)
+        concluded = round((clock() - start) / 60.0, 2)
+        conclusion = dict(conclusion, minutes=concluded)
+        found_parts, pending = [], []
+        if parts is not None and conclusion["outcome"] in ("found", "unexplained", "not_reproduced"):
+            context = {"transport": transport, "nodes": list(nodes), "known_good": list(known_good), "nics": {}, "labels": {}, "pairs": results}
+            for result in results:
+                for node in result["nodes"]:
+                    if result.get("opened_nics") and node not in context["nics"]:
+                        context["nics"][node] = result["opened_nics"]
+            try:
+                with_env((trainjob.get("spec") or {}).get("trainer") or {}, isolation_parts.network_only_env())
+            except ConfigError as exc:
+                context["env_refused"] = "the NCCL variables of a finer run cannot be set: %s" % exc
+            if conclusion["outcome"] != "found":
+                context["labels"] = node_labels(cluster, nodes)
+            while True:
+                left = 0 if out_of_time() else max_jobs - len(results) - len(part_results)
+                step = isolation_parts.next_step(conclusion, context, part_results, max_jobs=left)
+                if step["state"] == "done":
+                    found_parts, pending = step["parts"], step["pending"]
+                    break
+                number = len(rounds) + 1
+                groups = [job["nodes"] for job in step["jobs"]]
+                jobs = [pair_trainjob(trainjob, job["nodes"], number, index, runtime, env=job["env"]) for index, job in enumerate(step["jobs"])]
+                entry = {
+                    "round": number,
+                    "pairs": groups,
+                    "probes": [job["probe"] for job in step["jobs"]],
+                    "trainjobs": [job["metadata"]["name"] for job in jobs],
+                    "results": [],
+                }
+                rounds.append(entry)
+                done = _run_round(cluster, jobs, groups, number, judge_for, timeout(), transport)
+                for job, result in zip(step["jobs"], done):
+                    result.update(probe=job["probe"], env=job["env"])
+                entry["results"].extend(done)
+                part_results.extend(done)
+                for result in done:
+                    result["minutes"] = round((clock() - start) / 60.0, 2)
+    except Exception as exc:
+        exc.partial = {"rounds": rounds, "results": results, "part_results": part_results, "minutes": round((clock() - start) / 60.0, 2)}
+        raise
+    for part in found_parts:
+        # Minutes to the conclusion: when the last run it rests on was read (the node level's when it ran none).
+        runs = [r for r in part_results if r["probe"].get("node") == part.get("node") and r["probe"]["kind"] == _KIND_OF[part["level"]]]
+        part["minutes"] = max([r["minutes"] for r in runs] or [conclusion["minutes"]])
     return {
         "nodes": list(nodes),
         "rounds": rounds,
         "results": results,
         "conclusion": conclusion,
         "findings": isolation.findings(conclusion, results),
-        "minutes": round((clock() - start) / 60.0, 2),
+        "minutes": round((clock() - start) / 60.0, 2) if part_results else concluded,
+        "parts": found_parts,
+        "part_results": part_results,
+        "pending": pending,
     }
+
+
+_KIND_OF = {"path": "paths", "nic": "rails", "link": "links"}
 
 
 def known_good_nodes(result, nodes):

@@ -21,14 +21,15 @@ DEFAULT_JUDGING = {"overrides": None, "on_missing": "warn", "mnnvl": False}
 DEFAULT_BUDGET = {"max_jobs": 8, "max_minutes": 30, "timeout": 3600}
 
 
-def pair_judge(result, judging):
-    """A pair's verdict: judging/verdict.py with the fleet stage's facts (RESULT) and thresholds (JUDGING), for 2 nodes."""
+def pair_judge(result, judging, nodes=2):
+    """A pair's verdict: judging/verdict.py with the fleet stage's facts (RESULT) and thresholds (JUDGING), for NODES
+    nodes (2; a group of the links probe, more)."""
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
 
     facts = {
         "platform": result.get("platform") or None,
         "gpu_architecture": result.get("gpu_architecture") or None,
-        "nodes": 2,
+        "nodes": nodes,
         "gpus_per_node": int(result["gpus_per_node"]) if result.get("gpus_per_node") not in (None, "") else None,
         "mnnvl": bool(judging["mnnvl"]),
         "instance_type": result.get("instance_type") or None,
@@ -48,6 +49,13 @@ def pair_judge(result, judging):
         )
 
     return judge
+
+
+def run_transport(result):
+    """The transport id (judging/transport.py) the fleet stage's run used, else the one it expected, else None."""
+    proof = ((result or {}).get("verdict") or {}).get("transport") or {}
+    seen = proof.get("seen")
+    return seen if seen not in (None, "unknown", "mixed") else proof.get("expected")
 
 
 def needed(result, settings):
@@ -100,6 +108,7 @@ def isolate(connect, result, objects, judging=None, budget=None, nodes=None, kno
         max_minutes=budget["max_minutes"],
         round_timeout=budget["timeout"],
         check_mode=check_mode,
+        parts={"transport": run_transport(result), "judge_for": lambda size: pair_judge(result, judging, size)},
     )
     out = {"rounds": outcome["rounds"], "nodes": nodes, "known_good": known_good, "skipped": False}
     if check_mode and outcome["rounds"]:
@@ -112,7 +121,7 @@ def isolate(connect, result, objects, judging=None, budget=None, nodes=None, kno
         conclusion=conclusion,
         findings=outcome["findings"],
         record=isolation_record(result, outcome),
-        msg="isolation %s: %s" % (conclusion["outcome"], conclusion["reason"]),
+        msg="isolation %s: %s%s" % (conclusion["outcome"], conclusion["reason"], "".join("; %s" % part["reason"] for part in outcome.get("parts") or [])),
     )
 
 
@@ -122,4 +131,4 @@ def failed_record(exc):
     return {"isolation": {"outcome": "error", "reason": str(exc) or "failed", "rounds": partial.get("rounds") or []}}
 
 
-__all__ = ["DEFAULT_BUDGET", "DEFAULT_JUDGING", "failed_record", "isolate", "needed", "pair_judge"]
+__all__ = ["DEFAULT_BUDGET", "DEFAULT_JUDGING", "failed_record", "isolate", "needed", "pair_judge", "run_transport"]

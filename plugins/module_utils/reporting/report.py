@@ -266,6 +266,8 @@ def build_report(
                 # What each stage found on each node (judging/node_findings.py): history compares their busbw per node.
                 "node_findings": list(entry.get("node_findings") or []),
                 "remediation": entry.get("remediation") or {},
+                # The isolation's conclusions with their runs (burnin/cluster_result.py isolation_record: parts, rounds).
+                "isolation": entry.get("isolation") or {},
                 "stages": stages,
                 "nodes": _nodes(name, entry),
             }

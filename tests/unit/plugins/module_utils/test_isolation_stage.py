@@ -108,8 +108,14 @@ def test_pairs_judged_by_the_verdict_on_nccl_tests_output_name_the_slow_node():
     assert connected == [(fakes.NAMESPACE, "trainer.kubeflow.org/v1alpha1")]
     assert out["conclusion"]["outcome"] == "found" and out["record"]["isolation"]["culprits"] == ["n2"]
     assert out["record"]["node_verdicts"]["n2"]["verdict"] == "fail"
-    assert out["record"]["reason"] == "verdict fail: busbw low; isolation: bad node(s) n2"
+    # The slow node is slow with NVLink off too: its network (the finer round, on the planned TrainJob's own mpirun line).
+    assert out["record"]["reason"] == "verdict fail: busbw low; isolation: bad node(s) n2; n2 fabric"
     assert out["changed"] is True and out["msg"].startswith("isolation found: ")
+    (path,) = out["record"]["isolation"]["parts"][:1]
+    assert path["level"] == "path" and path["conclusion"] == "fabric" and path["paths"][1]["verdict"] == "fail"
+    network_job = cluster.pairs[path["paths"][1]["trainjob"]][0]
+    words = " ".join(network_job["spec"]["trainer"]["command"] + network_job["spec"]["trainer"]["args"])
+    assert "-x NCCL_P2P_DISABLE=1" in words and "-x NCCL_SHM_DISABLE=1" in words and words.count("NCCL_MNNVL_ENABLE") == 1
 
 
 def test_check_mode_plans_the_first_round_without_a_client():

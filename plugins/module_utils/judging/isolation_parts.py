@@ -1,0 +1,386 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The isolation's finer rounds: after judging/isolation.py named the bad nodes (or found none), which part of them.
+
+Pure, like judging/isolation.py: :func:`next_step` is called again with every part result so far until it returns
+its conclusions. What a run changes comes from ``_lib/nccl/isolation.yaml`` (its header says where NCCL documents
+each variable); no platform is named here.
+
+Three probes, in this order (docs/isolation.md, "Finding the bad part"):
+
+1. paths: each culprit's slow pair again, network-only (every NVLink path off). It passes: the culprit's NVLink
+   was at fault (``nvlink``); it is slow still: its network is (``fabric``). NCCL documents no way to keep its
+   network out of a multi-node run, so there is no NVLink-only run and ``both`` is never concluded from runs.
+2. rails: a ``fabric`` culprit's pair once per NIC NCCL opened (its log's own list; the transport must have a
+   documented one-NIC variable), one NIC per run: the NICs whose run is slow are named.
+3. links: no single node at fault. A pair slow although both its nodes passed with others (``unexplained``) is a
+   link between the two nodes' topology domains (the first topology label whose values differ); every node
+   passing in pairs while the run failed (``not_reproduced``) splits the run's nodes by the first topology label
+   with two or more values and runs each group alone: every group passes, so the link between them is named.
+
+A part result: {nodes, verdict (pass, warn, fail, error), probe: {kind: paths | rails | links, ...}, ...}.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import LIB_DIR, read_yaml_file
+
+CATALOG_FILE = os.path.join(LIB_DIR, "nccl", "isolation.yaml")
+SLOW = ("warn", "fail")
+KINDS = ("paths", "rails", "links")
+# NCCL's device list is one line; longer lines are not NCCL's (pod output is untrusted: read bounded).
+MAX_LINE = 4096
+MAX_NICS = 64
+_NIC = re.compile(r"\[\d+\]([\w.-]+):\d+/\w+")
+_cached = {}
+
+
+def catalog():
+    """_lib/nccl/isolation.yaml, read once."""
+    if "catalog" not in _cached:
+        data = read_yaml_file(CATALOG_FILE, "the isolation catalogue")
+        if not isinstance(data, dict) or not isinstance((data.get("paths") or {}).get("network_only"), dict):
+            raise ConfigError(CATALOG_FILE, "must hold paths.network_only")
+        _cached["catalog"] = data
+    return _cached["catalog"]
+
+
+def network_only_env(cat=None):
+    return [dict(item) for item in ((cat or catalog())["paths"]["network_only"].get("env") or [])]
+
+
+def rail_of(transport, cat=None):
+    """The catalogue's one-NIC rule for TRANSPORT (judging/transport.py's id), or None."""
+    return ((cat or catalog()).get("rails") or {}).get(transport or "")
+
+
+def nics_in(texts, transport, cat=None):
+    """The NIC names NCCL says it opened, in its order, from the first line of TEXTS that lists them ([] when the
+    transport has no rule or no line lists them). Bounded: lines longer than MAX_LINE are skipped, MAX_NICS kept."""
+    rule = rail_of(transport, cat)
+    if not rule:
+        return []
+    pattern = re.compile(rule["nics"])
+    for text in texts or []:
+        for line in (text or "").splitlines():
+            if len(line) > MAX_LINE:
+                continue
+            found = pattern.search(line)
+            if found:
+                names = _NIC.findall(found.group("nics"))
+                return list(dict.fromkeys(names))[:MAX_NICS]
+    return []
+
+
+def rail_env(transport, nic, cat=None):
+    rule = rail_of(transport, cat)
+    return [{"name": rule["variable"], "value": rule["value"].replace("{nic}", nic)}]
+
+
+def topology_labels(cat=None):
+    return list(((cat or catalog()).get("topology") or {}).get("labels") or [])
+
+
+def split_by_domain(nodes, labels, keys):
+    """(key, {value: [nodes]}) for the first KEY whose values split NODES in two or more groups (every node labelled),
+    or (None, {})."""
+    for key in keys:
+        values = dict((node, (labels.get(node) or {}).get(key)) for node in nodes)
+        if None in values.values() or len(set(values.values())) < 2:
+            continue
+        groups = {}
+        for node in nodes:
+            groups.setdefault(values[node], []).append(node)
+        return key, groups
+    return None, {}
+
+
+def domains_between(first, second, labels, keys):
+    """{key, domains: [a, b]} of the first topology label whose values differ for the two nodes, or None."""
+    for key in keys:
+        a, b = (labels.get(first) or {}).get(key), (labels.get(second) or {}).get(key)
+        if a is not None and b is not None and a != b:
+            return {"key": key, "domains": [a, b]}
+    return None
+
+
+def _slowest_pair(culprit, good):
+    """The culprit's slowest slow pair with a good partner (the run its finer probes repeat)."""
+    slow = [r for r in culprit.get("evidence") or [] if r.get("verdict") in SLOW and set(r["nodes"]) - {culprit["node"]} <= good]
+    measured = [r for r in slow if isinstance(r.get("busbw"), (int, float))]
+    return min(measured, key=lambda r: r["busbw"]) if measured else (slow[0] if slow else None)
+
+
+def _evidence(result):
+    keys = ("round", "nodes", "trainjob", "verdict", "busbw", "size", "reason", "env")
+    return dict((key, result[key]) for key in keys if key in result)
+
+
+def _of(results, kind, **match):
+    return [r for r in results if r["probe"]["kind"] == kind and all(r["probe"].get(k) == v for k, v in match.items())]
+
+
+def _text(result):
+    busbw = result.get("busbw")
+    return "%s %s%s" % ("+".join(result["nodes"]), result["verdict"], " %.1f GB/s" % busbw if isinstance(busbw, (int, float)) else "")
+
+
+def _check(results):
+    for index, result in enumerate(results):
+        if result.get("verdict") not in ("pass", "warn", "fail", "error"):
+            raise ConfigError("part_results[%d].verdict" % index, "must be pass, warn, fail or error, got %r" % (result.get("verdict"),))
+        if ((result.get("probe") or {}).get("kind")) not in KINDS:
+            raise ConfigError("part_results[%d].probe.kind" % index, "must be one of %s" % ", ".join(KINDS))
+
+
+def next_step(conclusion, context, results=(), max_jobs=0):
+    """The next round of part jobs, or the conclusions.
+
+    CONCLUSION: judging/isolation.py's; CONTEXT: {transport (judging/transport.py id), nics: {node: [NIC names NCCL
+    opened]}, labels: {node: {label: value}} (None: not read), nodes (the run's), known_good, pairs (the pair
+    results), env_refused (why a run's NCCL variables cannot be changed, when they cannot)}; RESULTS: every part result so far;
+    MAX_JOBS: part jobs still allowed. Returns {state: run, jobs: [{nodes, env, probe}]} or {state: done, parts:
+    [conclusion...], pending: [what the budget left unprobed]}.
+    """
+    results = [dict(r, nodes=list(r["nodes"])) for r in results]
+    _check(results)
+    cat = catalog()
+    labels = context.get("labels")
+    keys = topology_labels(cat)
+    parts, wanted = [], []
+    for culprit in conclusion.get("culprits") or []:
+        node = culprit["node"]
+        base = _slowest_pair(culprit, set(conclusion.get("good") or []) | set(context.get("known_good") or []))
+        if base is None:
+            continue
+        partner = [n for n in base["nodes"] if n != node][0]
+        if context.get("env_refused"):
+            parts.append(
+                {"level": "path", "node": node, "conclusion": "not_probed", "reason": "%s: %s" % (node, context["env_refused"]), "paths": [], "jobs": 0}
+            )
+            continue
+        runs = _of(results, "paths", node=node)
+        if not runs:
+            wanted.append({"nodes": [node, partner], "env": network_only_env(cat), "probe": {"kind": "paths", "node": node, "path": "network"}})
+            continue
+        run = runs[-1]
+        if run["verdict"] == "error":
+            parts.append(_path_part(node, "undetermined", base, run, "the network-only run gave no result: %s" % (run.get("reason") or "")))
+            continue
+        if run["verdict"] == "pass":
+            parts.append(_path_part(node, "nvlink", base, run, "slow with its NVLink paths, passes network-only: its NVLink (or NVSwitch) is at fault"))
+            continue
+        parts.append(
+            _path_part(node, "fabric", base, run, "slow network-only too: its network path is at fault (NVLink not proved good: NCCL has no network-off run)")
+        )
+        rail = rail_of(context.get("transport"), cat)
+        nics = list((context.get("nics") or {}).get(node) or [])
+        if not rail or not nics:
+            why = "the transport %s has no documented one-NIC variable" % (context.get("transport") or "unknown") if not rail else "its log lists no NIC"
+            parts.append({"level": "nic", "node": node, "conclusion": "not_probed", "reason": "rails not re-run: %s" % why, "nics": [], "jobs": 0})
+            continue
+        done = dict((r["probe"]["nic"], r) for r in _of(results, "rails", node=node))
+        todo = [nic for nic in nics if nic not in done]
+        if todo:
+            nic = todo[0]
+            wanted.append({"nodes": [node, partner], "env": rail_env(context.get("transport"), nic, cat), "probe": {"kind": "rails", "node": node, "nic": nic}})
+            continue
+        parts.append(_nic_part(node, nics, done))
+    outcome = conclusion.get("outcome")
+    if outcome == "unexplained":
+        for pair in conclusion.get("unexplained") or []:
+            parts.append(_pair_link(pair, labels, keys))
+    elif outcome == "not_reproduced":
+        part, jobs = _group_links(context.get("nodes") or [], labels, keys, results, context.get("pairs") or [])
+        wanted.extend(jobs)
+        if part:
+            parts.append(part)
+    if wanted:
+        busy, jobs = set(), []
+        for job in wanted:
+            if busy & set(job["nodes"]):
+                continue
+            busy.update(job["nodes"])
+            jobs.append(job)
+        if max_jobs > 0:
+            return {"state": "run", "jobs": jobs[:max_jobs]}
+        return {"state": "done", "parts": parts, "pending": [job["probe"] for job in wanted]}
+    return {"state": "done", "parts": parts, "pending": []}
+
+
+def _path_part(node, verdict, base, run, reason):
+    return {
+        "level": "path",
+        "node": node,
+        "conclusion": verdict,
+        "reason": "%s: %s (%s; network-only %s)" % (node, reason, _text(base), _text(run)),
+        "paths": [dict(_evidence(base), path="all"), dict(_evidence(run), path="network")],
+        "jobs": 1,
+    }
+
+
+def _nic_part(node, nics, done):
+    slow = [nic for nic in nics if done[nic]["verdict"] in SLOW]
+    errors = [nic for nic in nics if done[nic]["verdict"] == "error"]
+    cleared = [nic for nic in nics if done[nic]["verdict"] == "pass"]
+    if slow and len(slow) < len(nics):
+        verdict, reason = "found", "slow on NIC(s) %s alone, good on %s" % (", ".join(slow), ", ".join(cleared) or "none")
+    elif slow:
+        verdict, reason = "every_rail", "slow on every NIC alone: not one rail (the node's network as a whole, or its partner's switch)"
+    else:
+        verdict, reason = "not_reproduced", "good on each NIC alone: no single rail is slow"
+    evidence = [dict(_evidence(done[nic]), nic=nic) for nic in nics]
+    return {
+        "level": "nic",
+        "node": node,
+        "conclusion": verdict,
+        "reason": "%s: %s" % (node, reason),
+        "nics": slow,
+        "cleared": cleared,
+        "errors": errors,
+        "runs": evidence,
+        "jobs": len(nics),
+    }
+
+
+def _pair_link(pair, labels, keys):
+    first, second = pair
+    if labels is None:
+        return {"level": "link", "conclusion": "undetermined", "nodes": list(pair), "reason": "the nodes' labels could not be read", "links": [], "jobs": 0}
+    between = domains_between(first, second, labels, keys)
+    if between is None:
+        return {
+            "level": "link",
+            "conclusion": "nodes",
+            "nodes": list(pair),
+            "reason": "%s and %s are slow together though each passes with others, and share every topology domain: the path between the two nodes"
+            % (first, second),
+            "links": [{"key": None, "domains": [], "nodes": list(pair)}],
+            "jobs": 0,
+        }
+    return {
+        "level": "link",
+        "conclusion": "found",
+        "nodes": list(pair),
+        "reason": "%s+%s slow though each passes with others: the link between %s %s and %s"
+        % (first, second, between["key"], between["domains"][0], between["domains"][1]),
+        "links": [dict(between, nodes=list(pair))],
+        "jobs": 0,
+    }
+
+
+def _group_links(nodes, labels, keys, results, pairs=()):
+    """The links probe of a run whose nodes all passed in pairs: (its conclusion or None, the jobs still to run).
+
+    The run's nodes are split by the first topology label with two or more values; each group of two or more nodes
+    runs alone. A group slow alone: the fault is inside it. Two groups that pass alone: the link between them (the
+    whole failed). More groups: one pair across each two domains (a pair of the node rounds that spanned them
+    counts), the slow ones name the links."""
+    if labels is None:
+        return {"level": "link", "conclusion": "undetermined", "reason": "the nodes' labels could not be read", "links": [], "jobs": 0}, []
+    key, groups = split_by_domain(nodes, labels, keys)
+    if key is None:
+        return {
+            "level": "link",
+            "conclusion": "not_probed",
+            "reason": "the run's nodes share every topology domain: no two groups to tell apart",
+            "links": [],
+            "jobs": 0,
+        }, []
+    runs = _of(results, "links", key=key)
+    ran = dict((r["probe"]["domain"], r) for r in runs if "domain" in r["probe"])
+    todo = [
+        {"nodes": members, "env": [], "probe": {"kind": "links", "key": key, "domain": value}}
+        for value, members in sorted(groups.items())
+        if len(members) >= 2 and value not in ran
+    ]
+    if todo:
+        return None, todo
+    evidence = [dict(_evidence(ran[value]), domain=value) for value in sorted(groups) if value in ran]
+    slow = [value for value in sorted(groups) if value in ran and ran[value]["verdict"] in SLOW]
+    if len(slow) == 1 and len(groups[slow[0]]) > 2:
+        # One group slow alone: the fault is inside it; its own domains (the next labels) are split the same way.
+        inner, jobs = _group_links(groups[slow[0]], labels, keys[keys.index(key) + 1 :], results, pairs)
+        if inner is None or inner["conclusion"] in ("found", "inside"):
+            if inner is not None:
+                inner = dict(inner, runs=evidence + inner.get("runs", []), jobs=len(runs) + inner["jobs"])
+            return inner, jobs
+    if slow:
+        return {
+            "level": "link",
+            "conclusion": "inside",
+            "reason": "the group of %s %s is slow alone: the fault is inside that domain, not between domains" % (key, ", ".join(slow)),
+            "links": [],
+            "runs": evidence,
+            "jobs": len(runs),
+        }, []
+    if any(run["verdict"] == "error" for run in ran.values()):
+        return {"level": "link", "conclusion": "undetermined", "reason": "a group's run gave no result", "links": [], "runs": evidence, "jobs": len(runs)}, []
+    domains = sorted(groups)
+    if len(domains) == 2:
+        return {
+            "level": "link",
+            "conclusion": "found",
+            "reason": "each %s group passes alone (%s) but the run over all failed: the link between %s"
+            % (key, "; ".join("%s: %s" % (value, _text(ran[value])) for value in domains if value in ran) or "one node each", " and ".join(domains)),
+            "links": [{"key": key, "domains": domains, "groups": dict((value, groups[value]) for value in domains)}],
+            "runs": evidence,
+            "jobs": len(runs),
+        }, []
+    domain_of = dict((node, value) for value, members in groups.items() for node in members)
+    crossed = {}
+    for result in list(pairs) + [r for r in runs if "domains" in r["probe"]]:
+        spanned = sorted(set(domain_of.get(node) for node in result["nodes"]) - {None})
+        if len(spanned) == 2:
+            crossed.setdefault(tuple(spanned), result)
+    todo, used = [], set()
+    for index, first in enumerate(domains):
+        for second in domains[index + 1 :]:
+            if (first, second) in crossed:
+                continue
+            a = next((n for n in groups[first] if n not in used), groups[first][0])
+            b = next((n for n in groups[second] if n not in used), groups[second][0])
+            used.update((a, b))
+            todo.append({"nodes": [a, b], "env": [], "probe": {"kind": "links", "key": key, "domains": [first, second]}})
+    if todo:
+        return None, todo
+    slow_links = sorted(link for link, result in crossed.items() if result["verdict"] in SLOW)
+    evidence += [dict(_evidence(result), domains=list(link)) for link, result in sorted(crossed.items())]
+    if not slow_links:
+        return {
+            "level": "link",
+            "conclusion": "not_reproduced",
+            "reason": "every %s group passes alone and every pair across two of them passes: no link between two domains is slow in pairs" % key,
+            "links": [],
+            "runs": evidence,
+            "jobs": len(runs),
+        }, []
+    return {
+        "level": "link",
+        "conclusion": "found",
+        "reason": "slow across %s %s, good within each and across the others: the link(s) between them"
+        % (key, "; ".join("%s - %s (%s)" % (link[0], link[1], _text(crossed[link])) for link in slow_links)),
+        "links": [{"key": key, "domains": list(link), "nodes": list(crossed[link]["nodes"])} for link in slow_links],
+        "runs": evidence,
+        "jobs": len(runs),
+    }, []
+
+
+def summary(parts):
+    """One line of the parts found, for the cluster's reason ("" when none was found)."""
+    found = []
+    for part in parts:
+        if part["level"] == "path" and part["conclusion"] in ("nvlink", "fabric"):
+            found.append("%s %s" % (part["node"], part["conclusion"]))
+        elif part["level"] == "nic" and part["conclusion"] == "found":
+            found.append("%s NIC %s" % (part["node"], ", ".join(part["nics"])))
+        elif part["level"] == "link" and part["conclusion"] == "found":
+            found.extend("link %s %s" % (link["key"], " - ".join(link["domains"])) for link in part["links"])
+    return ", ".join(found)

@@ -1,0 +1,312 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The isolation's finer rounds (judging/isolation_parts.py run by burnin/isolation_run.py) against a fake cluster
+whose faults are those the test fleet's stand-in injects (tests/fleet/agent.py): a slow node, a degraded NVLink, a
+slow rail, a bad link between two topology domains. tests/bench/bench_isolation.py runs the same fake cluster at
+8, 32 and 128 nodes."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import shlex
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result, isolation_run
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation_parts
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
+
+NICS = ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
+NIC_LINE = "node-0:120:180 [0] NCCL INFO NET/IB : Using " + " ".join("[%d]%s:1/IB" % (i, nic) for i, nic in enumerate(NICS)) + " ; OOB eth0:10.0.0.1<0>"
+LAYER = "topology.k8s.aws/network-node-layer-3"
+
+
+def trainjob(name="nccl-burnin-run1", bash=False):
+    command = ["timeout", "3600", "mpirun"]
+    args = ["-N", "8", "-x", "NCCL_DEBUG=INFO", "-x", "NCCL_MNNVL_ENABLE=0", "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "8G"]
+    if bash:
+        command, args = ["/bin/bash", "-c"], ["ulimit -l unlimited\nexec " + " ".join(shlex.quote(w) for w in command + args)]
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name, "namespace": "burnin", "labels": {"gpufleet.burnin/run-id": "run1"}},
+        "spec": {"runtimeRef": {"name": "nccl-burnin-runtime"}, "trainer": {"numNodes": 4, "numProcPerNode": 8, "command": command, "args": args}},
+    }
+
+
+def words_of(job):
+    trainer = job["spec"]["trainer"]
+    words = []
+    for item in trainer["command"] + trainer["args"]:
+        words.extend(shlex.split(item) if "\n" in item or " " in item else [item])
+    return words
+
+
+def env_of(words):
+    return dict(words[i + 1].split("=", 1) for i in range(len(words) - 1) if words[i] == "-x" and "=" in words[i + 1])
+
+
+class FaultyCluster(object):
+    """The stand-in's faults in a fake cluster. SLOW: nodes slow in any run; NVLINK: nodes slow unless the run turns
+    NVLink off (NCCL_P2P_DISABLE=1); RAILS {node: [NIC]}: slow while NCCL_IB_HCA lets the run use that NIC; LINKS
+    [[domain a, domain b]]: a run with nodes in both domains is slow. LABELS: {node: {label: value}}; every round
+    takes ROUND_MINUTES on the clock (the cluster's ``now``)."""
+
+    def __init__(self, nodes, slow=(), nvlink=(), rails=None, links=(), labels=None, round_minutes=5.0, nic_line=NIC_LINE):
+        self.nodes, self.slow_nodes, self.nvlink, self.rails, self.links = list(nodes), set(slow), set(nvlink), dict(rails or {}), [set(x) for x in links]
+        self.labels = labels if labels is not None else dict((n, {}) for n in nodes)
+        self.round_minutes, self.now, self.nic_line = round_minutes, 0.0, nic_line
+        self.jobs, self.calls = {}, []
+
+    def clock(self):
+        return self.now * 60
+
+    def apply(self, objects):
+        self.calls.append("apply")
+        for obj in objects:
+            (patch,) = [p for p in obj["spec"]["runtimePatches"] if p["manager"] == isolation_run.PATCH_MANAGER]
+            spec = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+            terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"]
+            assert obj["spec"]["trainer"]["numNodes"] == len(terms[-1]["values"])
+            self.jobs[obj["metadata"]["name"]] = (terms[-1]["values"], env_of(words_of(obj)))
+
+    def wait(self, names, timeout):
+        self.calls.append("wait")
+        self.now += self.round_minutes
+        return dict((name, {"outcome": "Complete", "reason": "", "pods": [pod(n) for n in self.jobs[name][0]]}) for name in names)
+
+    def logs(self, name, waited):
+        return {"results": [{"log": self.nic_line + "\n"}], "pods": waited["pods"], "name": name}
+
+    def delete(self, names):
+        self.calls.append("delete")
+
+    def find(self, kind, api_version):
+        assert (kind, api_version) == ("Node", "v1")
+        return [{"metadata": {"name": n, "labels": dict(self.labels.get(n) or {})}} for n in self.nodes]
+
+    def is_slow(self, name):
+        nodes, env = self.jobs[name]
+        if set(nodes) & self.slow_nodes:
+            return True
+        if set(nodes) & self.nvlink and env.get("NCCL_P2P_DISABLE") != "1":
+            return True
+        hca = env.get("NCCL_IB_HCA", "")
+        used = set(hca[1:].split(",")) if hca.startswith("=") else set(NICS)
+        if any(set(self.rails.get(n) or []) & used for n in nodes):
+            return True
+        values = set(v for n in nodes for v in (self.labels.get(n) or {}).values())
+        return any(link <= values for link in self.links)
+
+    def judge_for(self, size):
+        def judge(logs, waited):
+            slow = self.is_slow(logs["name"])
+            return {"verdict": "fail" if slow else "pass", "reason": "r", "metrics": {"peak_busbw": 90.0 if slow else 360.0, "largest_size": 1 << 33}}
+
+        return judge
+
+
+def pod(node):
+    return {"metadata": {"labels": {"jobset.sigs.k8s.io/replicatedjob-name": "node"}}, "spec": {"nodeName": node}}
+
+
+def isolate(cluster, transport="ib", max_jobs=32, max_minutes=600, job=None):
+    return isolation_run.run_isolation(
+        cluster,
+        job or trainjob(),
+        cluster.nodes,
+        cluster.judge_for(2),
+        max_jobs=max_jobs,
+        max_minutes=max_minutes,
+        clock=cluster.clock,
+        parts={"transport": transport, "judge_for": cluster.judge_for},
+    )
+
+
+def nodes(count):
+    return ["n%d" % i for i in range(count)]
+
+
+def by_level(outcome, level):
+    return [part for part in outcome["parts"] if part["level"] == level]
+
+
+def test_a_degraded_nvlink_is_named_nvlink_by_a_network_only_run():
+    cluster = FaultyCluster(nodes(4), nvlink=["n2"])
+    outcome = isolate(cluster)
+    assert [c["node"] for c in outcome["conclusion"]["culprits"]] == ["n2"]
+    (path,) = by_level(outcome, "path")
+    assert path["node"] == "n2" and path["conclusion"] == "nvlink" and path["jobs"] == 1
+    assert [run["path"] for run in path["paths"]] == ["all", "network"]
+    assert path["paths"][0]["verdict"] == "fail" and path["paths"][1]["verdict"] == "pass"
+    network = dict((item["name"], item["value"]) for item in path["paths"][1]["env"])
+    assert network == {"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1", "NCCL_NVLS_ENABLE": "0", "NCCL_MNNVL_ENABLE": "0"}
+    # Nothing more: an NVLink fault is no rail's.
+    assert by_level(outcome, "nic") == [] and len(outcome["part_results"]) == 1
+    record = cluster_result.isolation_record({"reason": "verdict fail"}, outcome)["isolation"]
+    assert record["parts"] == outcome["parts"] and record["jobs"] == record["node_jobs"] + 1 == 5
+    assert cluster_result.isolation_record({"reason": "verdict fail"}, outcome)["reason"] == "verdict fail; isolation: bad node(s) n2; n2 nvlink"
+
+
+def test_a_slow_rail_is_fabric_then_named_one_nic_per_run():
+    cluster = FaultyCluster(nodes(4), rails={"n1": ["mlx5_2"]})
+    outcome = isolate(cluster)
+    (path,) = by_level(outcome, "path")
+    assert path["conclusion"] == "fabric"
+    (nic,) = by_level(outcome, "nic")
+    assert nic["conclusion"] == "found" and nic["nics"] == ["mlx5_2"] and nic["cleared"] == ["mlx5_0", "mlx5_1", "mlx5_3"]
+    assert [run["nic"] for run in nic["runs"]] == NICS and nic["jobs"] == 4
+    assert [run["env"] for run in nic["runs"]][2] == [{"name": "NCCL_IB_HCA", "value": "=mlx5_2"}]
+    # One NIC per run and round: the culprit is in each of them.
+    rail_rounds = [entry for entry in outcome["rounds"] if [p["kind"] for p in entry.get("probes") or []] == ["rails"]]
+    assert len(rail_rounds) == 4
+    assert "n1 NIC mlx5_2" in cluster_result.isolation_record({"reason": "x"}, outcome)["reason"]
+
+
+def test_a_slow_node_on_every_rail_is_not_one_nic():
+    outcome = isolate(FaultyCluster(nodes(4), slow=["n3"]))
+    (nic,) = by_level(outcome, "nic")
+    assert nic["conclusion"] == "every_rail" and nic["nics"] == NICS
+
+
+def test_rails_are_not_rerun_without_a_documented_one_nic_variable():
+    outcome = isolate(FaultyCluster(nodes(4), rails={"n1": ["mlx5_0"]}), transport="efa")
+    (nic,) = by_level(outcome, "nic")
+    assert nic["conclusion"] == "not_probed" and "efa has no documented one-NIC variable" in nic["reason"]
+    outcome = isolate(FaultyCluster(nodes(4), rails={"n1": ["mlx5_0"]}, nic_line="no NIC listed"))
+    assert "its log lists no NIC" in by_level(outcome, "nic")[0]["reason"]
+
+
+def domains(count, size):
+    return dict(("n%d" % i, {"topology.kubernetes.io/zone": "z1", LAYER: "nn-%d" % (i // size)}) for i in range(count))
+
+
+def test_a_bad_link_between_two_domains_is_named_when_both_halves_pass():
+    cluster = FaultyCluster(nodes(8), links=[["nn-0", "nn-1"]], labels=domains(8, 4))
+    outcome = isolate(cluster)
+    assert outcome["conclusion"]["outcome"] == "not_reproduced"
+    (link,) = by_level(outcome, "link")
+    assert link["conclusion"] == "found" and link["links"][0]["key"] == LAYER and link["links"][0]["domains"] == ["nn-0", "nn-1"]
+    assert link["jobs"] == 2 and [run["verdict"] for run in link["runs"]] == ["pass", "pass"]
+    assert [len(run["nodes"]) for run in link["runs"]] == [4, 4]
+    assert "link %s nn-0 - nn-1" % LAYER in cluster_result.isolation_record({"reason": "x"}, outcome)["reason"]
+
+
+def test_a_link_among_many_domains_is_named_by_a_pair_across_them():
+    # One node per domain: round 1's pairs (n0+n1, n2+n3) pass, so no node is bad; no group runs alone; the pairs across
+    # the domains the node rounds did not span name the slow link.
+    cluster = FaultyCluster(nodes(4), links=[["nn-0", "nn-2"]], labels=domains(4, 1))
+    outcome = isolate(cluster)
+    assert outcome["conclusion"]["outcome"] == "not_reproduced"
+    (link,) = by_level(outcome, "link")
+    assert link["conclusion"] == "found" and [item["domains"] for item in link["links"]] == [["nn-0", "nn-2"]]
+    assert link["jobs"] == 4  # the 6 domain pairs less the 2 the node rounds ran
+    spans = [run["domains"] for run in link["runs"]]
+    assert sorted(map(tuple, spans)) == [("nn-0", "nn-1"), ("nn-0", "nn-2"), ("nn-0", "nn-3"), ("nn-1", "nn-2"), ("nn-1", "nn-3"), ("nn-2", "nn-3")]
+
+
+def test_a_slow_pair_of_two_good_nodes_is_a_link_between_their_domains_without_more_jobs():
+    conclusion = {"outcome": "unexplained", "culprits": [], "unexplained": [["n0", "n5"]]}
+    step = isolation_parts.next_step(conclusion, {"labels": domains(8, 4)}, [], max_jobs=8)
+    assert step["state"] == "done"
+    (link,) = step["parts"]
+    assert link["conclusion"] == "found" and link["links"][0]["domains"] == ["nn-0", "nn-1"] and link["jobs"] == 0
+    same = isolation_parts.next_step(dict(conclusion, unexplained=[["n0", "n1"]]), {"labels": domains(8, 4)}, [], max_jobs=8)
+    assert same["parts"][0]["conclusion"] == "nodes"
+
+
+def test_a_group_slow_alone_is_a_fault_inside_its_domain_not_a_link():
+    context = {"nodes": nodes(8), "labels": domains(8, 4)}
+    conclusion = {"outcome": "not_reproduced", "culprits": []}
+    first = isolation_parts.next_step(conclusion, context, [], max_jobs=8)
+    assert first["state"] == "run" and [job["nodes"] for job in first["jobs"]] == [nodes(8)[:4], nodes(8)[4:]]
+    ran = [dict(job, verdict=verdict) for job, verdict in zip(first["jobs"], ["pass", "fail"])]
+    (part,) = isolation_parts.next_step(conclusion, context, ran, max_jobs=8)["parts"]
+    assert part["conclusion"] == "inside" and "nn-1" in part["reason"] and part["links"] == []
+
+
+def test_unreadable_labels_say_so():
+    class NoNodes(FaultyCluster):
+        def find(self, kind, api_version):
+            raise ClusterCallFailed("listing Node", {"category": "Forbidden", "message": "forbidden"})
+
+    outcome = isolate(NoNodes(nodes(8), links=[["nn-0", "nn-1"]], labels=domains(8, 4)))
+    (link,) = by_level(outcome, "link")
+    assert link["conclusion"] == "undetermined" and "labels could not be read" in link["reason"]
+
+
+def test_the_budget_bounds_the_finer_rounds_and_says_what_is_left():
+    cluster = FaultyCluster(nodes(4), rails={"n1": ["mlx5_2"]})
+    outcome = isolate(cluster, max_jobs=6)
+    assert len(outcome["results"]) + len(outcome["part_results"]) == 6
+    assert by_level(outcome, "nic") == [] and outcome["pending"] == [{"kind": "rails", "node": "n1", "nic": "mlx5_2"}]
+    assert cluster_result.isolation_record({}, outcome)["isolation"]["pending"] == outcome["pending"]
+
+
+def test_the_time_budget_ends_the_finer_rounds_too():
+    cluster = FaultyCluster(nodes(4), rails={"n1": ["mlx5_2"]}, round_minutes=10)
+    outcome = isolate(cluster, max_minutes=35)
+    assert outcome["pending"] and outcome["minutes"] <= 40
+
+
+def test_each_conclusion_carries_its_minutes():
+    cluster = FaultyCluster(nodes(4), nvlink=["n0"], round_minutes=5)
+    outcome = isolate(cluster)
+    (path,) = by_level(outcome, "path")
+    assert outcome["conclusion"]["minutes"] == 5 * (len(outcome["rounds"]) - 1) and path["minutes"] == 5 * len(outcome["rounds"])
+
+
+@pytest.mark.parametrize("bash", [False, True])
+def test_the_probe_env_reaches_the_mpirun_line(bash):
+    job = isolation_run.pair_trainjob(
+        trainjob(bash=bash), ["n0", "n1"], 3, 0, env=[{"name": "NCCL_MNNVL_ENABLE", "value": "0"}, {"name": "NCCL_P2P_DISABLE", "value": "1"}]
+    )
+    words = words_of(job)
+    assert env_of(words)["NCCL_P2P_DISABLE"] == "1" and words.count("-x") == 3  # NCCL_MNNVL_ENABLE given a value, not twice
+    assert words[words.index("mpirun") + 1 : words.index("mpirun") + 3] == ["-x", "NCCL_P2P_DISABLE=1"]
+    assert job["spec"]["trainer"]["numNodes"] == 2
+    with pytest.raises(ConfigError, match="no mpirun"):
+        isolation_run.with_env({"command": ["torchrun"], "args": []}, [{"name": "A", "value": "1"}])
+
+
+def test_nic_names_are_read_bounded_from_ncclss_own_list():
+    assert isolation_parts.nics_in(["x\n" + NIC_LINE], "ib") == NICS
+    assert isolation_parts.nics_in(["x" * 5000 + NIC_LINE], "ib") == []
+    assert isolation_parts.nics_in([NIC_LINE], "efa") == []
+    assert isolation_parts.nics_in(["NET/IB : No device found."], "ib") == []
+
+
+def test_bad_part_results_are_refused_by_field():
+    with pytest.raises(ConfigError, match=r"part_results\[0\].verdict"):
+        isolation_parts.next_step({"outcome": "found", "culprits": []}, {}, [{"nodes": ["a", "b"], "verdict": "slow", "probe": {"kind": "paths"}}])
+
+
+def test_a_group_slow_alone_is_split_again_by_the_next_label():
+    labels = dict(("n%d" % i, {"topology.k8s.aws/network-node-layer-2": "l2-%d" % (i // 8), LAYER: "nn-%d" % (i // 4)}) for i in range(16))
+    outcome = isolate(FaultyCluster(nodes(16), links=[["nn-0", "nn-1"]], labels=labels))
+    (link,) = by_level(outcome, "link")
+    assert link["conclusion"] == "found" and link["links"][0]["key"] == LAYER and link["links"][0]["domains"] == ["nn-0", "nn-1"]
+    assert link["jobs"] == 4 and [run["domain"] for run in link["runs"]] == ["l2-0", "l2-1", "nn-0", "nn-1"]
+    assert [run["verdict"] for run in link["runs"]] == ["fail", "pass", "pass", "pass"]
+
+
+def test_a_run_without_mpirun_keeps_its_node_conclusion_and_says_why_no_path_was_probed():
+    job = trainjob()
+    job["spec"]["trainer"] = dict(job["spec"]["trainer"], command=["torchrun"], args=["train.py"])
+    outcome = isolate(FaultyCluster(nodes(4), nvlink=["n2"]), job=job)
+    assert [c["node"] for c in outcome["conclusion"]["culprits"]] == ["n2"] and outcome["part_results"] == []
+    (path,) = by_level(outcome, "path")
+    assert path["conclusion"] == "not_probed" and "no mpirun" in path["reason"]
+
+
+def test_the_report_carries_each_conclusion_with_its_runs():
+    outcome = isolate(FaultyCluster(nodes(4), nvlink=["n2"]))
+    entry = dict(cluster_result.isolation_record({"reason": "verdict fail"}, outcome), cluster="c", outcome="Complete")
+    (cluster,) = report.build_report({"c": entry}, run_id="r")["clusters"]
+    (path,) = [part for part in cluster["isolation"]["parts"] if part["level"] == "path"]
+    assert path["conclusion"] == "nvlink" and len(path["paths"]) == 2 and "n2 nvlink" in cluster["reason"]
+    assert '"conclusion": "nvlink"' in report.render_json(report.build_report({"c": entry}, run_id="r"))
