@@ -17,10 +17,7 @@ __metaclass__ = type
 import re
 import time
 
-try:
-    from urllib.parse import urlsplit, urlunsplit
-except ImportError:  # pragma: no cover - Python 2 is not supported by the collection
-    from urlparse import urlsplit, urlunsplit  # type: ignore
+from urllib.parse import urlsplit, urlunsplit
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
