@@ -159,9 +159,9 @@ def test_the_run_writes_a_metrics_file_that_promtool_accepts(run):
     )
     assert check.returncode == 0, check.stdout
     families = dict((family.name, family) for family in text_string_to_metric_families(text))
-    nodes = dict((sample.labels["node"], sample.labels["verdict"]) for sample in families["gpufleet_burnin_node"].samples)
+    nodes = dict((sample.labels["node"], sample.labels["verdict"]) for sample in families["gpufleet_burnin_node_info"].samples)
     assert nodes[FAILING_NODE] == "fail"
-    clusters = dict((sample.labels["cluster"], sample.labels["verdict"]) for sample in families["gpufleet_burnin_cluster"].samples)
+    clusters = dict((sample.labels["cluster"], sample.labels["verdict"]) for sample in families["gpufleet_burnin_cluster_info"].samples)
     assert clusters == {PASSING: "pass", FAILING: "fail"}
     # The failing node's own all_reduce (tests/fleet/default-fleet.yml node_busbw), in bytes per second.
     node_busbw = [
@@ -175,14 +175,14 @@ def test_the_pushgateway_serves_every_clusters_group(run, pushgateway):
     with urllib.request.urlopen(pushgateway + "/metrics", timeout=10) as answer:
         text = answer.read().decode("utf-8")
     families = dict((family.name, family) for family in text_string_to_metric_families(text))
-    info = families["gpufleet_burnin_cluster"].samples
+    info = families["gpufleet_burnin_cluster_info"].samples
     assert sorted((s.labels["job"], s.labels["cluster"], s.labels["run_id"], s.labels["verdict"]) for s in info) == [
         ("gpufleet_burnin", FAILING, "metrics-1", "fail"),
         ("gpufleet_burnin", PASSING, "metrics-1", "pass"),
     ]
     # Each group holds its own cluster's nodes only; the Pushgateway's own push_time_seconds names both groups.
     groups = {}
-    for sample in families["gpufleet_burnin_node"].samples:
+    for sample in families["gpufleet_burnin_node_info"].samples:
         groups.setdefault(sample.labels["cluster"], {})[sample.labels["node"]] = sample.labels["verdict"]
     assert groups[FAILING][FAILING_NODE] == "fail" and FAILING_NODE not in groups[PASSING]
     pushed = set(s.labels["cluster"] for s in families["push_time_seconds"].samples if s.labels.get("job") == "gpufleet_burnin")
