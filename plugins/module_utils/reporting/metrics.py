@@ -194,6 +194,12 @@ def build_families(report, max_series=DEFAULT_MAX_SERIES, clusters=None):
     node_busbw = out.family(
         "gauge", "node_busbw_bytes_per_second", "Bus bandwidth of a run the node took part in, per stage (GB/s x 1e9).", ["run_id", "cluster", "node", "stage"]
     )
+    node_threshold = out.family(
+        "gauge",
+        "node_busbw_threshold_bytes_per_second",
+        "The pass threshold a node's own busbw was judged against (node stage), GB/s x 1e9.",
+        ["run_id", "cluster", "node", "stage"],
+    )
     dcgm_test = out.family("info", "dcgm_test", "A DCGM diagnostic test's status on a node.", ["run_id", "cluster", "node", "test"])
     dcgm_failed = out.family("gauge", "dcgm_gpu_failed_tests", "DCGM diagnostic tests that failed or warned on a GPU.", ["run_id", "cluster", "node", "gpu"])
     for entry in entries:
@@ -207,6 +213,8 @@ def build_families(report, max_series=DEFAULT_MAX_SERIES, clusters=None):
             evidence = found.get("evidence") if isinstance(found.get("evidence"), dict) else {}
             if _number(evidence.get("busbw")):
                 out.add(node_busbw, [run_id, cluster, found["node"], found.get("stage") or ""], evidence["busbw"] * GB)
+            if _number(evidence.get("pass_busbw")):
+                out.add(node_threshold, [run_id, cluster, found["node"], found.get("stage") or ""], evidence["pass_busbw"] * GB)
             for test in evidence.get("tests") or []:
                 if isinstance(test, dict) and test.get("name"):
                     out.add(dcgm_test, [run_id, cluster, found["node"], label(test["name"], 64)], {"status": _closed(test.get("status"), DCGM_STATUSES)})

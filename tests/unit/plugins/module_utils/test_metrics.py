@@ -195,3 +195,15 @@ def test_missing_and_odd_fields_are_read_defensively():
     parsed = samples(metrics.exposition(metrics.build_families(odd)))
     assert not named(parsed, "gpufleet_burnin_run_timestamp_seconds") and not named(parsed, "gpufleet_burnin_busbw_bytes_per_second")
     assert dict(list(named(parsed, "gpufleet_burnin_cluster_info"))[0][1])["verdict"] == "error"
+
+
+def test_a_node_stage_finding_gives_the_nodes_busbw_and_its_threshold():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
+
+    slow = finding("n1", "node", "fail", "slow", {"busbw": 301.5, "size": 1 << 34, "threshold": "h100-single-node-all-reduce-peak", "pass_busbw": 432.0})
+    results = {"c": {"cluster": "c", "outcome": "Complete", "node_findings": [slow], "node_verdicts": summarize([slow])}}
+    parsed = samples(metrics.exposition(metrics.build_families(build_report(results, run_id="r"))))
+    where = frozenset({("run_id", "r"), ("cluster", "c"), ("node", "n1"), ("stage", "node")})
+    assert parsed[("gpufleet_burnin_node_busbw_bytes_per_second", where)] == pytest.approx(3.015e11)
+    assert parsed[("gpufleet_burnin_node_busbw_threshold_bytes_per_second", where)] == pytest.approx(4.32e11)
+    assert parsed[("gpufleet_burnin_node_info", frozenset({("run_id", "r"), ("cluster", "c"), ("node", "n1"), ("verdict", "fail")}))] == 1
