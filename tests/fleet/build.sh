@@ -10,6 +10,8 @@
 #   kwok                                                      sigs.k8s.io/kwok/cmd/kwok
 #   jobset                                                    sigs.k8s.io/jobset (the module root is the manager)
 #   trainer-controller-manager                                github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+#   pushgateway                                               github.com/prometheus/pushgateway (the module root)
+#   promtool                                                  github.com/prometheus/prometheus/cmd/promtool
 #
 #   tests/fleet/build.sh --manifests-only   only the manifests (a few module downloads, no build): what the unit
 #                                           steps of scripts/test.sh need for the CRD-schema tests without a fleet
@@ -111,6 +113,10 @@ build_all() {
     REPLACES="" build jobset "$JOBSET_VERSION" "sigs.k8s.io/jobset@v$JOBSET_VERSION" "" sigs.k8s.io/jobset
     REPLACES="" build trainer "$TRAINER_VERSION" "github.com/kubeflow/trainer/v2@v$TRAINER_VERSION" "" \
         github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+    REPLACES="" build pushgateway "$PUSHGATEWAY_VERSION" "github.com/prometheus/pushgateway@v$PUSHGATEWAY_VERSION" \
+        "-X github.com/prometheus/common/version.Version=$PUSHGATEWAY_VERSION" github.com/prometheus/pushgateway
+    REPLACES="" build promtool "$PROMETHEUS_MODULE_VERSION" "github.com/prometheus/prometheus@v$PROMETHEUS_MODULE_VERSION" \
+        "-X github.com/prometheus/common/version.Version=$PROMETHEUS_MODULE_VERSION" github.com/prometheus/prometheus/cmd/promtool
 }
 # in an if's body, not after ||: there errexit would not reach into the function
 if [ -z "$manifests_only" ]; then

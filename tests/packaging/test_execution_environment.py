@@ -24,7 +24,7 @@ from conftest import REPO, isolated_env, run
 
 EXAMPLE = REPO / "examples" / "execution-environment"
 # Third-party imports of plugins/ -> the distribution that provides them.
-DISTRIBUTIONS = {"yaml": "pyyaml", "jinja2": "jinja2", "jsonpatch": "jsonpatch", "kubernetes": "kubernetes"}
+DISTRIBUTIONS = {"yaml": "pyyaml", "jinja2": "jinja2", "jsonpatch": "jsonpatch", "kubernetes": "kubernetes", "prometheus_client": "prometheus-client"}
 
 
 def requirement_names(text):

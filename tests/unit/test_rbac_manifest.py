@@ -69,6 +69,7 @@ OWN_CONTROLLER_ACTIONS = (
     "gpufleet.burnin.training_runtime",
     "gpufleet.burnin.burnin_report",
     "gpufleet.burnin.burnin_write",
+    "gpufleet.burnin.burnin_export",
 )
 TEMPLATED = re.compile(r"{{|{%")
 

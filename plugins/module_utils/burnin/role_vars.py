@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import difflib
+import json
 import os
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults
@@ -23,7 +24,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import d
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import export, metrics, report
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import survey
 
@@ -187,6 +188,27 @@ def _percent(name, value):
     return float(value)
 
 
+def _export_headers(name, value):
+    """burnin_export_headers: checked, returned masked (the checked variables are in the start task's result, which
+    -v prints); the export task reads the variable itself. No message repeats a value."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except ValueError:
+            validate.fail(name, "must be a mapping of header names to values (or that mapping as JSON text)", show=False)
+    return export.shown_headers(export.check_headers(name, value))
+
+
+# The metrics and the export read the run's JSON report (plugins/action/burnin_export.py).
+EXPORT_VARIABLES = ("burnin_metrics_dir", "burnin_pushgateway_url", "burnin_export_url")
+
+
+def check_export_needs_report(result):
+    wanted = [name for name in EXPORT_VARIABLES if result.get(name)]
+    if wanted and (not result.get("burnin_report_dir") or "json" not in result.get("burnin_report_formats", report.FORMATS)):
+        validate.fail(wanted[0], "needs the run's JSON report: set burnin_report_dir and keep json in burnin_report_formats", show=False)
+
+
 # The isolation's budget (module_utils/burnin/isolation_stage.py): pair jobs in all, and minutes in all (a day at most).
 ISOLATION_MAX_JOBS = 1000
 ISOLATION_MAX_MINUTES = 1440
@@ -247,6 +269,14 @@ CHECKS = {
     "burnin_report_formats": _report_formats,
     "burnin_baseline": _text,
     "burnin_regression_percent": _percent,
+    "burnin_metrics_dir": _text,
+    "burnin_metrics_max_series": lambda n, v: _int(n, v, 1, metrics.MAX_SERIES_LIMIT),
+    "burnin_pushgateway_url": export.check_url,
+    "burnin_pushgateway_job": lambda n, v: _text(n, v, "label_value", allow_empty=False),
+    "burnin_export_url": export.check_url,
+    "burnin_export_headers": _export_headers,
+    "burnin_export_attempts": lambda n, v: _int(n, v, 1, export.MAX_ATTEMPTS),
+    "burnin_export_backoff": export.check_backoff,
     "burnin_thresholds": _thresholds,
     "burnin_stages": _stages,
     "burnin_repeats": stages.check_repeats,
@@ -301,6 +331,7 @@ def check_role_vars(given):
         inputs.check_instance_type("burnin_instance_type", result["burnin_instance_type"], result["burnin_platform"])
     if "burnin_workload" in result:
         check_workload(result)
+    check_export_needs_report(result)
     if "burnin_poll_interval" in result and "burnin_timeout" in result and result["burnin_poll_interval"] > result["burnin_timeout"]:
         validate.fail("burnin_poll_interval", "must not exceed burnin_timeout (%d)" % result["burnin_timeout"], result["burnin_poll_interval"])
     return result
