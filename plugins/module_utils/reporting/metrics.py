@@ -36,6 +36,9 @@ VERDICTS = ("pass", "warn", "fail", "error")
 # The TrainJob outcomes a cluster's result carries (plugins/module_utils/judging/outcomes.py and the role's summary);
 # anything else is "other", so a new outcome cannot grow the label's values unseen.
 OUTCOMES = ("Complete", "Succeeded", "Checked", "Applied", "Cleaned", "Failed", "Mismatch", "Timeout", "Error", "Pending", "Unreachable", "Skipped")
+# The verdict schema's severities and actions (_lib/actions.yaml, docs/verdict-schema.json): closed lists as well.
+SEVERITIES = ("none", "info", "warning", "critical")
+ACTIONS = ("none", "monitor", "retest", "reset-gpu", "reboot", "drain", "replace")
 # DCGM diagnostic test statuses (plugins/module_utils/judging/dcgm.py).
 DCGM_STATUSES = ("pass", "fail", "warn", "skip", "not_run")
 # The bandwidth checks of a verdict (plugins/module_utils/judging/verdict.py): their value and thresholds are GB/s.
@@ -167,6 +170,8 @@ def build_families(report, max_series=DEFAULT_MAX_SERIES, clusters=None):
                 "gpu_architecture": label(entry.get("gpu_architecture")),
                 "outcome": _closed(entry.get("outcome"), OUTCOMES),
                 "verdict": verdict,
+                "severity": _closed(entry.get("severity"), SEVERITIES),
+                "action": _closed(entry.get("action"), ACTIONS),
             },
         )
         for candidate in VERDICTS:
@@ -206,7 +211,15 @@ def build_families(report, max_series=DEFAULT_MAX_SERIES, clusters=None):
         cluster = entry.get("cluster")
         for row in entry.get("nodes") or []:
             if isinstance(row, dict) and row.get("node"):
-                out.add(node_info, [run_id, cluster, row["node"]], {"verdict": _closed(row.get("verdict"), VERDICTS, "error")})
+                out.add(
+                    node_info,
+                    [run_id, cluster, row["node"]],
+                    {
+                        "verdict": _closed(row.get("verdict"), VERDICTS, "error"),
+                        "severity": _closed(row.get("severity"), SEVERITIES),
+                        "action": _closed(row.get("action"), ACTIONS),
+                    },
+                )
         for found in entry.get("node_findings") or []:
             if not isinstance(found, dict) or not found.get("node"):
                 continue

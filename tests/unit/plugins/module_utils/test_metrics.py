@@ -206,4 +206,21 @@ def test_a_node_stage_finding_gives_the_nodes_busbw_and_its_threshold():
     where = frozenset({("run_id", "r"), ("cluster", "c"), ("node", "n1"), ("stage", "node")})
     assert parsed[("gpufleet_burnin_node_busbw_bytes_per_second", where)] == pytest.approx(3.015e11)
     assert parsed[("gpufleet_burnin_node_busbw_threshold_bytes_per_second", where)] == pytest.approx(4.32e11)
-    assert parsed[("gpufleet_burnin_node_info", frozenset({("run_id", "r"), ("cluster", "c"), ("node", "n1"), ("verdict", "fail")}))] == 1
+    (info,) = [dict(key[1]) for key in named(parsed, "gpufleet_burnin_node_info", node="n1")]
+    assert info["verdict"] == "fail" and info["severity"] in metrics.SEVERITIES and info["action"] in metrics.ACTIONS
+
+
+def test_severity_and_action_are_labels_from_the_verdict_schemas_closed_lists():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
+
+    table = actions.table()
+    assert list(metrics.SEVERITIES) == table["severities"] and list(metrics.ACTIONS) == table["actions"]
+    report = build_report(dcgm_results(), generated="2026-12-03T07:06:00Z")
+    parsed = samples(metrics.exposition(metrics.build_families(report)))
+    nodes = dict((dict(key[1])["node"], dict(key[1])) for key in named(parsed, "gpufleet_burnin_node_info"))
+    rows = dict((row["node"], row) for row in report["clusters"][0]["nodes"])
+    assert rows["n1"]["severity"] == "critical"
+    for node, labels in nodes.items():
+        assert (labels["severity"], labels["action"]) == (rows[node]["severity"], rows[node]["action"]), node
+    (cluster,) = [dict(key[1]) for key in named(parsed, "gpufleet_burnin_cluster_info")]
+    assert (cluster["severity"], cluster["action"]) == (report["clusters"][0]["severity"], report["clusters"][0]["action"])
