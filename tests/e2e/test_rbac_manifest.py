@@ -390,6 +390,9 @@ def recorded_run(fleet, tmp_path_factory):
                 "burnin_namespace=%s" % home,
                 "burnin_namespace_per_run=%s" % per_run,
                 "burnin_label_verified=true",
+                # Node marks with their condition: the nodes/status patch (set, and removed by the cleanup).
+                "burnin_node_marks=true",
+                "burnin_mark_condition=true",
                 "burnin_report_dir=%s" % (work / "reports"),
                 "burnin_poll_interval=1",
                 "burnin_timeout=120",

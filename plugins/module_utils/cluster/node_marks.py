@@ -43,9 +43,10 @@ CONDITION_TYPE = "GpuBurninPassed"
 RESULTS = ("pass", "warn", "fail", "error")
 TTL_HOURS_DEFAULT = 24
 TTL_HOURS_MAX = 24 * 366
-# An annotation may hold 256 KiB for all of a node's annotations together; the verdict keeps well below that.
-VERDICT_MAX_BYTES = 4096
-REASON_MAX_CHARS = 300
+# All of a node's annotations together may hold 256 KiB, and every client that reads nodes gets them: the verdict
+# keeps to 8 KiB (the report's node entry may carry 20 evidence entries, judging/node_findings.py).
+VERDICT_MAX_BYTES = 8192
+TEXT_MAX_CHARS = 300
 MESSAGE_MAX_CHARS = 512
 
 
@@ -89,33 +90,40 @@ def _record_text(record):
     return json.dumps(record, sort_keys=True, separators=(",", ":"))
 
 
+def _compact(value):
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _fits(value):
+    return len(_compact(value).encode("utf-8")) <= VERDICT_MAX_BYTES
+
+
+def _cut_strings(value):
+    if isinstance(value, str):
+        return value if len(value) <= TEXT_MAX_CHARS else value[: TEXT_MAX_CHARS - 3] + "..."
+    if isinstance(value, dict):
+        return dict((key, _cut_strings(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return [_cut_strings(item) for item in value]
+    return value
+
+
 def bounded_entry(entry):
-    """ENTRY (a report node entry) as compact JSON of at most VERDICT_MAX_BYTES: long reasons are cut, and then the
-    last reasons dropped with one saying how many; the shape stays the report's."""
-    entry = copy.deepcopy(entry)
-    text = json.dumps(entry, sort_keys=True, separators=(",", ":"), default=str)
-    if len(text.encode("utf-8")) <= VERDICT_MAX_BYTES:
-        return text
-    reasons = [reason if len(reason) <= REASON_MAX_CHARS else reason[: REASON_MAX_CHARS - 3] + "..." for reason in entry.get("reasons") or []]
-    dropped = 0
-    while True:
-        shown = reasons[: len(reasons) - dropped]
-        if dropped:
-            shown.append("%d more reason(s) in the run's report" % dropped)
-        entry["reasons"] = shown
-        text = json.dumps(entry, sort_keys=True, separators=(",", ":"), default=str)
-        if len(text.encode("utf-8")) <= VERDICT_MAX_BYTES or dropped >= len(reasons):
-            break
-        dropped += 1
-    # Still too long (other fields): the lists other than reasons are cut too, longest first.
-    while len(text.encode("utf-8")) > VERDICT_MAX_BYTES:
-        lists = sorted((len(json.dumps(value, default=str)), key) for key, value in entry.items() if isinstance(value, list) and value and key != "reasons")
+    """ENTRY (a report node entry) as compact JSON of at most VERDICT_MAX_BYTES, in the report's shape still (every key
+    kept, so it validates against the schema's node entry): long texts are cut first, then the longest lists (evidence,
+    reasons, ...) lose their last items, halving, until it fits; the run's report has them all."""
+    if _fits(entry):
+        return _compact(entry)
+    entry = _cut_strings(copy.deepcopy(entry))
+    while not _fits(entry):
+        lists = sorted((len(_compact(value)), key) for key, value in entry.items() if isinstance(value, list) and value)
         if not lists:
-            return json.dumps({"node": entry.get("node", ""), "verdict": entry.get("verdict", "error"), "reasons": entry["reasons"][-1:], "stages": []})
+            break
         key = lists[-1][1]
         entry[key] = entry[key][: len(entry[key]) // 2]
-        text = json.dumps(entry, sort_keys=True, separators=(",", ":"), default=str)
-    return text
+    if not _fits(entry):  # long scalars alone: only the texts the schema needs no more of than a line
+        entry = dict((key, value[:80] if isinstance(value, str) else value) for key, value in entry.items())
+    return _compact(entry)
 
 
 def condition_for(result, run_id, expires, reasons, marked_at, before=None):

@@ -181,12 +181,6 @@ def _nodes(name, entry):
     return rows
 
 
-def node_entries(name, entry):
-    """The JSON report's per-node entries of cluster NAME from its result ENTRY: the node marks' verdict annotation is
-    one of these (cluster/node_marks.py), so both have the schema's shape."""
-    return _nodes(name, entry)
-
-
 def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -1037,3 +1031,9 @@ def write_reports(
         "baseline": report["baseline"],
         "baseline_error": baseline_error,
     }
+
+
+def node_entries(name, entry):
+    """The JSON report's per-node entries of cluster NAME from its result ENTRY: the node marks' verdict annotation is
+    one of these (cluster/node_marks.py), so both have the schema's shape."""
+    return _nodes(name, entry)

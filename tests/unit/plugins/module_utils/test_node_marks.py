@@ -150,11 +150,12 @@ def test_with_node_marks_every_judged_node_is_touched():
 
 def test_the_verdict_annotation_is_bounded_and_keeps_the_report_shape():
     many = ["reason %d: %s" % (index, "x" * 500) for index in range(200)]
-    text = nm.bounded_entry(entry(verdict="fail", reasons=many))
+    big = dict(entry(verdict="fail", reasons=many), evidence=[{"id": "e%d" % index, "lines": ["y" * 3000] * 3} for index in range(20)])
+    text = nm.bounded_entry(big)
     shown = json.loads(text)
-    assert len(text.encode("utf-8")) <= nm.VERDICT_MAX_BYTES and set(shown) == {"node", "verdict", "reasons", "stages"}
-    assert shown["verdict"] == "fail" and shown["reasons"][0].startswith("reason 0: x") and len(shown["reasons"][0]) == nm.REASON_MAX_CHARS
-    assert shown["reasons"][-1].endswith("more reason(s) in the run's report")
+    assert len(text.encode("utf-8")) <= nm.VERDICT_MAX_BYTES and set(shown) == set(big)
+    assert shown["verdict"] == "fail" and shown["reasons"][0].startswith("reason 0: x") and len(shown["reasons"][0]) == nm.TEXT_MAX_CHARS
+    assert shown["reasons"] == [reason[:297] + "..." for reason in many[: len(shown["reasons"])]] and shown["evidence"][0]["id"] == "e0"
     small = entry(reasons=["ok"])
     assert json.loads(nm.bounded_entry(small)) == small
 
