@@ -45,7 +45,7 @@ class ActionModule(K8sActionBase):
                 if options["node_marks"]:
                     # The report's own per-node entries, so the annotation has the JSON report's (the schema's) shape.
                     cluster = dict(args["cluster_result"], node_verdicts=args["node_verdicts"])
-                    entries = dict((row["node"], row) for row in report.node_entries(str(cluster.get("cluster") or "cluster"), cluster))
+                    entries = dict((row["node"], row) for row in report.cluster_node_entries(str(cluster.get("cluster") or "cluster"), cluster))
             else:
                 remediation.check_run_id("run_id", args["run_id"], allow_empty=args["all_runs"] or args["mode"] == "expire")
                 verdicts = {}

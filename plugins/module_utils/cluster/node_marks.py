@@ -7,7 +7,7 @@ A marked node carries
 
 - the labels ``gpufleet.burnin/result`` (``pass``, ``warn``, ``fail``, ``error``), ``gpufleet.burnin/run-id`` and
   ``gpufleet.burnin/expires`` (Unix seconds, an integer string, so a ``nodeAffinity`` can compare it with ``Gt``/``Lt``);
-- the annotation ``gpufleet.burnin/verdict``: the node's entry of the JSON report (reporting/report.py node_entries(),
+- the annotation ``gpufleet.burnin/verdict``: the node's entry of the JSON report (reporting/report.py cluster_node_entries(),
   docs/verdict-schema.json ``$defs/node``) as compact JSON, at most VERDICT_MAX_BYTES;
 - optionally the Node condition CONDITION_TYPE (status True for pass, False otherwise), written to the status
   subresource;

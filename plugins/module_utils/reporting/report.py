@@ -1033,7 +1033,7 @@ def write_reports(
     }
 
 
-def node_entries(name, entry):
+def cluster_node_entries(name, entry):
     """The JSON report's per-node entries of cluster NAME from its result ENTRY: the node marks' verdict annotation is
     one of these (cluster/node_marks.py), so both have the schema's shape."""
     return _nodes(name, entry)

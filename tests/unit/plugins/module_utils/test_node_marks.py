@@ -40,7 +40,7 @@ def node(name="n1", labels=None, annotations=None, conditions=None):
 
 def entry(name="n1", verdict="pass", reasons=()):
     """The JSON report's entry of the node, made by the report itself."""
-    return report.node_entries("c1", {"node_verdicts": {name: {"verdict": verdict, "reasons": list(reasons), "stages": ["node"]}}})[0]
+    return report.cluster_node_entries("c1", {"node_verdicts": {name: {"verdict": verdict, "reasons": list(reasons), "stages": ["node"]}}})[0]
 
 
 def marked(state, verdict="pass", run="run-1", now=NOW, **opts):
