@@ -247,7 +247,7 @@ def test_a_node_affinity_places_a_pod_on_a_verified_node_only_and_not_past_the_e
     try:
         api.api.create_namespaced_pod("default", _affinity_pod(names[0], now))
         api.api.create_namespaced_pod("default", _affinity_pod(names[1], now + TTL_HOURS * 3600 + 60))
-        deadline = time.monotonic() + 60
+        deadline, placed, later, reasons = time.monotonic() + 60, None, None, []
         while time.monotonic() < deadline:
             placed = api.api.read_namespaced_pod(names[0], "default").spec.node_name
             later = api.api.read_namespaced_pod(names[1], "default")
@@ -296,7 +296,10 @@ def expired(again):
     state, work, nodes = again["state"], again["work"], again["nodes"]
     first, second = nodes[GOOD].gpu()
     remediate(state, work, "run2", GOOD, {second: {"verdict": "pass"}}, run_id=RUN2, node_marks=True, mark_ttl_hours=TTL_HOURS)
-    snapshot = lambda: dict((c, dict((n, api.read(n)) for n in api.all())) for c, api in nodes.items())  # noqa: E731
+
+    def snapshot():
+        return dict((cluster, dict((name, api.read(name)) for name in api.all())) for cluster, api in nodes.items())
+
     before = snapshot()
     checked = run(PLAYBOOKS / "expire_marks.yml", state, "--check", "--diff")
     after_check = snapshot()
