@@ -7,9 +7,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import remediation
+import time
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_marks, remediation
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import BURNIN_REMEDIATE_OWN, burnin_remediate_spec
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit
@@ -33,11 +36,18 @@ class ActionModule(K8sActionBase):
         # Every option checked before anything connects.
         try:
             options = remediation.check_options(args["label_verified"], args["verified_label"], args["quarantine"], args["quarantine_taint"])
+            options.update(node_marks.check_options(args["node_marks"], args["mark_ttl_hours"], args["mark_condition"]))
+            now = node_marks.check_now("now", args["now"]) or int(time.time())
+            entries = {}
             if args["mode"] == "apply":
                 remediation.check_run_id("run_id", args["run_id"])
                 verdicts = remediation.check_node_verdicts("node_verdicts", args["node_verdicts"])
+                if options["node_marks"]:
+                    # The report's own per-node entries, so the annotation has the JSON report's (the schema's) shape.
+                    cluster = dict(args["cluster_result"], node_verdicts=args["node_verdicts"])
+                    entries = dict((row["node"], row) for row in report.cluster_node_entries(str(cluster.get("cluster") or "cluster"), cluster))
             else:
-                remediation.check_run_id("run_id", args["run_id"], allow_empty=args["all_runs"])
+                remediation.check_run_id("run_id", args["run_id"], allow_empty=args["all_runs"] or args["mode"] == "expire")
                 verdicts = {}
         except BurninError as exc:
             return dict(result, failed=True, msg="%s: %s" % (NAME, exc))
@@ -48,20 +58,31 @@ class ActionModule(K8sActionBase):
         self._service = self._cluster.service
         self._args = args
         check_mode = self._task.check_mode
-        changed, diffs, missing, note = [], [], [], ""
+        changed, diffs, missing, note, marks = [], [], [], "", {}
         try:
             if args["mode"] == "apply":
                 for node in [node for node in sorted(verdicts) if remediation.touches(verdicts[node], options)]:
-                    done = self._remediate(node, lambda state, verdict=verdicts[node]: remediation.plan_apply(state, verdict, args["run_id"], options))
+                    done = self._remediate(node, lambda state, node=node: self._plan_apply(state, verdicts[node], entries.get(node), options, now))
                     if done is None:
                         missing.append(node)
                     else:
                         changed.extend(done[0])
                         diffs.extend(done[1])
+            elif args["mode"] == "expire":
+                found, note = self._marked_nodes()
+                states = [remediation.node_state(node) for node in found]
+                removed = node_marks.plan_expire(states, now)
+                for state in states:
+                    marks[state["name"]] = dict(node_marks.status(state, now), removed=removed.get(state["name"], ""))
+                for node in sorted(removed):
+                    done = self._remediate(node, node_marks.plan_unmark)
+                    if done is not None:
+                        changed.extend(done[0])
+                        diffs.extend(done[1])
             else:
                 run_id = None if args["all_runs"] else args["run_id"]
-                nodes, note = self._marked_nodes()
-                for node in nodes:
+                found, note = self._marked_nodes()
+                for node in [node["metadata"]["name"] for node in found]:
                     done = self._remediate(node, lambda state: remediation.plan_undo(state, run_id))
                     if done is not None:
                         changed.extend(done[0])
@@ -82,9 +103,18 @@ class ActionModule(K8sActionBase):
             remediation=remediation.record(args["mode"], args["run_id"], changed, check_mode=check_mode, missing=missing, note=note),
             msg=remediation.summary(args["mode"], nodes, missing, check_mode) + ("; %s" % note if note else ""),
         )
+        if args["mode"] == "expire":
+            result["marks"] = marks
         if self._task.diff and diffs:
             result["diff"] = diffs
         return result
+
+    def _plan_apply(self, state, verdict, entry, options, now):
+        after = remediation.plan_apply(state, verdict, self._args["run_id"], options)
+        if options["node_marks"]:
+            entry = entry or {"node": state["name"], "verdict": verdict, "reasons": [], "stages": []}
+            after = node_marks.plan_mark(after, entry, self._args["run_id"], now, options)
+        return after
 
     def _retried(self, what, call):
         return self._cluster.retried(what, call)
@@ -95,8 +125,8 @@ class ActionModule(K8sActionBase):
         return resources[0] if resources else None
 
     def _marked_nodes(self):
-        """The nodes that carry a record of the collection's marks; an identity that may not list nodes undoes nothing,
-        with a note (it cannot have remediated either: remediation reads nodes)."""
+        """The nodes (objects) that carry a record of the collection's marks; an identity that may not list nodes undoes
+        nothing, with a note (it cannot have remediated either: remediation reads nodes)."""
         try:
             found = self._service.find("Node", "v1")
         except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
@@ -104,7 +134,7 @@ class ActionModule(K8sActionBase):
             if error["category"] == "Forbidden":
                 return [], "nodes not checked for the collection's labels, taints and cordons: %s" % error["message"]
             found = self._retried("listing the nodes", lambda: self._service.find("Node", "v1"))
-        return [node["metadata"]["name"] for node in found.get("resources") or [] if remediation.is_marked(remediation.node_state(node))], ""
+        return [node for node in found.get("resources") or [] if remediation.is_marked(remediation.node_state(node))], ""
 
     def _remediate(self, name, plan):
         """Read node NAME, PLAN(state) its new state and patch it (not in check mode), again on a conflict. Returns
@@ -116,7 +146,8 @@ class ActionModule(K8sActionBase):
             before = remediation.node_state(node)
             after = plan(before)
             patch = remediation.merge_patch(before, after)
-            if patch is None:
+            status_patch = node_marks.status_patch(before, after)
+            if patch is None and status_patch is None:
                 return [], []
             diff = {
                 "before_header": "Node/%s" % name,
@@ -124,7 +155,9 @@ class ActionModule(K8sActionBase):
                 "before": remediation.diff_view(before),
                 "after": remediation.diff_view(after),
             }
-            if self._task.check_mode or self._patch(name, patch):
+            if self._task.check_mode or patch is None or self._patch(name, patch):
+                if status_patch is not None and not self._task.check_mode:
+                    self._patch_status(name, status_patch)
                 return remediation.changes(before, after), [diff]
         raise ClusterCallFailed(
             "patching Node/%s" % name,
@@ -147,3 +180,13 @@ class ActionModule(K8sActionBase):
             return True
 
         return self._retried("patching Node/%s" % name, send) and not conflict
+
+    def _patch_status(self, name, patch):
+        """The condition, a strategic merge patch of the status subresource: conditions merge by their type, so the
+        kubelet's own and other tools' conditions stay (a merge patch would replace the whole list)."""
+        resource = self._retried("finding the Node API", lambda: self._service.find_resource("Node", "v1", fail=True))
+        status = resource.subresources["status"]
+        self._retried(
+            "patching Node/%s/status" % name,
+            lambda: self._service.client.patch(status, patch, name=name, content_type="application/strategic-merge-patch+json"),
+        )

@@ -23,6 +23,12 @@ description:
     admin's cordon) is not annotated, so the collection never uncordons it.
   - With O(mode=undo), removes the marks of the run O(run_id) (those whose value is that run id), or every mark the
     collection recorded with O(all_runs). Labels, taints and cordons the collection did not set stay.
+  - With O(node_marks), every judged node gets the labels C(gpufleet.burnin/result), C(gpufleet.burnin/run-id) and
+    C(gpufleet.burnin/expires) (Unix seconds, O(mark_ttl_hours) after the run first marked the node), the annotation
+    C(gpufleet.burnin/verdict) (its entry of the JSON report, at most 4 KiB) and, with O(mark_condition), the Node
+    condition C(GpuBurninPassed); recorded in C(gpufleet.burnin/node-marks). O(mode=undo) removes them as well.
+  - With O(mode=expire), removes the node marks past their expiry and those an earlier run left where the cluster's
+    latest marking run did not mark the node (superseded); RV(marks) says what each marked node's mark means now.
   - Labels and annotations are changed key by key with a JSON merge patch; taints, an atomic list for every kind of
     patch, are read, changed and written back with the resourceVersion read, and read again when the node changed
     in between, so other taints are never lost.
@@ -45,9 +51,11 @@ attributes:
     description: Each node that changes, before and after - its labels, taints, C(unschedulable) and the collection's annotations.
 options:
   mode:
-    description: V(apply) remediates after a verdict, V(undo) removes what the collection set.
+    description:
+      - V(apply) remediates after a verdict, V(undo) removes what the collection set, V(expire) removes expired and
+        superseded node marks.
     type: str
-    choices: [apply, undo]
+    choices: [apply, undo, expire]
     default: apply
   run_id:
     description:
@@ -63,6 +71,28 @@ options:
       - The cluster result's C(node_verdicts) (C({<node>{verdict}}), verdict V(pass), V(warn) or V(fail)), for O(mode=apply).
     type: dict
     default: {}
+  cluster_result:
+    description:
+      - The cluster's result (the role's C(burnin_result)), for O(node_marks) - the verdict annotation is the node's entry of
+        the JSON report made from it.
+    type: dict
+    default: {}
+  node_marks:
+    description: Mark every node of O(node_verdicts) with its result, the run id and an expiry (labels) and its verdict (annotation).
+    type: bool
+    default: false
+  mark_ttl_hours:
+    description: Hours a node mark stays valid (1 to 8784).
+    type: int
+    default: 24
+  mark_condition:
+    description: With O(node_marks), also set the Node condition C(GpuBurninPassed) (needs C(patch) on C(nodes/status)).
+    type: bool
+    default: false
+  now:
+    description: The time in Unix seconds to mark and expire by, for tests and replays; V(0) is the controller's clock.
+    type: int
+    default: 0
   label_verified:
     description: Label the nodes whose verdict is V(pass).
     type: bool
@@ -99,6 +129,10 @@ EXAMPLES = r"""
     quarantine: taint
   register: remediated
 
+- name: Remove the node marks past their expiry and the superseded ones
+  gpufleet.burnin.burnin_remediate:
+    mode: expire
+
 - name: Remove the labels and taints of the run
   gpufleet.burnin.burnin_remediate:
     mode: undo
@@ -119,6 +153,13 @@ remediation:
     - For the cluster's result - C(mode), C(run_id), C(check_mode), C(changes) (without the annotations), C(nodes)
       changed, C(missing) (nodes of O(node_verdicts) not in the cluster), C(note).
   returned: success
+  type: dict
+marks:
+  description:
+    - With O(mode=expire), each node that carried the collection's node marks - C(state) (C(verified) for a C(pass)
+      before its expiry, C(expired), C(warn), C(fail), C(error)), C(result), C(run_id), C(expires), C(removed) (why
+      it was removed, C(expired) or C(superseded by run <id>); empty when kept).
+  returned: with mode=expire
   type: dict
 msg:
   description: One sentence, for example C(remediated 2 node(s)), in check mode C(would remediate 2 node(s)).

@@ -156,7 +156,10 @@ def test_node_patches_only_with_the_remediation_cluster_role(bound):
     assert not allowed(rest, full, "get", "", "nodes") and not allowed(rest, full, "patch", "", "nodes")
     for verb in ("update", "delete", "create"):
         assert not allowed(rest, remediating, verb, "", "nodes"), verb
-    assert not allowed(rest, remediating, "patch", "", "nodes", "status")
+    # The node marks' condition (burnin_mark_condition): patch on the status subresource, nothing else of it.
+    assert allowed(rest, remediating, "patch", "", "nodes", "status") and not allowed(rest, full, "patch", "", "nodes", "status")
+    for verb in ("update", "get"):
+        assert not allowed(rest, remediating, verb, "", "nodes", "status"), verb
 
 
 MANAGED = ("app.kubernetes.io/managed-by", "gpufleet.burnin")  # the label plugins/module_utils/rendering/plan.py sets
@@ -390,6 +393,9 @@ def recorded_run(fleet, tmp_path_factory):
                 "burnin_namespace=%s" % home,
                 "burnin_namespace_per_run=%s" % per_run,
                 "burnin_label_verified=true",
+                # Node marks with their condition: the nodes/status patch (set, and removed by the cleanup).
+                "burnin_node_marks=true",
+                "burnin_mark_condition=true",
                 "burnin_report_dir=%s" % (work / "reports"),
                 "burnin_poll_interval=1",
                 "burnin_timeout=120",

@@ -193,6 +193,8 @@ def required():
             elif OWN_CLUSTER_ACTIONS[key] == "remediate":
                 undo = (task[key] or {}).get("mode") == "undo"
                 need("Node", ["list", "get", "patch"] if undo else ["get", "patch"], where)
+                # The node marks' condition (burnin_mark_condition), set by the apply and removed by the undo.
+                needs.setdefault(("", "nodes/status", "patch", False), []).append(where)
             elif OWN_CLUSTER_ACTIONS[key] == "detect":
                 urls.update([("/version", "get"), ("/apis", "get")])
                 need("Node", ["list"], where)
@@ -276,7 +278,7 @@ def test_namespaced_rules_are_in_the_role_and_cluster_rules_in_cluster_roles():
             for rule in doc["rules"]:
                 cluster_resources.update(rule.get("resources", []))
     # Nothing the Role could grant in one namespace is granted cluster-wide.
-    assert cluster_resources == {"nodes", "namespaces"}
+    assert cluster_resources == {"nodes", "nodes/status", "namespaces"}
     bindings = [d for d in docs if d["kind"] in ("RoleBinding", "ClusterRoleBinding")]
     roles = set((d["kind"], d["metadata"]["name"]) for d in docs if d["kind"] in ("Role", "ClusterRole"))
     assert len(bindings) == 4
@@ -297,10 +299,11 @@ def test_node_patches_only_in_the_remediation_cluster_role():
         if doc["kind"] not in ("Role", "ClusterRole"):
             continue
         node_verbs = set(verb for rule in doc["rules"] if "nodes" in rule.get("resources", []) for verb in rule["verbs"])
+        status_verbs = set(verb for rule in doc["rules"] if "nodes/status" in rule.get("resources", []) for verb in rule["verbs"])
         if doc["metadata"]["name"] == "gpufleet-burnin-node-remediation":
-            assert node_verbs == {"get", "patch"} and len(doc["rules"]) == 1
+            assert node_verbs == {"get", "patch"} and status_verbs == {"patch"} and len(doc["rules"]) == 2
         else:
-            assert "patch" not in node_verbs, doc["metadata"]["name"]
+            assert "patch" not in node_verbs and not status_verbs, doc["metadata"]["name"]
 
 
 def test_namespaces_are_patched_and_deleted_only_by_name():

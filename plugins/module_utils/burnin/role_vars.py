@@ -35,7 +35,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import thr
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import inventory, remediation
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import inventory, node_marks, remediation
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.names import FRAMEWORKS, check_entry_name
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import COLLECTION_ROOT, read_yaml_file
@@ -296,6 +296,9 @@ CHECKS = {
     "burnin_verified_label": lambda n, v: _text(n, v, "qualified_name", allow_empty=False),
     "burnin_quarantine": lambda n, v: _choice(n, v, remediation.QUARANTINE_MODES, allow_empty=False),
     "burnin_quarantine_taint": lambda n, v: remediation.check_taint(n, _mapping(n, v)),
+    "burnin_node_marks": _bool,
+    "burnin_mark_ttl_hours": lambda n, v: _int(n, v, 1, node_marks.TTL_HOURS_MAX),
+    "burnin_mark_condition": _bool,
 }
 
 

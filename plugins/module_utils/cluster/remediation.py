@@ -18,7 +18,8 @@ nothing else: an admin's own labels, taints and cordons are never touched.
 
 Undo for a run id removes the marks whose value is that run id (a newer run's marks stay); undo for all runs removes
 every mark an annotation records. Everything here is pure: the action plugin (plugins/action/burnin_remediate.py)
-reads the nodes, calls plan_apply/plan_undo and sends merge_patch().
+reads the nodes, calls plan_apply/plan_undo and sends merge_patch(). The node marks with an expiry (result, run id,
+verdict, condition) are cluster/node_marks.py's; undo removes them too.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -27,6 +28,7 @@ __metaclass__ = type
 
 import copy
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_marks
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import NODE_VERDICTS
 from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
 
@@ -34,11 +36,11 @@ VERIFIED_LABEL = "gpufleet.burnin/verified"
 QUARANTINE_TAINT = {"key": "gpufleet.burnin/bad", "effect": "NoSchedule"}
 QUARANTINE_MODES = ("none", "taint", "cordon")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-MODES = ("apply", "undo")
+MODES = ("apply", "undo", "expire")
 LABEL_RECORD = "gpufleet.burnin/verified-label"
 TAINT_RECORD = "gpufleet.burnin/quarantine-taint"
 CORDON_RECORD = "gpufleet.burnin/cordoned-by"
-RECORDS = (LABEL_RECORD, TAINT_RECORD, CORDON_RECORD)
+RECORDS = (LABEL_RECORD, TAINT_RECORD, CORDON_RECORD, node_marks.MARKS_RECORD)
 
 
 def check_options(label_verified, verified_label, quarantine, quarantine_taint, names=None):
@@ -88,13 +90,15 @@ def check_node_verdicts(field, node_verdicts):
 
 def wanted(options):
     """Whether OPTIONS ask for any remediation at all."""
-    return bool(options["label_verified"]) or options["quarantine"] != "none"
+    return bool(options["label_verified"]) or options["quarantine"] != "none" or bool(options.get("node_marks"))
 
 
 def touches(verdict, options):
     """Whether a node with VERDICT can change under OPTIONS (the others are not even read)."""
     if not wanted(options):
         return False
+    if options.get("node_marks"):  # every judged node is marked with its result
+        return True
     return verdict == "fail" or (verdict == "pass" and bool(options["label_verified"]))
 
 
@@ -110,6 +114,7 @@ def node_state(node):
         "annotations": dict(metadata.get("annotations") or {}),
         "taints": [dict(taint) for taint in spec.get("taints") or []],
         "unschedulable": bool(spec.get("unschedulable")),
+        "condition": node_marks.condition_of(node),
     }
 
 
@@ -203,6 +208,9 @@ def plan_undo(state, run_id=None):
     if CORDON_RECORD in annotations and (run_id is None or annotations[CORDON_RECORD] == run_id):
         annotations.pop(CORDON_RECORD)
         after["unschedulable"] = False
+    marks = node_marks.read_record(after)
+    if node_marks.MARKS_RECORD in annotations and (run_id is None or marks is None or marks["run_id"] == run_id):
+        after = node_marks.plan_unmark(after)
     return after
 
 
@@ -241,7 +249,14 @@ def changes(before, after):
             )
     if before["unschedulable"] != after["unschedulable"]:
         out.append({"node": node, "what": "unschedulable", "key": "spec.unschedulable", "before": before["unschedulable"], "after": after["unschedulable"]})
+    if before.get("condition") != after.get("condition"):
+        out.append({"node": node, "what": "condition", "key": node_marks.CONDITION_TYPE, "before": _condition_text(before), "after": _condition_text(after)})
     return out
+
+
+def _condition_text(state):
+    condition = state.get("condition")
+    return "%s (%s)" % (condition.get("status"), condition.get("reason")) if condition else None
 
 
 def merge_patch(before, after):
@@ -276,19 +291,22 @@ def merge_patch(before, after):
 def diff_view(state):
     """What --diff shows of a node: its labels, taints (as kubectl writes them), unschedulable and the collection's
     records."""
-    return {
+    view = {
         "labels": dict(state["labels"]),
         "taints": [taint_text(taint) for taint in state["taints"]],
         "unschedulable": state["unschedulable"],
-        "annotations": dict((key, value) for key, value in state["annotations"].items() if key in RECORDS),
+        "annotations": dict((key, value) for key, value in state["annotations"].items() if key in RECORDS + node_marks.ANNOTATIONS),
     }
+    if state.get("condition"):
+        view["condition"] = state["condition"]
+    return view
 
 
 def summary(mode, changed_nodes, missing=(), check_mode=False):
     """One sentence for the task's msg."""
-    done = {"apply": "remediated", "undo": "undid the remediation of"}[mode]
+    done = {"apply": "remediated", "undo": "undid the remediation of", "expire": "removed the expired and superseded marks of"}[mode]
     if check_mode:
-        done = {"apply": "would remediate", "undo": "would undo the remediation of"}[mode]
+        done = {"apply": "would remediate", "undo": "would undo the remediation of", "expire": "would remove the expired and superseded marks of"}[mode]
     text = "%s %d node(s)%s" % (done, len(changed_nodes), ": %s" % ", ".join(changed_nodes) if changed_nodes else "")
     if missing:
         text += "; not found: %s" % ", ".join(missing)

@@ -1096,3 +1096,9 @@ def write_reports(
         "baseline": report["baseline"],
         "baseline_error": baseline_error,
     }
+
+
+def cluster_node_entries(name, entry):
+    """The JSON report's per-node entries of cluster NAME from its result ENTRY: the node marks' verdict annotation is
+    one of these (cluster/node_marks.py), so both have the schema's shape."""
+    return _nodes(name, entry)

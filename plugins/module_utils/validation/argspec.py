@@ -190,10 +190,15 @@ def burnin_cleanup_spec():
 
 # gpufleet.burnin.burnin_remediate's own options; the others are kubernetes.core's authentication options.
 BURNIN_REMEDIATE_OWN = dict(
-    mode=dict(type="str", default="apply", choices=["apply", "undo"]),
+    mode=dict(type="str", default="apply", choices=["apply", "undo", "expire"]),
     run_id=dict(type="str", default=""),
     all_runs=dict(type="bool", default=False),
     node_verdicts=dict(type="dict", default={}),
+    cluster_result=dict(type="dict", default={}),
+    node_marks=dict(type="bool", default=False),
+    mark_ttl_hours=dict(type="int", default=24),
+    mark_condition=dict(type="bool", default=False),
+    now=dict(type="int", default=0),
     label_verified=dict(type="bool", default=False),
     verified_label=dict(type="str", default="gpufleet.burnin/verified"),
     quarantine=dict(type="str", default="none", choices=["none", "taint", "cordon"]),

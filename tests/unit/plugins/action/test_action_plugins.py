@@ -93,7 +93,10 @@ class FakeCluster:
                 outer.raise_for("patch:%s" % name)
                 outer.patches.append((name, copy.deepcopy(patch)))
                 node = outer.nodes[name]
-                merge(node, patch)
+                if resource == "nodes-status-resource":
+                    strategic_merge_conditions(node, patch)
+                else:
+                    merge(node, patch)
                 return node
 
         self.client = Client()
@@ -118,7 +121,18 @@ class FakeCluster:
 
     def find_resource(self, kind, api_version, fail=False):
         self.calls.append(("find_resource", kind))
-        return "nodes-resource"
+        return mock.Mock(subresources={"status": "nodes-status-resource"}, __eq__=lambda me, other: other == "nodes-resource")
+
+
+def strategic_merge_conditions(node, patch):
+    """A strategic merge patch of status.conditions, merged by type as the API server does ($patch: delete removes)."""
+    assert set(patch) == {"status"} and set(patch["status"]) == {"conditions"}, patch
+    conditions = node.setdefault("status", {}).setdefault("conditions", [])
+    for change in patch["status"]["conditions"]:
+        kept = [c for c in conditions if c["type"] != change["type"]]
+        if change.get("$patch") != "delete":
+            kept.append(copy.deepcopy(change))
+        conditions[:] = kept
 
 
 def merge(target, patch):
@@ -413,6 +427,34 @@ def test_remediate_undo_for_all_runs_needs_no_run_id(cluster):
     cluster(FakeCluster(nodes=[h100_node("a")]))
     result = run_action("burnin_remediate", dict(AUTH, mode="undo", all_runs=True, unreachable_grace=0))
     assert not result.get("failed") and result["remediation"]["run_id"] == "", result
+
+
+def test_remediate_node_marks_label_annotate_and_set_the_condition_by_its_type_then_expire(cluster):
+    fake = cluster(FakeCluster(nodes=[h100_node("good"), h100_node("bad"), h100_node("meh"), h100_node("other", labels={"team": "infra"})]))
+    fake.nodes["good"]["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
+    now = 1764770000
+    args = dict(AUTH, run_id="r1", node_verdicts=VERDICTS, node_marks=True, mark_condition=True, mark_ttl_hours=2, now=now, unreachable_grace=0)
+    result = run_action("burnin_remediate", args, diff=True)
+    assert not result.get("failed") and result["msg"] == "remediated 3 node(s): bad, good, meh", result
+    labels = fake.nodes["good"]["metadata"]["labels"]
+    assert (labels["gpufleet.burnin/result"], labels["gpufleet.burnin/run-id"], labels["gpufleet.burnin/expires"]) == ("pass", "r1", str(now + 7200))
+    assert json.loads(fake.nodes["bad"]["metadata"]["annotations"]["gpufleet.burnin/verdict"])["verdict"] == "fail"
+    assert [c["type"] for c in fake.nodes["good"]["status"]["conditions"]] == ["Ready", "GpuBurninPassed"]
+    status_calls = [c for c in fake.calls if c[0] == "patch" and c[2] == "application/strategic-merge-patch+json"]
+    assert len(status_calls) == 3 and "condition" in result["diff"][0]["after"]
+    assert run_action("burnin_remediate", args)["changed"] is False, "the same verdict again changes nothing"
+    # In check mode an hour past the expiry: every mark would go, nothing is patched.
+    patches = len(fake.patches)
+    expire = dict(AUTH, mode="expire", now=now + 3 * 3600, unreachable_grace=0)
+    checked = run_action("burnin_remediate", expire, check_mode=True)
+    assert checked["changed"] and len(fake.patches) == patches and checked["marks"]["good"]["state"] == "expired", checked
+    assert checked["msg"] == "would remove the expired and superseded marks of 3 node(s): bad, good, meh"
+    early = run_action("burnin_remediate", dict(expire, now=now + 60))
+    assert early["changed"] is False and early["marks"]["good"] == {"state": "verified", "result": "pass", "run_id": "r1", "expires": now + 7200, "removed": ""}
+    done = run_action("burnin_remediate", expire)
+    assert done["changed"] and "gpufleet.burnin/result" not in fake.nodes["good"]["metadata"]["labels"], done
+    assert [c["type"] for c in fake.nodes["good"]["status"]["conditions"]] == ["Ready"]
+    assert fake.nodes["other"]["metadata"]["labels"]["team"] == "infra" and "other" not in done["marks"]
 
 
 # --- the rendering plugins: burnin_plan, workload_plan, training_runtime, platform_overrides ----------------------

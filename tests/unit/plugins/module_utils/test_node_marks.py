@@ -1,0 +1,188 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Node marks with an expiry (cluster/node_marks.py), with a fake clock: which marks a verdict writes, the expiry
+arithmetic, which marks the cleanup removes, and that only the collection's marks are touched."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_marks as nm
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import remediation as rem
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
+
+NOW = 1764770000  # 2025-12-03T13:53:20Z, the fake clock
+HOUR = 3600
+
+
+def options(ttl=24, condition=False, **more):
+    out = rem.check_options(more.pop("label", False), "gpufleet.burnin/verified", more.pop("quarantine", "none"), None)
+    out.update(nm.check_options(True, ttl, condition))
+    return out
+
+
+def node(name="n1", labels=None, annotations=None, conditions=None):
+    return rem.node_state(
+        {
+            "metadata": {"name": name, "resourceVersion": "3", "labels": dict(labels or {"team": "ml"}), "annotations": dict(annotations or {})},
+            "spec": {},
+            "status": {"conditions": list(conditions or [{"type": "Ready", "status": "True"}])},
+        }
+    )
+
+
+def entry(name="n1", verdict="pass", reasons=()):
+    """The JSON report's entry of the node, made by the report itself."""
+    return report.cluster_node_entries("c1", {"node_verdicts": {name: {"verdict": verdict, "reasons": list(reasons), "stages": ["node"]}}})[0]
+
+
+def marked(state, verdict="pass", run="run-1", now=NOW, **opts):
+    return nm.plan_mark(state, entry(state["name"], verdict), run, now, options(**opts))
+
+
+def test_a_verdict_writes_result_run_and_expiry_labels_the_verdict_annotation_and_the_record():
+    before = node()
+    after = marked(before, "fail", ttl=24)
+    assert after["labels"] == {"team": "ml", nm.RESULT_LABEL: "fail", nm.RUN_LABEL: "run-1", nm.EXPIRES_LABEL: str(NOW + 24 * HOUR)}
+    # The report's own entry of the node, whatever fields the report gives it.
+    shown = json.loads(after["annotations"][nm.VERDICT_ANNOTATION])
+    assert shown == entry("n1", "fail") and (shown["node"], shown["verdict"], shown["stages"]) == ("n1", "fail", ["node"])
+    assert json.loads(after["annotations"][nm.MARKS_RECORD]) == {"run_id": "run-1", "marked_at": NOW, "expires": NOW + 24 * HOUR, "condition": ""}
+    assert before["labels"] == {"team": "ml"} and after.get("condition") is None
+    patch = rem.merge_patch(before, after)
+    assert set(patch["metadata"]["labels"]) == set(nm.LABELS) and set(patch["metadata"]["annotations"]) == set(nm.ANNOTATIONS)
+    assert nm.status_patch(before, after) is None
+
+
+@pytest.mark.parametrize("verdict, status", [("pass", "True"), ("warn", "False"), ("fail", "False")])
+def test_the_condition_is_true_for_a_pass_only_and_patched_by_its_type(verdict, status):
+    before = node()
+    after = marked(before, verdict, condition=True)
+    assert after["condition"]["type"] == "GpuBurninPassed" and after["condition"]["status"] == status
+    assert (
+        after["condition"]["reason"] == "Burnin" + verdict.capitalize()
+        and "run run-1: %s; expires 2025-12-04T13:53:20Z" % verdict in after["condition"]["message"]
+    )
+    assert nm.status_patch(before, after) == {"status": {"conditions": [after["condition"]]}}
+    assert [c["what"] for c in rem.changes(before, after)].count("condition") == 1
+
+
+def test_the_same_run_again_changes_nothing_even_later():
+    first = marked(node(), "pass", condition=True)
+    again = marked(first, "pass", now=NOW + 5 * HOUR, condition=True)
+    assert again == first and rem.merge_patch(first, again) is None and nm.status_patch(first, again) is None
+
+
+def test_a_new_run_moves_the_expiry_and_keeps_the_conditions_transition_time_while_the_status_stays():
+    first = marked(node(), "pass", condition=True)
+    second = marked(first, "pass", run="run-2", now=NOW + 2 * HOUR, ttl=6, condition=True)
+    assert second["labels"][nm.EXPIRES_LABEL] == str(NOW + 8 * HOUR) and second["labels"][nm.RUN_LABEL] == "run-2"
+    assert second["condition"]["lastTransitionTime"] == first["condition"]["lastTransitionTime"] == nm.iso(NOW)
+    assert second["condition"]["lastHeartbeatTime"] == nm.iso(NOW + 2 * HOUR)
+    third = marked(second, "fail", run="run-3", now=NOW + 3 * HOUR, condition=True)
+    assert third["condition"]["lastTransitionTime"] == nm.iso(NOW + 3 * HOUR)
+    # The condition no longer asked for: the collection's own condition goes.
+    fourth = marked(third, "pass", run="run-4", now=NOW + 4 * HOUR)
+    assert fourth["condition"] is None and nm.status_patch(third, fourth) == {"status": {"conditions": [{"type": "GpuBurninPassed", "$patch": "delete"}]}}
+
+
+@pytest.mark.parametrize(
+    "now, verdict, state",
+    [
+        (NOW + 24 * HOUR - 1, "pass", "verified"),
+        (NOW + 24 * HOUR, "pass", "expired"),
+        (NOW + 30 * HOUR, "fail", "expired"),
+        (NOW + HOUR, "warn", "warn"),
+        (NOW + HOUR, "fail", "fail"),
+    ],
+)
+def test_a_mark_past_its_expiry_counts_as_unverified(now, verdict, state):
+    shown = nm.status(marked(node(), verdict), now)
+    assert shown == {"state": state, "result": verdict, "run_id": "run-1", "expires": NOW + 24 * HOUR}
+
+
+def test_labels_without_the_record_are_not_the_collections():
+    foreign = node(labels={nm.RESULT_LABEL: "pass", nm.EXPIRES_LABEL: "1", "team": "ml"})
+    assert nm.status(foreign, NOW)["state"] == "unmarked"
+    assert nm.plan_unmark(foreign) == foreign and nm.plan_expire([foreign], NOW + 100 * HOUR) == {}
+    assert rem.plan_undo(foreign) == foreign
+
+
+def test_the_cleanup_removes_expired_and_superseded_marks_only():
+    old = marked(node("old"), "pass", run="run-1", now=NOW)
+    new = marked(node("new"), "pass", run="run-2", now=NOW + HOUR)
+    expired = marked(node("gone"), "fail", run="run-2", now=NOW + HOUR, ttl=1)
+    plain = node("plain", labels={"team": "ml", "admin.example.com/keep": "yes"})
+    assert nm.plan_expire([old, new, expired, plain], NOW + 2 * HOUR) == {"old": "superseded by run run-2", "gone": "expired"}
+    # Before run-2's expiry-1h mark ran out, only the superseded one goes; past 25 hours every mark.
+    assert nm.plan_expire([old, new, expired], NOW + HOUR + 1) == {"old": "superseded by run run-2"}
+    assert nm.plan_expire([old, new], NOW + 25 * HOUR) == {"old": "expired", "new": "expired"}
+
+
+def test_unmarking_removes_the_collections_keys_and_its_condition_and_nothing_else():
+    before = node(
+        labels={"team": "ml", "gpufleet.burnin/verified": "run-1"},
+        annotations={"admin.example.com/note": "x", rem.LABEL_RECORD: "gpufleet.burnin/verified"},
+        conditions=[{"type": "Ready", "status": "True"}, {"type": "KernelDeadlock", "status": "False"}],
+    )
+    mark = marked(before, "pass", condition=True)
+    after = nm.plan_unmark(mark)
+    assert after["labels"] == before["labels"] and after["annotations"] == before["annotations"] and after["condition"] is None
+    assert nm.status_patch(mark, after) == {"status": {"conditions": [{"type": "GpuBurninPassed", "$patch": "delete"}]}}
+
+
+def test_undo_by_run_removes_that_runs_marks_and_keeps_a_later_runs():
+    mark = marked(node(), "pass", run="run-2")
+    assert rem.plan_undo(mark, "run-1") == mark
+    assert rem.plan_undo(mark, "run-2")["labels"] == {"team": "ml"} and rem.plan_undo(mark)["annotations"] == {}
+    assert rem.is_marked(mark)
+
+
+def test_with_node_marks_every_judged_node_is_touched():
+    opts = options()
+    assert rem.wanted(opts) and all(rem.touches(verdict, opts) for verdict in ("pass", "warn", "fail"))
+
+
+def test_the_verdict_annotation_is_bounded_and_keeps_the_report_shape():
+    many = ["reason %d: %s" % (index, "x" * 500) for index in range(200)]
+    big = dict(entry(verdict="fail", reasons=many), evidence=[{"id": "e%d" % index, "lines": ["y" * 3000] * 3} for index in range(20)])
+    text = nm.bounded_entry(big)
+    shown = json.loads(text)
+    assert len(text.encode("utf-8")) <= nm.VERDICT_MAX_BYTES and set(shown) == set(big)
+    assert shown["verdict"] == "fail" and shown["reasons"][0].startswith("reason 0: x") and len(shown["reasons"][0]) == nm.TEXT_MAX_CHARS
+    assert shown["reasons"] == [reason[:297] + "..." for reason in many[: len(shown["reasons"])]] and shown["evidence"][0]["id"] == "e0"
+    small = entry(reasons=["ok"])
+    assert json.loads(nm.bounded_entry(small)) == small
+
+
+def test_an_unreadable_record_is_dropped_alone():
+    state = node(labels={"team": "ml", nm.RESULT_LABEL: "pass"}, annotations={nm.MARKS_RECORD: "{not json"})
+    after = nm.plan_unmark(state)
+    assert after["labels"] == state["labels"] and after["annotations"] == {}
+
+
+@pytest.mark.parametrize(
+    "given, field, words",
+    [
+        ({"burnin_node_marks": "maybe"}, "burnin_node_marks", "true or false"),
+        ({"burnin_mark_ttl_hours": 0}, "burnin_mark_ttl_hours", "integer from 1 to 8784"),
+        ({"burnin_mark_ttl_hours": "a day"}, "burnin_mark_ttl_hours", "integer from 1 to 8784"),
+        ({"burnin_mark_condition": [True]}, "burnin_mark_condition", "true or false"),
+    ],
+)
+def test_the_role_refuses_bad_mark_variables_naming_them(given, field, words):
+    with pytest.raises(ConfigError) as raised:
+        check_role_vars(given)
+    assert raised.value.field == field and words in str(raised.value), str(raised.value)
+
+
+def test_the_role_takes_mark_variables_as_text():
+    checked = check_role_vars({"burnin_node_marks": "yes", "burnin_mark_ttl_hours": "6", "burnin_mark_condition": "false"})
+    assert checked["burnin_node_marks"] is True and checked["burnin_mark_ttl_hours"] == 6 and checked["burnin_mark_condition"] is False
