@@ -191,8 +191,9 @@ def _judge_gpu(node, gpu, records, medians, siblings, percent):
         median = medians.get(figure)
         if median:
             figures[figure + "_median"] = round(median, 1)
-            # Below the median by more than the percent: value < median x (1 - percent/100); exactly at it passes.
-            if value < median * (1 - percent / 100.0):
+            # Below the median by more than the percent (exactly at it passes), in whole percent units so that a
+            # figure at exactly the percent compares equal.
+            if value * 100.0 < median * (100.0 - percent):
                 results.append("fail")
                 reasons.append(
                     "%s %.1f %s is %.1f %% below the median %.1f of the node's %d GPUs (more than %g %%)"
