@@ -7,9 +7,9 @@ Stages: ``node`` (a single-node all_reduce over all local GPUs on every GPU node
 output: plugins/module_utils/judging/node_stage.py), ``fleet`` (the catalogue workload burnin_workload over
 burnin_nodes nodes, judged as before: verdict.py), ``isolation`` (finding the culprit nodes of a failed or warned
 fleet stage: module_utils/burnin/isolation_stage.py), ``dcgm`` (a DCGM diagnostic on every GPU node, a node stage like
-``node``) and ``gpu`` (a per-GPU matmul and memory test on every GPU node, judged per GPU: judging/gpu.py). A stage that runs a TrainJob runs it under its own name; a failed or warned attempt is run again up to
-burnin_repeats times and every attempt is kept (Azure/azurehpc PR 690: repeat up to N times, pass on the first run
-above the threshold). The stage's verdict is its last attempt's.
+``node``) and ``gpu`` (a per-GPU matmul and memory test on every GPU node, judged per GPU: judging/gpu.py). A stage
+that runs a TrainJob runs it under its own name; a failed or warned attempt is run again up to burnin_repeats times
+and every attempt is kept (Azure/azurehpc PR 690: repeat up to N times, pass on the first run above the threshold). The stage's verdict is its last attempt's.
 
 A cluster's result keeps ``stages``: [{stage, verdict, reason, attempts: [{attempt, trainjob, outcome, verdict,
 reason}]}], in the order they ran.
