@@ -240,3 +240,26 @@ def test_a_bad_thresholds_file_is_refused_naming_the_field(tmp_path):
     path.write_text("schema: other\n")
     with pytest.raises(ConfigError, match="must be a mapping with schema: gpufleet.burnin/gpu-thresholds/v1"):
         gpu.load_gpu_thresholds(str(path))
+
+
+def test_the_gpu_stage_plans_gpu_burn_on_every_gpu_node_one_pod_each_and_names_its_parser():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_plan import role_plan
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
+
+    variables = check_role_vars({"burnin_entry_name": "e", "burnin_nodes": 2, "burnin_stages": ["gpu", "fleet"]})
+    assert variables["burnin_stages"] == ["gpu", "fleet"] and "gpu" in stages.JOB_STAGES
+    labels = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "node.kubernetes.io/instance-type": "p5.48xlarge"}
+    nodes = [{"metadata": {"name": "n%d" % index, "labels": labels}, "status": {"capacity": {"nvidia.com/gpu": "8"}}} for index in range(3)]
+    plan = role_plan(variables, "aws", "h100", "r1", "ns", {"nodes": nodes, "detection": {"gpu_nodes": 3}}, stage="gpu")
+    trainjob = plan["objects"][-1]
+    assert trainjob["metadata"]["name"] == "e-r1-gpu" and trainjob["spec"]["trainer"]["numNodes"] == 3
+    assert trainjob["spec"]["trainer"]["command"] == ["python", "-c"] and gpu.PREFIX.strip() in trainjob["spec"]["trainer"]["args"][0]
+    assert (plan["stage"]["workload"], plan["stage"]["parser"], plan["stage"]["whole_logs_of"]) == ("gpu-burn", "gpu-burn", ["node"])
+    runtime = [obj for obj in plan["objects"] if obj["kind"] == "TrainingRuntime"][0]
+    for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+        terms = job["template"]["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert terms[-1]["topologyKey"] == "kubernetes.io/hostname"
+    # A misspelt stage is refused naming the allowed ones.
+    with pytest.raises(ConfigError, match="unknown stage 'gpus'; allowed: node, fleet, isolation, dcgm, gpu"):
+        check_role_vars({"burnin_stages": ["gpus"]})
