@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 import time
 
 import pytest
@@ -263,3 +264,148 @@ def test_the_gpu_stage_plans_gpu_burn_on_every_gpu_node_one_pod_each_and_names_i
     # A misspelt stage is refused naming the allowed ones.
     with pytest.raises(ConfigError, match="unknown stage 'gpus'; allowed: node, fleet, isolation, dcgm, gpu"):
         check_role_vars({"burnin_stages": ["gpus"]})
+
+
+# ------------------------------------------------------------------ survivors of the first mutation run (docs/mutation.md)
+
+
+def test_two_gpus_are_siblings_one_is_not_and_the_median_of_an_odd_count_is_its_middle():
+    two = judged([(800.0, 2500.0), (700.0, 2500.0)], gpus_per_node=2)
+    # The median of two is their mean, 750: 700 is 6.7 % below it, within the percent; at 600 it is 14.3 % below.
+    assert two["verdict"] == "warn" and by_index(two)[1]["figures"]["tflops_median"] == 750.0
+    assert by_index(judged([(800.0, 2500.0), (600.0, 2500.0)], gpus_per_node=2))[1]["reason"].endswith(
+        "is 14.3 % below the median 700.0 of the node's 2 GPUs (more than 10 %)"
+    )
+    assert "tflops_median" not in judged([(800.0, 2500.0)], gpus_per_node=1)["gpus"][0]["figures"]
+    five = by_index(judged([(800.0, 2500.0), (810.0, 2500.0), (820.0, 2500.0), (830.0, 2500.0), (500.0, 2500.0)], gpus_per_node=5))
+    assert five[0]["figures"]["tflops_median"] == 810.0
+    assert five[4]["reason"].endswith("bf16 matmul 500.0 TFLOPS is 38.3 % below the median 810.0 of the node's 5 GPUs (more than 10 %)")
+
+
+def test_a_non_finite_figure_does_not_stop_the_other_figures_judgement():
+    gpus = by_index(judged([GOOD] * 7 + [("inf", "1500.0")]))
+    assert gpus[7]["reason"].startswith("bf16 matmul is inf; memory copy 1500.0 GB/s below the fail threshold 2000.0 (h100-gbps)")
+
+
+def test_a_marker_line_that_names_no_host_is_skipped_and_the_rest_read():
+    text = "# gpufleet-burnin gpu-burn on bad host!: gpu 0 uuid X tflops 1.0 gbps 1.0 errors 0\n" + log([GOOD, GOOD])
+    assert [item["index"] for item in gpu.parse_gpu_output(text)["gpus"]] == [0, 1]
+
+
+def test_the_reader_keeps_exactly_max_gpus_and_the_node_shows_at_most_three_output_notes():
+    prefix = "# gpufleet-burnin gpu-burn on %s: " % HOST
+    text = "".join(prefix + "gpu %d uuid U tflops 795.0 gbps 2500.0 errors 0\n" % index for index in range(gpu.MAX_GPUS))
+    parsed = gpu.parse_gpu_output(text)
+    assert len(parsed["gpus"]) == gpu.MAX_GPUS and parsed["problems"] == []
+    repeated = log([GOOD] * 8) + "".join(prefix + "gpu %d uuid U tflops 1.0 gbps 1.0 errors 0\n" % index for index in range(4))
+    result = gpu.judge_node(gpu.parse_gpu_output(repeated), "n1", "h100", 8)
+    assert [check["name"] for check in result["checks"]] == ["output"] * 3 and result["verdict"] == "warn"
+
+
+def test_no_gpu_line_and_more_lines_than_the_header_counted():
+    only_end = "# gpufleet-burnin gpu-burn on %s: done, 0 of 0 GPUs measured\n" % HOST
+    assert gpu.judge_node(gpu.parse_gpu_output(only_end), "n1", "h100", None)["reason"] == "node n1: no GPU line in the output"
+    # The header said 4 (e.g. CUDA_VISIBLE_DEVICES), eight lines came: nothing is missing.
+    assert judged([GOOD] * 8, count=4, gpus_per_node=None)["verdict"] == "pass"
+
+
+def test_the_percent_below_the_median_is_not_rounded_down():
+    assert by_index(judged([(800.0, 2500.0)] * 7 + [(700.0, 2500.0)]))[7]["reason"].endswith(
+        "is 12.5 % below the median 800.0 of the node's 8 GPUs (more than 10 %)"
+    )
+
+
+def pods_and_logs(figures_by_node):
+    pods, logs = [], {}
+    for index, figures in enumerate(figures_by_node):
+        name = "job-gpu-node-0-%d" % index
+        pods.append({"metadata": {"name": name}, "spec": {"nodeName": "n%d" % index}, "status": {"phase": "Succeeded"}})
+        logs[name] = figures if isinstance(figures, str) else log(figures, host=name)
+    return pods, logs
+
+
+H100 = {"gpu_architecture": "h100", "gpus_per_node": 8}
+
+
+def test_the_run_verdict_over_every_pod():
+    pods, logs = pods_and_logs([[GOOD] * 8, [GOOD] * 8])
+    verdict = gpu.gpu_verdict(logs, facts=H100, job_outcome="Complete", pods=pods, pod_logs=logs, workload="gpu-burn")
+    assert verdict["verdict"] == "pass" and verdict["reason"] == "TrainJob Complete; per-GPU test passed on 2 node(s), 16 GPU(s)"
+    assert verdict["checks"][0] == {"name": "job", "verdict": "pass", "reason": "TrainJob Complete"}
+    assert [item["id"] for item in verdict["thresholds"]] == ["h100-gbps", "h100-tflops"]
+    assert (verdict["warnings"], verdict["notes"], verdict["collective"], verdict["results"]) == (0, [], None, "gpu-burn")
+    assert verdict["nodes"] == ["n0", "n1"] and verdict["failed_nodes"] == [] and verdict["succeeded_nodes"] == ["n0", "n1"]
+    assert verdict["metrics"] == {"nodes_judged": 2, "gpus_judged": 16, "bad_gpus": 0}
+
+
+def test_the_run_verdict_is_its_worst_node_and_names_only_those():
+    pods, logs = pods_and_logs([[GOOD] * 7 + [(700.0, 2500.0)], [GOOD] * 7 + [(500.0, 2500.0)], [(715.0, 2500.0)] * 8])
+    verdict = gpu.gpu_verdict(logs, facts=H100, job_outcome="Failed", job_reason="BackoffLimitExceeded", pods=pods, pod_logs=logs)
+    assert verdict["checks"][0] == {"name": "job", "verdict": "fail", "reason": "TrainJob Failed: BackoffLimitExceeded"}
+    assert (
+        verdict["verdict"] == "fail" and "n2" not in verdict["reason"] and verdict["reason"].startswith("TrainJob Failed: BackoffLimitExceeded; node n0 GPU 7")
+    )
+    assert verdict["failed_nodes"] == ["n0", "n1"] and verdict["nodes"] == ["n0", "n1", "n2"]
+    assert [item["verdict"] for item in verdict["findings"]] == ["fail", "fail", "warn"]
+
+
+def test_a_pod_without_gpu_burn_lines_is_an_error_worse_than_a_failed_node():
+    pods, logs = pods_and_logs([[GOOD] * 7 + [(500.0, 2500.0)], "Traceback (most recent call last):\nImportError: torch\n"])
+    verdict = gpu.gpu_verdict(logs, facts=H100, pods=pods, pod_logs=logs)
+    assert verdict["verdict"] == "error"
+    assert verdict["reason"].startswith("node n1 (pod job-gpu-node-0-1): no gpu-burn result: no gpu-burn line")
+    assert [item["node"] for item in verdict["findings"]] == ["n0"] and verdict["errors"] == [verdict["reason"]]
+    assert gpu.gpu_verdict({}, facts=H100)["reason"] == "no result: no pod log to read gpu-burn output from"
+
+
+def test_one_text_without_pods_is_named_by_its_host_and_has_no_attribution():
+    verdict = gpu.gpu_verdict(log([GOOD] * 8), facts=H100)
+    assert verdict["verdict"] == "pass" and list(verdict["gpu"]) == [HOST] and "attribution" not in verdict
+    assert verdict["findings"][0]["node"] == HOST
+    # Empty pod logs beside the text: the text is read.
+    assert list(gpu.gpu_verdict(log([GOOD] * 8), facts=H100, pod_logs={})["gpu"]) == [HOST]
+
+
+def test_the_fleet_stage_judges_a_gpu_burn_run_per_gpu():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
+
+    pods, logs = pods_and_logs([[GOOD] * 7 + [(500.0, 2500.0)]])
+    verdict = verdict_for(logs, facts=dict(H100, platform="aws", nodes=1), pods=pods, results="gpu-burn", workload="gpu-burn", job_outcome="Complete")
+    assert verdict["results"] == "gpu-burn" and verdict["failed_nodes"] == ["n0"] and verdict["findings"][0]["stage"] == "fleet"
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("defaults: {pass_ratio: 0.9, warn_ratio: 0.8, sibling_percent: 100}\n", "defaults need warn_ratio <= pass_ratio <= 1 and sibling_percent < 100"),
+        ("defaults: {pass_ratio: 0.9, warn_ratio: 0.95, sibling_percent: 10}\n", "defaults need warn_ratio <= pass_ratio"),
+        ("defaults: {pass_ratio: 0.9, warn_ratio: 0.8, sibling_percent: ten}\n", "defaults.sibling_percent: must be a number > 0, got 'ten'"),
+        (
+            "defaults: {pass_ratio: 0.9, warn_ratio: 0.8, sibling_percent: 10}\narchitectures: {h100: x}\n",
+            "architectures.h100: must map tflops and gbps to records",
+        ),
+        (
+            "defaults: {pass_ratio: 0.9, warn_ratio: 0.8, sibling_percent: 10}\narchitectures: {h100: {tflop: {peak: 1, expected: 1, source: x}}}\n",
+            "architectures.h100: must map tflops and gbps",
+        ),
+        (
+            "defaults: {pass_ratio: 0.9, warn_ratio: 0.8, sibling_percent: 10}\narchitectures: {h100: {tflops: {peak: 1, expected: 1}}}\n",
+            "architectures.h100.tflops: must be a record with peak, expected and source",
+        ),
+    ],
+)
+def test_bad_threshold_defaults_and_records_are_refused(tmp_path, body, message):
+    path = tmp_path / "gpu-thresholds.yaml"
+    path.write_text("schema: gpufleet.burnin/gpu-thresholds/v1\n" + body)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        gpu.load_gpu_thresholds(str(path))
+
+
+def test_equal_ratios_are_allowed(tmp_path):
+    path = tmp_path / "gpu-thresholds.yaml"
+    path.write_text(
+        "schema: gpufleet.burnin/gpu-thresholds/v1\ndefaults: {pass_ratio: 0.9, warn_ratio: 0.9, sibling_percent: 99}\n"
+        "architectures: {h100: {tflops: {peak: 989, expected: 800, source: x}}}\n"
+    )
+    table = gpu.load_gpu_thresholds(str(path))
+    assert table["architectures"]["h100"]["tflops"]["pass"] == table["architectures"]["h100"]["tflops"]["warn"] == 720.0
