@@ -263,8 +263,8 @@ def judge_node(parsed, node, gpu_architecture="", gpus_per_node=None, thresholds
     if verdict == "pass":
         reason = "node %s: %d GPU(s) passed, %s" % (node, len(gpus), _ranges(gpus))
     else:
-        worst_first = sorted(bad, key=lambda gpu: (-_SEVERITY[gpu["result"]], gpu["index"]))
-        parts = ["node %s GPU %d (%s): %s" % (node, gpu["index"], gpu["uuid"], gpu["reason"]) for gpu in worst_first if gpu["result"] == verdict]
+        # The GPUs of the node's verdict, in index order (GPUs that only warned are in the evidence, not the reason).
+        parts = ["node %s GPU %d (%s): %s" % (node, gpu["index"], gpu["uuid"], gpu["reason"]) for gpu in bad if gpu["result"] == verdict]
         parts += [check["reason"] for check in checks if check["verdict"] == verdict]
         reason = "; ".join(parts)
     return {

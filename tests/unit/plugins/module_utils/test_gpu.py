@@ -409,3 +409,28 @@ def test_equal_ratios_are_allowed(tmp_path):
     )
     table = gpu.load_gpu_thresholds(str(path))
     assert table["architectures"]["h100"]["tflops"]["pass"] == table["architectures"]["h100"]["tflops"]["warn"] == 720.0
+
+
+def test_a_figure_far_below_the_median_reports_its_distance_and_a_zero_expected_figure_is_refused(tmp_path):
+    assert by_index(judged([(800.0, 2500.0)] * 7 + [(300.0, 2500.0)]))[7]["reason"].endswith(
+        "is 62.5 % below the median 800.0 of the node's 8 GPUs (more than 10 %)"
+    )
+    path = tmp_path / "gpu-thresholds.yaml"
+    path.write_text(
+        "schema: gpufleet.burnin/gpu-thresholds/v1\ndefaults: {pass_ratio: 0.9, warn_ratio: 0.8, sibling_percent: 10}\n"
+        "architectures: {h100: {tflops: {peak: 989, expected: 0, source: x}}}\n"
+    )
+    with pytest.raises(ConfigError, match="tflops.expected: must be a number > 0, got 0$"):
+        gpu.load_gpu_thresholds(str(path))
+    path.write_text("schema: aaa\n")
+    with pytest.raises(ConfigError, match="must be a mapping with schema"):
+        gpu.load_gpu_thresholds(str(path))
+
+
+def test_the_parse_error_and_the_run_errors_are_bounded():
+    with pytest.raises(gpu.GpuParseError) as caught:
+        gpu.parse_gpu_output("nothing\n")
+    assert str(caught.value) == "no gpu-burn line ('# gpufleet-burnin gpu-burn on <host>: ...') in the log"
+    pods, logs = pods_and_logs(["no output"] * 12)
+    verdict = gpu.gpu_verdict(logs, facts=H100, pods=pods, pod_logs=logs)
+    assert verdict["verdict"] == "error" and len(verdict["errors"]) == 10 and len([c for c in verdict["checks"] if c["verdict"] == "error"]) == 12
