@@ -434,3 +434,23 @@ def test_the_parse_error_and_the_run_errors_are_bounded():
     pods, logs = pods_and_logs(["no output"] * 12)
     verdict = gpu.gpu_verdict(logs, facts=H100, pods=pods, pod_logs=logs)
     assert verdict["verdict"] == "error" and len(verdict["errors"]) == 10 and len([c for c in verdict["checks"] if c["verdict"] == "error"]) == 12
+
+
+def test_more_survivors_ratios_above_one_a_rounded_warn_the_missing_list_and_a_failed_pod(tmp_path):
+    path = tmp_path / "gpu-thresholds.yaml"
+    for defaults, message in (
+        ("{pass_ratio: 1.5, warn_ratio: 0.8, sibling_percent: 10}", "defaults need warn_ratio <= pass_ratio <= 1"),
+        ("{pass_ratio: 0.9, warn_ratio: 0.8, sibling_percent: 150}", "sibling_percent < 100"),
+        ("{pass_ratio: x, warn_ratio: 0.8, sibling_percent: 10}", "gpu-thresholds.yaml defaults.pass_ratio: must be a number > 0, got 'x'"),
+    ):
+        path.write_text("schema: gpufleet.burnin/gpu-thresholds/v1\ndefaults: %s\n" % defaults)
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            gpu.load_gpu_thresholds(str(path))
+    # 271.2 x 0.8 = 216.96, kept to one decimal as the reasons print it.
+    assert gpu.load_gpu_thresholds()["architectures"]["a100"]["tflops"]["warn"] == 217.0
+    result = gpu.judge_node(gpu.parse_gpu_output(log([GOOD] * 2, count=20)), "n1", "h100", None)
+    assert result["reason"] == "node n1: 2 of 20 GPUs reported (no line for GPU %s)" % ", ".join(str(index) for index in range(2, 18))
+    pods, logs = pods_and_logs([[GOOD] * 7 + [(500.0, 2500.0)]])
+    pods[0]["status"] = {"phase": "Failed", "containerStatuses": [{"name": "node", "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}
+    verdict = gpu.gpu_verdict(logs, facts=H100, job_outcome="Failed", pods=pods, pod_logs=logs)
+    assert verdict["failed_nodes"] == ["n0"] and verdict["succeeded_nodes"] == []
