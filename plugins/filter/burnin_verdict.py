@@ -106,9 +106,10 @@ options:
       results:
         description:
           - How the output is read, the workload's C(results) in the catalogue (C(templates/workloads/)) - C(nccl-tests)
-            (also when empty) or C(dcgm-diag) (every pod's DCGM diagnostic JSON).
+            (also when empty), C(dcgm-diag) (every pod's DCGM diagnostic JSON) or C(gpu-burn) (every pod's per-GPU
+            lines, judged per GPU against C(_lib/gpu-thresholds.yaml) and the node's other GPUs).
         type: str
-        choices: [nccl-tests, dcgm-diag, '']
+        choices: [nccl-tests, dcgm-diag, gpu-burn, '']
       thresholds:
         description: A thresholds document replacing the collection's (same schema as C(_lib/thresholds.yaml)).
         type: dict

@@ -8,7 +8,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 name: burnin_workload
-short_description: Render a burn-in workload of the catalog (nccl-all-reduce, nccl-all-gather, torch-smoke, exec-example, dcgm-diag)
+short_description: Render a burn-in workload of the catalog (nccl-all-reduce, nccl-all-gather, torch-smoke, exec-example, dcgm-diag, gpu-burn)
 version_added: 0.1.0
 author: gpufleet.burnin maintainers
 description:

@@ -64,12 +64,12 @@ options:
   stage:
     description:
       - The stage to plan (the role's C(burnin_stages)). C(fleet) plans C(burnin_workload) on C(burnin_nodes) nodes
-        under the run's TrainJob name; a node stage (C(node), C(dcgm)) plans its catalogue workload
-        (C(nccl-all-reduce-node), C(dcgm-diag)) on every GPU node O(cluster) lists (C(burnin_nodes) when none are
+        under the run's TrainJob name; a node stage (C(node), C(dcgm), C(gpu)) plans its catalogue workload
+        (C(nccl-all-reduce-node), C(dcgm-diag), C(gpu-burn)) on every GPU node O(cluster) lists (C(burnin_nodes) when none are
         listed), one pod per node, with its own runtime, under C(<entry>-<run id>-<stage>); its RV(record) changes only
         the result's C(stage).
     type: str
-    choices: [node, fleet, dcgm]
+    choices: [node, fleet, dcgm, gpu]
     default: fleet
   attempt:
     description: The attempt of the stage (C(burnin_repeats)); attempts after the first add C(-<attempt>) to the TrainJob's name.

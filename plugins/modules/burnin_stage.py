@@ -10,13 +10,13 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: burnin_stage
-short_description: Run one stage of a cluster's burn-in (node, fleet, isolation or dcgm), its attempts until one passes
+short_description: Run one stage of a cluster's burn-in (node, fleet, isolation, dcgm or gpu), its attempts until one passes
 version_added: 0.3.0
 description:
   - Runs one stage of O(variables)' C(burnin_stages) that runs a TrainJob - plan, server-side apply (the namespace
     first when it is missing and C(burnin_create_namespace) is set), wait, logs and verdict - and again while the
     last attempt warned or failed, C(burnin_repeats) times at most. Every attempt is kept in the result's C(stages).
-  - The fleet stage is judged as P(gpufleet.burnin.burnin_verdict#filter) judges it; a node stage (C(node), C(dcgm))
+  - The fleet stage is judged as P(gpufleet.burnin.burnin_verdict#filter) judges it; a node stage (C(node), C(dcgm), C(gpu))
     pod by pod, each node on its own, with per-node findings (C(node_findings), C(node_verdicts)).
   - The C(isolation) stage runs after the fleet stage's verdict, when that nccl-tests verdict failed or warned on more
     than one node, as M(gpufleet.burnin.burnin_isolate) does (pair TrainJobs, C(burnin_isolation_max_jobs),
@@ -44,7 +44,7 @@ options:
     description: The stage to run.
     type: str
     required: true
-    choices: [node, fleet, isolation, dcgm]
+    choices: [node, fleet, isolation, dcgm, gpu]
   result:
     description: The cluster's result so far (the role's C(burnin_result)); its C(platform) and C(gpu_architecture) are planned for.
     type: dict

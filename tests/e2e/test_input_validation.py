@@ -94,7 +94,7 @@ ROLE = """
         ({"burnin_verified_label": "not a key"}, "burnin_verified_label: must be a qualified name"),
         ({"burnin_quarantine": "drain"}, "burnin_quarantine: must be one of none, taint, cordon"),
         ({"burnin_quarantine_taint": {"key": "gpufleet.burnin/bad", "effect": "Never"}}, "burnin_quarantine_taint.effect: must be one of NoSchedule"),
-        ({"burnin_stages": ["node", "gpu-burn"]}, "burnin_stages[1]: unknown stage 'gpu-burn'; allowed: node, fleet, isolation, dcgm"),
+        ({"burnin_stages": ["node", "gpu-burn"]}, "burnin_stages[1]: unknown stage 'gpu-burn'; allowed: node, fleet, isolation, dcgm, gpu"),
         ({"burnin_stages": '["isolation", "fleet"]'}, "burnin_stages: isolation finds the bad nodes of the fleet stage, so fleet must come before it"),
         ({"burnin_repeats": 20}, "burnin_repeats: must be an integer from 0 to 10"),
     ],

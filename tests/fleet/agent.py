@@ -44,6 +44,10 @@ the labels of the job's worker nodes hold both.
 node stage's exec pods, `all_reduce_perf -g <gpus>`) prints single-node output per pod at the GPU's intra-node level,
 or the spec's `node_busbw: {<node name>: <GB/s>}` for that node; the cluster's `nccl_log` and `nccl_busbw` describe
 the multi-node run and do not apply to it. A Failed outcome cuts the last pod's output short.
+A pod running the gpu-burn workload's script (the gpu stage, recognised by its trainer command) prints one line per
+GPU (tests/fleet/gpu_logs.py): every GPU at its architecture's published figures, except those the cluster's
+`slow_gpus` ({<node name or <cluster>-gpu-<index>>: [<gpu index>, ...]}) lists for the pod's node, which multiply
+at 60 % of it.
 
     python agent.py --dir FLEET_DIR      (fleet.py starts and stops it; it writes FLEET_DIR/agent.ready)
 """
@@ -59,6 +63,7 @@ from pathlib import Path
 
 import dcgm_logs
 import fleet_nodes
+import gpu_logs
 import nccl_logs
 from kubernetes import config, watch
 from kubernetes.client.exceptions import ApiException
@@ -114,6 +119,8 @@ class Cluster:
         self.dcgm_failing_gpus = dict(record.get("dcgm_failing_gpus") or {})
         self.dcgm_hung_nodes = list(record.get("dcgm_hung_nodes") or [])
         self.dcgm_replay = dict(record.get("dcgm_replay") or {})
+        # {node: [GPU index, ...]}: the GPUs a gpu-burn pod on that node reports slow (the gpu stage).
+        self.slow_gpus = dict(record.get("slow_gpus") or {})
         self.slow_nodes = set(record.get("slow_nodes") or [])
         # The isolation's finer faults: {node: [NIC]} slow rails, nodes with a degraded NVLink, [[domain, domain]] links.
         self.slow_rails = dict(record.get("slow_rails") or {})
@@ -337,6 +344,10 @@ class Cluster:
             if replay:
                 return dcgm_logs.replay_log(replay, pod["spec"].get("hostname", "") or pod["metadata"]["name"], gpus, level)
             return dcgm_logs.diag_log(pod["spec"].get("hostname", "") or pod["metadata"]["name"], gpus, level, self.failing_gpus(node), self.gpu)
+        if gpu_logs.is_gpu_burn(words):
+            node = pod["spec"].get("nodeName", "")
+            host = pod["spec"].get("hostname", "") or pod["metadata"]["name"]
+            return gpu_logs.gpu_log(host, node, gpus, self.gpu, self.by_node(self.slow_gpus, node) or [])
         torch = any("torchrun" in w for w in words) or (trainer.get("numProcPerNode") and not cmd)
         if cmd and not torch:
             # An nccl-tests program without mpirun (the node stage): each pod measures its own node alone.

@@ -216,6 +216,12 @@ def load_spec(path):
             for node, gpus in failing.items()
         ):
             raise FleetError(f"{path}: cluster {name}: dcgm_failing_gpus must map node names to lists of GPU indexes, got {failing!r}")
+        slow_gpus = c.get("slow_gpus") or {}
+        if not isinstance(slow_gpus, dict) or not all(
+            isinstance(node, str) and isinstance(gpus, list) and all(isinstance(g, int) and not isinstance(g, bool) and g >= 0 for g in gpus)
+            for node, gpus in slow_gpus.items()
+        ):
+            raise FleetError(f"{path}: cluster {name}: slow_gpus must map node names to lists of GPU indexes, got {slow_gpus!r}")
         hung = c.get("dcgm_hung_nodes") or []
         if not isinstance(hung, list) or not all(isinstance(n, str) and n for n in hung):
             raise FleetError(f"{path}: cluster {name}: dcgm_hung_nodes must be a list of node names, got {hung!r}")
@@ -284,6 +290,7 @@ def load_spec(path):
                 "node_taints": c.get("node_taints"),
                 "dcgm_failing_gpus": {str(node): list(gpus) for node, gpus in failing.items()},
                 "dcgm_hung_nodes": list(hung),
+                "slow_gpus": {str(node): list(gpus) for node, gpus in slow_gpus.items()},
                 "node_naming": node_naming,
                 "slow_nodes": list(slow_nodes),
                 "slow_rails": dict((n, list(v)) for n, v in slow_rails.items()),
@@ -859,6 +866,7 @@ class FleetStarter:
                 "dra_beta_apis",
                 "dcgm_failing_gpus",
                 "dcgm_hung_nodes",
+                "slow_gpus",
                 "slow_nodes",
                 "slow_rails",
                 "degraded_nvlink",

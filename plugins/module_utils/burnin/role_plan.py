@@ -221,12 +221,12 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
     plan = plan_workload(options, facts)
     trainjob = stages.stage_trainjob("%s-%s" % (entry, run_id), stage, attempt)
     objects = with_container(staged(plan["objects"], trainjob, entry), workload["container"])
-    if stage != "fleet" or workload["results"] == "dcgm-diag":
+    if stage != "fleet" or workload["results"] in ("dcgm-diag", "gpu-burn"):
         objects = one_pod_per_node(objects)
     objects = annotated(objects, variables.get("burnin_trainjob_annotations") or {})
     # The logs read whole (trainjob_logs whole_logs_of): nccl-tests' table is the launcher's; every pod of a
     # dcgm-diag run prints its own DCGM JSON, longer than a log's tail.
-    whole_logs_of = ["launcher", "node"] if workload["results"] == "dcgm-diag" else ["launcher"]
+    whole_logs_of = ["launcher", "node"] if workload["results"] in ("dcgm-diag", "gpu-burn") else ["launcher"]
     record = cluster_result.planned_record(stage, trainjob, workload, plan, object_names(objects), whole_logs_of)
     stage_plan = {
         "stage": stage,

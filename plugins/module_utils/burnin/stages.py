@@ -6,10 +6,10 @@
 Stages: ``node`` (a single-node all_reduce over all local GPUs on every GPU node at once, each node judged on its own
 output: plugins/module_utils/judging/node_stage.py), ``fleet`` (the catalogue workload burnin_workload over
 burnin_nodes nodes, judged as before: verdict.py), ``isolation`` (finding the culprit nodes of a failed or warned
-fleet stage: module_utils/burnin/isolation_stage.py) and ``dcgm`` (a DCGM diagnostic on every GPU node, a node stage like
-``node``). A stage that runs a TrainJob runs it under its own name; a failed or warned attempt is run again up to
-burnin_repeats times and every attempt is kept (Azure/azurehpc PR 690: repeat up to N times, pass on the first run
-above the threshold). The stage's verdict is its last attempt's.
+fleet stage: module_utils/burnin/isolation_stage.py), ``dcgm`` (a DCGM diagnostic on every GPU node, a node stage like
+``node``) and ``gpu`` (a per-GPU matmul and memory test on every GPU node, judged per GPU: judging/gpu.py). A stage
+that runs a TrainJob runs it under its own name; a failed or warned attempt is run again up to burnin_repeats times
+and every attempt is kept (Azure/azurehpc PR 690: repeat up to N times, pass on the first run above the threshold). The stage's verdict is its last attempt's.
 
 A cluster's result keeps ``stages``: [{stage, verdict, reason, attempts: [{attempt, trainjob, outcome, verdict,
 reason}]}], in the order they ran.
@@ -25,12 +25,12 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_res
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS
 
-STAGES = ("node", "fleet", "isolation", "dcgm")
+STAGES = ("node", "fleet", "isolation", "dcgm", "gpu")
 DEFAULT_STAGES = ("node", "fleet", "isolation")
 # Node stages: a catalogue workload (templates/workloads/<name>.yaml) on every GPU node at once, one pod per node.
-NODE_STAGE_WORKLOADS = {"node": "nccl-all-reduce-node", "dcgm": "dcgm-diag"}
+NODE_STAGE_WORKLOADS = {"node": "nccl-all-reduce-node", "dcgm": "dcgm-diag", "gpu": "gpu-burn"}
 # Stages that run a TrainJob of their own (isolation runs its pair jobs inside its action).
-JOB_STAGES = ("node", "fleet", "dcgm")
+JOB_STAGES = ("node", "fleet", "dcgm", "gpu")
 REPEATED_VERDICTS = ("warn", "fail")
 REPEATS_MAX = 10
 _SEVERITY = dict((name, rank) for rank, name in enumerate(VERDICTS))

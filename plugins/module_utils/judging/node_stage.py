@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """The verdict of a node stage: one TrainJob with one pod on every GPU node, each pod judged on its own log.
 
-A node stage (``node``: a single-node all_reduce over all local GPUs, ``dcgm``: a DCGM diagnostic; see
+A node stage (``node``: a single-node all_reduce over all local GPUs, ``dcgm``: a DCGM diagnostic, ``gpu``: a per-GPU test; see
 plugins/module_utils/burnin/stages.py) runs a catalogue workload on every GPU node at once. Each pod's output says
 how its own node is, so each pod is judged alone: for nccl-tests output by the same grading as the fleet stage
 (plugins/module_utils/judging/verdict.py) against the thresholds of one node (``nodes: 1`` records of
@@ -57,8 +57,23 @@ def judge_dcgm_pod(text, facts, collective=None, thresholds=None, overrides=None
     return verdict
 
 
+def judge_gpu_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None):
+    """One pod's gpu-burn lines (plugins/module_utils/judging/gpu.py): its node's verdict with every GPU's figures and
+    the thresholds as evidence, or None when the log holds no gpu-burn line."""
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import gpu
+
+    if not text or gpu.PREFIX not in text:
+        return None
+    where = [{"metadata": {"name": pod}, "spec": {"nodeName": node}}] if pod and node else None
+    verdict = gpu.gpu_verdict(text, facts=facts, pods=where, pod_logs={pod: text} if where else None, on_missing=on_missing)
+    found = verdict.get("findings") or []
+    if found:
+        verdict["evidence"] = dict(found[0].get("evidence") or {})
+    return verdict
+
+
 # The parser a workload's catalogue entry names (its ``results`` key) -> the function judging one pod's log.
-PARSERS = {"nccl-tests": judge_nccl_pod, "dcgm-diag": judge_dcgm_pod}
+PARSERS = {"nccl-tests": judge_nccl_pod, "dcgm-diag": judge_dcgm_pod, "gpu-burn": judge_gpu_pod}
 
 
 def _measured(verdict):
@@ -214,4 +229,4 @@ def judge_node_stage(
     }
 
 
-__all__ = ["PARSERS", "judge_dcgm_pod", "judge_nccl_pod", "judge_node_stage"]
+__all__ = ["PARSERS", "judge_dcgm_pod", "judge_gpu_pod", "judge_nccl_pod", "judge_node_stage"]

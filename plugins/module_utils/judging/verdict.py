@@ -472,8 +472,12 @@ def verdict_for(
     gpu_architecture and instance_type.
     """
     facts = dict(facts or {})
-    if results not in (None, "", "nccl-tests", "dcgm-diag"):
-        raise ConfigError("results", "must be nccl-tests or dcgm-diag (the workload's results), got %r" % (results,))
+    if results not in (None, "", "nccl-tests", "dcgm-diag", "gpu-burn"):
+        raise ConfigError("results", "must be nccl-tests, dcgm-diag or gpu-burn (the workload's results), got %r" % (results,))
+    if results == "gpu-burn":
+        from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.gpu import gpu_verdict
+
+        return gpu_verdict(output, facts=facts, job_outcome=job_outcome, job_reason=job_reason, pods=pods, pod_logs=pod_logs, workload=workload, stage="fleet")
     if results == "dcgm-diag":
         return dcgm_verdict(output, facts=facts, job_outcome=job_outcome, job_reason=job_reason, pods=pods, pod_logs=pod_logs, workload=workload)
     if expected_transport is not None and expected_transport not in transport.TRANSPORTS:

@@ -7,7 +7,8 @@ Each template renders to what ``gpufleet.burnin.workload_plan`` takes: ``framewo
 (torch: script or module, args; mpi: binary, args, mpi_args, timeout; exec: command, args), optionally ``env`` and,
 for nccl-tests workloads, ``collective`` (what the verdict judges). ``results`` says how the verdict reads the
 pods' logs (:data:`RESULTS`): ``nccl-tests`` (the default of a workload with a collective), ``dcgm-diag`` (DCGM's
-diagnostic JSON of every pod, plugins/module_utils/judging/dcgm.py); none judges the TrainJob's outcome only.
+diagnostic JSON of every pod, plugins/module_utils/judging/dcgm.py), ``gpu-burn`` (every pod's per-GPU lines,
+plugins/module_utils/judging/gpu.py); none judges the TrainJob's outcome only.
 ``container``, optional, is merged into the GPU workers' container (``node``) of the runtime after every override
 (burnin/role_plan.py with_container), e.g. dcgm-diag's ``securityContext: {privileged: true}``. The
 data: nodes, gpus_per_node, platform, gpu_architecture, plus the workload's own parameters (each template documents
@@ -27,7 +28,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 WORKLOADS_SUBDIR = "workloads"
 FRAMEWORKS = ("torch", "mpi", "exec")
 _RESULT_KEYS = ("framework", "image", "trainer", "collective", "env", "results", "container")
-RESULTS = ("nccl-tests", "dcgm-diag")
+RESULTS = ("nccl-tests", "dcgm-diag", "gpu-burn")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 

@@ -85,7 +85,7 @@ def burnin_plan_spec():
         run_id=dict(type="str", required=True),
         namespace=dict(type="str", required=True),
         cluster=dict(type="dict", default={}),
-        stage=dict(type="str", default="fleet", choices=["node", "fleet", "dcgm"]),
+        stage=dict(type="str", default="fleet", choices=["node", "fleet", "dcgm", "gpu"]),
         attempt=dict(type="int", default=1),
     )
 
@@ -252,7 +252,7 @@ def burnin_isolate_spec():
 
 
 BURNIN_STAGE_OWN = dict(
-    stage=dict(type="str", required=True, choices=["node", "fleet", "isolation", "dcgm"]),
+    stage=dict(type="str", required=True, choices=["node", "fleet", "isolation", "dcgm", "gpu"]),
     result=dict(type="dict", required=True),
     variables=dict(type="dict", required=True),
     run_id=dict(type="str", required=True),

@@ -23,5 +23,7 @@ def test_the_filter_passes_results_through_and_refuses_an_unknown_one():
         text = handle.read()
     verdict = burnin_verdict_filter({"p": text}, judging={"workload": "dcgm-diag", "results": "dcgm-diag"})
     assert verdict["verdict"] == "fail" and verdict["findings"][0]["evidence"]["failed_gpus"] == [5]
-    with pytest.raises(AnsibleFilterError, match="^gpufleet.burnin.burnin_verdict: judging.results: must be one of nccl-tests, dcgm-diag, got 'nvvs'"):
+    with pytest.raises(
+        AnsibleFilterError, match="^gpufleet.burnin.burnin_verdict: judging.results: must be one of nccl-tests, dcgm-diag, gpu-burn, got 'nvvs'"
+    ):
         burnin_verdict_filter("x", judging={"results": "nvvs"})

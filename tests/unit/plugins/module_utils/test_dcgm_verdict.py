@@ -100,7 +100,7 @@ def test_no_logs_is_an_error_and_a_failed_job_fails():
 
 
 def test_an_unknown_results_kind_is_refused():
-    with pytest.raises(ConfigError, match="^results: must be nccl-tests or dcgm-diag"):
+    with pytest.raises(ConfigError, match="^results: must be nccl-tests, dcgm-diag or gpu-burn"):
         verdict_for("x", results="dcgm")
 
 

@@ -65,11 +65,11 @@ def test_stage_list_allows_the_known_stages_in_order():
 @pytest.mark.parametrize(
     "value, field, words",
     [
-        (["node", "nodes"], "burnin_stages[1]", ["unknown stage 'nodes'", "node, fleet, isolation, dcgm"]),
+        (["node", "nodes"], "burnin_stages[1]", ["unknown stage 'nodes'", "node, fleet, isolation, dcgm, gpu"]),
         (["fleet", "fleet"], "burnin_stages[1]", ["listed twice"]),
         (["isolation", "fleet"], "burnin_stages", ["fleet must come before it"]),
         (["node", "isolation"], "burnin_stages", ["fleet must come before it"]),
-        ([], "burnin_stages", ["non-empty list", "node, fleet, isolation, dcgm"]),
+        ([], "burnin_stages", ["non-empty list", "node, fleet, isolation, dcgm, gpu"]),
         ("", "burnin_stages", ["non-empty list"]),
     ],
 )
@@ -91,7 +91,7 @@ def test_a_node_stage_whose_workload_is_missing_is_refused_by_the_role_check():
     assert checked["burnin_stages"] == ["node", "fleet"] and checked["burnin_repeats"] == 2
     with pytest.raises(ConfigError) as caught:
         check_role_vars({"burnin_stages": ["node", "gpu-burn"]})
-    assert caught.value.field == "burnin_stages[1]" and "allowed: node, fleet, isolation, dcgm" in str(caught.value)
+    assert caught.value.field == "burnin_stages[1]" and "allowed: node, fleet, isolation, dcgm, gpu" in str(caught.value)
 
 
 @pytest.mark.parametrize("value", [-1, 11, True, "many", 1.5])

@@ -18,7 +18,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import w
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError, ParseError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import TemplateLibrary
 
-NAMES = ["dcgm-diag", "exec-example", "nccl-all-gather", "nccl-all-reduce", "nccl-all-reduce-node", "torch-smoke"]
+NAMES = ["dcgm-diag", "exec-example", "gpu-burn", "nccl-all-gather", "nccl-all-reduce", "nccl-all-reduce-node", "torch-smoke"]
 
 
 def data(**extra):
@@ -47,7 +47,7 @@ def test_every_workload_renders_a_plan_input(name, platform, arch, gpus):
     rendered = workload_catalog.render_workload(name, data(platform=platform, gpu_architecture=arch, gpus_per_node=gpus))
     assert rendered["workload"] == name and rendered["framework"] in ("mpi", "torch", "exec")
     assert set(rendered) <= {"workload", "framework", "image", "trainer", "collective", "env", "results"}
-    assert rendered["results"] == ("nccl-tests" if rendered.get("collective") else ("dcgm-diag" if name == "dcgm-diag" else None))
+    assert rendered["results"] == ("nccl-tests" if rendered.get("collective") else ({"dcgm-diag": "dcgm-diag", "gpu-burn": "gpu-burn"}.get(name)))
     assert set(rendered["trainer"]) <= set(plan.TRAINER_KEYS[rendered["framework"]])
     planned = plan.plan_workload(
         dict(
