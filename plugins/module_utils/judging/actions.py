@@ -48,6 +48,7 @@ _CHECK_SIGNALS = {
     "wrong": ("fail", "warn"),
     "job": ("fail", "warn"),
     "coverage": ("coverage", "coverage"),
+    "gpu": ("gpu_slow", "gpu_slow_warn"),
     "baseline": ("regression", "regression"),
 }
 
@@ -162,8 +163,15 @@ def signals_of_finding(finding):
     failures = [item for item in evidence.get("failures") or [] if isinstance(item, dict)]
     signals.extend(_dcgm_signal(item, verdict) for item in failures)
     reason = str(finding.get("reason") or "")
+    bad_gpus = [item for item in evidence.get("bad_gpus") or [] if isinstance(item, dict)]
     if failures:
         pass
+    elif bad_gpus:
+        # The gpu stage (judging/gpu.py): a GPU that computed wrong results is worse than a slow one.
+        wrong = set(item.get("index") for item in evidence.get("gpus") or [] if isinstance(item, dict) and (item.get("figures") or {}).get("errors"))
+        for gpu in bad_gpus:
+            rule = "gpu_wrong_results" if gpu.get("index") in wrong else ("gpu_slow" if gpu.get("result") == "fail" else "gpu_slow_warn")
+            signals.append((rule, "GPU %s" % gpu.get("index")))
     elif stage == "isolation" and verdict == "fail":
         signals.append(("isolation_culprit", ""))
     elif (verdict == "fail" and "pods" in evidence) or (verdict == "fail" and reason.startswith("pod ") and " failed" in reason[:200]):

@@ -206,3 +206,29 @@ def test_a_cluster_takes_its_outcome_stages_and_nodes_into_account():
     culprit = finding("n2", "isolation", "fail", "slow with a good partner", {"busbw": 12.0})
     result = {"outcome": "Complete", "verdict": {"verdict": "pass", "checks": []}, "node_findings": [culprit]}
     assert actions.of_result(result)["action"] == "drain"
+
+
+def _gpu_finding(figures):
+    """The gpu stage's finding (judging/gpu.py) of a node whose GPUs print FIGURES [(tflops, gbps, errors)]."""
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import gpu
+
+    prefix = "# gpufleet-burnin gpu-burn on n:"
+    text = "\n".join(
+        ["%s %d GPUs, torch 2.7.0+cu128, bf16 matmul 8192x8192 for 30 s, copy 1073741824 bytes x 50" % (prefix, len(figures))]
+        + ["%s gpu %d uuid GPU-%d tflops %.2f gbps %.2f errors %d" % (prefix, index, index, t, g, e) for index, (t, g, e) in enumerate(figures)]
+        + ["%s done, %d of %d GPUs measured" % (prefix, len(figures), len(figures))]
+    )
+    result = gpu.judge_node(gpu.parse_gpu_output(text), "n", "h100", len(figures))
+    return finding("n", "gpu", result["verdict"], result["reason"], {"gpus": result["gpus"], "bad_gpus": result["bad_gpus"]})
+
+
+def test_the_gpu_stage_resets_a_slow_gpu_drains_a_wrong_one_and_watches_a_warning():
+    # 797.51 TFLOPS: the published 8192x8192 bf16 figure of an H100 (tests/fixtures/real/gpu); 676.59 its 2048 one.
+    good = (797.51, 2500.0, 0)
+    assert actions.of_finding(_gpu_finding([good] * 8))["action"] == "none"
+    slow = actions.of_finding(_gpu_finding([good] * 7 + [(476.7, 2500.0, 0)]))
+    assert (slow["severity"], slow["action"], slow["action_rule"]) == ("critical", "reset-gpu", "gpu_slow") and "GPU 7" in slow["action_why"]
+    wrong = actions.of_finding(_gpu_finding([good] * 6 + [(476.7, 2500.0, 0), (797.51, 2500.0, 3)]))
+    assert (wrong["action"], wrong["action_rule"]) == ("drain", "gpu_wrong_results") and "GPU 7" in wrong["action_why"]
+    warned = actions.of_finding(_gpu_finding([(676.59, 2500.0, 0)] * 8))
+    assert (warned["severity"], warned["action"]) == ("warning", "monitor")
