@@ -252,6 +252,17 @@ def of_verdict(verdict):
 
 
 _OUTCOME_SIGNALS = {"Mismatch": "mismatch", "Unreachable": "unreachable", "Error": "no_result"}
+# The isolation's finer conclusions (judging/isolation_parts.py: level, conclusion) and their rules; a `fabric` path
+# is the culprit's own network, which isolation_culprit already covers.
+_PART_SIGNALS = {("path", "nvlink"): "isolation_nvlink", ("nic", "found"): "isolation_nic", ("link", "found"): "isolation_link"}
+
+
+def _part_detail(part):
+    if part.get("level") == "link":
+        return ", ".join(" - ".join(str(d) for d in link.get("domains") or []) for link in part.get("links") or [] if isinstance(link, dict))
+    if part.get("level") == "nic":
+        return "%s NIC %s" % (part.get("node"), ", ".join(str(nic) for nic in part.get("nics") or []))
+    return str(part.get("node") or "")
 
 
 def of_result(result):
@@ -274,6 +285,10 @@ def of_result(result):
     for item in result.get("node_findings") or []:
         if isinstance(item, dict) and item.get("verdict") != "pass":
             signals.extend(signals_of_finding(item))
+    isolation = result.get("isolation") if isinstance(result.get("isolation"), dict) else {}
+    for part in isolation.get("parts") or []:
+        if isinstance(part, dict) and (part.get("level"), part.get("conclusion")) in _PART_SIGNALS:
+            signals.append((_PART_SIGNALS[(part["level"], part["conclusion"])], _part_detail(part)))
     return decide(signals)
 
 

@@ -232,3 +232,24 @@ def test_the_gpu_stage_resets_a_slow_gpu_drains_a_wrong_one_and_watches_a_warnin
     assert (wrong["action"], wrong["action_rule"]) == ("drain", "gpu_wrong_results") and "GPU 7" in wrong["action_why"]
     warned = actions.of_finding(_gpu_finding([(676.59, 2500.0, 0)] * 8))
     assert (warned["severity"], warned["action"]) == ("warning", "monitor")
+
+
+def test_the_isolations_finer_conclusions_name_their_part_in_the_clusters_action():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation_parts
+
+    slow = [{"name": "peak", "verdict": "fail", "value": 20.0, "pass": 80.0, "warn": 60.0}]
+    base = {"outcome": "Complete", "verdict": {"verdict": "fail", "checks": slow}}
+    assert actions.of_result(base)["action_rule"] == "busbw_fail_cluster"
+    nic = isolation_parts._nic_part("n2", ["mlx5_0", "mlx5_1"], {"mlx5_0": {"verdict": "fail"}, "mlx5_1": {"verdict": "pass"}})
+    got = actions.of_result(dict(base, isolation={"parts": [nic]}))
+    assert (got["severity"], got["action"], got["action_rule"]) == ("critical", "drain", "isolation_nic") and got["action_why"].startswith("n2 NIC mlx5_0:")
+    labels = {"a": {"topology.kubernetes.io/zone": "z1"}, "b": {"topology.kubernetes.io/zone": "z2"}}
+    link = isolation_parts._pair_link(("a", "b"), labels, ["topology.kubernetes.io/zone"])
+    assert link["conclusion"] == "found"
+    got = actions.of_result(dict(base, isolation={"parts": [link]}))
+    # The link explains the slow run: retest after the network is checked, no node drained.
+    assert (got["action"], got["action_rule"]) == ("retest", "isolation_link") and got["action_why"].startswith("z1 - z2:")
+    nvlink = {"level": "path", "node": "n3", "conclusion": "nvlink"}
+    assert actions.of_result(dict(base, isolation={"parts": [nvlink]}))["action_rule"] == "isolation_nvlink"
+    # A part that concluded nothing changes nothing.
+    assert actions.of_result(dict(base, isolation={"parts": [dict(nic, conclusion="not_reproduced")]}))["action_rule"] == "busbw_fail_cluster"
