@@ -298,4 +298,19 @@ def _log_evidence(entries, pods, logs, result, job_ok):
             by_name[name]["reasons"].append("NCCL warning while the job failed: %s" % line[:300])
 
 
-__all__ = ["JOB_OK", "attribute", "cut_note", "find_nccl_output", "pod_for_host"]
+def with_node_attribution(verdict, judged, found, pods, pod_logs, output, job_outcome):
+    """VERDICT of a per-node workload (DCGM, gpu-burn) with its pods' attribution: the nodes are those with pods and
+    those JUDGED; a node fails when its pod failed or one of its FOUND findings fails."""
+    if pods is None and pod_logs is None:
+        return verdict
+    logs = pod_logs if pod_logs is not None else (output if isinstance(output, (dict, list)) else None)
+    attribution = attribute(pods or [], logs, None, job_outcome)
+    bad = sorted(set(attribution["failed_nodes"]) | set(item["node"] for item in found if item["verdict"] == "fail"))
+    verdict["attribution"] = attribution
+    verdict["nodes"] = sorted(set(attribution["nodes"]) | set(judged))
+    verdict["failed_nodes"] = bad
+    verdict["succeeded_nodes"] = [node for node in attribution["succeeded_nodes"] if node not in bad]
+    return verdict
+
+
+__all__ = ["JOB_OK", "attribute", "cut_note", "find_nccl_output", "pod_for_host", "with_node_attribution"]

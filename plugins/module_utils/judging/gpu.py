@@ -26,7 +26,7 @@ import os
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import JOB_OK, _log_items, attribute
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import JOB_OK, _log_items, with_node_attribution
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import LIB_DIR, read_yaml_file
 
@@ -375,14 +375,7 @@ def gpu_verdict(
         "gpu": judged,
         "findings": found,
     }
-    if pods is not None or pod_logs is not None:
-        attribution = attribute(pods or [], pod_logs if pod_logs is not None else (output if isinstance(output, (dict, list)) else None), None, job_outcome)
-        bad = sorted(set(attribution["failed_nodes"]) | set(item["node"] for item in found if item["verdict"] == "fail"))
-        out["attribution"] = attribution
-        out["nodes"] = sorted(set(attribution["nodes"]) | set(judged))
-        out["failed_nodes"] = bad
-        out["succeeded_nodes"] = [node for node in attribution["succeeded_nodes"] if node not in bad]
-    return out
+    return with_node_attribution(out, judged, found, pods, pod_logs, output, job_outcome)
 
 
 __all__ = ["GpuParseError", "gpu_verdict", "judge_node", "load_gpu_thresholds", "parse_gpu_output"]

@@ -15,7 +15,15 @@ __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm, nccl_results, transport
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import JOB_OK, _log_items, attribute, cut_note, find_nccl_output, pod_for_host
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import (
+    JOB_OK,
+    _log_items,
+    attribute,
+    with_node_attribution,
+    cut_note,
+    find_nccl_output,
+    pod_for_host,
+)
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.thresholds import nodes_label, range_label, select_thresholds
@@ -682,14 +690,7 @@ def dcgm_verdict(output, facts=None, job_outcome=None, job_reason=None, pods=Non
         "dcgm": judged,
         "findings": found,
     }
-    if pods is not None or pod_logs is not None:
-        attribution = attribute(pods or [], pod_logs if pod_logs is not None else (output if isinstance(output, (dict, list)) else None), None, job_outcome)
-        bad = sorted(set(attribution["failed_nodes"]) | set(item["node"] for item in found if item["verdict"] == "fail"))
-        out["attribution"] = attribution
-        out["nodes"] = sorted(set(attribution["nodes"]) | set(judged))
-        out["failed_nodes"] = bad
-        out["succeeded_nodes"] = [node for node in attribution["succeeded_nodes"] if node not in bad]
-    return out
+    return with_node_attribution(out, judged, found, pods, pod_logs, output, job_outcome)
 
 
 def _marker_host(text):
