@@ -92,8 +92,8 @@ def test_the_metrics_file_is_written_once_and_check_mode_writes_nothing(report_f
     assert done["changed"] and done["files"] == [str(tmp_path / "textfile" / "gpufleet-burnin-r-1.prom")] and done["series"] > 5
     text = open(done["files"][0]).read()
     assert (
-        'gpufleet_burnin_busbw_bytes_per_second{check="peak",cluster="c1",collective="all_reduce",run_id="r-1",stage="fleet",workload="nccl-all-reduce"} 4.805e+11'
-        in text
+        'gpufleet_burnin_busbw_bytes_per_second{check="peak",cluster="c1",collective="all_reduce",run_id="r-1",stage="fleet",'
+        'workload="nccl-all-reduce"} 4.805e+11' in text
     )
     assert not run_action(args)["changed"]
 
