@@ -18,6 +18,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import calendar
+import math
 import re
 import time
 
@@ -65,7 +66,7 @@ def label(value, limit=LABEL_MAX):
 
 
 def _number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and abs(value) != float("inf")
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _closed(value, allowed, other="other"):
