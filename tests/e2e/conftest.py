@@ -224,6 +224,26 @@ def own_fleet(tmp_path_factory):
             fleetlib.stop(d)
 
 
+SCHEMA_FILE = FLEET_TOOLS.parent.parent / "docs" / "verdict-schema.json"
+
+
+def schema_validator(definition=None):
+    """A validator of docs/verdict-schema.json (draft 2020-12), of the whole report or one of its $defs."""
+    import jsonschema
+    import referencing
+
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    if definition is None:
+        return jsonschema.Draft202012Validator(schema)
+    registry = referencing.Registry().with_resource(schema["$id"], referencing.Resource.from_contents(schema))
+    return jsonschema.Draft202012Validator({"$ref": "%s#/$defs/%s" % (schema["$id"], definition)}, registry=registry)
+
+
+def schema_problems(document, definition=None):
+    """The verdict schema's complaints about DOCUMENT, as 'path: message' lines."""
+    return ["%s: %s" % ("/".join(str(part) for part in error.absolute_path), error.message) for error in schema_validator(definition).iter_errors(document)]
+
+
 class BurninRun:
     def __init__(self, proc, report_dir, run_id):
         self.rc, self.output, self.run_id = proc.returncode, proc.stdout, run_id
@@ -267,6 +287,12 @@ def _burnin_playbook(fleet, reports, run_id, hosts, *args, namespace, entry, tim
 
 
 @pytest.fixture(scope="session")
+def verdict_schema():
+    """schema_validator: a validator of docs/verdict-schema.json or one of its $defs."""
+    return schema_validator
+
+
+@pytest.fixture(scope="session")
 def burnin_playbook():
     return _burnin_playbook
 
@@ -285,3 +311,29 @@ def _skip_guard():
 
 def pytest_configure(config):
     _skip_guard().register(config)
+
+
+_SCHEMA_FAILURES = []
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Every JSON report any e2e test wrote (under pytest's temporary directory, whatever ran the playbook) follows
+    docs/verdict-schema.json: the report, and the summary.json beside it. A report that does not fails the run."""
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is None:
+        return
+    for report in sorted(factory.getbasetemp().rglob("burnin-report.json")):
+        for path, definition in ((report, None), (report.parent / "summary.json", "fleet_results")):
+            if path.is_file():
+                problems = schema_problems(json.loads(path.read_text()), definition)
+                if problems:
+                    _SCHEMA_FAILURES.append("%s: %s" % (path, "; ".join(problems[:5])))
+    if _SCHEMA_FAILURES and exitstatus in (0, 5):
+        session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _SCHEMA_FAILURES:
+        terminalreporter.section("reports that do not follow docs/verdict-schema.json", red=True)
+        for line in _SCHEMA_FAILURES:
+            terminalreporter.line(line)

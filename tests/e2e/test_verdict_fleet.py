@@ -290,25 +290,10 @@ def test_a_replayed_socket_fall_back_fails_the_efa_transport_check(third):
     assert third.rc == 2 and third.recap() == {AWS: 1, GCP: 1, AZURE: 0}, third
 
 
-def _schema_validator(definition=None):
-    """A validator of docs/verdict-schema.json (draft 2020-12), of the whole report or one of its $defs."""
-    import os
-
-    jsonschema = pytest.importorskip("jsonschema")
-    referencing = pytest.importorskip("referencing")
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "docs", "verdict-schema.json")
-    with open(path, encoding="utf-8") as handle:
-        schema = json.load(handle)
-    if definition is None:
-        return jsonschema.Draft202012Validator(schema)
-    registry = referencing.Registry().with_resource(schema["$id"], referencing.Resource.from_contents(schema))
-    return jsonschema.Draft202012Validator({"$ref": "%s#/$defs/%s" % (schema["$id"], definition)}, registry=registry)
-
-
-def test_every_report_and_artifact_the_fleet_wrote_satisfies_the_verdict_schema(work, first, second, third):
+def test_every_report_and_artifact_the_fleet_wrote_satisfies_the_verdict_schema(work, first, second, third, verdict_schema):
     files = sorted((work / "reports").glob("*/burnin-report.json"))
     assert [path.parent.name for path in files] == [RUN1, RUN2, RUN3], files
-    validator = _schema_validator()
+    validator = verdict_schema()
     for path in files:
         problems = [
             "%s: %s" % ("/".join(str(part) for part in error.absolute_path), error.message) for error in validator.iter_errors(json.loads(path.read_text()))
@@ -317,12 +302,12 @@ def test_every_report_and_artifact_the_fleet_wrote_satisfies_the_verdict_schema(
     # summary.json beside each report: every cluster's result, the one that failed before it started included.
     summaries = sorted((work / "reports").glob("*/summary.json"))
     assert len(summaries) == 3, summaries
-    fleet_results = _schema_validator("fleet_results")
+    fleet_results = verdict_schema("fleet_results")
     for path in summaries:
         problems = [error.message for error in fleet_results.iter_errors(json.loads(path.read_text()))]
         assert problems == [], (path, problems[:20])
     assert sorted(path.name for path in (work / "reports").glob("*/*.json")) == sorted(["burnin-report.json", "summary.json"] * 3)
-    artifact = _schema_validator("awx_artifact")
+    artifact = verdict_schema("awx_artifact")
     for run in (first, second, third):
         problems = [error.message for error in artifact.iter_errors({"burnin_results": run.stats()})]
         assert problems == [], (run.run_id, problems[:20])
