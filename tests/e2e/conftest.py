@@ -103,23 +103,33 @@ class Fleet:
         return self._clients[key]
 
     def apply(self, name, body, namespace, field_manager, force_conflicts=False, timeout=30.0):
-        """Server-side apply `body` on cluster `name`, as the resource it is. A TrainJob whose runtime was applied a
-        moment before is refused by Trainer's webhook until its cache has seen the runtime: that refusal is retried,
-        as k8s_apply does (plugins/module_utils/cluster/k8s_errors.py); any other error is raised."""
+        """Server-side apply `body` on cluster `name`, as the resource it is, retried while Trainer's webhook has not
+        seen its runtime (until_runtime_seen); any other error is raised."""
+        resource = self.dynamic(name).resources.get(api_version=body["apiVersion"], kind=body["kind"])
+        applied = self.until_runtime_seen(
+            lambda: self.dynamic(name).server_side_apply(
+                resource, body=body, namespace=namespace, field_manager=field_manager, force_conflicts=force_conflicts
+            ),
+            timeout,
+        )
+        return resource, applied
+
+    @staticmethod
+    def until_runtime_seen(call, timeout=30.0):
+        """CALL(), again while it is refused because it is a TrainJob whose runtime was applied a moment before: Trainer's
+        webhook refuses it until its cache has seen the runtime, the refusal k8s_apply retries on
+        (plugins/module_utils/cluster/k8s_errors.py). Any other error, or that one after TIMEOUT seconds, is raised."""
         import time
 
-        from kubernetes.dynamic.exceptions import ForbiddenError
+        from kubernetes.client.exceptions import ApiException
 
         from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import runtime_not_cached
 
-        resource = self.dynamic(name).resources.get(api_version=body["apiVersion"], kind=body["kind"])
         deadline = time.monotonic() + timeout
         while True:
             try:
-                return resource, self.dynamic(name).server_side_apply(
-                    resource, body=body, namespace=namespace, field_manager=field_manager, force_conflicts=force_conflicts
-                )
-            except ForbiddenError as err:
+                return call()
+            except ApiException as err:
                 if not runtime_not_cached(err.body) or time.monotonic() > deadline:
                     raise
             time.sleep(1.0)

@@ -19,7 +19,6 @@ import uuid
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import runtime_not_cached
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import build_runtime
 
 FIELD_MANAGER = "gpufleet-burnin"
@@ -90,20 +89,9 @@ def ssa(dyn, body, namespace):
     return res, dyn.server_side_apply(res, body=body, namespace=namespace, field_manager=FIELD_MANAGER)
 
 
-def create_trainjob(tj, namespace, body, timeout=30.0):
-    """Create a TrainJob whose runtime was applied a moment before: Trainer's webhook refuses it until its cache has
-    seen the runtime (the rule k8s_apply retries on, plugins/module_utils/cluster/k8s_errors.py)."""
-    from kubernetes.client.exceptions import ApiException
-
-    def created():
-        try:
-            return tj.create(namespace=namespace, body=body)
-        except ApiException as err:
-            if runtime_not_cached(err.body):
-                return None
-            raise
-
-    return wait_for(created, timeout=timeout, interval=1.0, what="Trainer's webhook to see the runtime of TrainJob %s" % body["metadata"]["name"])
+def create_trainjob(fleet, tj, namespace, body):
+    """Create a TrainJob whose runtime was applied a moment before (the conftest's Fleet.until_runtime_seen)."""
+    return fleet.until_runtime_seen(lambda: tj.create(namespace=namespace, body=body))
 
 
 @pytest.fixture(scope="module")
@@ -299,6 +287,7 @@ def test_real_chain_ends_trainjobs_complete_or_failed(fleet_crds, e2e_namespace)
             if outcome:
                 meta["annotations"] = {"gpufleet.test/outcome": outcome}
             create_trainjob(
+                fleet_crds,
                 tj,
                 ns,
                 {
@@ -390,6 +379,7 @@ def test_mpi_trainjob_runs_through_trainer_jobset_and_kwok_with_logs(fleet_crds,
     ssa(dyn, runtime, e2e_namespace)
     tj = dyn.resources.get(api_version=TRAINER, kind="TrainJob")
     create_trainjob(
+        fleet_crds,
         tj,
         e2e_namespace,
         {
@@ -471,6 +461,7 @@ def test_computedomain_channel_claims_are_allocated_by_the_scheduler(fleet_crds,
     ssa(dyn, runtime, e2e_namespace)
     tj = dyn.resources.get(api_version=TRAINER, kind="TrainJob")
     create_trainjob(
+        fleet_crds,
         tj,
         e2e_namespace,
         {

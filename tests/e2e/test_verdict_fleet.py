@@ -291,22 +291,11 @@ def test_a_replayed_socket_fall_back_fails_the_efa_transport_check(third):
 
 
 def test_every_report_and_artifact_the_fleet_wrote_satisfies_the_verdict_schema(work, first, second, third, verdict_schema):
-    files = sorted((work / "reports").glob("*/burnin-report.json"))
-    assert [path.parent.name for path in files] == [RUN1, RUN2, RUN3], files
-    validator = verdict_schema()
-    for path in files:
-        problems = [
-            "%s: %s" % ("/".join(str(part) for part in error.absolute_path), error.message) for error in validator.iter_errors(json.loads(path.read_text()))
-        ]
-        assert problems == [], "%s:\n%s" % (path, "\n".join(problems[:20]))
-    # summary.json beside each report: every cluster's result, the one that failed before it started included.
-    summaries = sorted((work / "reports").glob("*/summary.json"))
-    assert len(summaries) == 3, summaries
-    fleet_results = verdict_schema("fleet_results")
-    for path in summaries:
-        problems = [error.message for error in fleet_results.iter_errors(json.loads(path.read_text()))]
-        assert problems == [], (path, problems[:20])
-    assert sorted(path.name for path in (work / "reports").glob("*/*.json")) == sorted(["burnin-report.json", "summary.json"] * 3)
+    # Each run wrote its report and summary.json; conftest.py's pytest_sessionfinish validates both against the schema
+    # (with every other report of the session), so only the AWX artifact, which is no file, is validated here.
+    assert sorted(path.relative_to(work / "reports").as_posix() for path in (work / "reports").glob("*/*.json")) == sorted(
+        "%s/%s" % (run, name) for run in (RUN1, RUN2, RUN3) for name in ("burnin-report.json", "summary.json")
+    )
     artifact = verdict_schema("awx_artifact")
     for run in (first, second, third):
         problems = [error.message for error in artifact.iter_errors({"burnin_results": run.stats()})]

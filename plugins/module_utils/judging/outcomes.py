@@ -46,7 +46,10 @@ def _summary_line(result, passed):
         detail = "%s: %s" % (job, reason) if reason or "verdict" in result else job
     else:
         detail = result.get("reason") or ""
-    return "%-4s %-28s %-16s %-11s %-5s %s" % (state, result.get("cluster"), where, result.get("outcome"), verdict_of(result) or "-", detail)
+    # The recommended action (judging/actions.py, on every result since burnin/cluster_result.py grades it): what to do
+    # now, beside which cluster and why; "-" when there is none to take.
+    action = result.get("action") if result.get("action") not in (None, "", "none") else "-"
+    return "%-4s %-28s %-16s %-11s %-5s %-9s %s" % (state, result.get("cluster"), where, result.get("outcome"), verdict_of(result) or "-", action, detail)
 
 
 def fleet_summary(results, title="burn-in", run_id="", check_mode=False, reports=None, baseline=None):
