@@ -28,6 +28,7 @@ import re
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import JOB_OK, _log_items, with_node_attribution
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import worst
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import LIB_DIR, read_yaml_file
 
 THRESHOLDS_FILE = os.path.join(LIB_DIR, "gpu-thresholds.yaml")
@@ -46,23 +47,10 @@ _GPU = re.compile(
 )
 _COUNT = re.compile(r"(?P<count>[0-9]{1,4}) GPUs, torch (?P<torch>\S{1,64})")
 _DONE = re.compile(r"done, (?P<measured>[0-9]{1,4}) of (?P<count>[0-9]{1,4}) GPUs measured\Z")
-_SEVERITY = {"pass": 0, "warn": 1, "fail": 2, "error": 3}
 
 
 class GpuParseError(BurninError):
     """The log holds no gpu-burn line."""
-
-
-def _finite(value):
-    return not (math.isnan(value) or math.isinf(value))
-
-
-def _worst(names):
-    result = "pass"
-    for name in names:
-        if _SEVERITY[name] > _SEVERITY[result]:
-            result = name
-    return result
 
 
 def parse_gpu_output(text):
@@ -119,7 +107,7 @@ _CACHE = {}
 
 
 def _number(value, where):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise ConfigError(where, "must be a number > 0, got %r" % (value,))
     return float(value)
 
@@ -175,7 +163,7 @@ def _judge_gpu(node, gpu, records, medians, siblings, percent):
     results, reasons = [], []
     for figure in FIGURES:
         value = gpu[figure]
-        if not _finite(value):
+        if not math.isfinite(value):
             results.append("fail")
             reasons.append("%s is %s" % (LABELS[figure], value))
             continue
@@ -202,7 +190,7 @@ def _judge_gpu(node, gpu, records, medians, siblings, percent):
     if gpu["errors"]:
         results.append("fail")
         reasons.append("%d element(s) of the last matmul differ from the first (same inputs)" % gpu["errors"])
-    return _worst(results), reasons, figures
+    return worst(results), reasons, figures
 
 
 def judge_node(parsed, node, gpu_architecture="", gpus_per_node=None, thresholds=None, on_missing="warn"):
@@ -217,7 +205,7 @@ def judge_node(parsed, node, gpu_architecture="", gpus_per_node=None, thresholds
     medians = {}
     if len(measured) >= 2:
         for figure in FIGURES:
-            values = [gpu[figure] for gpu in measured if _finite(gpu[figure])]
+            values = [gpu[figure] for gpu in measured if math.isfinite(gpu[figure])]
             if len(values) >= 2:
                 medians[figure] = _median(values)
     gpus, checks = [], []
@@ -259,7 +247,7 @@ def judge_node(parsed, node, gpu_architecture="", gpus_per_node=None, thresholds
     for note in parsed["problems"][:3]:
         checks.append({"name": "output", "verdict": "warn", "reason": "node %s: %s" % (node, note)})
     bad = [gpu for gpu in gpus if gpu["result"] != "pass"]
-    verdict = _worst([gpu["result"] for gpu in gpus] + [check["verdict"] for check in checks])
+    verdict = worst([gpu["result"] for gpu in gpus] + [check["verdict"] for check in checks])
     if verdict == "pass":
         reason = "node %s: %d GPU(s) passed, %s" % (node, len(gpus), _ranges(gpus))
     else:
@@ -345,7 +333,7 @@ def gpu_verdict(
         found.append(finding(node, stage, result["verdict"], result["reason"], evidence))
     if not texts:
         checks.append({"name": "gpu", "verdict": "error", "reason": "no result: no pod log to read gpu-burn output from"})
-    verdict = _worst(check["verdict"] for check in checks)
+    verdict = worst(check["verdict"] for check in checks)
     gpus = sum(len(entry["gpus"]) for entry in judged.values())
     if verdict == "pass":
         reason = "%sper-GPU test passed on %d node(s), %d GPU(s)" % ("TrainJob %s; " % job_outcome if job_outcome else "", len(judged), gpus)

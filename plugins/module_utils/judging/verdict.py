@@ -25,23 +25,13 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attributio
     pod_for_host,
 )
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import worst
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.thresholds import nodes_label, range_label, select_thresholds
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import platform_catalog
 
-_SEVERITY = dict((name, rank) for rank, name in enumerate(VERDICTS))
 # Checks that are evidence of a fault when they fail (wrong elements, nccl-tests' own checks, failure lines naming
 # hosts, a known wrong transport, a failed job that left output).
 EVIDENCE_CHECKS = ("wrong", "min_bw", "errors", "transport", "job")
-
-
-def worst(verdicts):
-    """The most severe of ``verdicts`` (pass < warn < fail < error); ``pass`` for none."""
-    result = "pass"
-    for verdict in verdicts:
-        if _SEVERITY[verdict] > _SEVERITY[result]:
-            result = verdict
-    return result
 
 
 def _gb(value):
