@@ -193,13 +193,21 @@ def _judge_gpu(node, gpu, records, medians, siblings, percent):
     return worst(results), reasons, figures
 
 
-def judge_node(parsed, node, gpu_architecture="", gpus_per_node=None, thresholds=None, on_missing="warn"):
+def check_sibling_percent(value, field="sibling_percent"):
+    """VALUE as a float above 0 and below 100 (the percent a GPU may fall below its node's median), else ConfigError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 < value < 100:
+        raise ConfigError(field, "must be a number above 0 and below 100, got %r" % (value,))
+    return float(value)
+
+
+def judge_node(parsed, node, gpu_architecture="", gpus_per_node=None, thresholds=None, on_missing="warn", sibling_percent=None):
     """One node's GPUs: {verdict, reason, gpus [{index, uuid, result, reason, figures}], bad_gpus, checks, host,
-    torch, thresholds (the records used), sibling_percent}. PARSED: parse_gpu_output()'s result."""
+    torch, thresholds (the records used), sibling_percent}. PARSED: parse_gpu_output()'s result. SIBLING_PERCENT:
+    the workload's (templates/workloads/gpu-burn.yaml), else the thresholds' default."""
     if on_missing not in ("pass", "warn", "fail"):
         raise ConfigError("on_missing", "must be pass, warn or fail, got %r" % (on_missing,))
     table = thresholds or load_gpu_thresholds()
-    percent = table["defaults"]["sibling_percent"]
+    percent = table["defaults"]["sibling_percent"] if sibling_percent is None else check_sibling_percent(sibling_percent)
     records = table["architectures"].get(gpu_architecture or "") or {}
     measured = [gpu for gpu in parsed["gpus"] if gpu["error"] is None]
     medians = {}
@@ -278,12 +286,23 @@ def _ranges(gpus):
 
 
 def gpu_verdict(
-    output, facts=None, job_outcome=None, job_reason=None, pods=None, pod_logs=None, workload=None, stage="gpu", on_missing="warn", thresholds=None
+    output,
+    facts=None,
+    job_outcome=None,
+    job_reason=None,
+    pods=None,
+    pod_logs=None,
+    workload=None,
+    stage="gpu",
+    on_missing="warn",
+    thresholds=None,
+    sibling_percent=None,
 ):
     """Judge a gpu-burn run by every pod's log (k8s_log loop results or {pod name: text}, or one log's text): per
     node judge_node() with a check (name ``gpu``, node, pod, gpus) and a finding of STAGE whose evidence carries every
     GPU's figures and the thresholds; a log without gpu-burn lines is an ``error`` check (no finding). Returns the
-    verdict's usual fields plus ``results`` (gpu-burn), ``gpu`` ({node: judge_node()}) and ``findings``."""
+    verdict's usual fields plus ``results`` (gpu-burn), ``gpu`` ({node: judge_node()}) and ``findings``.
+    SIBLING_PERCENT: judge_node()'s (None: the thresholds' default)."""
     facts = dict(facts or {})
     source = pod_logs if isinstance(pod_logs, (dict, list)) and pod_logs else output
     texts = {"output": (source, None)} if isinstance(source, str) and source else (_log_items(source) if source else {})
@@ -317,7 +336,9 @@ def gpu_verdict(
             errors.append(reason)
             checks.append({"name": "gpu", "verdict": "error", "node": node, "pod": name, "reason": reason})
             continue
-        result = judge_node(parsed, node, facts.get("gpu_architecture") or "", gpus_per_node, thresholds=thresholds, on_missing=on_missing)
+        result = judge_node(
+            parsed, node, facts.get("gpu_architecture") or "", gpus_per_node, thresholds=thresholds, on_missing=on_missing, sibling_percent=sibling_percent
+        )
         judged[node] = dict(result, pod=name)
         for record in result["thresholds"]:
             chosen.setdefault(record["id"], record)
@@ -366,4 +387,4 @@ def gpu_verdict(
     return with_node_attribution(out, judged, found, pods, pod_logs, output, job_outcome)
 
 
-__all__ = ["GpuParseError", "gpu_verdict", "judge_node", "load_gpu_thresholds", "parse_gpu_output"]
+__all__ = ["GpuParseError", "check_sibling_percent", "gpu_verdict", "judge_node", "load_gpu_thresholds", "parse_gpu_output"]

@@ -457,11 +457,14 @@ def verdict_for(
     allow_partial=True,
     expected_transport=None,
     results=None,
+    sibling_percent=None,
 ):
     """Parse (when needed), judge and attribute in one call; what the ``burnin_verdict`` filter returns.
 
     ``results``: how the workload's output is read (its catalogue entry's ``results``): ``nccl-tests`` (or None, the
-    default) as below; ``dcgm-diag`` judges every pod's DCGM diagnostic JSON (:func:`dcgm_verdict`).
+    default) as below; ``dcgm-diag`` judges every pod's DCGM diagnostic JSON (:func:`dcgm_verdict`); ``gpu-burn``
+    every pod's per-GPU lines (judging/gpu.py), with ``sibling_percent`` (the workload's rendered ``judging``) when
+    set.
 
     ``output``: nccl-tests output as text, a parsed result, the ``-J`` JSON (text or dict), k8s_log loop results
     (the log holding the table is found), or None (no output, e.g. a torch or exec workload).
@@ -475,7 +478,17 @@ def verdict_for(
     if results == "gpu-burn":
         from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.gpu import gpu_verdict
 
-        return gpu_verdict(output, facts=facts, job_outcome=job_outcome, job_reason=job_reason, pods=pods, pod_logs=pod_logs, workload=workload, stage="fleet")
+        return gpu_verdict(
+            output,
+            facts=facts,
+            job_outcome=job_outcome,
+            job_reason=job_reason,
+            pods=pods,
+            pod_logs=pod_logs,
+            workload=workload,
+            stage="fleet",
+            sibling_percent=sibling_percent,
+        )
     if results == "dcgm-diag":
         return dcgm_verdict(output, facts=facts, job_outcome=job_outcome, job_reason=job_reason, pods=pods, pod_logs=pod_logs, workload=workload)
     if expected_transport is not None and expected_transport not in transport.TRANSPORTS:
