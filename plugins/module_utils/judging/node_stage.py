@@ -11,8 +11,9 @@ _lib/thresholds.yaml, the intra-node NVLink/NVSwitch figures). Each node gets a 
 (plugins/module_utils/judging/node_findings.py) of the stage; the stage's verdict is the worst of its nodes' (and of
 the job's own outcome). The parser of a workload's output is named by its catalogue entry (``results``, default
 ``nccl-tests``); PARSERS maps each name to the function judging one pod: (log text, facts, collective=, thresholds=,
-overrides=, on_missing=, pod=, node=, judging= (the workload's rendered ``judging``)) -> a verdict with ``verdict``, ``reason``, ``checks`` (and optionally ``evidence``, added to
-the node's finding), or None when the log holds no output of it.
+overrides=, on_missing=, pod=, node=, judging= (the workload's rendered ``judging``)) -> a verdict with ``verdict``,
+``reason``, ``checks`` (and optionally ``evidence``, added to the node's finding), or None when the log holds no
+output of it.
 """
 
 from __future__ import absolute_import, division, print_function
