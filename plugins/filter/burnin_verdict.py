@@ -133,6 +133,13 @@ options:
         description: Judge truncated output as a failed or missing result instead of failing the filter (always safe to keep).
         type: bool
         default: true
+      sibling_percent:
+        description:
+          - With O(judging.results=gpu-burn) - how far (percent, above 0 and below 100) a GPU's figure may fall below
+            the median of its node's GPUs before it fails; empty for C(_lib/gpu-thresholds.yaml)'s default (the
+            C(gpu-burn) workload's C(sibling_percent) parameter, which the catalogue renders as C(judging)).
+        type: float
+        version_added: 0.3.0
 notes:
   - In 0.1.0 the filter took the sub-options above as keyword arguments (C(platform=...), C(job_outcome=...),
     C(pods=...)); passing one of them now is an error naming the key it became (C(facts.platform), C(job.outcome), ...).
@@ -272,7 +279,7 @@ def _fail(where, message):
 def _checked(where, value, spec):
     """VALUE as its sub-option SPEC types it (None stays None; an empty string is None, as before the mappings)."""
     kind = spec.get("type", "str")
-    if value is None or (value == "" and kind in ("str", "int")):
+    if value is None or (value == "" and kind in ("str", "int", "float")):
         return None
     if kind == "int":
         if isinstance(value, bool):
@@ -281,6 +288,13 @@ def _checked(where, value, spec):
             return int(value)
         except (TypeError, ValueError):
             _fail(where, "must be an integer, got %r" % (value,))
+    if kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            _fail(where, "must be a number, got %r" % (value,))
+        try:
+            return float(value)
+        except ValueError:
+            _fail(where, "must be a number, got %r" % (value,))
     if kind == "bool" and not isinstance(value, bool):
         _fail(where, "must be true or false, got %r" % (value,))
     if kind == "str":

@@ -8,7 +8,9 @@ pod on every GPU node; the fleet's agent prints the workload's per-GPU lines for
 every GPU at the published H100 figures except the spec's ``slow_gpus``), the role reads every pod's log and judges
 each GPU (plugins/module_utils/judging/gpu.py). ``aws-usw2-h100-nodes`` (tests/fleet/default-fleet.yml: GPU 6 of
 its second node at 60 % bf16 TFLOPS) fails, naming node, GPU index and UUID with the figures and thresholds; its
-other three nodes and every GPU of a clean cluster pass. One TrainJob per cluster (the CI time budget).
+other three nodes and every GPU of a clean cluster pass. One TrainJob per cluster (the CI time budget), run with
+``burnin_stage_params.gpu`` set (seconds 5, sibling_percent 20): the seconds reach the pod's script, the percent the
+verdict.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -51,7 +53,8 @@ def run(fleet_crds, tmp_path_factory, burnin_playbook):
     if SLOW not in fleet.clusters or CLEAN not in fleet.clusters or not fleet.cluster(SLOW).get("slow_gpus"):
         pytest.fail("the fleet needs %s with slow_gpus and %s (tests/fleet/default-fleet.yml)" % (SLOW, CLEAN), pytrace=False)
     work = tmp_path_factory.mktemp("gpu-e2e")
-    done = burnin_playbook(fleet, work / "reports", RUN, [SLOW, CLEAN], "-e", '{"burnin_stages": ["gpu"]}', namespace=NAMESPACE, entry=ENTRY, timeout=120)
+    extra = json.dumps({"burnin_stages": ["gpu"], "burnin_stage_params": {"gpu": {"seconds": 5, "sibling_percent": 20}}})
+    done = burnin_playbook(fleet, work / "reports", RUN, [SLOW, CLEAN], "-e", extra, namespace=NAMESPACE, entry=ENTRY, timeout=120)
     yield done
     from kubernetes.client import CoreV1Api
 
@@ -68,6 +71,8 @@ def test_the_stage_runs_one_gpu_burn_pod_on_every_gpu_node(run, fleet_crds):
     nodes = gpu_nodes(fleet_crds, SLOW)
     assert job["spec"]["trainer"]["numNodes"] == len(nodes) == 4, job["spec"]
     assert job["spec"]["trainer"]["command"] == ["python", "-c"] and gpu_logs.MARKER in job["spec"]["trainer"]["args"][0]
+    # burnin_stage_params.gpu.seconds in the pod's script; the other parameters at their defaults.
+    assert "N, SECONDS, COPY_BYTES, COPY_ITERS = 8192, 5, 1073741824, 50\n" in job["spec"]["trainer"]["args"][0]
     record = run.results[SLOW]
     assert [stage["stage"] for stage in record["stages"]] == ["gpu"], run
     attempt = record["stages"][0]["attempts"][0]
@@ -82,6 +87,7 @@ def test_the_slow_gpu_is_named_by_node_index_and_uuid(run, fleet_crds):
     assert stage["verdict"] == "fail", run
     assert stage["reason"].startswith("node %s GPU 6 (%s): bf16 matmul 4" % (slow_node, uuid)), stage["reason"]
     assert "below the fail threshold 635.6 (h100-tflops)" in stage["reason"] and "below the median" in stage["reason"]
+    assert "(more than 20 %)" in stage["reason"], stage["reason"]  # burnin_stage_params.gpu.sibling_percent
     assert run.rc == 2 and slow_node in record["reason"], run
     verdicts = dict((node, entry["verdict"]) for node, entry in record["node_verdicts"].items())
     assert verdicts.pop(slow_node) == "fail" and len(verdicts) == 3 and set(verdicts.values()) == {"pass"}, verdicts
@@ -94,6 +100,7 @@ def test_the_slow_gpu_is_named_by_node_index_and_uuid(run, fleet_crds):
     assert gpus[6]["figures"]["tflops"] < gpus[6]["figures"]["tflops_warn"] == 635.6 and gpus[6]["figures"]["gbps"] >= 2250
     assert all(gpus[index]["result"] == "pass" for index in range(8) if index != 6)
     assert [item["id"] for item in evidence["thresholds"]] == ["h100-tflops", "h100-gbps"]
+    assert evidence["sibling_percent"] == 20.0
 
 
 def test_a_cluster_without_slow_gpus_passes_every_gpu(run, fleet_crds):

@@ -97,6 +97,9 @@ ROLE = """
         ({"burnin_stages": ["node", "gpu-burn"]}, "burnin_stages[1]: unknown stage 'gpu-burn'; allowed: node, fleet, isolation, dcgm, gpu"),
         ({"burnin_stages": '["isolation", "fleet"]'}, "burnin_stages: isolation finds the bad nodes of the fleet stage, so fleet must come before it"),
         ({"burnin_repeats": 20}, "burnin_repeats: must be an integer from 0 to 10"),
+        ({"burnin_stage_params": {"gpu": {"seconds": 0}}}, "burnin_stage_params.gpu: the gpu stage's workload gpu-burn does not render with them"),
+        ({"burnin_stage_params": '{"gpu": {"secnds": 5}}'}, "burnin_stage_params.gpu.secnds: is not a parameter of workload gpu-burn; its parameters:"),
+        ({"burnin_stage_params": {"fleet": {}}}, "burnin_stage_params.fleet: is not a stage that takes parameters; allowed: dcgm, gpu, node"),
     ],
 )
 def test_the_role_refuses_before_detect(dead_cluster, extra, expected):

@@ -87,6 +87,8 @@ def workload_of(variables, platform, gpu_architecture):
         "env": nccl_env.merge_env(rendered.get("env") or [], variables.get("burnin_env") or []),
         # What the workload sets on the GPU container itself (dcgm-diag's privileged securityContext): with_container.
         "container": rendered.get("container") or {},
+        # The verdict's parameters the workload rendered (gpu-burn's sibling_percent; workload_catalog.JUDGING).
+        "judging": {} if custom else dict(rendered.get("judging") or {}),
     }
 
 
@@ -235,6 +237,7 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
         "workload": workload["workload"],
         "collective": workload["collective"],
         "parser": workload["parser"],
+        "judging": workload["judging"],
         "nodes": int(stage_vars.get("burnin_nodes") or 1),
         "gpus_per_node": workload["gpus_per_node"],
         "instance_type": plan.get("instance_type") or "",

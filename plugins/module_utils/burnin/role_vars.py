@@ -139,6 +139,21 @@ def _stages(name, value):
     return stages.check_stages(name, value, workload_catalog.available_workloads())
 
 
+def _stage_params(name, value):
+    """burnin_stage_params: {<node stage>: its catalogue workload's parameters}; each stage's checked by check_stage_params."""
+    value = _mapping(name, value)
+    for stage in sorted(value, key=str):
+        if stage not in stages.NODE_STAGE_WORKLOADS:
+            validate.fail(
+                "%s.%s" % (name, stage),
+                "is not a stage that takes parameters; allowed: %s (each a mapping of its workload's parameters: %s)"
+                % (", ".join(sorted(stages.NODE_STAGE_WORKLOADS)), ", ".join("%s: %s" % item for item in sorted(stages.NODE_STAGE_WORKLOADS.items()))),
+                show=False,
+            )
+        validate.check_mapping("%s.%s" % (name, stage), value[stage])
+    return value
+
+
 def _workload(name, value):
     return validate.check_choice(name, value, workload_catalog.available_workloads())
 
@@ -279,6 +294,7 @@ CHECKS = {
     "burnin_export_backoff": export.check_backoff,
     "burnin_thresholds": _thresholds,
     "burnin_stages": _stages,
+    "burnin_stage_params": _stage_params,
     "burnin_repeats": stages.check_repeats,
     "burnin_threshold_on_missing": lambda n, v: _choice(n, v, THRESHOLD_ON_MISSING, allow_empty=False),
     "burnin_fail_on_error": _bool,
@@ -334,10 +350,29 @@ def check_role_vars(given):
         inputs.check_instance_type("burnin_instance_type", result["burnin_instance_type"], result["burnin_platform"])
     if "burnin_workload" in result:
         check_workload(result)
+    if result.get("burnin_stage_params"):
+        check_stage_params(result)
     check_export_needs_report(result)
     if "burnin_poll_interval" in result and "burnin_timeout" in result and result["burnin_poll_interval"] > result["burnin_timeout"]:
         validate.fail("burnin_poll_interval", "must not exceed burnin_timeout (%d)" % result["burnin_timeout"], result["burnin_poll_interval"])
     return result
+
+
+def check_stage_params(result, name="burnin_stage_params"):
+    """Render each node stage's workload now with its burnin_stage_params entry, as burnin/stages.py stage_variables
+    will: a bad value fails before the cluster is contacted, naming ``burnin_stage_params.<stage>``."""
+    platform, arch = result.get("burnin_platform") or "", result.get("burnin_gpu_architecture") or ""
+    gpus = result.get("burnin_gpus_per_node")
+    if gpus is None:
+        gpus = defaults.gpu_defaults(arch or "unknown", platform or None)["gpus_per_node"]
+    for stage, params in sorted(result[name].items()):
+        field, workload = "%s.%s" % (name, stage), stages.NODE_STAGE_WORKLOADS[stage]
+        workload_catalog.check_parameters(workload, params, field)
+        data = dict({"image": result["burnin_image"]} if result.get("burnin_image") else {}, **params)
+        try:
+            workload_catalog.render_workload(workload, dict(data, nodes=1, gpus_per_node=gpus, platform=platform, gpu_architecture=arch))
+        except BurninError as exc:
+            raise ConfigError(field, "the %s stage's workload %s does not render with them: %s" % (stage, workload, exc))
 
 
 def check_workload(result):

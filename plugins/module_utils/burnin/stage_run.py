@@ -95,6 +95,7 @@ def judge_attempt(stage, plan_stage, result, pod_logs, waited, settings):
             on_missing=settings["on_missing"],
             workload=result.get("workload") or None,
             results=result.get("results") or None,
+            sibling_percent=(plan_stage.get("judging") or {}).get("sibling_percent"),
         )
     facts = {
         "platform": result.get("platform") or "",
@@ -111,6 +112,7 @@ def judge_attempt(stage, plan_stage, result, pod_logs, waited, settings):
         workload=plan_stage.get("workload"),
         collective=plan_stage.get("collective") or None,
         parser=plan_stage.get("parser") or "nccl-tests",
+        judging=plan_stage.get("judging") or None,
         overrides=settings["thresholds"] or None,
         on_missing=settings["on_missing"],
         job_outcome=result.get("outcome") or None,

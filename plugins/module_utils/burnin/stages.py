@@ -103,7 +103,8 @@ def stage_variables(variables, stage, cluster=None):
     """The role's checked VARIABLES for STAGE's plan: the fleet stage's as they are; a node stage's run its catalogue
     workload (NODE_STAGE_WORKLOADS) on every GPU node detection found (burnin_nodes when the nodes were not listed),
     with its own runtime (entry ``<burnin_entry_name>-<stage>``) and the user's image, env, volumes and overrides, but
-    not the fleet workload's parameters, framework or trainer. Returns (variables, note)."""
+    not the fleet workload's parameters, framework or trainer: its workload's parameters are
+    ``burnin_stage_params[<stage>]`` (checked by role_vars as burnin_workload_params is). Returns (variables, note)."""
     if stage not in NODE_STAGE_WORKLOADS:
         return dict(variables), ""
     nodes = gpu_node_count(cluster)
@@ -114,7 +115,7 @@ def stage_variables(variables, stage, cluster=None):
     out = dict(variables)
     out.update(
         burnin_workload=NODE_STAGE_WORKLOADS[stage],
-        burnin_workload_params={},
+        burnin_workload_params=dict((variables.get("burnin_stage_params") or {}).get(stage) or {}),
         burnin_framework="",
         burnin_trainer={},
         burnin_nodes=nodes,

@@ -40,6 +40,7 @@ import json
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import SEVERITY
 
 # The marker the catalogue's workload (templates/workloads/dcgm-diag.yaml) prints before the JSON.
 MARKER = re.compile(r"^# gpufleet-burnin dcgm-diag on (?P<host>\S+?):", re.MULTILINE)
@@ -62,7 +63,6 @@ _STATUS_WORDS = {
 }
 # A node's verdict from its GPUs' statuses: a skipped or not-run test decides nothing.
 _VERDICT_OF = {"pass": "pass", "warn": "warn", "fail": "fail", "skip": "pass", "not_run": "pass"}
-_SEVERITY = {"pass": 0, "warn": 1, "fail": 2}
 # DCGM's error severities (NVIDIA/DCGM dcgmlib/dcgm_errors.h, dcgmErrorSeverity_t), each warning's
 # ``error_severity``: the only thing in ``dcgmi diag -j`` output that tells a warning from a failure, since dcgmi
 # prints both as "Fail" (dcgmi/Diag.cpp; only its table shows WARN). name, this collection's verdict, DCGM's meaning
@@ -273,7 +273,7 @@ def _judged(status, warnings):
     known = [SEVERITIES[item["severity"]] for item in warnings if item["severity"] is not None and SEVERITIES[item["severity"]][1]]
     if not known:
         return {"verdict": "fail", "severity": None, "action": None}
-    worst = max(known, key=lambda row: _SEVERITY[row[1]])
+    worst = max(known, key=lambda row: SEVERITY[row[1]])
     return {"verdict": worst[1], "severity": worst[0], "action": worst[3]}
 
 
@@ -288,8 +288,8 @@ def _worst_status(statuses):
 def _worse(old, new):
     if old is None:
         return new
-    rank_new = (_SEVERITY[new["verdict"]], _STATUS_RANK[new["status"]])
-    rank_old = (_SEVERITY[old["verdict"]], _STATUS_RANK[old["status"]])
+    rank_new = (SEVERITY[new["verdict"]], _STATUS_RANK[new["status"]])
+    rank_old = (SEVERITY[old["verdict"]], _STATUS_RANK[old["status"]])
     return new if rank_new > rank_old else old
 
 
@@ -463,14 +463,14 @@ def judge_node(parsed, node):
             entry = gpus.setdefault(gpu, {"verdict": "pass", "tests": []})
             entry["tests"].append({"name": test["name"], "category": test["category"], "status": record["status"], "message": record["message"]})
             verdict = record["verdict"]
-            if _SEVERITY[verdict] > _SEVERITY[entry["verdict"]]:
+            if SEVERITY[verdict] > SEVERITY[entry["verdict"]]:
                 entry["verdict"] = verdict
             if verdict != "pass":
                 problems.append(_problem(gpu, None, test, record))
         for record in test["node"]:
             if record["verdict"] != "pass":
                 problems.append(_problem(None, record.get("entity"), test, record))
-    problems.sort(key=lambda item: -_SEVERITY[item["verdict"]])
+    problems.sort(key=lambda item: -SEVERITY[item["verdict"]])
     verdict = problems[0]["verdict"] if problems else "pass"
     tests = [{"name": test["name"], "category": test["category"], "status": test["status"]} for test in parsed.get("tests") or []]
     if parsed.get("runtime_error"):

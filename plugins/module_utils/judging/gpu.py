@@ -28,6 +28,7 @@ import re
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import JOB_OK, _log_items, with_node_attribution
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import worst
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import LIB_DIR, read_yaml_file
 
 THRESHOLDS_FILE = os.path.join(LIB_DIR, "gpu-thresholds.yaml")
@@ -46,23 +47,10 @@ _GPU = re.compile(
 )
 _COUNT = re.compile(r"(?P<count>[0-9]{1,4}) GPUs, torch (?P<torch>\S{1,64})")
 _DONE = re.compile(r"done, (?P<measured>[0-9]{1,4}) of (?P<count>[0-9]{1,4}) GPUs measured\Z")
-_SEVERITY = {"pass": 0, "warn": 1, "fail": 2, "error": 3}
 
 
 class GpuParseError(BurninError):
     """The log holds no gpu-burn line."""
-
-
-def _finite(value):
-    return not (math.isnan(value) or math.isinf(value))
-
-
-def _worst(names):
-    result = "pass"
-    for name in names:
-        if _SEVERITY[name] > _SEVERITY[result]:
-            result = name
-    return result
 
 
 def parse_gpu_output(text):
@@ -119,7 +107,7 @@ _CACHE = {}
 
 
 def _number(value, where):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise ConfigError(where, "must be a number > 0, got %r" % (value,))
     return float(value)
 
@@ -175,7 +163,7 @@ def _judge_gpu(node, gpu, records, medians, siblings, percent):
     results, reasons = [], []
     for figure in FIGURES:
         value = gpu[figure]
-        if not _finite(value):
+        if not math.isfinite(value):
             results.append("fail")
             reasons.append("%s is %s" % (LABELS[figure], value))
             continue
@@ -202,22 +190,30 @@ def _judge_gpu(node, gpu, records, medians, siblings, percent):
     if gpu["errors"]:
         results.append("fail")
         reasons.append("%d element(s) of the last matmul differ from the first (same inputs)" % gpu["errors"])
-    return _worst(results), reasons, figures
+    return worst(results), reasons, figures
 
 
-def judge_node(parsed, node, gpu_architecture="", gpus_per_node=None, thresholds=None, on_missing="warn"):
+def check_sibling_percent(value, field="sibling_percent"):
+    """VALUE as a float above 0 and below 100 (the percent a GPU may fall below its node's median), else ConfigError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 < value < 100:
+        raise ConfigError(field, "must be a number above 0 and below 100, got %r" % (value,))
+    return float(value)
+
+
+def judge_node(parsed, node, gpu_architecture="", gpus_per_node=None, thresholds=None, on_missing="warn", sibling_percent=None):
     """One node's GPUs: {verdict, reason, gpus [{index, uuid, result, reason, figures}], bad_gpus, checks, host,
-    torch, thresholds (the records used), sibling_percent}. PARSED: parse_gpu_output()'s result."""
+    torch, thresholds (the records used), sibling_percent}. PARSED: parse_gpu_output()'s result. SIBLING_PERCENT:
+    the workload's (templates/workloads/gpu-burn.yaml), else the thresholds' default."""
     if on_missing not in ("pass", "warn", "fail"):
         raise ConfigError("on_missing", "must be pass, warn or fail, got %r" % (on_missing,))
     table = thresholds or load_gpu_thresholds()
-    percent = table["defaults"]["sibling_percent"]
+    percent = table["defaults"]["sibling_percent"] if sibling_percent is None else check_sibling_percent(sibling_percent)
     records = table["architectures"].get(gpu_architecture or "") or {}
     measured = [gpu for gpu in parsed["gpus"] if gpu["error"] is None]
     medians = {}
     if len(measured) >= 2:
         for figure in FIGURES:
-            values = [gpu[figure] for gpu in measured if _finite(gpu[figure])]
+            values = [gpu[figure] for gpu in measured if math.isfinite(gpu[figure])]
             if len(values) >= 2:
                 medians[figure] = _median(values)
     gpus, checks = [], []
@@ -259,7 +255,7 @@ def judge_node(parsed, node, gpu_architecture="", gpus_per_node=None, thresholds
     for note in parsed["problems"][:3]:
         checks.append({"name": "output", "verdict": "warn", "reason": "node %s: %s" % (node, note)})
     bad = [gpu for gpu in gpus if gpu["result"] != "pass"]
-    verdict = _worst([gpu["result"] for gpu in gpus] + [check["verdict"] for check in checks])
+    verdict = worst([gpu["result"] for gpu in gpus] + [check["verdict"] for check in checks])
     if verdict == "pass":
         reason = "node %s: %d GPU(s) passed, %s" % (node, len(gpus), _ranges(gpus))
     else:
@@ -290,12 +286,23 @@ def _ranges(gpus):
 
 
 def gpu_verdict(
-    output, facts=None, job_outcome=None, job_reason=None, pods=None, pod_logs=None, workload=None, stage="gpu", on_missing="warn", thresholds=None
+    output,
+    facts=None,
+    job_outcome=None,
+    job_reason=None,
+    pods=None,
+    pod_logs=None,
+    workload=None,
+    stage="gpu",
+    on_missing="warn",
+    thresholds=None,
+    sibling_percent=None,
 ):
     """Judge a gpu-burn run by every pod's log (k8s_log loop results or {pod name: text}, or one log's text): per
     node judge_node() with a check (name ``gpu``, node, pod, gpus) and a finding of STAGE whose evidence carries every
     GPU's figures and the thresholds; a log without gpu-burn lines is an ``error`` check (no finding). Returns the
-    verdict's usual fields plus ``results`` (gpu-burn), ``gpu`` ({node: judge_node()}) and ``findings``."""
+    verdict's usual fields plus ``results`` (gpu-burn), ``gpu`` ({node: judge_node()}) and ``findings``.
+    SIBLING_PERCENT: judge_node()'s (None: the thresholds' default)."""
     facts = dict(facts or {})
     source = pod_logs if isinstance(pod_logs, (dict, list)) and pod_logs else output
     texts = {"output": (source, None)} if isinstance(source, str) and source else (_log_items(source) if source else {})
@@ -329,7 +336,9 @@ def gpu_verdict(
             errors.append(reason)
             checks.append({"name": "gpu", "verdict": "error", "node": node, "pod": name, "reason": reason})
             continue
-        result = judge_node(parsed, node, facts.get("gpu_architecture") or "", gpus_per_node, thresholds=thresholds, on_missing=on_missing)
+        result = judge_node(
+            parsed, node, facts.get("gpu_architecture") or "", gpus_per_node, thresholds=thresholds, on_missing=on_missing, sibling_percent=sibling_percent
+        )
         judged[node] = dict(result, pod=name)
         for record in result["thresholds"]:
             chosen.setdefault(record["id"], record)
@@ -345,7 +354,7 @@ def gpu_verdict(
         found.append(finding(node, stage, result["verdict"], result["reason"], evidence))
     if not texts:
         checks.append({"name": "gpu", "verdict": "error", "reason": "no result: no pod log to read gpu-burn output from"})
-    verdict = _worst(check["verdict"] for check in checks)
+    verdict = worst(check["verdict"] for check in checks)
     gpus = sum(len(entry["gpus"]) for entry in judged.values())
     if verdict == "pass":
         reason = "%sper-GPU test passed on %d node(s), %d GPU(s)" % ("TrainJob %s; " % job_outcome if job_outcome else "", len(judged), gpus)
@@ -378,4 +387,4 @@ def gpu_verdict(
     return with_node_attribution(out, judged, found, pods, pod_logs, output, job_outcome)
 
 
-__all__ = ["GpuParseError", "gpu_verdict", "judge_node", "load_gpu_thresholds", "parse_gpu_output"]
+__all__ = ["GpuParseError", "check_sibling_percent", "gpu_verdict", "judge_node", "load_gpu_thresholds", "parse_gpu_output"]

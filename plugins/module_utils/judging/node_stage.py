@@ -11,8 +11,9 @@ _lib/thresholds.yaml, the intra-node NVLink/NVSwitch figures). Each node gets a 
 (plugins/module_utils/judging/node_findings.py) of the stage; the stage's verdict is the worst of its nodes' (and of
 the job's own outcome). The parser of a workload's output is named by its catalogue entry (``results``, default
 ``nccl-tests``); PARSERS maps each name to the function judging one pod: (log text, facts, collective=, thresholds=,
-overrides=, on_missing=) -> a verdict with ``verdict``, ``reason``, ``checks`` (and optionally ``evidence``, added to
-the node's finding), or None when the log holds no output of it.
+overrides=, on_missing=, pod=, node=, judging= (the workload's rendered ``judging``)) -> a verdict with ``verdict``,
+``reason``, ``checks`` (and optionally ``evidence``, added to the node's finding), or None when the log holds no
+output of it.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -30,7 +31,7 @@ def _gb(value):
     return "n/a" if value is None else "%.1f" % value
 
 
-def judge_nccl_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None):
+def judge_nccl_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None, judging=None):
     """One pod's single-node nccl-tests output judged as a 1-node run: the verdict of verdict.judge (peak and avg
     checks against the ``nodes: 1`` thresholds), or None when the log holds no nccl-tests output."""
     if not text or not ("# Avg bus bandwidth" in text or "Collective test starting" in text or "#       size" in text or '"results"' in text):
@@ -43,7 +44,7 @@ def judge_nccl_pod(text, facts, collective=None, thresholds=None, overrides=None
     return judge(result, facts=dict(facts, nodes=1), collective=collective, thresholds=thresholds, overrides=overrides, on_missing=on_missing, error=error)
 
 
-def judge_dcgm_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None):
+def judge_dcgm_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None, judging=None):
     """One pod's DCGM diagnostic JSON (verdict.dcgm_verdict, plugins/module_utils/judging/dcgm.py): its verdict with the
     failing GPUs and tests as evidence, or None when the log holds nothing of DCGM's. NODE (where POD ran) names the
     node in the reason; without it the log's marker line names the pod's host."""
@@ -57,15 +58,18 @@ def judge_dcgm_pod(text, facts, collective=None, thresholds=None, overrides=None
     return verdict
 
 
-def judge_gpu_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None):
+def judge_gpu_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None, judging=None):
     """One pod's gpu-burn lines (plugins/module_utils/judging/gpu.py): its node's verdict with every GPU's figures and
-    the thresholds as evidence, or None when the log holds no gpu-burn line."""
+    the thresholds as evidence, or None when the log holds no gpu-burn line. JUDGING: the workload's rendered
+    ``judging`` (its ``sibling_percent``, when set)."""
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import gpu
 
     if not text or gpu.PREFIX not in text:
         return None
     where = [{"metadata": {"name": pod}, "spec": {"nodeName": node}}] if pod and node else None
-    verdict = gpu.gpu_verdict(text, facts=facts, pods=where, pod_logs={pod: text} if where else None, on_missing=on_missing)
+    verdict = gpu.gpu_verdict(
+        text, facts=facts, pods=where, pod_logs={pod: text} if where else None, on_missing=on_missing, sibling_percent=(judging or {}).get("sibling_percent")
+    )
     found = verdict.get("findings") or []
     if found:
         verdict["evidence"] = dict(found[0].get("evidence") or {})
@@ -121,6 +125,7 @@ def judge_node_stage(
     on_missing="warn",
     job_outcome=None,
     job_reason=None,
+    judging=None,
 ):
     """The verdict of one node-stage TrainJob: {stage, workload, collective, verdict, reason, checks (one per node,
     and the job's), node_results (node, pod, verdict, reason, busbw, size, threshold, pass, warn), findings (one per
@@ -129,7 +134,7 @@ def judge_node_stage(
     ``pod_logs``: trainjob_logs' ``results``; ``pods``: its ``pods`` (spec.nodeName says where each ran). ``facts``:
     platform, gpu_architecture, gpus_per_node, instance_type (judged as one node). A node whose pod failed fails; a
     node whose pod left no output to judge has no finding and makes the stage an ``error``, unless the job failed
-    (then ``fail``)."""
+    (then ``fail``). ``judging``: the workload's rendered verdict parameters, given to the parser."""
     if parser not in PARSERS:
         raise ConfigError("parser", "must be one of %s, got %r" % (", ".join(sorted(PARSERS)), parser))
     facts = dict(facts or {})
@@ -150,7 +155,9 @@ def judge_node_stage(
     for entry in sorted(judged_pods, key=lambda item: (item.get("node") or "", item.get("name") or "")):
         node, pod = entry.get("node"), entry.get("name")
         text = (logs.get(pod) or (None, None))[0]
-        verdict = PARSERS[parser](text, facts, collective=collective, thresholds=thresholds, overrides=overrides, on_missing=on_missing, pod=pod, node=node)
+        verdict = PARSERS[parser](
+            text, facts, collective=collective, thresholds=thresholds, overrides=overrides, on_missing=on_missing, pod=pod, node=node, judging=judging
+        )
         row = {"node": node, "pod": pod, "busbw": None, "size": None}
         if verdict is not None:
             busbw, size = _measured(verdict)

@@ -12,6 +12,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 VERDICTS = ("pass", "warn", "fail", "error")
+# The one order of the verdicts, least severe first: what every "worst of" in judging/ compares by.
+SEVERITY = dict((name, rank) for rank, name in enumerate(VERDICTS))
 FAILING_VERDICTS = ("fail", "error")
 # Role outcomes that are not a failure of the cluster: a finished job (Trainer's Complete; Succeeded as JobSet and
 # older callers say it), a dry run, an apply without waiting, a cleanup.
@@ -20,6 +22,16 @@ OK_OUTCOMES = ("Complete", "Succeeded", "Checked", "Applied", "Cleaned")
 FAIL_OUTCOMES = ("Failed", "Mismatch")
 # A cluster of a later serial batch: not run yet, neither passed nor failed.
 PENDING = "Pending"
+
+
+def worst(verdicts):
+    """The most severe of VERDICTS (pass < warn < fail < error, SEVERITY); ``pass`` for none. A name not in
+    VERDICTS raises KeyError: a typo must not rank as anything."""
+    result = "pass"
+    for verdict in verdicts:
+        if SEVERITY[verdict] > SEVERITY[result]:
+            result = verdict
+    return result
 
 
 def verdict_of(result):

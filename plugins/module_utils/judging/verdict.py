@@ -25,23 +25,13 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attributio
     pod_for_host,
 )
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import worst
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.thresholds import nodes_label, range_label, select_thresholds
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import platform_catalog
 
-_SEVERITY = dict((name, rank) for rank, name in enumerate(VERDICTS))
 # Checks that are evidence of a fault when they fail (wrong elements, nccl-tests' own checks, failure lines naming
 # hosts, a known wrong transport, a failed job that left output).
 EVIDENCE_CHECKS = ("wrong", "min_bw", "errors", "transport", "job")
-
-
-def worst(verdicts):
-    """The most severe of ``verdicts`` (pass < warn < fail < error); ``pass`` for none."""
-    result = "pass"
-    for verdict in verdicts:
-        if _SEVERITY[verdict] > _SEVERITY[result]:
-            result = verdict
-    return result
 
 
 def _gb(value):
@@ -467,11 +457,14 @@ def verdict_for(
     allow_partial=True,
     expected_transport=None,
     results=None,
+    sibling_percent=None,
 ):
     """Parse (when needed), judge and attribute in one call; what the ``burnin_verdict`` filter returns.
 
     ``results``: how the workload's output is read (its catalogue entry's ``results``): ``nccl-tests`` (or None, the
-    default) as below; ``dcgm-diag`` judges every pod's DCGM diagnostic JSON (:func:`dcgm_verdict`).
+    default) as below; ``dcgm-diag`` judges every pod's DCGM diagnostic JSON (:func:`dcgm_verdict`); ``gpu-burn``
+    every pod's per-GPU lines (judging/gpu.py), with ``sibling_percent`` (the workload's rendered ``judging``) when
+    set.
 
     ``output``: nccl-tests output as text, a parsed result, the ``-J`` JSON (text or dict), k8s_log loop results
     (the log holding the table is found), or None (no output, e.g. a torch or exec workload).
@@ -485,7 +478,17 @@ def verdict_for(
     if results == "gpu-burn":
         from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.gpu import gpu_verdict
 
-        return gpu_verdict(output, facts=facts, job_outcome=job_outcome, job_reason=job_reason, pods=pods, pod_logs=pod_logs, workload=workload, stage="fleet")
+        return gpu_verdict(
+            output,
+            facts=facts,
+            job_outcome=job_outcome,
+            job_reason=job_reason,
+            pods=pods,
+            pod_logs=pod_logs,
+            workload=workload,
+            stage="fleet",
+            sibling_percent=sibling_percent,
+        )
     if results == "dcgm-diag":
         return dcgm_verdict(output, facts=facts, job_outcome=job_outcome, job_reason=job_reason, pods=pods, pod_logs=pod_logs, workload=workload)
     if expected_transport is not None and expected_transport not in transport.TRANSPORTS:

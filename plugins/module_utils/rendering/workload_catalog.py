@@ -10,7 +10,9 @@ pods' logs (:data:`RESULTS`): ``nccl-tests`` (the default of a workload with a c
 diagnostic JSON of every pod, plugins/module_utils/judging/dcgm.py), ``gpu-burn`` (every pod's per-GPU lines,
 plugins/module_utils/judging/gpu.py); none judges the TrainJob's outcome only.
 ``container``, optional, is merged into the GPU workers' container (``node``) of the runtime after every override
-(burnin/role_plan.py with_container), e.g. dcgm-diag's ``securityContext: {privileged: true}``. The
+(burnin/role_plan.py with_container), e.g. dcgm-diag's ``securityContext: {privileged: true}``. ``judging``,
+optional, holds parameters of the verdict rather than of the pods (JUDGING: name -> the ``results`` it is for), e.g.
+gpu-burn's ``sibling_percent``: a workload parameter checked by its template like the others. The
 data: nodes, gpus_per_node, platform, gpu_architecture, plus the workload's own parameters (each template documents
 them and their defaults; a template refuses a bad one with ``refuse(name, why)``).
 """
@@ -27,8 +29,11 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 
 WORKLOADS_SUBDIR = "workloads"
 FRAMEWORKS = ("torch", "mpi", "exec")
-_RESULT_KEYS = ("framework", "image", "trainer", "collective", "env", "results", "container")
+_RESULT_KEYS = ("framework", "image", "trainer", "collective", "env", "results", "container", "judging")
 RESULTS = ("nccl-tests", "dcgm-diag", "gpu-burn")
+# The verdict's parameters a workload may render (``judging``), each a number, and the results that read it
+# (plugins/module_utils/judging/gpu.py gpu_verdict's sibling_percent).
+JUDGING = {"sibling_percent": "gpu-burn"}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
@@ -127,6 +132,17 @@ def _check_result(name, rendered, data):
     container = rendered.get("container")
     if container is not None and (not isinstance(container, dict) or "name" in container):
         raise ParseError("%s: container must be a mapping of container fields (without name) merged into the GPU container" % where)
+    judging = rendered.get("judging")
+    if judging is not None:
+        if not isinstance(judging, dict):
+            raise ParseError("%s: judging must be a mapping of the verdict's parameters" % where)
+        for key, value in judging.items():
+            if JUDGING.get(key) != rendered.get("results"):
+                raise ParseError(
+                    "%s: judging.%s is not a parameter of the %s verdict; known: %s" % (where, key, rendered.get("results"), ", ".join(sorted(JUDGING)))
+                )
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ParseError("%s: judging.%s must be a number, got %r" % (where, key, value))
     env = rendered.get("env")
     if env is not None and (not isinstance(env, list) or not all(isinstance(item, dict) and item.get("name") for item in env)):
         raise ParseError("%s: env must be a list of {name, value} mappings" % where)

@@ -107,7 +107,7 @@ def test_burnin_verdict_core_arguments_are_verdict_fors_keywords():
     assert set(arguments) == keywords
     assert sorted(arguments["facts"]) == sorted(burnin_verdict.options()["facts"])
     documented = sum(len(group) for group in burnin_verdict.options().values())
-    assert documented == len(arguments) - 1 + len(arguments["facts"]) == 18
+    assert documented == len(arguments) - 1 + len(arguments["facts"]) == 19
     assert arguments["on_missing"] == "warn" and arguments["allow_partial"] is True and arguments["overrides"] is None
 
 
@@ -129,6 +129,8 @@ def test_burnin_verdict_core_arguments_are_verdict_fors_keywords():
         ({"judging": {"overrides": [{"collective": "all_reduce"}]}}, r"overrides.thresholds\[0\]: needs 'pass'"),
         ({"judging": {"on_missing": "skip"}}, "judging.on_missing: must be one of pass, warn, fail, got 'skip'"),
         ({"judging": {"allow_partial": "no"}}, "judging.allow_partial: must be true or false"),
+        ({"judging": {"sibling_percent": "ten"}}, "judging.sibling_percent: must be a number, got 'ten'"),
+        ({"judging": {"sibling_percent": True}}, "judging.sibling_percent: must be a number, got True"),
         ({"job": {"pod_logs": "x", "pods": []}}, "pod_logs: must be the results"),
         # 0.2.0's keyword arguments name where they went.
         ({"platform": "aws"}, r"platform: not an argument; burnin_verdict takes facts, job and judging \(use facts.platform\)$"),
@@ -141,6 +143,18 @@ def test_burnin_verdict_core_arguments_are_verdict_fors_keywords():
 def test_burnin_verdict_errors_name_the_field(kwargs, message):
     with pytest.raises(AnsibleFilterError, match="^gpufleet.burnin.burnin_verdict: %s" % message):
         burnin_verdict.burnin_verdict_filter(fixture("v2.16-all-reduce-2x8-h100.json"), **kwargs)
+
+
+def test_burnin_verdict_passes_the_gpu_burn_sibling_percent():
+    prefix = "# gpufleet-burnin gpu-burn on n0:"
+    figures = [795.0] * 7 + [739.4]  # 7 % below the median: passes the default 10 %, fails 5 %
+    text = "\n".join(["%s gpu %d uuid GPU-%d tflops %.1f gbps 2500.0 errors 0" % (prefix, index, index, value) for index, value in enumerate(figures)])
+    facts = {"platform": "aws", "gpu_architecture": "h100", "nodes": 1, "gpus_per_node": 8}
+    assert burnin_verdict.burnin_verdict_filter(text, facts=facts, judging={"results": "gpu-burn"})["verdict"] == "pass"
+    for value in (5, "5", 5.0):
+        assert burnin_verdict.burnin_verdict_filter(text, facts=facts, judging={"results": "gpu-burn", "sibling_percent": value})["verdict"] == "fail"
+    with pytest.raises(AnsibleFilterError, match="^gpufleet.burnin.burnin_verdict: sibling_percent: must be a number above 0 and below 100, got 100.0"):
+        burnin_verdict.burnin_verdict_filter(text, facts=facts, judging={"results": "gpu-burn", "sibling_percent": 100})
 
 
 def test_burnin_workload():

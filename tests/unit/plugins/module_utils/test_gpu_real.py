@@ -79,3 +79,62 @@ def test_the_published_figures_of_each_matrix_size_grade_as_the_thresholds_say()
     assert grades == {1024: "fail", 2048: "fail", 4096: "pass", 8192: "pass", 10240: "pass"}
     alone = gpu.judge_node(gpu.parse_gpu_output(lines([(figures[2048], 2500.0)] * 8)), "n", "h100", 8)
     assert alone["verdict"] == "warn"
+
+
+MAMF_744 = "ml-engineering-744d01e1-mamf-bf16-table.txt"
+P2P_744 = "ml-engineering-744d01e1-p2p-writes-a100-h100-gb200.txt"
+
+
+def mamf(text):
+    return dict((name, float(value)) for name, value in re.findall(r"^\| NVIDIA (\S+) SXM\s+\|\s+([\d.]+) \|", text, re.M))
+
+
+def matrices(text):
+    """The diagonals of the document's p2pBandwidthLatencyTest matrices, in order (each in its own ``` block)."""
+    return [diagonal(block) for block in text.split("```")[1::2]]
+
+
+def test_the_newer_documents_hold_the_figures_provenance_names():
+    assert mamf(read(MAMF_744)) == {"A100": 271.2, "GH200": 828.6, "H100": 794.5, "B300": 1769.0, "B200": 1745.0, "GB200": 1822.0}
+    a100, h100, gb200 = matrices(read(P2P_744))
+    assert a100 == [1581.48, 1581.48, 1594.39, 1545.50, 1584.69, 1583.08, 1586.29, 1591.14]
+    assert h100 == [2494.51, 2533.95, 2532.67, 2525.38, 2526.02, 2521.18, 2529.85, 2519.78]
+    assert gb200 == [5714.94, 5820.72, 5814.63, 5816.66]
+
+
+def test_the_measured_thresholds_of_the_newer_documents():
+    table = gpu.load_gpu_thresholds()["architectures"]
+    figures = mamf(read(MAMF_744))
+    assert table["b200"]["tflops"]["expected"] == figures["B200"] and table["gb200"]["tflops"]["expected"] == figures["GB200"]
+    # The older MAMF table's H100 and A100 figures are unchanged in the newer one.
+    assert table["h100"]["tflops"]["expected"] == figures["H100"] and table["a100"]["tflops"]["expected"] == figures["A100"]
+    a100, h100, gb200 = matrices(read(P2P_744))
+    for arch, copies in (("a100", a100), ("h100", h100), ("gb200", gb200)):
+        assert min(copies) <= table[arch]["gbps"]["expected"] <= max(copies), arch
+
+
+def test_the_inferred_thresholds_are_the_peak_times_the_lowest_measured_efficiency():
+    raw = gpu.read_yaml_file(gpu.THRESHOLDS_FILE, "GPU thresholds")
+    efficiency = {"tflops": raw["defaults"]["tflops_efficiency"], "gbps": raw["defaults"]["gbps_efficiency"]}
+    measured = {"tflops": [], "gbps": []}
+    for arch, figures in raw["architectures"].items():
+        for figure, record in figures.items():
+            source = record["source"]["expected"]
+            if source.startswith("(inference) peak x"):
+                assert record["expected"] == round(record["peak"] * efficiency[figure], 1), (arch, figure)
+            elif not source.startswith("(inference)"):
+                measured[figure].append(record["expected"] / record["peak"])
+    # Each efficiency is at most the lowest measured one (rounded down), so an inferred threshold is no stricter.
+    assert efficiency["tflops"] <= min(measured["tflops"]) < efficiency["tflops"] + 0.01
+    assert efficiency["gbps"] <= min(measured["gbps"]) < efficiency["gbps"] + 0.01
+
+
+def test_a_published_healthy_gb200_and_a100_node_pass_every_gpu():
+    figures = mamf(read(MAMF_744))
+    a100, dummy, gb200 = matrices(read(P2P_744))
+    result = gpu.judge_node(gpu.parse_gpu_output(lines([(figures["GB200"], gbps) for gbps in gb200])), "gb200-node", "gb200", 4)
+    assert result["verdict"] == "pass", result["reason"]
+    # GPU 0's 5714.94 is 1.7 % below the median of the four.
+    assert result["gpus"][0]["figures"]["gbps_median"] == 5815.6
+    result = gpu.judge_node(gpu.parse_gpu_output(lines([(figures["A100"], gbps) for gbps in a100])), "a100-node", "a100", 8)
+    assert result["verdict"] == "pass", result["reason"]

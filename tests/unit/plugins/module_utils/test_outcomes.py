@@ -12,7 +12,8 @@ import json
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import applied_record, apply_results, failure_of, judged_record
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import cluster_passed, fleet_summary, verdict_of
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm, gpu, verdict
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import SEVERITY, VERDICTS, cluster_passed, fleet_summary, verdict_of, worst
 
 
 def result(cluster, outcome, verdict=None, reason="", trainjob=True):
@@ -229,3 +230,20 @@ def test_a_classified_error_without_a_msg_gives_its_own_message():
     error = {"category": "Forbidden", "status": 403, "message": "user x may not list nodes"}
     record = failure_of({"outcome": "Pending"}, {"name": "List the nodes"}, {"msg": "", "error": error})["record"]
     assert record["reason"] == "List the nodes: Forbidden: user x may not list nodes", record
+
+
+@pytest.mark.parametrize("verdicts, expected", [([], "pass"), (["warn", "pass"], "warn"), (["fail", "warn"], "fail"), (["pass", "error", "fail"], "error")])
+def test_worst_is_the_most_severe_and_pass_for_none(verdicts, expected):
+    assert worst(iter(verdicts)) == expected
+
+
+def test_the_order_of_severity_is_the_verdicts_order_and_a_typo_is_refused():
+    assert sorted(SEVERITY, key=SEVERITY.get) == list(VERDICTS)
+    with pytest.raises(KeyError):
+        worst(["pass", "failed"])
+
+
+def test_the_judging_modules_share_the_one_order():
+    # verdict.worst is the same function, and neither gpu nor dcgm keeps an order of its own (judging/outcomes.py).
+    assert verdict.worst is worst and gpu.worst is worst and dcgm.SEVERITY is SEVERITY
+    assert not hasattr(gpu, "_SEVERITY") and not hasattr(dcgm, "_SEVERITY") and not hasattr(verdict, "_SEVERITY")
