@@ -108,7 +108,7 @@ def isolate(connect, result, objects, judging=None, budget=None, nodes=None, kno
         max_minutes=budget["max_minutes"],
         round_timeout=budget["timeout"],
         check_mode=check_mode,
-        parts={"transport": run_transport(result), "judge_for": lambda size: pair_judge(result, judging, size)},
+        parts={"transport": run_transport(result), "judge_for": lambda size: pair_judge(result, judging, size), "mnnvl": bool(judging["mnnvl"])},
     )
     out = {"rounds": outcome["rounds"], "nodes": nodes, "known_good": known_good, "skipped": False}
     if check_mode and outcome["rounds"]:
