@@ -179,9 +179,8 @@ def _run_round(cluster, jobs, groups, number, judge_for, timeout, transport=None
     results = []
     for index, (group, name) in enumerate(zip(groups, names)):
         logs = cluster.logs(name, waited[name])
-        result = pair_result(
-            group, name, number, dict(waited[name], pods=logs.get("pods") or waited[name].get("pods")), judge_for(len(group))(logs, waited[name])
-        )
+        judge = judge_for(len(group), probes[index]) if probes else judge_for(len(group))
+        result = pair_result(group, name, number, dict(waited[name], pods=logs.get("pods") or waited[name].get("pods")), judge(logs, waited[name]))
         texts = [entry.get("log") for entry in logs.get("results") or [] if isinstance(entry, dict) and isinstance(entry.get("log"), str)]
         nics = isolation_parts.nics_in(texts, transport)
         if nics:
@@ -228,7 +227,8 @@ def run_isolation(
     """Run rounds until the planner concludes. JUDGE(logs, waited) -> a verdict (judging/verdict.py's) of one pair.
 
     PARTS (None: the node level only): {transport (judging/transport.py's id of the run), judge_for (node count ->
-    a JUDGE for a group of that many nodes), mnnvl (the run enabled multi-node NVLink)}: once the bad nodes are named, the finer rounds of
+    a JUDGE for a group of that many nodes), mnnvl (the run enabled multi-node NVLink), judge_path ((node count, path)
+    -> the JUDGE of a paths probe's run, when it differs)}: once the bad nodes are named, the finer rounds of
     judging/isolation_parts.py run within the same budget (MAX_JOBS and MAX_MINUTES bound all rounds).
     Returns {rounds: [{round, pairs, trainjobs, results}], results, conclusion, findings, minutes, parts, part_results,
     pending}. In check mode only the first round is planned (rounds[0].planned true) and nothing is applied; the
@@ -241,7 +241,9 @@ def run_isolation(
     transport = (parts or {}).get("transport")
     base_judge_for = (parts or {}).get("judge_for") or (lambda size: judge)
 
-    def judge_for(size):
+    def judge_for(size, probe=None):
+        if (probe or {}).get("kind") == "paths" and (parts or {}).get("judge_path"):
+            return parts["judge_path"](size, probe.get("path", "network"))
         return judge if size == 2 and not (parts or {}).get("judge_for") else base_judge_for(size)
 
     def timeout():
