@@ -14,7 +14,10 @@ aws-usw2-h100-nodes-gpu-2: every MPI job with a worker there prints far-below bu
   all isolated by the same run of playbooks/burnin.yml: a degraded NVLink (aws-usw2-h100-nvlink, gpu-2) is named
   `nvlink` by one network-only job; a slow rail (azure-eus-h100-rails, InfiniBand, NIC mlx5_2 of gpu-1) is `fabric` and named
   by one job per NIC; a bad link between the two network-node-layer-3 domains of aws-usw2-h100-links (8 nodes, 4 per
-  domain) is named when both halves pass. Each states the number of jobs it took.
+  domain) is named when both halves pass; on AWS GB200 pairs in one multi-node NVLink domain (burnin_enable_mnnvl) the
+  paths probe adds an NVLink-only run, proved from its channel lines: a degraded NVLink and a slow NIC on the same node
+  (aws-usw2-gb200-both, gpu-2) is `both`, a slow NIC alone (aws-usw2-gb200-fabric, gpu-1) is `fabric` with its
+  NVLink proved good. Each states the number of jobs it took.
 
 GPUFLEET_ISOLATION_FLEET_DIR reuses a fleet started by hand from the same clusters.
 """
@@ -48,6 +51,8 @@ def run_id(n):
 
 
 NVLINK, RAILS, LINKS = "aws-usw2-h100-nvlink", "azure-eus-h100-rails", "aws-usw2-h100-links"
+BOTH, FABRIC = "aws-usw2-gb200-both", "aws-usw2-gb200-fabric"
+MNNVL = {"gpu_architecture": "gb200", "inventory_vars": {"burnin_nodes": 4, "burnin_enable_mnnvl": True}}
 LAYER3 = "topology.k8s.aws/network-node-layer-3"
 # The fleet's layer-3 domain of nodes 0-3 and of 4-7 (tests/fleet/fleet_nodes.py labels them; conftest loaded it).
 LINK_DOMAINS = ["nn-%s" % sys.modules["gpufleet_test_fleet"].fake_nodes._hex("%s/l3/%d" % (LINKS, half), 17) for half in (0, 1)]
@@ -80,6 +85,8 @@ SPEC = {
         dict(FAULTY, name=NVLINK, degraded_nvlink=["%s-gpu-2" % NVLINK]),
         dict(FAULTY, name=RAILS, platform="azure", slow_rails={"%s-gpu-1" % RAILS: ["mlx5_2"]}),
         dict(FAULTY, name=LINKS, nodes=8, inventory_vars={"burnin_nodes": 8}, bad_links=[LINK_DOMAINS]),
+        dict(FAULTY, name=BOTH, degraded_nvlink=["%s-gpu-2" % BOTH], slow_nodes=["%s-gpu-2" % BOTH], **MNNVL),
+        dict(FAULTY, name=FABRIC, slow_nodes=["%s-gpu-1" % FABRIC], **MNNVL),
     ],
 }
 
@@ -93,7 +100,19 @@ def run(state, work, playbook, run_id, *options):
     """ansible-playbook PLAYBOOK over the fleet: (the process, the run's summary.json or None)."""
     reports = work / "reports"
     proc = subprocess.run(
-        ["ansible-playbook", str(playbook), "-i", state["inventory"], "-e", "burnin_run_id=%s" % run_id, "-e", "burnin_report_dir=%s" % reports, *options],
+        [
+            "ansible-playbook",
+            str(playbook),
+            "-i",
+            state["inventory"],
+            "-e",
+            "burnin_run_id=%s" % run_id,
+            "-e",
+            "burnin_report_dir=%s" % reports,
+            "--forks",
+            "10",
+            *options,
+        ],
         env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -266,3 +285,36 @@ def test_a_bad_link_between_two_domains_is_named_when_both_halves_pass(isolated)
     (path,) = parts_of(summary, CLUSTER, "path")
     (nic,) = parts_of(summary, CLUSTER, "nic")
     assert path["conclusion"] == "fabric" and nic["conclusion"] == "not_probed" and "efa" in nic["reason"]
+
+
+def test_a_degraded_nvlink_and_a_slow_nic_on_one_mnnvl_node_are_both_by_a_network_only_and_an_nvlink_only_job(isolated):
+    state, proc, summary = isolated
+    bad = "%s-gpu-2" % BOTH
+    isolation = summary[BOTH]["isolation"]
+    assert isolation["culprits"] == [bad], isolation
+    (path,) = parts_of(summary, BOTH, "path")
+    assert path["conclusion"] == "both" and path["jobs"] == 2, path
+    full, network, nvlink = path["paths"]
+    assert (full["path"], network["path"], nvlink["path"]) == ("all", "network", "nvlink")
+    assert full["verdict"] == network["verdict"] == nvlink["verdict"] == "fail"
+    assert {"name": "NCCL_MNNVL_ENABLE", "value": "0"} in network["env"] and {"name": "NCCL_NET", "value": "Socket"} in nvlink["env"]
+    # The NVLink-only run stayed on NVLink: MNNVL used, no channel via NET.
+    assert nvlink["proof"]["mnnvl"] is True and nvlink["proof"]["net"] == {} and nvlink["proof"]["info_lines"] > 0
+    # The rails follow a `both` as a `fabric` (EFA: whatever jobs its NIC part took).
+    nic_jobs = sum(part["jobs"] for part in parts_of(summary, BOTH, "nic"))
+    assert (isolation["node_jobs"], isolation["jobs"]) == (4, 4 + 2 + nic_jobs)
+    assert "%s both" % bad in summary[BOTH]["reason"]
+
+
+def test_a_slow_nic_on_an_mnnvl_node_is_fabric_with_its_nvlink_proved_good(isolated):
+    state, proc, summary = isolated
+    bad = "%s-gpu-1" % FABRIC
+    isolation = summary[FABRIC]["isolation"]
+    assert isolation["culprits"] == [bad], isolation
+    (path,) = parts_of(summary, FABRIC, "path")
+    assert path["conclusion"] == "fabric" and path["jobs"] == 2 and "its NVLink proved good" in path["reason"], path
+    network, nvlink = path["paths"][1:]
+    assert network["verdict"] == "fail" and nvlink["verdict"] == "pass" and nvlink["busbw"] > network["busbw"]
+    assert nvlink["proof"]["mnnvl"] is True and nvlink["proof"]["net"] == {}
+    nic_jobs = sum(part["jobs"] for part in parts_of(summary, FABRIC, "nic"))
+    assert (isolation["node_jobs"], isolation["jobs"]) == (3, 3 + 2 + nic_jobs)

@@ -37,7 +37,10 @@ every threshold), whatever the cluster's `nccl_log`; a job without a launcher (a
 The isolation's finer faults slow such a job the same way (Cluster.on_slow_node; the run's env is its TrainJob's
 spec.trainer.env and the mpirun line's `-x NAME=VALUE`, run_env): `slow_rails` ({<node>: [<NIC name>]}, the names
 the launcher's `NET/IB : Using [0]mlx5_0:1/IB ...` line lists) while NCCL_IB_HCA lets the run use that NIC (an exact
-`=` list without it excludes it); `degraded_nvlink` ([<node>]) unless the run sets NCCL_P2P_DISABLE=1 (NVLink off);
+`=` list without it excludes it); `degraded_nvlink` ([<node>]) unless the run sets NCCL_P2P_DISABLE=1 (NVLink off); an NVLink-only run (the
+isolation's, _lib/nccl/isolation.yaml: NCCL_MNNVL_ENABLE=1 and NCCL_NET=Socket, P2P on) whose workers share one
+`nvidia.com/gpu.clique` prints its cross-node channels `via P2P/MNNVL`, no NET channel, and is slowed by no network
+fault (slow node, rail or link), only by a degraded NVLink;
 `bad_links` ([[<domain a>, <domain b>]], label values such as two `topology.k8s.aws/network-node-layer-3` ids) when
 the labels of the job's worker nodes hold both.
 `nccl_transport` (expected | socket: a silent fall back to sockets). An nccl-tests program run without mpirun (the
@@ -282,13 +285,12 @@ class Cluster:
         faults = self.slow_nodes or self.slow_rails or self.degraded_nvlink or self.bad_links
         if not faults or "launcher" not in shape or shape.get("node", 1) < 2:
             return []
-        meta = tj["metadata"]
-        pods = self.res("v1", "Pod").get(namespace=meta["namespace"], label_selector=f"{JOBSET_NAME}={meta['name']},{REPLICATED_JOB}=node").to_dict()
-        nodes = sorted(set(p["spec"].get("nodeName") for p in pods["items"]) - {None})
+        nodes = self.worker_nodes(tj)
         env = run_env(tj)
-        why = [n for n in nodes if n in self.slow_nodes]
-        if env.get("NCCL_P2P_DISABLE") != "1":
-            why += [f"{n} (NVLink)" for n in nodes if n in self.degraded_nvlink]
+        why = [f"{n} (NVLink)" for n in nodes if n in self.degraded_nvlink] if env.get("NCCL_P2P_DISABLE") != "1" else []
+        if self.stays_on_nvlink(tj, shape, nodes):
+            return why  # no traffic on the network: its faults do not apply
+        why += [n for n in nodes if n in self.slow_nodes]
         hca = env.get("NCCL_IB_HCA", "")
         for n in nodes:
             nics = [nic for nic in self.slow_rails.get(n) or [] if not hca.startswith("=") or nic in hca[1:].split(",")]
@@ -302,6 +304,25 @@ class Cluster:
                     pass
             why += [f"link {' - '.join(sorted(link))}" for link in self.bad_links if link <= values]
         return why
+
+    def worker_nodes(self, tj):
+        meta = tj["metadata"]
+        pods = self.res("v1", "Pod").get(namespace=meta["namespace"], label_selector=f"{JOBSET_NAME}={meta['name']},{REPLICATED_JOB}=node").to_dict()
+        return sorted(set(p["spec"].get("nodeName") for p in pods["items"]) - {None})
+
+    def stays_on_nvlink(self, tj, shape, nodes=None):
+        """An NVLink-only MPI run (NCCL_MNNVL_ENABLE=1, NCCL_NET=Socket, P2P on) whose worker nodes share one
+        nvidia.com/gpu.clique: NCCL keeps its traffic on the multi-node NVLink domain."""
+        env = run_env(tj)
+        if "launcher" not in shape or env.get("NCCL_MNNVL_ENABLE") != "1" or env.get("NCCL_NET") != "Socket" or env.get("NCCL_P2P_DISABLE") == "1":
+            return False
+        cliques = set()
+        for n in nodes if nodes is not None else self.worker_nodes(tj):
+            try:
+                cliques.add((self.res("v1", "Node").get(name=n).to_dict()["metadata"].get("labels") or {}).get("nvidia.com/gpu.clique"))
+            except ApiException:
+                cliques.add(None)
+        return len(cliques) == 1 and None not in cliques
 
     def pod_text(self, tj, pod, shape, choice, busbw, finished, outcome):
         meta = tj["metadata"]
@@ -329,6 +350,8 @@ class Cluster:
             if slow:
                 log(f"{self.name}: {meta['name']}: slow: {', '.join(slow)}: far-below output")
                 choice, busbw = "far-below", None
+            if self.stays_on_nvlink(tj, shape):
+                transport = "nvlink"
             return nccl_logs.launcher_log(
                 choice, hosts, gpus, self.platform, self.gpu, cmd, busbw=busbw, seed=meta.get("uid", ""), finished=finished, mnnvl=mnnvl, transport=transport
             )

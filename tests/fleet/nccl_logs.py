@@ -27,7 +27,10 @@ Transport (the spec's `nccl_transport`, or the TrainJob annotation `gpufleet.tes
 default) prints the NCCL INFO lines of the transport the platform catalogue expects for the platform and GPU
 (`Using network <net>`, the plugin's own lines, channels `via NET/<net>/...`), with the strings NCCL and the plugins
 print (plugins/module_utils/judging/transport.py names their sources); `socket` prints NCCL's silent fall back to its
-socket transport (`NET/Socket : Using ...`, `Using network Socket`, `via NET/Socket/0`), at the busbw TCP reaches.
+socket transport (`NET/Socket : Using ...`, `Using network Socket`, `via NET/Socket/0`), at the busbw TCP reaches;
+`nvlink` (the agent's NVLink-only run on one NVLink domain, never a spec's choice) the socket net NCCL_NET=Socket
+names, every channel over the multi-node NVLink (`via P2P/MNNVL`, NVIDIA/nccl src/transport/p2p.cc) and none via
+NET, at the MNNVL busbw.
 These lines are what the vendors' recipes and NCCL print, not a proof that the ranks load the plugin: that every rank
 gets the platform's environment and finds the plugin directory first on its library path is proven apart, with real
 Open MPI and sshd, by tests/e2e/test_mpi_launch.py; that the plugin then loads and prints them stays the vendors'
@@ -171,9 +174,9 @@ def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, s
     if result == "none" or cmd is None:
         return "+ mpirun: nccl-tests did not run\n" if result == "none" else ""
     nranks = max(1, len(hosts) * gpus_per_node)
-    net_id = "socket" if transport == "socket" else expected_transport(platform, gpu)
+    net_id = "socket" if transport in ("socket", "nvlink") else expected_transport(platform, gpu)
     net_name, net_lines = NETS[net_id]
-    if net_id == "socket" and busbw is None:
+    if transport == "socket" and busbw is None:
         busbw = SOCKET_BUSBW
     peak = peak_for(result, platform, gpu, busbw, mnnvl)
     coll = cmd["collective"]
@@ -214,6 +217,10 @@ def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, s
             )
             for channel in range(64 // max(gpus_per_node, 1)):
                 peer = (rank + 1) % nranks
+                if transport == "nvlink":
+                    # src/transport/p2p.cc: "Channel %02d : %d[%d] -> %d[%d] via P2P/MNNVL%s" across the domain.
+                    info(host, pid, dev, "Channel %02d : %d[%d] -> %d[%d] via P2P/MNNVL" % (channel, rank, dev, peer, peer % gpus_per_node))
+                    continue
                 via = "P2P/CUMEM" if peer // gpus_per_node == n else ("NET/Socket/0" if net_id == "socket" else "NET/%s/%d/GDRDMA" % (net_name, channel % 4))
                 info(
                     host,

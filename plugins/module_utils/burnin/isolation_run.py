@@ -167,24 +167,26 @@ def pair_result(pair, name, round_number, waited, verdict):
     return result
 
 
-def _run_round(cluster, jobs, groups, number, judge_for, timeout, transport=None):
+def _run_round(cluster, jobs, groups, number, judge_for, timeout, transport=None, probes=None):
     """Apply JOBS (round NUMBER, one per node group of GROUPS), wait, read, judge and delete them: their results, each
-    with ``opened_nics`` (the NIC names NCCL listed in its log, judging/isolation_parts.py nics_in)."""
+    with ``opened_nics`` (the NIC names NCCL listed in its log, judging/isolation_parts.py nics_in); the run of an
+    NVLink-only probe (PROBES, one per job) with ``nvlink_proof`` (what its log says of staying on NVLink)."""
     names = [job["metadata"]["name"] for job in jobs]
     cluster.apply(jobs)
     waited = cluster.wait(names, timeout)
     if unread(waited):
         raise ClusterCallFailed("waiting for the pair TrainJobs", unread(waited)[1].get("error") or {"category": "Error", "message": "no answer"})
     results = []
-    for group, name in zip(groups, names):
+    for index, (group, name) in enumerate(zip(groups, names)):
         logs = cluster.logs(name, waited[name])
-        result = pair_result(
-            group, name, number, dict(waited[name], pods=logs.get("pods") or waited[name].get("pods")), judge_for(len(group))(logs, waited[name])
-        )
+        judge = judge_for(len(group), probes[index]) if probes else judge_for(len(group))
+        result = pair_result(group, name, number, dict(waited[name], pods=logs.get("pods") or waited[name].get("pods")), judge(logs, waited[name]))
         texts = [entry.get("log") for entry in logs.get("results") or [] if isinstance(entry, dict) and isinstance(entry.get("log"), str)]
         nics = isolation_parts.nics_in(texts, transport)
         if nics:
             result["opened_nics"] = nics
+        if probes and (probes[index] or {}).get("path") == "nvlink":
+            result["nvlink_proof"] = isolation_parts.nvlink_proof(texts)
         results.append(result)
     cluster.delete(names)
     return results
@@ -225,7 +227,8 @@ def run_isolation(
     """Run rounds until the planner concludes. JUDGE(logs, waited) -> a verdict (judging/verdict.py's) of one pair.
 
     PARTS (None: the node level only): {transport (judging/transport.py's id of the run), judge_for (node count ->
-    a JUDGE for a group of that many nodes)}: once the bad nodes are named, the finer rounds of
+    a JUDGE for a group of that many nodes), mnnvl (the run enabled multi-node NVLink), judge_path ((node count, path)
+    -> the JUDGE of a paths probe's run, when it differs)}: once the bad nodes are named, the finer rounds of
     judging/isolation_parts.py run within the same budget (MAX_JOBS and MAX_MINUTES bound all rounds).
     Returns {rounds: [{round, pairs, trainjobs, results}], results, conclusion, findings, minutes, parts, part_results,
     pending}. In check mode only the first round is planned (rounds[0].planned true) and nothing is applied; the
@@ -238,7 +241,9 @@ def run_isolation(
     transport = (parts or {}).get("transport")
     base_judge_for = (parts or {}).get("judge_for") or (lambda size: judge)
 
-    def judge_for(size):
+    def judge_for(size, probe=None):
+        if (probe or {}).get("kind") == "paths" and (parts or {}).get("judge_path"):
+            return parts["judge_path"](size, probe.get("path", "network"))
         return judge if size == 2 and not (parts or {}).get("judge_for") else base_judge_for(size)
 
     def timeout():
@@ -268,7 +273,15 @@ def run_isolation(
         conclusion = dict(conclusion, minutes=concluded)
         found_parts, pending = [], []
         if parts is not None and conclusion["outcome"] in ("found", "unexplained", "not_reproduced"):
-            context = {"transport": transport, "nodes": list(nodes), "known_good": list(known_good), "nics": {}, "labels": {}, "pairs": results}
+            context = {
+                "transport": transport,
+                "nodes": list(nodes),
+                "known_good": list(known_good),
+                "nics": {},
+                "labels": {},
+                "pairs": results,
+                "mnnvl": bool((parts or {}).get("mnnvl")),
+            }
             for result in results:
                 for node in result["nodes"]:
                     if result.get("opened_nics") and node not in context["nics"]:
@@ -277,8 +290,10 @@ def run_isolation(
                 with_env((trainjob.get("spec") or {}).get("trainer") or {}, isolation_parts.network_only_env())
             except ConfigError as exc:
                 context["env_refused"] = "the NCCL variables of a finer run cannot be set: %s" % exc
-            if conclusion["outcome"] != "found":
-                context["labels"] = node_labels(cluster, nodes)
+            if conclusion["outcome"] != "found" or context["mnnvl"]:
+                # The links probe's topology domains; an MNNVL run's NVLink domains (the paths probe's NVLink-only run),
+                # of the known-good partners too.
+                context["labels"] = node_labels(cluster, list(nodes) + [node for node in known_good if node not in nodes])
             while True:
                 left = 0 if out_of_time() else max_jobs - len(results) - len(part_results)
                 step = isolation_parts.next_step(conclusion, context, part_results, max_jobs=left)
@@ -296,7 +311,7 @@ def run_isolation(
                     "results": [],
                 }
                 rounds.append(entry)
-                done = _run_round(cluster, jobs, groups, number, judge_for, timeout(), transport)
+                done = _run_round(cluster, jobs, groups, number, judge_for, timeout(), transport, [job["probe"] for job in step["jobs"]])
                 for job, result in zip(step["jobs"], done):
                     result.update(probe=job["probe"], env=job["env"])
                 entry["results"].extend(done)

@@ -21,9 +21,10 @@ DEFAULT_JUDGING = {"overrides": None, "on_missing": "warn", "mnnvl": False}
 DEFAULT_BUDGET = {"max_jobs": 8, "max_minutes": 30, "timeout": 3600}
 
 
-def pair_judge(result, judging, nodes=2):
+def pair_judge(result, judging, nodes=2, expected_transport=None):
     """A pair's verdict: judging/verdict.py with the fleet stage's facts (RESULT) and thresholds (JUDGING), for NODES
-    nodes (2; a group of the links probe, more)."""
+    nodes (2; a group of the links probe, more); EXPECTED_TRANSPORT (a judging/transport.py id): the transport the
+    run was told to use, instead of the platform catalogue's."""
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
 
     facts = {
@@ -46,9 +47,23 @@ def pair_judge(result, judging, nodes=2):
             pods=logs.get("pods"),
             on_missing=judging["on_missing"],
             workload=result.get("workload") or None,
+            expected_transport=expected_transport,
         )
 
     return judge
+
+
+def path_judge(result, judging):
+    """The judge of a paths probe's run (judging/isolation_parts.py), by its path: network-only runs without
+    multi-node NVLink (NCCL_MNNVL_ENABLE=0), so it is held to the thresholds of a run without MNNVL; NVLink-only runs
+    over NCCL's socket net (NCCL_NET=Socket, _lib/nccl/isolation.yaml), which is then the transport it must show."""
+
+    def judge_path(size, path):
+        if path == "network":
+            return pair_judge(result, dict(judging, mnnvl=False), size)
+        return pair_judge(result, judging, size, expected_transport="socket")
+
+    return judge_path
 
 
 def run_transport(result):
@@ -108,7 +123,12 @@ def isolate(connect, result, objects, judging=None, budget=None, nodes=None, kno
         max_minutes=budget["max_minutes"],
         round_timeout=budget["timeout"],
         check_mode=check_mode,
-        parts={"transport": run_transport(result), "judge_for": lambda size: pair_judge(result, judging, size)},
+        parts={
+            "transport": run_transport(result),
+            "judge_for": lambda size: pair_judge(result, judging, size),
+            "mnnvl": bool(judging["mnnvl"]),
+            "judge_path": path_judge(result, judging),
+        },
     )
     out = {"rounds": outcome["rounds"], "nodes": nodes, "known_good": known_good, "skipped": False}
     if check_mode and outcome["rounds"]:

@@ -253,8 +253,13 @@ def of_verdict(verdict):
 
 _OUTCOME_SIGNALS = {"Mismatch": "mismatch", "Unreachable": "unreachable", "Error": "no_result"}
 # The isolation's finer conclusions (judging/isolation_parts.py: level, conclusion) and their rules; a `fabric` path
-# is the culprit's own network, which isolation_culprit already covers.
-_PART_SIGNALS = {("path", "nvlink"): "isolation_nvlink", ("nic", "found"): "isolation_nic", ("link", "found"): "isolation_link"}
+# is the culprit's own network, which isolation_culprit already covers (`both`: its NVLink too).
+_PART_SIGNALS = {
+    ("path", "nvlink"): "isolation_nvlink",
+    ("path", "both"): "isolation_nvlink",
+    ("nic", "found"): "isolation_nic",
+    ("link", "found"): "isolation_link",
+}
 
 
 def _part_detail(part):

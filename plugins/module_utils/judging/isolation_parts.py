@@ -9,10 +9,13 @@ each variable); no platform is named here.
 
 Three probes, in this order (docs/isolation.md, "Finding the bad part"):
 
-1. paths: each culprit's slow pair again, network-only (every NVLink path off). It passes: the culprit's NVLink
-   was at fault (``nvlink``); it is slow still: its network is (``fabric``). NCCL documents no way to keep its
-   network out of a multi-node run, so there is no NVLink-only run and ``both`` is never concluded from runs.
-2. rails: a ``fabric`` culprit's pair once per NIC NCCL opened (its log's own list; the transport must have a
+1. paths: each culprit's slow pair again, network-only (every NVLink path off), and, when the pair is in one
+   multi-node NVLink domain (the catalogue's domain label equal on both nodes, and the run enabled MNNVL),
+   NVLink-only: network-only passes and NVLink-only is slow: ``nvlink``; the reverse: ``fabric``; both slow:
+   ``both``; both pass: ``not_reproduced`` (neither path alone). An NVLink-only run counts only when its log proves
+   it stayed on NVLink (:func:`nvlink_proof`), else the conclusion is ``undetermined``. Without an NVLink-only run
+   the network-only run decides alone (``nvlink`` or ``fabric``) and the reason says NVLink was not proved good.
+2. rails: a ``fabric`` or ``both`` culprit's pair once per NIC NCCL opened (its log's own list; the transport must have a
    documented one-NIC variable), one NIC per run: the NICs whose run is slow are named.
 3. links: no single node at fault. A pair slow although both its nodes passed with others (``unexplained``) is a
    link between the two nodes' topology domains (the first topology label whose values differ); every node
@@ -30,6 +33,7 @@ import os
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import transport as transport_lines
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import LIB_DIR, read_yaml_file
 
 CATALOG_FILE = os.path.join(LIB_DIR, "nccl", "isolation.yaml")
@@ -54,6 +58,60 @@ def catalog():
 
 def network_only_env(cat=None):
     return [dict(item) for item in ((cat or catalog())["paths"]["network_only"].get("env") or [])]
+
+
+def nvlink_only(cat=None):
+    """The catalogue's NVLink-only recipe ({domain_label, env}), or None when it has none."""
+    rule = (cat or catalog())["paths"].get("nvlink_only")
+    return rule if isinstance(rule, dict) and rule.get("env") and rule.get("domain_label") else None
+
+
+def nvlink_only_env(cat=None):
+    return [dict(item) for item in (nvlink_only(cat) or {}).get("env") or []]
+
+
+def nvlink_proof(texts):
+    """What a run's logs (TEXTS) say about staying on NVLink: {info_lines, mnnvl (True when NCCL reported MNNVL used),
+    net: {net name: count of channels ``via NET/<name>``}} (judging/transport.py's parse)."""
+    parsed = transport_lines.parse_transport(dict(enumerate(text for text in texts or [] if isinstance(text, str))))
+    net = {}
+    for entry in parsed["hosts"].values():
+        for name, count in entry["channels"].items():
+            net[name] = net.get(name, 0) + count
+    return {"info_lines": parsed["info_lines"], "mnnvl": parsed["mnnvl"] is True, "net": net}
+
+
+def _unproven(proof):
+    """Why an NVLink-only run's PROOF does not show it stayed on NVLink, or "" when it does."""
+    if not isinstance(proof, dict) or not proof.get("info_lines"):
+        return "its log has no NCCL INFO lines, so it cannot be shown to have stayed on NVLink"
+    if proof.get("net"):
+        return "its log shows network channels (%s): it did not stay on NVLink" % ", ".join(
+            "via NET/%s x%d" % (name, count) for name, count in sorted(proof["net"].items())
+        )
+    if not proof.get("mnnvl"):
+        return "NCCL did not report multi-node NVLink used (no MNNVL 1, no P2P/MNNVL channel)"
+    return ""
+
+
+def nvlink_pair(first, second, context, cat=None):
+    """Why FIRST and SECOND get no NVLink-only run ("" when they do): the catalogue's recipe, the run's MNNVL
+    (context mnnvl) and the nodes' domain label (context labels)."""
+    rule = nvlink_only(cat)
+    if rule is None:
+        return "the catalogue has no NVLink-only recipe"
+    if not context.get("mnnvl"):
+        return "the run did not enable multi-node NVLink (burnin_enable_mnnvl), so a pair has no NVLink path between its nodes"
+    labels = context.get("labels")
+    if labels is None:
+        return "the nodes' labels could not be read"
+    key = rule["domain_label"]
+    a, b = (labels.get(first) or {}).get(key), (labels.get(second) or {}).get(key)
+    if a is None or b is None:
+        return "%s is not labelled on both nodes: no multi-node NVLink domain known" % key
+    if a != b:
+        return "the nodes are in different NVLink domains (%s %s and %s)" % (key, a, b)
+    return ""
 
 
 def rail_of(transport, cat=None):
@@ -166,20 +224,19 @@ def next_step(conclusion, context, results=(), max_jobs=0):
                 {"level": "path", "node": node, "conclusion": "not_probed", "reason": "%s: %s" % (node, context["env_refused"]), "paths": [], "jobs": 0}
             )
             continue
-        runs = _of(results, "paths", node=node)
-        if not runs:
-            wanted.append({"nodes": [node, partner], "env": network_only_env(cat), "probe": {"kind": "paths", "node": node, "path": "network"}})
+        network = [r for r in _of(results, "paths", node=node) if r["probe"].get("path", "network") == "network"]
+        nvlink = [r for r in _of(results, "paths", node=node) if r["probe"].get("path") == "nvlink"]
+        no_nvlink = nvlink_pair(node, partner, context, cat)
+        if not network or (not no_nvlink and not nvlink):
+            if not network:
+                wanted.append({"nodes": [node, partner], "env": network_only_env(cat), "probe": {"kind": "paths", "node": node, "path": "network"}})
+            if not no_nvlink and not nvlink:
+                wanted.append({"nodes": [node, partner], "env": nvlink_only_env(cat), "probe": {"kind": "paths", "node": node, "path": "nvlink"}})
             continue
-        run = runs[-1]
-        if run["verdict"] == "error":
-            parts.append(_path_part(node, "undetermined", base, run, "the network-only run gave no result: %s" % (run.get("reason") or "")))
+        part = _paths_conclusion(node, base, network[-1], nvlink[-1] if nvlink else None, no_nvlink)
+        parts.append(part)
+        if part["conclusion"] not in ("fabric", "both"):
             continue
-        if run["verdict"] == "pass":
-            parts.append(_path_part(node, "nvlink", base, run, "slow with its NVLink paths, passes network-only: its NVLink (or NVSwitch) is at fault"))
-            continue
-        parts.append(
-            _path_part(node, "fabric", base, run, "slow network-only too: its network path is at fault (NVLink not proved good: NCCL has no network-off run)")
-        )
         rail = rail_of(context.get("transport"), cat)
         nics = list((context.get("nics") or {}).get(node) or [])
         if not rail or not nics:
@@ -215,14 +272,55 @@ def next_step(conclusion, context, results=(), max_jobs=0):
     return {"state": "done", "parts": parts, "pending": []}
 
 
-def _path_part(node, verdict, base, run, reason):
+def _paths_conclusion(node, base, network, nvlink, no_nvlink):
+    """The path part of NODE from its network-only run and its NVLink-only run (None when none was made: NO_NVLINK
+    says why)."""
+    runs = [network] + ([nvlink] if nvlink else [])
+    if network["verdict"] == "error":
+        return _path_part(node, "undetermined", base, runs, "the network-only run gave no result: %s" % (network.get("reason") or ""))
+    network_slow = network["verdict"] in SLOW
+    if nvlink is None:
+        if network_slow:
+            why = "slow network-only too: its network path is at fault (NVLink not proved good: %s)" % no_nvlink
+            return _path_part(node, "fabric", base, runs, why)
+        why = "slow with its NVLink paths, passes network-only: its NVLink (or NVSwitch) is at fault (no NVLink-only run: %s)" % no_nvlink
+        return _path_part(node, "nvlink", base, runs, why)
+    if nvlink["verdict"] == "error":
+        return _path_part(node, "undetermined", base, runs, "the NVLink-only run gave no result: %s" % (nvlink.get("reason") or ""))
+    unproven = _unproven(nvlink.get("nvlink_proof"))
+    if unproven:
+        return _path_part(node, "undetermined", base, runs, "the NVLink-only run does not count: %s" % unproven)
+    nvlink_slow = nvlink["verdict"] in SLOW
+    if network_slow and nvlink_slow:
+        return _path_part(node, "both", base, runs, "slow network-only and slow NVLink-only: its NVLink and its network path are both at fault")
+    if network_slow:
+        return _path_part(node, "fabric", base, runs, "slow network-only, passes NVLink-only: its network path is at fault, its NVLink proved good")
+    if nvlink_slow:
+        return _path_part(node, "nvlink", base, runs, "passes network-only, slow NVLink-only: its NVLink (or NVSwitch) is at fault")
+    return _path_part(
+        node,
+        "not_reproduced",
+        base,
+        runs,
+        "passes network-only and passes NVLink-only: neither path alone reproduces the slow pair (the two together, or a passing fault)",
+    )
+
+
+def _path_part(node, verdict, base, runs, reason):
+    texts = "; ".join("%s-only %s" % (run["probe"].get("path", "network").replace("nvlink", "NVLink"), _text(run)) for run in runs)
+    evidence = [dict(_evidence(base), path="all")]
+    for run in runs:
+        item = dict(_evidence(run), path=run["probe"].get("path", "network"))
+        if "nvlink_proof" in run:
+            item["proof"] = run["nvlink_proof"]
+        evidence.append(item)
     return {
         "level": "path",
         "node": node,
         "conclusion": verdict,
-        "reason": "%s: %s (%s; network-only %s)" % (node, reason, _text(base), _text(run)),
-        "paths": [dict(_evidence(base), path="all"), dict(_evidence(run), path="network")],
-        "jobs": 1,
+        "reason": "%s: %s (%s; %s)" % (node, reason, _text(base), texts),
+        "paths": evidence,
+        "jobs": len(runs),
     }
 
 
@@ -377,7 +475,7 @@ def summary(parts):
     """One line of the parts found, for the cluster's reason ("" when none was found)."""
     found = []
     for part in parts:
-        if part["level"] == "path" and part["conclusion"] in ("nvlink", "fabric"):
+        if part["level"] == "path" and part["conclusion"] in ("nvlink", "fabric", "both"):
             found.append("%s %s" % (part["node"], part["conclusion"]))
         elif part["level"] == "nic" and part["conclusion"] == "found":
             found.append("%s NIC %s" % (part["node"], ", ".join(part["nics"])))

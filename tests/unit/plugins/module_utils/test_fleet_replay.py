@@ -136,3 +136,30 @@ def test_a_replayed_dcgm_diagnostic_is_judged_as_published(name, verdict):
         assert judged["failed_nodes"] == ["gpu-node-0"]
     with pytest.raises(ValueError, match="cannot-load-plugins, pass"):
         dcgm_logs.replay_log("nope", "h", 8, 2)
+
+
+def test_the_stand_ins_nvlink_only_run_of_a_gb200_pair_stays_on_nvlink_and_is_judged_as_the_isolation_judges_it():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation_parts
+
+    cmd = {"program": "all_reduce_perf", "collective": "all_reduce", "min_bytes": 8, "max_bytes": 8 << 30, "step": 2, "iters": 20, "warmup": 5, "check": 1}
+    items = pods(HOSTS)
+    facts = {"platform": "aws", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4}
+
+    def judge(text, **kwargs):
+        return verdict_for([{"item": items[0], "log": text}], pods=items, job_outcome="Complete", collective="all_reduce", workload="nccl-all-reduce", **kwargs)
+
+    # NVLink-only (isolation_stage.path_judge): held to the MNNVL thresholds, over the socket net NCCL_NET names.
+    text = nccl_logs.launcher_log("good", HOSTS, 4, "aws", "gb200", cmd, mnnvl=True, transport="nvlink")
+    assert "via NET/" not in text and "via P2P/MNNVL" in text and "Using network Socket" in text
+    assert isolation_parts._unproven(isolation_parts.nvlink_proof([text])) == ""  # pylint: disable=protected-access
+    verdict = judge(text, facts=dict(facts, mnnvl=True), expected_transport="socket")
+    assert verdict["verdict"] == "pass", verdict["reason"]
+    slow = judge(
+        nccl_logs.launcher_log("far-below", HOSTS, 4, "aws", "gb200", cmd, mnnvl=True, transport="nvlink"),
+        facts=dict(facts, mnnvl=True),
+        expected_transport="socket",
+    )
+    assert slow["verdict"] == "fail"
+    # Network-only (NCCL_MNNVL_ENABLE=0): held to the thresholds without MNNVL, over the platform's EFA.
+    network = judge(nccl_logs.launcher_log("good", HOSTS, 4, "aws", "gb200", cmd), facts=dict(facts, mnnvl=False))
+    assert network["verdict"] == "pass", network["reason"]
