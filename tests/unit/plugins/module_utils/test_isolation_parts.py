@@ -105,12 +105,16 @@ class FaultyCluster(object):
             return True
         if set(nodes) & self.nvlink and env.get("NCCL_P2P_DISABLE") != "1":
             return True
+        # A slow rail slows the run unless the run's NIC variable (NCCL_IB_HCA's "=" list, FI_EFA_IFACE) leaves it out.
         hca, iface = env.get("NCCL_IB_HCA", ""), env.get("FI_EFA_IFACE", "all")
-        used = set(hca[1:].split(",")) if hca.startswith("=") else set(NICS) | set(EFA_NICS)
-        if iface != "all":
-            used &= set(iface.split(","))
-        if any(set(self.rails.get(n) or []) & used for n in nodes):
-            return True
+        for n in nodes:
+            rails = set(self.rails.get(n) or [])
+            if hca.startswith("="):
+                rails &= set(hca[1:].split(","))
+            if iface != "all":
+                rails &= set(iface.split(","))
+            if rails:
+                return True
         values = set(v for n in nodes for v in (self.labels.get(n) or {}).values())
         return any(link <= values for link in self.links)
 
