@@ -13,11 +13,13 @@ aws-usw2-h100-nodes-gpu-2: every MPI job with a worker there prints far-below bu
 - the finer rounds (docs/isolation.md, "Finding the bad part"), each fault of the stand-in in a cluster of its own,
   all isolated by the same run of playbooks/burnin.yml: a degraded NVLink (aws-usw2-h100-nvlink, gpu-2) is named
   `nvlink` by one network-only job; a slow rail (azure-eus-h100-rails, InfiniBand, NIC mlx5_2 of gpu-1) is `fabric` and named
-  by one job per NIC; a bad link between the two network-node-layer-3 domains of aws-usw2-h100-links (8 nodes, 4 per
-  domain) is named when both halves pass; on AWS GB200 pairs in one multi-node NVLink domain (burnin_enable_mnnvl) the
-  paths probe adds an NVLink-only run, proved from its channel lines: a degraded NVLink and a slow NIC on the same node
-  (aws-usw2-gb200-both, gpu-2) is `both`, a slow NIC alone (aws-usw2-gb200-fabric, gpu-1) is `fabric` with its
-  NVLink proved good. Each states the number of jobs it took.
+  by one job per NIC (NCCL_IB_HCA), as is one on EFA (aws-usw2-h100-efa-rails, EFA device rdmap144s27 of gpu-1,
+  FI_EFA_IFACE); the slow node of aws-usw2-h100-nodes is slow on every EFA device alone; a bad link between the two
+  network-node-layer-3 domains of aws-usw2-h100-links (8 nodes, 4 per domain) is named when both halves pass; on AWS
+  GB200 pairs in one multi-node NVLink domain (burnin_enable_mnnvl) the paths probe adds an NVLink-only run, proved
+  from its channel lines: a degraded NVLink and a slow NIC on the same node (aws-usw2-gb200-both, gpu-2) is `both`, a
+  slow NIC alone (aws-usw2-gb200-fabric, gpu-1) is `fabric` with its NVLink proved good. Each states the number of
+  jobs it took.
 
 GPUFLEET_ISOLATION_FLEET_DIR reuses a fleet started by hand from the same clusters.
 """
@@ -53,6 +55,9 @@ def run_id(n):
 NVLINK, RAILS, LINKS = "aws-usw2-h100-nvlink", "azure-eus-h100-rails", "aws-usw2-h100-links"
 BOTH, FABRIC = "aws-usw2-gb200-both", "aws-usw2-gb200-fabric"
 MNNVL = {"gpu_architecture": "gb200", "inventory_vars": {"burnin_nodes": 4, "burnin_enable_mnnvl": True}}
+EFA_RAILS = "aws-usw2-h100-efa-rails"
+# The EFA devices the stand-in's aws-ofi-nccl lines name (tests/fleet/nccl_logs.py NICS, `NET/OFI GUID of <device>`).
+EFA_NICS = ["rdmap16s27", "rdmap32s27", "rdmap144s27", "rdmap160s27"]
 LAYER3 = "topology.k8s.aws/network-node-layer-3"
 # The fleet's layer-3 domain of nodes 0-3 and of 4-7 (tests/fleet/fleet_nodes.py labels them; conftest loaded it).
 LINK_DOMAINS = ["nn-%s" % sys.modules["gpufleet_test_fleet"].fake_nodes._hex("%s/l3/%d" % (LINKS, half), 17) for half in (0, 1)]
@@ -77,7 +82,8 @@ SPEC = {
             "nodes": 4,
             "node_naming": "indexed",
             "slow_nodes": [BAD_NODE],
-            "inventory_vars": {"burnin_nodes": 4},
+            # 4 pairs, 1 network-only run and one per EFA device: 9 jobs.
+            "inventory_vars": {"burnin_nodes": 4, "burnin_isolation_max_jobs": 12},
             "trainjob_outcome": "Complete",
             "nccl_log": "good",
         },
@@ -87,6 +93,7 @@ SPEC = {
         dict(FAULTY, name=LINKS, nodes=8, inventory_vars={"burnin_nodes": 8}, bad_links=[LINK_DOMAINS]),
         dict(FAULTY, name=BOTH, degraded_nvlink=["%s-gpu-2" % BOTH], slow_nodes=["%s-gpu-2" % BOTH], **MNNVL),
         dict(FAULTY, name=FABRIC, slow_nodes=["%s-gpu-1" % FABRIC], **MNNVL),
+        dict(FAULTY, name=EFA_RAILS, slow_rails={"%s-gpu-1" % EFA_RAILS: ["rdmap144s27"]}),
     ],
 }
 
@@ -100,19 +107,9 @@ def run(state, work, playbook, run_id, *options):
     """ansible-playbook PLAYBOOK over the fleet: (the process, the run's summary.json or None)."""
     reports = work / "reports"
     proc = subprocess.run(
-        [
-            "ansible-playbook",
-            str(playbook),
-            "-i",
-            state["inventory"],
-            "-e",
-            "burnin_run_id=%s" % run_id,
-            "-e",
-            "burnin_report_dir=%s" % reports,
-            "--forks",
-            "10",
-            *options,
-        ],
+        # forks 10: every cluster of the fleet isolates at once (the default 5 would hold the sixth back).
+        ["ansible-playbook", str(playbook), "-i", state["inventory"], "--forks", "10", "-e", "burnin_run_id=%s" % run_id]
+        + ["-e", "burnin_report_dir=%s" % reports, *options],
         env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -149,7 +146,7 @@ def test_the_isolation_names_exactly_the_slow_node_with_fewer_jobs_than_all_pair
     assert isolation["outcome"] == "found", isolation
     assert isolation["culprits"] == [BAD_NODE]
     assert isolation["good"] == sorted(set(NODES) - {BAD_NODE})
-    assert isolation["jobs"] < isolation["all_pairs"] == 6
+    assert isolation["node_jobs"] < isolation["all_pairs"] == 6
     assert sum(len(r["pairs"]) for r in isolation["rounds"]) == isolation["jobs"]
     # Each round's pairs are disjoint and ran pinned where planned.
     for entry in isolation["rounds"]:
@@ -281,10 +278,32 @@ def test_a_bad_link_between_two_domains_is_named_when_both_halves_pass(isolated)
     assert link["links"][0]["key"] == LAYER3 and link["links"][0]["domains"] == sorted(LINK_DOMAINS)
     assert [len(run["nodes"]) for run in link["runs"]] == [4, 4] and all(run["verdict"] == "pass" for run in link["runs"])
     assert link["jobs"] == 2 and isolation["jobs"] == isolation["node_jobs"] + 2 == 6
-    # The slow NIC of the first cluster: a network fault (every path, EFA has no one-NIC variable to name the rail).
+
+
+def test_a_slow_node_on_efa_is_slow_on_every_efa_device_alone(isolated):
+    state, proc, summary = isolated
     (path,) = parts_of(summary, CLUSTER, "path")
     (nic,) = parts_of(summary, CLUSTER, "nic")
-    assert path["conclusion"] == "fabric" and nic["conclusion"] == "not_probed" and "efa" in nic["reason"]
+    assert path["conclusion"] == "fabric" and nic["conclusion"] == "every_rail", nic
+    assert nic["nics"] == EFA_NICS and [run["env"] for run in nic["runs"]] == [[{"name": "FI_EFA_IFACE", "value": n}] for n in EFA_NICS]
+    isolation = summary[CLUSTER]["isolation"]
+    assert isolation["jobs"] == isolation["node_jobs"] + 1 + len(EFA_NICS) and not isolation["pending"]
+
+
+def test_a_slow_efa_rail_is_named_by_one_job_per_efa_device(isolated):
+    state, proc, summary = isolated
+    bad = "%s-gpu-1" % EFA_RAILS
+    isolation = summary[EFA_RAILS]["isolation"]
+    assert isolation["culprits"] == [bad], isolation
+    (path,) = parts_of(summary, EFA_RAILS, "path")
+    assert path["conclusion"] == "fabric"
+    (nic,) = parts_of(summary, EFA_RAILS, "nic")
+    # The NIC named, not the busbw: how rail runs are judged against each other is the rails round's own.
+    assert nic["conclusion"] == "found" and nic["nics"] == ["rdmap144s27"], nic
+    assert set(nic["cleared"]) == set(EFA_NICS) - {"rdmap144s27"}
+    assert [run["env"] for run in nic["runs"]][2] == [{"name": "FI_EFA_IFACE", "value": "rdmap144s27"}]
+    assert (isolation["node_jobs"], isolation["jobs"]) == (3, 8)
+    assert "%s NIC rdmap144s27" % bad in summary[EFA_RAILS]["reason"]
 
 
 def test_a_degraded_nvlink_and_a_slow_nic_on_one_mnnvl_node_are_both_by_a_network_only_and_an_nvlink_only_job(isolated):

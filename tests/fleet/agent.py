@@ -36,11 +36,12 @@ a worker pod on one of the cluster's `slow_nodes` prints far-below output (nccl_
 every threshold), whatever the cluster's `nccl_log`; a job without a launcher (a node's own run) is not slowed.
 The isolation's finer faults slow such a job the same way (Cluster.on_slow_node; the run's env is its TrainJob's
 spec.trainer.env and the mpirun line's `-x NAME=VALUE`, run_env): `slow_rails` ({<node>: [<NIC name>]}, the names
-the launcher's `NET/IB : Using [0]mlx5_0:1/IB ...` line lists) while NCCL_IB_HCA lets the run use that NIC (an exact
-`=` list without it excludes it); `degraded_nvlink` ([<node>]) unless the run sets NCCL_P2P_DISABLE=1 (NVLink off); an NVLink-only run (the
-isolation's, _lib/nccl/isolation.yaml: NCCL_MNNVL_ENABLE=1 and NCCL_NET=Socket, P2P on) whose workers share one
-`nvidia.com/gpu.clique` prints its cross-node channels `via P2P/MNNVL`, no NET channel, and is slowed by no network
-fault (slow node, rail or link), only by a degraded NVLink;
+the launcher's NIC list gives: `NET/IB : Using [0]mlx5_0:1/IB ...`, aws-ofi-nccl's `NET/OFI GUID of rdmap16s27: ...`
+lines on EFA, nccl_logs.NICS) while the run may use that NIC (an exact `=` NCCL_IB_HCA list or an FI_EFA_IFACE list
+without it excludes it); `degraded_nvlink` ([<node>]) unless the run sets NCCL_P2P_DISABLE=1 (NVLink off); an
+NVLink-only run (the isolation's, _lib/nccl/isolation.yaml: NCCL_MNNVL_ENABLE=1 and NCCL_NET=Socket, P2P on) whose
+workers share one `nvidia.com/gpu.clique` prints its cross-node channels `via P2P/MNNVL`, no NET channel, and is
+slowed by no network fault (slow node, rail or link), only by a degraded NVLink;
 `bad_links` ([[<domain a>, <domain b>]], label values such as two `topology.k8s.aws/network-node-layer-3` ids) when
 the labels of the job's worker nodes hold both.
 `nccl_transport` (expected | socket: a silent fall back to sockets). An nccl-tests program run without mpirun (the
@@ -280,8 +281,8 @@ class Cluster:
         """Why the TrainJob's MPI run is slow: the faults of the nodes its workers run on (none for a job without a
         launcher or of one node). The launcher starts once the workers are Ready (the runtime's dependsOn), so they
         are bound by then. A slow node is slow in any run; a degraded NVLink unless the run's env turns NVLink off
-        (NCCL_P2P_DISABLE=1); a slow rail while NCCL_IB_HCA lets the run use that NIC (an exact "=" list without it
-        excludes it); a bad link when the workers' topology labels hold both of its domains."""
+        (NCCL_P2P_DISABLE=1); a slow rail while the run may use that NIC (nccl_logs.nics_used: NCCL_IB_HCA's exact "="
+        list, FI_EFA_IFACE's list); a bad link when the workers' topology labels hold both of its domains."""
         faults = self.slow_nodes or self.slow_rails or self.degraded_nvlink or self.bad_links
         if not faults or "launcher" not in shape or shape.get("node", 1) < 2:
             return []
@@ -291,9 +292,12 @@ class Cluster:
         if self.stays_on_nvlink(tj, shape, nodes):
             return why  # no traffic on the network: its faults do not apply
         why += [n for n in nodes if n in self.slow_nodes]
-        hca = env.get("NCCL_IB_HCA", "")
+        # A slow NIC slows the run while the run may use it: every NIC unless the transport's NIC variable
+        # (NCCL_IB_HCA's exact "=" list, FI_EFA_IFACE's list) leaves it out.
+        allowed = nccl_logs.nics_used(env, self.platform, self.gpu)
+        restricted = allowed != nccl_logs.nics_used({}, self.platform, self.gpu)
         for n in nodes:
-            nics = [nic for nic in self.slow_rails.get(n) or [] if not hca.startswith("=") or nic in hca[1:].split(",")]
+            nics = [nic for nic in self.slow_rails.get(n) or [] if not restricted or nic in allowed]
             why += [f"{n} (NIC {nic})" for nic in nics]
         if self.bad_links:
             values = set()

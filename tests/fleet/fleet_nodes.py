@@ -260,16 +260,37 @@ def build_nodes(
             labels["oci.oraclecloud.com/fault-domain"] = f"FAULT-DOMAIN-{i % 3 + 1}"
             labels["node.info/compartment.name"] = "burnin"
             labels["oci.oraclecloud.com/host.rack_id"] = _hex(cluster + "/rack/" + str(i // 4), 12)
+            # OKE's RDMA locality labels (hashes, oracle-quickstart/oci-hpc-oke using-rdma-network-locality...md):
+            # one HPC island and network block per cluster, a local block of 4 nodes, the host.
+            labels["oci.oraclecloud.com/rdma.hpc_island_id"] = _hex(cluster + "/island", 11)
+            labels["oci.oraclecloud.com/rdma.network_block_id"] = _hex(cluster + "/nb", 11)
+            labels["oci.oraclecloud.com/rdma.local_block_id"] = _hex(cluster + "/lb/" + str(i // 4), 11)
+            labels["oci.oraclecloud.com/rdma.host_id"] = _hex(name + "/host", 11)
             if it in OCI_RDMA_VFS:
                 capacity["nvidia.com/rdma-vf"] = str(OCI_RDMA_VFS[it])
         elif platform == "coreweave":
             labels["node.coreweave.cloud/type"] = it or f"{gpu}-8x"
             labels["ds.coreweave.com/nvlink.domain"] = _hex(cluster + "/nvl", 12)
+            # Backend fabric labels (docs.coreweave.com infiniband-roce-labels): one fabric and superpod per cluster, a
+            # leafgroup and a rack of 4 nodes.
+            fabric = "%s-ib-%s" % (REGIONS["coreweave"][1].lower(), _hex(cluster + "/fabric", 4))
+            labels["backend.coreweave.cloud/flavor"] = "infiniband"
+            labels["backend.coreweave.cloud/fabric"] = fabric
+            labels["ib.coreweave.cloud/fabric"] = fabric
+            labels["ib.coreweave.cloud/superpod"] = str(int(_hex(cluster + "/su", 2), 16) % 8 + 1)
+            labels["backend.coreweave.cloud/leafgroup"] = labels["ib.coreweave.cloud/leafgroup"] = str(i // 4 + 1)
+            labels["node.coreweave.cloud/rack"] = str(100 + i // 4)
             capacity["rdma/ib"] = "1"
         elif platform == "nebius":
             # mk8s node group attached to a GPU cluster (the InfiniBand fabric); no RDMA extended resource.
             labels["nebius.com/node-group-id"] = f"mk8snodegroup-e00{_hex(cluster + '/ng', 17)}"
             labels["topology.nebius.com/gpu-cluster-id"] = f"computegpucluster-e00{_hex(cluster + '/gc', 17)}"
+            # InfiniBand tiers (docs.nebius.com/kubernetes/gpu/topology-aware-scheduling): a spine per cluster, a
+            # rack-level block of 4 nodes; tier-0 (multi-node NVLink) only on MNNVL nodes, a rack of 18.
+            labels["topology.nebius.com/tier-2"] = _hex(cluster + "/t2", 12)
+            labels["topology.nebius.com/tier-1"] = _hex(cluster + "/t1/" + str(i // 4), 12)
+            if g["clique"]:
+                labels["topology.nebius.com/tier-0"] = _hex(cluster + "/t0/" + str(i // 18), 12)
             if gpu in NEBIUS_PRESETS:
                 labels["nebius.com/resource-preset"] = NEBIUS_PRESETS[gpu]
         elif platform == "onprem":

@@ -69,15 +69,47 @@ GPU_NAMES = {
     "a100": "NVIDIA A100-SXM4-80GB",
 }
 TRANSPORTS = ("expected", "socket")
-# Per transport id of the platform catalogue: the net's name and the plugin lines each rank prints before it.
+# The NICs each transport's NIC list names (four per node, as the InfiniBand one): EFA devices of the form aws-ofi-nccl
+# names them (`GUID of rdmap16s27`, tests/fixtures/real/nccl-nics), the GPU NICs GKE's GPUDirect recipes give the pods
+# (eth1.., GoogleCloudPlatform/container-engine-accelerators gpudirect-tcpx/nccl-test-latest.yaml).
+NICS = {
+    "ib": ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"],
+    "efa": ["rdmap16s27", "rdmap32s27", "rdmap144s27", "rdmap160s27"],
+    "tcpx": ["eth1", "eth2", "eth3", "eth4"],
+    "tcpxo": ["eth1", "eth2", "eth3", "eth4"],
+}
+# Per transport id of the platform catalogue: the net's name and the plugin lines each rank prints before it, with the
+# NIC lists as the code that prints them formats them: aws-ofi-nccl's `GUID of %s: %016lx` per device
+# (src/platform-aws.cpp), GPUDirect-TCPX's `NET/GPUDirectTCPX : Using` with ` [%d]%s:%s` per NIC (src/connect.cc),
+# FasTrak's `Using ` with `[%d]%s:%s` per NIC and no blank between (tcpdirect_plugin/fastrak_offload/common.cc).
 NETS = {
-    "efa": ("Libfabric", ["NET/Plugin: Loaded net plugin Libfabric (v10)", "NET/OFI Selected provider is efa, fabric is efa-direct (found 32 nics)"]),
-    "tcpxo": ("FasTrak", ["NET/FasTrak 2026-11-30T07:12:01.120394-08:00: Initializing network FasTrak, version: 1.0.21"]),
+    "efa": (
+        "Libfabric",
+        ["NET/Plugin: Loaded net plugin Libfabric (v10)", "NET/OFI Selected provider is efa, fabric is efa-direct (found %d nics)" % len(NICS["efa"])]
+        + ["NET/OFI GUID of %s: %016x" % (nic, 0x9131BA5D0000F700 + i) for i, nic in enumerate(NICS["efa"])],
+    ),
+    "tcpxo": (
+        "FasTrak",
+        [
+            "NET/FasTrak 2026-11-30T07:12:01.120394-08:00: Initializing network FasTrak, version: 1.0.21",
+            "NET/FasTrak 2026-11-30T07:12:01.120817-08:00: Using "
+            + "".join("[%d]%s:10.%d.%%(node)d.2<0>" % (i, nic, 10 + i) for i, nic in enumerate(NICS["tcpxo"])),
+        ],
+    ),
     "gib": ("gIB", ["NET/gIB : Initializing gIB v1.0.5"]),
-    "tcpx": ("GPUDirectTCPX_v7", ["NET/GPUDirectTCPX/CUDA : cuDevices count 8"]),
-    "ib": ("IB", ["NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB ; OOB eth0:10.244.%(node)d.17<0>"]),
+    "tcpx": (
+        "GPUDirectTCPX_v7",
+        [
+            "NET/GPUDirectTCPX/CUDA : cuDevices count 8",
+            "NET/GPUDirectTCPX : Using" + "".join(" [%d]%s:10.%d.%%(node)d.2<0>" % (i, nic, 10 + i) for i, nic in enumerate(NICS["tcpx"])),
+        ],
+    ),
+    "ib": ("IB", ["NET/IB : Using " + "".join("[%d]%s:1/IB " % (i, nic) for i, nic in enumerate(NICS["ib"])) + "; OOB eth0:10.244.%(node)d.17<0>"]),
     "socket": ("Socket", ["NET/IB : No device found.", "NET/Socket : Using [0]eth0:10.244.%(node)d.17<0>"]),
 }
+# The variable each transport's run uses to limit a run to some NICs (_lib/nccl/isolation.yaml, copied: the fleet
+# does not import the collection): (name, the value that allows every NIC, whether an exact list starts with "=").
+NIC_VARIABLES = {"ib": ("NCCL_IB_HCA", "", True), "efa": ("FI_EFA_IFACE", "all", False)}
 # The platform/GPU's transport as _lib/platforms/<platform>/platform.yaml's default shapes name it (copied: the fleet
 # does not import the collection); anything else: ib.
 EXPECTED = {("aws", "gb300"): "ib", ("gcp", "h100"): "tcpxo", ("gcp", "h200"): "gib", ("gcp", "b200"): "gib", ("gcp", "gb200"): "gib"}
@@ -163,6 +195,19 @@ def intra_node_busbw(gpu):
 
 def expected_transport(platform, gpu):
     return EXPECTED.get((platform, gpu)) or EXPECTED_PLATFORM.get(platform) or "ib"
+
+
+def nics_used(env, platform, gpu):
+    """The NICs of the platform's transport a run with ENV may use (every NIC unless its NIC variable lists some)."""
+    net = expected_transport(platform, gpu)
+    nics = NICS.get(net, [])
+    name, every, exact = NIC_VARIABLES.get(net, (None, None, False))
+    value = env.get(name, every) if name else every
+    if not name or value == every:
+        return list(nics)
+    if exact and not value.startswith("="):
+        return list(nics)  # a prefix list: not what the isolation sets; every NIC may match
+    return [nic for nic in nics if nic in value.lstrip("=").split(",")]
 
 
 def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, seed="", finished=True, mnnvl=False, transport="expected"):
@@ -413,6 +458,7 @@ __all__ = [
     "RESULTS",
     "TRANSPORTS",
     "expected_transport",
+    "nics_used",
     "intra_node_busbw",
     "launcher_log",
     "nccl_command",

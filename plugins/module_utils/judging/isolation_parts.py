@@ -42,7 +42,6 @@ KINDS = ("paths", "rails", "links")
 # NCCL's device list is one line; longer lines are not NCCL's (pod output is untrusted: read bounded).
 MAX_LINE = 4096
 MAX_NICS = 64
-_NIC = re.compile(r"\[\d+\]([\w.-]+):\d+/\w+")
 _cached = {}
 
 
@@ -115,26 +114,45 @@ def nvlink_pair(first, second, context, cat=None):
 
 
 def rail_of(transport, cat=None):
-    """The catalogue's one-NIC rule for TRANSPORT (judging/transport.py's id), or None."""
-    return ((cat or catalog()).get("rails") or {}).get(transport or "")
+    """The catalogue's one-NIC rule for TRANSPORT (judging/transport.py's id), or None (no rule, or ``not_probed``)."""
+    rule = ((cat or catalog()).get("rails") or {}).get(transport or "")
+    return rule if isinstance(rule, dict) and rule.get("variable") else None
+
+
+def rail_gap(transport, cat=None):
+    """Why TRANSPORT's rails are not re-run: the catalogue's ``not_probed`` for it, or that it has no rule."""
+    rule = ((cat or catalog()).get("rails") or {}).get(transport or "")
+    if isinstance(rule, dict) and rule.get("not_probed"):
+        return "%s: %s" % (transport, rule["not_probed"])
+    return "the transport %s has no documented one-NIC variable" % (transport or "unknown")
 
 
 def nics_in(texts, transport, cat=None):
-    """The NIC names NCCL says it opened, in its order, from the first line of TEXTS that lists them ([] when the
-    transport has no rule or no line lists them). Bounded: lines longer than MAX_LINE are skipped, MAX_NICS kept."""
+    """The NIC names NCCL (or its net plugin) says it opened, in its order ([] when the transport has no rule or no
+    line names one): from the first line of TEXTS that lists them, or, for a rule with ``each_line``, one name from
+    every line that names one. Bounded: lines longer than MAX_LINE are skipped, MAX_NICS kept; one pass per line."""
     rule = rail_of(transport, cat)
     if not rule:
         return []
     pattern = re.compile(rule["nics"])
+    item = re.compile(rule["nic"]) if rule.get("nic") else None
+    names = []
     for text in texts or []:
         for line in (text or "").splitlines():
             if len(line) > MAX_LINE:
                 continue
             found = pattern.search(line)
-            if found:
-                names = _NIC.findall(found.group("nics"))
-                return list(dict.fromkeys(names))[:MAX_NICS]
-    return []
+            if not found:
+                continue
+            listed = found.group("nics")
+            if item:
+                names.extend(m.group("nic") for m in item.finditer(listed))
+            else:
+                names.append(listed)
+            names = list(dict.fromkeys(names))[:MAX_NICS]
+            if not rule.get("each_line") or len(names) >= MAX_NICS:
+                return names
+    return names
 
 
 def rail_env(transport, nic, cat=None):
@@ -240,7 +258,7 @@ def next_step(conclusion, context, results=(), max_jobs=0):
         rail = rail_of(context.get("transport"), cat)
         nics = list((context.get("nics") or {}).get(node) or [])
         if not rail or not nics:
-            why = "the transport %s has no documented one-NIC variable" % (context.get("transport") or "unknown") if not rail else "its log lists no NIC"
+            why = rail_gap(context.get("transport"), cat) if not rail else "its log lists no NIC"
             parts.append({"level": "nic", "node": node, "conclusion": "not_probed", "reason": "rails not re-run: %s" % why, "nics": [], "jobs": 0})
             continue
         done = dict((r["probe"]["nic"], r) for r in _of(results, "rails", node=node))

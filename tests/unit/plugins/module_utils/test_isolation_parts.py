@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
 import shlex
 
 import pytest
@@ -23,6 +24,15 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import r
 NICS = ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
 NIC_LINE = "node-0:120:180 [0] NCCL INFO NET/IB : Using " + " ".join("[%d]%s:1/IB" % (i, nic) for i, nic in enumerate(NICS)) + " ; OOB eth0:10.0.0.1<0>"
 LAYER = "topology.k8s.aws/network-node-layer-3"
+REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real")
+EFA_NICS = ["rdmap16s27", "rdmap32s27", "rdmap144s27", "rdmap160s27"]
+# The stand-in's EFA lines: aws-ofi-nccl's `GUID of <device>` line (tests/fixtures/real/nccl-nics), one per device.
+EFA_LINES = "\n".join("node-0:120:180 [%d] NCCL INFO NET/OFI GUID of %s: 00000000000000%02x" % (i, nic, i) for i, nic in enumerate(EFA_NICS))
+
+
+def real(path):
+    with open(os.path.join(REAL, path)) as handle:
+        return handle.read()
 
 
 def trainjob(name="nccl-burnin-run1", bash=False):
@@ -95,10 +105,16 @@ class FaultyCluster(object):
             return True
         if set(nodes) & self.nvlink and env.get("NCCL_P2P_DISABLE") != "1":
             return True
-        hca = env.get("NCCL_IB_HCA", "")
-        used = set(hca[1:].split(",")) if hca.startswith("=") else set(NICS)
-        if any(set(self.rails.get(n) or []) & used for n in nodes):
-            return True
+        # A slow rail slows the run unless the run's NIC variable (NCCL_IB_HCA's "=" list, FI_EFA_IFACE) leaves it out.
+        hca, iface = env.get("NCCL_IB_HCA", ""), env.get("FI_EFA_IFACE", "all")
+        for n in nodes:
+            rails = set(self.rails.get(n) or [])
+            if hca.startswith("="):
+                rails &= set(hca[1:].split(","))
+            if iface != "all":
+                rails &= set(iface.split(","))
+            if rails:
+                return True
         values = set(v for n in nodes for v in (self.labels.get(n) or {}).values())
         return any(link <= values for link in self.links)
 
@@ -174,9 +190,14 @@ def test_a_slow_node_on_every_rail_is_not_one_nic():
 
 
 def test_rails_are_not_rerun_without_a_documented_one_nic_variable():
-    outcome = isolate(FaultyCluster(nodes(4), rails={"n1": ["mlx5_0"]}), transport="efa")
+    outcome = isolate(FaultyCluster(nodes(4), rails={"n1": ["mlx5_0"]}), transport="gib")
     (nic,) = by_level(outcome, "nic")
-    assert nic["conclusion"] == "not_probed" and "efa has no documented one-NIC variable" in nic["reason"]
+    assert nic["conclusion"] == "not_probed" and "gib: gIB is a closed plugin" in nic["reason"] and "NCCL_IB_HCA" in nic["reason"]
+    for transport, named in (("tcpx", "NCCL_GPUDIRECTTCPX_SOCKET_IFNAME"), ("tcpxo", "NCCL_FASTRAK_ALLOW_NIC_SUBSET")):
+        (nic,) = by_level(isolate(FaultyCluster(nodes(4), rails={"n1": ["mlx5_0"]}), transport=transport), "nic")
+        assert nic["conclusion"] == "not_probed" and "no published example" in nic["reason"] and named in nic["reason"]
+    (nic,) = by_level(isolate(FaultyCluster(nodes(4), rails={"n1": ["mlx5_0"]}), transport="socket"), "nic")
+    assert "the transport socket has no documented one-NIC variable" in nic["reason"]
     outcome = isolate(FaultyCluster(nodes(4), rails={"n1": ["mlx5_0"]}, nic_line="no NIC listed"))
     assert "its log lists no NIC" in by_level(outcome, "nic")[0]["reason"]
 
@@ -278,6 +299,78 @@ def test_nic_names_are_read_bounded_from_ncclss_own_list():
     assert isolation_parts.nics_in(["x" * 5000 + NIC_LINE], "ib") == []
     assert isolation_parts.nics_in([NIC_LINE], "efa") == []
     assert isolation_parts.nics_in(["NET/IB : No device found."], "ib") == []
+
+
+def test_nic_names_are_read_from_published_lines():
+    # NCCL's own list, and HPC-X's plugin printing the same line with /IB/SHARP (every NIC, not the first only).
+    assert isolation_parts.nics_in([real("nccl/nccl2.19.3-roce-using-network-ib.log")], "ib") == ["mlx5_10", "mlx5_11"]
+    assert isolation_parts.nics_in([real("nccl/hpcx-ibext-sharp-collnet-info.log")], "ib") == ["mlx5_0", "mlx5_1", "mlx5_4", "mlx5_5"]
+    # aws-ofi-nccl 1.16: one `GUID of <EFA device>` line per device; every line of every log counts, in order.
+    rank3, p4d = real("nccl-nics/aws-ofi-1.16.2-guid-of-rdmap49s0.log"), real("nccl-nics/aws-ofi-1.16.2-p4d-guid-of-rdmap16s27.log")
+    assert isolation_parts.nics_in([rank3], "efa") == ["rdmap49s0"]
+    assert isolation_parts.nics_in([rank3, p4d, rank3], "efa") == ["rdmap49s0", "rdmap16s27"]
+    # aws-ofi-nccl before 1.16 names no device (PCI addresses only): no NIC, so no rail runs.
+    assert isolation_parts.nics_in([real("nccl/aws-ofi-efa-p5en-libfabric-info.log")], "efa") == []
+    assert isolation_parts.rail_env("efa", "rdmap49s0") == [{"name": "FI_EFA_IFACE", "value": "rdmap49s0"}]
+    assert isolation_parts.rail_env("ib", "mlx5_2") == [{"name": "NCCL_IB_HCA", "value": "=mlx5_2"}]
+    assert isolation_parts.rail_of("gib") is None and isolation_parts.nics_in([rank3], "tcpxo") == []
+
+
+def test_nic_names_per_line_are_bounded():
+    many = "\n".join("h:1:1 [0] NCCL INFO NET/OFI GUID of rdmap%ds0: 00" % i for i in range(500))
+    found = isolation_parts.nics_in([many], "efa")
+    assert len(found) == isolation_parts.MAX_NICS and found[0] == "rdmap0s0"
+    assert isolation_parts.nics_in(["x" * 5000 + " NET/OFI GUID of rdmap1s0: 00"], "efa") == []
+
+
+def test_a_slow_efa_rail_is_named_one_nic_per_run():
+    outcome = isolate(FaultyCluster(nodes(4), rails={"n1": ["rdmap144s27"]}, nic_line=EFA_LINES), transport="efa")
+    (path,) = by_level(outcome, "path")
+    assert path["conclusion"] == "fabric"
+    (nic,) = by_level(outcome, "nic")
+    assert nic["conclusion"] == "found" and nic["nics"] == ["rdmap144s27"] and nic["cleared"] == ["rdmap16s27", "rdmap32s27", "rdmap160s27"]
+    assert [run["env"] for run in nic["runs"]][2] == [{"name": "FI_EFA_IFACE", "value": "rdmap144s27"}]
+
+
+# Each cloud's network-topology labels, as its documentation names them (_lib/nccl/isolation.yaml's header), coarsest
+# first: the first label whose values differ names the link.
+CLOUD_LABELS = {
+    "azure": ["kubernetes.azure.com/ppg"],
+    "oci": ["oci.oraclecloud.com/rdma.hpc_island_id", "oci.oraclecloud.com/rdma.network_block_id", "oci.oraclecloud.com/rdma.local_block_id"],
+    "coreweave": [
+        "backend.coreweave.cloud/fabric",
+        "ib.coreweave.cloud/fabric",
+        "ib.coreweave.cloud/superpod",
+        "backend.coreweave.cloud/leafgroup",
+        "ib.coreweave.cloud/leafgroup",
+        "node.coreweave.cloud/rack",
+        "ds.coreweave.com/nvlink.domain",
+    ],
+    "nebius": ["topology.nebius.com/gpu-cluster-id", "topology.nebius.com/tier-2", "topology.nebius.com/tier-1", "topology.nebius.com/tier-0"],
+}
+
+
+@pytest.mark.parametrize("cloud", sorted(CLOUD_LABELS))
+def test_each_clouds_topology_labels_name_domains_coarsest_first(cloud):
+    keys = isolation_parts.topology_labels()
+    wanted = CLOUD_LABELS[cloud]
+    assert [k for k in keys if k in wanted] == wanted
+    assert keys.index("topology.kubernetes.io/zone") < keys.index(wanted[0]) and keys[-1] == "nvidia.com/gpu.clique"
+    # Four nodes sharing the zone and every coarser label; the finest splits them in two.
+    labels = {}
+    for i in range(4):
+        node = dict((key, "%s-v" % key.rsplit("/", 1)[-1]) for key in wanted[:-1])
+        node.update({"topology.kubernetes.io/zone": "z1", wanted[-1]: "d%d" % (i // 2)})
+        labels["n%d" % i] = node
+    key, groups = isolation_parts.split_by_domain(nodes(4), labels, keys)
+    assert key == wanted[-1] and groups == {"d0": ["n0", "n1"], "d1": ["n2", "n3"]}
+    assert isolation_parts.domains_between("n0", "n3", labels, keys) == {"key": wanted[-1], "domains": ["d0", "d1"]}
+    assert isolation_parts.domains_between("n0", "n1", labels, keys) is None
+    if len(wanted) > 1:
+        # A coarser label that differs names the link first.
+        labels["n3"][wanted[0]] = "other"
+        assert isolation_parts.domains_between("n0", "n3", labels, keys)["key"] == wanted[0]
+        assert isolation_parts.split_by_domain(nodes(4), labels, keys)[0] == wanted[0]
 
 
 def test_bad_part_results_are_refused_by_field():
