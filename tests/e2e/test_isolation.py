@@ -319,9 +319,9 @@ def test_a_degraded_nvlink_and_a_slow_nic_on_one_mnnvl_node_are_both_by_a_networ
     assert {"name": "NCCL_MNNVL_ENABLE", "value": "0"} in network["env"] and {"name": "NCCL_NET", "value": "Socket"} in nvlink["env"]
     # The NVLink-only run stayed on NVLink: MNNVL used, no channel via NET.
     assert nvlink["proof"]["mnnvl"] is True and nvlink["proof"]["net"] == {} and nvlink["proof"]["info_lines"] > 0
-    # The rails follow a `both` as a `fabric` (EFA: whatever jobs its NIC part took).
-    nic_jobs = sum(part["jobs"] for part in parts_of(summary, BOTH, "nic"))
-    assert (isolation["node_jobs"], isolation["jobs"]) == (4, 4 + 2 + nic_jobs)
+    # The rails follow a `both` as a `fabric`: one EFA device per job (FI_EFA_IFACE) until the budget (8 jobs) runs out.
+    assert isolation["node_jobs"] == 4 and 4 + 2 < isolation["jobs"] <= 8, isolation
+    assert parts_of(summary, BOTH, "nic") or [probe for probe in isolation["pending"] if probe["kind"] == "rails"], isolation
     assert "%s both" % bad in summary[BOTH]["reason"]
 
 
@@ -335,5 +335,5 @@ def test_a_slow_nic_on_an_mnnvl_node_is_fabric_with_its_nvlink_proved_good(isola
     network, nvlink = path["paths"][1:]
     assert network["verdict"] == "fail" and nvlink["verdict"] == "pass" and nvlink["busbw"] > network["busbw"]
     assert nvlink["proof"]["mnnvl"] is True and nvlink["proof"]["net"] == {}
-    nic_jobs = sum(part["jobs"] for part in parts_of(summary, FABRIC, "nic"))
-    assert (isolation["node_jobs"], isolation["jobs"]) == (3, 3 + 2 + nic_jobs)
+    assert isolation["node_jobs"] == 3 and 3 + 2 < isolation["jobs"] <= 8, isolation
+    assert parts_of(summary, FABRIC, "nic") or [probe for probe in isolation["pending"] if probe["kind"] == "rails"], isolation
