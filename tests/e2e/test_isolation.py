@@ -264,6 +264,12 @@ def test_a_slow_rail_is_fabric_and_named_by_one_job_per_nic(isolated):
     (nic,) = parts_of(summary, RAILS, "nic")
     assert nic["conclusion"] == "found" and nic["nics"] == ["mlx5_2"] and nic["cleared"] == ["mlx5_0", "mlx5_1", "mlx5_3"], nic
     assert nic["jobs"] == 4 and [run["env"] for run in nic["runs"]][2] == [{"name": "NCCL_IB_HCA", "value": "=mlx5_2"}]
+    # Each NIC alone carries its share of the pair's busbw (the stand-in prints it so, as real NICs do) and is held to
+    # one NIC's share of the pair's thresholds: held to the whole pair's, every NIC would be slow.
+    good = [run for run in nic["runs"] if run["nic"] != "mlx5_2"]
+    pair = max(r["busbw"] for r in isolation["rounds"][0]["results"] if r["verdict"] == "pass")
+    assert all(run["verdict"] == "pass" and "(one NIC of 4)" in run["reason"] and run["busbw"] < pair / 3 for run in good), nic["runs"]
+    assert nic["runs"][2]["verdict"] == "fail" and nic["runs"][2]["busbw"] < min(run["busbw"] for run in good)
     # 3 pairs, 1 network-only, 1 per NIC: the default budget of 8 exactly.
     assert (isolation["node_jobs"], isolation["jobs"]) == (3, 8)
     assert "%s NIC mlx5_2" % bad in summary[RAILS]["reason"]

@@ -31,14 +31,15 @@ catalogue's dcgm-diag workload, recognised by its TrainJob's trainer command) pr
 (a node of `dcgm_hung_nodes` prints what the workload prints when its timeout stops a hung dcgmi)
 ({<node name or <cluster>-gpu-<index>>: [<gpu index>, ...]}), which fail the diagnostic test; a node of
 `dcgm_replay` ({<node>: <name>}) prints published dcgmi output instead (dcgm_logs.REPLAYS).
-`nccl_transport` (expected | socket: a silent fall back to sockets). A slow NIC: an MPI job of 2 nodes or more with
+A slow NIC: an MPI job of 2 nodes or more with
 a worker pod on one of the cluster's `slow_nodes` prints far-below output (nccl_logs.py: 25% of the good peak, below
 every threshold), whatever the cluster's `nccl_log`; a job without a launcher (a node's own run) is not slowed.
 The isolation's finer faults slow such a job the same way (Cluster.on_slow_node; the run's env is its TrainJob's
 spec.trainer.env and the mpirun line's `-x NAME=VALUE`, run_env): `slow_rails` ({<node>: [<NIC name>]}, the names
 the launcher's NIC list gives: `NET/IB : Using [0]mlx5_0:1/IB ...`, aws-ofi-nccl's `NET/OFI GUID of rdmap16s27: ...`
 lines on EFA, nccl_logs.NICS) while the run may use that NIC (an exact `=` NCCL_IB_HCA list or an FI_EFA_IFACE list
-without it excludes it); `degraded_nvlink` ([<node>]) unless the run sets NCCL_P2P_DISABLE=1 (NVLink off); an
+without it excludes it; a run so limited lists only its NICs and carries their share of the pair's busbw, as real
+NICs do: nccl_logs.launcher_log); `degraded_nvlink` ([<node>]) unless the run sets NCCL_P2P_DISABLE=1 (NVLink off); an
 NVLink-only run (the isolation's, _lib/nccl/isolation.yaml: NCCL_MNNVL_ENABLE=1 and NCCL_NET=Socket, P2P on) whose
 workers share one `nvidia.com/gpu.clique` prints its cross-node channels `via P2P/MNNVL`, no NET channel, and is
 slowed by no network fault (slow node, rail or link), only by a degraded NVLink;
@@ -356,8 +357,22 @@ class Cluster:
                 choice, busbw = "far-below", None
             if self.stays_on_nvlink(tj, shape):
                 transport = "nvlink"
+            # A run its NIC variable limits to some NICs (the isolation's one-NIC runs) prints and carries only those.
+            allowed = nccl_logs.nics_used(run_env(tj), self.platform, self.gpu)
+            nics = allowed if allowed != nccl_logs.nics_used({}, self.platform, self.gpu) else None
             return nccl_logs.launcher_log(
-                choice, hosts, gpus, self.platform, self.gpu, cmd, busbw=busbw, seed=meta.get("uid", ""), finished=finished, mnnvl=mnnvl, transport=transport
+                choice,
+                hosts,
+                gpus,
+                self.platform,
+                self.gpu,
+                cmd,
+                busbw=busbw,
+                seed=meta.get("uid", ""),
+                finished=finished,
+                mnnvl=mnnvl,
+                transport=transport,
+                nics=nics,
             )
         if "launcher" in shape:
             return nccl_logs.worker_log(hosts[index] if index < len(hosts) else pod["spec"].get("hostname", ""), index)

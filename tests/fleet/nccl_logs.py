@@ -210,11 +210,24 @@ def nics_used(env, platform, gpu):
     return [nic for nic in nics if nic in value.lstrip("=").split(",")]
 
 
-def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, seed="", finished=True, mnnvl=False, transport="expected"):
+def opened_nics(net_lines, net_id, nics):
+    """NET_LINES of the transport NET_ID as a run limited to NICS (a subset of NICS[net_id]) prints them: NCCL's
+    `NET/IB : Using` line lists only those (numbered from 0), aws-ofi-nccl prints a GUID line for each of them only."""
+    if net_id == "ib":
+        return ["NET/IB : Using " + "".join("[%d]%s:1/IB " % (i, nic) for i, nic in enumerate(nics)) + "; OOB eth0:10.244.%(node)d.17<0>"]
+    if net_id == "efa":
+        kept = [line for line in net_lines if "GUID of " not in line or line.split("GUID of ", 1)[1].split(":", 1)[0] in nics]
+        return [line.replace("(found %d nics)" % len(NICS["efa"]), "(found %d nics)" % len(nics)) for line in kept]
+    return net_lines
+
+
+def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, seed="", finished=True, mnnvl=False, transport="expected", nics=None):
     """The launcher's log text for `result` (see RESULTS). `hosts`: the worker pods' hostnames, in rank order.
 
     `finished` False gives what a running launcher has printed so far (up to the middle of the sweep). `transport`:
-    `expected` or `socket` (see TRANSPORTS).
+    `expected` or `socket` (see TRANSPORTS). `nics`: the NICs of the transport a run limited to some may use (the
+    isolation's one-NIC runs, nics_used): its NIC list names only those, and its busbw is their share of the pair's
+    (a pair's traffic is spread over every NIC: 46-48 GB/s per NDR NIC, NVIDIA/nccl-tests#290).
     """
     if result == "none" or cmd is None:
         return "+ mpirun: nccl-tests did not run\n" if result == "none" else ""
@@ -224,6 +237,9 @@ def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, s
     if transport == "socket" and busbw is None:
         busbw = SOCKET_BUSBW
     peak = peak_for(result, platform, gpu, busbw, mnnvl)
+    if nics is not None and NICS.get(net_id) and transport == "expected":
+        net_lines = opened_nics(net_lines, net_id, nics)
+        peak = round(peak * len(nics) / len(NICS[net_id]), 1)
     coll = cmd["collective"]
     factor = {
         "all_reduce": 2.0 * (nranks - 1) / nranks,

@@ -227,8 +227,9 @@ def run_isolation(
     """Run rounds until the planner concludes. JUDGE(logs, waited) -> a verdict (judging/verdict.py's) of one pair.
 
     PARTS (None: the node level only): {transport (judging/transport.py's id of the run), judge_for (node count ->
-    a JUDGE for a group of that many nodes), mnnvl (the run enabled multi-node NVLink), judge_path ((node count, path)
-    -> the JUDGE of a paths probe's run, when it differs)}: once the bad nodes are named, the finer rounds of
+    a JUDGE for a group of that many nodes), mnnvl (the run enabled multi-node NVLink), judge_probe ((node count,
+    probe) -> the JUDGE of a finer probe's run when it differs, else None: a paths probe's by its path, a rails probe's
+    against one NIC's share)}: once the bad nodes are named, the finer rounds of
     judging/isolation_parts.py run within the same budget (MAX_JOBS and MAX_MINUTES bound all rounds).
     Returns {rounds: [{round, pairs, trainjobs, results}], results, conclusion, findings, minutes, parts, part_results,
     pending}. In check mode only the first round is planned (rounds[0].planned true) and nothing is applied; the
@@ -242,8 +243,9 @@ def run_isolation(
     base_judge_for = (parts or {}).get("judge_for") or (lambda size: judge)
 
     def judge_for(size, probe=None):
-        if (probe or {}).get("kind") == "paths" and (parts or {}).get("judge_path"):
-            return parts["judge_path"](size, probe.get("path", "network"))
+        chosen = parts["judge_probe"](size, probe) if probe and (parts or {}).get("judge_probe") else None
+        if chosen is not None:
+            return chosen
         return judge if size == 2 and not (parts or {}).get("judge_for") else base_judge_for(size)
 
     def timeout():

@@ -21,10 +21,11 @@ DEFAULT_JUDGING = {"overrides": None, "on_missing": "warn", "mnnvl": False}
 DEFAULT_BUDGET = {"max_jobs": 8, "max_minutes": 30, "timeout": 3600}
 
 
-def pair_judge(result, judging, nodes=2, expected_transport=None):
+def pair_judge(result, judging, nodes=2, expected_transport=None, one_nic_of=None):
     """A pair's verdict: judging/verdict.py with the fleet stage's facts (RESULT) and thresholds (JUDGING), for NODES
     nodes (2; a group of the links probe, more); EXPECTED_TRANSPORT (a judging/transport.py id): the transport the
-    run was told to use, instead of the platform catalogue's."""
+    run was told to use, instead of the platform catalogue's; ONE_NIC_OF: the run may use one of the node's that many
+    NICs, so it is held to one NIC's share of the thresholds."""
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
 
     facts = {
@@ -35,6 +36,8 @@ def pair_judge(result, judging, nodes=2, expected_transport=None):
         "mnnvl": bool(judging["mnnvl"]),
         "instance_type": result.get("instance_type") or None,
     }
+    if one_nic_of:
+        facts["one_nic_of"] = one_nic_of
 
     def judge(logs, waited):
         return verdict_for(
@@ -53,17 +56,22 @@ def pair_judge(result, judging, nodes=2, expected_transport=None):
     return judge
 
 
-def path_judge(result, judging):
-    """The judge of a paths probe's run (judging/isolation_parts.py), by its path: network-only runs without
-    multi-node NVLink (NCCL_MNNVL_ENABLE=0), so it is held to the thresholds of a run without MNNVL; NVLink-only runs
-    over NCCL's socket net (NCCL_NET=Socket, _lib/nccl/isolation.yaml), which is then the transport it must show."""
+def probe_judge(result, judging):
+    """The judge of a finer probe's run (judging/isolation_parts.py) where it differs from a pair's, else None. A
+    network-only run is without multi-node NVLink (NCCL_MNNVL_ENABLE=0), so it is held to the thresholds of a run
+    without MNNVL; an NVLink-only run goes over NCCL's socket net (NCCL_NET=Socket, _lib/nccl/isolation.yaml), which
+    is then the transport it must show; a one-NIC run is held to one NIC's share (the probe's ``of``)."""
 
-    def judge_path(size, path):
-        if path == "network":
+    def judge_probe(size, probe):
+        if probe.get("kind") == "rails":
+            return pair_judge(result, judging, size, one_nic_of=probe.get("of"))
+        if probe.get("kind") != "paths":
+            return None
+        if probe.get("path", "network") == "network":
             return pair_judge(result, dict(judging, mnnvl=False), size)
         return pair_judge(result, judging, size, expected_transport="socket")
 
-    return judge_path
+    return judge_probe
 
 
 def run_transport(result):
@@ -127,7 +135,7 @@ def isolate(connect, result, objects, judging=None, budget=None, nodes=None, kno
             "transport": run_transport(result),
             "judge_for": lambda size: pair_judge(result, judging, size),
             "mnnvl": bool(judging["mnnvl"]),
-            "judge_path": path_judge(result, judging),
+            "judge_probe": probe_judge(result, judging),
         },
     )
     out = {"rounds": outcome["rounds"], "nodes": nodes, "known_good": known_good, "skipped": False}

@@ -28,7 +28,7 @@ import re
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import JOB_OK, _log_items, with_node_attribution
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import worst
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import median, worst
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import LIB_DIR, read_yaml_file
 
 THRESHOLDS_FILE = os.path.join(LIB_DIR, "gpu-thresholds.yaml")
@@ -149,12 +149,6 @@ def load_gpu_thresholds(path=THRESHOLDS_FILE):
     return out
 
 
-def _median(values):
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
-
-
 def _judge_gpu(node, gpu, records, medians, siblings, percent):
     """One GPU: (result, reasons, figures)."""
     figures = {"tflops": gpu["tflops"], "gbps": gpu["gbps"], "errors": gpu["errors"]}
@@ -176,16 +170,16 @@ def _judge_gpu(node, gpu, records, medians, siblings, percent):
             elif value < record["pass"]:
                 results.append("warn")
                 reasons.append("%s %.1f %s below the pass threshold %.1f (%s)" % (LABELS[figure], value, UNITS[figure], record["pass"], record["id"]))
-        median = medians.get(figure)
-        if median:
-            figures[figure + "_median"] = round(median, 1)
+        middle = medians.get(figure)
+        if middle:
+            figures[figure + "_median"] = round(middle, 1)
             # Below the median by more than the percent (exactly at it passes), in whole percent units so that a
             # figure at exactly the percent compares equal.
-            if value * 100.0 < median * (100.0 - percent):
+            if value * 100.0 < middle * (100.0 - percent):
                 results.append("fail")
                 reasons.append(
                     "%s %.1f %s is %.1f %% below the median %.1f of the node's %d GPUs (more than %g %%)"
-                    % (LABELS[figure], value, UNITS[figure], 100.0 * (median - value) / median, median, siblings, percent)
+                    % (LABELS[figure], value, UNITS[figure], 100.0 * (middle - value) / middle, middle, siblings, percent)
                 )
     if gpu["errors"]:
         results.append("fail")
@@ -215,7 +209,7 @@ def judge_node(parsed, node, gpu_architecture="", gpus_per_node=None, thresholds
         for figure in FIGURES:
             values = [gpu[figure] for gpu in measured if math.isfinite(gpu[figure])]
             if len(values) >= 2:
-                medians[figure] = _median(values)
+                medians[figure] = median(values)
     gpus, checks = [], []
     for gpu in parsed["gpus"]:
         result, reasons, figures = _judge_gpu(node, gpu, records, medians, len(measured), percent)

@@ -16,7 +16,8 @@ Three probes, in this order (docs/isolation.md, "Finding the bad part"):
    it stayed on NVLink (:func:`nvlink_proof`), else the conclusion is ``undetermined``. Without an NVLink-only run
    the network-only run decides alone (``nvlink`` or ``fabric``) and the reason says NVLink was not proved good.
 2. rails: a ``fabric`` or ``both`` culprit's pair once per NIC NCCL opened (its log's own list; the transport must have a
-   documented one-NIC variable), one NIC per run: the NICs whose run is slow are named.
+   documented one-NIC variable), one NIC per run, each held to one NIC's share of the pair's thresholds (the probe's
+   ``of``: the judge divides them by it) and to the node's other NICs: the NICs whose run is slow are named.
 3. links: no single node at fault. A pair slow although both its nodes passed with others (``unexplained``) is a
    link between the two nodes' topology domains (the first topology label whose values differ); every node
    passing in pairs while the run failed (``not_reproduced``) splits the run's nodes by the first topology label
@@ -34,6 +35,7 @@ import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import transport as transport_lines
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import median
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import LIB_DIR, read_yaml_file
 
 CATALOG_FILE = os.path.join(LIB_DIR, "nccl", "isolation.yaml")
@@ -111,6 +113,14 @@ def nvlink_pair(first, second, context, cat=None):
     if a != b:
         return "the nodes are in different NVLink domains (%s %s and %s)" % (key, a, b)
     return ""
+
+
+def sibling_percent(cat=None):
+    """How far below the median of its siblings a one-NIC run is slow (the catalogue's nic_runs.sibling_percent)."""
+    value = ((cat or catalog()).get("nic_runs") or {}).get("sibling_percent")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 100:
+        raise ConfigError("%s nic_runs.sibling_percent" % CATALOG_FILE, "must be a number above 0 and below 100, got %r" % (value,))
+    return float(value)
 
 
 def rail_of(transport, cat=None):
@@ -265,9 +275,10 @@ def next_step(conclusion, context, results=(), max_jobs=0):
         todo = [nic for nic in nics if nic not in done]
         if todo:
             nic = todo[0]
-            wanted.append({"nodes": [node, partner], "env": rail_env(context.get("transport"), nic, cat), "probe": {"kind": "rails", "node": node, "nic": nic}})
+            probe = {"kind": "rails", "node": node, "nic": nic, "of": len(nics)}
+            wanted.append({"nodes": [node, partner], "env": rail_env(context.get("transport"), nic, cat), "probe": probe})
             continue
-        parts.append(_nic_part(node, nics, done))
+        parts.append(_nic_part(node, nics, done, sibling_percent(cat)))
     outcome = conclusion.get("outcome")
     if outcome == "unexplained":
         for pair in conclusion.get("unexplained") or []:
@@ -342,17 +353,42 @@ def _path_part(node, verdict, base, runs, reason):
     }
 
 
-def _nic_part(node, nics, done):
-    slow = [nic for nic in nics if done[nic]["verdict"] in SLOW]
+def below_siblings(busbw, percent):
+    """{nic: (its busbw, the median of the others)} of the NICs whose run (BUSBW: {nic: GB/s}) is more than PERCENT below
+    the median of the node's other NIC runs (exactly at it is not)."""
+    below = {}
+    for nic, value in busbw.items():
+        others = [other for name, other in busbw.items() if name != nic]
+        if others and value * 100.0 < median(others) * (100.0 - percent):
+            below[nic] = (value, median(others))
+    return below
+
+
+def _nic_part(node, nics, done, percent):
+    """The NIC part of NODE from its one-NIC runs (DONE: {nic: result}): a run is slow when its verdict (against one
+    NIC's share of the pair's thresholds) is, or when it is PERCENT below its siblings' median."""
+    measured = dict((nic, done[nic]["busbw"]) for nic in nics if done[nic]["verdict"] != "error" and isinstance(done[nic].get("busbw"), (int, float)))
+    below = below_siblings(measured, percent)
+    slow = [nic for nic in nics if done[nic]["verdict"] in SLOW or nic in below]
     errors = [nic for nic in nics if done[nic]["verdict"] == "error"]
-    cleared = [nic for nic in nics if done[nic]["verdict"] == "pass"]
+    cleared = [nic for nic in nics if nic not in slow and nic not in errors]
     if slow and len(slow) < len(nics):
         verdict, reason = "found", "slow on NIC(s) %s alone, good on %s" % (", ".join(slow), ", ".join(cleared) or "none")
+        under = [
+            "%s %.1f GB/s, %.0f %% below the median %.1f GB/s of the others" % (nic, below[nic][0], 100.0 * (1 - below[nic][0] / below[nic][1]), below[nic][1])
+            for nic in slow
+            if nic in below
+        ]
+        if under:
+            reason += " (%s; more than %g %% below its siblings is slow)" % ("; ".join(under), percent)
     elif slow:
         verdict, reason = "every_rail", "slow on every NIC alone: not one rail (the node's network as a whole, or its partner's switch)"
     else:
         verdict, reason = "not_reproduced", "good on each NIC alone: no single rail is slow"
     evidence = [dict(_evidence(done[nic]), nic=nic) for nic in nics]
+    for item in evidence:
+        if item["nic"] in below:
+            item["below_siblings"] = round(below[item["nic"]][1], 1)
     return {
         "level": "nic",
         "node": node,

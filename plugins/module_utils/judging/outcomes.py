@@ -34,6 +34,14 @@ def worst(verdicts):
     return result
 
 
+def median(values):
+    """The median of VALUES (numbers, at least one): what a part is compared with among its siblings (judging/gpu.py's
+    GPUs of a node, judging/isolation_parts.py's NICs of a node)."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
+
+
 def verdict_of(result):
     """The verdict name of a cluster's RESULT (``pass``, ``warn``, ``fail``, ``error``), or None without one: the
     worst of its verdict and of its stages' (``stages``, plugins/module_utils/burnin/stages.py: a node stage that

@@ -362,11 +362,32 @@ def select_thresholds(facts, collective, thresholds=None, overrides=None):
     return chosen
 
 
+def nic_share(record, nics):
+    """RECORD (a normalized threshold record, or None) as one NIC's share of it: pass, warn and expected (the record's
+    and each range's) divided by NICS, the NICs a node's run spreads its inter-node traffic over. The isolation's
+    one-NIC runs (judging/isolation_parts.py) are held to it: one NIC carries 1/NICS of a pair's traffic (NVIDIA's
+    per-NIC figures, _lib/nccl/isolation.yaml ``nic_runs``)."""
+    if record is None or nics == 1:
+        return record
+    if isinstance(nics, bool) or not isinstance(nics, int) or nics < 1:
+        raise ConfigError("one_nic_of", "must be an integer >= 1 (the NICs of the node), got %r" % (nics,))
+
+    def shared(numbers):
+        return dict(numbers, **dict((key, numbers[key] / float(nics)) for key in ("pass", "warn", "expected") if numbers.get(key) is not None))
+
+    out = shared(record)
+    out["id"] = "%s (one NIC of %d)" % (record["id"], nics)
+    if record.get("ranges"):
+        out["ranges"] = [shared(item) for item in record["ranges"]]
+    return out
+
+
 __all__ = [
     "METRICS",
     "SIDES",
     "THRESHOLDS_FILE",
     "load_thresholds",
+    "nic_share",
     "nodes_label",
     "normalize_record",
     "parse_nodes",

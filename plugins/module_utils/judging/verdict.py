@@ -26,7 +26,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attributio
 )
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import worst
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.thresholds import nodes_label, range_label, select_thresholds
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.thresholds import nic_share, nodes_label, range_label, select_thresholds
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import platform_catalog
 
 # Checks that are evidence of a fault when they fail (wrong elements, nccl-tests' own checks, failure lines naming
@@ -255,7 +255,8 @@ def judge(
 ):
     """Judge one burn-in: a parsed nccl-tests ``result`` (or None), the TrainJob's outcome, the thresholds.
 
-    ``facts``: platform, gpu_architecture, nodes, gpus_per_node, mnnvl. ``collective``: all_reduce, all_gather, ...
+    ``facts``: platform, gpu_architecture, nodes, gpus_per_node, mnnvl; one_nic_of (a run limited to one of the node's
+    that many NICs, the isolation's NIC runs: held to one NIC's share of the thresholds). ``collective``: all_reduce, all_gather, ...
     (default: the result's); None with no result judges a non-NCCL workload by its job outcome only.
     ``error``: why there is no result (a parse error), reported as the ``error`` verdict. ``on_missing``: the
     verdict when no threshold matches (warn, pass or fail). ``transport_evidence``: what
@@ -283,6 +284,8 @@ def judge(
         checks.extend(_result_checks(result))
         if result.get("complete", True) and collective:
             chosen = select_thresholds(facts, collective, thresholds, overrides)
+            if facts.get("one_nic_of"):
+                chosen = dict((metric, nic_share(record, facts["one_nic_of"])) for metric, record in chosen.items())
             judged = False
             for metric, builder in (("peak", _peak_check), ("avg", _avg_check), ("range", _range_check)):
                 if chosen.get(metric):

@@ -240,7 +240,7 @@ def test_the_isolations_finer_conclusions_name_their_part_in_the_clusters_action
     slow = [{"name": "peak", "verdict": "fail", "value": 20.0, "pass": 80.0, "warn": 60.0}]
     base = {"outcome": "Complete", "verdict": {"verdict": "fail", "checks": slow}}
     assert actions.of_result(base)["action_rule"] == "busbw_fail_cluster"
-    nic = isolation_parts._nic_part("n2", ["mlx5_0", "mlx5_1"], {"mlx5_0": {"verdict": "fail"}, "mlx5_1": {"verdict": "pass"}})
+    nic = isolation_parts._nic_part("n2", ["mlx5_0", "mlx5_1"], {"mlx5_0": {"verdict": "fail"}, "mlx5_1": {"verdict": "pass"}}, 10)
     got = actions.of_result(dict(base, isolation={"parts": [nic]}))
     assert (got["severity"], got["action"], got["action_rule"]) == ("critical", "drain", "isolation_nic") and got["action_why"].startswith("n2 NIC mlx5_0:")
     labels = {"a": {"topology.kubernetes.io/zone": "z1"}, "b": {"topology.kubernetes.io/zone": "z2"}}

@@ -163,3 +163,35 @@ def test_the_stand_ins_nvlink_only_run_of_a_gb200_pair_stays_on_nvlink_and_is_ju
     # Network-only (NCCL_MNNVL_ENABLE=0): held to the thresholds without MNNVL, over the platform's EFA.
     network = judge(nccl_logs.launcher_log("good", HOSTS, 4, "aws", "gb200", cmd), facts=dict(facts, mnnvl=False))
     assert network["verdict"] == "pass", network["reason"]
+
+
+def test_the_stand_ins_one_nic_run_lists_that_nic_with_its_share_and_is_judged_against_one_nics_share():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import isolation_stage
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation_parts
+
+    cmd = {"program": "all_reduce_perf", "collective": "all_reduce", "min_bytes": 8, "max_bytes": 16 << 30, "step": 2, "iters": 20, "warmup": 5, "check": 1}
+    items = pods(HOSTS)
+    result = {"platform": "azure", "gpu_architecture": "h100", "gpus_per_node": 8, "collective": "all_reduce", "workload": "nccl-all-reduce"}
+    judging = dict(isolation_stage.DEFAULT_JUDGING)
+    waited = {"outcome": "Complete"}
+
+    def logs(text):
+        return {"results": [{"item": items[0], "log": text}], "pods": items}
+
+    whole = nccl_logs.launcher_log("good", HOSTS, 8, "azure", "h100", cmd)
+    one = nccl_logs.launcher_log("good", HOSTS, 8, "azure", "h100", cmd, nics=["mlx5_2"])
+    assert isolation_parts.nics_in([whole], "ib") == nccl_logs.NICS["ib"] and isolation_parts.nics_in([one], "ib") == ["mlx5_2"]
+    rails = isolation_stage.probe_judge(result, judging)(2, {"kind": "rails", "node": "n", "nic": "mlx5_2", "of": 4})
+    verdict = rails(logs(one), waited)
+    assert verdict["verdict"] == "pass" and "azure-h100-all-reduce-peak (one NIC of 4)" in verdict["reason"], verdict["reason"]
+    assert verdict["metrics"]["peak_busbw"] * 4 == pytest.approx(
+        isolation_stage.pair_judge(result, judging)(logs(whole), waited)["metrics"]["peak_busbw"], rel=0.01
+    )
+    # Held to the whole pair's thresholds the same good NIC would fail: what the share is for.
+    assert isolation_stage.pair_judge(result, judging)(logs(one), waited)["verdict"] == "fail"
+    assert rails(logs(nccl_logs.launcher_log("far-below", HOSTS, 8, "azure", "h100", cmd, nics=["mlx5_2"])), waited)["verdict"] == "fail"
+    # A links probe's group is judged as a pair of its size is.
+    assert isolation_stage.probe_judge(result, judging)(4, {"kind": "links", "key": "k", "domain": "d"}) is None
+    # EFA: aws-ofi-nccl's GUID line of that device only, and libfabric's count of the NICs it found.
+    efa = nccl_logs.launcher_log("good", HOSTS, 8, "aws", "h100", cmd, nics=["rdmap144s27"])
+    assert isolation_parts.nics_in([efa], "efa") == ["rdmap144s27"] and "(found 1 nics)" in efa

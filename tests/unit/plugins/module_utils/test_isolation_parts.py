@@ -24,6 +24,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import r
 NICS = ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
 NIC_LINE = "node-0:120:180 [0] NCCL INFO NET/IB : Using " + " ".join("[%d]%s:1/IB" % (i, nic) for i, nic in enumerate(NICS)) + " ; OOB eth0:10.0.0.1<0>"
 LAYER = "topology.k8s.aws/network-node-layer-3"
+PASS = 300.0
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real")
 EFA_NICS = ["rdmap16s27", "rdmap32s27", "rdmap144s27", "rdmap160s27"]
 # The stand-in's EFA lines: aws-ofi-nccl's `GUID of <device>` line (tests/fixtures/real/nccl-nics), one per device.
@@ -118,12 +119,29 @@ class FaultyCluster(object):
         values = set(v for n in nodes for v in (self.labels.get(n) or {}).values())
         return any(link <= values for link in self.links)
 
-    def judge_for(self, size):
+    def busbw(self, name):
+        """The run's peak: 360 GB/s, 90 when slow; a run its NIC variable limits to some of the node's NICs (as many as
+        NICS) carries their share of it, as real NICs do (_lib/nccl/isolation.yaml nic_runs)."""
+        nodes, env = self.jobs[name]
+        value = 90.0 if self.is_slow(name) else 360.0
+        hca, iface = env.get("NCCL_IB_HCA", ""), env.get("FI_EFA_IFACE", "all")
+        if hca.startswith("="):
+            value *= len(hca[1:].split(",")) / float(len(NICS))
+        if iface != "all":
+            value *= len(iface.split(",")) / float(len(NICS))
+        return value
+
+    def judge_for(self, size, share=1):
+        """A judge as isolation_stage.pair_judge's: PASS GB/s for the pair, divided by SHARE for a one-NIC run."""
+
         def judge(logs, waited):
-            slow = self.is_slow(logs["name"])
-            return {"verdict": "fail" if slow else "pass", "reason": "r", "metrics": {"peak_busbw": 90.0 if slow else 360.0, "largest_size": 1 << 33}}
+            busbw = self.busbw(logs["name"])
+            return {"verdict": "pass" if busbw >= PASS / share else "fail", "reason": "r", "metrics": {"peak_busbw": busbw, "largest_size": 1 << 33}}
 
         return judge
+
+    def judge_probe(self, size, probe):
+        return self.judge_for(size, probe["of"]) if probe["kind"] == "rails" else None
 
 
 def pod(node):
@@ -139,7 +157,7 @@ def isolate(cluster, transport="ib", max_jobs=32, max_minutes=600, job=None):
         max_jobs=max_jobs,
         max_minutes=max_minutes,
         clock=cluster.clock,
-        parts={"transport": transport, "judge_for": cluster.judge_for},
+        parts={"transport": transport, "judge_for": cluster.judge_for, "judge_probe": cluster.judge_probe},
     )
 
 
@@ -264,7 +282,7 @@ def test_the_budget_bounds_the_finer_rounds_and_says_what_is_left():
     cluster = FaultyCluster(nodes(4), rails={"n1": ["mlx5_2"]})
     outcome = isolate(cluster, max_jobs=6)
     assert len(outcome["results"]) + len(outcome["part_results"]) == 6
-    assert by_level(outcome, "nic") == [] and outcome["pending"] == [{"kind": "rails", "node": "n1", "nic": "mlx5_2"}]
+    assert by_level(outcome, "nic") == [] and outcome["pending"] == [{"kind": "rails", "node": "n1", "nic": "mlx5_2", "of": 4}]
     assert cluster_result.isolation_record({}, outcome)["isolation"]["pending"] == outcome["pending"]
 
 
@@ -403,3 +421,69 @@ def test_the_report_carries_each_conclusion_with_its_runs():
     (path,) = [part for part in cluster["isolation"]["parts"] if part["level"] == "path"]
     assert path["conclusion"] == "nvlink" and len(path["paths"]) == 2 and "n2 nvlink" in cluster["reason"]
     assert '"conclusion": "nvlink"' in report.render_json(report.build_report({"c": entry}, run_id="r"))
+
+
+def test_one_nic_runs_are_held_to_one_nics_share_not_to_the_whole_pairs_thresholds():
+    # A real NIC alone carries its share of a pair's busbw (46-48 GB/s per NDR NIC, NVIDIA/nccl-tests#290): held to
+    # the whole pair's thresholds every good NIC would be slow and a single slow rail read as the node's whole network.
+    cluster = FaultyCluster(nodes(4), rails={"n1": ["mlx5_2"]})
+    unshared = isolation_run.run_isolation(
+        cluster,
+        trainjob(),
+        cluster.nodes,
+        cluster.judge_for(2),
+        max_jobs=32,
+        max_minutes=600,
+        clock=cluster.clock,
+        parts={"transport": "ib", "judge_for": cluster.judge_for},
+    )
+    assert by_level(unshared, "nic")[0]["conclusion"] == "every_rail"
+    (nic,) = by_level(isolate(FaultyCluster(nodes(4), rails={"n1": ["mlx5_2"]})), "nic")
+    assert nic["conclusion"] == "found" and nic["nics"] == ["mlx5_2"]
+    assert [run["busbw"] for run in nic["runs"]] == [90.0, 90.0, 22.5, 90.0]
+
+
+class UnevenRails(FaultyCluster):
+    """A NIC of n1 at FACTOR of its siblings: above one NIC's share of the pair's thresholds, below its siblings."""
+
+    factor = 0.85
+
+    def busbw(self, name):
+        value = FaultyCluster.busbw(self, name)
+        nodes, env = self.jobs[name]
+        return value * self.factor if "n1" in nodes and env.get("NCCL_IB_HCA") == "=mlx5_1" else value
+
+
+def test_a_nic_well_below_its_siblings_is_named_though_above_its_share():
+    cluster = UnevenRails(nodes(4), rails={"n1": ["mlx5_3"]})
+    (nic,) = by_level(isolate(cluster), "nic")
+    runs = dict((run["nic"], run) for run in nic["runs"])
+    assert runs["mlx5_1"]["verdict"] == "pass" and runs["mlx5_1"]["busbw"] == 76.5 and runs["mlx5_1"]["below_siblings"] == 90.0
+    assert nic["conclusion"] == "found" and nic["nics"] == ["mlx5_1", "mlx5_3"] and nic["cleared"] == ["mlx5_0", "mlx5_2"]
+    assert "mlx5_1 76.5 GB/s, 15 % below the median 90.0 GB/s of the others" in nic["reason"]
+    # Within the catalogue's percent (10) of the siblings it is not.
+    cluster = UnevenRails(nodes(4), rails={"n1": ["mlx5_3"]})
+    cluster.factor = 0.95
+    (nic,) = by_level(isolate(cluster), "nic")
+    assert nic["nics"] == ["mlx5_3"] and "below_siblings" not in nic["runs"][1]
+
+
+def test_below_siblings_compares_with_the_others_median_and_spares_exactly_the_percent():
+    assert isolation_parts.below_siblings({"a": 90.0, "b": 90.0, "c": 81.0, "d": 80.9}, 10) == {"d": (80.9, 90.0)}  # c is exactly 10 % below 90: spared
+    assert isolation_parts.below_siblings({"a": 90.0, "b": 81.0}, 10) == {}
+    assert isolation_parts.below_siblings({"a": 90.0, "b": 80.0}, 10) == {"b": (80.0, 90.0)}
+    assert isolation_parts.below_siblings({"a": 90.0}, 10) == {}
+    assert isolation_parts.sibling_percent() == 10.0
+    with pytest.raises(ConfigError, match="nic_runs.sibling_percent"):
+        isolation_parts.sibling_percent({"nic_runs": {"sibling_percent": 100}})
+
+
+def test_the_nic_runs_of_two_culprits_with_other_partners_share_their_rounds():
+    # One NIC per run on a culprit (each run needs all its GPUs), but two culprits' runs go in parallel.
+    cluster = FaultyCluster(nodes(8), rails={"n1": ["mlx5_2"], "n6": ["mlx5_0"]})
+    outcome = isolate(cluster)
+    nics = dict((part["node"], part["nics"]) for part in by_level(outcome, "nic"))
+    assert nics == {"n1": ["mlx5_2"], "n6": ["mlx5_0"]}
+    rail_rounds = [entry for entry in outcome["rounds"] if any(p["kind"] == "rails" for p in entry.get("probes") or [])]
+    assert len(rail_rounds) == len(NICS) and all(len(entry["probes"]) == 2 for entry in rail_rounds)
+    assert all(not set(entry["pairs"][0]) & set(entry["pairs"][1]) for entry in rail_rounds)

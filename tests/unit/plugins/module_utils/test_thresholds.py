@@ -335,3 +335,17 @@ def test_a_range_the_run_lacks_does_not_stop_the_ranges_after_it():
     got = check("range", sizes=[{"min": 2, "max": 4, "pass": 1}, {"min": "1G", "max": "1G", "pass": 400}])
     assert [(row["size"], row["verdict"]) for row in got["rows"]] == [(G, "pass")] and got["verdict"] == "warn", got
     assert "the run has no size in 2..4 of mine: not judged there" in got["reason"], got["reason"]
+
+
+def test_one_nics_share_divides_every_figure_and_says_so_in_its_id():
+    (peak,) = th.validate_thresholds({"thresholds": [{"id": "p", "collective": "all_reduce", "pass": 400, "warn": 360, "source": "s"}]}, origin="inventory")
+    share = th.nic_share(peak, 8)
+    assert (share["pass"], share["warn"], share["id"]) == (50.0, 45.0, "p (one NIC of 8)") and peak["pass"] == 400
+    (ranged,) = th.validate_thresholds(
+        {"thresholds": [{"id": "r", "collective": "all_reduce", "sizes": [{"min": "1G", "max": "2G", "pass": 100, "warn": 80}], "source": "s"}]},
+        origin="inventory",
+    )
+    assert [(item["pass"], item["warn"]) for item in th.nic_share(ranged, 4)["ranges"]] == [(25.0, 20.0)]
+    assert th.nic_share(peak, 1) is peak and th.nic_share(None, 4) is None
+    with pytest.raises(ConfigError, match="one_nic_of"):
+        th.nic_share(peak, 0)
