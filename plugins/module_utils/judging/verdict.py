@@ -528,7 +528,9 @@ def verdict_for(
             if exc.field != "collective":
                 raise
             error = str(exc)
-    if output is not None and output != "" and error is None and result is None:
+    # No pod log at all (a job that timed out before any pod ran) is no output, like None: not unreadable output,
+    # which would count as output and make a timed-out job a failed one.
+    if output not in (None, "", []) and error is None and result is None:
         error = "nccl-tests output could not be read"
     evidence = expected = None
     if texts is not None:

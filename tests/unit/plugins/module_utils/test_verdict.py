@@ -490,6 +490,17 @@ def test_parse_errors_are_error_verdicts_unless_the_job_failed():
     assert missing["verdict"] == "error" and "no nccl-tests output to judge" in missing["reason"]
 
 
+def test_a_timed_out_job_without_any_pod_log_is_unjudged_not_failed():
+    # A fleet job that timed out before a pod ran (unschedulable, say) has no log: nothing to judge, so error, as a
+    # timed-out job whose output is None; its logs only would make it a failure of the cluster's parts.
+    for output in ([], None):
+        result = vd.verdict_for(output, H100_AWS, "all_reduce", job_outcome="Timeout", job_reason="not finished in 3600 s", pods=[])
+        assert result["verdict"] == "error", (output, result["reason"])
+        assert result["reason"].startswith("no result: the TrainJob did not finish in time: not finished in 3600 s")
+    failed = vd.verdict_for([], H100_AWS, "all_reduce", job_outcome="Failed", job_reason="BackoffLimitExceeded", pods=[])
+    assert failed["verdict"] == "fail" and failed["reason"].startswith("TrainJob Failed: BackoffLimitExceeded")
+
+
 def test_bad_result_type():
     with pytest.raises(ConfigError, match="^result: must be a parsed nccl-tests result"):
         vd.judge("text", H100_AWS)
@@ -782,7 +793,9 @@ def test_the_failing_hosts_are_named_up_to_eight():
 
 
 def test_output_that_is_no_nccl_tests_output_is_an_error_naming_why():
-    assert vd.verdict_for([])["reason"] == "no result: nccl-tests output could not be read"
+    # No pod log at all is no output (test_a_timed_out_job_without_any_pod_log_is_unjudged_not_failed).
+    assert vd.verdict_for([])["reason"] == "no result and no job outcome to judge"
+    assert vd.verdict_for([], collective="all_reduce")["reason"] == "no result: no nccl-tests output to judge"
     assert vd.verdict_for(["a log line"])["reason"].startswith("no result: nccl-tests output: no result table found in 1 lines")
     assert vd.verdict_for({"foo": 1})["reason"].startswith("no result: nccl-tests output (JSON): no 'results' list")
     with pytest.raises(ConfigError, match=r"^result: must be a parsed nccl-tests result \(gpufleet.burnin.nccl_results\), got str$"):
