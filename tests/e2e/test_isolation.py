@@ -82,18 +82,25 @@ SPEC = {
             "nodes": 4,
             "node_naming": "indexed",
             "slow_nodes": [BAD_NODE],
-            # 4 pairs, 1 network-only run and one per EFA device: 9 jobs.
+            # 4 pairs, a network-only run and its control pair's, one run per EFA device: 10 jobs.
             "inventory_vars": {"burnin_nodes": 4, "burnin_isolation_max_jobs": 12},
             "trainjob_outcome": "Complete",
             "nccl_log": "good",
         },
         {"name": GOOD, "platform": "gcp", "gpu_architecture": "h100", "kubernetes_version": "1.37", "nodes": 2, "nccl_log": "good"},
         dict(FAULTY, name=NVLINK, degraded_nvlink=["%s-gpu-2" % NVLINK]),
-        dict(FAULTY, name=RAILS, platform="azure", slow_rails={"%s-gpu-1" % RAILS: ["mlx5_2"]}),
+        # 3 pairs, a network-only run and its control pair's, one run per NIC: 9 jobs.
+        dict(
+            FAULTY,
+            name=RAILS,
+            platform="azure",
+            slow_rails={"%s-gpu-1" % RAILS: ["mlx5_2"]},
+            inventory_vars={"burnin_nodes": 4, "burnin_isolation_max_jobs": 9},
+        ),
         dict(FAULTY, name=LINKS, nodes=8, inventory_vars={"burnin_nodes": 8}, bad_links=[LINK_DOMAINS]),
         dict(FAULTY, name=BOTH, degraded_nvlink=["%s-gpu-2" % BOTH], slow_nodes=["%s-gpu-2" % BOTH], **MNNVL),
         dict(FAULTY, name=FABRIC, slow_nodes=["%s-gpu-1" % FABRIC], **MNNVL),
-        dict(FAULTY, name=EFA_RAILS, slow_rails={"%s-gpu-1" % EFA_RAILS: ["rdmap144s27"]}),
+        dict(FAULTY, name=EFA_RAILS, slow_rails={"%s-gpu-1" % EFA_RAILS: ["rdmap144s27"]}, inventory_vars={"burnin_nodes": 4, "burnin_isolation_max_jobs": 9}),
     ],
 }
 
@@ -245,12 +252,17 @@ def test_a_degraded_nvlink_is_named_nvlink_by_one_network_only_job(isolated):
     isolation = summary[NVLINK]["isolation"]
     assert isolation["culprits"] == ["%s-gpu-2" % NVLINK], isolation
     (path,) = parts_of(summary, NVLINK, "path")
-    assert path["conclusion"] == "nvlink" and path["jobs"] == 1, path
-    network = path["paths"][1]
-    assert network["path"] == "network" and network["verdict"] == "pass" and {"name": "NCCL_P2P_DISABLE", "value": "1"} in network["env"]
-    assert path["paths"][0]["verdict"] == "fail" and path["paths"][0]["busbw"] < network["busbw"]
-    # The jobs it took: 4 pairs to name the node (its partner in round 1 needs a test of its own), 1 network-only.
-    assert (isolation["node_jobs"], isolation["jobs"]) == (4, 5)
+    assert path["conclusion"] == "nvlink" and path["jobs"] == 2, path
+    full, network, control = path["paths"]
+    assert network["path"] == "network" and {"name": "NCCL_P2P_DISABLE", "value": "1"} in network["env"]
+    assert full["verdict"] == "fail" and full["busbw"] < network["busbw"]
+    # With NVLink off a healthy pair misses the 2-node thresholds (the stand-in carries what its NICs do, as a real pair
+    # does): the network-only run is judged beside its control, the same run on two good nodes in the same round.
+    assert network["verdict"] != "pass" and control["path"] == "control" and control["env"] == network["env"]
+    assert control["round"] == network["round"] and not set(control["nodes"]) & set(network["nodes"]) and "beside" in path["reason"]
+    # The jobs it took: 4 pairs to name the node (its partner in round 1 needs a test of its own), the network-only run
+    # and its control.
+    assert (isolation["node_jobs"], isolation["jobs"]) == (4, 6)
     assert "%s-gpu-2 nvlink" % NVLINK in summary[NVLINK]["reason"]
 
 
@@ -270,8 +282,8 @@ def test_a_slow_rail_is_fabric_and_named_by_one_job_per_nic(isolated):
     pair = max(r["busbw"] for r in isolation["rounds"][0]["results"] if r["verdict"] == "pass")
     assert all(run["verdict"] == "pass" and "(one NIC of 4)" in run["reason"] and run["busbw"] < pair / 3 for run in good), nic["runs"]
     assert nic["runs"][2]["verdict"] == "fail" and nic["runs"][2]["busbw"] < min(run["busbw"] for run in good)
-    # 3 pairs, 1 network-only, 1 per NIC: the default budget of 8 exactly.
-    assert (isolation["node_jobs"], isolation["jobs"]) == (3, 8)
+    # 3 pairs, the network-only run and its control, 1 per NIC: the cluster's budget of 9 exactly.
+    assert (isolation["node_jobs"], isolation["jobs"]) == (3, 9)
     assert "%s NIC mlx5_2" % bad in summary[RAILS]["reason"]
 
 
@@ -293,7 +305,7 @@ def test_a_slow_node_on_efa_is_slow_on_every_efa_device_alone(isolated):
     assert path["conclusion"] == "fabric" and nic["conclusion"] == "every_rail", nic
     assert nic["nics"] == EFA_NICS and [run["env"] for run in nic["runs"]] == [[{"name": "FI_EFA_IFACE", "value": n}] for n in EFA_NICS]
     isolation = summary[CLUSTER]["isolation"]
-    assert isolation["jobs"] == isolation["node_jobs"] + 1 + len(EFA_NICS) and not isolation["pending"]
+    assert isolation["jobs"] == isolation["node_jobs"] + 2 + len(EFA_NICS) and not isolation["pending"]
 
 
 def test_a_slow_efa_rail_is_named_by_one_job_per_efa_device(isolated):
@@ -308,7 +320,7 @@ def test_a_slow_efa_rail_is_named_by_one_job_per_efa_device(isolated):
     assert nic["conclusion"] == "found" and nic["nics"] == ["rdmap144s27"], nic
     assert set(nic["cleared"]) == set(EFA_NICS) - {"rdmap144s27"}
     assert [run["env"] for run in nic["runs"]][2] == [{"name": "FI_EFA_IFACE", "value": "rdmap144s27"}]
-    assert (isolation["node_jobs"], isolation["jobs"]) == (3, 8)
+    assert (isolation["node_jobs"], isolation["jobs"]) == (3, 9)
     assert "%s NIC rdmap144s27" % bad in summary[EFA_RAILS]["reason"]
 
 
@@ -318,15 +330,16 @@ def test_a_degraded_nvlink_and_a_slow_nic_on_one_mnnvl_node_are_both_by_a_networ
     isolation = summary[BOTH]["isolation"]
     assert isolation["culprits"] == [bad], isolation
     (path,) = parts_of(summary, BOTH, "path")
-    assert path["conclusion"] == "both" and path["jobs"] == 2, path
-    full, network, nvlink = path["paths"]
-    assert (full["path"], network["path"], nvlink["path"]) == ("all", "network", "nvlink")
+    assert path["conclusion"] == "both" and path["jobs"] == 3, path
+    full, network, nvlink, control = path["paths"]
+    assert (full["path"], network["path"], nvlink["path"], control["path"]) == ("all", "network", "nvlink", "control")
+    assert network["busbw"] < control["busbw"] * 0.9
     assert full["verdict"] == network["verdict"] == nvlink["verdict"] == "fail"
     assert {"name": "NCCL_MNNVL_ENABLE", "value": "0"} in network["env"] and {"name": "NCCL_NET", "value": "Socket"} in nvlink["env"]
     # The NVLink-only run stayed on NVLink: MNNVL used, no channel via NET.
     assert nvlink["proof"]["mnnvl"] is True and nvlink["proof"]["net"] == {} and nvlink["proof"]["info_lines"] > 0
     # The rails follow a `both` as a `fabric`: one EFA device per job (FI_EFA_IFACE) until the budget (8 jobs) runs out.
-    assert isolation["node_jobs"] == 4 and 4 + 2 < isolation["jobs"] <= 8, isolation
+    assert isolation["node_jobs"] == 4 and 4 + 3 < isolation["jobs"] <= 8, isolation
     assert parts_of(summary, BOTH, "nic") or [probe for probe in isolation["pending"] if probe["kind"] == "rails"], isolation
     assert "%s both" % bad in summary[BOTH]["reason"]
 
@@ -337,9 +350,9 @@ def test_a_slow_nic_on_an_mnnvl_node_is_fabric_with_its_nvlink_proved_good(isola
     isolation = summary[FABRIC]["isolation"]
     assert isolation["culprits"] == [bad], isolation
     (path,) = parts_of(summary, FABRIC, "path")
-    assert path["conclusion"] == "fabric" and path["jobs"] == 2 and "its NVLink proved good" in path["reason"], path
-    network, nvlink = path["paths"][1:]
+    assert path["conclusion"] == "fabric" and path["jobs"] == 3 and "its NVLink proved good" in path["reason"], path
+    network, nvlink = path["paths"][1:3]
     assert network["verdict"] == "fail" and nvlink["verdict"] == "pass" and nvlink["busbw"] > network["busbw"]
     assert nvlink["proof"]["mnnvl"] is True and nvlink["proof"]["net"] == {}
-    assert isolation["node_jobs"] == 3 and 3 + 2 < isolation["jobs"] <= 8, isolation
+    assert isolation["node_jobs"] == 3 and 3 + 3 < isolation["jobs"] <= 8, isolation
     assert parts_of(summary, FABRIC, "nic") or [probe for probe in isolation["pending"] if probe["kind"] == "rails"], isolation

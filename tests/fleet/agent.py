@@ -39,7 +39,8 @@ spec.trainer.env and the mpirun line's `-x NAME=VALUE`, run_env): `slow_rails` (
 the launcher's NIC list gives: `NET/IB : Using [0]mlx5_0:1/IB ...`, aws-ofi-nccl's `NET/OFI GUID of rdmap16s27: ...`
 lines on EFA, nccl_logs.NICS) while the run may use that NIC (an exact `=` NCCL_IB_HCA list or an FI_EFA_IFACE list
 without it excludes it; a run so limited lists only its NICs and carries their share of the pair's busbw, as real
-NICs do: nccl_logs.launcher_log); `degraded_nvlink` ([<node>]) unless the run sets NCCL_P2P_DISABLE=1 (NVLink off); an
+NICs do: nccl_logs.launcher_log; a run with NVLink off, NCCL_P2P_DISABLE=1, carries what its NICs do, below the
+2-node thresholds: nccl_logs.NETWORK_ONLY); `degraded_nvlink` ([<node>]) unless the run sets NCCL_P2P_DISABLE=1 (NVLink off); an
 NVLink-only run (the isolation's, _lib/nccl/isolation.yaml: NCCL_MNNVL_ENABLE=1 and NCCL_NET=Socket, P2P on) whose
 workers share one `nvidia.com/gpu.clique` prints its cross-node channels `via P2P/MNNVL`, no NET channel, and is
 slowed by no network fault (slow node, rail or link), only by a degraded NVLink;
@@ -373,6 +374,7 @@ class Cluster:
                 mnnvl=mnnvl,
                 transport=transport,
                 nics=nics,
+                network_only=run_env(tj).get("NCCL_P2P_DISABLE") == "1",
             )
         if "launcher" in shape:
             return nccl_logs.worker_log(hosts[index] if index < len(hosts) else pod["spec"].get("hostname", ""), index)

@@ -56,6 +56,12 @@ PEAK_BUSBW_PLATFORM = {("gcp", "h100"): 337.6, ("azure", "h100"): 452.0}
 # With multi-node NVLink the busbw is NVLink's: GB200 NVL72 834.6 (coreweave/nccl-tests), GB300 ~895 (AICR).
 PEAK_BUSBW_MNNVL = {"gb200": 812.5, "gb300": 889.1}
 FACTOR = {"below-threshold": 0.6, "far-below": 0.25}
+# A healthy pair's busbw with NVLink off (NCCL_P2P_DISABLE=1: every byte through the NICs) beside its whole run's: the
+# NICs' line rate over the published 2-node figure, GCP A3 Mega's 8 x 200 Gb/s (200 GB/s) over its 2x8 H100
+# all_reduce's 338.8 GB/s (tests/fixtures/real/nccl/gcp-a3mega-all-reduce-2x8-h100-pass.log): below the 2-node
+# thresholds, which are taken from runs with NVLink ("On two nodes, NCCL uses the tree (or nvlstree) algorithm which
+# can indeed go beyond the network bottleneck", NVIDIA/nccl-tests#196).
+NETWORK_ONLY = 0.59
 # A healthy node's own all_reduce over all its GPUs (the node stage: all_reduce_perf -g <gpus>, one process, no
 # network): NVLink/NVSwitch busbw per GPU, a little above the single-node thresholds of _lib/thresholds.yaml (H100 ~480
 # with NVLS per NVIDIA/nccl-tests#212; the others plausible levels of the same records).
@@ -221,13 +227,16 @@ def opened_nics(net_lines, net_id, nics):
     return net_lines
 
 
-def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, seed="", finished=True, mnnvl=False, transport="expected", nics=None):
+def launcher_log(
+    result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, seed="", finished=True, mnnvl=False, transport="expected", nics=None, network_only=False
+):
     """The launcher's log text for `result` (see RESULTS). `hosts`: the worker pods' hostnames, in rank order.
 
     `finished` False gives what a running launcher has printed so far (up to the middle of the sweep). `transport`:
     `expected` or `socket` (see TRANSPORTS). `nics`: the NICs of the transport a run limited to some may use (the
     isolation's one-NIC runs, nics_used): its NIC list names only those, and its busbw is their share of the pair's
-    (a pair's traffic is spread over every NIC: 46-48 GB/s per NDR NIC, NVIDIA/nccl-tests#290).
+    (a pair's traffic is spread over every NIC: 46-48 GB/s per NDR NIC, NVIDIA/nccl-tests#290). `network_only`: the
+    run turned NVLink off (NCCL_P2P_DISABLE=1): NETWORK_ONLY of its busbw, what its NICs carry.
     """
     if result == "none" or cmd is None:
         return "+ mpirun: nccl-tests did not run\n" if result == "none" else ""
@@ -237,6 +246,8 @@ def launcher_log(result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, s
     if transport == "socket" and busbw is None:
         busbw = SOCKET_BUSBW
     peak = peak_for(result, platform, gpu, busbw, mnnvl)
+    if network_only:
+        peak = round(peak * NETWORK_ONLY, 1)
     if nics is not None and NICS.get(net_id) and transport == "expected":
         net_lines = opened_nics(net_lines, net_id, nics)
         peak = round(peak * len(nics) / len(NICS[net_id]), 1)

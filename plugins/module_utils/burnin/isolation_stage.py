@@ -58,8 +58,8 @@ def pair_judge(result, judging, nodes=2, expected_transport=None, one_nic_of=Non
 
 def probe_judge(result, judging):
     """The judge of a finer probe's run (judging/isolation_parts.py) where it differs from a pair's, else None. A
-    network-only run is without multi-node NVLink (NCCL_MNNVL_ENABLE=0), so it is held to the thresholds of a run
-    without MNNVL; an NVLink-only run goes over NCCL's socket net (NCCL_NET=Socket, _lib/nccl/isolation.yaml), which
+    network-only run (and its control pair's) is without multi-node NVLink (NCCL_MNNVL_ENABLE=0), so it is held to the
+    thresholds of a run without MNNVL; an NVLink-only run goes over NCCL's socket net (NCCL_NET=Socket, _lib/nccl/isolation.yaml), which
     is then the transport it must show; a one-NIC run is held to one NIC's share (the probe's ``of``)."""
 
     def judge_probe(size, probe):
@@ -67,7 +67,7 @@ def probe_judge(result, judging):
             return pair_judge(result, judging, size, one_nic_of=probe.get("of"))
         if probe.get("kind") != "paths":
             return None
-        if probe.get("path", "network") == "network":
+        if probe.get("path", "network") in ("network", "control"):
             return pair_judge(result, dict(judging, mnnvl=False), size)
         return pair_judge(result, judging, size, expected_transport="socket")
 

@@ -9,7 +9,9 @@ each variable); no platform is named here.
 
 Three probes, in this order (docs/isolation.md, "Finding the bad part"):
 
-1. paths: each culprit's slow pair again, network-only (every NVLink path off), and, when the pair is in one
+1. paths: each culprit's slow pair again, network-only (every NVLink path off; judged beside a control, the same run on
+   two good nodes in the same round, since the 2-node thresholds are above what a healthy pair reaches without
+   NVLink), and, when the pair is in one
    multi-node NVLink domain (the catalogue's domain label equal on both nodes, and the run enabled MNNVL),
    NVLink-only: network-only passes and NVLink-only is slow: ``nvlink``; the reverse: ``fabric``; both slow:
    ``both``; both pass: ``not_reproduced`` (neither path alone). An NVLink-only run counts only when its log proves
@@ -115,12 +117,19 @@ def nvlink_pair(first, second, context, cat=None):
     return ""
 
 
-def sibling_percent(cat=None):
-    """How far below the median of its siblings a one-NIC run is slow (the catalogue's nic_runs.sibling_percent)."""
-    value = ((cat or catalog()).get("nic_runs") or {}).get("sibling_percent")
+def peer_percent(cat=None):
+    """How far below its peers (a one-NIC run's sibling NICs, a network-only run's control pair) a finer run is slow:
+    the catalogue's peers.percent."""
+    value = ((cat or catalog()).get("peers") or {}).get("percent")
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 100:
-        raise ConfigError("%s nic_runs.sibling_percent" % CATALOG_FILE, "must be a number above 0 and below 100, got %r" % (value,))
+        raise ConfigError("%s peers.percent" % CATALOG_FILE, "must be a number above 0 and below 100, got %r" % (value,))
     return float(value)
+
+
+def control_pair(good, busy):
+    """Two nodes of GOOD (proved good by the pair rounds) that no job of the round holds (BUSY), or None."""
+    free = sorted(node for node in good if node not in busy)
+    return free[:2] if len(free) >= 2 else None
 
 
 def rail_of(transport, cat=None):
@@ -241,9 +250,10 @@ def next_step(conclusion, context, results=(), max_jobs=0):
     labels = context.get("labels")
     keys = topology_labels(cat)
     parts, wanted = [], []
+    good = set(conclusion.get("good") or []) | set(context.get("known_good") or [])
     for culprit in conclusion.get("culprits") or []:
         node = culprit["node"]
-        base = _slowest_pair(culprit, set(conclusion.get("good") or []) | set(context.get("known_good") or []))
+        base = _slowest_pair(culprit, good)
         if base is None:
             continue
         partner = [n for n in base["nodes"] if n != node][0]
@@ -261,7 +271,8 @@ def next_step(conclusion, context, results=(), max_jobs=0):
             if not no_nvlink and not nvlink:
                 wanted.append({"nodes": [node, partner], "env": nvlink_only_env(cat), "probe": {"kind": "paths", "node": node, "path": "nvlink"}})
             continue
-        part = _paths_conclusion(node, base, network[-1], nvlink[-1] if nvlink else None, no_nvlink)
+        control = [r for r in _of(results, "paths", node=node) if r["probe"].get("path") == "control"]
+        part = _paths_conclusion(node, base, network[-1], nvlink[-1] if nvlink else None, no_nvlink, control[-1] if control else None, peer_percent(cat))
         parts.append(part)
         if part["conclusion"] not in ("fabric", "both"):
             continue
@@ -278,7 +289,7 @@ def next_step(conclusion, context, results=(), max_jobs=0):
             probe = {"kind": "rails", "node": node, "nic": nic, "of": len(nics)}
             wanted.append({"nodes": [node, partner], "env": rail_env(context.get("transport"), nic, cat), "probe": probe})
             continue
-        parts.append(_nic_part(node, nics, done, sibling_percent(cat)))
+        parts.append(_nic_part(node, nics, done, peer_percent(cat)))
     outcome = conclusion.get("outcome")
     if outcome == "unexplained":
         for pair in conclusion.get("unexplained") or []:
@@ -295,24 +306,52 @@ def next_step(conclusion, context, results=(), max_jobs=0):
                 continue
             busy.update(job["nodes"])
             jobs.append(job)
+        for job in list(jobs):
+            # Each network-only run with its control: the same run on two good nodes, in the same round.
+            pair = control_pair(good, busy) if job["probe"].get("path") == "network" else None
+            if pair:
+                busy.update(pair)
+                jobs.append({"nodes": pair, "env": job["env"], "probe": dict(job["probe"], path="control")})
         if max_jobs > 0:
             return {"state": "run", "jobs": jobs[:max_jobs]}
         return {"state": "done", "parts": parts, "pending": [job["probe"] for job in wanted]}
     return {"state": "done", "parts": parts, "pending": []}
 
 
-def _paths_conclusion(node, base, network, nvlink, no_nvlink):
-    """The path part of NODE from its network-only run and its NVLink-only run (None when none was made: NO_NVLINK
-    says why)."""
-    runs = [network] + ([nvlink] if nvlink else [])
+def _measured(run):
+    return run is not None and run["verdict"] != "error" and isinstance(run.get("busbw"), (int, float))
+
+
+def beside_control(network, control, percent):
+    """(slow, why) of a NETWORK-only run: more than PERCENT below its CONTROL (the same run on two good nodes) when both
+    were measured, else by its own verdict against the thresholds, which a run without NVLink may miss when healthy
+    (_lib/nccl/isolation.yaml, peers)."""
+    if _measured(network) and _measured(control):
+        slow = network["busbw"] * 100.0 < control["busbw"] * (100.0 - percent)
+        return slow, "%.1f GB/s network-only beside %.1f GB/s on the good pair %s (%s more than %g %% below)" % (
+            network["busbw"],
+            control["busbw"],
+            "+".join(control["nodes"]),
+            "is" if slow else "not",
+            percent,
+        )
+    if control is None:
+        return network["verdict"] in SLOW, "no control pair ran: network-only judged against the 2-node thresholds"
+    return network["verdict"] in SLOW, "the control pair gave no result: network-only judged against the 2-node thresholds"
+
+
+def _paths_conclusion(node, base, network, nvlink, no_nvlink, control=None, percent=10.0):
+    """The path part of NODE from its network-only run (beside its CONTROL, when one ran) and its NVLink-only run (None
+    when none was made: NO_NVLINK says why)."""
+    runs = [network] + ([nvlink] if nvlink else []) + ([control] if control else [])
     if network["verdict"] == "error":
         return _path_part(node, "undetermined", base, runs, "the network-only run gave no result: %s" % (network.get("reason") or ""))
-    network_slow = network["verdict"] in SLOW
+    network_slow, beside = beside_control(network, control, percent)
     if nvlink is None:
         if network_slow:
-            why = "slow network-only too: its network path is at fault (NVLink not proved good: %s)" % no_nvlink
+            why = "slow network-only too: its network path is at fault (%s; NVLink not proved good: %s)" % (beside, no_nvlink)
             return _path_part(node, "fabric", base, runs, why)
-        why = "slow with its NVLink paths, passes network-only: its NVLink (or NVSwitch) is at fault (no NVLink-only run: %s)" % no_nvlink
+        why = "slow with its NVLink paths, good network-only: its NVLink (or NVSwitch) is at fault (%s; no NVLink-only run: %s)" % (beside, no_nvlink)
         return _path_part(node, "nvlink", base, runs, why)
     if nvlink["verdict"] == "error":
         return _path_part(node, "undetermined", base, runs, "the NVLink-only run gave no result: %s" % (nvlink.get("reason") or ""))
@@ -321,22 +360,25 @@ def _paths_conclusion(node, base, network, nvlink, no_nvlink):
         return _path_part(node, "undetermined", base, runs, "the NVLink-only run does not count: %s" % unproven)
     nvlink_slow = nvlink["verdict"] in SLOW
     if network_slow and nvlink_slow:
-        return _path_part(node, "both", base, runs, "slow network-only and slow NVLink-only: its NVLink and its network path are both at fault")
+        why = "slow network-only and slow NVLink-only: its NVLink and its network path are both at fault (%s)" % beside
+        return _path_part(node, "both", base, runs, why)
     if network_slow:
-        return _path_part(node, "fabric", base, runs, "slow network-only, passes NVLink-only: its network path is at fault, its NVLink proved good")
+        why = "slow network-only, passes NVLink-only: its network path is at fault, its NVLink proved good (%s)" % beside
+        return _path_part(node, "fabric", base, runs, why)
     if nvlink_slow:
-        return _path_part(node, "nvlink", base, runs, "passes network-only, slow NVLink-only: its NVLink (or NVSwitch) is at fault")
+        return _path_part(node, "nvlink", base, runs, "good network-only, slow NVLink-only: its NVLink (or NVSwitch) is at fault (%s)" % beside)
     return _path_part(
         node,
         "not_reproduced",
         base,
         runs,
-        "passes network-only and passes NVLink-only: neither path alone reproduces the slow pair (the two together, or a passing fault)",
+        "good network-only and passes NVLink-only: neither path alone reproduces the slow pair (the two together, or a passing fault; %s)" % beside,
     )
 
 
 def _path_part(node, verdict, base, runs, reason):
-    texts = "; ".join("%s-only %s" % (run["probe"].get("path", "network").replace("nvlink", "NVLink"), _text(run)) for run in runs)
+    labels = {"network": "network-only", "nvlink": "NVLink-only", "control": "control network-only"}
+    texts = "; ".join("%s %s" % (labels[run["probe"].get("path", "network")], _text(run)) for run in runs)
     evidence = [dict(_evidence(base), path="all")]
     for run in runs:
         item = dict(_evidence(run), path=run["probe"].get("path", "network"))

@@ -366,7 +366,7 @@ def nic_share(record, nics):
     """RECORD (a normalized threshold record, or None) as one NIC's share of it: pass, warn and expected (the record's
     and each range's) divided by NICS, the NICs a node's run spreads its inter-node traffic over. The isolation's
     one-NIC runs (judging/isolation_parts.py) are held to it: one NIC carries 1/NICS of a pair's traffic (NVIDIA's
-    per-NIC figures, _lib/nccl/isolation.yaml ``nic_runs``)."""
+    per-NIC figures, _lib/nccl/isolation.yaml ``peers``)."""
     if record is None or nics == 1:
         return record
     if isinstance(nics, bool) or not isinstance(nics, int) or nics < 1:

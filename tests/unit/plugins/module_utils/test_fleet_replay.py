@@ -195,3 +195,20 @@ def test_the_stand_ins_one_nic_run_lists_that_nic_with_its_share_and_is_judged_a
     # EFA: aws-ofi-nccl's GUID line of that device only, and libfabric's count of the NICs it found.
     efa = nccl_logs.launcher_log("good", HOSTS, 8, "aws", "h100", cmd, nics=["rdmap144s27"])
     assert isolation_parts.nics_in([efa], "efa") == ["rdmap144s27"] and "(found 1 nics)" in efa
+
+
+def test_the_stand_ins_healthy_network_only_run_misses_the_two_node_thresholds_as_a_real_one_does():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import isolation_stage
+
+    cmd = {"program": "all_reduce_perf", "collective": "all_reduce", "min_bytes": 8, "max_bytes": 16 << 30, "step": 2, "iters": 20, "warmup": 5, "check": 1}
+    items = pods(HOSTS)
+    result = {"platform": "aws", "gpu_architecture": "h100", "gpus_per_node": 8, "collective": "all_reduce", "workload": "nccl-all-reduce"}
+    judge = isolation_stage.probe_judge(result, dict(isolation_stage.DEFAULT_JUDGING))(2, {"kind": "paths", "node": "n", "path": "control"})
+
+    def judged(text):
+        return judge({"results": [{"item": items[0], "log": text}], "pods": items}, {"outcome": "Complete"})
+
+    whole = judged(nccl_logs.launcher_log("good", HOSTS, 8, "aws", "h100", cmd))
+    network = judged(nccl_logs.launcher_log("good", HOSTS, 8, "aws", "h100", cmd, network_only=True))
+    assert whole["verdict"] == "pass" and network["verdict"] in ("warn", "fail"), network["reason"]
+    assert network["metrics"]["peak_busbw"] == pytest.approx(whole["metrics"]["peak_busbw"] * nccl_logs.NETWORK_ONLY, rel=0.01)

@@ -25,6 +25,9 @@ NICS = ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
 NIC_LINE = "node-0:120:180 [0] NCCL INFO NET/IB : Using " + " ".join("[%d]%s:1/IB" % (i, nic) for i, nic in enumerate(NICS)) + " ; OOB eth0:10.0.0.1<0>"
 LAYER = "topology.k8s.aws/network-node-layer-3"
 PASS = 300.0
+# A healthy pair's network-only busbw beside its whole run's: GCP A3 Mega's published 2x8 H100 all_reduce, 338.8 GB/s,
+# over its 8 x 200 Gb/s NICs, 200 GB/s of line rate (tests/fixtures/real/nccl/gcp-a3mega-all-reduce-2x8-h100-pass.log).
+NETWORK_ONLY = 0.59
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real")
 EFA_NICS = ["rdmap16s27", "rdmap32s27", "rdmap144s27", "rdmap160s27"]
 # The stand-in's EFA lines: aws-ofi-nccl's `GUID of <device>` line (tests/fixtures/real/nccl-nics), one per device.
@@ -120,10 +123,14 @@ class FaultyCluster(object):
         return any(link <= values for link in self.links)
 
     def busbw(self, name):
-        """The run's peak: 360 GB/s, 90 when slow; a run its NIC variable limits to some of the node's NICs (as many as
-        NICS) carries their share of it, as real NICs do (_lib/nccl/isolation.yaml nic_runs)."""
+        """The run's peak: 360 GB/s, 90 when slow; NETWORK_ONLY of it with NVLink off; a run its NIC variable limits to some of the node's NICs (as many as
+        NICS) carries their share of it, as real NICs do (_lib/nccl/isolation.yaml peers)."""
         nodes, env = self.jobs[name]
         value = 90.0 if self.is_slow(name) else 360.0
+        if env.get("NCCL_P2P_DISABLE") == "1":
+            # NVLink off: held to what the NICs carry, below the 2-node thresholds taken from runs with NVLink
+            # (NETWORK_ONLY, tests/fleet/nccl_logs.py's).
+            value *= NETWORK_ONLY
         hca, iface = env.get("NCCL_IB_HCA", ""), env.get("FI_EFA_IFACE", "all")
         if hca.startswith("="):
             value *= len(hca[1:].split(",")) / float(len(NICS))
@@ -174,16 +181,46 @@ def test_a_degraded_nvlink_is_named_nvlink_by_a_network_only_run():
     outcome = isolate(cluster)
     assert [c["node"] for c in outcome["conclusion"]["culprits"]] == ["n2"]
     (path,) = by_level(outcome, "path")
-    assert path["node"] == "n2" and path["conclusion"] == "nvlink" and path["jobs"] == 1
-    assert [run["path"] for run in path["paths"]] == ["all", "network"]
-    assert path["paths"][0]["verdict"] == "fail" and path["paths"][1]["verdict"] == "pass"
-    network = dict((item["name"], item["value"]) for item in path["paths"][1]["env"])
-    assert network == {"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1", "NCCL_NVLS_ENABLE": "0", "NCCL_MNNVL_ENABLE": "0"}
+    assert path["node"] == "n2" and path["conclusion"] == "nvlink" and path["jobs"] == 2
+    assert [run["path"] for run in path["paths"]] == ["all", "network", "control"]
+    full, network, control = path["paths"]
+    network_env = dict((item["name"], item["value"]) for item in network["env"])
+    assert network_env == {"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1", "NCCL_NVLS_ENABLE": "0", "NCCL_MNNVL_ENABLE": "0"}
+    # Healthy without NVLink, the pair misses the 2-node thresholds as its control does: beside the control it is good.
+    assert full["verdict"] == "fail" and network["verdict"] == control["verdict"] == "fail" and network["busbw"] == control["busbw"]
+    assert control["env"] == network["env"] and control["round"] == network["round"] and not set(control["nodes"]) & set(network["nodes"])
+    beside = "212.4 GB/s network-only beside 212.4 GB/s on the good pair %s (not more than 10 %% below)" % "+".join(control["nodes"])
+    assert beside in path["reason"], path["reason"]
     # Nothing more: an NVLink fault is no rail's.
-    assert by_level(outcome, "nic") == [] and len(outcome["part_results"]) == 1
+    assert by_level(outcome, "nic") == [] and len(outcome["part_results"]) == 2
     record = cluster_result.isolation_record({"reason": "verdict fail"}, outcome)["isolation"]
-    assert record["parts"] == outcome["parts"] and record["jobs"] == record["node_jobs"] + 1 == 5
+    assert record["parts"] == outcome["parts"] and record["jobs"] == record["node_jobs"] + 2 == 6
     assert cluster_result.isolation_record({"reason": "verdict fail"}, outcome)["reason"] == "verdict fail; isolation: bad node(s) n2; n2 nvlink"
+
+
+def test_without_a_control_pair_the_network_only_run_is_held_to_the_thresholds_and_says_so():
+    # The budget leaves the network-only run but not its control: judged against the 2-node thresholds, which a
+    # healthy pair without NVLink misses (the 2-node figures are above what its NICs carry: peers in
+    # _lib/nccl/isolation.yaml), so the degraded NVLink reads as its network: what the control is for.
+    cluster = FaultyCluster(nodes(4), nvlink=["n2"])
+    outcome = isolate(cluster, max_jobs=5)
+    (path,) = by_level(outcome, "path")
+    assert [run["path"] for run in path["paths"]] == ["all", "network"] and path["jobs"] == 1
+    assert path["conclusion"] == "fabric" and "no control pair ran: network-only judged against the 2-node thresholds" in path["reason"]
+    assert isolation_parts.control_pair({"n0", "n1", "n3"}, {"n0", "n2"}) == ["n1", "n3"]
+    assert isolation_parts.control_pair({"n0", "n1"}, {"n0"}) is None
+
+
+def test_the_published_two_node_figure_is_above_what_the_nics_carry_so_network_only_runs_are_judged_beside_a_control():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results, thresholds
+
+    # GCP A3 Mega: 8 x 200 Gb/s GPU NICs (a3-megagpu-8g), 200 GB/s of line rate; its published 2x8 H100 all_reduce.
+    published = nccl_results.parse_nccl_output(real("nccl/gcp-a3mega-all-reduce-2x8-h100-pass.log"))
+    line_rate = 8 * 200 / 8.0
+    assert max(row["oop"]["busbw"] for row in published["rows"]) == 338.82 > 1.5 * line_rate
+    record = thresholds.select_thresholds({"platform": "gcp", "gpu_architecture": "h100", "nodes": 2, "mnnvl": False}, "all_reduce")["peak"]
+    # The 2-node threshold taken from such runs is above the line rate: no healthy network-only run could meet it.
+    assert record["id"] == "gcp-h100-all-reduce-peak" and record["pass"] > line_rate
 
 
 def test_a_slow_rail_is_fabric_then_named_one_nic_per_run():
@@ -280,8 +317,8 @@ def test_unreadable_labels_say_so():
 
 def test_the_budget_bounds_the_finer_rounds_and_says_what_is_left():
     cluster = FaultyCluster(nodes(4), rails={"n1": ["mlx5_2"]})
-    outcome = isolate(cluster, max_jobs=6)
-    assert len(outcome["results"]) + len(outcome["part_results"]) == 6
+    outcome = isolate(cluster, max_jobs=7)
+    assert len(outcome["results"]) + len(outcome["part_results"]) == 7
     assert by_level(outcome, "nic") == [] and outcome["pending"] == [{"kind": "rails", "node": "n1", "nic": "mlx5_2", "of": 4}]
     assert cluster_result.isolation_record({}, outcome)["isolation"]["pending"] == outcome["pending"]
 
@@ -419,7 +456,7 @@ def test_the_report_carries_each_conclusion_with_its_runs():
     entry = dict(cluster_result.isolation_record({"reason": "verdict fail"}, outcome), cluster="c", outcome="Complete")
     (cluster,) = report.build_report({"c": entry}, run_id="r")["clusters"]
     (path,) = [part for part in cluster["isolation"]["parts"] if part["level"] == "path"]
-    assert path["conclusion"] == "nvlink" and len(path["paths"]) == 2 and "n2 nvlink" in cluster["reason"]
+    assert path["conclusion"] == "nvlink" and len(path["paths"]) == 3 and "n2 nvlink" in cluster["reason"]
     assert '"conclusion": "nvlink"' in report.render_json(report.build_report({"c": entry}, run_id="r"))
 
 
@@ -473,9 +510,9 @@ def test_below_siblings_compares_with_the_others_median_and_spares_exactly_the_p
     assert isolation_parts.below_siblings({"a": 90.0, "b": 81.0}, 10) == {}
     assert isolation_parts.below_siblings({"a": 90.0, "b": 80.0}, 10) == {"b": (80.0, 90.0)}
     assert isolation_parts.below_siblings({"a": 90.0}, 10) == {}
-    assert isolation_parts.sibling_percent() == 10.0
-    with pytest.raises(ConfigError, match="nic_runs.sibling_percent"):
-        isolation_parts.sibling_percent({"nic_runs": {"sibling_percent": 100}})
+    assert isolation_parts.peer_percent() == 10.0
+    with pytest.raises(ConfigError, match="peers.percent"):
+        isolation_parts.peer_percent({"peers": {"percent": 100}})
 
 
 def test_the_nic_runs_of_two_culprits_with_other_partners_share_their_rounds():

@@ -146,7 +146,7 @@ def path_of(outcome):
 @pytest.mark.parametrize(
     "faults, conclusion, words",
     [
-        ({"nvlink": ["n2"]}, "nvlink", "passes network-only, slow NVLink-only"),
+        ({"nvlink": ["n2"]}, "nvlink", "good network-only, slow NVLink-only"),
         ({"network": ["n2"]}, "fabric", "its NVLink proved good"),
         ({"nvlink": ["n2"], "network": ["n2"]}, "both", "both at fault"),
         ({"together": ["n2"]}, "not_reproduced", "neither path alone reproduces the slow pair"),
@@ -158,12 +158,14 @@ def test_every_combination_of_the_two_runs_has_its_conclusion(faults, conclusion
     assert [c["node"] for c in outcome["conclusion"]["culprits"]] == ["n2"]
     part = path_of(outcome)
     assert part["conclusion"] == conclusion and words in part["reason"], part
-    assert part["jobs"] == 2 and [run["path"] for run in part["paths"]] == ["all", "network", "nvlink"]
-    network, nvlink = part["paths"][1:]
+    # The network-only run beside its control, two good nodes in the same round (_lib/nccl/isolation.yaml peers).
+    assert part["jobs"] == 3 and [run["path"] for run in part["paths"]] == ["all", "network", "nvlink", "control"]
+    network, nvlink, control = part["paths"][1:]
+    assert control["env"] == network["env"] and not set(control["nodes"]) & set(network["nodes"]) and "n2" not in control["nodes"]
     assert {"name": "NCCL_P2P_DISABLE", "value": "1"} in network["env"] and "proof" not in network
     assert nvlink["env"] == isolation_parts.nvlink_only_env() and nvlink["proof"]["mnnvl"] is True and nvlink["proof"]["net"] == {}
     # The two runs are of the culprit's slow pair, each a round of its own (they share the pair's nodes).
-    assert len(set(tuple(r["nodes"]) for r in outcome["part_results"] if r["probe"]["kind"] == "paths")) == 1
+    assert len(set(tuple(r["nodes"]) for r in outcome["part_results"] if r["probe"]["kind"] == "paths" and r["probe"]["path"] != "control")) == 1
     assert len(set(r["round"] for r in outcome["part_results"] if r["probe"]["kind"] == "paths")) == 2
 
 
@@ -201,13 +203,13 @@ def test_fabric_and_both_go_on_to_the_rails_nvlink_and_not_reproduced_do_not():
 def test_a_pair_outside_one_nvlink_domain_keeps_the_network_only_conclusion_and_says_nvlink_was_not_proved(kwargs, why):
     outcome = isolate(MnnvlCluster(network=["n2"], **kwargs))
     part = path_of(outcome)
-    assert part["conclusion"] == "fabric" and part["jobs"] == 1 and [run["path"] for run in part["paths"]] == ["all", "network"]
+    assert part["conclusion"] == "fabric" and part["jobs"] == 2 and [run["path"] for run in part["paths"]] == ["all", "network", "control"]
     assert "NVLink not proved good" in part["reason"] and why in part["reason"], part["reason"]
 
 
 def test_a_run_without_mnnvl_makes_no_nvlink_only_run():
     part = path_of(isolate(MnnvlCluster(nvlink=["n2"]), mnnvl=False))
-    assert part["conclusion"] == "nvlink" and part["jobs"] == 1
+    assert part["conclusion"] == "nvlink" and part["jobs"] == 2
     assert "no NVLink-only run: the run did not enable multi-node NVLink (burnin_enable_mnnvl)" in part["reason"]
 
 
@@ -215,12 +217,12 @@ def test_unreadable_labels_make_no_nvlink_only_run_and_say_so():
     cluster = MnnvlCluster(network=["n2"])
     cluster.find = None
     part = path_of(isolate(cluster))
-    assert part["conclusion"] == "fabric" and part["jobs"] == 1 and "the nodes' labels could not be read" in part["reason"]
+    assert part["conclusion"] == "fabric" and part["jobs"] == 2 and "the nodes' labels could not be read" in part["reason"]
 
 
 def test_an_nvlink_only_run_without_a_result_is_undetermined():
     part = path_of(isolate(MnnvlCluster(network=["n2"], nvlink_error=True)))
-    assert part["conclusion"] == "undetermined" and part["jobs"] == 2
+    assert part["conclusion"] == "undetermined" and part["jobs"] == 3
     assert "the NVLink-only run gave no result: NCCL WARN MNNVL is not supported" in part["reason"]
 
 
