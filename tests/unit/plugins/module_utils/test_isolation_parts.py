@@ -524,3 +524,23 @@ def test_the_nic_runs_of_two_culprits_with_other_partners_share_their_rounds():
     rail_rounds = [entry for entry in outcome["rounds"] if any(p["kind"] == "rails" for p in entry.get("probes") or [])]
     assert len(rail_rounds) == len(NICS) and all(len(entry["probes"]) == 2 for entry in rail_rounds)
     assert all(not set(entry["pairs"][0]) & set(entry["pairs"][1]) for entry in rail_rounds)
+
+
+def test_nic_runs_without_a_result_leave_the_rails_undetermined_not_good():
+    def run(verdict, busbw=None):
+        return {"verdict": verdict, "busbw": busbw, "nodes": ["n1", "n0"], "reason": "NET/OFI Unable to find a usable device" if verdict == "error" else ""}
+
+    nics = ["rdmap16s27", "rdmap32s27"]
+    percent = isolation_parts.peer_percent()
+    every = isolation_parts._nic_part("n1", nics, dict((nic, run("error")) for nic in nics), percent)  # pylint: disable=protected-access
+    assert every["conclusion"] == "undetermined" and every["errors"] == nics and every["cleared"] == [] and every["nics"] == []
+    assert "nothing on the others; no result on NIC(s) rdmap16s27, rdmap32s27 (NET/OFI Unable to find a usable device)" in every["reason"]
+    some = isolation_parts._nic_part("n1", nics, {"rdmap16s27": run("pass", 90.0), "rdmap32s27": run("error")}, percent)  # pylint: disable=protected-access
+    assert some["conclusion"] == "undetermined" and some["cleared"] == ["rdmap16s27"] and "good on rdmap16s27" in some["reason"]
+    slow = isolation_parts._nic_part("n1", nics, {"rdmap16s27": run("fail", 20.0), "rdmap32s27": run("error")}, percent)  # pylint: disable=protected-access
+    assert slow["conclusion"] == "undetermined" and slow["nics"] == ["rdmap16s27"] and "none good" in slow["reason"]
+    three = ["a", "b", "c"]
+    found = isolation_parts._nic_part(
+        "n1", three, {"a": run("fail", 20.0), "b": run("pass", 90.0), "c": run("error")}, percent
+    )  # pylint: disable=protected-access
+    assert found["conclusion"] == "found" and found["nics"] == ["a"] and found["errors"] == ["c"] and "no result on NIC(s) c" in found["reason"]
