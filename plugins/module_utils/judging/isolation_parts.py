@@ -409,7 +409,7 @@ def below_siblings(busbw, percent):
 def _nic_part(node, nics, done, percent):
     """The NIC part of NODE from its one-NIC runs (DONE: {nic: result}): a run is slow when its verdict (against one
     NIC's share of the pair's thresholds) is, or when it is PERCENT below its siblings' median."""
-    measured = dict((nic, done[nic]["busbw"]) for nic in nics if done[nic]["verdict"] != "error" and isinstance(done[nic].get("busbw"), (int, float)))
+    measured = dict((nic, done[nic]["busbw"]) for nic in nics if _measured(done[nic]))
     below = below_siblings(measured, percent)
     slow = [nic for nic in nics if done[nic]["verdict"] in SLOW or nic in below]
     errors = [nic for nic in nics if done[nic]["verdict"] == "error"]
