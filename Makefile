@@ -2,7 +2,7 @@
 # see scripts/test.sh for the steps and TEST_ONLY / KEEP_GOING.
 SHELL := /bin/bash
 
-.PHONY: demo test setup sanity-ignores fmt mutate
+.PHONY: demo test setup lock sanity-ignores fmt mutate
 
 # the README's first command: a burn-in of a local default fleet (see scripts/demo.sh)
 demo:
@@ -13,6 +13,11 @@ test:
 
 setup:
 	bash scripts/setup.sh
+
+# re-resolve the locks of tests/locks/ (every venv is installed from them, with hashes) to today's newest versions;
+# commit the result in one commit with `make test` run on it (docs/testing.md)
+lock:
+	bash scripts/lock.sh
 
 # mutation testing of the core with cosmic-ray (not part of `test`: slow); MUTATE_FILES=judging/thresholds.py to choose
 # the modules, see scripts/mutate.sh and docs/mutation.md

@@ -16,7 +16,7 @@
 # MUTATE_OUT     where sessions, configs and the report go (default $GPUFLEET_CACHE/mutation/<checkout key>)
 #
 # What it does:
-#   1. scripts/setup.sh (the unit-test venv), then cosmic-ray (tests/mutation/requirements.txt) in a venv of its
+#   1. scripts/setup.sh (the unit-test venv), then cosmic-ray (tests/locks/mutation.txt, with hashes) in a venv of its
 #      own, $GPUFLEET_CACHE/venv-mutation;
 #   2. copies the checkout (tracked and untracked, not ignored, files) to $MUTATE_OUT/tree/ansible_collections/
 #      gpufleet/burnin, a real directory: cosmic-ray writes each mutant into the file in place, so the checkout is
@@ -36,7 +36,7 @@ log() { printf '[mutate] %s\n' "$*" >&2; }
 die() { printf '[mutate] ERROR: %s\n' "$*" >&2; exit 1; }
 
 REPO="$GPUFLEET_REPO"
-REQS="$REPO/tests/mutation/requirements.txt"
+REQS="$REPO/tests/locks/mutation.txt"
 MU="plugins/module_utils"
 DEFAULT_FILES="judging validation cluster/polling.py"
 key="$(printf '%s' "$REPO" | sha256sum | cut -c1-12)"
@@ -56,14 +56,14 @@ PY="$GPUFLEET_VENV/bin/python"
 mkdir -p "$GPUFLEET_CACHE" "$OUT"
 exec 9>"$GPUFLEET_CACHE/.mutation-venv.lock"
 flock 9
-want="$(grep -v "^#" "$REQS" | sha256sum | cut -c1-16)"
+want="$(sha256sum <"$REQS" | cut -c1-16)"
 if [ "$(cat "$MVENV/.gpufleet-stamp" 2>/dev/null || true)" != "$want" ] || ! "$MVENV/bin/python" -c 'import cosmic_ray' 2>/dev/null; then
-    log "building $MVENV with $(grep -v '^#' "$REQS" | tr '\n' ' ')"
+    log "building $MVENV from tests/locks/mutation.txt"
     rm -rf "$MVENV"
     "$PY" -m venv "$MVENV"
     plog="$GPUFLEET_CACHE/logs/pip-venv-mutation.log"
     mkdir -p "$GPUFLEET_CACHE/logs"
-    "$MVENV/bin/python" -m pip install --disable-pip-version-check --no-input -r "$REQS" >"$plog" 2>&1 \
+    "$MVENV/bin/python" -m pip install --disable-pip-version-check --no-input --require-hashes --no-deps -r "$REQS" >"$plog" 2>&1 \
         || { tail -n 20 "$plog" >&2; die "pip install -r $REQS failed; full log: $plog"; }
     echo "$want" >"$MVENV/.gpufleet-stamp"
 fi

@@ -3,9 +3,10 @@
 # from Galaxy. Idempotent: every step checks a stamp and is skipped when its
 # inputs did not change, so re-running costs a few seconds.
 #
-#   1. $GPUFLEET_CACHE/venv-core2.21  Python 3.13 (or 3.12+), ansible-core >=2.21,<2.22
-#      $GPUFLEET_CACHE/venv-core2.19  Python 3.11,           ansible-core >=2.19,<2.20
-#      both with requirements.txt + tests/requirements.txt; rebuilt when those change.
+#   1. $GPUFLEET_CACHE/venv-core2.21  Python 3.13 (or 3.12+), exactly tests/locks/core2.21.txt
+#      $GPUFLEET_CACHE/venv-core2.19  Python 3.11,           exactly tests/locks/core2.19.txt
+#      installed from the locks with their hashes (`make lock` updates them: docs/testing.md); rebuilt when a lock
+#      changes or what a venv holds differs from its lock (scripts/venv_matches_lock.py).
 #   2. kubernetes.core, extracted from the `ansible` bundle wheel on PyPI into
 #      $GPUFLEET_CACHE/collections/ansible_collections/kubernetes/core
 #   3. a Galaxy-installable $GPUFLEET_CACHE/dist/kubernetes-core-<ver>.tar.gz
@@ -15,7 +16,6 @@
 #      and beside it ansible-test/ansible_collections/{gpufleet/burnin (empty
 #      mount point), kubernetes/core} for scripts/ansible-test.sh
 #   5. ansible-test's get-pip stand-ins in ~/.ansible/test/cache
-#   6. ansible-builder in the 2.21 venv (execution-environment test)
 #
 # Environment: GPUFLEET_CACHE (default ~/.cache/gpufleet-burnin),
 # GPUFLEET_PYTHON_221 / GPUFLEET_PYTHON_219 to force interpreters,
@@ -28,7 +28,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 unset GPUFLEET_ENV_QUIET
 
 # Bump when the way the venvs are built changes, to force a rebuild everywhere.
-RECIPE=1
+RECIPE=2
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -88,55 +88,45 @@ if [ -z "$PY219" ]; then
         || die "no Python 3.11 found; the ansible-core 2.19 venv needs it"
 fi
 
-# build_venv DIR PYTHON CORE_SPEC: (re)create DIR unless its stamp matches.
+# build_venv DIR PYTHON LOCK: (re)create DIR with exactly LOCK unless its stamp matches and it still holds the lock.
 build_venv() {
-    local dir="$1" py="$2" core="$3" key pyver
+    local dir="$1" py="$2" lock="$GPUFLEET_REPO/$3" key pyver
     pyver="$("$py" -c 'import sys; print(sys.version.split()[0])')"
     key="$(
         {
-            echo "recipe=$RECIPE python=$py/$pyver core=$core"
-            cat "$GPUFLEET_REPO/requirements.txt" "$GPUFLEET_REPO/tests/requirements.txt"
+            echo "recipe=$RECIPE python=$py/$pyver"
+            cat "$lock"
         } | sha256sum | cut -c1-16
     )"
     if [ -z "${GPUFLEET_FORCE_REBUILD:-}" ] && [ "$(cat "$dir/.gpufleet-stamp" 2>/dev/null || true)" = "$key" ] \
-        && "$dir/bin/python" -c 'import ansible, pytest' >/dev/null 2>&1; then
-        log "$(basename "$dir"): up to date (python $pyver, ansible-core $("$dir/bin/python" -c 'import ansible.release as r; print(r.__version__)'))"
+        && "$dir/bin/python" "$GPUFLEET_REPO/scripts/venv_matches_lock.py" "$lock" >/dev/null 2>&1; then
+        log "$(basename "$dir"): up to date with $3 (python $pyver, ansible-core $("$dir/bin/python" -c 'import ansible.release as r; print(r.__version__)'))"
         return 0
     fi
-    log "$(basename "$dir"): building with $py ($pyver), $core ..."
+    log "$(basename "$dir"): building with $py ($pyver) from $3 ..."
     local t0=$SECONDS
     rm -rf "$dir"
     local plog
     plog="$GPUFLEET_CACHE/logs/pip-$(basename "$dir").log"
     mkdir -p "$GPUFLEET_CACHE/logs"
     "$py" -m venv "$dir"
-    if ! {
-        "$dir/bin/python" -m pip install --disable-pip-version-check --no-input --upgrade pip &&
-            "$dir/bin/python" -m pip install --disable-pip-version-check --no-input \
-                "$core" -r "$GPUFLEET_REPO/requirements.txt" -r "$GPUFLEET_REPO/tests/requirements.txt"
-    } >"$plog" 2>&1; then
+    # --require-hashes and --no-deps: nothing that the lock does not name, and nothing but the files it hashed.
+    if ! "$dir/bin/python" -m pip install --disable-pip-version-check --no-input --require-hashes --no-deps \
+        -r "$lock" >"$plog" 2>&1; then
         grep -v "^WARNING: Location 'file://" "$plog" | tail -n 40 >&2
-        die "pip install into $dir failed; full log: $plog"
+        die "pip install -r $3 into $dir failed; full log: $plog"
     fi
-    "$dir/bin/python" - "$core" <<'EOF'
-import sys
-from importlib.metadata import version
-spec = sys.argv[1].split("ansible-core", 1)[1]
-lo, hi = (s.strip().lstrip("<>=!~") for s in spec.split(","))
-have = version("ansible-core")
-as_tuple = lambda v: tuple(int(p) for p in v.split(".")[:2])
-if not (as_tuple(lo) <= as_tuple(have) < as_tuple(hi)):
-    sys.exit(f"ansible-core {have} installed, wanted {spec}")
-EOF
+    "$dir/bin/python" "$GPUFLEET_REPO/scripts/venv_matches_lock.py" "$lock" >&2 \
+        || die "$dir does not hold what $3 pins (above)"
     echo "$key" >"$dir/.gpufleet-stamp"
     log "$(basename "$dir"): built in $((SECONDS - t0)) s, ansible-core $("$dir/bin/python" -c 'import ansible.release as r; print(r.__version__)')"
 }
 
 # The two venvs are independent: build them side by side (pip is mostly
 # waiting on the network and unpacking; this roughly halves a cold setup).
-build_venv "$GPUFLEET_VENV" "$PY221" "ansible-core>=2.21,<2.22" &
+build_venv "$GPUFLEET_VENV" "$PY221" tests/locks/core2.21.txt &
 pid221=$!
-build_venv "$GPUFLEET_VENV_219" "$PY219" "ansible-core>=2.19,<2.20" &
+build_venv "$GPUFLEET_VENV_219" "$PY219" tests/locks/core2.19.txt &
 pid219=$!
 venv_rc=0
 wait "$pid221" || venv_rc=1
@@ -310,26 +300,6 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
         log "WARNING: chromium not installed (apt-get install chromium); the HTML report test needs it"
     fi
 fi
-
-# --- packaging tools in the 2.21 venv -----------------------------------------
-# ansible-builder (the execution-environment test runs `ansible-builder create`, no container engine needed).
-# antsibull-docs and antsibull-changelog come with tests/requirements.txt. Kept out of the requirements files so
-# that adding a tool does not rebuild both venvs.
-ANSIBLE_BUILDER_SPEC="ansible-builder>=3.1,<4"
-if ! "$GPUFLEET_VENV/bin/python" - "$ANSIBLE_BUILDER_SPEC" <<'EOF' >/dev/null 2>&1
-import sys
-from importlib.metadata import version
-from packaging.specifiers import SpecifierSet
-sys.exit(version("ansible-builder") not in SpecifierSet(sys.argv[1].split("ansible-builder", 1)[1]))
-EOF
-then
-    log "installing $ANSIBLE_BUILDER_SPEC into $(basename "$GPUFLEET_VENV")"
-    plog="$GPUFLEET_CACHE/logs/pip-ansible-builder.log"
-    mkdir -p "$GPUFLEET_CACHE/logs"
-    "$GPUFLEET_VENV/bin/python" -m pip install --disable-pip-version-check --no-input "$ANSIBLE_BUILDER_SPEC" >"$plog" 2>&1 \
-        || { tail -n 20 "$plog" >&2; die "pip install $ANSIBLE_BUILDER_SPEC failed; full log: $plog"; }
-fi
-log "ansible-builder $("$GPUFLEET_VENV/bin/ansible-builder" --version)"
 
 # --- get-pip stand-ins for ansible-test --venv ------------
 # The file name carries the pip version that the installed ansible-test wants;

@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -83,8 +84,22 @@ def isolated_env(collections_path):
 
 
 def run(command, **kw):
+    """The command's output, both streams in order, for assertions on what a person would read."""
     proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, stdin=subprocess.DEVNULL, check=False, **kw)
     return proc
+
+
+def run_streams(command, **kw):
+    """The command with stdout and stderr apart, asserted to succeed."""
+    proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, stdin=subprocess.DEVNULL, check=False, **kw)
+    assert proc.returncode == 0, "%s exited %d\n%s\n%s" % (command, proc.returncode, proc.stdout, proc.stderr)
+    return proc
+
+
+def run_json(command, object_hook=None, **kw):
+    """The JSON the command prints on stdout, read apart from stderr: a dependency's warning there (cryptography's
+    deprecations, for one) is no part of the document."""
+    return json.loads(run_streams(command, **kw).stdout, object_hook=object_hook)
 
 
 def galaxy_version():

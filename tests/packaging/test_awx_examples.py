@@ -29,7 +29,7 @@ import pytest
 import yaml
 from jinja2 import Environment, meta
 
-from conftest import REPO, run
+from conftest import REPO, run, run_json, run_streams
 
 AWX = REPO / "examples" / "awx"
 SPEC_FILE = REPO / "roles" / "burnin" / "meta" / "argument_specs.yml"
@@ -217,9 +217,7 @@ def test_credential_type_injectors_reference_its_inputs():
 
 def test_injected_kubeconfig_reaches_every_inventory_context(tmp_path):
     """Render the injectors as AWX does; kubernetes' client loads each host's burnin_context from the written file."""
-    inventory = run(["ansible-inventory", "-i", str(INVENTORY), "--list"])
-    assert inventory.returncode == 0, inventory.stdout
-    hostvars = json.loads(inventory.stdout[inventory.stdout.index("{") :])["_meta"]["hostvars"]
+    hostvars = run_json(["ansible-inventory", "-i", str(INVENTORY), "--list"])["_meta"]["hostvars"]
     contexts = dict((host, v["burnin_context"]) for host, v in hostvars.items())
     assert contexts and all(contexts.values())
     kubeconfig = {"apiVersion": "v1", "kind": "Config", "clusters": [], "users": [], "contexts": [], "current-context": sorted(contexts.values())[0]}
@@ -491,9 +489,7 @@ INVENTORY_SOURCE_FIELDS = {
 
 def plugin_options():
     """The options gpufleet.burnin.clusters documents, its fragments' (constructed, inventory_cache) included."""
-    proc = run(["ansible-doc", "-t", "inventory", "--json", "gpufleet.burnin.clusters"])
-    assert proc.returncode == 0, proc.stdout
-    return set(json.loads(proc.stdout)["gpufleet.burnin.clusters"]["doc"]["options"])
+    return set(run_json(["ansible-doc", "-t", "inventory", "--json", "gpufleet.burnin.clusters"])["gpufleet.burnin.clusters"]["doc"]["options"])
 
 
 def test_inventory_source_reads_the_projects_plugin_file_with_the_kubeconfig_credential():
@@ -532,16 +528,13 @@ def test_inventory_source_file_lists_the_credentials_contexts(tmp_path):
     shutil.copy(str(AWX / "project" / "clusters.yml"), str(project / "clusters.yml"))
     env = dict(os.environ, K8S_AUTH_KUBECONFIG=str(injected))
     env.pop("KUBECONFIG", None)
-    proc = run(["ansible-inventory", "-i", str(project / "clusters.yml"), "--list"], env=env, cwd=str(tmp_path))
-    assert proc.returncode == 0, proc.stdout
+    proc = run_streams(["ansible-inventory", "-i", str(project / "clusters.yml"), "--list"], env=env, cwd=str(tmp_path))
     # Names from the kubeconfig are marked unsafe (no templating), which --list prints as {"__ansible_unsafe": ...}.
-    listed = json.loads(
-        proc.stdout[proc.stdout.index("{") :], object_hook=lambda value: value.get("__ansible_unsafe", value) if list(value) == ["__ansible_unsafe"] else value
-    )
+    listed = json.loads(proc.stdout, object_hook=lambda value: value.get("__ansible_unsafe", value) if list(value) == ["__ansible_unsafe"] else value)
     hostvars = listed["_meta"]["hostvars"]
     assert sorted(hostvars) == contexts
     assert sorted(listed["unreachable"]["hosts"]) == contexts
     for ctx in contexts:
         assert hostvars[ctx]["burnin_context"] == ctx and "burnin_kubeconfig" not in hostvars[ctx]
         assert str(closed) in hostvars[ctx]["burnin_cluster_reason"]
-    assert "secret-token" not in proc.stdout
+    assert "secret-token" not in proc.stdout + proc.stderr

@@ -98,7 +98,9 @@ def test_builder_create_writes_a_context_with_both_collections(context, collecti
     copy_at = dockerfile.index("COPY _build/collections/ /build/")
     install_at = dockerfile.index("ansible-galaxy collection install $ANSIBLE_GALAXY_CLI_COLLECTION_OPTS -r requirements.yml")
     assert copy_at < install_at
-    assert "introspect --write-bindep=/tmp/src/bindep.txt --write-pip=/tmp/src/requirements.txt" in dockerfile
+    # The example's own requirements.txt (the locked versions) goes to the introspection beside the collections'.
+    assert "introspect --user-pip=requirements.txt --write-bindep=/tmp/src/bindep.txt --write-pip=/tmp/src/requirements.txt" in dockerfile
+    assert (ctx / "_build" / "requirements.txt").read_text() == (ee / "requirements.txt").read_text()
     assert sorted(p.name for p in (ctx / "_build" / "collections").iterdir()) == sorted([collection_tarball.name, kcore_tarball.name])
     assert (ctx / "_build" / "requirements.yml").read_text() == (ee / "requirements.yml").read_text()
 
@@ -143,6 +145,8 @@ def test_builder_stage_introspection_finds_both_collections_python_deps(context,
             sys.executable,
             str(ctx / "_build" / "scripts" / "introspect.py"),
             "introspect",
+            "--user-pip",
+            str(ctx / "_build" / "requirements.txt"),
             "--write-pip",
             str(pip),
             "--write-bindep",
@@ -161,6 +165,9 @@ def test_builder_stage_introspection_finds_both_collections_python_deps(context,
     assert from_collection("gpufleet.burnin") == ours - {"pyyaml"}
     assert {"kubernetes", "jsonpatch", "jinja2"} <= from_collection("gpufleet.burnin")
     assert {"kubernetes", "requests-oauthlib", "jsonpatch"} <= from_collection("kubernetes.core")
+    # The locked versions come through as the user's pins (tests/locks/core2.21.txt, via the example's requirements.txt).
+    user = [line for line in lines if line.endswith("# from collection user")]
+    assert any(line.startswith("kubernetes==") for line in user), lines
     # kubernetes.core's bindep comes through; ours adds nothing.
     system = bindep.read_text()
     assert "# from collection kubernetes.core" in system and "# from collection gpufleet.burnin" not in system
