@@ -27,8 +27,6 @@ GPUFLEET_ENV_QUIET=1
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 unset GPUFLEET_ENV_QUIET
 
-# Bump when the way the venvs are built changes, to force a rebuild everywhere.
-RECIPE=2
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -88,17 +86,14 @@ if [ -z "$PY219" ]; then
         || die "no Python 3.11 found; the ansible-core 2.19 venv needs it"
 fi
 
-# build_venv DIR PYTHON LOCK: (re)create DIR with exactly LOCK unless its stamp matches and it still holds the lock.
+# build_venv DIR PYTHON LOCK: (re)create DIR with exactly LOCK unless it already holds LOCK with that PYTHON.
 build_venv() {
-    local dir="$1" py="$2" lock="$GPUFLEET_REPO/$3" key pyver
+    local dir="$1" py="$2" lock="$GPUFLEET_REPO/$3" pyver
     pyver="$("$py" -c 'import sys; print(sys.version.split()[0])')"
-    key="$(
-        {
-            echo "recipe=$RECIPE python=$py/$pyver"
-            cat "$lock"
-        } | sha256sum | cut -c1-16
-    )"
-    if [ -z "${GPUFLEET_FORCE_REBUILD:-}" ] && [ "$(cat "$dir/.gpufleet-stamp" 2>/dev/null || true)" = "$key" ] \
+    # Up to date: the same interpreter, holding what the lock pins (checked package by package, so that a venv built
+    # by another checkout's setup with the same versions is kept, not rebuilt back and forth).
+    if [ -z "${GPUFLEET_FORCE_REBUILD:-}" ] \
+        && [ "$("$dir/bin/python" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null || true)" = "$pyver" ] \
         && "$dir/bin/python" "$GPUFLEET_REPO/scripts/venv_matches_lock.py" "$lock" >/dev/null 2>&1; then
         log "$(basename "$dir"): up to date with $3 (python $pyver, ansible-core $("$dir/bin/python" -c 'import ansible.release as r; print(r.__version__)'))"
         return 0
@@ -118,7 +113,6 @@ build_venv() {
     fi
     "$dir/bin/python" "$GPUFLEET_REPO/scripts/venv_matches_lock.py" "$lock" >&2 \
         || die "$dir does not hold what $3 pins (above)"
-    echo "$key" >"$dir/.gpufleet-stamp"
     log "$(basename "$dir"): built in $((SECONDS - t0)) s, ansible-core $("$dir/bin/python" -c 'import ansible.release as r; print(r.__version__)')"
 }
 
