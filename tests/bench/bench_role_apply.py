@@ -87,10 +87,11 @@ def log(msg):
 
 def run(command, env=None, check=True):
     started = time.monotonic()
-    proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+    # stdout apart from stderr: callers parse stdout (ansible-inventory's JSON), where a dependency's warning is no part.
+    proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
     elapsed = time.monotonic() - started
     if check and proc.returncode != 0:
-        sys.exit("[bench] failed (%d): %s\n%s" % (proc.returncode, " ".join(command), proc.stdout[-4000:]))
+        sys.exit("[bench] failed (%d): %s\n%s\n%s" % (proc.returncode, " ".join(command), proc.stdout[-4000:], proc.stderr[-4000:]))
     return elapsed, proc
 
 
@@ -151,7 +152,7 @@ def role_run(inventory, namespace, run_id, forks, env, work):
         check=False,
     )
     if proc.returncode != 0:
-        sys.exit("[bench] the role failed (%d):\n%s" % (proc.returncode, proc.stdout[-4000:]))
+        sys.exit("[bench] the role failed (%d):\n%s" % (proc.returncode, proc.stdout[-4000:] + proc.stderr[-4000:]))
     apply_seconds = json.loads(timer.read_text())["apply_seconds"]
     return elapsed, apply_seconds
 

@@ -169,7 +169,7 @@ def role_run(inventory, namespace, run_id, forks, env, extra, reports, counts):
     summary = json.loads((reports / run_id / "summary.json").read_text()) if (reports / run_id / "summary.json").exists() else {}
     outcomes = dict((name, result.get("outcome")) for name, result in summary.items())
     if proc.returncode != 0 or set(outcomes.values()) != {"Complete"}:
-        sys.exit("[bench] the role did not complete every cluster (%d, %s):\n%s" % (proc.returncode, outcomes, proc.stdout[-4000:]))
+        sys.exit("[bench] the role did not complete every cluster (%d, %s):\n%s" % (proc.returncode, outcomes, proc.stdout[-4000:] + proc.stderr[-4000:]))
     return elapsed, task_count.summarize(task_count.read(counts))
 
 
