@@ -41,7 +41,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_names, nccl_results
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import log_lines, nccl_names
 
 # Transport ids (what the platform catalogue's ``transport`` keys name) -> label; which NCCL net and plugin names
 # are which transport is the sourced table _lib/nccl/networks.yaml (judging/nccl_names.py).
@@ -147,12 +147,12 @@ def parse_transport(logs):
         for raw in text.splitlines():
             if "NCCL INFO" not in raw:
                 continue  # only INFO lines are read: skip the rest before any regular expression
-            line = nccl_results._strip_prefixes(raw.rstrip("\r\n")).strip()  # pylint: disable=protected-access
-            match = nccl_results._RE_NCCL_LOG.match(line)  # pylint: disable=protected-access
-            if not match or match.group("level") != "INFO":
+            line = log_lines.strip(raw.rstrip("\r\n")).strip()
+            match = log_lines.nccl_line(line)
+            if not match or match["level"] != "INFO":
                 continue
             info_lines += 1
-            _read_line(_host_entry(hosts, match.group("host"), log), match.group("msg").strip(), line)
+            _read_line(_host_entry(hosts, match["host"], log), match["msg"], line)
     for entry in hosts.values():
         names = entry["networks"] or sorted(entry["channels"], key=lambda name: -entry["channels"][name])
         entry["unknown_names"] = [name for name in names if transport_of(name) is None]
