@@ -285,7 +285,7 @@ class _TextParser(object):
 
     def close_run(self):
         run = self.run
-        if run.has_table or run.program:
+        if run.has_table or run.program or run.devices or run.nccl_tests_version or run.config:
             self.runs.append(run)
 
     def parse(self):
@@ -569,8 +569,9 @@ def parse_nccl_runs(text, allow_partial=False, source=SOURCE):
             hint = "; the output stops after the preamble (truncated?)"
         message = "no result table found in %d lines%s" % (parser.line_count, hint)
         run = parser.runs[-1] if parser.runs else _Run()
-        if allow_partial and (parser.failed_hosts or parser.log_errors):
-            # Evidence without a table (a run that died before its first size): the hosts it names are the result.
+        if allow_partial:
+            # Every log is a result: what the text holds (versions, devices, hosts, failing hosts), complete=false.
+            # The verdict is error only when it holds neither a result nor evidence (verdict.rank_evidence).
             _note(run.problems, message)
             tables = [run]
         else:

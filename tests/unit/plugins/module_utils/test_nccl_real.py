@@ -139,7 +139,8 @@ def test_corpus_size():
 
 def test_every_name_and_fault_of_the_table_has_a_source():
     data = yaml.safe_load(open(nccl_names.NAMES_FILE))
-    for entry in data["networks"] + data["faults"]:
+    warns = yaml.safe_load(open(nccl_names.WARNINGS_FILE))
+    for entry in data["networks"] + warns["faults"] + warns["plugin_init"] + warns["noise"]:
         assert entry.get("source"), entry
     assert {entry["transport"] for entry in data["networks"]} <= set(transport.TRANSPORTS)
 
