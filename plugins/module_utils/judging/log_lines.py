@@ -9,6 +9,7 @@ them, in any order (at most MAX_PREFIXES, each matched at a position, no copies,
 - Kubernetes log collectors' JSON lines (Docker's json-file ``{"log": "...", "stream": ..., "time": ...}``, Fluent
   Bit/Vector ``{"message": ...}``): the line is its ``log``/``message``/``msg`` string; only as the outermost form;
 - the CRI log format ``<RFC 3339 time> stdout|stderr F|P `` (the kubelet's files under /var/log/pods);
+- CloudWatch Logs' console export ``| <ISO time> | `` (aws/aws-ofi-nccl#889);
 - journald/syslog ``Mmm dd HH:MM:SS host ident[pid]: `` and ``<ISO time> host ident[pid]: `` (journalctl's short
   and short-iso forms);
 - dates: RFC 3339/ISO ``2026-01-02T10:11:12.123Z `` (``kubectl logs --timestamps``), ``2026-01-02 10:11:12,345 ``,
@@ -47,6 +48,7 @@ _HOST = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,252})"
 # syslog forms before the bare dates they start with, srun's number before a host label.
 _PREFIXES = (
     ("cri", re.compile(_ISO + r" (?:stdout|stderr) [FP] ")),
+    ("cloudwatch", re.compile(r"\| " + _ISO + r" \| ?")),
     ("syslog", re.compile(r"(?:" + _MONTH + r" {1,2}\d{1,2} \d\d:\d\d:\d\d|" + _ISO + r") (?P<host>" + _HOST + r") [^\s:\[\]]{1,64}(?:\[\d{1,10}\])?: ")),
     ("date", re.compile(_ISO + r":? ")),
     ("ctime", re.compile(_DAY + r" " + _MONTH + r" {1,2}\d{1,2} \d\d:\d\d:\d\d(?: \d{4})? ?")),

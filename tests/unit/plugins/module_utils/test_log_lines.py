@@ -47,6 +47,7 @@ LINE = "ip-10-1-2-3:123:456 [0] NCCL INFO Using network IB"
         ("Jan  2 10:11:12 gpu-node-1 kernel: ", "syslog"),
         ("2026-01-02T10:11:12+0000 gpu-node-1 python3[4242]: ", "syslog"),
         ("2026-01-02T10:11:12.123456Z stdout F ", "cri"),
+        ("  | 2025-05-16T16:39:55.218-07:00 | ", "cloudwatch"),
     ],
 )
 def test_each_prefix_form_is_stripped_and_named(prefix, form):
@@ -124,6 +125,7 @@ _PREFIX = st.one_of(
     st.just("Fri Jan  2 10:11:12 2026"),
     st.builds("Jan  2 10:11:12 {} {}[{}]: ".format, _HOSTNAME, st.sampled_from(["python3", "mpirun", "torchrun"]), _NUMBER),
     st.builds("{} stdout F ".format, st.sampled_from(["2026-01-02T10:11:12.123456789Z", "2026-01-02T10:11:12Z"])),
+    st.builds("  | {} | ".format, st.sampled_from(["2025-05-16T16:39:55.218-07:00", "2026-01-02T10:11:12Z"])),
 )
 _FACTS = (
     "table",
