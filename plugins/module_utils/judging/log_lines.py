@@ -9,7 +9,8 @@ them, in any order (at most MAX_PREFIXES, each matched at a position, no copies,
 - Kubernetes log collectors' JSON lines (Docker's json-file ``{"log": "...", "stream": ..., "time": ...}``, Fluent
   Bit/Vector ``{"message": ...}``): the line is its ``log``/``message``/``msg`` string; only as the outermost form;
 - the CRI log format ``<RFC 3339 time> stdout|stderr F|P `` (the kubelet's files under /var/log/pods);
-- CloudWatch Logs' console export ``| <ISO time> | `` (aws/aws-ofi-nccl#889);
+- CloudWatch Logs' console export ``| <ISO time> | `` (aws/aws-ofi-nccl#889), also with its separator lost (the time
+  running into the line) and the line repeated after `` | `` (the repeat is cut off the message);
 - journald/syslog ``Mmm dd HH:MM:SS host ident[pid]: `` and ``<ISO time> host ident[pid]: `` (journalctl's short
   and short-iso forms);
 - dates: RFC 3339/ISO ``2026-01-02T10:11:12.123Z `` (``kubectl logs --timestamps``), ``2026-01-02 10:11:12,345 ``,
@@ -48,7 +49,8 @@ _HOST = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,252})"
 # syslog forms before the bare dates they start with, srun's number before a host label.
 _PREFIXES = (
     ("cri", re.compile(_ISO + r" (?:stdout|stderr) [FP] ")),
-    ("cloudwatch", re.compile(r"\| " + _ISO + r" \| ?")),
+    # also with the separator lost in a paste, the time running into the line (aws/aws-ofi-nccl#889's first comment)
+    ("cloudwatch", re.compile(r"\| " + _ISO + r"(?: \| ?)?")),
     ("syslog", re.compile(r"(?:" + _MONTH + r" {1,2}\d{1,2} \d\d:\d\d:\d\d|" + _ISO + r") (?P<host>" + _HOST + r") [^\s:\[\]]{1,64}(?:\[\d{1,10}\])?: ")),
     ("date", re.compile(_ISO + r":? ")),
     ("ctime", re.compile(_DAY + r" " + _MONTH + r" {1,2}\d{1,2} \d\d:\d\d:\d\d(?: \d{4})? ?")),
@@ -126,6 +128,21 @@ def strip(line):
     return split(line)[0]
 
 
+def _repeat(line, position):
+    """Where a second NCCL marker of LINE after POSITION starts (its host), or the line's end: a CloudWatch paste
+    repeats the line after `` | `` (aws/aws-ofi-nccl#889), which is no part of the first message."""
+    at = line.find(" NCCL ", position)
+    if at < 0:
+        return len(line)
+    match = _MARKER.search(line, max(position, at - _MARKER_REACH), at + 12)
+    if not match:
+        return len(line)
+    begin = match.start()
+    while begin > position and line[begin - 1] in _HOST_CHARS:
+        begin -= 1
+    return begin if begin < match.start() else len(line)
+
+
 def nccl_line(line):
     """The NCCL log line in LINE, wherever its marker is: {host, pid, tid, dev, location, function, level, msg}, or
     None. LINE may still carry prefixes this grammar does not know."""
@@ -142,7 +159,8 @@ def nccl_line(line):
             if begin < start:
                 found = match.groupdict()
                 found["host"] = line[begin:start]
-                found["msg"] = line[match.end() :].strip()
+                end = _repeat(line, match.end())
+                found["msg"] = line[match.end() : end].strip() if end == len(line) else line[match.end() : end].rstrip(" \t|").strip()
                 return found
         at = line.find(" NCCL ", at + 6)
     return None

@@ -228,3 +228,18 @@ def test_a_transport_fact_survives_a_prefix_the_grammar_does_not_know():
     text = corpus.real("socket-lo-using-network-socket.log")
     unknown = "\n".join("<<collector 42>> | " + line for line in text.splitlines())
     assert facts_of(unknown)["transport"] == original("socket-lo-using-network-socket.log")["transport"] == "socket"
+
+
+def test_a_cloudwatch_paste_that_lost_its_separator_and_repeats_the_line():
+    # aws/aws-ofi-nccl#889 (first comment by praveen-aurora, 2025-05-16), as published
+    line = (
+        "  | 2025-05-16T16:39:51.208-07:00ip-10-36-29-253:79:79 [0] NCCL INFO Bootstrap : Using eth0:10.36.29.253<0> | "
+        "ip-10-36-29-253:79:79 [0] NCCL INFO Bootstrap : Using eth0:10.36.29.253<0>"
+    )
+    found = log_lines.nccl_line(log_lines.strip(line))
+    assert (found["host"], found["msg"]) == ("ip-10-36-29-253", "Bootstrap : Using eth0:10.36.29.253<0>")
+    socket = "  | 2025-05-16T16:39:55.218-07:00ip-h:1:2 [0] NCCL INFO Using network Socket | ip-h:1:2 [0] NCCL INFO Using network Socket"
+    assert log_lines.nccl_line(log_lines.strip(socket))["msg"] == "Using network Socket"
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import transport
+
+    assert transport.parse_transport(socket)["hosts"]["ip-h"]["transport"] == "socket"
