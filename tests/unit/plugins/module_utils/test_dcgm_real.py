@@ -183,7 +183,7 @@ FACTS = [
     ("dcgm-nvvs-runtime-error-hostengine-log.txt", "verdict", "error"),
     ("dcgm-nvvs-runtime-error-hostengine-log.txt", "reason", "a setup failure, not a GPU result"),
     ("dcgm-4.2.3-level1-gb10-persistence-config.json", "verdict", "warn"),
-    # Tables published cut (a terminal, kubectl exec, a page's excerpt): never pass, error naming what was seen.
+    # Tables saved cut inside their sections (as the excerpts held them): never pass, error naming what was seen.
     ("dcgm-3.3.1-level2-table-cut-in-deployment.txt", "dcgm_version", "3.3.1"),
     ("dcgm-3.3.1-level2-table-cut-in-deployment.txt", "driver_version", "535.129.03"),
     ("dcgm-3.3.1-level2-table-cut-in-deployment.txt", "tests", [(name, "Deployment", "pass") for name in DEPLOYMENT_3X[:7]]),
