@@ -125,6 +125,8 @@ class Cluster:
         self.dcgm_failing_gpus = dict(record.get("dcgm_failing_gpus") or {})
         self.dcgm_hung_nodes = list(record.get("dcgm_hung_nodes") or [])
         self.dcgm_replay = dict(record.get("dcgm_replay") or {})
+        # {node: [[gpu, xid(, cause)]]}: kernel Xid lines a dcgm-diag pod with kernel_log on prints for that node.
+        self.kernel_xids = dict(record.get("kernel_xids") or {})
         # {node: [GPU index, ...]}: the GPUs a gpu-burn pod on that node reports slow (the gpu stage).
         self.slow_gpus = dict(record.get("slow_gpus") or {})
         self.slow_nodes = set(record.get("slow_nodes") or [])
@@ -387,7 +389,12 @@ class Cluster:
             replay = self.by_node(self.dcgm_replay, node)
             if replay:
                 return dcgm_logs.replay_log(replay, pod["spec"].get("hostname", "") or pod["metadata"]["name"], gpus, level)
-            return dcgm_logs.diag_log(pod["spec"].get("hostname", "") or pod["metadata"]["name"], gpus, level, self.failing_gpus(node), self.gpu)
+            log = dcgm_logs.diag_log(pod["spec"].get("hostname", "") or pod["metadata"]["name"], gpus, level, self.failing_gpus(node), self.gpu)
+            if any("/dev/kmsg" in word for word in words):
+                # the workload's kernel_log: the node's GPU list and the run's kernel Xid lines, before its exit line
+                head, exit_line = log.rstrip("\n").rsplit("\n", 1)
+                log = head + "\n" + dcgm_logs.kernel_section(gpus, self.by_node(self.kernel_xids, node) or []) + exit_line + "\n"
+            return log
         if gpu_logs.is_gpu_burn(words):
             node = pod["spec"].get("nodeName", "")
             host = pod["spec"].get("hostname", "") or pod["metadata"]["name"]

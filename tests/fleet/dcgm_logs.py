@@ -106,6 +106,23 @@ def diag_log(host, gpus, level=2, failing=(), gpu="h100"):
     return "\n".join([head, text, tail]) + "\n"
 
 
+def bus_id(index):
+    """The PCI bus of GPU INDEX on the stand-in's nodes (an HGX board's order: 0x18, 0x2a, ...)."""
+    return 0x18 + 0x12 * index
+
+
+def kernel_section(gpus, xids):
+    """What the dcgm-diag workload prints with kernel_log on (templates/workloads/dcgm-diag.yaml): nvidia-smi's
+    `index, pci.bus_id` per GPU, then the run's kernel Xid lines, here XIDS ([gpu, xid] or [gpu, xid, cause]) in the
+    driver's form (NVIDIA/open-gpu-kernel-modules nvErrorLog_va; the cause as NVIDIA/open-gpu-kernel-modules#1150 shows)."""
+    lines = ["# gpufleet-burnin gpu %d, 00000000:%02X:00.0" % (index, bus_id(index)) for index in range(gpus)]
+    for item in xids:
+        gpu, xid = item[0], item[1]
+        cause = (" caused by previous Xid %d" % item[2]) if len(item) > 2 else ""
+        lines.append("# gpufleet-burnin kmsg: NVRM: Xid (PCI:0000:%02x:00): %d, pid=4242, name=python3, Ch 00000001%s" % (bus_id(gpu), xid, cause))
+    return "\n".join(lines) + "\n"
+
+
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "real" / "dcgm"
 REPLAYS = {
     # NVIDIA/DCGM#253: `srun dcgmi diag -r 2` on 8 B200, pcie Fail with an internal error (DCGM 4.4.1 table).

@@ -228,6 +228,16 @@ def load_spec(path):
         dcgm_replay = c.get("dcgm_replay") or {}
         if not isinstance(dcgm_replay, dict) or not all(isinstance(n, str) and v in dcgm_logs.REPLAYS for n, v in dcgm_replay.items()):
             raise FleetError(f"{path}: cluster {name}: dcgm_replay must map node names to one of {', '.join(sorted(dcgm_logs.REPLAYS))}, got {dcgm_replay!r}")
+        kernel_xids = c.get("kernel_xids") or {}
+        if not isinstance(kernel_xids, dict) or not all(
+            isinstance(n, str)
+            and isinstance(v, list)
+            and all(isinstance(x, list) and 2 <= len(x) <= 3 and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in x) for x in v)
+            for n, v in kernel_xids.items()
+        ):
+            raise FleetError(
+                f"{path}: cluster {name}: kernel_xids must map node names to lists of [gpu index, xid] or [gpu index, xid, cause], got {kernel_xids!r}"
+            )
         slow_nodes = c.get("slow_nodes") or []
         if not isinstance(slow_nodes, list) or not all(isinstance(n, str) and n for n in slow_nodes):
             raise FleetError(f"{path}: cluster {name}: slow_nodes must be a list of node names, got {slow_nodes!r}")
@@ -284,6 +294,7 @@ def load_spec(path):
                 "nccl_transport": nccl_transport,
                 "nccl_replay": nccl_replay,
                 "dcgm_replay": dict(dcgm_replay),
+                "kernel_xids": dict(kernel_xids),
                 "node_busbw": dict((fake_nodes.gpu_node_name(str(node_platform or platform).lower(), name, k, node_naming), v) for k, v in node_busbw.items()),
                 "node_labels": dict(c.get("node_labels") or {}),
                 "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
@@ -860,6 +871,7 @@ class FleetStarter:
                 "nccl_transport",
                 "nccl_replay",
                 "dcgm_replay",
+                "kernel_xids",
                 "node_busbw",
                 "node_naming",
                 "kubernetes_version",

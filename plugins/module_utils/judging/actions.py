@@ -89,27 +89,45 @@ def table():
     return _CACHE["data"]
 
 
+# The driver names the earlier Xids an Xid 45 (preemptive cleanup) follows: "NVRM: Xid (PCI:0000:dc:00): 45,
+# pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149" (NVIDIA/open-gpu-kernel-modules#1150).
+_CAUSES = re.compile(r"caused by previous Xids? (?P<codes>\d{1,4}(?:\s{0,2}[/,]\s{0,2}\d{1,4}){0,7})")
+
+
 def xids_in(text):
-    """[{xid, line, gpu?}] of the Xid codes TEXT names, in order, each code once, at most MAX_XIDS; linear and bounded
-    (the first MAX_SCAN characters)."""
+    """[{xid, line, gpu?, caused_by?}] of the Xid codes TEXT names, in order, each code once, at most MAX_XIDS; linear
+    and bounded (the first MAX_SCAN characters). ``caused_by``: the earlier Xids the code's lines name as its cause."""
     if not isinstance(text, str) or not text:
         return []
     text = text[:MAX_SCAN]
-    found, seen = [], set()
+    found, seen = [], {}
     for pattern in _XID_PATTERNS:
         for match in pattern.finditer(text):
             code = int(match.group("xid"))
-            if code in seen:
-                continue
-            seen.add(code)
             start, end = text.rfind("\n", 0, match.start()) + 1, text.find("\n", match.end())
-            item = {"xid": code, "line": text[start : end if end >= 0 else len(text)][:300]}
+            line = text[start : end if end >= 0 else len(text)]
+            cause = _CAUSES.search(line, match.end() - start) if "caused by" in line else None
+            if code in seen:
+                if cause:
+                    _add_causes(seen[code], cause)
+                continue
+            item = {"xid": code, "line": line[:300]}
+            seen[code] = item
+            if cause:
+                _add_causes(item, cause)
             if "gpu" in match.groupdict() and match.group("gpu") is not None:
                 item["gpu"] = int(match.group("gpu"))
             found.append(item)
             if len(found) >= MAX_XIDS:
                 return found
     return found
+
+
+def _add_causes(item, match):
+    causes = item.setdefault("caused_by", [])
+    for code in re.findall(r"\d+", match.group("codes")):
+        if int(code) not in causes and len(causes) < MAX_XIDS:
+            causes.append(int(code))
 
 
 def xid_signal(code):
@@ -147,9 +165,14 @@ def finding_xids(finding):
     found, seen = [], set()
     for text in _texts(finding or {}):
         for item in xids_in(text):
-            if item["xid"] not in seen and len(found) < MAX_XIDS:
-                seen.add(item["xid"])
-                found.append(item)
+            # An Xid naming earlier ones as its cause (Xid 45 after an NVLink error) is judged by the worst of them:
+            # each cause counts as seen, on the line that names it.
+            for code, entry in [(item["xid"], item)] + [
+                (cause, {"xid": cause, "line": item["line"], "cause_of": item["xid"]}) for cause in item.get("caused_by") or []
+            ]:
+                if code not in seen and len(found) < MAX_XIDS:
+                    seen.add(code)
+                    found.append(entry)
     return found
 
 

@@ -15,6 +15,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import log_lines
 
 JOB_OK = ("Complete", "Succeeded")
 
@@ -150,7 +151,7 @@ def find_nccl_output(pod_logs, pods=None, require_table=False):
             score = 3
         elif re.search(r"#\s+size\s+count", text):
             score = 2
-        elif "Collective test starting" in text or "NCCL version" in text or _RE_HARD_LINE.search(text):
+        elif "Collective test starting" in text or "NCCL version" in text or any(_hard_lines(text)):
             score = 1  # a test that died early: its failure lines name the hosts (tests/fixtures/real/nccl)
         if score and (score >= 2 or not require_table):
             launcher = roles.get(name, "launcher" if "-launcher-" in name else "node") == "launcher"
@@ -162,11 +163,28 @@ def find_nccl_output(pod_logs, pods=None, require_table=False):
     return name, items[name][0]
 
 
-_RE_WARN_LINE = re.compile(r"(?:^|\n)(?:\S+ )?(?P<host>[^\s:\[]+):\d+:\d+ \[[^\]]*\] (?:\S+:\d+ )?NCCL WARN (?P<msg>[^\n]*)")
 _RE_HARD_LINE = re.compile(
-    r"(?:^|\n)(?:\S+ )?(?P<host>[^\s:]+): Test (?:[A-Z]+ )?failure[^\n]*"
-    r"|(?:mpirun noticed that )?process rank \d+ with PID \d+ on node (?P<node>\S+?) exited on signal[^\n]*"
+    r"^(?P<host>[^\s:]+): Test (?:[A-Z]+ )?failure.*|(?:mpirun noticed that )?process rank \d+ with PID \d+ on node (?P<node>\S+?) exited on signal.*"
 )
+
+
+def _warn_lines(text):
+    """(host, line) of each NCCL WARN line of TEXT, read by the one grammar of prefixes and markers (log_lines)."""
+    for raw in (text or "").splitlines():
+        if "NCCL WARN" in raw:
+            found = log_lines.nccl_line(log_lines.strip(raw))
+            if found and found["level"] == "WARN":
+                yield found["host"], raw.strip()
+
+
+def _hard_lines(text):
+    """(host, line) of each nccl-tests 'Test ... failure' line naming its host and each rank mpirun lost."""
+    for raw in (text or "").splitlines():
+        if "failure" in raw or "exited on signal" in raw:
+            line = log_lines.strip(raw).strip()
+            match = _RE_HARD_LINE.search(line)
+            if match:
+                yield match.group("host") or match.group("node"), line
 
 
 def attribute(pods, pod_logs=None, result=None, job_outcome=None):
@@ -227,7 +245,7 @@ def attribute(pods, pod_logs=None, result=None, job_outcome=None):
         text, read_error = logs.get(entry["name"], (None, None))
         if read_error:
             entry["log_error"] = read_error
-        entry["warnings"] = len(_RE_WARN_LINE.findall(text or ""))
+        entry["warnings"] = sum(1 for dummy in _warn_lines(text))
         entries.append(entry)
     _log_evidence(entries, pods, logs, result, job_ok)
     # The nodes under test are the workers' (GPU) nodes: an MPI launcher asks for no GPU and runs wherever there is
@@ -272,9 +290,8 @@ def _log_evidence(entries, pods, logs, result, job_ok):
     evidence = {}
     texts = [text for text, dummy in logs.values() if text]
     for text in texts:
-        for match in _RE_HARD_LINE.finditer(text):
-            host = match.group("host") or match.group("node")
-            evidence.setdefault(host, match.group(0).strip())
+        for host, line in _hard_lines(text):
+            evidence.setdefault(host, line)
     for host, line in ((result or {}).get("failed_hosts") or {}).items():
         evidence.setdefault(host, line)
     for host, line in evidence.items():
@@ -287,8 +304,8 @@ def _log_evidence(entries, pods, logs, result, job_ok):
         return
     warned = {}
     for text in texts:
-        for match in _RE_WARN_LINE.finditer(text):
-            warned.setdefault(match.group("host"), match.group(0).strip())
+        for host, line in _warn_lines(text):
+            warned.setdefault(host, line)
     for host, count in ((result or {}).get("warning_hosts") or {}).items():
         warned.setdefault(host, "%d NCCL WARN line(s)" % count)
     for host, line in warned.items():

@@ -40,6 +40,7 @@ import json
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import log_lines
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import SEVERITY
 
 # The marker the catalogue's workload (templates/workloads/dcgm-diag.yaml) prints before the JSON.
@@ -299,6 +300,7 @@ def _worse(old, new):
 # pieces of exactly DATA_INFO_TAG_LEN (45) characters, mid-word, one per row; the padding hides a piece's trailing
 # spaces, so each piece but the last is padded back to the column's width.
 _TABLE_BORDER = re.compile(r"^\+=+\+(?P<value>=+)\+$")
+_TABLE_CLOSE = re.compile(r"^\+-+\+-+\+$")  # the closing border: dcgmi printed its whole table
 _TABLE_CATEGORY = re.compile(r"^[|+]-----\s+(?P<name>[A-Za-z]+(?: [A-Za-z]+)*)\s+-+\+-*[|+]$")
 _TABLE_ROW = re.compile(r"^\|(?P<name>[^|]*)\|(?P<value>[^|]*)\|$")
 _TABLE_GPU = re.compile(r"^GPU\s*(?P<gpu>\d+)\s*:\s*(?P<status>\S.*)$")
@@ -318,8 +320,11 @@ def _table(text):
     tests = []
     record = None  # the result the next Warning/Info rows belong to
     note = None  # [kind, pieces] of the Warning/Info row being continued
+    closed = False  # the table's end marker seen after its last row: the only proof it was not cut
+    categories = []
     for raw in text.splitlines():
-        line = raw.strip()
+        # launcher and collector prefixes (kubectl --timestamps, --prefix, ...) by the one grammar of them
+        line = log_lines.strip(raw).strip()
         # dcgmi's table is 80 characters wide: a longer line is no row of it, and no regex below sees more.
         if not line or line[0] not in "|+" or len(line) > _TABLE_MAX_LINE:
             continue
@@ -328,8 +333,12 @@ def _table(text):
             if heading:
                 # A category heading is a table too (a pasted tail of one).
                 seen, category, record, note = True, heading.group("name").strip(), None, None
+                closed = False
+                categories.append(category)
                 continue
         if line[0] == "+":
+            if seen and _TABLE_CLOSE.match(line):
+                closed = True
             border = _TABLE_BORDER.match(line) if seen and line.startswith("+=") else None
             if border:
                 width = len(border.group("value")) - 3
@@ -339,6 +348,7 @@ def _table(text):
         if not row:
             record = note = None
             continue
+        closed = closed and not seen
         if not seen:
             seen = row.group("name").strip() == "Diagnostic" and row.group("value").strip() == "Result"
             continue
@@ -382,7 +392,7 @@ def _table(text):
         node = _table_record(test["node"][0], width)
         # The test's own row repeats its GPUs' worst status: a node-wide result only when no GPU row says more.
         test["node"] = [node] if not test["gpus"] or node["warnings"] or node["info"] else []
-    return {"dcgm_version": version, "driver_version": driver, "runtime_error": None, "tests": tests}
+    return {"dcgm_version": version, "driver_version": driver, "runtime_error": None, "tests": tests, "complete": closed, "categories": categories}
 
 
 def _table_record(result, width):
@@ -442,6 +452,7 @@ def parse_diag_output(text):
     else:
         parsed = _parse_document(doc)
         parsed["iterations"] = 1
+    parsed["complete"] = True  # a JSON document decoded whole (_documents decodes only closed objects)
     parsed["host"] = marker.group("host") if marker else None
     return parsed
 
@@ -481,8 +492,19 @@ def judge_node(parsed, node):
         problems.insert(
             0, {"gpu": None, "test": "dcgmi diag", "category": "", "verdict": "error", "severity": None, "action": None, "message": parsed["runtime_error"]}
         )
-    elif problems:
+    elif problems and (verdict == "fail" or parsed.get("complete", True)):
         reason = "; ".join(_problem_text(node, item) for item in problems if item["verdict"] == verdict)
+    elif not parsed.get("complete", True):
+        # Truncation never passes: a table without its closing border was cut (a terminal, kubectl exec, a log
+        # collector); what it holds so far is no result, unless it already holds a fault (above).
+        verdict = "error"
+        seen = ", ".join(parsed.get("categories") or []) or "no section"
+        reason = "node %s: dcgmi's table is cut (no closing border after %s; %d test(s) seen%s), so the diagnostic's result is unknown" % (
+            node,
+            seen,
+            len(tests),
+            ("; %s" % "; ".join(_problem_text(node, item) for item in problems)) if problems else "",
+        )
     elif tests:
         ran = [test for test in tests if test["status"] not in ("skip", "not_run")]
         # DCGM 3.x tables say "Pass - All" and name no GPU: "on 0 GPU(s)" would misread that.

@@ -28,7 +28,7 @@ import os
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_names
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import log_lines, nccl_names
 
 SOURCE = "nccl-tests output"
 MAX_MESSAGES = 50  # errors and warnings kept per run; the rest are counted
@@ -49,20 +49,7 @@ _SIDE_KEYS = {
 _LEADING = ("size", "count", "type", "redop", "root")
 DEFAULT_COLUMNS = ["size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"]
 
-_PREFIXES = (
-    # kubectl logs --timestamps (RFC 3339) and log collectors' "YYYY-mm-dd HH:MM[:SS]" (tests/fixtures/real/nccl)
-    re.compile(r"\s*\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)? "),
-    re.compile(r"\[pod/[^\]\s]{0,300}\] "),  # kubectl logs --prefix
-    re.compile(r"\s*\[\d+,\d+\]<std(?:out|err)>: ?"),  # mpirun --tag-output (indented when a test harness re-prints it)
-    re.compile(r"\d+: "),  # srun --label
-)
-_PREFIX_FIRST = frozenset(" \t[0123456789")  # what a prefix can start with
-MAX_PREFIXES = 8  # prefixes stripped from one line: bounded, so a line of repeated tags stays linear
-# INFO: "host:pid:tid [dev] NCCL INFO msg"; WARN adds the source location: "host:pid:tid [dev] file.cc:123 NCCL WARN msg";
-# NCCL_DEBUG_TIMESTAMP_FORMAT may put a bracketed time in front.
-_RE_NCCL_LOG = re.compile(
-    r"^(?:\[[^\]]*\]\s*)?(?P<host>[^\s:\[]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>[^\]]*)\] (?:\S+:\d+ )?NCCL (?P<level>[A-Z]+)\b ?(?P<msg>.*)$"
-)
+MAX_PREFIXES = log_lines.MAX_PREFIXES
 _RE_NCCL_VERSION = re.compile(r"\bNCCL version (?P<version>\d+\.\d+\.\d+)(?:[-+](?P<build>\S+))?")
 # "host: Test NCCL failure common.cu:1279 '...'", "host: Test CUDA failure ...", " .. host pid 58: Test failure common.cu:1140".
 _RE_TEST_FAILURE = re.compile(r"^(?:(?P<host>[^\s:]+): |\s*\.\.\s+(?P<host2>\S+) pid \d+: )?Test (?:(?P<kind>[A-Z]+) )?failure\b")
@@ -130,20 +117,8 @@ def nccl_version_from_code(code):
 
 
 def _strip_prefixes(line):
-    """The line without launcher and collector prefixes; each prefix is matched at a position (no copies), at most
-    MAX_PREFIXES of them, so the cost is linear in the line."""
-    if line[:1] not in _PREFIX_FIRST:
-        return line
-    position = 0
-    for dummy in range(MAX_PREFIXES):
-        for pattern in _PREFIXES:
-            match = pattern.match(line, position)
-            if match and match.end() > position:
-                position = match.end()
-                break
-        else:
-            break
-    return line[position:] if position else line
+    """The line without launcher and collector prefixes (judging/log_lines.py, the one grammar of them)."""
+    return log_lines.strip(line)
 
 
 def _finite(value):
@@ -310,7 +285,7 @@ class _TextParser(object):
 
     def close_run(self):
         run = self.run
-        if run.has_table or run.program:
+        if run.has_table or run.program or run.devices or run.nccl_tests_version or run.config:
             self.runs.append(run)
 
     def parse(self):
@@ -344,14 +319,14 @@ class _TextParser(object):
         if first.isdigit() and _RE_ROW_START.match(line):
             self.row(number, line)
             return
-        log = _RE_NCCL_LOG.match(stripped) if " NCCL " in stripped else None
+        log = log_lines.nccl_line(stripped) if " NCCL " in stripped else None
         if log:
-            if log.group("level") in ("WARN", "ERROR", "ABORT"):
-                host = log.group("host")
+            if log["level"] in ("WARN", "ERROR", "ABORT"):
+                host = log["host"]
                 self.warn_hosts[host] = self.warn_hosts.get(host, 0) + 1
                 _note(self.log_warnings, stripped)
                 _note(run.warnings, stripped)
-                what = nccl_names.fault(log.group("msg"), True)
+                what = nccl_names.fault(log["msg"], True)
                 if what:
                     # a WARN NCCL aborts after (_lib/nccl/networks.yaml faults): the host that logged it failed
                     self.failed_hosts.setdefault(host, "%s: %s" % (what, stripped[:300]))
@@ -594,8 +569,9 @@ def parse_nccl_runs(text, allow_partial=False, source=SOURCE):
             hint = "; the output stops after the preamble (truncated?)"
         message = "no result table found in %d lines%s" % (parser.line_count, hint)
         run = parser.runs[-1] if parser.runs else _Run()
-        if allow_partial and (parser.failed_hosts or parser.log_errors):
-            # Evidence without a table (a run that died before its first size): the hosts it names are the result.
+        if allow_partial:
+            # Every log is a result: what the text holds (versions, devices, hosts, failing hosts), complete=false.
+            # The verdict is error only when it holds neither a result nor evidence (verdict.rank_evidence).
             _note(run.problems, message)
             tables = [run]
         else:
@@ -629,7 +605,7 @@ def parse_nccl_output(text, collective=None, allow_partial=False, source=SOURCE)
         text = "\n".join(text)
     if not isinstance(text, str):
         raise ConfigError("output", "must be nccl-tests' output as text, lines or a JSON dict, got %s" % type(text).__name__)
-    if text.lstrip().startswith("{"):
+    if text.lstrip().startswith("{") and not log_lines.is_collector_json(text.lstrip().split("\n", 1)[0]):
         return parse_nccl_json(text, allow_partial=allow_partial, source=json_source)
     runs = parse_nccl_runs(text, allow_partial=allow_partial, source=source)
     if collective:

@@ -41,7 +41,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_names, nccl_results
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import log_lines, nccl_names
 
 # Transport ids (what the platform catalogue's ``transport`` keys name) -> label; which NCCL net and plugin names
 # are which transport is the sourced table _lib/nccl/networks.yaml (judging/nccl_names.py).
@@ -114,6 +114,7 @@ def _host_entry(hosts, host, log):
             "mnnvl": None,
             "nnodes": None,
             "lines": [],
+            "plugin_failures": [],
         }
     entry = hosts[host]
     if log and log not in entry["logs"]:
@@ -145,14 +146,23 @@ def parse_transport(logs):
         if not isinstance(text, str):
             continue
         for raw in text.splitlines():
-            if "NCCL INFO" not in raw:
-                continue  # only INFO lines are read: skip the rest before any regular expression
-            line = nccl_results._strip_prefixes(raw.rstrip("\r\n")).strip()  # pylint: disable=protected-access
-            match = nccl_results._RE_NCCL_LOG.match(line)  # pylint: disable=protected-access
-            if not match or match.group("level") != "INFO":
+            if "NCCL INFO" not in raw and "NCCL WARN" not in raw:
+                continue  # only INFO lines (and WARNs of a plugin that failed) are read: skip the rest before any regex
+            line = log_lines.strip(raw.rstrip("\r\n")).strip()
+            match = log_lines.nccl_line(line)
+            if not match:
+                continue
+            if match["level"] == "WARN":
+                failed = nccl_names.plugin_failure(match["msg"])
+                if failed:
+                    failures = _host_entry(hosts, match["host"], log)["plugin_failures"]
+                    if len(failures) < 3:
+                        failures.append(dict(failed, line=line[:300]))
+                continue
+            if match["level"] != "INFO":
                 continue
             info_lines += 1
-            _read_line(_host_entry(hosts, match.group("host"), log), match.group("msg").strip(), line)
+            _read_line(_host_entry(hosts, match["host"], log), match["msg"], line)
     for entry in hosts.values():
         names = entry["networks"] or sorted(entry["channels"], key=lambda name: -entry["channels"][name])
         entry["unknown_names"] = [name for name in names if transport_of(name) is None]
@@ -276,6 +286,10 @@ def check(evidence, expected=None, facts=None, locate=None):
         item.update(dict((key, value) for key, value in (locate(entry["host"]) or {}).items() if key in ("pod", "node")))
         out["evidence"].append(item)
     extras = _extras(evidence)
+    failed = _plugin_failed(evidence, expected, facts, locate)
+    if failed:
+        out.update(failed)
+        return out
     if not evidence.get("info_lines"):
         out.update(
             verdict="pass",
@@ -340,6 +354,34 @@ def check(evidence, expected=None, facts=None, locate=None):
         out.pop("note", None)
         out["reason"] += "; MNNVL was enabled but NCCL reported MNNVL 0 (the NVLink domain was not used)"
     return out
+
+
+def _plugin_failed(evidence, expected, facts, locate):
+    """The check's verdict and reason when the expected fabric's net plugin failed to initialize on some host
+    (_lib/nccl/warnings.yaml plugin_init) and that host did not use the expected transport after all; None otherwise.
+    A plugin the platform does not expect, or a single-node run, is no failure (a note names it)."""
+    entries = [entry for host, entry in sorted(evidence.get("hosts", {}).items()) if entry.get("plugin_failures")]
+    if not entries:
+        return None
+    want = (expected or {}).get("transport")
+    bad = [entry for entry in entries if want and entry.get("transport") != want and any(item["transport"] == want for item in entry["plugin_failures"])]
+    if not bad:
+        return None
+    where = []
+    for entry in bad[:6]:
+        place = dict((key, value) for key, value in (locate(entry["host"]) or {}).items() if key in ("pod", "node") and value and value != entry["host"])
+        where.append("%s%s" % (entry["host"], (" (%s)" % ", ".join("%s %s" % item for item in sorted(place.items()))) if place else ""))
+    first = bad[0]["plugin_failures"][0]
+    reason = "the net plugin of the expected transport %s failed to initialize on %d host(s) %s: %s (%s)" % (
+        label(want),
+        len(bad),
+        ", ".join(where) + (", ..." if len(bad) > 6 else ""),
+        first["what"],
+        first["line"],
+    )
+    if facts.get("nodes") == 1:
+        return {"verdict": "pass", "note": True, "seen": "unknown", "reason": reason + " - a single-node run, so no inter-node traffic was carried"}
+    return {"verdict": "fail", "seen": bad[0].get("transport") or "unknown", "reason": reason}
 
 
 def _extras(evidence):

@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm, nccl_results, transport
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm, kernel_log, nccl_results, transport
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import (
     JOB_OK,
@@ -376,7 +376,11 @@ def _result_checks(result):
     checks = []
     if not result.get("complete", True):
         problems = result.get("problems") or ["the output is incomplete"]
-        checks.append({"name": "result", "verdict": "error", "reason": "no complete result: %s" % problems[0]})
+        if result.get("rows") or result.get("format") != "text":
+            checks.append({"name": "result", "verdict": "error", "reason": "no complete result: %s" % problems[0]})
+        else:
+            # a log without a table: what it holds (versions, hosts, failing hosts) is its result, no bandwidth is
+            checks.append({"name": "result", "verdict": "error", "reason": "no result: %s: %s" % (nccl_results.SOURCE, problems[0])})
     wrong = result.get("wrong_total") or 0
     if wrong:
         checks.append(
@@ -608,6 +612,9 @@ def _dcgm_texts(output, pod_logs):
     raise ConfigError("output", "must be the pods' logs (k8s_log loop results, a mapping of pod name to text) or a log text, got %s" % type(source).__name__)
 
 
+SEVERITY_RANK = {"pass": 0, "warn": 1, "fail": 2, "error": 3}
+
+
 def dcgm_verdict(output, facts=None, job_outcome=None, job_reason=None, pods=None, pod_logs=None, workload=None, stage="dcgm"):
     """Judge a ``dcgm-diag`` run (templates/workloads/dcgm-diag.yaml) by each pod's DCGM diagnostic JSON.
 
@@ -644,10 +651,38 @@ def dcgm_verdict(output, facts=None, job_outcome=None, job_reason=None, pods=Non
         where = "node %s (pod %s)" % (node, name) if node != name else "pod %s" % name
         if parsed is None:
             reason = "%s: no DCGM diagnostic result: %s" % (where, problem)
+            kernel = kernel_log.judge(text)
+            if kernel and kernel["verdict"] == "fail":
+                # no diagnostic, but the node's kernel log names an Xid whose catalog action takes the node out
+                reason = "node %s %s (%s)" % (node, kernel["reason"], reason)
+                checks.append({"name": "dcgm", "verdict": "fail", "node": node, "pod": name, "reason": reason})
+                judged[node] = {
+                    "verdict": "fail",
+                    "reason": reason,
+                    "gpus": {},
+                    "failures": [],
+                    "tests": [],
+                    "dcgm_version": None,
+                    "driver_version": None,
+                    "pod": name,
+                }
+                evidence = {"pod": name, "failed_gpus": [], "failures": [], "tests": [], "kernel_xids": kernel["xids"], "log_lines": kernel["lines"]}
+                found.append(finding(node, stage, "fail", reason, evidence))
+                continue
             errors.append(reason)
             checks.append({"name": "dcgm", "verdict": "error", "node": node, "pod": name, "reason": reason})
             continue
         result = dcgm.judge_node(parsed, node)
+        kernel = kernel_log.judge(text)
+        if kernel and kernel["xids"]:
+            # The node's own kernel log (kernel_log: true): an Xid the diagnostic did not see still decides the node,
+            # with NVIDIA's catalog action (judging/kernel_log.py).
+            result = dict(result)
+            text_kernel = "node %s %s" % (node, kernel["reason"])
+            if SEVERITY_RANK[kernel["verdict"]] > SEVERITY_RANK.get(result["verdict"], 0) or (result["verdict"] == "error" and kernel["verdict"] == "fail"):
+                result["verdict"], result["reason"] = kernel["verdict"], text_kernel
+            elif kernel["verdict"] != "pass":
+                result["reason"] = "%s; %s" % (result["reason"], text_kernel)
         if result["verdict"] == "error":
             # dcgmi's runtime_error: the diagnostic did not run, so nothing was learnt about the node (no finding).
             reason = "%s: %s" % (where, result["reason"].split(": ", 1)[1])
@@ -661,6 +696,9 @@ def dcgm_verdict(output, facts=None, job_outcome=None, job_reason=None, pods=Non
             check["value"] = "GPU %s" % ", ".join(str(gpu) for gpu in failed_gpus)
         checks.append(check)
         evidence = {"pod": name, "failed_gpus": failed_gpus, "failures": result["failures"], "tests": result["tests"], "dcgm_version": result["dcgm_version"]}
+        if kernel and kernel["xids"]:
+            evidence["kernel_xids"] = kernel["xids"]
+            evidence["log_lines"] = kernel["lines"]  # actions.finding_xids reads them: the catalog's action
         found.append(finding(node, stage, result["verdict"], result["reason"], evidence))
     if not texts:
         checks.append({"name": "dcgm", "verdict": "error", "reason": "no result: no pod log to read DCGM diagnostic output from"})

@@ -253,3 +253,25 @@ def test_the_isolations_finer_conclusions_name_their_part_in_the_clusters_action
     assert actions.of_result(dict(base, isolation={"parts": [nvlink]}))["action_rule"] == "isolation_nvlink"
     # A part that concluded nothing changes nothing.
     assert actions.of_result(dict(base, isolation={"parts": [dict(nic, conclusion="not_reproduced")]}))["action_rule"] == "busbw_fail_cluster"
+
+
+def test_an_xid_45_naming_its_causes_is_judged_by_the_worst_of_them():
+    # NVIDIA/open-gpu-kernel-modules#1150: only Xid 45 lines, each "caused by previous Xid 149/145" (NVLink5 errors).
+    # Before: Xid 45 alone, no action (preemptive cleanup); the catalog's action of its causes is drain.
+    text = read("xid", "ogkm-1150-xid-45-caused-by-149-145.txt")
+    found = actions.xids_in(text)
+    assert [(item["xid"], item["caused_by"]) for item in found] == [(45, [149, 145])]
+    node = finding("gpu-node-0", "fleet", "fail", "its pod failed", {"log_lines": text.splitlines()})
+    assert [item["xid"] for item in actions.finding_xids(node)] == [45, 149, 145]
+    recommended = actions.of_finding(node)
+    assert (recommended["severity"], recommended["action"]) == ("critical", "drain"), recommended
+    # without the cause the same code decides nothing
+    alone = finding("gpu-node-0", "fleet", "fail", "its pod failed", {"log_lines": [line.split(" caused by")[0] for line in text.splitlines()]})
+    assert actions.of_finding(alone)["action"] != "drain"
+
+
+@pytest.mark.parametrize(
+    "line, causes", [("NVRM: Xid (PCI:0000:dc:00): 45, Ch 1 caused by previous Xid 149/145", [149, 145]), ("NVRM: Xid (PCI:0:1:0): 45, x", None)]
+)
+def test_the_causes_an_xid_line_names(line, causes):
+    assert actions.xids_in(line)[0].get("caused_by") == causes

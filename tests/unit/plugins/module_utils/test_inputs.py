@@ -387,7 +387,7 @@ def test_each_workloads_parameters_are_those_its_template_documents():
     nccl = "image nccl_tests_dir min_bytes max_bytes step_factor iters warmup_iters check_iters timeout split_mask nccl_algo min_bw json_output extra_args env"
     node = "image nccl_tests_dir min_bytes max_bytes step_factor iters warmup_iters check_iters timeout json_output extra_args"
     expected = {
-        "dcgm-diag": "image level timeout host privileged",
+        "dcgm-diag": "image level timeout host privileged kernel_log",
         "exec-example": "image",
         "gpu-burn": "image matrix_size seconds copy_bytes copy_iters sibling_percent",
         "torch-smoke": "image size_bytes iters warmup_iters",

@@ -257,10 +257,40 @@ def test_the_parameters_are_cached_per_user_and_a_bad_cache_file_is_recomputed(t
     first._cache_dir = str(tmp_path)
     expected = workload_catalog.workload_parameters("dcgm-diag", first)
     cached = [name for name in os.listdir(str(tmp_path)) if name.startswith("gpufleet-burnin-reads-")]
-    assert expected == ["host", "image", "level", "privileged", "timeout"] and len(cached) == 1
+    assert expected == ["host", "image", "kernel_log", "level", "privileged", "timeout"] and len(cached) == 1
     (tmp_path / cached[0]).write_text('{"not": "a list"}')
     second = TemplateLibrary()
     second._cache_dir = str(tmp_path)
     assert workload_catalog.workload_parameters("dcgm-diag", second) == expected
     # The file holds what the template reads (its data keys too), rewritten whole.
     assert set(expected) < set(json.loads((tmp_path / cached[0]).read_text()))
+
+
+def test_dcgm_diag_reads_the_kernel_log_only_when_asked_and_only_privileged():
+    off = workload_catalog.render_workload("dcgm-diag", data())["trainer"]["args"][0]
+    assert "/dev/kmsg" not in off and "gpufleet-burnin kmsg" not in off
+    on = workload_catalog.render_workload("dcgm-diag", data(kernel_log=True, privileged=True))["trainer"]["args"][0]
+    assert "start_us=" in on and "dd if=/dev/kmsg iflag=nonblock" in on and "# gpufleet-burnin kmsg: " in on
+    assert "nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader" in on and "# gpufleet-burnin gpu " in on
+    with pytest.raises(BurninError, match=r"privileged: kernel_log: true reads the node's /dev/kmsg"):
+        workload_catalog.render_workload("dcgm-diag", data(kernel_log=True))
+    with pytest.raises(BurninError, match=r"kernel_log: must be true or false"):
+        workload_catalog.render_workload("dcgm-diag", data(kernel_log="yes", privileged=True))
+
+
+def test_the_kernel_log_script_keeps_the_runs_xid_records_only(tmp_path):
+    # The rendered pipeline run on /dev/kmsg records (the kernel's "prio,seq,usec,flags;message" form): a record before
+    # the pod's start and a record without an Xid are dropped.
+    import subprocess
+
+    script = workload_catalog.render_workload("dcgm-diag", data(kernel_log=True, privileged=True))["trainer"]["args"][0]
+    awk = [line for line in script.splitlines() if line.strip().startswith("| awk")][0].strip()[2:].rstrip(" \\")
+    records = "\n".join(
+        [
+            "3,100,5000000,-;NVRM: Xid (PCI:0000:dc:00): 79, pid=1, GPU has fallen off the bus.",
+            "3,101,9000000,-;NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149",
+            "6,102,9000001,-;eth0: link up",
+        ]
+    )
+    out = subprocess.run(["bash", "-c", awk.replace("${start_us}", "8000000")], input=records, capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["# gpufleet-burnin kmsg: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149"]
