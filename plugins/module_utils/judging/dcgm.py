@@ -40,6 +40,7 @@ import json
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.text import clean_tree
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import SEVERITY
 
 # The marker the catalogue's workload (templates/workloads/dcgm-diag.yaml) prints before the JSON.
@@ -137,7 +138,8 @@ def _documents(text):
         if depth > MAX_DEPTH:
             raise DcgmParseError("the DCGM diagnostic JSON nests %d levels deep, more than %d: no document dcgmi writes" % (depth, MAX_DEPTH))
         try:
-            value = json.loads(text[start:end])
+            # A JSON escape makes characters the log's bytes never held (\udcff, \u0000): made safe here (module_utils/text.py).
+            value = clean_tree(json.loads(text[start:end]))
         except ValueError:
             continue
         if isinstance(value, dict) and (any(key in value for key in TOP_KEYS) or isinstance(value.get("iterations"), list)):

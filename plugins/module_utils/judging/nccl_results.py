@@ -29,6 +29,7 @@ import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_names
+from ansible_collections.gpufleet.burnin.plugins.module_utils.text import clean_tree
 
 SOURCE = "nccl-tests output"
 MAX_MESSAGES = 50  # errors and warnings kept per run; the rest are counted
@@ -681,6 +682,8 @@ def parse_nccl_json(data, allow_partial=False, source=SOURCE + " (JSON)"):
         except RecursionError:
             # the -J file nests a few levels; a document nested past the interpreter's limit is no nccl-tests output
             raise NcclParseError("the JSON nests too deep to be nccl-tests -J output", None, source)
+    # A JSON escape makes characters the file's bytes never held (\udcff, \u0000): made safe here (module_utils/text.py).
+    data = clean_tree(data)
     if not isinstance(data, dict):
         raise NcclParseError("the -J output must be a JSON object, got %s" % type(data).__name__, None, source)
     results = data.get("results")
