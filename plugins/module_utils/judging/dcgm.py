@@ -300,10 +300,10 @@ def _worse(old, new):
 # "Fail", so a GPU's "Fail" under a "Warn" row is a warning. Diag::DisplayVerboseInfo cuts a Warning/Info message into
 # pieces of exactly DATA_INFO_TAG_LEN (45) characters, mid-word, one per row; the padding hides a piece's trailing
 # spaces, so each piece but the last is padded back to the column's width.
-_TABLE_BORDER = re.compile(r"^\+=+\+(?P<value>=+)\+$")
-_TABLE_CATEGORY = re.compile(r"^[|+]-----\s+(?P<name>[A-Za-z]+(?: [A-Za-z]+)*)\s+-+\+-*[|+]$")
-_TABLE_ROW = re.compile(r"^\|(?P<name>[^|]*)\|(?P<value>[^|]*)\|$")
-_TABLE_GPU = re.compile(r"^GPU\s*(?P<gpu>\d+)\s*:\s*(?P<status>\S.*)$")
+_TABLE_BORDER = re.compile(r"^\+=+\+(?P<value>=+)\+\Z")
+_TABLE_CATEGORY = re.compile(r"^[|+]-----\s+(?P<name>[A-Za-z]+(?: [A-Za-z]+)*)\s+-+\+-*[|+]\Z")
+_TABLE_ROW = re.compile(r"^\|(?P<name>[^|]*)\|(?P<value>[^|]*)\|\Z")
+_TABLE_GPU = re.compile(r"^GPU\s*(?P<gpu>\d+)\s*:\s*(?P<status>\S.*)\Z")
 _TABLE_NOTES = ("Warning", "Info")
 _TABLE_MAX_LINE = 200
 

@@ -30,7 +30,7 @@ MAX_TIMEOUT = 300
 # Answers worth another attempt: the receiver is busy or restarting (RFC 9110 408, 429, 5xx); any other 4xx is the
 # request's fault and would fail again.
 RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
-_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
 # Headers the export sets itself.
 OWN_HEADERS = ("content-type", "idempotency-key", "x-burnin-run-id", "content-length", "host")
 MASK = "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"

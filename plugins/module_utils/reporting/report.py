@@ -1078,7 +1078,7 @@ def write_reports(
     unknown = [fmt for fmt in formats if fmt not in FORMATS]
     if unknown:
         raise ConfigError("formats", "unknown format(s) %s; allowed: %s" % (", ".join(unknown), ", ".join(FORMATS)))
-    if not re.match(r"^[A-Za-z0-9._-]+$", basename or ""):
+    if not re.match(r"^[A-Za-z0-9._-]+\Z", basename or ""):
         raise ConfigError("basename", "must be a plain file name prefix, got %r" % (basename,))
     baseline_error = ""
     try:
