@@ -327,3 +327,21 @@ def test_credentials_over_plain_http_to_another_host_are_refused(report_file, ar
     assert SECRET not in json.dumps(done) and not done["pushed"] and not done["export"]
     allowed = run_action(dict({"report": report_file, "run_id": "r-1", "allow_insecure": True}, **args), check_mode=True)
     assert not allowed.get("failed")
+
+
+def test_an_https_url_answered_in_plain_text_is_a_tls_failure_note(report_file, raw_server):
+    server = raw_server(_garbage)
+    url = "https://127.0.0.1:%d/hook" % server.port
+    done = run_action({"report": report_file, "run_id": "r-1", "export_url": url, "attempts": 1, "timeout": 2})
+    assert not done.get("failed") and done["export"]["statuses"] == [None]
+    assert done["notes"][0].startswith("report export to %s FAILED after 1 attempt(s): TLS failed (" % url), done["notes"]
+
+
+def test_a_user_in_the_url_is_sent_as_basic_authorization(report_file, hook):
+    import base64
+
+    hook["statuses"] = [200]
+    done = run_action({"report": report_file, "run_id": "r-1", "export_url": hook["url"], "backoff": 0})
+    assert done["export"]["ok"]
+    assert hook["requests"][0][0]["Authorization"] == "Basic " + base64.b64encode(("user:%s" % SECRET).encode()).decode()
+    assert "key=%s" % SECRET not in json.dumps(done) and SECRET not in json.dumps(done)
