@@ -18,6 +18,7 @@ import http.client
 import socket
 import ssl
 import threading
+import time
 
 from urllib.parse import unquote, urlsplit
 from urllib.request import getproxies, proxy_bypass
@@ -50,6 +51,7 @@ class _Guard(object):
     """Shuts the connection's socket down when the deadline passes (the request's thread is blocked in it)."""
 
     def __init__(self, seconds):
+        self.deadline = time.monotonic() + seconds
         self.expired = False
         self.connection = None
         self._lock = threading.Lock()
@@ -69,6 +71,40 @@ class _Guard(object):
     def check(self):
         if self.expired:
             raise DeadlineExceeded()
+
+    def remaining(self):
+        return max(0.0, self.deadline - time.monotonic())
+
+    def create_connection(self, address, timeout=None, source_address=None, *args, **kwargs):
+        """socket.create_connection with the name resolved within the deadline: getaddrinfo takes no timeout and
+        a socket's shutdown does not end it, so it runs in a thread that is waited for only until the deadline."""
+        host, port = address[0], address[1]
+        answer = {}
+
+        def resolve():
+            try:
+                answer["infos"] = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+            except (OSError, UnicodeError) as exc:
+                answer["error"] = exc
+
+        thread = threading.Thread(target=resolve, name="gpufleet-export-resolve")
+        thread.daemon = True
+        thread.start()
+        thread.join(self.remaining())
+        if thread.is_alive():
+            raise DeadlineExceeded()
+        if "error" in answer:
+            raise answer["error"]
+        last = OSError("%s has no address" % host)
+        for info in answer["infos"]:
+            self.check()
+            # Until the socket is made the timer cannot shut it down: the connect itself waits no longer than the deadline.
+            wait = self.remaining() if timeout is None else min(timeout, self.remaining())
+            try:
+                return socket.create_connection(info[4][:2], max(wait, 0.001), source_address)
+            except OSError as exc:
+                last = exc
+        raise last
 
     def __enter__(self):
         self._timer.start()
@@ -117,6 +153,8 @@ def _connection(parts, timeout, validate_certs, guard):
         connection = Connection(proxy.hostname, proxy.port or 3128, **kwargs)
         netloc = host if ":" not in host else "[%s]" % host
         target = "http://%s%s%s" % (netloc, ":%d" % port if port else "", target)
+    # http.client's own hook for making the socket: the name is resolved within the deadline too.
+    connection._create_connection = guard.create_connection
     return connection, target, proxy_headers
 
 

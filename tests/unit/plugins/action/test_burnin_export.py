@@ -345,3 +345,25 @@ def test_a_user_in_the_url_is_sent_as_basic_authorization(report_file, hook):
     assert done["export"]["ok"]
     assert hook["requests"][0][0]["Authorization"] == "Basic " + base64.b64encode(("user:%s" % SECRET).encode()).decode()
     assert "key=%s" % SECRET not in json.dumps(done) and SECRET not in json.dumps(done)
+
+
+def test_a_name_that_never_resolves_ends_at_the_deadline(report_file):
+    # getaddrinfo has no timeout of its own (a dead resolver holds it for its retries): it is waited for until the deadline.
+    import socket
+    import time
+
+    from ansible_collections.gpufleet.burnin.plugins.plugin_utils import _http
+
+    release = threading.Event()
+
+    def hanging(*args, **kwargs):
+        release.wait(20)
+        raise socket.gaierror("released")
+
+    started = time.monotonic()
+    try:
+        with mock.patch.object(_http.socket, "getaddrinfo", hanging):
+            status, error = _http.request("http://hooks.invalid/x", "POST", b"{}", {}, 1)
+    finally:
+        release.set()
+    assert (status, error) == (None, "no answer within 1 s") and time.monotonic() - started < 10
