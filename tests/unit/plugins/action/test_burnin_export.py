@@ -170,7 +170,7 @@ class RawServer(object):
 
         while not self.stop.is_set():
             try:
-                connection, _ = self.sock.accept()
+                connection = self.sock.accept()[0]
             except socket.timeout:
                 continue
             except OSError:

@@ -116,14 +116,14 @@ def test_clean_replaces_what_no_report_can_hold(given, expected):
 
 def test_clean_tree_cleans_keys_and_values_at_any_depth():
     deep = current = []
-    for _ in range(5000):
+    for dummy in range(5000):
         current.append([])
         current = current[0]
     current.append("\udcff")
     cleaned = text.clean_tree({"k\x00": [{"m": "\ud800"}, 1, None, True], "deep": deep})
     assert cleaned["k\ufffd"] == [{"m": "\ufffd"}, 1, None, True]
     inner = cleaned["deep"]
-    for _ in range(5000):
+    for dummy in range(5000):
         inner = inner[0]
     assert inner == ["\ufffd"]
 

@@ -11,7 +11,6 @@ __metaclass__ = type
 
 import ast
 import os
-import re
 
 import pytest
 
