@@ -75,7 +75,7 @@ class _Guard(object):
     def remaining(self):
         return max(0.0, self.deadline - time.monotonic())
 
-    def create_connection(self, address, timeout=None, source_address=None, *args, **kwargs):
+    def create_connection(self, address, timeout=None, source_address=None):
         """socket.create_connection with the name resolved within the deadline: getaddrinfo takes no timeout and
         a socket's shutdown does not end it, so it runs in a thread that is waited for only until the deadline."""
         host, port = address[0], address[1]
