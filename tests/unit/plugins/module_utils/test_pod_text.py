@@ -151,3 +151,17 @@ def test_whatever_a_pod_prints_every_report_writer_writes(tmp_path_factory, warn
     dumped.encode("utf-8")
     assert not any(char in dumped for char in "\x00\x01\x1b\x7f\x85")
     assert out["junit"].getroot() is not None and "</html>" in out["html"]
+
+
+def test_escapes_in_an_nccl_tests_json_file_are_made_safe():
+    # A host name with a \udcff escape in the -J file became a lone surrogate in the verdict's evidence.
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results
+
+    path = os.path.join(os.path.dirname(FIXTURES), "nccl", "v2.16-all-reduce-2x8-h100.json")
+    with open(path) as handle:
+        text = handle.read()
+    hostile = text.replace('"hostname":"nccl-all-reduce-20261130t0930-node-0-0"', '"hostname":"node-0-0\\udcff\\u0007"')
+    assert hostile != text
+    result = nccl_results.parse_nccl_output(hostile)
+    json.dumps(result, ensure_ascii=False).encode("utf-8")
+    assert "node-0-0\ufffd\ufffd" in json.dumps(result, ensure_ascii=False)
