@@ -2,8 +2,8 @@
 # The README's first command (`make demo`): burn in a local fleet of GPU clusters with gpufleet.burnin.burnin.
 #
 #   1. scripts/setup.sh           venvs, kubernetes.core (idempotent, seconds when done before)
-#   2. tests/fleet/build.sh       the fleet's components from their Go modules, once per machine (~14 min the
-#                                 first time on 2 cores)
+#   2. tests/fleet/build.sh --fleet-only  the fleet's components from their Go modules, once per machine (~14 min
+#                                 the first time on 2 cores; not the metrics tests' Pushgateway and promtool)
 #   3. tests/fleet/fleet.py start the default fleet (tests/fleet/default-fleet.yml) into a temp dir: real
 #                                 clusters on 127.0.0.1 (Kubernetes 1.34 and 1.37, Trainer, JobSet, KWOK nodes) and
 #                                 the agent that writes the pods' output (nccl-tests as the fleet spec sets it)
@@ -45,7 +45,8 @@ bash "$repo/scripts/setup.sh" || { log "scripts/setup.sh failed"; exit 1; }
 export GPUFLEET_ENV_QUIET=1
 # shellcheck source=scripts/env.sh
 source "$repo/scripts/env.sh"
-bash "$repo/tests/fleet/build.sh" || { log "tests/fleet/build.sh failed"; exit 1; }
+# The fleet's components only: the Pushgateway and promtool are the metrics tests' (tests/fleet/build.sh).
+bash "$repo/tests/fleet/build.sh" --fleet-only || { log "tests/fleet/build.sh failed"; exit 1; }
 
 dir="$(mktemp -d "${TMPDIR:-/tmp}/gpufleet-demo.XXXXXX")"
 fleet="$dir/fleet"

@@ -8,15 +8,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import socket
 
-from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
-from ansible.module_utils.urls import open_url
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.files import read_unlinked, safe_name, write_file
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import export, metrics
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils._http import request as _request
 
 try:
     from prometheus_client.exposition import push_to_gateway
@@ -25,23 +23,6 @@ except ImportError:  # pragma: no cover - a controller requirement; metrics.buil
 
 # A JSON report larger than this is not one of this collection's (a fleet of 1000 clusters stays well below).
 MAX_REPORT_BYTES = 64 << 20
-
-
-def _request(url, method, body, headers, timeout, validate_certs):
-    """(status, error) of one HTTP request; ERROR is '' on a 2xx and never holds the URL's secrets or a header."""
-    try:
-        response = open_url(
-            url, data=body, headers=headers, method=method, timeout=timeout, validate_certs=validate_certs, follow_redirects="none", use_proxy=True
-        )
-        status = response.getcode()
-        response.read(65536)
-        return status, "" if 200 <= status < 300 else "HTTP %d" % status
-    except HTTPError as exc:
-        return exc.code, "HTTP %d %s" % (exc.code, exc.reason or "")
-    except URLError as exc:
-        return None, "no answer: %s" % (getattr(exc, "reason", None) or exc)
-    except (socket.timeout, OSError) as exc:
-        return None, "no answer: %s" % (exc.__class__.__name__ if not str(exc) else exc)
 
 
 class ActionModule(ActionBase):
@@ -74,7 +55,7 @@ class ActionModule(ActionBase):
 
     @staticmethod
     def _check(args):
-        return {
+        checked = {
             "pushgateway_url": export.check_url("pushgateway_url", args["pushgateway_url"]),
             "export_url": export.check_url("export_url", args["export_url"]),
             "headers": export.check_headers("export_headers", args["export_headers"]),
@@ -82,6 +63,9 @@ class ActionModule(ActionBase):
             "backoff": export.check_backoff("backoff", args["backoff"]),
             "timeout": export.check_count("timeout", args["timeout"], 1, export.MAX_TIMEOUT),
         }
+        export.check_insecure("pushgateway_url", checked["pushgateway_url"], allow=args["allow_insecure"])
+        export.check_insecure("export_url", checked["export_url"], checked["headers"], allow=args["allow_insecure"])
+        return checked
 
     @staticmethod
     def _load(path):
@@ -117,16 +101,22 @@ class ActionModule(ActionBase):
             self._push(args, report, result)
 
     def _push(self, args, report, result):
-        """One group per cluster (grouping key job + cluster), replaced by the cluster's next run (PUT)."""
+        """One group per cluster (grouping key job + cluster), replaced by the cluster's next run (PUT). The budget is
+        fleet-wide: once a group was not answered on all its attempts, the later groups are skipped (a Pushgateway that
+        does not answer would otherwise cost attempts x timeout per cluster)."""
         checked = self._checked
         url = checked["pushgateway_url"]
         clusters = sorted(set(str(entry.get("cluster")) for entry in report.get("clusters") or [] if isinstance(entry, dict) and entry.get("cluster")))
         failed = []
+        skipped = []
         for cluster in clusters:
+            if failed and export.unanswered(failed[0][1]):
+                skipped.append(cluster)
+                continue
             registry = metrics.registry(metrics.build_families(report, max_series=args["max_series"], clusters=[cluster]))
 
             def send(cluster=cluster, registry=registry):
-                answer = {}
+                answer = {"status": None, "error": "not sent"}
 
                 def handler(url, method, timeout, headers, data):
                     def call():
@@ -134,20 +124,29 @@ class ActionModule(ActionBase):
 
                     return call
 
-                push_to_gateway(
-                    url, job=args["pushgateway_job"], registry=registry, grouping_key={"cluster": cluster}, timeout=checked["timeout"], handler=handler
-                )
+                try:
+                    push_to_gateway(
+                        url, job=args["pushgateway_job"], registry=registry, grouping_key={"cluster": cluster}, timeout=checked["timeout"], handler=handler
+                    )
+                except (ValueError, OSError) as exc:  # the client's own checks (a grouping key it cannot encode)
+                    return None, "not sent: %s" % exc.__class__.__name__
                 return answer["status"], answer["error"]
 
             outcome = export.deliver(send, checked["attempts"], checked["backoff"])
             result["pushed"].append(dict(outcome, cluster=cluster))
             if not outcome["ok"]:
                 failed.append((cluster, outcome))
+        for cluster in skipped:
+            result["pushed"].append({"ok": False, "attempts": 0, "status": None, "error": "skipped", "statuses": [], "cluster": cluster})
         if failed:
             cluster, outcome = failed[0]
             more = " (and %d more cluster(s))" % (len(failed) - 1) if len(failed) > 1 else ""
             result["notes"].append(export.note("metrics push of %s%s" % (cluster, more), url, outcome))
-        elif clusters:
+        if skipped:
+            result["notes"].append(
+                "metrics push to %s: %d later cluster group(s) skipped, the Pushgateway did not answer %s" % (export.shown_url(url), len(skipped), failed[0][0])
+            )
+        elif clusters and not failed:
             result["notes"].append(export.note("metrics push (%d cluster group(s))" % len(clusters), url, result["pushed"][-1]))
 
     def _export(self, args, body, result):

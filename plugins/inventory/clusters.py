@@ -80,6 +80,21 @@ options:
         that can be detected, as the role checks a declared platform.
     type: dict
     default: {}
+  exec_credentials:
+    description:
+      - What to do with a context whose user gets its credentials by running a command - a kubeconfig's C(exec)
+        section (EKS's C(aws eks get-token), GKE's C(gke-gcloud-auth-plugin), C(kubelogin)) or a legacy
+        C(auth-provider) C(cmd-path).
+      - C(run) (the default) runs it, as kubectl does, when O(detect) reads the cluster - at every C(ansible-inventory),
+        C(ansible-playbook) and AWX inventory update, as the user running Ansible, with that user's environment.
+        Right for your own kubeconfigs; EKS and GKE kubeconfigs need it.
+      - C(refuse) runs no command - such a context is a host in the group C(undetected), with
+        C(burnin_cluster_reason) naming the command's file name, and is not read. Use it for kubeconfigs you did not
+        write (a vendor's, a customer's), whose C(exec) could run anything on the controller.
+      - The role runs the same command when it burns the cluster in; C(refuse) keeps only the inventory from running it.
+    type: str
+    choices: [run, refuse]
+    default: run
   set_kubeconfig:
     description:
       - Set C(burnin_kubeconfig) to the kubeconfig file of the context. False where the job gets its kubeconfig
@@ -207,9 +222,15 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         platforms = self.get_option("platforms")
         items = [("%s|%s" % cluster, cluster) for cluster in clusters]
 
+        refuse = self.get_option("exec_credentials") == "refuse"
+
         def read(cluster):
             kubeconfig, context = cluster
             config = core.context_kubeconfig(self._configs[kubeconfig], context, os.path.dirname(kubeconfig))
+            command = core.credential_command(config)
+            if refuse and command:
+                host, groups = core.cluster_host(core.refused_exec(command))
+                return {"host": host, "groups": groups}
             answer = k8s_in_process.read_cluster({"kubeconfig": config or kubeconfig, "context": context}, NAME)
             host, groups = core.cluster_host(answer, platform=core.declared_platform(context, platforms))
             host["burnin_cluster_server"] = answer.get("server") or ""

@@ -35,24 +35,24 @@ _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _NAME_PART = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 # name: (pattern, maximum length, what the user is told is allowed)
 GRAMMARS = {
-    "dns_label": (re.compile(r"^%s$" % _LABEL), 63, "a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit"),
+    "dns_label": (re.compile(r"^%s\Z" % _LABEL), 63, "a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit"),
     "dns_subdomain": (
-        re.compile(r"^%s(\.%s)*$" % (_LABEL, _LABEL)),
+        re.compile(r"^%s(\.%s)*\Z" % (_LABEL, _LABEL)),
         253,
         "a DNS-1123 subdomain: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit",
     ),
     "label_value": (
-        re.compile(r"^(%s)?$" % _NAME_PART),
+        re.compile(r"^(%s)?\Z" % _NAME_PART),
         63,
         "a label value: letters, digits, '-', '_' and '.', starting and ending with a letter or digit, or empty",
     ),
     "qualified_name": (
-        re.compile(r"^(%s(\.%s)*/)?%s$" % (_LABEL, _LABEL, _NAME_PART)),
+        re.compile(r"^(%s(\.%s)*/)?%s\Z" % (_LABEL, _LABEL, _NAME_PART)),
         317,
         "a qualified name such as app or example.com/name (prefix a DNS subdomain, name at most 63 characters)",
     ),
     "env_name": (
-        re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"),
+        re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z"),
         4096,
         "an environment variable name: letters, digits, '_', '-' and '.', not starting with a digit",
     ),
@@ -61,28 +61,28 @@ GRAMMARS = {
         re.compile(
             r"^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*"
             r"(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
-            r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,})?$"
+            r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,})?\Z"
         ),
         4096,
         "a container image reference such as nvcr.io/nvidia/pytorch:26.01-py3 (no spaces, lower-case repository)",
     ),
     "quantity": (
-        re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?$"),
+        re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?\Z"),
         64,
         "a Kubernetes quantity such as 8, 500m, 2Gi or 1e3 (binary suffixes Ki Mi Gi Ti Pi Ei, decimal n u m k M G T P E)",
     ),
     "resource_name": (
-        re.compile(r"^(%s(\.%s)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$" % (_LABEL, _LABEL)),
+        re.compile(r"^(%s(\.%s)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z" % (_LABEL, _LABEL)),
         253,
         "a resource name such as cpu, memory, nvidia.com/gpu or rdma/ib",
     ),
     "api_version": (
-        re.compile(r"^(%s(\.%s)*/)?v[0-9]+((alpha|beta)[0-9]+)?$" % (_LABEL, _LABEL)),
+        re.compile(r"^(%s(\.%s)*/)?v[0-9]+((alpha|beta)[0-9]+)?\Z" % (_LABEL, _LABEL)),
         253,
         "an apiVersion such as v1 or trainer.kubeflow.org/v1alpha1",
     ),
-    "kind": (re.compile(r"^[A-Z][A-Za-z0-9]*$"), 63, "a kind such as ConfigMap (a capitalised name of letters and digits)"),
-    "path": (re.compile(r"^/[^\x00\n]*$"), 4096, "an absolute path"),
+    "kind": (re.compile(r"^[A-Z][A-Za-z0-9]*\Z"), 63, "a kind such as ConfigMap (a capitalised name of letters and digits)"),
+    "path": (re.compile(r"^/[^\x00\n]*\Z"), 4096, "an absolute path"),
 }
 JSON_PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")
 # Kinds that are not namespaced; every other kind needs metadata.namespace in k8s_apply.

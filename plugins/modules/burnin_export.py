@@ -30,6 +30,13 @@ description:
   - A push or post is retried O(attempts) times in all, waiting O(backoff) seconds doubled each time (at most 60), on no
     answer, HTTP 408, 425, 429 and 5xx; any other answer ends it. Every attempt sends the same body. A push or post that
     still fails does not fail the task - the result's C(notes) says what failed and why, the fleet summary shows it.
+  - Every request ends - O(timeout) bounds the whole request (connection, body and the whole answer), not each read, and
+    an answer that is not HTTP (a wrong port, an SSH banner), a reset or a TLS failure is a failed attempt, never an error.
+  - The push's budget is fleet-wide - once one cluster group got no answer (or only busy answers) on all its attempts,
+    the later groups are skipped with one note, so a Pushgateway that does not answer costs one group's attempts, not
+    one per cluster.
+  - Credentials (O(export_headers), or a user and password in a URL) over plain C(http://) to a host other than loopback
+    are refused before anything is sent, unless O(allow_insecure).
   - Bounded cardinality - label values are names cut to 128 characters, verdicts and statuses come from closed lists, no
     reason or message is a label, and at most O(max_series) samples are written (run and cluster figures first), the
     rest counted in C(gpufleet_burnin_metrics_dropped_series).
@@ -91,9 +98,15 @@ options:
     type: float
     default: 1.0
   timeout:
-    description: Seconds each HTTP request may take (1 to 300).
+    description: Seconds each HTTP request may take in all, from connecting to the end of the answer (1 to 300).
     type: int
     default: 30
+  allow_insecure:
+    description:
+      - Send credentials (O(export_headers), a user and password in O(export_url) or O(pushgateway_url)) over plain
+        C(http://) to a host other than loopback. Without it such a URL is refused, naming the option.
+    type: bool
+    default: false
   validate_certs:
     description: Verify the HTTPS certificates of the Pushgateway and the webhook.
     type: bool

@@ -167,3 +167,44 @@ def test_burnin_with_the_plugins_inventory_and_no_host_file(clouds_fleet, tmp_pa
                 CoreV1Api(clouds_fleet.api_client(name)).delete_namespace(namespace)
             except Exception:  # noqa: BLE001 - best effort: the namespace may not exist
                 pass
+
+
+def exec_kubeconfig(directory):
+    """A kubeconfig of two contexts at a closed port: one whose user's exec command leaves a marker file (as a hostile
+    kubeconfig's could do anything), one with a plain token. Needs no fleet."""
+    directory.mkdir(parents=True, exist_ok=True)
+    marker = directory / "exec-ran"
+    script = directory / "credential.sh"
+    script.write_text(
+        '#!/bin/sh\necho ran >> "%s"\necho \'{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {"token": "t"}}\'\n' % marker
+    )
+    os.chmod(str(script), 0o700)
+    server = "https://127.0.0.1:%d" % closed_port()
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": {"server": server, "insecure-skip-tls-verify": True}}],
+        "users": [
+            {"name": "exec", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(script), "interactiveMode": "Never"}}},
+            {"name": "token", "user": {"token": "t"}},
+        ],
+        "contexts": [{"name": "foreign", "context": {"cluster": "c", "user": "exec"}}, {"name": "plain", "context": {"cluster": "c", "user": "token"}}],
+        "current-context": "plain",
+    }
+    path = directory / "foreign.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    os.chmod(str(path), 0o600)
+    return str(path), marker
+
+
+def test_exec_credentials_run_by_default_and_refuse_runs_none(tmp_path):
+    kubeconfig, marker = exec_kubeconfig(tmp_path / "exec")
+    listed = inventory(inventory_file(tmp_path / "run", kubeconfigs=[kubeconfig], timeout=5))
+    # Documented: detection runs the exec command, as kubectl does (EKS and GKE kubeconfigs need it).
+    assert marker.exists() and hosts_of(listed, "unreachable") == {"foreign", "plain"}
+    marker.unlink()
+    listed = inventory(inventory_file(tmp_path / "refuse", kubeconfigs=[kubeconfig], timeout=5, exec_credentials="refuse"))
+    assert not marker.exists()
+    assert hosts_of(listed, "undetected") == {"foreign"} and hosts_of(listed, "unreachable") == {"plain"}
+    reason = listed["_meta"]["hostvars"]["foreign"]["burnin_cluster_reason"]
+    assert reason == "Refused: not read: the kubeconfig's user runs a command for its credentials (credential.sh) and exec_credentials is refuse"

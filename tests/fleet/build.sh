@@ -15,6 +15,9 @@
 #
 #   tests/fleet/build.sh --manifests-only   only the manifests (a few module downloads, no build): what the unit
 #                                           steps of scripts/test.sh need for the CRD-schema tests without a fleet
+#   tests/fleet/build.sh --fleet-only       the fleet's components and manifests, not the Pushgateway and promtool
+#                                           (only tests/e2e/test_metrics_export.py uses them; promtool alone takes
+#                                           4 to 7 minutes and 3.3 GB): what `make demo` needs
 #
 # k8s.io/kubernetes cannot be `go install`ed: its go.mod replaces the staging modules (k8s.io/api, ...) with
 # ./staging/... directories. Each build is therefore a throw-away wrapper module that requires the component and,
@@ -23,11 +26,13 @@
 set -euo pipefail
 
 manifests_only=""
+fleet_only=""
 case "${1:-}" in
     "") ;;
     --manifests-only) manifests_only=1 ;;
+    --fleet-only) fleet_only=1 ;;
     *)
-        echo "tests/fleet/build.sh: unknown argument '$1' (allowed: --manifests-only)" >&2
+        echo "tests/fleet/build.sh: unknown argument '$1' (allowed: --manifests-only, --fleet-only)" >&2
         exit 2
         ;;
 esac
@@ -113,6 +118,10 @@ build_all() {
     REPLACES="" build jobset "$JOBSET_VERSION" "sigs.k8s.io/jobset@v$JOBSET_VERSION" "" sigs.k8s.io/jobset
     REPLACES="" build trainer "$TRAINER_VERSION" "github.com/kubeflow/trainer/v2@v$TRAINER_VERSION" "" \
         github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+    # The metrics tests' tools, not the fleet's (--fleet-only leaves them out).
+    if [ -n "$fleet_only" ]; then
+        return 0
+    fi
     REPLACES="" build pushgateway "$PUSHGATEWAY_VERSION" "github.com/prometheus/pushgateway@v$PUSHGATEWAY_VERSION" \
         "-X github.com/prometheus/common/version.Version=$PUSHGATEWAY_VERSION" github.com/prometheus/pushgateway
     REPLACES="" build promtool "$PROMETHEUS_MODULE_VERSION" "github.com/prometheus/prometheus@v$PROMETHEUS_MODULE_VERSION" \

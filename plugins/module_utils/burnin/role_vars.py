@@ -224,6 +224,13 @@ def check_export_needs_report(result):
         validate.fail(wanted[0], "needs the run's JSON report: set burnin_report_dir and keep json in burnin_report_formats", show=False)
 
 
+def check_export_insecure(result):
+    """Credentials over plain http:// to a host other than loopback, refused before any cluster (export.check_insecure)."""
+    allow = result.get("burnin_export_allow_insecure", False)
+    export.check_insecure("burnin_pushgateway_url", result.get("burnin_pushgateway_url"), allow=allow)
+    export.check_insecure("burnin_export_url", result.get("burnin_export_url"), result.get("burnin_export_headers"), allow=allow)
+
+
 # The isolation's budget (module_utils/burnin/isolation_stage.py): pair jobs in all, and minutes in all (a day at most).
 ISOLATION_MAX_JOBS = 1000
 ISOLATION_MAX_MINUTES = 1440
@@ -292,6 +299,7 @@ CHECKS = {
     "burnin_export_headers": _export_headers,
     "burnin_export_attempts": lambda n, v: _int(n, v, 1, export.MAX_ATTEMPTS),
     "burnin_export_backoff": export.check_backoff,
+    "burnin_export_allow_insecure": _bool,
     "burnin_thresholds": _thresholds,
     "burnin_stages": _stages,
     "burnin_stage_params": _stage_params,
@@ -353,6 +361,7 @@ def check_role_vars(given):
     if result.get("burnin_stage_params"):
         check_stage_params(result)
     check_export_needs_report(result)
+    check_export_insecure(result)
     if "burnin_poll_interval" in result and "burnin_timeout" in result and result["burnin_poll_interval"] > result["burnin_timeout"]:
         validate.fail("burnin_poll_interval", "must not exceed burnin_timeout (%d)" % result["burnin_timeout"], result["burnin_poll_interval"])
     return result

@@ -104,7 +104,7 @@ _INSTANCE_TYPES = (
     (re.compile(r"^a4x-highgpu-"), "gb200"),
     (re.compile(r"^a4x-max(gpu)?-"), "gb300"),
     (re.compile(r"^g2-"), "l4"),
-    (re.compile(r"^BM\.GPU4\.8$"), "a100"),
+    (re.compile(r"^BM\.GPU4\.8\Z"), "a100"),
 )
 _INSTANCE_TYPE_PLATFORMS = (
     (re.compile(r"^(p[3-6][a-z]*|g[4-6][a-z]*|trn\d|inf\d)[-.]"), "aws"),

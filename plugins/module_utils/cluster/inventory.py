@@ -93,6 +93,42 @@ def context_kubeconfig(config, context, base_dir):
     return result
 
 
+# What exec_credentials takes: run a kubeconfig's credential command (EKS's aws, GKE's gke-gcloud-auth-plugin) as
+# kubectl would, or refuse it for a kubeconfig whose commands are not known to be safe.
+EXEC_CREDENTIALS = ("run", "refuse")
+REFUSED = "Refused"
+
+
+def credential_command(config):
+    """The command the user of CONFIG (context_kubeconfig's mapping of one context) runs for its credentials - a
+    ``user.exec.command``, or a legacy ``auth-provider`` ``cmd-path`` - or '' when it runs none."""
+    for item in (config or {}).get("users") or []:
+        user = item.get("user") if isinstance(item, dict) else None
+        if not isinstance(user, dict):
+            continue
+        run = user.get("exec") if isinstance(user.get("exec"), dict) else {}
+        provider = user.get("auth-provider") if isinstance(user.get("auth-provider"), dict) else {}
+        provider_config = provider.get("config") if isinstance(provider.get("config"), dict) else {}
+        command = run.get("command") or provider_config.get("cmd-path")
+        if command:
+            return "%s" % command
+        if user.get("exec") is not None:
+            return "exec"  # an exec section without a command: the client still tries it
+    return ""
+
+
+def refused_exec(command):
+    """The read of a cluster whose credential COMMAND exec_credentials: refuse keeps from running (cluster_host's
+    ``error``); the message names the command's file name only (its arguments may hold an account or a token)."""
+    return {
+        "error": {
+            "category": REFUSED,
+            "message": "not read: the kubeconfig's user runs a command for its credentials (%s) and exec_credentials is refuse"
+            % os.path.basename(command.rstrip("/")),
+        }
+    }
+
+
 def safe_host_name(context, taken=()):
     """A host name for CONTEXT that Ansible patterns and report files take: letters, digits, ``_.-`` (others become
     ``-``, as in an EKS ARN's ``:`` and ``/``), at most 63 characters, ``-2``, ``-3``... when TAKEN holds it."""
@@ -135,7 +171,8 @@ def cluster_host(read, platform=""):
     error = read.get("error")
     if error:
         reason = "%s: %s" % (error.get("category", "Error"), error.get("message", ""))
-        return {"burnin_cluster_reason": reason}, [UNREACHABLE_GROUP]
+        # A refused credential command: nothing was asked of the cluster, so nothing says it does not answer.
+        return {"burnin_cluster_reason": reason}, [UNDETECTED_GROUP if error.get("category") == REFUSED else UNREACHABLE_GROUP]
     nodes = read.get("nodes") or []
     detection = check_cluster(nodes, platform=platform)
     gpu_nodes = [node for node in (describe_node(node, index) for index, node in enumerate(nodes)) if node["is_gpu"]]

@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import cut_note
+from ansible_collections.gpufleet.burnin.plugins.module_utils.text import clean, clean_tree
 
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
@@ -107,7 +108,8 @@ class LogBound(object):
         cut = None
         if len(data) < self.size:
             cut = {"size": self.size, "kept": len(data), "lines_dropped": self.dropped_lines, "max_bytes": self.max_bytes}
-        return data.decode("utf-8", "replace"), cut
+        # Where a pod's text enters: decoded with replacement, and what no report can hold replaced (module_utils/text.py).
+        return clean(data), cut
 
 
 def bound_text(text, max_bytes=MAX_LOG_BYTES):
@@ -163,7 +165,11 @@ def collect(current, read, seen=None, early=None, cuts=None):
     CUTS: pod name -> the cut of its log (:class:`LogBound`), for the logs read only in part: each such entry carries
     ``cut`` and the summary names them.
     """
-    seen, early, cuts = seen or [], early or {}, cuts or {}
+    # The pods' fields (termination messages, labels) are the cluster's text: made safe here, once (module_utils/text.py);
+    # the logs were, when LogBound decoded them.
+    current, seen = clean_tree(list(current)), clean_tree(list(seen or []))
+    read = dict((name, (text, clean(error))) for name, (text, error) in read.items())
+    early, cuts = early or {}, cuts or {}
     names_now = set(pod_name(pod) for pod in current)
     removed = [pod for pod in seen if pod_name(pod) not in names_now]
     results = []

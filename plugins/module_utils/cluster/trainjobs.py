@@ -20,6 +20,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.text import clean_tree
+
 TERMINAL = ("Complete", "Failed")
 # The wait's outcomes that say nothing about the job: the cluster could not be read.
 NOT_READ = ("Unreachable", "Error")
@@ -47,11 +49,12 @@ def outcome_of(polled, name, timeout):
     """The outcome record of one TrainJob NAME from polling.poll_until's POLLED: outcome, reason, conditions, polls
     (and error)."""
     trainjob = polled["value"]
-    conditions = ((trainjob or {}).get("status") or {}).get("conditions") or []
+    # The conditions' reasons and messages are the cluster's text (a controller copies a pod's): made safe here, once.
+    conditions = clean_tree(((trainjob or {}).get("status") or {}).get("conditions") or [])
     kept = [dict((k, c[k]) for k in KEPT_CONDITION_KEYS if k in c) for c in conditions]
     out = {"conditions": kept, "polls": polled["polls"]}
     if polled["state"] == "done":
-        final = terminal_conditions(trainjob)[0]
+        final = [c for c in conditions if c.get("type") in TERMINAL and c.get("status") == "True"][0]
         reason = ("%s: %s" % (final.get("reason") or "", final.get("message") or "")).strip(": ")
         out.update(outcome=final["type"], reason=reason)
     elif polled["state"] == "timeout":

@@ -41,6 +41,7 @@ import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import log_lines
+from ansible_collections.gpufleet.burnin.plugins.module_utils.text import clean_tree
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import SEVERITY
 
 # The marker the catalogue's workload (templates/workloads/dcgm-diag.yaml) prints before the JSON.
@@ -138,7 +139,8 @@ def _documents(text):
         if depth > MAX_DEPTH:
             raise DcgmParseError("the DCGM diagnostic JSON nests %d levels deep, more than %d: no document dcgmi writes" % (depth, MAX_DEPTH))
         try:
-            value = json.loads(text[start:end])
+            # A JSON escape makes characters the log's bytes never held (\udcff, \u0000): made safe here (module_utils/text.py).
+            value = clean_tree(json.loads(text[start:end]))
         except ValueError:
             continue
         if isinstance(value, dict) and (any(key in value for key in TOP_KEYS) or isinstance(value.get("iterations"), list)):
@@ -299,11 +301,11 @@ def _worse(old, new):
 # "Fail", so a GPU's "Fail" under a "Warn" row is a warning. Diag::DisplayVerboseInfo cuts a Warning/Info message into
 # pieces of exactly DATA_INFO_TAG_LEN (45) characters, mid-word, one per row; the padding hides a piece's trailing
 # spaces, so each piece but the last is padded back to the column's width.
-_TABLE_BORDER = re.compile(r"^\+=+\+(?P<value>=+)\+$")
-_TABLE_CLOSE = re.compile(r"^\+-+\+-+\+$")  # the closing border: dcgmi printed its whole table
-_TABLE_CATEGORY = re.compile(r"^[|+]-----\s+(?P<name>[A-Za-z]+(?: [A-Za-z]+)*)\s+-+\+-*[|+]$")
-_TABLE_ROW = re.compile(r"^\|(?P<name>[^|]*)\|(?P<value>[^|]*)\|$")
-_TABLE_GPU = re.compile(r"^GPU\s*(?P<gpu>\d+)\s*:\s*(?P<status>\S.*)$")
+_TABLE_BORDER = re.compile(r"^\+=+\+(?P<value>=+)\+\Z")
+_TABLE_CLOSE = re.compile(r"^\+-+\+-+\+\Z")  # the closing border: dcgmi printed its whole table
+_TABLE_CATEGORY = re.compile(r"^[|+]-----\s+(?P<name>[A-Za-z]+(?: [A-Za-z]+)*)\s+-+\+-*[|+]\Z")
+_TABLE_ROW = re.compile(r"^\|(?P<name>[^|]*)\|(?P<value>[^|]*)\|\Z")
+_TABLE_GPU = re.compile(r"^GPU\s*(?P<gpu>\d+)\s*:\s*(?P<status>\S.*)\Z")
 _TABLE_NOTES = ("Warning", "Info")
 _TABLE_MAX_LINE = 200
 

@@ -27,7 +27,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import act
 XID_MARK = "# gpufleet-burnin kmsg: "
 GPU_MARK = "# gpufleet-burnin gpu "
 MAX_LINES = 200  # kernel lines kept per node: a storm of Xid 45 (NVIDIA/NVSentinel#1748) stays bounded
-_RE_GPU = re.compile(r"^# gpufleet-burnin gpu (?P<index>\d{1,3}), *(?P<pci>[0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{1,2}:[0-9A-Fa-f]{1,2})(?:\.\d)?\s*$")
+_RE_GPU = re.compile(r"^# gpufleet-burnin gpu (?P<index>\d{1,3}), *(?P<pci>[0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{1,2}:[0-9A-Fa-f]{1,2})(?:\.\d)?\s*\Z")
 _RE_XID_PCI = re.compile(r"NVRM: Xid \(PCI:(?P<pci>[0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{1,2}:[0-9A-Fa-f]{1,2})")
 _VERDICT_OF = {"critical": "fail", "warning": "warn"}
 

@@ -29,6 +29,7 @@ import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import log_lines, nccl_names
+from ansible_collections.gpufleet.burnin.plugins.module_utils.text import clean_tree
 
 SOURCE = "nccl-tests output"
 MAX_MESSAGES = 50  # errors and warnings kept per run; the rest are counted
@@ -66,22 +67,22 @@ _RE_CONFIG = re.compile(
 )
 _RE_DEVICE = re.compile(
     r"^#\s+Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?(?:Pid\s+(?P<pid>\d+)\s+)?on\s+(?P<host>\S+)\s+device\s+(?P<device>\d+)"
-    r"\s+\[(?P<pci>[^\]]*)\]\s*(?P<name>.*)$"
+    r"\s+\[(?P<pci>[^\]]*)\]\s*(?P<name>.*)\Z"
 )
 _RE_OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<count>\d+)\s*(?P<check>\w+)?")
 _RE_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<value>\S+)\s*(?P<check>\w+)?")
-_RE_ERROR = re.compile(r"^#\s*error:\s*(?P<msg>.*)$")
+_RE_ERROR = re.compile(r"^#\s*error:\s*(?P<msg>.*)\Z")
 # Headerless rows (a log cut at the start) of the layouts before nccl-tests 2.10: no root (12 columns, all_reduce)
 # and neither redop nor root (11, NCCL 2.6 era: tests/fixtures/real/nccl/nccl2.6.4-old-layout-no-redop-tail.log); both with an error column.
 _LEGACY_LAYOUTS = {
     12: ["size", "count", "type", "redop", "time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"],
     11: ["size", "count", "type", "time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"],
 }
-_RE_LEGACY_ROW = re.compile(r"^\s*\d+\s+\d+\s+[a-z][a-z0-9_]*(?:\s+[a-z]+)?(?:\s+(?:[-+.\deE]+|N/A)){8}\s*$")
-_RE_DEFAULT_ROW = re.compile(r"^\s*\d+\s+\d+\s+\S+\s+\S+\s+-?\d+(?:\s+\S+){8}\s*$")
+_RE_LEGACY_ROW = re.compile(r"^\s*\d+\s+\d+\s+[a-z][a-z0-9_]*(?:\s+[a-z]+)?(?:\s+(?:[-+.\deE]+|N/A)){8}\s*\Z")
+_RE_DEFAULT_ROW = re.compile(r"^\s*\d+\s+\d+\s+\S+\s+\S+\s+-?\d+(?:\s+\S+){8}\s*\Z")
 _RE_ROW_START = re.compile(r"^\s*\d+\s+\d+(?:\s|$)")
-_RE_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")
-_RE_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?$")
+_RE_TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\Z")
+_RE_NUMBER = re.compile(r"^[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?\Z")
 
 
 class NcclParseError(ParseError):
@@ -657,6 +658,8 @@ def parse_nccl_json(data, allow_partial=False, source=SOURCE + " (JSON)"):
         except RecursionError:
             # the -J file nests a few levels; a document nested past the interpreter's limit is no nccl-tests output
             raise NcclParseError("the JSON nests too deep to be nccl-tests -J output", None, source)
+    # A JSON escape makes characters the file's bytes never held (\udcff, \u0000): made safe here (module_utils/text.py).
+    data = clean_tree(data)
     if not isinstance(data, dict):
         raise NcclParseError("the -J output must be a JSON object, got %s" % type(data).__name__, None, source)
     results = data.get("results")
@@ -771,7 +774,7 @@ def parse_size(value, field="size"):
     if isinstance(value, float) and value.is_integer() and value >= 0:
         return int(value)
     if isinstance(value, str):
-        match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$", value, re.IGNORECASE)
+        match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*\Z", value, re.IGNORECASE)
         if match:
             scale = 1024 ** " KMGT".index(match.group(2).upper() or " ")
             return int(round(float(match.group(1)) * scale))

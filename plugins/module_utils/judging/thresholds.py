@@ -66,7 +66,7 @@ def parse_nodes(value, field="nodes"):
     if isinstance(value, int):
         low, high = value, value
     elif isinstance(value, str):
-        match = re.match(r"^\s*(\d+)\s*(?:(-)\s*(\d+)?|(\+))?\s*$", value)
+        match = re.match(r"^\s*(\d+)\s*(?:(-)\s*(\d+)?|(\+))?\s*\Z", value)
         if not match:
             raise ConfigError(field, "must be a node count (2), a range (2-18, 2+) or {min, max}, got %r" % (value,))
         low = int(match.group(1))

@@ -65,7 +65,7 @@ SUBSYSTEMS = {
     "p2p": ("INIT", "P2P"),
 }
 
-_RE_USING = re.compile(r"^Using network (?P<name>\S.*?)\s*$")
+_RE_USING = re.compile(r"^Using network (?P<name>\S.*?)\s*\Z")
 # "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0", and the older "Ring 00 : 15 -> 0 [send] via NET/Socket/0"
 # (NCCL 2.4-2.6, ranks without the device in brackets: tests/fixtures/real/nccl/nccl2.4-ring-via-net-socket.log).
 _RE_CHANNEL_NET = re.compile(

@@ -18,8 +18,8 @@ RCT_API_VERSIONS = ("v1", "v1beta2", "v1beta1")
 RCT_API_DEFAULT = "v1"
 # Rendered in place of the apiVersion when the server is too old for DRA; an error once DRA is actually needed.
 DRA_UNAVAILABLE = "resource.k8s.io/UNAVAILABLE"
-_SERVER_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
-_DRIVER_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
+_SERVER_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?\Z")
+_DRIVER_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?\Z")
 # IMEXDaemonsWithDNSNames is on by default from NVIDIA DRA driver chart v25.8.0: numNodes 0 is then recommended.
 DNS_NAMES_DRIVER = (25, 8, 0)
 

@@ -16,7 +16,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 
 FRAMEWORKS = ("torch", "mpi", "exec")
 # RFC 1123 label: the runtime "<entry_name>-runtime" and the TrainJob "<entry_name>-<run_id>" derive from it.
-_DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
 # 63 minus len("-runtime"), so the runtime name stays a valid label.
 ENTRY_NAME_MAX = 52
 

@@ -188,7 +188,7 @@ def build_overrides_with_sources(config, library=None):
     library = library or shared_library()
     data = normalize_override_config(config, load_platform_catalog(library.lib_dir))
     platform = config.get("platform") or None
-    if platform is not None and not (isinstance(platform, str) and re.match(r"^[a-z0-9][a-z0-9_-]*$", platform)):
+    if platform is not None and not (isinstance(platform, str) and re.match(r"^[a-z0-9][a-z0-9_-]*\Z", platform)):
         raise ConfigError("platform", "must be a platform name such as aws, gcp, azure, oci, coreweave, nebius, onprem, got %r" % (platform,))
     rendered = render_overrides(data, library, platforms=[platform] if platform else None)
     if data["rct_api_version"] == DRA_UNAVAILABLE:

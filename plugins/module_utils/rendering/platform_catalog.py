@@ -19,7 +19,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.validate import GR
 
 PLATFORMS_LIB = "platforms"
 # Kubernetes extended resource name: <domain>/<name>.
-RESOURCE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+RESOURCE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
 _INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 _VAR_TYPES = (("bool", bool), ("int", int), ("str", str), ("list", list))
 _CATALOGS = {}
@@ -65,7 +65,7 @@ def load_platform_catalog(lib_dir=LIB_DIR):
         declared = [("transport", data.get("transport"))]
         declared += [("shapes.%s.transport" % shape, row.get("transport")) for shape, row in (data.get("shapes") or {}).items() if isinstance(row, dict)]
         for where, value in declared:
-            if value is not None and not (isinstance(value, str) and re.match(r"^[a-z][a-z0-9-]*$", value)):
+            if value is not None and not (isinstance(value, str) and re.match(r"^[a-z][a-z0-9-]*\Z", value)):
                 raise _catalog_error(label, "%s must be a transport id (efa, ib, gib, tcpxo, tcpx, socket), got %r" % (where, value))
         shapes = data.get("shapes") or {}
         defaults = {}

@@ -28,7 +28,7 @@ FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 GPU_RESOURCE = "nvidia.com/gpu"
 MPI_SSH_RAW = "/tmp/mpi-ssh-raw"
 
-_TRAINER_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
+_TRAINER_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?\Z")
 
 _WORKER_SCRIPT = " && ".join(
     [

@@ -26,8 +26,8 @@ TESTED = ("controller", "rule")
 PLUGIN_OF = {"torch": "torch", "exec": "torch", "mpi": "mpi"}
 # The trainer container of every replicatedJob runtime.py builds.
 TRAINER_CONTAINER = "node"
-_RELEASE = re.compile(r"^v(\d+)\.(\d+)$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_RELEASE = re.compile(r"^v(\d+)\.(\d+)\Z")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 _CACHE = {}
 
 
@@ -78,7 +78,7 @@ def load_trainer_versions(path=TRAINER_VERSIONS_FILE):
 
 def release_of(trainer_version):
     """``vX.Y`` of a version such as v2.4, 2.4 or v2.4.1."""
-    match = re.match(r"^v?(\d+)\.(\d+)(?:\.\d+)?$", str(trainer_version or ""))
+    match = re.match(r"^v?(\d+)\.(\d+)(?:\.\d+)?\Z", str(trainer_version or ""))
     if not match:
         raise ConfigError("trainer_version", "must look like v2.3 or v2.2.1, got %r" % (trainer_version,))
     return "v%s.%s" % match.groups()

@@ -34,7 +34,7 @@ RESULTS = ("nccl-tests", "dcgm-diag", "gpu-burn")
 # The verdict's parameters a workload may render (``judging``), each a number, and the results that read it
 # (plugins/module_utils/judging/gpu.py gpu_verdict's sibling_percent).
 JUDGING = {"sibling_percent": "gpu-burn"}
-_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*\Z")
 
 
 def available_workloads(library=None):

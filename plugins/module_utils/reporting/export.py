@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import ipaddress
 import re
 import time
 
@@ -29,7 +30,7 @@ MAX_TIMEOUT = 300
 # Answers worth another attempt: the receiver is busy or restarting (RFC 9110 408, 429, 5xx); any other 4xx is the
 # request's fault and would fail again.
 RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
-_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
 # Headers the export sets itself.
 OWN_HEADERS = ("content-type", "idempotency-key", "x-burnin-run-id", "content-length", "host")
 MASK = "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
@@ -53,6 +54,39 @@ def check_url(name, value, allow_empty=True):
     if re.search(r"[\s]", value.strip()):
         raise ConfigError(name, "must not hold white space")
     return value.strip()
+
+
+def loopback(host):
+    """True for a HOST that never leaves the machine: localhost or a loopback address (no name is resolved)."""
+    host = (host or "").strip("[]").lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_insecure(name, url, headers=None, allow=False):
+    """Refuse credentials (a user part in URL, or HEADERS, which hold the export's credentials) sent over plain http://
+    to a host other than loopback, unless ALLOW (burnin_export_allow_insecure). The message names the variable, never
+    the value."""
+    if not url or allow:
+        return
+    parts = urlsplit(url)
+    if parts.scheme != "http" or loopback(parts.hostname):
+        return
+    what = []
+    if parts.username or parts.password:
+        what.append("a user and password in the URL")
+    if headers:
+        what.append("burnin_export_headers")
+    if what:
+        raise ConfigError(
+            name,
+            "is plain http:// to %s but sends credentials (%s) that anyone on the path can read: use https://, or set "
+            "burnin_export_allow_insecure: true to send them anyway" % (parts.hostname, " and ".join(what)),
+        )
 
 
 def shown_url(url):
@@ -149,6 +183,12 @@ def deliver(send, attempts=DEFAULT_ATTEMPTS, backoff=DEFAULT_BACKOFF, sleep=time
     return {"ok": False, "attempts": len(statuses), "status": status, "error": error or "HTTP %s" % status, "statuses": statuses}
 
 
+def unanswered(outcome):
+    """True when a delivery failed because the receiver did not answer (or answered busy) on every attempt: the
+    fleet-wide budget of a push is spent, later cluster groups are not tried (a 4xx is that group's own fault)."""
+    return not outcome.get("ok") and retryable(outcome.get("status"))
+
+
 def note(what, url, outcome):
     """One line for the fleet summary: what was sent where, and how it went (no secret: the URL is shown_url's)."""
     where = shown_url(url)
@@ -177,4 +217,5 @@ def export_argument_spec():
         backoff=dict(type="float", default=DEFAULT_BACKOFF),
         timeout=dict(type="int", default=30),
         validate_certs=dict(type="bool", default=True),
+        allow_insecure=dict(type="bool", default=False),
     )

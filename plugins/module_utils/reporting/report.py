@@ -20,6 +20,7 @@ import datetime
 import json
 import math
 import os
+import hashlib
 import re
 import xml.etree.ElementTree as ET
 
@@ -644,6 +645,13 @@ def _slug(text):
     return re.sub(r"[^A-Za-z0-9_-]+", "-", str(text)).strip("-") or "cluster"
 
 
+def _html_id(text):
+    """TEXT (a cluster's or node's name) as part of an HTML id: readable, and unique with 8 hex digits of its SHA-256,
+    so names that slug alike (``n.1`` and ``n-1``) never share an id and a link never jumps to another's evidence."""
+    text = "%s" % (text,)
+    return "%s-%s" % (_slug(text)[:48], hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8])
+
+
 def _fmt(value, unit=""):
     if value is None:
         return ""
@@ -778,7 +786,7 @@ def fleet_chart(clusters, classes=None):
         bars.append(
             {
                 "cluster": cluster["cluster"],
-                "anchor": "cluster-%s" % _slug(cluster["cluster"]),
+                "anchor": "cluster-%s" % _html_id(cluster["cluster"]),
                 "verdict": cluster["verdict"],
                 "classes": " ".join(["bar", classes.get(cluster["cluster"], "fv-%s" % cluster["verdict"])] + ([] if margin else ["nodata"])),
                 "measured": margin is not None,
@@ -948,7 +956,7 @@ def _cluster_view(cluster, classes, open_details):
     ]
     return {
         "cluster": cluster["cluster"],
-        "anchor": "cluster-%s" % _slug(cluster["cluster"]),
+        "anchor": "cluster-%s" % _html_id(cluster["cluster"]),
         "verdict": cluster["verdict"],
         "classes": classes.get(cluster["cluster"], ""),
         "open": open_details,
@@ -976,7 +984,7 @@ def _cluster_view(cluster, classes, open_details):
 def _node_view(cluster, node):
     """A node's row and its evidence section: anchors (unique on the page: cluster and node in each), the severity
     and action linking to the evidence that decided them, each evidence entry's figures, DCGM tests and Xids as text."""
-    prefix = "cluster-%s-node-%s" % (_slug(cluster), _slug(node["node"]))
+    prefix = "cluster-%s-node-%s" % (_html_id(cluster), _html_id(node["node"]))
     items = []
     for item in node.get("evidence") or []:
         figures = []
@@ -1070,7 +1078,7 @@ def write_reports(
     unknown = [fmt for fmt in formats if fmt not in FORMATS]
     if unknown:
         raise ConfigError("formats", "unknown format(s) %s; allowed: %s" % (", ".join(unknown), ", ".join(FORMATS)))
-    if not re.match(r"^[A-Za-z0-9._-]+$", basename or ""):
+    if not re.match(r"^[A-Za-z0-9._-]+\Z", basename or ""):
         raise ConfigError("basename", "must be a plain file name prefix, got %r" % (basename,))
     baseline_error = ""
     try:

@@ -18,7 +18,7 @@ import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
-_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
 _SEPARATORS = re.compile(r"[,\n]")
 
 
@@ -57,7 +57,14 @@ def env_list(value, field="env"):
         # A null value would become the text "None" in the pod: refused, as YAML's `A:` with nothing after it is.
         if "value" in item and item["value"] is None:
             raise ConfigError("%s.value" % where, "is null; allowed: a string (quote it in YAML), or no value for an empty one")
+        if "value" in item and isinstance(item["value"], (dict, list, tuple)):
+            # value confused with valueFrom ({secretKeyRef: ...}) would reach the pod as the text of a mapping.
+            hint = " (a Secret's or ConfigMap's key, a field or a resource goes under valueFrom, not value)" if isinstance(item["value"], dict) else ""
+            raise ConfigError("%s.value" % where, "must be a string, got a %s%s" % ("mapping" if isinstance(item["value"], dict) else "list", hint))
+        if "value" in item and isinstance(item["value"], bool):
+            raise ConfigError("%s.value" % where, "must be a string, got a boolean (quote it in YAML: 'true' or 'false')")
         if "value" in item and not isinstance(item["value"], str):
+            # A number is written as its text (NCCL_IB_TIMEOUT: 22), as the API server needs it.
             item = dict(item, value="%s" % item["value"])
         result.append(item)
     return result

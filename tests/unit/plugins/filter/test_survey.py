@@ -56,6 +56,33 @@ def test_env_list_errors_name_the_item(value, field):
 
 
 @pytest.mark.parametrize(
+    "value, message",
+    [
+        (
+            [{"name": "TOKEN", "value": {"secretKeyRef": {"name": "s", "key": "k"}}}],
+            "env[0].value: must be a string, got a mapping (a Secret's or ConfigMap's key, a field or a resource goes under valueFrom, not value)",
+        ),
+        ({"TOKEN": {"secretKeyRef": {"name": "s", "key": "k"}}}, "env[0].value: must be a string, got a mapping"),
+        ('[{"name": "A", "value": ["x"]}]', "env[0].value: must be a string, got a list"),
+        ([{"name": "A", "value": True}], "env[0].value: must be a string, got a boolean (quote it in YAML: 'true' or 'false')"),
+    ],
+)
+def test_an_env_value_that_is_not_text_is_refused_by_name(value, message):
+    # Before: the mapping became its Python text ("{'secretKeyRef': ...}") in the pod's env.
+    with pytest.raises(ConfigError) as caught:
+        env_list(value)
+    assert str(caught.value).startswith(message)
+
+
+def test_the_role_refuses_a_mapping_as_an_env_value_before_any_cluster():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
+
+    with pytest.raises(ConfigError) as caught:
+        check_role_vars({"burnin_env": [{"name": "TOKEN", "value": {"secretKeyRef": {"name": "s", "key": "k"}}}]})
+    assert str(caught.value).startswith("burnin_env[0].value: must be a string, got a mapping") and "valueFrom" in str(caught.value)
+
+
+@pytest.mark.parametrize(
     "value, expected",
     [
         (None, []),

@@ -128,3 +128,57 @@ def test_bad_role_variables_name_the_variable(given, message):
     with pytest.raises(ConfigError) as caught:
         check_role_vars(given)
     assert str(caught.value).startswith(message) and SECRET not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "host, expected",
+    [
+        ("127.0.0.1", True),
+        ("127.8.9.1", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("a.localhost", True),
+        ("10.0.0.1", False),
+        ("localhost.example.com", False),
+        ("pushgateway.monitoring", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_loopback_is_decided_without_resolving_a_name(host, expected):
+    assert export.loopback(host) is expected
+
+
+@pytest.mark.parametrize(
+    "given, message",
+    [
+        (
+            {"burnin_export_url": "http://hooks.example.com/x", "burnin_export_headers": {"Authorization": SECRET}},
+            "burnin_export_url: is plain http:// to hooks.example.com but sends credentials (burnin_export_headers)",
+        ),
+        (
+            {"burnin_pushgateway_url": "http://u:%s@pushgateway.monitoring:9091" % SECRET},
+            "burnin_pushgateway_url: is plain http:// to pushgateway.monitoring but sends credentials (a user and password in the URL)",
+        ),
+    ],
+)
+def test_credentials_over_plain_http_are_refused_before_any_cluster(given, message):
+    given = dict(given, burnin_report_dir="/tmp/reports")
+    with pytest.raises(ConfigError) as caught:
+        check_role_vars(given)
+    assert str(caught.value).startswith(message) and "burnin_export_allow_insecure: true" in str(caught.value) and SECRET not in str(caught.value)
+    assert check_role_vars(dict(given, burnin_export_allow_insecure="yes"))["burnin_export_allow_insecure"] is True
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"burnin_export_url": "https://hooks.example.com/x", "burnin_export_headers": {"Authorization": SECRET}},
+        {"burnin_export_url": "http://127.0.0.1:8080/x", "burnin_export_headers": {"Authorization": SECRET}},
+        {"burnin_export_url": "http://hooks.example.com/x"},
+        {"burnin_pushgateway_url": "http://pushgateway.monitoring:9091", "burnin_export_headers": {"Authorization": SECRET}},
+    ],
+)
+def test_https_loopback_or_no_credentials_are_accepted(given):
+    check_role_vars(dict(given, burnin_report_dir="/tmp/reports"))

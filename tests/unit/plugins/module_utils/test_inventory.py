@@ -176,3 +176,31 @@ def test_context_kubeconfig_is_one_context_with_its_cluster_and_user_and_absolut
     assert inventory.context_kubeconfig(config, "ctx-b", "/x")["clusters"][0]["cluster"]["certificate-authority"] == "/etc/b.crt"
     assert inventory.context_kubeconfig(config, "missing", "/x") is None
     assert config == before
+
+
+@pytest.mark.parametrize(
+    "user, command",
+    [
+        ({"exec": {"command": "aws", "args": ["eks", "get-token", "--cluster-name", "secret-account"]}}, "aws"),
+        ({"exec": {"command": "/usr/lib/google-cloud-sdk/bin/gke-gcloud-auth-plugin"}}, "/usr/lib/google-cloud-sdk/bin/gke-gcloud-auth-plugin"),
+        ({"auth-provider": {"name": "gcp", "config": {"cmd-path": "/usr/bin/gcloud"}}}, "/usr/bin/gcloud"),
+        ({"exec": {}}, "exec"),
+        ({"token": "t"}, ""),
+        ({"client-certificate": "a.crt", "client-key": "a.key"}, ""),
+    ],
+)
+def test_credential_command_of_a_context(user, command):
+    config = {
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+        "clusters": [{"name": "k", "cluster": {}}],
+        "users": [{"name": "u", "user": user}],
+    }
+    assert inventory.credential_command(inventory.context_kubeconfig(config, "c", "/tmp")) == command
+
+
+def test_a_refused_exec_is_undetected_naming_the_command_file_only():
+    host, groups = inventory.cluster_host(inventory.refused_exec("/opt/vendor/bin/get-token"))
+    assert groups == [inventory.UNDETECTED_GROUP]
+    assert host == {
+        "burnin_cluster_reason": "Refused: not read: the kubeconfig's user runs a command for its credentials (get-token) and exec_credentials is refuse"
+    }

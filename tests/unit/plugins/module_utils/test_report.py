@@ -288,7 +288,7 @@ def test_fleet_overview_of_200_clusters():
     assert sorted(inputs) == sorted(chips) and html.count("#f-p-0:not(:checked)~.clusters .fp-0{display:none}") == 1
     # per-cluster details, folded, in the chart's order; every cluster keeps its plot
     details = re.findall(r'<details class="cluster ([^"]*)" id="cluster-([^"]+)"( open)?>', html)
-    assert [name for dummy, name, dummy2 in details] == [drawn[1] for drawn in bars] and not any(opened for dummy, dummy2, opened in details)
+    assert [name.rsplit("-", 1)[0] for dummy, name, dummy2 in details] == [drawn[1] for drawn in bars] and not any(opened for dummy, dummy2, opened in details)
     assert html.count('<svg class="busbw-plot"') == 200 - len(unmeasured)
     # JSON and JUnit keep every cluster
     assert len(json.loads(rp.render_json(report))["clusters"]) == 200
@@ -339,3 +339,37 @@ def test_the_remediation_is_in_the_json_and_listed_in_the_html():
     assert "remediation (apply, run 20261130t0800): changed 2 node(s) - not found: gone" in html
     assert "<li>n1: label gpufleet.burnin/verified: - -&gt; 20261130t0800</li>" in html
     assert "<li>n&lt;2&gt;: taint gpufleet.burnin/bad:NoSchedule: - -&gt; gpufleet.burnin/bad=20261130t0800:NoSchedule</li>" in html
+
+
+def test_nodes_and_clusters_whose_names_slug_alike_get_their_own_html_ids(tmp_path):
+    # Before: n.1 and n-1 (and clusters a.b and a-b) shared their ids, so a node's severity link could jump to
+    # another node's evidence.
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding, with_findings
+
+    def result(cluster):
+        findings = [
+            finding(node, "node", verdict, "%s %s" % (node, verdict), {"busbw": 100.0}) for node, verdict in (("n.1", "fail"), ("n-1", "pass"), ("n_1", "pass"))
+        ]
+        return dict(
+            {
+                "cluster": cluster,
+                "platform": "aws",
+                "gpu_architecture": "h100",
+                "outcome": "Complete",
+                "run_id": "r-1",
+                "verdict": {"verdict": "pass", "reason": "ok", "checks": []},
+            },
+            **with_findings({}, findings),
+        )
+
+    written = rp.write_reports(
+        dict((name, result(name)) for name in ("a.b", "a-b")), str(tmp_path), formats=["html"], run_id="r-1", generated="2026-12-03T07:00:00Z"
+    )
+    html = open(written["files"]["html"], encoding="utf-8").read()
+    ids = re.findall(r'\bid="([^"]+)"', html)
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    assert len([i for i in ids if re.match(r"cluster-a-b-[0-9a-f]{8}$", i)]) == 2
+    rows = [i for i in ids if re.match(r"cluster-a-b-[0-9a-f]{8}-node-n-1-[0-9a-f]{8}$", i)]
+    assert len(rows) == 4
+    hrefs = re.findall(r'href="#([^"]+)"', html)
+    assert all(href in ids for href in hrefs)
