@@ -14,6 +14,7 @@ __metaclass__ = type
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import yaml
@@ -71,7 +72,7 @@ INVENTORY_SOURCE_FIELDS = frozenset(
 )
 # awx/api/serializers.py:3232 JobOptionsSerializer.Meta.fields and :3370 JobTemplateSerializer.Meta.fields (read-only
 # ones left out), :697 execution_environment; plus what awx.awx.job_template adds to them: credentials, labels,
-# instance_groups, survey_spec (awx_collection/plugins/modules/job_template.py).
+# instance_groups, survey_spec (awx_collection/plugins/modules/job_template.py:75,95,249,287).
 JOB_TEMPLATE_FIELDS = frozenset(
     "name description job_type inventory project playbook scm_branch forks limit verbosity extra_vars job_tags force_handlers skip_tags "
     "start_at_task timeout use_fact_cache host_config_key ask_scm_branch_on_launch ask_diff_mode_on_launch ask_variables_on_launch "
@@ -529,8 +530,6 @@ STEP = re.compile(r"^## (\d+)\. (.*)$", re.M)
 
 def _awx_calls(block):
     """Each `awx <resource> <action> ...` of a shell block: (resource, action, positional args, {option: value})."""
-    import shlex
-
     text = block.replace("\\\n", " ")
     calls = []
     for line in text.splitlines():
