@@ -106,7 +106,7 @@ def element_errors(question, data, validate_required=True):
             errors.append("'%s' value %r is too large" % (var, value))
     elif kind == "integer":
         value = data[var]
-        if type(value) is not int:  # mixins.py:240: a string "3" is refused, so is a bool
+        if isinstance(value, bool) or not isinstance(value, int):  # mixins.py:240 (type() != int): a string "3" is refused, so is a bool
             return ["Value %r for '%s' expected to be an integer." % (value, var)]
         if question.get("min") not in ("", None) and value < int(question["min"]):  # mixins.py:243
             errors.append("'%s' value %s is too small" % (var, value))
@@ -114,11 +114,11 @@ def element_errors(question, data, validate_required=True):
             errors.append("'%s' value %s is too large" % (var, value))
     elif kind == "float":
         value = data[var]
-        if type(value) not in (float, int):  # mixins.py:265
+        if isinstance(value, bool) or not isinstance(value, (float, int)):  # mixins.py:265
             return ["Value %r for '%s' expected to be a numeric type." % (value, var)]
     elif kind == "multiselect":
         value = data[var]
-        if type(value) is not list:  # mixins.py:280: an answer must be a list, never a newline-separated string
+        if not isinstance(value, list):  # mixins.py:280: an answer must be a list, never a newline-separated string
             errors.append("'%s' value is expected to be a list." % var)
         else:
             choices = _choices(question)
@@ -277,7 +277,7 @@ def credential_type_findings(ct, where="credential-type.json"):
                 found.append("%s: %s must be a boolean" % (at, key))
         if field.get("ask_at_runtime"):  # serializers.py:2980
             found.append("%s: 'ask_at_runtime' is not supported for custom credentials" % at)
-        if "default" in field and type(field["default"]) is not {"string": str, "boolean": bool}[ftype]:  # fields.py:781-785
+        if "default" in field and not isinstance(field["default"], {"string": str, "boolean": bool}[ftype]):  # fields.py:781-785
             found.append("%s: default is not a %s" % (at, ftype))
         for key in ("choices", "multiline", "format", "secret"):  # fields.py:787-799
             if key in field and ftype != "string":
