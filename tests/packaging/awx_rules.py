@@ -161,8 +161,9 @@ def sent_when_unanswered(question, path):
 def launch_errors(survey, answers, path="api"):
     """What a launch with these extra vars is refused for. An API or CLI launch validates the request's own extra vars
     against every question, required ones included: a default does not answer a required question
-    (awx/api/serializers.py:4708 excludes only 'prompts' errors; mixins.py:218). A workflow node may leave required
-    questions out (serializers.py:4226 excludes 'required')."""
+    (awx/api/serializers.py:4708 excludes only 'prompts' errors; mixins.py:218); so must a schedule's extra_data
+    (serializers.py:4084 excludes nothing, :4194). A workflow node may leave required questions out (serializers.py:4226
+    excludes 'required')."""
     errors = []
     for question in survey["spec"]:
         errors.extend(element_errors(question, answers, validate_required=(path != "workflow_node")))
@@ -457,7 +458,7 @@ DOC_CONTRADICTIONS = (
 # Facts the docs must state (a user cannot find them from the examples alone).
 DOC_REQUIREMENTS = (
     (r"(?i)every required question", "an API or CLI launch must answer every required question (awx/api/serializers.py:4708, mixins.py:218)"),
-    (r"-1", "timeout -1 is no timeout, 0 the global default (awx/main/tasks/jobs.py:341-350)"),
+    (r"`-1`[^.|\n]{0,30}no timeout", "timeout -1 is no timeout, 0 the global default (awx/main/tasks/jobs.py:341-350)"),
     (r"Paths to expose to isolated jobs", "AWX's setting for host paths in jobs (awx/main/conf.py:277 AWX_ISOLATION_SHOW_PATHS)"),
     (r"(?i)last[- ]finished slice", "a workflow's next node sees the last-finished slice's artifacts (awx/main/models/workflow.py:739-753)"),
     (r"CONTROLLER_HOST", "the awx CLI's server setting (awxkit/awxkit/cli/format.py:30)"),
