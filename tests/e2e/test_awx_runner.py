@@ -458,6 +458,27 @@ def test_private_data_dir_is_laid_out_as_awx_lays_it_out(main_job, concurrent_jo
     assert main_job.results()[AWS]["outcome"] == "Complete"
 
 
+def test_a_job_is_laid_out_as_awx_lays_it_out_without_any_cluster(tmp_path):
+    """The same layout checks as above on a job with no host (no fleet needed): AWX's env/cmdline, env/settings, no
+    env/envvars or env/ssh_key, the credential's environment a runner parameter, answers AWX would refuse refused."""
+    key = tmp_path / "machine_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "awx-test", "-f", str(key)], check=True)
+    inventory = {"_meta": {"hostvars": {}}, "all": {"hosts": [], "children": []}}
+    answers = survey_answers(burnin_namespace="awx-layout", burnin_report_formats=["json"])
+    job = AwxJob(tmp_path, "layout", inventory, dict(JOB_TEMPLATE["extra_vars"], **answers), "apiVersion: v1\nkind: Config\n", key.read_text())
+    job.run(limit="gpu_h100", verbosity=2, check=True)
+    assert (job.runner.status, job.runner.rc) == ("successful", 0), job
+    env = job.pdd / "env"
+    assert sorted(p.name for p in env.iterdir() if not p.name.startswith("tmp")) == ["cmdline", "extravars", "settings"]
+    assert (env / "cmdline").read_text() == "--check -u root --forks=%d -l gpu_h100 -vv -e @%s" % (JOB_TEMPLATE["forks"], job.credential_vars)
+    assert job.envvars["K8S_AUTH_KUBECONFIG"] == job.credential_file
+    # A survey answer AWX would refuse never reaches a job.
+    with pytest.raises(AssertionError, match="expected to be an integer"):
+        survey_answers(burnin_nodes="3")
+    with pytest.raises(AssertionError, match="expected to be a list"):
+        survey_answers(burnin_report_formats="json\nhtml")
+
+
 def test_unreachable_cluster_is_reported_as_such(main_job):
     result = main_job.results()[UNREACHABLE]
     assert result["stage"] == "detect" and "127.0.0.1:1" in result["reason"], result
