@@ -3,16 +3,24 @@
 # Apache License 2.0 (see LICENSE)
 """The burn-in as AWX runs it: examples/awx/ through ansible-runner (AWX's job engine) on the test fleet.
 
-Each job gets a private data directory laid out as AWX lays it out (docs/awx.md, "What the tests show"):
+Each job gets a private data directory laid out, and ansible-runner called, as AWX 24.6.1's job code does
+(awx/main/tasks/jobs.py: BaseTask.run, RunJob.build_args, build_private_data_files; docs/awx.md, "What the tests
+show"):
 
     project/burnin.yml         examples/awx/project/burnin.yml
-    inventory/hosts            an executable script printing the inventory as JSON (AWX's inventory script); the hosts
-                               carry no kubeconfig path, so every cluster is reached through the credential
-    env/extravars              job template extra_vars, AWX's meta vars (awx_*, tower_*), the survey answers as AWX
-                               sends them; everything but the template's own values tagged !unsafe, as AWX does
-    env/envvars                the credential type's env injectors
-    env/tmp*                   the credential's file (the kubeconfig, mode 0600) and its extra_vars (passed -e @file)
-    env/ssh_key                a machine credential's key (ansible-runner hands it to ssh-agent)
+    inventory/hosts            an executable script printing the inventory as JSON (AWX's inventory script), passed
+                               as runner's `inventory`; the hosts carry no kubeconfig path, so every cluster is reached
+                               through the credential
+    env/extravars              job template extra_vars, AWX's meta vars (awx_*, tower_*), the survey answers as an API
+                               launch gives them (answers of AWX's types, defaults that pass AWX's answer check);
+                               everything but the template's own values tagged !unsafe, as AWX does
+    env/cmdline                AWX's ansible-playbook arguments: --check, -u root, --forks, -l <limit>, -v..., and the
+                               credential's -e @env/tmp* (its extra_vars injector)
+    env/settings               job_timeout and suppress_ansible_output, as AWX writes them
+    env/tmp*                   the credential's file (the kubeconfig, mode 0600) and its extra_vars file
+The environment (the credential's env injectors) is runner's `envvars` parameter with suppress_env_files, and a
+machine credential's key is runner's `ssh_key` parameter (ansible-runner hands it to ssh-agent through a FIFO): AWX
+writes neither env/envvars nor env/ssh_key.
 
 Jobs: one over the whole fleet plus an unreachable cluster at -vvv; a check-mode job with a limit; the inventory sliced
 in two (job slicing) run concurrently with a run id the user set; two one-cluster jobs pin known issues as strict
@@ -25,6 +33,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import base64
+import importlib.util
 import json
 import os
 import re
@@ -41,6 +50,11 @@ import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 ansible_runner = pytest.importorskip("ansible_runner")
+
+# AWX's own survey rules (tests/packaging/awx_rules.py): how an API launch checks answers and fills in defaults.
+_RULES = importlib.util.spec_from_file_location("awx_rules", str(Path(__file__).resolve().parent.parent / "packaging" / "awx_rules.py"))
+awx_rules = importlib.util.module_from_spec(_RULES)
+_RULES.loader.exec_module(awx_rules)
 
 REPO = Path(__file__).resolve().parent.parent.parent
 AWX = REPO / "examples" / "awx"
@@ -89,15 +103,18 @@ def safe_dump(variables, safe_dict=None):
 
 
 def survey_answers(**answers):
-    """What AWX sends: every question's default unless answered, answers as strings as API clients send them (a
-    multiselect as one newline-separated string)."""
+    """An API launch as AWX takes it: the caller answers every required question (the survey's default as the answer
+    unless given), in AWX's types (integers, a multiselect as a list); AWX checks the answers and adds the defaults
+    that pass its check to the unanswered optional questions (awx_rules.sent_when_unanswered, "api")."""
+    asked = dict((q["variable"], q) for q in SURVEY)
+    assert not set(answers) - set(asked), "not survey questions: %s" % sorted(set(answers) - set(asked))
+    launch = dict((v, q["default"]) for v, q in asked.items() if q["required"])
+    launch.update((k, str(v) if isinstance(v, Path) else v) for k, v in answers.items())
+    errors = awx_rules.launch_errors({"spec": SURVEY}, launch)
+    assert not errors, "AWX would refuse this launch: %s" % errors
     sent = {}
-    for q in SURVEY:
-        if q["variable"] in answers:
-            sent[q["variable"]] = str(answers.pop(q["variable"]))
-        elif "default" in q:
-            sent[q["variable"]] = str(q["default"])
-    assert not answers, "not survey questions: %s" % sorted(answers)
+    for v, q in asked.items():
+        sent.update(awx_rules.sent_when_unanswered(q, "api") if v not in launch else {v: launch[v]})
     return sent
 
 
@@ -169,25 +186,42 @@ class AwxJob:
         handle, self.credential_vars = tempfile.mkstemp(dir=str(env))
         os.close(handle)
         write_private(Path(self.credential_vars), safe_dump(cred_vars))
-        (env / "envvars").write_text(json.dumps(envvars))
+        self.envvars = envvars
         write_private(env / "extravars", safe_dump(extra_vars, JOB_TEMPLATE["extra_vars"]))
-        write_private(env / "ssh_key", ssh_key)
-        self.inputs = {Path(self.credential_file), env / "ssh_key"}
+        self.ssh_key = ssh_key
+        self.inputs = {Path(self.credential_file)}
         self.runner = None
 
+    def args(self, limit="", verbosity=0, check=False, forks=None):
+        """RunJob.build_args (awx/main/tasks/jobs.py:950-1021) for a job without a machine credential, then the
+        credential's extra_vars file (CredentialType.inject_credential appends -e @file)."""
+        args = (["--check"] if check else []) + ["-u", "root"]
+        forks = JOB_TEMPLATE["forks"] if forks is None else forks
+        if forks:
+            args.append("--forks=%d" % forks)
+        if limit:
+            args.extend(["-l", limit])
+        if verbosity:
+            args.append("-" + "v" * min(5, verbosity))
+        return args + ["-e", "@" + self.credential_vars]
+
     def run(self, limit="", verbosity=0, check=False, forks=None):
-        cmdline = ["-e", "@" + self.credential_vars] + (["--check"] if check else [])
+        env = self.pdd / "env"
+        # BaseTask.write_args_file: env/cmdline, ansible-runner's args2cmdline quoting.
+        (env / "cmdline").write_text(ansible_runner.utils.args2cmdline(*self.args(limit, verbosity, check, forks)))
+        # BaseTask.run's env/settings; job_timeout stands for an administrator's Default Job Timeout (the template's 0).
+        # suppress_output_file stays False here (AWX sets it): the test reads artifacts/<ident>/stdout.
+        (env / "settings").write_text(json.dumps({"job_timeout": 600, "suppress_ansible_output": True, "suppress_output_file": False}))
         t0 = time.time()
         self.runner = ansible_runner.run(
             private_data_dir=str(self.pdd),
             ident=self.ident,
             playbook="burnin.yml",
-            limit=limit or None,
-            forks=forks or JOB_TEMPLATE["forks"],
-            verbosity=verbosity,
-            cmdline=" ".join(cmdline),
+            inventory=str(self.pdd / "inventory" / "hosts"),
+            envvars=self.envvars,
+            suppress_env_files=True,
+            ssh_key=self.ssh_key,
             quiet=True,
-            settings={"suppress_ansible_output": True, "job_timeout": 600},
         )
         self.seconds = time.time() - t0
         return self
@@ -355,7 +389,7 @@ def awx(fleet, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def main_job(awx):
-    """The whole fleet and the unreachable cluster, every answer a string, at -vvv."""
+    """The whole fleet and the unreachable cluster, answers in AWX's types (the multiselect a list), at -vvv."""
     awx.pull_secret(NS_MAIN)
     answers = survey_answers(
         burnin_namespace=NS_MAIN,
@@ -363,7 +397,7 @@ def main_job(awx):
         burnin_timeout=60,
         burnin_env="NCCL_DEBUG=WARN\nGPUFLEET_AWX=main",
         burnin_thresholds=json.dumps(THRESHOLDS),
-        burnin_report_formats="json\njunit\nhtml",
+        burnin_report_formats=["json", "junit", "html"],
         burnin_fail_on_error="true",
         # Reports inside the private data directory: the secret scan reads them too.
         burnin_report_dir=awx.root / "main" / "reports",
@@ -408,6 +442,43 @@ def test_failed_cluster_fails_the_job_and_the_others_finish(main_job):
     assert not stats["dark"] and {AWS, GCP} <= set(stats["ok"])
 
 
+def test_private_data_dir_is_laid_out_as_awx_lays_it_out(main_job, concurrent_jobs):
+    """awx/main/tasks/jobs.py: the environment is a runner parameter (no env/envvars), the key too (no env/ssh_key),
+    and limit, forks, verbosity and --check are on the command line (env/cmdline)."""
+    check = concurrent_jobs["check"]
+    for job in (main_job, check):
+        env = job.pdd / "env"
+        assert not (env / "envvars").exists() and not (env / "ssh_key").exists(), sorted(env.iterdir())
+        assert json.loads((env / "settings").read_text())["suppress_ansible_output"] is True
+    main_args = (main_job.pdd / "env" / "cmdline").read_text()
+    assert main_args == "-u root --forks=%d -vvv -e @%s" % (JOB_TEMPLATE["forks"], main_job.credential_vars), main_args
+    check_args = (check.pdd / "env" / "cmdline").read_text()
+    assert check_args.startswith("--check -u root --forks=%d -l " % JOB_TEMPLATE["forks"]) and " -v -e @" in check_args, check_args
+    # The credential's environment reached the job all the same: every cluster was reached through its kubeconfig.
+    assert main_job.results()[AWS]["outcome"] == "Complete"
+
+
+def test_a_job_is_laid_out_as_awx_lays_it_out_without_any_cluster(tmp_path):
+    """The same layout checks as above on a job with no host (no fleet needed): AWX's env/cmdline, env/settings, no
+    env/envvars or env/ssh_key, the credential's environment a runner parameter, answers AWX would refuse refused."""
+    key = tmp_path / "machine_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "awx-test", "-f", str(key)], check=True)
+    inventory = {"_meta": {"hostvars": {}}, "all": {"hosts": [], "children": []}}
+    answers = survey_answers(burnin_namespace="awx-layout", burnin_report_formats=["json"])
+    job = AwxJob(tmp_path, "layout", inventory, dict(JOB_TEMPLATE["extra_vars"], **answers), "apiVersion: v1\nkind: Config\n", key.read_text())
+    job.run(limit="gpu_h100", verbosity=2, check=True)
+    assert (job.runner.status, job.runner.rc) == ("successful", 0), job
+    env = job.pdd / "env"
+    assert sorted(p.name for p in env.iterdir() if not p.name.startswith("tmp")) == ["cmdline", "extravars", "settings"]
+    assert (env / "cmdline").read_text() == "--check -u root --forks=%d -l gpu_h100 -vv -e @%s" % (JOB_TEMPLATE["forks"], job.credential_vars)
+    assert job.envvars["K8S_AUTH_KUBECONFIG"] == job.credential_file
+    # A survey answer AWX would refuse never reaches a job.
+    with pytest.raises(AssertionError, match="expected to be an integer"):
+        survey_answers(burnin_nodes="3")
+    with pytest.raises(AssertionError, match="expected to be a list"):
+        survey_answers(burnin_report_formats="json\nhtml")
+
+
 def test_unreachable_cluster_is_reported_as_such(main_job):
     result = main_job.results()[UNREACHABLE]
     assert result["stage"] == "detect" and "127.0.0.1:1" in result["reason"], result
@@ -422,7 +493,7 @@ def test_survey_answers_reach_the_clusters(main_job, awx):
     runtimes = awx.fleet.dynamic(GCP).resources.get(api_version="trainer.kubeflow.org/v1alpha1", kind="TrainingRuntime")
     text = json.dumps([item.to_dict() for item in runtimes.get(namespace=NS_MAIN).items])
     assert '"name": "GPUFLEET_AWX", "value": "main"' in text
-    # The multiselect's newline-separated answer: all three reports.
+    # The multiselect's list answer: all three reports.
     report = main_job.pdd / "reports" / run_ids(results).pop()
     assert {"summary.json"} < set(p.name for p in report.iterdir()), sorted(report.iterdir())
     assert {p.suffix for p in report.iterdir()} >= {".json", ".xml", ".html"}, sorted(report.iterdir())
@@ -450,6 +521,13 @@ def test_sliced_jobs_merge_into_every_cluster_once_with_one_run_id(concurrent_jo
         merged.update(results)
     assert set(merged) == FLEET_HOSTS
     assert run_ids(merged) == {concurrent_jobs["run_id"]}
+    # What a workflow's next node gets instead (awx/main/models/workflow.py:739-753 get_effective_artifacts): the
+    # slices' artifacts applied one over the other in the order they finished, so only the last one's clusters.
+    for order in (sliced, sliced[::-1]):
+        delivered = {}
+        for job in order:
+            delivered.update({"burnin_results": job.results()})
+        assert set(delivered["burnin_results"]) == set(order[-1].results()) != FLEET_HOSTS
     verdicts = dict((host, verdict(r)) for host, r in merged.items())
     # The published thresholds this time: aws warns (and passes).
     assert verdicts == {AWS: "warn", GCP: "pass", AZURE: "fail", MISMATCH: None, UNREACHABLE: None, SOCKET: "fail"}, merged
@@ -499,9 +577,7 @@ def spec_options():
 
 
 # Survey defaults that differ from the role's on purpose, and why.
-DELIBERATE = {
-    "burnin_report_formats": "the example survey's default (json, html) leaves the JUnit file out; listed so that a change " "to either default is seen",
-}
+DELIBERATE = {}
 
 
 def as_role_value(question, answer, option):
@@ -522,7 +598,8 @@ def test_survey_question_is_in_step_with_the_argument_spec(question):
     if option.get("choices") and question["type"] in ("multiplechoice", "multiselect"):
         # The role's "" (unset) is the unanswered question: AWX then sends nothing.
         assert sorted(question["choices"]) == sorted(str(c) for c in option["choices"] if c != ""), question["variable"]
-    if "default" in question and question["variable"] not in DELIBERATE:
+    # An empty default is no default: no launch path sends it (tests/packaging/awx_rules.py sent_when_unanswered).
+    if question.get("default", "") != "" and question["variable"] not in DELIBERATE:
         assert as_role_value(question, str(question["default"]), option) == option.get("default", ""), question["variable"]
     if option.get("required"):
         assert question["required"], question["variable"]

@@ -4,10 +4,10 @@
 """examples/awx/: the survey, job template and credential type are valid AWX objects that fit the role, and the
 answers as AWX sends them pass the role's argument spec and render the right objects.
 
-AWX sends survey answers as extra vars: an integer question's answer may arrive as a string ("3") from API clients,
-a multiple choice (our booleans) as the string "true"/"false", a multiselect as a list or, from older AWX and from a
-multiselect default, as one newline-separated string; an unanswered optional question with a default sends that
-default (so "" must be acceptable wherever a survey default is ""). The render playbook (no cluster contacted) runs the
+AWX sends survey answers as extra vars, checked against the survey first (tests/packaging/awx_rules.py restates AWX's
+rules): an integer question's answer is an integer, a multiple choice (our booleans) the string "true"/"false", a
+multiselect a list. The role also takes the looser forms other sources give (numbers as strings from -e or an
+inventory, a multiselect as names separated by new lines or commas): STRINGS below. The render playbook (no cluster contacted) runs the
 role's own argument-spec validation (entry point `render`) and shows what the values became; the other variables are
 validated against the entry point `main` with ansible.builtin.validate_argument_spec, as the role does.
 """
@@ -29,6 +29,7 @@ import pytest
 import yaml
 from jinja2 import Environment, meta
 
+import awx_rules
 from conftest import REPO, run, run_json, run_streams
 
 AWX = REPO / "examples" / "awx"
@@ -145,7 +146,7 @@ def test_survey_spec_is_a_valid_awx_survey():
             choices = q["choices"]
             assert isinstance(choices, list) and choices and all(isinstance(c, str) and c for c in choices), where
             assert len(set(choices)) == len(choices), where
-            if "default" in q:
+            if q.get("default"):
                 picked = q["default"].split("\n") if q["type"] == "multiselect" else [q["default"]]
                 assert set(picked) <= set(choices), where
         if q["required"] and q["type"] not in ("multiselect",):
@@ -258,9 +259,11 @@ def test_injected_kubeconfig_reaches_every_inventory_context(tmp_path):
 
 
 def defaults_payload():
-    """What AWX's launch form sends with every default (a multiselect as a list; the newline-separated string an API
-    launch sends is test_multiselect_as_a_newline_separated_string_passes_the_argument_spec)."""
-    return dict((q["variable"], q["default"].split("\n") if q["type"] == "multiselect" else q["default"]) for q in SURVEY if "default" in q)
+    """What AWX's launch form sends with every default (awx_rules.sent_when_unanswered: "" and [] are not sent)."""
+    sent = {}
+    for q in SURVEY:
+        sent.update(awx_rules.sent_when_unanswered(q, "ui"))
+    return sent
 
 
 def validate(answers, tmp_path, name, entry="main"):
@@ -279,7 +282,7 @@ def test_survey_defaults_pass_the_argument_spec(tmp_path):
     assert rc == 0, msg
 
 
-STRINGS = {  # API clients and older AWX: everything a string
+STRINGS = {  # everything a string, as -e key=value and inventories give them (AWX itself refuses "3" for an integer)
     "burnin_nodes": "3",
     "burnin_timeout": "600",
     "burnin_enable_mnnvl": "true",

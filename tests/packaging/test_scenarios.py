@@ -6,6 +6,9 @@
 docs/scenarios/adding-a-platform.md: every code block starting with `# file: <path>` is written into a copy of the
 collection (an ansible_collections/ tree with kubernetes.core beside it), the guide's render command runs on the
 guide's inventory, and the rendered objects carry what the guide says they do.
+
+docs/scenarios/awx.md: followed step by step, every AWX object, credential and file a step uses exists by then
+(tests/packaging/awx_rules.py guide_findings; test_awx_rules.py plants a late credential and a missing playbook).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+import awx_rules
 from conftest import REPO, isolated_env, run, tracked_files
 
 GUIDE = REPO / "docs" / "scenarios" / "adding-a-platform.md"
@@ -91,3 +95,22 @@ def test_the_guides_and_the_readme_link_to_files_that_exist():
             if not (page.parent / target).exists():
                 broken.append("%s -> %s" % (page.relative_to(REPO), target))
     assert broken == []
+
+
+def test_the_awx_guide_uses_only_what_exists_by_its_step():
+    guide = (REPO / "docs" / "scenarios" / "awx.md").read_text()
+    assert awx_rules.guide_findings(guide, REPO) == []
+    # The guide loads every example object, so each file's own references are checked at its step too.
+    for name in ("credential-type.json", "inventory-source.json", "job-template.json", "survey-spec.json"):
+        assert "examples/awx/" + name in guide, name
+    creates = [call for block in awx_rules.SH_BLOCK.findall(guide) for call in awx_rules._awx_calls(block) if call[1] == "create"]
+    assert [c[0] for c in creates] == [
+        "execution_environments",
+        "credential_types",
+        "credentials",
+        "projects",
+        "inventory",
+        "inventory_sources",
+        "job_templates",
+        "job_templates",
+    ], creates

@@ -338,6 +338,15 @@ def _case_details(case):
     return "\n".join(lines)
 
 
+def heading(report):
+    """The report's title naming the run once: a title that already holds the run id (a caller's "GPU burn-in <id>")
+    is not given it a second time."""
+    title, run_id = (report.get("title") or "").strip(), (report.get("run_id") or "").strip()
+    if not run_id or run_id in title.split():
+        return title
+    return ("%s %s" % (title, run_id)).strip()
+
+
 def render_junit(report):
     summary = report["summary"]
     total_time = sum(cluster["seconds"] or 0.0 for cluster in report["clusters"])
@@ -345,7 +354,7 @@ def render_junit(report):
     suites = ET.Element(
         "testsuites",
         {
-            "name": _xml_text("gpufleet.burnin %s %s" % (report["title"], report["run_id"])).strip(),
+            "name": _xml_text("gpufleet.burnin " + heading(report)),
             "tests": str(summary["testcases"] + len(node_rows)),
             "failures": str(summary["fail"] + sum(1 for row in node_rows if row["verdict"] == "fail")),
             "errors": str(summary["error"]),
@@ -1027,7 +1036,7 @@ def render_html(report):
     facets, classes = _facets(ordered)
     open_details = len(ordered) <= DETAILS_OPEN_UP_TO
     data = {
-        "title": ("%s %s" % (report["title"], report["run_id"])).strip(),
+        "title": heading(report),
         "generated": report["generated"],
         "summary": summary,
         "verdicts": VERDICTS,

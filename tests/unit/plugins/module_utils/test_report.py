@@ -373,3 +373,38 @@ def test_nodes_and_clusters_whose_names_slug_alike_get_their_own_html_ids(tmp_pa
     assert len(rows) == 4
     hrefs = re.findall(r'href="#([^"]+)"', html)
     assert all(href in ids for href in hrefs)
+
+
+@pytest.mark.parametrize(
+    "title, run_id, expected",
+    [
+        # the role once passed the run id in the title as well: "GPU burn-in demo-035857 demo-035857"
+        ("GPU burn-in demo-035857", "demo-035857", "GPU burn-in demo-035857"),
+        ("GPU burn-in", "demo-035857", "GPU burn-in demo-035857"),
+        # no run id given: the clusters' own (fleet()'s aws-p5-a), still once
+        ("GPU burn-in", "", "GPU burn-in 20261130t0800"),
+        ("GPU burn-in 20261130t0800", "", "GPU burn-in 20261130t0800"),
+        # a run id that is only part of a word of the title is still named
+        ("GPU burn-in demo-0358570", "demo-035857", "GPU burn-in demo-0358570 demo-035857"),
+    ],
+)
+def test_the_title_names_the_run_once(title, run_id, expected):
+    report = rp.build_report(fleet(), run_id=run_id, title=title, generated=GENERATED)
+    html = rp.render_html(report)
+    # the page's <title> comes first (the charts' SVG <title>s follow)
+    assert re.findall(r"<title>(.*?)</title>", html)[0] == expected
+    assert re.findall(r"<h1>(.*?)</h1>", html) == [expected]
+    suites = ET.fromstring(rp.render_junit(report))
+    assert suites.get("name") == "gpufleet.burnin " + expected
+    assert expected.split().count(report["run_id"]) == 1
+
+
+def test_the_role_does_not_put_the_run_id_in_the_title():
+    """The role passes run_id apart; the report adds it to the title (roles/burnin/tasks/summary.yml)."""
+    root = os.path.abspath(__file__)
+    for _level in range(5):  # tests/unit/plugins/module_utils/test_report.py -> the collection's root
+        root = os.path.dirname(root)
+    tasks = os.path.join(root, "roles", "burnin", "tasks", "summary.yml")
+    with open(tasks) as handle:
+        text = handle.read()
+    assert "title: GPU burn-in\n" in text and "title: GPU burn-in {{" not in text
