@@ -65,14 +65,20 @@ def test_a_bad_sibling_percent_is_refused_naming_it(value):
 
 def test_a_rendered_judging_is_checked():
     with pytest.raises(ParseError, match=r"judging\.size is not a parameter of the gpu-burn verdict; known: sibling_percent"):
-        workload_catalog._check_result("w", {"framework": "exec", "image": "i", "trainer": {"a": 1}, "results": "gpu-burn", "judging": {"size": 1}}, DATA)
+        workload_catalog._check_result(
+            "w", {"framework": "exec", "image": "i", "image_kind": "pytorch", "trainer": {"a": 1}, "results": "gpu-burn", "judging": {"size": 1}}, DATA
+        )
     with pytest.raises(ParseError, match=r"judging\.sibling_percent is not a parameter of the nccl-tests verdict"):
         workload_catalog._check_result(
-            "w", {"framework": "exec", "image": "i", "trainer": {"a": 1}, "results": "nccl-tests", "judging": {"sibling_percent": 1}}, DATA
+            "w",
+            {"framework": "exec", "image": "i", "image_kind": "pytorch", "trainer": {"a": 1}, "results": "nccl-tests", "judging": {"sibling_percent": 1}},
+            DATA,
         )
     with pytest.raises(ParseError, match=r"judging\.sibling_percent must be a number, got 'x'"):
         workload_catalog._check_result(
-            "w", {"framework": "exec", "image": "i", "trainer": {"a": 1}, "results": "gpu-burn", "judging": {"sibling_percent": "x"}}, DATA
+            "w",
+            {"framework": "exec", "image": "i", "image_kind": "pytorch", "trainer": {"a": 1}, "results": "gpu-burn", "judging": {"sibling_percent": "x"}},
+            DATA,
         )
 
 
