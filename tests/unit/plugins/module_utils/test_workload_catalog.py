@@ -75,7 +75,7 @@ def test_nccl_all_reduce_defaults():
     assert rendered["trainer"] == {
         "binary": "/opt/nccl-tests/build/all_reduce_perf",
         "timeout": 1800,
-        "args": ["-b", "1K", "-e", "16G", "-f", "2", "-g", "1", "-n", "20", "-w", "5", "-c", "1"],
+        "args": ["-b", "1K", "-e", "16G", "-f", "2", "-g", "1", "-n", "100", "-w", "5", "-c", "1"],  # AWS: -n 100 (_lib/workloads/nccl-tests-recipes.yaml)
         "mpi_args": ["--bind-to", "none"],
         # the image's own mpirun (_lib/images.yaml): Open MPI then starts orted from the same prefix over ssh
         "mpirun_path": "/opt/amazon/openmpi/bin/mpirun",
