@@ -56,6 +56,8 @@ NVLINK, RAILS, LINKS = "aws-usw2-h100-nvlink", "azure-eus-h100-rails", "aws-usw2
 BOTH, FABRIC = "aws-usw2-gb200-both", "aws-usw2-gb200-fabric"
 MNNVL = {"gpu_architecture": "gb200", "inventory_vars": {"burnin_nodes": 4, "burnin_enable_mnnvl": True}}
 EFA_RAILS = "aws-usw2-h100-efa-rails"
+# A GB200 cluster with burnin_enable_mnnvl whose node gpu-1 has no registered NVLink fabric (no nvidia.com/gpu.clique).
+UNREG = "aws-usw2-gb200-unregistered"
 # The NCCL devices the stand-in's aws-ofi-nccl lines name (tests/fleet/nccl_logs.py EFA_GROUPS, `NET/OFI GUID of
 # <device>`: the first EFA device of each of P5's 8 groups of 4) and each one's group (`NIC group` lines).
 EFA_GROUPS = [["rdmap%ds0" % (0x30 + 0x10 * group + device) for device in range(4)] for group in range(8)]
@@ -103,6 +105,7 @@ SPEC = {
         dict(FAULTY, name=LINKS, nodes=8, inventory_vars={"burnin_nodes": 8}, bad_links=[LINK_DOMAINS]),
         dict(FAULTY, name=BOTH, degraded_nvlink=["%s-gpu-2" % BOTH], slow_nodes=["%s-gpu-2" % BOTH], **MNNVL),
         dict(FAULTY, name=FABRIC, slow_nodes=["%s-gpu-1" % FABRIC], **MNNVL),
+        dict(FAULTY, name=UNREG, unregistered_fabric=["%s-gpu-1" % UNREG], **MNNVL),
         # 3 pairs, a network-only run and its control pair's, one run per NCCL device (8): 13 jobs.
         dict(FAULTY, name=EFA_RAILS, slow_rails={"%s-gpu-1" % EFA_RAILS: [SLOW_EFA]}, inventory_vars={"burnin_nodes": 4, "burnin_isolation_max_jobs": 14}),
     ],
@@ -361,3 +364,16 @@ def test_a_slow_nic_on_an_mnnvl_node_is_fabric_with_its_nvlink_proved_good(isola
     assert nvlink["proof"]["mnnvl"] is True and nvlink["proof"]["net"] == {}
     assert isolation["node_jobs"] == 3 and 3 + 3 < isolation["jobs"] <= 8, isolation
     assert parts_of(summary, FABRIC, "nic") or [probe for probe in isolation["pending"] if probe["kind"] == "rails"], isolation
+
+
+def test_an_unregistered_nvlink_fabric_is_named_before_any_mnnvl_job(isolated):
+    """MNNVL readiness (plugins/module_utils/cluster/mnnvl.py): the fleet stage names the node whose fabric is not
+    registered and runs no MNNVL job there; the isolation does not chase it."""
+    state, proc, summary = isolated
+    bad = "%s-gpu-1" % UNREG
+    result = summary[UNREG]
+    assert result["verdict"]["verdict"] == "fail", proc.stdout[-3000:]
+    assert "MNNVL not ready, the job was not run" in result["reason"], result["reason"]
+    assert "node %s: no nvidia.com/gpu.clique label" % bad in result["reason"], result["reason"]
+    assert result["node_verdicts"][bad]["verdict"] == "fail"
+    assert "nccl-burnin-%s" % run_id(1) not in trainjobs(state, UNREG)
