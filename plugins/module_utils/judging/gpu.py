@@ -169,8 +169,8 @@ def load_gpu_thresholds(path=THRESHOLDS_FILE):
     return out
 
 
-def _judge_gpu(node, gpu, records, medians, siblings, percent):
-    """One GPU: (result, reasons, figures)."""
+def _judge_gpu(node, gpu, records, medians, siblings, percent, run=None):
+    """One GPU: (result, reasons, figures). RUN: {figure: (median, GPUs)} of every GPU of the run (several nodes)."""
     figures = {"tflops": gpu["tflops"], "gbps": gpu["gbps"], "errors": gpu["errors"]}
     for name in ("products", "mem_gib", "throttle") + TELEMETRY:
         if gpu.get(name) is not None:
@@ -212,6 +212,16 @@ def _judge_gpu(node, gpu, records, medians, siblings, percent):
                     "%s %.1f %s is %.1f %% below the median %.1f of the node's %d GPUs (more than %g %%)"
                     % (LABELS[figure], value, UNITS[figure], 100.0 * (middle - value) / middle, middle, siblings, percent)
                 )
+        across, count = (run or {}).get(figure) or (None, 0)
+        if across:
+            figures[figure + "_run_median"] = round(across, 1)
+            # The whole run's GPUs: a node whose GPUs are all slow alike passes its own median, not the run's.
+            if value * 100.0 < across * (100.0 - percent):
+                results.append("fail")
+                reasons.append(
+                    "%s %.1f %s is %.1f %% below the median %.1f of the run's %d GPUs (more than %g %%)"
+                    % (LABELS[figure], value, UNITS[figure], 100.0 * (across - value) / across, across, count, percent)
+                )
     if gpu["errors"]:
         results.append("fail")
         if gpu.get("products") is not None:
@@ -235,7 +245,20 @@ def check_sibling_percent(value, field="sibling_percent"):
     return float(value)
 
 
-def judge_node(parsed, node, gpu_architecture="", gpus_per_node=None, thresholds=None, on_missing="warn", sibling_percent=None):
+def run_medians(parsed_logs):
+    """{figure: (median, GPUs)} over the measured GPUs of PARSED_LOGS (parse_gpu_output() results) when they come
+    from two nodes or more, else {}: the run's yardstick beside each node's own."""
+    if len([parsed for parsed in parsed_logs if parsed and parsed["gpus"]]) < 2:
+        return {}
+    out = {}
+    for figure in FIGURES:
+        values = [g[figure] for parsed in parsed_logs for g in parsed["gpus"] if g["error"] is None and math.isfinite(g[figure])]
+        if len(values) >= 2:
+            out[figure] = (median(values), len(values))
+    return out
+
+
+def judge_node(parsed, node, gpu_architecture="", gpus_per_node=None, thresholds=None, on_missing="warn", sibling_percent=None, run=None):
     """One node's GPUs: {verdict, reason, gpus [{index, uuid, result, reason, figures}], bad_gpus, checks, host,
     torch, thresholds (the records used), sibling_percent}. PARSED: parse_gpu_output()'s result. SIBLING_PERCENT:
     the workload's (templates/workloads/gpu-burn.yaml), else the thresholds' default."""
@@ -253,7 +276,7 @@ def judge_node(parsed, node, gpu_architecture="", gpus_per_node=None, thresholds
                 medians[figure] = median(values)
     gpus, checks = [], []
     for gpu in parsed["gpus"]:
-        result, reasons, figures = _judge_gpu(node, gpu, records, medians, len(measured), percent)
+        result, reasons, figures = _judge_gpu(node, gpu, records, medians, len(measured), percent, run)
         reason = "; ".join(reasons) if reasons else "%.1f TFLOPS, %.1f GB/s" % (gpu["tflops"], gpu["gbps"])
         gpus.append({"index": gpu["index"], "uuid": gpu["uuid"], "result": result, "reason": reason, "figures": figures})
     expected = gpus_per_node if isinstance(gpus_per_node, int) and not isinstance(gpus_per_node, bool) and gpus_per_node > 0 else None
@@ -357,6 +380,7 @@ def gpu_verdict(
             }
         )
     gpus_per_node = facts.get("gpus_per_node")
+    parsed_of, problem_of = {}, {}
     for name in sorted(texts):
         text, problem = texts[name]
         parsed = None
@@ -365,6 +389,10 @@ def gpu_verdict(
                 parsed = parse_gpu_output(text)
             except GpuParseError as exc:
                 problem = str(exc)
+        parsed_of[name], problem_of[name] = parsed, problem
+    across = run_medians(list(parsed_of.values()))
+    for name in sorted(texts):
+        parsed, problem = parsed_of[name], problem_of[name]
         node = node_of.get(name) or (parsed or {}).get("host") or name
         if parsed is None:
             reason = "node %s (pod %s): no gpu-burn result: %s" % (node, name, problem)
@@ -372,7 +400,14 @@ def gpu_verdict(
             checks.append({"name": "gpu", "verdict": "error", "node": node, "pod": name, "reason": reason})
             continue
         result = judge_node(
-            parsed, node, facts.get("gpu_architecture") or "", gpus_per_node, thresholds=thresholds, on_missing=on_missing, sibling_percent=sibling_percent
+            parsed,
+            node,
+            facts.get("gpu_architecture") or "",
+            gpus_per_node,
+            thresholds=thresholds,
+            on_missing=on_missing,
+            sibling_percent=sibling_percent,
+            run=across,
         )
         judged[node] = dict(result, pod=name)
         for record in result["thresholds"]:

@@ -359,14 +359,27 @@ def test_the_run_verdict_over_every_pod():
 
 
 def test_the_run_verdict_is_its_worst_node_and_names_only_those():
-    pods, logs = pods_and_logs([[GOOD] * 7 + [(700.0, 2500.0)], [GOOD] * 7 + [(500.0, 2500.0)], [(715.0, 2500.0)] * 8])
+    pods, logs = pods_and_logs([[GOOD] * 7 + [(700.0, 2500.0)], [GOOD] * 7 + [(500.0, 2500.0)], [(716.0, 2500.0)] * 8])
     verdict = gpu.gpu_verdict(logs, facts=H100, job_outcome="Failed", job_reason="BackoffLimitExceeded", pods=pods, pod_logs=logs)
     assert verdict["checks"][0] == {"name": "job", "verdict": "fail", "reason": "TrainJob Failed: BackoffLimitExceeded"}
     assert (
         verdict["verdict"] == "fail" and "n2" not in verdict["reason"] and verdict["reason"].startswith("TrainJob Failed: BackoffLimitExceeded; node n0 GPU 7")
     )
     assert verdict["failed_nodes"] == ["n0", "n1"] and verdict["nodes"] == ["n0", "n1", "n2"]
-    assert [item["verdict"] for item in verdict["findings"]] == ["fail", "fail", "warn"]
+    # n2: 716 TFLOPS alike, above the pass 715.1 and 9.9 % below the run's median 795: passes
+    assert [item["verdict"] for item in verdict["findings"]] == ["fail", "fail", "pass"]
+
+
+def test_a_node_whose_gpus_are_all_slow_alike_fails_against_the_runs_gpus():
+    # n1's eight GPUs agree with each other (its own median) but are 24.5 % below the run's: a slow node
+    pods, logs = pods_and_logs([[GOOD] * 8, [(600.0, 2500.0)] * 8, [GOOD] * 8])
+    verdict = gpu.gpu_verdict(logs, facts=H100, pods=pods, pod_logs=logs)
+    assert verdict["failed_nodes"] == ["n1"]
+    n1 = verdict["gpu"]["n1"]
+    assert "bf16 matmul 600.0 TFLOPS is 24.5 % below the median 795.0 of the run's 24 GPUs (more than 10 %)" in n1["gpus"][0]["reason"]
+    assert "of the node's" not in n1["gpus"][0]["reason"] and n1["gpus"][0]["figures"]["tflops_run_median"] == 795.0
+    # one node alone: no run yardstick
+    assert "tflops_run_median" not in gpu.gpu_verdict(log([(600.0, 2500.0)] * 8), facts=H100)["gpu"][HOST]["gpus"][0]["figures"]
 
 
 def test_a_pod_without_gpu_burn_lines_is_an_error_worse_than_a_failed_node():
