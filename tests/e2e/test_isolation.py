@@ -14,7 +14,8 @@ aws-usw2-h100-nodes-gpu-2: every MPI job with a worker there prints far-below bu
   all isolated by the same run of playbooks/burnin.yml: a degraded NVLink (aws-usw2-h100-nvlink, gpu-2) is named
   `nvlink` by one network-only job; a slow rail (azure-eus-h100-rails, InfiniBand, NIC mlx5_2 of gpu-1) is `fabric` and named
   by one job per NIC (NCCL_IB_HCA), as is one on EFA (aws-usw2-h100-efa-rails, EFA device rdmap99s0 of gpu-1, the
-  fourth device of NCCL device rdmap96s0's group: one job per NCCL device, FI_EFA_IFACE its whole group of 4); the slow node of aws-usw2-h100-nodes is slow on every EFA device alone; a bad link between the two
+  fourth device of NCCL device rdmap96s0's group: one job per NCCL device, FI_EFA_IFACE its whole group of 4); the
+  slow node of aws-usw2-h100-nodes is slow on every EFA device alone; a bad link between the two
   network-node-layer-3 domains of aws-usw2-h100-links (8 nodes, 4 per domain) is named when both halves pass; on AWS
   GB200 pairs in one multi-node NVLink domain (burnin_enable_mnnvl) the paths probe adds an NVLink-only run, proved
   from its channel lines: a degraded NVLink and a slow NIC on the same node (aws-usw2-gb200-both, gpu-2) is `both`, a

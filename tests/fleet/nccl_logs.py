@@ -233,7 +233,7 @@ def opened_nics(net_lines, net_id, nics):
         groups = [group for group in groups if group]
         return (
             [net_lines[0], "NET/OFI Selected provider is efa, fabric is efa-direct (found %d nics)" % len(nics)]
-            + ["NET/OFI NIC group %d device #%d 0000:%02x:00.0" % (g, d, bus) for g, group in enumerate(groups) for d, (bus, _) in enumerate(group)]
+            + ["NET/OFI NIC group %d device #%d 0000:%02x:00.0" % (g, d, bus) for g, group in enumerate(groups) for d, (bus, unused) in enumerate(group)]
             + ["NET/OFI GUID of %s: %016x" % (group[0][1], 0x9131BA5D0000F700 + i) for i, group in enumerate(groups)]
         )
     return net_lines

@@ -210,7 +210,7 @@ def topology_groups(texts, transport, cat=None):
             counted = found_re.search(line)
             if counted and found is None:
                 found = int(counted.group("count"))
-    out = dict((host, [[group[d] for d in sorted(group)] for _, group in sorted(groups.items())]) for host, groups in hosts.items())
+    out = dict((host, [[group[d] for d in sorted(group)] for unused, group in sorted(groups.items())]) for host, groups in hosts.items())
     return out, found, ""
 
 

@@ -114,7 +114,10 @@ def test_below_a_floor_without_a_sustained_all_gpu_figure_warns_and_says_so():
 def test_exactly_at_a_sustained_floor_warns_and_just_below_fails():
     table = gpu.load_gpu_thresholds()
     sustained = dict(table, architectures={"h100": dict((f, dict(r, sustained=True)) for f, r in table["architectures"]["h100"].items())})
-    run = lambda figures: gpu.judge_node(gpu.parse_gpu_output(log(figures)), "n1", "h100", 8, thresholds=sustained)  # noqa: E731
+
+    def run(figures):
+        return gpu.judge_node(gpu.parse_gpu_output(log(figures)), "n1", "h100", 8, thresholds=sustained)
+
     assert run([(635.6, 2500.0)] * 8)["verdict"] == "warn"
     result = run([(635.5, 2500.0)] * 8)
     assert result["verdict"] == "fail" and "bf16 matmul 635.5 TFLOPS below the fail threshold 635.6 (h100-tflops)" in result["gpus"][0]["reason"]
@@ -509,7 +512,8 @@ def burn_line(index, tflops=795.0, gbps=2500.0, errors=0, products=81920, thrott
 
 def burn_judged(lines):
     head = (
-        "# gpufleet-burnin gpu-burn on %s: %d GPUs, torch 2.10.0a0+nv26.01, bf16 matmul 8192x8192 for 120 s on 90 %% of free memory, copy 1073741824 bytes x 50, nvml"
+        "# gpufleet-burnin gpu-burn on %s: %d GPUs, torch 2.10.0a0+nv26.01, bf16 matmul 8192x8192 for 120 s on 90 %% of free memory, "
+        "copy 1073741824 bytes x 50, nvml"
         % (
             HOST,
             len(lines),

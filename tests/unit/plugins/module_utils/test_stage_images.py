@@ -105,7 +105,7 @@ def unresolved(platform, gpu, container, words, record):
     problems = []
     cpu = images.cpu_of(gpu)
     program = program_of(record, words)
-    path, _ = rendered_path("PATH", container, words, record)
+    path = rendered_path("PATH", container, words, record)[0]
     if not program.startswith("/"):
         where = (record.get("executables") or {}).get(program)
         if not where or where not in path.split(":"):
@@ -152,7 +152,7 @@ def test_the_gcp_h100_node_stage_runs_gcp_image_and_resolves_libmpi():
     efa = IMAGES["nccl-tests-efa"]
     replaced = dict(container, env=[{"name": "LD_LIBRARY_PATH", "value": "/usr/lib/x86_64-linux-gnu:/usr/local/nvidia/lib64"}])
     efa_words = [efa["nccl_tests_dir"] + "/all_reduce_perf"]
-    assert [name for name, _ in unresolved("gcp", "h100", replaced, efa_words, efa)] == ["libmpi.so.40"]
+    assert [problem[0] for problem in unresolved("gcp", "h100", replaced, efa_words, efa)] == ["libmpi.so.40"]
 
 
 def test_a_platform_path_is_prepended_to_the_image_path_unless_the_record_replaces_it():

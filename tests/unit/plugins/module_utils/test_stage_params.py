@@ -100,7 +100,11 @@ def test_the_role_variable_is_checked_before_any_cluster():
         ({"gpuu": {}}, "burnin_stage_params.gpuu", ["is not a stage that takes parameters; allowed: dcgm, gpu, node", "gpu: gpu-burn"]),
         ({"fleet": {}}, "burnin_stage_params.fleet", ["allowed: dcgm, gpu, node"]),
         ({"gpu": 5}, "burnin_stage_params.gpu", ["must be a mapping"]),
-        ({"gpu": {"secnds": 5}}, "burnin_stage_params.gpu.secnds", ["is not a parameter of workload gpu-burn", "matrix_size, memory_percent, seconds, sibling_percent"]),
+        (
+            {"gpu": {"secnds": 5}},
+            "burnin_stage_params.gpu.secnds",
+            ["is not a parameter of workload gpu-burn", "matrix_size, memory_percent, seconds, sibling_percent"],
+        ),
         (
             {"gpu": {"seconds": 0}},
             "burnin_stage_params.gpu",
