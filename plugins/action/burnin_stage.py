@@ -100,6 +100,7 @@ class ActionModule(K8sActionBase):
             "timeout": int(variables["burnin_timeout"]),
             "nodes": int(variables["burnin_nodes"]),
             "mnnvl": bool(variables["burnin_enable_mnnvl"]),
+            "cluster_nodes": args["cluster"].get("nodes") or None,
             "thresholds": variables["burnin_thresholds"],
             "on_missing": variables["burnin_threshold_on_missing"],
             "cluster": host,

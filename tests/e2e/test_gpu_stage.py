@@ -86,7 +86,9 @@ def test_the_slow_gpu_is_named_by_node_index_and_uuid(run, fleet_crds):
     stage = record["stages"][0]
     assert stage["verdict"] == "fail", run
     assert stage["reason"].startswith("node %s GPU 6 (%s): bf16 matmul 4" % (slow_node, uuid)), stage["reason"]
-    assert "below the fail threshold 635.6 (h100-tflops)" in stage["reason"] and "below the median" in stage["reason"]
+    # the absolute floor warns only (no sustained all-GPU figure); its siblings and its throttle reason fail it
+    assert "below the fail threshold 635.6 (h100-tflops; warn only" in stage["reason"] and "below the median" in stage["reason"]
+    assert "throttled: hw_thermal_slowdown (NVML clocks-event reasons while it burned; SM clock down to 1140 MHz" in stage["reason"]
     assert "(more than 20 %)" in stage["reason"], stage["reason"]  # burnin_stage_params.gpu.sibling_percent
     assert run.rc == 2 and slow_node in record["reason"], run
     verdicts = dict((node, entry["verdict"]) for node, entry in record["node_verdicts"].items())

@@ -13,8 +13,9 @@ aws-usw2-h100-nodes-gpu-2: every MPI job with a worker there prints far-below bu
 - the finer rounds (docs/isolation.md, "Finding the bad part"), each fault of the stand-in in a cluster of its own,
   all isolated by the same run of playbooks/burnin.yml: a degraded NVLink (aws-usw2-h100-nvlink, gpu-2) is named
   `nvlink` by one network-only job; a slow rail (azure-eus-h100-rails, InfiniBand, NIC mlx5_2 of gpu-1) is `fabric` and named
-  by one job per NIC (NCCL_IB_HCA), as is one on EFA (aws-usw2-h100-efa-rails, EFA device rdmap144s27 of gpu-1,
-  FI_EFA_IFACE); the slow node of aws-usw2-h100-nodes is slow on every EFA device alone; a bad link between the two
+  by one job per NIC (NCCL_IB_HCA), as is one on EFA (aws-usw2-h100-efa-rails, EFA device rdmap99s0 of gpu-1, the
+  fourth device of NCCL device rdmap96s0's group: one job per NCCL device, FI_EFA_IFACE its whole group of 4); the
+  slow node of aws-usw2-h100-nodes is slow on every EFA device alone; a bad link between the two
   network-node-layer-3 domains of aws-usw2-h100-links (8 nodes, 4 per domain) is named when both halves pass; on AWS
   GB200 pairs in one multi-node NVLink domain (burnin_enable_mnnvl) the paths probe adds an NVLink-only run, proved
   from its channel lines: a degraded NVLink and a slow NIC on the same node (aws-usw2-gb200-both, gpu-2) is `both`, a
@@ -56,8 +57,13 @@ NVLINK, RAILS, LINKS = "aws-usw2-h100-nvlink", "azure-eus-h100-rails", "aws-usw2
 BOTH, FABRIC = "aws-usw2-gb200-both", "aws-usw2-gb200-fabric"
 MNNVL = {"gpu_architecture": "gb200", "inventory_vars": {"burnin_nodes": 4, "burnin_enable_mnnvl": True}}
 EFA_RAILS = "aws-usw2-h100-efa-rails"
-# The EFA devices the stand-in's aws-ofi-nccl lines name (tests/fleet/nccl_logs.py NICS, `NET/OFI GUID of <device>`).
-EFA_NICS = ["rdmap16s27", "rdmap32s27", "rdmap144s27", "rdmap160s27"]
+# A GB200 cluster with burnin_enable_mnnvl whose node gpu-1 has no registered NVLink fabric (no nvidia.com/gpu.clique).
+UNREG = "aws-usw2-gb200-unregistered"
+# The NCCL devices the stand-in's aws-ofi-nccl lines name (tests/fleet/nccl_logs.py EFA_GROUPS, `NET/OFI GUID of
+# <device>`: the first EFA device of each of P5's 8 groups of 4) and each one's group (`NIC group` lines).
+EFA_GROUPS = [["rdmap%ds0" % (0x30 + 0x10 * group + device) for device in range(4)] for group in range(8)]
+EFA_NICS = [group[0] for group in EFA_GROUPS]
+SLOW_EFA = EFA_GROUPS[3][3]  # rdmap99s0: never named by a GUID line
 LAYER3 = "topology.k8s.aws/network-node-layer-3"
 # The fleet's layer-3 domain of nodes 0-3 and of 4-7 (tests/fleet/fleet_nodes.py labels them; conftest loaded it).
 LINK_DOMAINS = ["nn-%s" % sys.modules["gpufleet_test_fleet"].fake_nodes._hex("%s/l3/%d" % (LINKS, half), 17) for half in (0, 1)]
@@ -82,8 +88,8 @@ SPEC = {
             "nodes": 4,
             "node_naming": "indexed",
             "slow_nodes": [BAD_NODE],
-            # 4 pairs, a network-only run and its control pair's, one run per EFA device: 10 jobs.
-            "inventory_vars": {"burnin_nodes": 4, "burnin_isolation_max_jobs": 12},
+            # 4 pairs, a network-only run and its control pair's, one run per NCCL device (8): 14 jobs.
+            "inventory_vars": {"burnin_nodes": 4, "burnin_isolation_max_jobs": 16},
             "trainjob_outcome": "Complete",
             "nccl_log": "good",
         },
@@ -100,7 +106,9 @@ SPEC = {
         dict(FAULTY, name=LINKS, nodes=8, inventory_vars={"burnin_nodes": 8}, bad_links=[LINK_DOMAINS]),
         dict(FAULTY, name=BOTH, degraded_nvlink=["%s-gpu-2" % BOTH], slow_nodes=["%s-gpu-2" % BOTH], **MNNVL),
         dict(FAULTY, name=FABRIC, slow_nodes=["%s-gpu-1" % FABRIC], **MNNVL),
-        dict(FAULTY, name=EFA_RAILS, slow_rails={"%s-gpu-1" % EFA_RAILS: ["rdmap144s27"]}, inventory_vars={"burnin_nodes": 4, "burnin_isolation_max_jobs": 9}),
+        dict(FAULTY, name=UNREG, unregistered_fabric=["%s-gpu-1" % UNREG], **MNNVL),
+        # 3 pairs, a network-only run and its control pair's, one run per NCCL device (8): 13 jobs.
+        dict(FAULTY, name=EFA_RAILS, slow_rails={"%s-gpu-1" % EFA_RAILS: [SLOW_EFA]}, inventory_vars={"burnin_nodes": 4, "burnin_isolation_max_jobs": 14}),
     ],
 }
 
@@ -303,7 +311,7 @@ def test_a_slow_node_on_efa_is_slow_on_every_efa_device_alone(isolated):
     (path,) = parts_of(summary, CLUSTER, "path")
     (nic,) = parts_of(summary, CLUSTER, "nic")
     assert path["conclusion"] == "fabric" and nic["conclusion"] == "every_rail", nic
-    assert nic["nics"] == EFA_NICS and [run["env"] for run in nic["runs"]] == [[{"name": "FI_EFA_IFACE", "value": n}] for n in EFA_NICS]
+    assert nic["nics"] == EFA_NICS and [run["env"] for run in nic["runs"]] == [[{"name": "FI_EFA_IFACE", "value": ",".join(g)}] for g in EFA_GROUPS]
     isolation = summary[CLUSTER]["isolation"]
     assert isolation["jobs"] == isolation["node_jobs"] + 2 + len(EFA_NICS) and not isolation["pending"]
 
@@ -317,11 +325,12 @@ def test_a_slow_efa_rail_is_named_by_one_job_per_efa_device(isolated):
     assert path["conclusion"] == "fabric"
     (nic,) = parts_of(summary, EFA_RAILS, "nic")
     # The NIC named, not the busbw: how rail runs are judged against each other is the rails round's own.
-    assert nic["conclusion"] == "found" and nic["nics"] == ["rdmap144s27"], nic
-    assert set(nic["cleared"]) == set(EFA_NICS) - {"rdmap144s27"}
-    assert [run["env"] for run in nic["runs"]][2] == [{"name": "FI_EFA_IFACE", "value": "rdmap144s27"}]
-    assert (isolation["node_jobs"], isolation["jobs"]) == (3, 9)
-    assert "%s NIC rdmap144s27" % bad in summary[EFA_RAILS]["reason"]
+    # The NCCL device whose group holds the slow EFA device, run on its whole group and held to 1/8 of the pair's.
+    assert nic["conclusion"] == "found" and nic["nics"] == [EFA_NICS[3]], nic
+    assert set(nic["cleared"]) == set(EFA_NICS) - {EFA_NICS[3]}
+    assert [run["env"] for run in nic["runs"]][3] == [{"name": "FI_EFA_IFACE", "value": ",".join(EFA_GROUPS[3])}]
+    assert (isolation["node_jobs"], isolation["jobs"]) == (3, 13)
+    assert "%s NIC %s" % (bad, EFA_NICS[3]) in summary[EFA_RAILS]["reason"]
 
 
 def test_a_degraded_nvlink_and_a_slow_nic_on_one_mnnvl_node_are_both_by_a_network_only_and_an_nvlink_only_job(isolated):
@@ -356,3 +365,16 @@ def test_a_slow_nic_on_an_mnnvl_node_is_fabric_with_its_nvlink_proved_good(isola
     assert nvlink["proof"]["mnnvl"] is True and nvlink["proof"]["net"] == {}
     assert isolation["node_jobs"] == 3 and 3 + 3 < isolation["jobs"] <= 8, isolation
     assert parts_of(summary, FABRIC, "nic") or [probe for probe in isolation["pending"] if probe["kind"] == "rails"], isolation
+
+
+def test_an_unregistered_nvlink_fabric_is_named_before_any_mnnvl_job(isolated):
+    """MNNVL readiness (plugins/module_utils/cluster/mnnvl.py): the fleet stage names the node whose fabric is not
+    registered and runs no MNNVL job there; the isolation does not chase it."""
+    state, proc, summary = isolated
+    bad = "%s-gpu-1" % UNREG
+    result = summary[UNREG]
+    assert result["verdict"]["verdict"] == "fail", proc.stdout[-3000:]
+    assert "MNNVL not ready, the job was not run" in result["reason"], result["reason"]
+    assert "node %s: no nvidia.com/gpu.clique label" % bad in result["reason"], result["reason"]
+    assert result["node_verdicts"][bad]["verdict"] == "fail"
+    assert "nccl-burnin-%s" % run_id(1) not in trainjobs(state, UNREG)

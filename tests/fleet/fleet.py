@@ -247,6 +247,10 @@ def load_spec(path):
             isinstance(n, str) and isinstance(v, list) and v and all(isinstance(x, str) and x for x in v) for n, v in slow_rails.items()
         ):
             raise FleetError(f"{path}: cluster {name}: slow_rails must map node names to lists of NIC names, got {slow_rails!r}")
+        # MNNVL nodes whose NVLink fabric is not registered: no nvidia.com/gpu.clique label (fleet_nodes.build_nodes).
+        unregistered_fabric = c.get("unregistered_fabric") or []
+        if not isinstance(unregistered_fabric, list) or not all(isinstance(n, str) and n for n in unregistered_fabric):
+            raise FleetError(f"{path}: cluster {name}: unregistered_fabric must be a list of node names, got {unregistered_fabric!r}")
         degraded_nvlink = c.get("degraded_nvlink") or []
         if not isinstance(degraded_nvlink, list) or not all(isinstance(n, str) and n for n in degraded_nvlink):
             raise FleetError(f"{path}: cluster {name}: degraded_nvlink must be a list of node names, got {degraded_nvlink!r}")
@@ -306,6 +310,7 @@ def load_spec(path):
                 "slow_nodes": list(slow_nodes),
                 "slow_rails": dict((n, list(v)) for n, v in slow_rails.items()),
                 "degraded_nvlink": list(degraded_nvlink),
+                "unregistered_fabric": list(unregistered_fabric),
                 "bad_links": [list(pair) for pair in bad_links],
                 "inventory_vars": dict(inventory_vars),
             }
@@ -592,6 +597,7 @@ class ClusterStarter:
             taints=spec_c["node_taints"],
             kubelet_version="v" + c["kubernetes_version"],
             naming=spec_c["node_naming"],
+            unregistered=spec_c.get("unregistered_fabric") or (),
         )
         nodes.append(fake_nodes.system_node(c["name"], spec_c["node_platform"], kubelet_port=c["kwok_port"], kubelet_version="v" + c["kubernetes_version"]))
         for node, status in nodes:
@@ -882,6 +888,7 @@ class FleetStarter:
                 "slow_nodes",
                 "slow_rails",
                 "degraded_nvlink",
+                "unregistered_fabric",
                 "bad_links",
                 "inventory_vars",
             )

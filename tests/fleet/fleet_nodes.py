@@ -179,8 +179,10 @@ def build_nodes(
     taints=None,
     kubelet_version="v1.34.4",
     naming="platform",
+    unregistered=(),
 ):
     """Return [(node_object, status)] for `count` fake GPU nodes of one cluster (named as NAMING says: NODE_NAMINGS).
+    UNREGISTERED: names of MNNVL nodes whose NVLink fabric is not registered (no nvidia.com/gpu.clique label).
 
     The node object is what is POSTed; status is applied afterwards through the nodes/status subresource.
     """
@@ -218,9 +220,10 @@ def build_nodes(
             labels["topology.kubernetes.io/zone"] = zone
             labels["failure-domain.beta.kubernetes.io/region"] = region
             labels["failure-domain.beta.kubernetes.io/zone"] = zone
-        if g["clique"]:
-            # GPU Feature Discovery: <ClusterUUID>.<CliqueId>; an NVL72 rack holds 18 trays.
-            labels["nvidia.com/gpu.clique"] = f"{clique_uuid}.{i // 18}"
+        if g["clique"] and name not in set(unregistered or ()):
+            # GPU Feature Discovery: <ClusterUUID>.<CliqueId>, once the fabric registered (a non-zero clique id); an
+            # NVL72 rack holds 18 trays.
+            labels["nvidia.com/gpu.clique"] = f"{clique_uuid}.{i // 18 + 1}"
         capacity = {
             "cpu": "192" if g["arch"] == "amd64" else "144",
             "memory": "2097152000Ki",

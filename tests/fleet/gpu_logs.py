@@ -5,7 +5,10 @@ memory copy GB/s.
 Every GPU reaches its architecture's published measurement (`expected` of _lib/gpu-thresholds.yaml), within 1 %
 (a spread fixed per node and GPU); a GPU the fleet spec's `slow_gpus: {<node>: [<index>, ...]}` lists for the node
 (its name or `<cluster>-gpu-<i>`) multiplies at SLOW_FACTOR of it (a throttled GPU: below the fail threshold and
-far below its siblings' median), its memory copy unchanged. An architecture without a record prints FALLBACK.
+far below its siblings' median, NVML's HW thermal slowdown among its reasons at a lower SM clock and a higher
+temperature), its memory copy unchanged. Every GPU prints its products, the memory its buffers filled and its
+clocks, power, temperature and throttle reasons (a healthy GPU at full load: its power cap). An architecture without
+a record prints FALLBACK.
 A GPU's UUID is fixed by its node's name and its index (gpu_uuid), so a test can name it.
 """
 
@@ -41,10 +44,19 @@ def gpu_log(host, node, gpus, gpu, slow=()):
     slow = set(int(index) for index in slow or ())
     base = expected(gpu)
     prefix = "# gpufleet-burnin gpu-burn on %s:" % host
-    lines = ["%s %d GPUs, torch 2.10.0a0+stand-in, bf16 matmul 8192x8192 for 30 s, copy 1073741824 bytes x 50" % (prefix, gpus)]
+    lines = ["%s %d GPUs, torch 2.10.0a0+stand-in, bf16 matmul 8192x8192 for 120 s on 90 %% of free memory, copy 1073741824 bytes x 50, nvml" % (prefix, gpus)]
     for index in range(gpus):
         jitter = 1.0 + (int(hashlib.sha256(("%s/%d" % (node, index)).encode()).hexdigest()[:4], 16) % 201 - 100) / 10000.0
         tflops = base["tflops"] * jitter * (SLOW_FACTOR if index in slow else 1.0)
-        lines.append("%s gpu %d uuid %s tflops %.1f gbps %.1f errors 0" % (prefix, index, gpu_uuid(node, index), tflops, base["gbps"] * jitter))
+        products = int(tflops * 1e12 * 120 / (2.0 * 8192**3)) // 10 * 10
+        telemetry = (
+            "sm_mhz 1140 power_w 512.0 temp_c 91 throttle sw_power_cap,hw_thermal_slowdown"
+            if index in slow
+            else "sm_mhz 1980 power_w 699.0 temp_c 68 throttle sw_power_cap"
+        )
+        lines.append(
+            "%s gpu %d uuid %s tflops %.1f gbps %.1f errors 0 products %d mem_gib 71.8 %s"
+            % (prefix, index, gpu_uuid(node, index), tflops, base["gbps"] * jitter, products, telemetry)
+        )
     lines.append("%s done, %d of %d GPUs measured" % (prefix, gpus, gpus))
     return "\n".join(lines) + "\n"

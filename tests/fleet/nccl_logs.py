@@ -78,9 +78,14 @@ TRANSPORTS = ("expected", "socket")
 # The NICs each transport's NIC list names (four per node, as the InfiniBand one): EFA devices of the form aws-ofi-nccl
 # names them (`GUID of rdmap16s27`, tests/fixtures/real/nccl-nics), the GPU NICs GKE's GPUDirect recipes give the pods
 # (eth1.., GoogleCloudPlatform/container-engine-accelerators gpudirect-tcpx/nccl-test-latest.yaml).
+# EFA: a P5's 32 EFA devices in aws-ofi-nccl's 8 groups of 4, one NCCL device per group (one per GPU), named by the
+# group's first device; PCI addresses 0000:<bus>:00.0, named rdmap<bus in decimal>s0 (rdma-core's PCI naming,
+# tests/fixtures/real/nccl-nics/PROVENANCE.md).
+EFA_BUSES = [[0x30 + 0x10 * group + device for device in range(4)] for group in range(8)]
+EFA_GROUPS = [["rdmap%ds0" % bus for bus in buses] for buses in EFA_BUSES]
 NICS = {
     "ib": ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"],
-    "efa": ["rdmap16s27", "rdmap32s27", "rdmap144s27", "rdmap160s27"],
+    "efa": [name for group in EFA_GROUPS for name in group],
     "tcpx": ["eth1", "eth2", "eth3", "eth4"],
     "tcpxo": ["eth1", "eth2", "eth3", "eth4"],
 }
@@ -92,7 +97,8 @@ NETS = {
     "efa": (
         "Libfabric",
         ["NET/Plugin: Loaded net plugin Libfabric (v10)", "NET/OFI Selected provider is efa, fabric is efa-direct (found %d nics)" % len(NICS["efa"])]
-        + ["NET/OFI GUID of %s: %016x" % (nic, 0x9131BA5D0000F700 + i) for i, nic in enumerate(NICS["efa"])],
+        + ["NET/OFI NIC group %d device #%d 0000:%02x:00.0" % (g, d, bus) for g, buses in enumerate(EFA_BUSES) for d, bus in enumerate(buses)]
+        + ["NET/OFI GUID of %s: %016x" % (group[0], 0x9131BA5D0000F700 + i) for i, group in enumerate(EFA_GROUPS)],
     ),
     "tcpxo": (
         "FasTrak",
@@ -222,8 +228,14 @@ def opened_nics(net_lines, net_id, nics):
     if net_id == "ib":
         return ["NET/IB : Using " + "".join("[%d]%s:1/IB " % (i, nic) for i, nic in enumerate(nics)) + "; OOB eth0:10.244.%(node)d.17<0>"]
     if net_id == "efa":
-        kept = [line for line in net_lines if "GUID of " not in line or line.split("GUID of ", 1)[1].split(":", 1)[0] in nics]
-        return [line.replace("(found %d nics)" % len(NICS["efa"]), "(found %d nics)" % len(nics)) for line in kept]
+        # aws-ofi-nccl on the devices FI_EFA_IFACE leaves: the groups of those, renumbered, a GUID line per group.
+        groups = [[(bus, name) for bus, name in zip(buses, names) if name in nics] for buses, names in zip(EFA_BUSES, EFA_GROUPS)]
+        groups = [group for group in groups if group]
+        return (
+            [net_lines[0], "NET/OFI Selected provider is efa, fabric is efa-direct (found %d nics)" % len(nics)]
+            + ["NET/OFI NIC group %d device #%d 0000:%02x:00.0" % (g, d, bus) for g, group in enumerate(groups) for d, (bus, unused) in enumerate(group)]
+            + ["NET/OFI GUID of %s: %016x" % (group[0][1], 0x9131BA5D0000F700 + i) for i, group in enumerate(groups)]
+        )
     return net_lines
 
 

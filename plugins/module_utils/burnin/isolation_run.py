@@ -185,6 +185,8 @@ def _run_round(cluster, jobs, groups, number, judge_for, timeout, transport=None
         nics = isolation_parts.nics_in(texts, transport)
         if nics:
             result["opened_nics"] = nics
+            groups, why = isolation_parts.rail_groups_in(texts, transport, nics)
+            result["rail_groups"] = {"groups": groups, "why": why}
         if probes and (probes[index] or {}).get("path") == "nvlink":
             result["nvlink_proof"] = isolation_parts.nvlink_proof(texts)
         results.append(result)
@@ -280,6 +282,7 @@ def run_isolation(
                 "nodes": list(nodes),
                 "known_good": list(known_good),
                 "nics": {},
+                "rail_groups": {},
                 "labels": {},
                 "pairs": results,
                 "mnnvl": bool((parts or {}).get("mnnvl")),
@@ -288,6 +291,7 @@ def run_isolation(
                 for node in result["nodes"]:
                     if result.get("opened_nics") and node not in context["nics"]:
                         context["nics"][node] = result["opened_nics"]
+                        context["rail_groups"][node] = result.get("rail_groups") or {}
             try:
                 with_env((trainjob.get("spec") or {}).get("trainer") or {}, isolation_parts.network_only_env())
             except ConfigError as exc:

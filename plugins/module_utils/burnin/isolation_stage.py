@@ -90,6 +90,8 @@ def needed(result, settings):
         return "check mode runs no job"
     if not (settings.get("wait") and settings.get("collect_logs")):
         return "no verdict to isolate (burnin_wait and burnin_collect_logs are needed)"
+    if any(check.get("name") == "mnnvl" for check in verdict.get("checks") or []):
+        return "MNNVL was not ready on some nodes: the fleet stage ran no job (cluster/mnnvl.py)"
     if result.get("results") != "nccl-tests":
         return "the fleet stage's workload is not judged by nccl-tests"
     if verdict.get("verdict") not in ("fail", "warn"):

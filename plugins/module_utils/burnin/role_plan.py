@@ -15,7 +15,8 @@ import copy
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result, stages
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults, merge, nccl_env, workload_catalog
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults, images, merge, nccl_env, node_local, platform_catalog, templating
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import ENTRY_LABEL, MANAGED_BY_LABEL, MANAGER, RUN_LABEL, plan_workload
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
 from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
@@ -64,10 +65,11 @@ def workload_of(variables, platform, gpu_architecture):
     gpus = counts["gpus_per_node"] if gpus is None else gpus
     mlnx = variables.get("burnin_mlnx_per_node")
     mlnx = counts["mlnx_per_node"] if mlnx is None else mlnx
-    # burnin_image is the workload's image unless the parameters name one.
-    params = dict({"image": variables["burnin_image"]} if variables.get("burnin_image") else {}, **(variables.get("burnin_workload_params") or {}))
+    # burnin_image is a nccl-tests workload's image unless the parameters name one.
+    name = variables.get("burnin_workload") or "nccl-all-reduce"
+    params = workload_catalog.with_burnin_image(name, variables.get("burnin_workload_params"), variables.get("burnin_image"))
     rendered = workload_catalog.render_workload(
-        variables.get("burnin_workload") or "nccl-all-reduce",
+        name,
         dict(params, nodes=variables.get("burnin_nodes", 2), gpus_per_node=gpus, platform=platform or "", gpu_architecture=gpu_architecture or ""),
     )
     custom = variables.get("burnin_trainer") or {}
@@ -165,6 +167,11 @@ JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 
 
+def nic_resource_names():
+    """Every NIC resource name of the platform catalogue (_lib/platforms/*/platform.yaml nic_resources)."""
+    return set(nic["name"] for info in platform_catalog.load_platform_catalog().values() for nic in info.get("nic_resources") or [])
+
+
 def with_container(objects, container):
     """OBJECTS with CONTAINER (the workload's ``container``, workload_catalog.py) merged into the GPU workers'
     container ``node`` of the runtime's replicatedJob ``node`` (torch, exec and mpi alike; not MPI's launcher), after
@@ -223,8 +230,13 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
     plan = plan_workload(options, facts)
     trainjob = stages.stage_trainjob("%s-%s" % (entry, run_id), stage, attempt)
     objects = with_container(staged(plan["objects"], trainjob, entry), workload["container"])
+    # Every stage: a platform's LD_LIBRARY_PATH or PATH before the image's own, unless its record says replace.
+    objects = images.with_image_paths(objects, templating.shared_library().lib_yaml("images.yaml"), facts["platform"])
     if stage != "fleet" or workload["results"] in ("dcgm-diag", "gpu-burn"):
         objects = one_pod_per_node(objects)
+    if stage in stages.NODE_STAGE_WORKLOADS:
+        # GPUs only: a node with a NIC fault still gets its GPU and DCGM verdicts (rendering/node_local.py).
+        objects = node_local.gpus_only(objects, nic_resource_names())
     objects = annotated(objects, variables.get("burnin_trainjob_annotations") or {})
     # The logs read whole (trainjob_logs whole_logs_of): nccl-tests' table is the launcher's; every pod of a
     # dcgm-diag run prints its own DCGM JSON, longer than a log's tail.

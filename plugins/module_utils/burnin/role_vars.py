@@ -377,7 +377,7 @@ def check_stage_params(result, name="burnin_stage_params"):
     for stage, params in sorted(result[name].items()):
         field, workload = "%s.%s" % (name, stage), stages.NODE_STAGE_WORKLOADS[stage]
         workload_catalog.check_parameters(workload, params, field)
-        data = dict({"image": result["burnin_image"]} if result.get("burnin_image") else {}, **params)
+        data = workload_catalog.with_burnin_image(workload, params, result.get("burnin_image"))
         try:
             workload_catalog.render_workload(workload, dict(data, nodes=1, gpus_per_node=gpus, platform=platform, gpu_architecture=arch))
         except BurninError as exc:
@@ -392,7 +392,7 @@ def check_workload(result):
     if gpus is None:
         gpus = defaults.gpu_defaults(arch or "unknown", platform or None)["gpus_per_node"]
     workload_catalog.check_parameters(result["burnin_workload"], result.get("burnin_workload_params"), "burnin_workload_params")
-    params = dict({"image": result["burnin_image"]} if result.get("burnin_image") else {}, **result.get("burnin_workload_params") or {})
+    params = workload_catalog.with_burnin_image(result["burnin_workload"], result.get("burnin_workload_params"), result.get("burnin_image"))
     data = dict(params, nodes=result.get("burnin_nodes", 2), gpus_per_node=gpus, platform=platform, gpu_architecture=arch)
     try:
         rendered = workload_catalog.render_workload(result["burnin_workload"], data)

@@ -18,6 +18,7 @@ __metaclass__ = type
 
 import time
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import mnnvl
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import NOT_READ, ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
@@ -43,6 +44,8 @@ DEFAULT_SETTINGS = {
     "timeout": 3600,
     "nodes": 1,
     "mnnvl": False,
+    # The cluster's Node objects (detection's), for the MNNVL readiness check before an MNNVL fleet job.
+    "cluster_nodes": None,
     "thresholds": None,
     "on_missing": "warn",
     # The cluster's name in the summary line (the inventory host).
@@ -135,6 +138,17 @@ class _Steps(object):
             self.done.append({"name": name, "seconds": round(self.clock() - start, 3)})
 
 
+def mnnvl_not_ready(stage, result, settings):
+    """cluster/mnnvl.py readiness() of the cluster's nodes when STAGE's job enables MNNVL on GB200/GB300 and some GPU
+    node's NVLink fabric is not registered, else None (the job runs)."""
+    if stage != "fleet" or not settings.get("mnnvl") or not settings.get("cluster_nodes"):
+        return None
+    if (result or {}).get("gpu_architecture") not in mnnvl.MNNVL_GPUS:
+        return None
+    ready = mnnvl.readiness(settings["cluster_nodes"])
+    return ready if ready["not_ready"] else None
+
+
 def run_attempt(cluster, stage, attempt, result, plan_attempt, judge, settings, steps):
     """One attempt: (the result after it, the verdict or None, one line for a person)."""
     label = "%s attempt %d" % (stage, attempt)
@@ -143,6 +157,14 @@ def run_attempt(cluster, stage, attempt, result, plan_attempt, judge, settings, 
     trainjob = plan_stage["trainjob"]
     result = _merged(result, plan["record"])
 
+    not_ready = mnnvl_not_ready(stage, result, settings)
+    if not_ready:
+        # Reported instead of a job that would fall back to the network or hang (cluster/mnnvl.py).
+        verdict = mnnvl.readiness_verdict(not_ready, stage, plan_stage.get("workload"))
+        judged = judged_record(result, verdict)
+        result = _merged(result, judged["record"])
+        result = _merged(result, recorded_attempt(result, stage, trainjob, verdict, outcome="NotRun"))
+        return result, verdict, judged["line"], {}
     objects, missing = to_apply(plan, result, settings)
     check_mode = bool(settings["check_mode"])
     applied = steps.timed("apply (%s)" % label, cluster.apply, objects, check_mode=check_mode, diff=bool(settings["diff"]) or check_mode)

@@ -174,9 +174,79 @@ def nics_in(texts, transport, cat=None):
     return names
 
 
-def rail_env(transport, nic, cat=None):
+def pci_device_name(address, template):
+    """The name the kernel gives the RDMA device at PCI ADDRESS (``0000:56:00.0``) by TEMPLATE (``rdmap{bus}s{slot}``:
+    bus and slot in decimal, rdma-core's PCI naming), or None for an address it does not fit (another function)."""
+    found = re.match(r"^[0-9a-f]{4}:([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])\Z", address or "")
+    if not found or found.group(3) != "0":
+        return None
+    return template.replace("{bus}", str(int(found.group(1), 16))).replace("{slot}", str(int(found.group(2), 16)))
+
+
+def topology_groups(texts, transport, cat=None):
+    """(groups by host, found, why) from the net plugin's topology lines (the rule's ``groups``): {host: [[device
+    names of group 0], [of group 1], ...]} (host: the line's text before its first colon, one per rank or node),
+    the first ``found N nics`` count (or None), and why a device cannot be named (or ""). Bounded as nics_in."""
+    rule = rail_of(transport, cat) or {}
+    if not rule.get("groups"):
+        return {}, None, ""
+    pattern, found_re = re.compile(rule["groups"]), re.compile(rule.get("found") or r"(?!)")
+    hosts, found = {}, None
+    for text in texts or []:
+        for line in (text or "").splitlines():
+            if len(line) > MAX_LINE:
+                continue
+            match = pattern.search(line)
+            if match:
+                name = pci_device_name(match.group("pci"), rule["device_name"])
+                if name is None:
+                    return {}, found, "its log names EFA device %s, whose name the PCI naming does not give" % match.group("pci")
+                groups = hosts.setdefault(line[: match.start()].split(":", 1)[0].strip(), {})
+                if len(groups) < MAX_NICS or int(match.group("group")) in groups:
+                    members = groups.setdefault(int(match.group("group")), {})
+                    if len(members) < MAX_NICS:
+                        members.setdefault(int(match.group("device")), name)
+                continue
+            counted = found_re.search(line)
+            if counted and found is None:
+                found = int(counted.group("count"))
+    out = dict((host, [[group[d] for d in sorted(group)] for unused, group in sorted(groups.items())]) for host, groups in hosts.items())
+    return out, found, ""
+
+
+def rail_groups_in(texts, transport, nics, cat=None):
+    """({nic: [its devices]}, why): the devices behind each NCCL network device NICS names (nics_in), for a transport
+    whose rule has ``groups`` (aws-ofi-nccl: one NCCL device per group of EFA devices, named by its first). Read from
+    the plugin's own topology lines of one host (the first whose groups' first devices are NICS); a log that prints
+    ``found N nics`` with N equal to the NCCL devices has one device per group. Else ({}, why the grouping cannot
+    be read). A rule without ``groups``: each NIC is its own group."""
     rule = rail_of(transport, cat)
-    return [{"name": rule["variable"], "value": rule["value"].replace("{nic}", nic)}]
+    if not rule or not nics:
+        return {}, ""
+    if not rule.get("groups"):
+        return dict((nic, [nic]) for nic in nics), ""
+    hosts, found, why = topology_groups(texts, transport, cat)
+    if why:
+        return {}, why
+    for members in hosts.values():
+        by_first = dict((devices[0], devices) for devices in members)
+        if len(members) == len(nics) and all(nic in by_first for nic in nics):
+            return dict((nic, by_first[nic]) for nic in nics), ""
+    if hosts:
+        return {}, "its log's aws-ofi-nccl topology (NIC group lines) does not group the %d NCCL devices it names" % len(nics)
+    if found == len(nics):
+        return dict((nic, [nic]) for nic in nics), ""
+    return {}, (
+        "its log names %d NCCL devices but not the EFA devices of each (no aws-ofi-nccl `NIC group` topology lines%s): "
+        "one NCCL device alone cannot be selected" % (len(nics), ", found %d nics" % found if found is not None else "")
+    )
+
+
+def rail_env(transport, nic, cat=None, devices=None):
+    """The env of a run on NCCL network device NIC alone: its whole group (DEVICES, default NIC) in the rule's
+    variable, comma-separated (FI_EFA_IFACE: "A comma-delimited list of EFA device ... names")."""
+    rule = rail_of(transport, cat)
+    return [{"name": rule["variable"], "value": ",".join(rule["value"].replace("{nic}", item) for item in (devices or [nic]))}]
 
 
 def topology_labels(cat=None):
@@ -282,12 +352,21 @@ def next_step(conclusion, context, results=(), max_jobs=0):
             why = rail_gap(context.get("transport"), cat) if not rail else "its log lists no NIC"
             parts.append({"level": "nic", "node": node, "conclusion": "not_probed", "reason": "rails not re-run: %s" % why, "nics": [], "jobs": 0})
             continue
+        grouping = (context.get("rail_groups") or {}).get(node) or {}
+        groups = dict(grouping.get("groups") or {})
+        if rail.get("groups") and not all(nic in groups for nic in nics):
+            why = grouping.get("why") or "its log does not group its NCCL devices' EFA devices"
+            parts.append({"level": "nic", "node": node, "conclusion": "not_probed", "reason": "rails not re-run: %s" % why, "nics": [], "jobs": 0})
+            continue
         done = dict((r["probe"]["nic"], r) for r in _of(results, "rails", node=node))
         todo = [nic for nic in nics if nic not in done]
         if todo:
             nic = todo[0]
+            # One NCCL device's whole rail group, held to 1/(NCCL devices) of the pair's thresholds ("of").
             probe = {"kind": "rails", "node": node, "nic": nic, "of": len(nics)}
-            wanted.append({"nodes": [node, partner], "env": rail_env(context.get("transport"), nic, cat), "probe": probe})
+            if len(groups.get(nic) or [nic]) > 1:
+                probe["devices"] = list(groups[nic])
+            wanted.append({"nodes": [node, partner], "env": rail_env(context.get("transport"), nic, cat, groups.get(nic)), "probe": probe})
             continue
         parts.append(_nic_part(node, nics, done, peer_percent(cat)))
     outcome = conclusion.get("outcome")
@@ -437,7 +516,12 @@ def _nic_part(node, nics, done, percent):
     if errors:
         first = done[errors[0]].get("reason") or "no reason given"
         reason += "; no result on NIC(s) %s (%s)" % (", ".join(errors), first[:200])
-    evidence = [dict(_evidence(done[nic]), nic=nic) for nic in nics]
+    groups = dict((nic, list((done[nic].get("probe") or {}).get("devices") or [])) for nic in nics)
+    grouped = ["%s = %s" % (nic, ", ".join(groups[nic])) for nic in slow if groups[nic]]
+    if grouped:
+        # aws-ofi-nccl names each NCCL device by the first EFA device of its group: the run used the whole group.
+        reason += "; each NIC is one NCCL device, run on its whole EFA rail group (%s)" % "; ".join(grouped)
+    evidence = [dict(_evidence(done[nic]), nic=nic, **({"devices": groups[nic]} if groups[nic] else {})) for nic in nics]
     for item in evidence:
         if item["nic"] in below:
             item["below_siblings"] = round(below[item["nic"]][1], 1)

@@ -50,6 +50,7 @@ except ImportError:  # pragma: no cover
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.files import read_unlinked, write_file
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import nccl_env
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import images
 
 # plugins/module_utils/ -> collection root, which holds templates/ and _lib/.
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -178,6 +179,7 @@ class TemplateLibrary(object):
         self._env.globals["lib"] = self._lib
         self._env.globals["lib_yaml"] = self.lib_yaml
         self._env.globals["refuse"] = refuse
+        self._env.globals["default_image"] = self.default_image
         self._data = {}
         cache = self._env.bytecode_cache
         self._cache_dir = getattr(cache, "directory", None)
@@ -189,6 +191,12 @@ class TemplateLibrary(object):
             raise RenderError("fragment _lib/%s does not exist (looked in %s)" % (path, self.lib_dir))
         text = self._render_file("_lib/%s" % path, context.get_all())
         return text[:-1] if text.endswith("\n") else text
+
+    def default_image(self, kind, platform, gpu_architecture):
+        """The record of _lib/images.yaml a workload of image KIND runs by default (rendering/images.py), with its
+        key as ``key``, or None."""
+        key, record = images.default_record(self.lib_yaml("images.yaml"), kind, platform, gpu_architecture)
+        return dict(record, key=key) if record is not None else None
 
     def lib_yaml(self, path):
         """``_lib/<path>`` parsed as plain YAML (not rendered), cached; a missing file is an error naming it."""

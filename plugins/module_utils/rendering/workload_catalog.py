@@ -24,12 +24,12 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import templating
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import images, templating
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError, ParseError
 
 WORKLOADS_SUBDIR = "workloads"
 FRAMEWORKS = ("torch", "mpi", "exec")
-_RESULT_KEYS = ("framework", "image", "trainer", "collective", "env", "results", "container", "judging")
+_RESULT_KEYS = ("framework", "image", "image_kind", "trainer", "collective", "env", "results", "container", "judging")
 RESULTS = ("nccl-tests", "dcgm-diag", "gpu-burn")
 # The verdict's parameters a workload may render (``judging``), each a number, and the results that read it
 # (plugins/module_utils/judging/gpu.py gpu_verdict's sibling_percent).
@@ -93,6 +93,33 @@ def catalogue_collectives(library=None):
     return list(_COLLECTIVES[library.templates_dir])
 
 
+_KINDS = {}
+
+
+def image_kind(name, library=None):
+    """The kind of image (rendering/images.py KINDS) workload NAME declares (``image_kind``), or None for a workload
+    that does not render with probe data."""
+    library = library or templating.shared_library()
+    key = (library.templates_dir, name)
+    if key not in _KINDS:
+        try:
+            rendered = library.render_yaml("%s/%s.yaml" % (WORKLOADS_SUBDIR, name), dict(_PROBE))
+        except BurninError:
+            rendered = {}
+        _KINDS[key] = rendered.get("image_kind") if isinstance(rendered, dict) else None
+    return _KINDS[key]
+
+
+def with_burnin_image(name, params, burnin_image, library=None):
+    """PARAMS of workload NAME with BURNIN_IMAGE as its image when the workload runs nccl-tests images and PARAMS name
+    none: burnin_image is the nccl-tests image (the example inventory's Grace image), never the PyTorch or DCGM image
+    of the gpu and dcgm stages, which keep theirs."""
+    params = dict(params or {})
+    if burnin_image and "image" not in params and image_kind(name, library) == "nccl-tests":
+        params["image"] = burnin_image
+    return params
+
+
 def _check_data(data):
     if not isinstance(data, dict):
         raise ConfigError("data", "must be a mapping with nodes, gpus_per_node, platform and gpu_architecture, got %r" % (data,))
@@ -125,6 +152,8 @@ def _check_result(name, rendered, data):
         )
     if not isinstance(rendered.get("trainer"), dict) or not rendered["trainer"]:
         raise ParseError("%s: trainer must be a non-empty mapping" % where)
+    if rendered.get("image_kind") not in images.KINDS:
+        raise ParseError("%s: image_kind must be one of %s, got %r" % (where, ", ".join(images.KINDS), rendered.get("image_kind")))
     if "collective" in rendered and (not isinstance(rendered["collective"], str) or not rendered["collective"]):
         raise ParseError("%s: collective must be a non-empty string such as all_reduce" % where)
     if rendered.get("results") is not None and rendered["results"] not in RESULTS:
@@ -158,6 +187,8 @@ def render_workload(name, data, library=None):
     check_parameters(name, dict((key, value) for key, value in data.items() if key not in DATA_KEYS), library=library)
     rendered = library.render_yaml("%s/%s.yaml" % (WORKLOADS_SUBDIR, name), dict(data))
     _check_result(name, rendered, data)
+    if os.path.isfile(os.path.join(library.lib_dir, "images.yaml")):
+        images.check_kind(library.lib_yaml("images.yaml"), rendered["image"], rendered["image_kind"], name, "data.image")
     rendered["workload"] = name
     if rendered.get("results") is None:
         rendered["results"] = "nccl-tests" if rendered.get("collective") else None

@@ -192,9 +192,16 @@ def test_the_stand_ins_one_nic_run_lists_that_nic_with_its_share_and_is_judged_a
     assert rails(logs(nccl_logs.launcher_log("far-below", HOSTS, 8, "azure", "h100", cmd, nics=["mlx5_2"])), waited)["verdict"] == "fail"
     # A links probe's group is judged as a pair of its size is.
     assert isolation_stage.probe_judge(result, judging)(4, {"kind": "links", "key": "k", "domain": "d"}) is None
-    # EFA: aws-ofi-nccl's GUID line of that device only, and libfabric's count of the NICs it found.
-    efa = nccl_logs.launcher_log("good", HOSTS, 8, "aws", "h100", cmd, nics=["rdmap144s27"])
-    assert isolation_parts.nics_in([efa], "efa") == ["rdmap144s27"] and "(found 1 nics)" in efa
+    # EFA: the stand-in prints a P5's 32 devices in aws-ofi-nccl's 8 groups of 4, a GUID line per group's first
+    whole = nccl_logs.launcher_log("good", HOSTS, 8, "aws", "h100", cmd)
+    nics = isolation_parts.nics_in([whole], "efa")
+    groups, why = isolation_parts.rail_groups_in([whole], "efa", nics)
+    assert "(found 32 nics)" in whole and nics == [group[0] for group in nccl_logs.EFA_GROUPS] and why == ""
+    assert [groups[nic] for nic in nics] == nccl_logs.EFA_GROUPS and sum(len(group) for group in groups.values()) == 32
+    # a run on one NCCL device's group: its 4 devices, one NCCL device, and 1/8 of the pair's busbw
+    one = nccl_logs.launcher_log("good", HOSTS, 8, "aws", "h100", cmd, nics=nccl_logs.EFA_GROUPS[3])
+    assert isolation_parts.nics_in([one], "efa") == [nccl_logs.EFA_GROUPS[3][0]] and "(found 4 nics)" in one
+    assert isolation_parts.rail_groups_in([one], "efa", [nccl_logs.EFA_GROUPS[3][0]]) == ({nccl_logs.EFA_GROUPS[3][0]: nccl_logs.EFA_GROUPS[3]}, "")
 
 
 def test_the_stand_ins_healthy_network_only_run_misses_the_two_node_thresholds_as_a_real_one_does():

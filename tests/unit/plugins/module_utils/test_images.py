@@ -83,24 +83,37 @@ def _record(image):
 def test_records_are_complete():
     seen = {}
     for key, record in IMAGES.items():
+        assert record["kind"] in ("nccl-tests", "pytorch", "dcgm"), key
         assert isinstance(record["image"], str) and "/" in record["image"] and ":" in record["image"], key
         assert record["arches"] and set(record["arches"]) <= {"amd64", "arm64"}, key
         assert record["mpirun"] is None or (record["mpirun"].startswith("/") and record["mpirun"].endswith("/bin/mpirun")), key
-        assert record["nccl_tests_dir"].startswith("/"), key
+        if record["kind"] == "nccl-tests":
+            assert record["nccl_tests_dir"].startswith("/"), key
+            # nccl-tests built with MPI=1 (the workloads call it under mpirun and as a singleton)
+            assert set(record["needs"]) == {"libnccl.so.2", "libmpi.so.40"}, key
+        else:
+            assert record["executables"] and all(path.startswith("/") for path in record["executables"].values()), key
         assert all(isinstance(value, str) for value in record["env"].values()), key
         assert all(path.startswith("/") for path in record["libraries"].values()), key
-        assert set(record.get("default_for", [])) <= set(PLATFORMS), key
+        # every soname the binary needs is placed: a directory, the loader's cache, or the image's own path
+        for soname in record["needs"]:
+            placed = [soname in record["libraries"], soname in record.get("loader", []), soname in record.get("image_path", [])]
+            hosted = any(soname in (needs.get("host_libraries") or {}) for needs in record["platforms"].values())
+            assert any(placed) or hosted, (key, soname)
+        assert set(record.get("default_for", [])) <= set(PLATFORMS) | {"*"}, key
         for platform, needs in record["platforms"].items():
             assert platform in PLATFORMS and set(needs) <= PLATFORM_KEYS, (key, platform)
             assert needs.get("ld_library_path") in (None, "replace"), (key, platform)
             assert not (needs.get("plugin_dir") and needs.get("net_plugin")), (key, platform)
         for platform in record.get("default_for", []):
-            assert platform in record["platforms"], (key, platform)
+            assert platform == "*" or platform in record["platforms"], (key, platform)
             for arch in record["arches"]:
                 for gpu in record.get("default_gpus", ["*"]):
-                    assert (platform, arch, gpu) not in seen, (key, seen.get((platform, arch, gpu)))
-                    seen[(platform, arch, gpu)] = key
+                    assert (record["kind"], platform, arch, gpu) not in seen, (key, seen.get((record["kind"], platform, arch, gpu)))
+                    seen[(record["kind"], platform, arch, gpu)] = key
     assert set(PLATFORMS) <= set(IMAGES["nccl-tests-efa"]["platforms"])
+    # one image of each kind for every platform without its own (x86_64 at least)
+    assert set(kind for kind, platform, arch, gpu in seen if platform == "*" and arch == "amd64") == {"nccl-tests", "pytorch", "dcgm"}
 
 
 @pytest.mark.parametrize("platform, gpu, shape, key, mpirun, binary", DEFAULTS, ids=["-".join(c[:3]).strip("-") for c in DEFAULTS])

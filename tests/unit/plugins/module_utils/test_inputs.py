@@ -389,7 +389,7 @@ def test_each_workloads_parameters_are_those_its_template_documents():
     expected = {
         "dcgm-diag": "image level timeout host privileged kernel_log",
         "exec-example": "image",
-        "gpu-burn": "image matrix_size seconds copy_bytes copy_iters sibling_percent",
+        "gpu-burn": "image level matrix_size seconds memory_percent copy_bytes copy_iters sibling_percent",
         "torch-smoke": "image size_bytes iters warmup_iters",
         "nccl-all-reduce": nccl,
         "nccl-all-gather": nccl,

@@ -30,8 +30,23 @@ PASS = 300.0
 NETWORK_ONLY = 0.59
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real")
 EFA_NICS = ["rdmap16s27", "rdmap32s27", "rdmap144s27", "rdmap160s27"]
-# The stand-in's EFA lines: aws-ofi-nccl's `GUID of <device>` line (tests/fixtures/real/nccl-nics), one per device.
-EFA_LINES = "\n".join("node-0:120:180 [%d] NCCL INFO NET/OFI GUID of %s: 00000000000000%02x" % (i, nic, i) for i, nic in enumerate(EFA_NICS))
+# aws-ofi-nccl's `GUID of <device>` line (tests/fixtures/real/nccl-nics), one per NCCL device, after `found N nics`
+# (as the p4d log there): one EFA device per NCCL device.
+EFA_LINES = "node-0:120:180 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa (found 4 nics)\n" + "\n".join(
+    "node-0:120:180 [%d] NCCL INFO NET/OFI GUID of %s: 00000000000000%02x" % (i, nic, i) for i, nic in enumerate(EFA_NICS)
+)
+# P5: 32 EFA devices in 8 groups of 4, one NCCL device per group named by its first (aws-ofi-nccl's topology lines, as
+# tests/fixtures/real/nccl-nics/aws-ofi-p5en-nic-groups-nccl-1597.log prints P5en's 16 in groups of 2).
+P5_GROUPS = [["rdmap%ds0" % (0x30 + 0x10 * group + device) for device in range(4)] for group in range(8)]
+P5_LINES = "\n".join(
+    ["node-0:120:180 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa (found 32 nics)"]
+    + [
+        "node-0:120:180 [0] NCCL INFO NET/OFI NIC group %d device #%d 0000:%02x:00.0" % (group, device, 0x30 + 0x10 * group + device)
+        for group in range(8)
+        for device in range(4)
+    ]
+    + ["node-0:120:180 [%d] NCCL INFO NET/OFI GUID of %s: 00000000000000%02x" % (g, devices[0], g) for g, devices in enumerate(P5_GROUPS)]
+)
 
 
 def real(path):
@@ -544,3 +559,60 @@ def test_nic_runs_without_a_result_leave_the_rails_undetermined_not_good():
         "n1", three, {"a": run("fail", 20.0), "b": run("pass", 90.0), "c": run("error")}, percent
     )  # pylint: disable=protected-access
     assert found["conclusion"] == "found" and found["nics"] == ["a"] and found["errors"] == ["c"] and "no result on NIC(s) c" in found["reason"]
+
+
+class P5Cluster(FaultyCluster):
+    """A P5 pair's runs: a run FI_EFA_IFACE limits carries its devices' share of the node's 32."""
+
+    def busbw(self, name):
+        nodes, env = self.jobs[name]
+        value = (90.0 if self.is_slow(name) else 360.0) * (NETWORK_ONLY if env.get("NCCL_P2P_DISABLE") == "1" else 1.0)
+        iface = env.get("FI_EFA_IFACE", "all")
+        return value * (len(iface.split(",")) / 32.0 if iface != "all" else 1.0)
+
+
+def test_a_p5_one_nic_run_selects_one_nccl_device_whole_rail_group_held_to_an_eighth():
+    bad = P5_GROUPS[5][2]  # the third EFA device of NCCL device 5: never named by aws-ofi-nccl's GUID lines
+    outcome = isolate(P5Cluster(nodes(4), rails={"n1": [bad]}, nic_line=P5_LINES), transport="efa")
+    (nic,) = by_level(outcome, "nic")
+    assert nic["conclusion"] == "found" and nic["nics"] == [P5_GROUPS[5][0]], nic
+    assert [run["env"] for run in nic["runs"]] == [[{"name": "FI_EFA_IFACE", "value": ",".join(devices)}] for devices in P5_GROUPS]
+    assert [run["devices"] for run in nic["runs"]] == P5_GROUPS
+    assert "run on its whole EFA rail group (%s = %s)" % (P5_GROUPS[5][0], ", ".join(P5_GROUPS[5])) in nic["reason"]
+    # held to one NCCL device's share (1/8) of the pair's thresholds: a good group passes at 360/8
+    rails = [entry for entry in outcome["rounds"] if [p["kind"] for p in entry.get("probes") or []] == ["rails"]]
+    assert len(rails) == 8 and all(entry["probes"][0]["of"] == 8 for entry in rails)
+
+
+def test_a_p5_log_without_its_topology_leaves_the_rails_not_probed_with_why():
+    guid_only = "\n".join(line for line in P5_LINES.splitlines() if "NIC group" not in line)
+    outcome = isolate(P5Cluster(nodes(4), rails={"n1": [P5_GROUPS[5][2]]}, nic_line=guid_only), transport="efa")
+    (nic,) = by_level(outcome, "nic")
+    assert nic["conclusion"] == "not_probed" and nic["jobs"] == 0
+    assert "names 8 NCCL devices but not the EFA devices of each" in nic["reason"] and "found 32 nics" in nic["reason"]
+
+
+def test_rail_groups_of_published_aws_ofi_nccl_output():
+    # P5en (NVIDIA/nccl#1597): 16 EFA devices, two per NCCL device; host 8h200-3 printed groups 0-3 before the cut
+    hosts, found, why = isolation_parts.topology_groups([real("nccl-nics/aws-ofi-p5en-nic-groups-nccl-1597.log")], "efa")
+    assert (found, why) == (16, "")
+    assert hosts["8h200-3"] == [["rdmap86s0", "rdmap85s0"], ["rdmap88s0", "rdmap87s0"], ["rdmap111s0", "rdmap110s0"], ["rdmap113s0"]]
+    assert hosts["8h200-2"] == [["rdmap163s0", "rdmap162s0"]]
+    # a partial topology does not group the devices a run names: not probed, with why
+    groups, why = isolation_parts.rail_groups_in([real("nccl-nics/aws-ofi-p5en-nic-groups-nccl-1597.log")], "efa", ["rdmap86s0", "rdmap88s0"])
+    assert groups == {} and "does not group the 2 NCCL devices" in why
+    # the device the topology line names at 0000:31:00.0 is the one the GUID line names rdmap49s0 (the same log)
+    text = real("nccl-nics/aws-ofi-1.16.2-guid-of-rdmap49s0.log")
+    nics = isolation_parts.nics_in([text], "efa")
+    assert nics == ["rdmap49s0"] and isolation_parts.rail_groups_in([text], "efa", nics) == ({"rdmap49s0": ["rdmap49s0"]}, "")
+    # p4d: no topology line, `found 1 nics` for its one NCCL device: the device is its own group
+    text = real("nccl-nics/aws-ofi-1.16.2-p4d-guid-of-rdmap16s27.log")
+    assert isolation_parts.rail_groups_in([text], "efa", isolation_parts.nics_in([text], "efa")) == ({"rdmap16s27": ["rdmap16s27"]}, "")
+    # InfiniBand: each NIC is its own rail
+    assert isolation_parts.rail_groups_in([NIC_LINE], "ib", NICS) == (dict((nic, [nic]) for nic in NICS), "")
+
+
+def test_pci_device_names():
+    assert isolation_parts.pci_device_name("0000:10:1b.0", "rdmap{bus}s{slot}") == "rdmap16s27"  # p4d, aws/aws-ofi-nccl#64
+    assert isolation_parts.pci_device_name("0000:10:1b.1", "rdmap{bus}s{slot}") is None
+    assert isolation_parts.pci_device_name("10:1b.0", "rdmap{bus}s{slot}") is None

@@ -44,7 +44,7 @@ def script_of(rendered_or_trainjob):
 
 def test_the_script_runs_the_given_parameters_and_the_defaults_otherwise():
     default = workload_catalog.render_workload("gpu-burn", dict(DATA))
-    assert "N, SECONDS, COPY_BYTES, COPY_ITERS = 8192, 30, 1073741824, 50\n" in script_of(default) and "judging" not in default
+    assert "N, SECONDS, COPY_BYTES, COPY_ITERS = 8192, 120, 1073741824, 50\n" in script_of(default) and "judging" not in default
     given = workload_catalog.render_workload("gpu-burn", dict(DATA, matrix_size=4096, seconds="5", copy_bytes=1048576, copy_iters=3))
     assert "N, SECONDS, COPY_BYTES, COPY_ITERS = 4096, 5, 1048576, 3\n" in script_of(given)
 
@@ -65,14 +65,20 @@ def test_a_bad_sibling_percent_is_refused_naming_it(value):
 
 def test_a_rendered_judging_is_checked():
     with pytest.raises(ParseError, match=r"judging\.size is not a parameter of the gpu-burn verdict; known: sibling_percent"):
-        workload_catalog._check_result("w", {"framework": "exec", "image": "i", "trainer": {"a": 1}, "results": "gpu-burn", "judging": {"size": 1}}, DATA)
+        workload_catalog._check_result(
+            "w", {"framework": "exec", "image": "i", "image_kind": "pytorch", "trainer": {"a": 1}, "results": "gpu-burn", "judging": {"size": 1}}, DATA
+        )
     with pytest.raises(ParseError, match=r"judging\.sibling_percent is not a parameter of the nccl-tests verdict"):
         workload_catalog._check_result(
-            "w", {"framework": "exec", "image": "i", "trainer": {"a": 1}, "results": "nccl-tests", "judging": {"sibling_percent": 1}}, DATA
+            "w",
+            {"framework": "exec", "image": "i", "image_kind": "pytorch", "trainer": {"a": 1}, "results": "nccl-tests", "judging": {"sibling_percent": 1}},
+            DATA,
         )
     with pytest.raises(ParseError, match=r"judging\.sibling_percent must be a number, got 'x'"):
         workload_catalog._check_result(
-            "w", {"framework": "exec", "image": "i", "trainer": {"a": 1}, "results": "gpu-burn", "judging": {"sibling_percent": "x"}}, DATA
+            "w",
+            {"framework": "exec", "image": "i", "image_kind": "pytorch", "trainer": {"a": 1}, "results": "gpu-burn", "judging": {"sibling_percent": "x"}},
+            DATA,
         )
 
 
@@ -94,11 +100,15 @@ def test_the_role_variable_is_checked_before_any_cluster():
         ({"gpuu": {}}, "burnin_stage_params.gpuu", ["is not a stage that takes parameters; allowed: dcgm, gpu, node", "gpu: gpu-burn"]),
         ({"fleet": {}}, "burnin_stage_params.fleet", ["allowed: dcgm, gpu, node"]),
         ({"gpu": 5}, "burnin_stage_params.gpu", ["must be a mapping"]),
-        ({"gpu": {"secnds": 5}}, "burnin_stage_params.gpu.secnds", ["is not a parameter of workload gpu-burn", "matrix_size, seconds, sibling_percent"]),
+        (
+            {"gpu": {"secnds": 5}},
+            "burnin_stage_params.gpu.secnds",
+            ["is not a parameter of workload gpu-burn", "matrix_size, memory_percent, seconds, sibling_percent"],
+        ),
         (
             {"gpu": {"seconds": 0}},
             "burnin_stage_params.gpu",
-            ["gpu stage's workload gpu-burn does not render", "seconds must be a whole number from 1 to 3600, got 0"],
+            ["gpu stage's workload gpu-burn does not render", "seconds must be a whole number from 1 to 86400, got 0"],
         ),
         ({"gpu": {"matrix_size": 1000}}, "burnin_stage_params.gpu", ["matrix_size must be a whole number from 1024 to 32768"]),
         ({"gpu": {"matrix_size": 1300}}, "burnin_stage_params.gpu", ["matrix_size: must be a multiple of 256"]),
@@ -129,7 +139,7 @@ def test_the_gpu_stage_plans_its_parameters_and_the_fleet_stage_keeps_its_own():
     assert fleet["stage"]["workload"] == "nccl-all-reduce" and fleet["stage"]["judging"] == {}
     # Without an entry the stage runs the workload's defaults.
     plain = role_plan(check_role_vars({"burnin_entry_name": "e"}), "aws", "h100", "r1", "ns", {"detection": {"gpu_nodes": 3}}, stage="gpu")
-    assert "= 8192, 30, 1073741824, 50\n" in script_of(plain["objects"][-1]) and plain["stage"]["judging"] == {}
+    assert "= 8192, 120, 1073741824, 50\n" in script_of(plain["objects"][-1]) and plain["stage"]["judging"] == {}
 
 
 def test_the_dcgm_stage_takes_its_level_the_same_way():

@@ -46,7 +46,8 @@ def test_unknown_workload_lists_the_available_ones():
 def test_every_workload_renders_a_plan_input(name, platform, arch, gpus):
     rendered = workload_catalog.render_workload(name, data(platform=platform, gpu_architecture=arch, gpus_per_node=gpus))
     assert rendered["workload"] == name and rendered["framework"] in ("mpi", "torch", "exec")
-    assert set(rendered) <= {"workload", "framework", "image", "trainer", "collective", "env", "results"}
+    assert set(rendered) <= {"workload", "framework", "image", "image_kind", "trainer", "collective", "env", "results"}
+    assert rendered["image_kind"] in ("nccl-tests", "pytorch", "dcgm")
     assert rendered["results"] == ("nccl-tests" if rendered.get("collective") else ({"dcgm-diag": "dcgm-diag", "gpu-burn": "gpu-burn"}.get(name)))
     assert set(rendered["trainer"]) <= set(plan.TRAINER_KEYS[rendered["framework"]])
     planned = plan.plan_workload(
@@ -74,7 +75,7 @@ def test_nccl_all_reduce_defaults():
     assert rendered["trainer"] == {
         "binary": "/opt/nccl-tests/build/all_reduce_perf",
         "timeout": 1800,
-        "args": ["-b", "1K", "-e", "16G", "-f", "2", "-g", "1", "-n", "20", "-w", "5", "-c", "1"],
+        "args": ["-b", "1K", "-e", "16G", "-f", "2", "-g", "1", "-n", "100", "-w", "5", "-c", "1"],  # AWS: -n 100 (_lib/workloads/nccl-tests-recipes.yaml)
         "mpi_args": ["--bind-to", "none"],
         # the image's own mpirun (_lib/images.yaml): Open MPI then starts orted from the same prefix over ssh
         "mpirun_path": "/opt/amazon/openmpi/bin/mpirun",
@@ -182,8 +183,13 @@ def test_rendered_shape_is_checked(tmp_path):
         "extra": ("framework: mpi\nimage: x\ntrainer: {binary: b}\nreplicas: 2\n", ParseError, "unknown key\\(s\\) replicas"),
         "badfw": ("framework: jax\nimage: x\ntrainer: {a: 1}\n", ParseError, "framework must be one of torch, mpi, exec"),
         "notrainer": ("framework: exec\nimage: x\ntrainer: {}\n", ParseError, "trainer must be a non-empty mapping"),
-        "badenv": ("framework: exec\nimage: x\ntrainer: {command: [a]}\nenv: [A=1]\n", ParseError, "env must be a list of"),
-        "badcoll": ("framework: mpi\nimage: x\ntrainer: {binary: b}\ncollective: ''\n", ParseError, "collective must be a non-empty string"),
+        "badenv": ("framework: exec\nimage: x\nimage_kind: pytorch\ntrainer: {command: [a]}\nenv: [A=1]\n", ParseError, "env must be a list of"),
+        "nokind": ("framework: mpi\nimage: x\ntrainer: {binary: b}\n", ParseError, "image_kind must be one of nccl-tests, pytorch, dcgm, got None"),
+        "badcoll": (
+            "framework: mpi\nimage: x\nimage_kind: nccl-tests\ntrainer: {binary: b}\ncollective: ''\n",
+            ParseError,
+            "collective must be a non-empty string",
+        ),
         "list": ("- a\n", ParseError, "must render a mapping"),
         "missing": ("framework: exec\nimage: x\ntrainer: {{ '{' }}command: [{{ lib('nope.yaml') }}]}\n", RenderError, "fragment _lib/nope.yaml"),
     }
