@@ -31,7 +31,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import 
 from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import thresholds
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import siblings, thresholds
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 
@@ -284,6 +284,11 @@ CHECKS = {
     "burnin_report_formats": _report_formats,
     "burnin_baseline": _text,
     "burnin_regression_percent": _percent,
+    "burnin_sibling_key": lambda n, v: list(siblings.check_key(v, n)),
+    "burnin_sibling_rule": lambda n, v: siblings.check_rule(v, n),
+    "burnin_sibling_min": lambda n, v: siblings.check_min_siblings(v, n),
+    "burnin_sibling_verdict": lambda n, v: siblings.check_verdict(v, n),
+    "burnin_baseline_dir": _text,
     "burnin_metrics_dir": _text,
     "burnin_metrics_max_series": lambda n, v: _int(n, v, 1, metrics.MAX_SERIES_LIMIT),
     "burnin_pushgateway_url": export.check_url,

@@ -49,6 +49,7 @@ _CHECK_SIGNALS = {
     "job": ("fail", "warn"),
     "coverage": ("coverage", "coverage"),
     "gpu": ("gpu_slow", "gpu_slow_warn"),
+    "siblings": ("sibling_slow", "sibling_slow_warn"),
     "baseline": ("regression", "regression"),
 }
 
@@ -174,6 +175,9 @@ def signals_of_finding(finding):
             signals.append((rule, "GPU %s" % gpu.get("index")))
     elif stage == "isolation" and verdict == "fail":
         signals.append(("isolation_culprit", ""))
+    elif stage == "siblings":
+        # judging/siblings.py: below its SKU's baseline by more than the rule.
+        signals.append(("sibling_slow" if verdict == "fail" else "sibling_slow_warn", "%s of SKU %s" % (evidence.get("metric"), evidence.get("sku"))))
     elif (verdict == "fail" and "pods" in evidence) or (verdict == "fail" and reason.startswith("pod ") and " failed" in reason[:200]):
         # A failed node of a fleet verdict (node_findings.from_verdict: its pods' reasons, or the log naming its host)
         # or a node stage's failed pod.
