@@ -44,6 +44,8 @@ class ActionModule(ActionBase):
                 sibling_min=args["sibling_min"],
                 sibling_verdict=args["sibling_verdict"],
                 baseline_dir=args["baseline_dir"] or "",
+                offender_failures=args["offender_failures"],
+                offender_runs=args["offender_runs"],
             )
         except BurninError as exc:
             result.update(failed=True, msg=str(exc))

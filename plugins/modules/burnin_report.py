@@ -124,6 +124,17 @@ options:
         baselines; empty merges none. This run's baselines are written as C(burnin-baselines.json) beside the reports.
     type: str
     default: ''
+  offender_failures:
+    description:
+      - A node that failed, or fell below its siblings, in this many of its last O(offender_runs) runs (this one and the
+        earlier reports under O(history_dir)) is a repeat offender, action C(replace).
+    type: int
+    default: 3
+  offender_runs:
+    description:
+      - The window of runs of O(offender_failures) (at most 50).
+    type: int
+    default: 4
 seealso:
   - module: gpufleet.burnin.workload_plan
 """

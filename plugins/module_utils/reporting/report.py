@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - jinja2 ships with ansible-core on the 
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.files import read_unlinked, write_file
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions, siblings
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions, offenders, siblings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import size_label
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import node_entries, with_findings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, FAILING_VERDICTS, OK_OUTCOMES, VERDICTS
@@ -67,6 +67,8 @@ def report_argument_spec():
         sibling_min=dict(type="int", default=siblings.DEFAULT_MIN_SIBLINGS),
         sibling_verdict=dict(type="str", choices=list(siblings.VERDICTS), default="warn"),
         baseline_dir=dict(type="str", default=""),
+        offender_failures=dict(type="int", default=offenders.DEFAULT_FAILURES),
+        offender_runs=dict(type="int", default=offenders.DEFAULT_RUNS),
     )
 
 
@@ -224,6 +226,27 @@ def _with_regression(cluster):
         cluster.update(actions.decide([(cluster["action_rule"], ""), ("regression", "vs baseline run %s" % compared.get("run_id"))]))
 
 
+def _with_offenders(clusters, repeat):
+    """Each repeat offender's node row (and its cluster) takes the ``repeat_offender`` rule: action replace."""
+    by_cluster = {}
+    for item in repeat:
+        by_cluster.setdefault(item["cluster"], {})[item["node"]] = item
+    for cluster in clusters:
+        named = by_cluster.get(cluster["cluster"]) or {}
+        for row in cluster["nodes"]:
+            if row["node"] in named:
+                row["repeat_offender"] = named[row["node"]]
+                row["reasons"] = [named[row["node"]]["reason"]] + list(row["reasons"])
+                row.update(
+                    actions.decide(
+                        [(row["action_rule"], ""), ("repeat_offender", "%d of %d runs" % (named[row["node"]]["bad_runs"], named[row["node"]]["runs"]))]
+                    )
+                )
+        if named:
+            cluster["repeat_offenders"] = sorted(named)
+            cluster.update(actions.decide([(cluster["action_rule"], ""), ("repeat_offender", ", ".join(sorted(named)))]))
+
+
 def _with_siblings(name, entry, sibling):
     """ENTRY with the sibling rule's findings of cluster NAME added (node_findings, node_verdicts) and a ``siblings``
     verdict (a testcase: a check per node and metric it judged), when the rule judged any node of the cluster."""
@@ -276,11 +299,15 @@ def build_report(
     regression_percent=history.DEFAULT_REGRESSION_PERCENT,
     baseline_note="",
     sibling_options=None,
+    earlier_runs=None,
+    offender_window=(offenders.DEFAULT_FAILURES, offenders.DEFAULT_RUNS),
 ):
     """Normalize the fleet's results into the report document that every format is rendered from. ``baseline``: an
     earlier run's report (history.load_baseline) to compare with, or None (``baseline_note`` says why); a drop of more
     than ``regression_percent`` makes the testcase at least warn (reporting/history.py). ``sibling_options``: keyword
-    arguments of judging/siblings.py judge() (key, rule, min_siblings, verdict, earlier)."""
+    arguments of judging/siblings.py judge() (key, rule, min_siblings, verdict, earlier). ``earlier_runs``: [(run id,
+    offenders.node_states())] of earlier runs, oldest first; with this run, a node bad in ``offender_window`` (k, n)
+    is a repeat offender (judging/offenders.py), its action ``replace``."""
     if isinstance(results, list):
         keyed = {}
         for index, entry in enumerate(results):
@@ -337,6 +364,8 @@ def build_report(
     compared = history.apply_baseline(clusters, baseline, regression_percent, baseline_note)
     for cluster in clusters:
         _with_regression(cluster)
+    repeat = offenders.find(list(earlier_runs or []) + [(run_id or "this run", offenders.node_states({"clusters": clusters}))], *offender_window)
+    _with_offenders(clusters, repeat)
     counts = dict((verdict, 0) for verdict in VERDICTS)
     for cluster in clusters:
         for case in cluster["testcases"]:
@@ -358,6 +387,8 @@ def build_report(
         "baseline": compared,
         # The sibling baselines per SKU and metric, every node's distance (judging/siblings.py).
         "siblings": dict((key, sibling[key]) for key in ("key", "rule", "min_siblings", "verdict", "baselines")),
+        # Nodes bad in k of their last n runs (judging/offenders.py), action replace.
+        "repeat_offenders": repeat,
         "clusters": clusters,
         # The run's severity and action: its worst cluster's (judging/actions.py).
         "severity": run["severity"],
@@ -1151,6 +1182,40 @@ def earlier_baselines(directory, current_dir=None):
     return documents, notes
 
 
+def earlier_runs(directory, basename=history.DEFAULT_BASENAME, current_dir=None, limit=offenders.MAX_RUNS):
+    """[(run id, offenders.node_states())] of the latest LIMIT earlier runs under DIRECTORY (subdirectories holding
+    ``<basename>.json``, never CURRENT_DIR), oldest first; a report that cannot be read is skipped."""
+    if not directory:
+        return []
+    try:
+        names = sorted(os.listdir(directory))
+    except (IOError, OSError):
+        return []
+    found = []
+    for name in names:
+        folder = os.path.join(directory, name)
+        path = os.path.join(folder, basename + ".json")
+        if current_dir and os.path.realpath(folder) == os.path.realpath(current_dir):
+            continue
+        try:
+            if os.path.isdir(folder) and not os.path.islink(folder) and os.path.isfile(path):
+                found.append((os.path.getmtime(path), name, path))
+        except (IOError, OSError):
+            continue
+    runs = []
+    for _mtime, name, path in sorted(found)[-limit:]:
+        data = read_unlinked(path)
+        try:
+            if data is None or len(data) > MAX_BASELINE_BYTES:
+                continue
+            doc = json.loads(data.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(doc, dict) and doc.get("schema") == SCHEMA:
+            runs.append((str(doc.get("run_id") or name), offenders.node_states(doc)))
+    return runs
+
+
 def write_reports(
     results,
     directory,
@@ -1168,13 +1233,16 @@ def write_reports(
     sibling_min=siblings.DEFAULT_MIN_SIBLINGS,
     sibling_verdict="warn",
     baseline_dir="",
+    offender_failures=offenders.DEFAULT_FAILURES,
+    offender_runs=offenders.DEFAULT_RUNS,
 ):
     """Render the chosen formats and write them into ``directory`` (created when missing); nothing is written in
     check mode. ``baseline`` (an earlier run's JSON report or its directory) or else the latest earlier run under
     ``history_dir`` is compared with (history.resolve_baseline); a baseline that is not a report is no comparison in
     the reports, which are still written, and its error is returned as ``baseline_error``. Nodes are judged against
     their SKU's siblings (judging/siblings.py), merged with the earlier baselines under ``baseline_dir``; this run's
-    baselines are written as BASELINES_FILE beside the reports.
+    baselines are written as BASELINES_FILE beside the reports. The earlier runs' reports under ``history_dir`` name
+    the repeat offenders (judging/offenders.py).
     Returns {files: {format: path}, changed: bool, changed_files: [...], summary, baseline, baseline_error}."""
     if not isinstance(directory, str) or not directory:
         raise ConfigError("directory", "must be the path of the directory to write the reports into")
@@ -1189,6 +1257,7 @@ def write_reports(
         loaded, note = history.resolve_baseline(baseline, history_dir, run_id or "", basename, current_dir=directory)
     except ConfigError as exc:
         loaded, note, baseline_error = None, "baseline not compared: %s" % exc, str(exc)
+    window = offenders.check_window(offender_failures, offender_runs)
     documents, sibling_notes = earlier_baselines(baseline_dir, current_dir=directory)
     options = dict(
         key=siblings.check_key(sibling_key),
@@ -1206,6 +1275,8 @@ def write_reports(
         regression_percent=regression_percent,
         baseline_note=note,
         sibling_options=options,
+        earlier_runs=earlier_runs(history_dir, basename, directory, 3 * window[1]),
+        offender_window=window,
     )
     report["siblings"].update(earlier_runs=len(documents), notes=sibling_notes)
     paths = report_paths(directory, formats, basename)
