@@ -46,6 +46,8 @@ class ActionModule(ActionBase):
                 baseline_dir=args["baseline_dir"] or "",
                 offender_failures=args["offender_failures"],
                 offender_runs=args["offender_runs"],
+                golden=args["golden"],
+                drift_fail=args["drift_fail"],
             )
         except BurninError as exc:
             result.update(failed=True, msg=str(exc))

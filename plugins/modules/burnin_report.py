@@ -124,6 +124,17 @@ options:
         baselines; empty merges none. This run's baselines are written as C(burnin-baselines.json) beside the reports.
     type: str
     default: ''
+  golden:
+    description:
+      - The golden versions per SKU (a mapping or the path of a YAML or JSON file) - each SKU, a prefix of it or C(*) mapped
+        to each key's allowed versions; see the role's C(burnin_golden).
+    type: raw
+  drift_fail:
+    description:
+      - The drift check's keys (driver, cuda, kubelet, kernel, os_image, container_runtime) whose drift fails instead of warns.
+    type: list
+    elements: str
+    default: []
   offender_failures:
     description:
       - A node that failed, or fell below its siblings, in this many of its last O(offender_runs) runs (this one and the

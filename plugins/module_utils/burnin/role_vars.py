@@ -31,7 +31,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import 
 from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import offenders, siblings, thresholds
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import drift, offenders, siblings, thresholds
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 
@@ -289,6 +289,8 @@ CHECKS = {
     "burnin_sibling_min": lambda n, v: siblings.check_min_siblings(v, n),
     "burnin_sibling_verdict": lambda n, v: siblings.check_verdict(v, n),
     "burnin_baseline_dir": _text,
+    "burnin_golden": lambda n, v: drift.load_golden(v, n),
+    "burnin_drift_fail": lambda n, v: list(drift.check_fail_keys(v, n)),
     "burnin_offender_failures": lambda n, v: _int(n, v, 1, offenders.MAX_RUNS),
     "burnin_offender_runs": lambda n, v: _int(n, v, 1, offenders.MAX_RUNS),
     "burnin_metrics_dir": _text,

@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - jinja2 ships with ansible-core on the 
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.files import read_unlinked, write_file
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions, offenders, siblings
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions, drift, offenders, siblings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import size_label
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import node_entries, with_findings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, FAILING_VERDICTS, OK_OUTCOMES, VERDICTS
@@ -67,6 +67,8 @@ def report_argument_spec():
         sibling_min=dict(type="int", default=siblings.DEFAULT_MIN_SIBLINGS),
         sibling_verdict=dict(type="str", choices=list(siblings.VERDICTS), default="warn"),
         baseline_dir=dict(type="str", default=""),
+        golden=dict(type="raw"),
+        drift_fail=dict(type="list", elements="str", default=[]),
         offender_failures=dict(type="int", default=offenders.DEFAULT_FAILURES),
         offender_runs=dict(type="int", default=offenders.DEFAULT_RUNS),
     )
@@ -247,6 +249,42 @@ def _with_offenders(clusters, repeat):
             cluster.update(actions.decide([(cluster["action_rule"], ""), ("repeat_offender", ", ".join(sorted(named)))]))
 
 
+def _with_drift(name, entry, drifted):
+    """ENTRY with the drift check's findings of cluster NAME added and a ``drift`` verdict (a check per drifting node
+    and key; passing when the cluster's nodes were compared and none drifted)."""
+    configs = (entry.get("detected") or {}).get("node_config") if isinstance(entry.get("detected"), dict) else None
+    if not isinstance(configs, dict) or not configs:
+        return entry
+    rows = [row for row in drifted["nodes"] if row["cluster"] == name]
+    checks = [
+        {"name": "drift", "verdict": row["verdict"], "node": row["node"], "reason": "%s: %s" % (row["node"], row["why"]), "key": row["key"]} for row in rows
+    ]
+    entry = dict(entry)
+    found = drifted["findings"].get(name) or []
+    if found:
+        entry.update(with_findings(entry, found))
+    worst = _worst(check["verdict"] for check in checks) if checks else "pass"
+    reason = (
+        "; ".join(check["reason"] for check in checks if check["verdict"] == worst)[:2000]
+        if checks
+        else ("%d node(s) run their SKU's majority versions" % len(configs))
+    )
+    judged = {
+        "workload": "drift",
+        "verdict": worst,
+        "reason": reason,
+        "checks": checks or [{"name": "drift", "verdict": "pass", "reason": reason}],
+        "metrics": {},
+    }
+    verdicts = entry.get("verdicts")
+    if verdicts is None and entry.get("verdict") is not None:
+        verdicts = [entry["verdict"]]
+    if verdicts is not None and not isinstance(verdicts, list):
+        return entry
+    entry["verdicts"] = list(verdicts or []) + [judged]
+    return entry
+
+
 def _with_siblings(name, entry, sibling):
     """ENTRY with the sibling rule's findings of cluster NAME added (node_findings, node_verdicts) and a ``siblings``
     verdict (a testcase: a check per node and metric it judged), when the rule judged any node of the cluster."""
@@ -299,6 +337,7 @@ def build_report(
     regression_percent=history.DEFAULT_REGRESSION_PERCENT,
     baseline_note="",
     sibling_options=None,
+    drift_options=None,
     earlier_runs=None,
     offender_window=(offenders.DEFAULT_FAILURES, offenders.DEFAULT_RUNS),
 ):
@@ -307,7 +346,8 @@ def build_report(
     than ``regression_percent`` makes the testcase at least warn (reporting/history.py). ``sibling_options``: keyword
     arguments of judging/siblings.py judge() (key, rule, min_siblings, verdict, earlier). ``earlier_runs``: [(run id,
     offenders.node_states())] of earlier runs, oldest first; with this run, a node bad in ``offender_window`` (k, n)
-    is a repeat offender (judging/offenders.py), its action ``replace``."""
+    is a repeat offender (judging/offenders.py), its action ``replace``. ``drift_options``: keyword arguments of
+    judging/drift.py judge() (golden, fail_keys; the key is the siblings')."""
     if isinstance(results, list):
         keyed = {}
         for index, entry in enumerate(results):
@@ -319,12 +359,15 @@ def build_report(
         raise ConfigError("results", "must be the fleet's results keyed by cluster (burnin_fleet_results), got %s" % type(results).__name__)
     # Every node against its SKU's siblings across all clusters (judging/siblings.py): findings added per cluster.
     sibling = siblings.judge(dict((name, entry) for name, entry in results.items() if isinstance(entry, dict)), **(sibling_options or {}))
+    # What each node runs against its SKU's majority and the golden versions (judging/drift.py).
+    drifted = drift.judge(dict((name, entry) for name, entry in results.items() if isinstance(entry, dict)), key=sibling["key"], **(drift_options or {}))
     clusters = []
     for name in sorted(results, key=str):
         entry = results[name]
         if not isinstance(entry, dict):
             raise ConfigError("results.%s" % name, "must be the cluster's result mapping, got %r" % (entry,))
         entry = _with_siblings(str(name), entry, sibling)
+        entry = _with_drift(str(name), entry, drifted)
         verdicts = entry.get("verdicts")
         if verdicts is None and entry.get("verdict") is not None:
             verdicts = [entry["verdict"]]
@@ -387,6 +430,8 @@ def build_report(
         "baseline": compared,
         # The sibling baselines per SKU and metric, every node's distance (judging/siblings.py).
         "siblings": dict((key, sibling[key]) for key in ("key", "rule", "min_siblings", "verdict", "baselines")),
+        # Configuration drift per SKU and key, the drifting nodes (judging/drift.py).
+        "drift": drifted,
         # Nodes bad in k of their last n runs (judging/offenders.py), action replace.
         "repeat_offenders": repeat,
         "clusters": clusters,
@@ -1235,6 +1280,8 @@ def write_reports(
     baseline_dir="",
     offender_failures=offenders.DEFAULT_FAILURES,
     offender_runs=offenders.DEFAULT_RUNS,
+    golden=None,
+    drift_fail=(),
 ):
     """Render the chosen formats and write them into ``directory`` (created when missing); nothing is written in
     check mode. ``baseline`` (an earlier run's JSON report or its directory) or else the latest earlier run under
@@ -1266,6 +1313,7 @@ def write_reports(
         verdict=siblings.check_verdict(sibling_verdict),
         earlier=siblings.earlier_samples(documents),
     )
+    drift_options = dict(golden=drift.load_golden(golden), fail_keys=drift.check_fail_keys(drift_fail))
     report = build_report(
         results,
         run_id=run_id,
@@ -1275,6 +1323,7 @@ def write_reports(
         regression_percent=regression_percent,
         baseline_note=note,
         sibling_options=options,
+        drift_options=drift_options,
         earlier_runs=earlier_runs(history_dir, basename, directory, 3 * window[1]),
         offender_window=window,
     )
