@@ -36,7 +36,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import act
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import size_label
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import node_entries, with_findings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, FAILING_VERDICTS, OK_OUTCOMES, VERDICTS
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import history
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import fleet_plots, history
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import TEMPLATES_DIR
 
 SCHEMA = "gpufleet.burnin/report/v1"
@@ -1110,6 +1110,11 @@ def _cluster_view(cluster, classes, open_details):
     }
 
 
+def node_anchor(cluster, node):
+    """The id of a node's row on the page (_node_view's ``row_anchor``): the sibling plots link their points to it."""
+    return "cluster-%s-node-%s" % (_slug(cluster), _slug(node))
+
+
 def _node_view(cluster, node):
     """A node's row and its evidence section: anchors (unique on the page: cluster and node in each), the severity
     and action linking to the evidence that decided them, each evidence entry's figures, DCGM tests and Xids as text."""
@@ -1166,6 +1171,10 @@ def render_html(report):
         "clusters": [_cluster_view(cluster, classes, open_details) for cluster in ordered],
         "failing": sum(1 for cluster in ordered if cluster["verdict"] in FAILING_VERDICTS),
         "baseline": report.get("baseline"),
+        # Per SKU and metric the nodes against their siblings, and the drift table (reporting/fleet_plots.py).
+        "sibling_plots": [fleet_plots.strip_plot(record, node_anchor) for record in (report.get("siblings") or {}).get("baselines") or []],
+        "drift_rows": fleet_plots.drift_rows(report.get("drift"), node_anchor) if (report.get("drift") or {}).get("skus") else None,
+        "drift_golden": (report.get("drift") or {}).get("golden"),
     }
     environment = _environment()
     try:

@@ -222,3 +222,29 @@ def test_the_report_with_siblings_follows_the_verdict_schema():
     report = json.loads(rp.render_json(rp.build_report(fleet(), generated=GENERATED)))
     jsonschema.validate(report, schema)
     assert report["siblings"]["baselines"][0]["judged"] is True
+
+
+def test_the_html_page_draws_each_sku_and_metric_and_links_the_outlier_to_its_row():
+    page = rp.render_html(rp.build_report(fleet(), generated=GENERATED))
+    assert page.count('<figure class="sibling-plot"') == 1 and "<script" not in page
+    assert '<a class="sib-link" href="#cluster-c-node-c-3">' in page and '<tr id="cluster-c-node-c-3">' in page
+    for kind in ("sib-baseline", "sib-limit", "sib-floor"):
+        assert 'class="%s"' % kind in page
+    # Too few siblings: the plot is still drawn, with the note, and nothing is marked.
+    few = rp.render_html(rp.build_report({"a": cluster({"a-0": 480.0, "a-1": 400.0})}, generated=GENERATED))
+    assert "sibling rule left out" in few and "sib-link" not in few and "sib-baseline" not in few
+
+
+def test_prometheus_gets_the_baseline_and_each_nodes_distance():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import metrics
+
+    report = json.loads(rp.render_json(rp.build_report(fleet(), run_id="r1", generated=GENERATED)))
+    text = metrics.exposition(metrics.build_families(report))
+    line = [item for item in text.splitlines() if item.startswith("gpufleet_burnin_sibling_baseline{")][0]
+    assert 'sku="aws/h100/p5.48xlarge"' in line and 'metric="node/busbw@16G"' in line and 478 < float(line.split()[-1]) < 484
+    slow = [item for item in text.splitlines() if item.startswith("gpufleet_burnin_node_sibling_distance_percent{") and 'node="c-3"' in item]
+    assert len(slow) == 1 and -8.6 < float(slow[0].split()[-1]) < -7.5
+    assert len([item for item in text.splitlines() if item.startswith("gpufleet_burnin_node_sibling_distance_percent{")]) == 12
+    # A Pushgateway group of one cluster carries its own nodes only, and the fleet's baselines.
+    one = metrics.exposition(metrics.build_families(report, clusters=["a"]))
+    assert 'node="c-3"' not in one and "gpufleet_burnin_sibling_baseline{" in one
