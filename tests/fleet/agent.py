@@ -134,6 +134,8 @@ class Cluster:
         self.bad_links = [set(pair) for pair in record.get("bad_links") or []]
         # {node name: GB/s}: that node's own all_reduce (the node stage's single-node output) reaches only this.
         self.node_busbw = dict(record.get("node_busbw") or {})
+        # Healthy nodes' own all_reduce spread this many percent either side of the GPU's figure (by node name).
+        self.node_spread = float(record.get("node_spread_percent") or 0) / 100.0
         self.log_root = Path(log_root) / name
         self.client = DynamicClient(config.new_client_from_config(config_file=kubeconfig, context=name))
         self.ready = threading.Event()
@@ -405,7 +407,7 @@ class Cluster:
                 self.platform,
                 self.gpu,
                 cmd,
-                busbw=float(busbw) if busbw is not None else nccl_logs.intra_node_busbw(self.gpu),
+                busbw=float(busbw) if busbw is not None else round(nccl_logs.intra_node_busbw(self.gpu) * nccl_logs._jitter(node, self.node_spread), 1),
                 seed="%s/%s" % (meta.get("uid", ""), node),
                 finished=finished,
             )

@@ -18,7 +18,8 @@ place of the mean, so one very slow node cannot drag the first baseline, and onl
 metrics are higher-is-better). The distance is SuperBench's ``variance`` rule op
 (superbench/analyzer/diagnosis_rule_op.py: ``(value - baseline) / baseline``), in percent. The rule, unless given,
 comes from the metric's own noise: three robust standard deviations (1.4826 x the median absolute deviation, the
-normal-consistent MAD) in percent of the median, and never under ``DEFAULT_RULE_FLOOR`` percent (the run-to-run noise
+normal-consistent MAD) in percent of the median, of the values the ``DEFAULT_RULE_FLOOR`` rule keeps (the slow
+would widen it), and never under ``DEFAULT_RULE_FLOOR`` percent (the run-to-run noise
 of nccl-tests busbw and of gpu-burn figures on healthy nodes is a few percent), nor over ``RULE_CAP``.
 
 A sample is judged only when its SKU and metric have at least ``min_siblings`` samples (this run's and merged earlier
@@ -148,19 +149,30 @@ def baseline(values, rule=None):
     """{baseline, mad, rule, kept, dropped} of VALUES (numbers): SuperBench's iterative reject-and-recompute with the
     median (module doc). RULE: percent below the baseline a value may be, or None (from the noise of VALUES)."""
     values = [float(value) for value in values]
-    middle = median(values)
-    mad = median([abs(value - middle) for value in values])
     if rule is None:
-        noise = 100.0 * NOISE_SIGMAS * MAD_SCALE * mad / middle if middle else 0.0
+        # The noise of the healthy: measured on what the floor rule keeps, so that the slow nodes (few, in a small
+        # fleet) do not widen the rule that is to name them.
+        healthy = _reject(values, DEFAULT_RULE_FLOOR)
+        middle = median(healthy)
+        spread = median([abs(value - middle) for value in healthy])
+        noise = 100.0 * NOISE_SIGMAS * MAD_SCALE * spread / middle if middle else 0.0
         rule = min(RULE_CAP, max(DEFAULT_RULE_FLOOR, noise))
+    kept = _reject(values, rule)
+    middle = median(kept)
+    mad = median([abs(value - middle) for value in kept])
+    return {"baseline": middle, "mad": mad, "rule": round(rule, 3), "kept": len(kept), "dropped": len(values) - len(kept)}
+
+
+def _reject(values, rule):
+    """SuperBench's loop: the baseline of what is kept, every value more than RULE percent below it dropped, until
+    nothing is (the median in place of the mean)."""
     kept = list(values)
     while True:
         middle = median(kept)
         still = [value for value in kept if distance(value, middle) >= -rule]
         if len(still) == len(kept) or not still:
-            break
+            return kept
         kept = still
-    return {"baseline": middle, "mad": mad, "rule": round(rule, 3), "kept": len(kept), "dropped": len(values) - len(kept)}
 
 
 def distance(value, base):

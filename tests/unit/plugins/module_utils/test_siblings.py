@@ -248,3 +248,12 @@ def test_prometheus_gets_the_baseline_and_each_nodes_distance():
     # A Pushgateway group of one cluster carries its own nodes only, and the fleet's baselines.
     one = metrics.exposition(metrics.build_families(report, clusters=["a"]))
     assert 'node="c-3"' not in one and "gpufleet_burnin_sibling_baseline{" in one
+
+
+def test_the_slow_of_a_small_fleet_do_not_widen_the_rule_that_names_them():
+    # Six nodes: four healthy within 2 %, one 8 % below (above the floor), one far below. The MAD of all six is
+    # ~9.5 GB/s (a rule of ~8.8 %, which would miss the 8 % node); that of the healthy is ~2.5 (the 5 % floor).
+    values = [301.5, 444.0, 475.0, 480.0, 485.0, 489.0]
+    found = siblings.baseline(values)
+    assert found["rule"] == siblings.DEFAULT_RULE_FLOOR and found["kept"] == 4 and found["baseline"] == 482.5
+    assert siblings.distance(444.0, found["baseline"]) < -found["rule"]
