@@ -292,7 +292,9 @@ def load_spec(path):
                 "nccl_replay": nccl_replay,
                 "dcgm_replay": dict(dcgm_replay),
                 "node_busbw": dict((fake_nodes.gpu_node_name(str(node_platform or platform).lower(), name, k, node_naming), v) for k, v in node_busbw.items()),
-                "node_driver": dict((fake_nodes.gpu_node_name(str(node_platform or platform).lower(), name, k, node_naming), v) for k, v in node_driver.items()),
+                "node_driver": dict(
+                    (fake_nodes.gpu_node_name(str(node_platform or platform).lower(), name, k, node_naming), v) for k, v in node_driver.items()
+                ),
                 "node_spread_percent": float(spread),
                 "node_labels": dict(c.get("node_labels") or {}),
                 "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},

@@ -62,7 +62,8 @@ def report_argument_spec():
         baseline=dict(type="str", default=""),
         history_dir=dict(type="str", default=""),
         regression_percent=dict(type="float", default=history.DEFAULT_REGRESSION_PERCENT),
-        sibling_key=dict(type="list", elements="str", default=list(siblings.DEFAULT_KEY)),
+        # A SKU key (cluster fields), not a secret.
+        sibling_key=dict(type="list", elements="str", default=list(siblings.DEFAULT_KEY), no_log=False),
         sibling_rule=dict(type="raw"),
         sibling_min=dict(type="int", default=siblings.DEFAULT_MIN_SIBLINGS),
         sibling_verdict=dict(type="str", choices=list(siblings.VERDICTS), default="warn"),
