@@ -257,3 +257,31 @@ def test_the_slow_of_a_small_fleet_do_not_widen_the_rule_that_names_them():
     found = siblings.baseline(values)
     assert found["rule"] == siblings.DEFAULT_RULE_FLOOR and found["kept"] == 4 and found["baseline"] == 482.5
     assert siblings.distance(444.0, found["baseline"]) < -found["rule"]
+
+
+def test_a_published_healthy_hgx_spread_stays_within_the_rule_and_an_8_percent_gpu_does_not():
+    """NVIDIA/nccl issue 1264 (tests/fixtures/real/gpu/PROVENANCE.md): the 8 GPUs of one HGX H100 SXM copy within their
+    own memory at 2474.76 to 2514.71 GB/s (spread 1.6 %, median 2501.505). As the gpu stage's memory figures of two
+    nodes of one SKU (the same node twice, named apart), no GPU is beyond the rule; the same with one GPU at 92 % is."""
+    import re
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real", "gpu", "nccl-1264-h100-sxm-p2p-unidirectional-disabled.txt")
+    rows = [line.split() for line in open(path).read().splitlines() if re.match(r"^\s+\d+\s+\d", line)]
+    published = [float(row[1 + int(row[0])]) for row in rows]
+    assert published == [2474.76, 2512.44, 2498.88, 2499.38, 2499.63, 2514.71, 2504.76, 2503.38]
+
+    def results(slow=None):
+        found = []
+        for node in ("n0", "n1"):
+            gpus = [{"index": index, "figures": {"gbps": value}} for index, value in enumerate(published)]
+            if node == slow:
+                gpus[3]["figures"]["gbps"] = round(published[3] * 0.92, 2)
+            found.append(finding(node, "gpu", "pass", "ok", {"gpus": gpus}))
+        return {"a": {"platform": "aws", "gpu_architecture": "h100", "node_findings": found}}
+
+    judged = siblings.judge(results())
+    (record,) = judged["baselines"]
+    assert record["count"] == 16 and record["baseline"] == 2501.505 and record["rule"] == siblings.DEFAULT_RULE_FLOOR
+    assert judged["findings"] == {} and min(row["distance"] for row in record["nodes"]) == round(100 * (2474.76 - 2501.505) / 2501.505, 2)
+    (slow,) = siblings.judge(results(slow="n1"))["findings"]["a"]
+    assert slow["node"] == "n1" and slow["evidence"]["gpu"] == 3 and -8.2 < slow["evidence"]["distance_percent"] < -7.9
