@@ -49,7 +49,9 @@ the labels of the job's worker nodes hold both.
 `nccl_transport` (expected | socket: a silent fall back to sockets). An nccl-tests program run without mpirun (the
 node stage's exec pods, `all_reduce_perf -g <gpus>`) prints single-node output per pod at the GPU's intra-node level,
 or the spec's `node_busbw: {<node name>: <GB/s>}` for that node; the cluster's `nccl_log` and `nccl_busbw` describe
-the multi-node run and do not apply to it. A Failed outcome cuts the last pod's output short.
+the multi-node run and do not apply to it; `node_spread_percent` spreads the other nodes' figure that many percent
+either side, by node name (a real fleet's healthy nodes differ by a few percent; fleet.py's `node_driver` gives a
+node another driver version in its GPU feature discovery labels). A Failed outcome cuts the last pod's output short.
 A pod running the gpu-burn workload's script (the gpu stage, recognised by its trainer command) prints one line per
 GPU (tests/fleet/gpu_logs.py): every GPU at its architecture's published figures, except those the cluster's
 `slow_gpus` ({<node name or <cluster>-gpu-<index>>: [<gpu index>, ...]}) lists for the pod's node, which multiply
