@@ -357,6 +357,9 @@ def check_role_vars(given):
         inputs.check_trainer("burnin_trainer", result["burnin_trainer"], framework)
     if result.get("burnin_instance_type") and result.get("burnin_platform"):
         inputs.check_instance_type("burnin_instance_type", result["burnin_instance_type"], result["burnin_platform"])
+    if "burnin_offender_failures" in result or "burnin_offender_runs" in result:
+        # k of n: k may not exceed n (judging/offenders.py), refused here rather than by the report at the run's end.
+        offenders.check_window(result.get("burnin_offender_failures", offenders.DEFAULT_FAILURES), result.get("burnin_offender_runs", offenders.DEFAULT_RUNS))
     if "burnin_workload" in result:
         check_workload(result)
     if result.get("burnin_stage_params"):

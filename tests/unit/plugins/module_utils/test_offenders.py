@@ -108,3 +108,12 @@ def test_the_report_with_a_repeat_offender_follows_the_verdict_schema(tmp_path):
         report = write_run(tmp_path, "run%d" % number, ["n1"])
     assert report["repeat_offenders"][0]["node"] == "n1"
     jsonschema.validate(report, schema)
+
+
+def test_the_role_refuses_a_window_whose_k_exceeds_n_before_anything_runs():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_vars
+
+    assert role_vars.check_role_vars({"burnin_offender_failures": 2, "burnin_offender_runs": "5"}) == {"burnin_offender_failures": 2, "burnin_offender_runs": 5}
+    with pytest.raises(ConfigError) as caught:
+        role_vars.check_role_vars({"burnin_offender_failures": 5})
+    assert "burnin_offender_failures" in str(caught.value) and "burnin_offender_runs (4)" in str(caught.value)
