@@ -39,6 +39,15 @@ class ActionModule(ActionBase):
                 baseline=args["baseline"] or "",
                 history_dir=args["history_dir"] or "",
                 regression_percent=args["regression_percent"],
+                sibling_key=args["sibling_key"],
+                sibling_rule=args["sibling_rule"],
+                sibling_min=args["sibling_min"],
+                sibling_verdict=args["sibling_verdict"],
+                baseline_dir=args["baseline_dir"] or "",
+                offender_failures=args["offender_failures"],
+                offender_runs=args["offender_runs"],
+                golden=args["golden"],
+                drift_fail=args["drift_fail"],
             )
         except BurninError as exc:
             result.update(failed=True, msg=str(exc))

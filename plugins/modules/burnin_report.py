@@ -96,6 +96,56 @@ options:
       - A drop of the peak or average busbw by more than this percentage against the baseline warns (0 to 100; 100 never warns).
     type: float
     default: 10
+  sibling_key:
+    description:
+      - The fields of a cluster's result that make a SKU; nodes are judged against the nodes of their SKU in every cluster.
+    type: list
+    elements: str
+    default: [platform, gpu_architecture, instance_type]
+  sibling_rule:
+    description:
+      - Percent below its SKU's baseline a node's figure may be; empty takes each metric's noise (three robust standard
+        deviations, at least 5 percent). See docs/verdicts.md.
+    type: raw
+  sibling_min:
+    description:
+      - Fewest samples of a SKU and metric (this run's and the merged earlier runs') for the sibling rule; fewer leave the rule out.
+    type: int
+    default: 4
+  sibling_verdict:
+    description:
+      - The verdict of a node below its SKU's baseline by more than the rule.
+    type: str
+    choices: [warn, fail]
+    default: warn
+  baseline_dir:
+    description:
+      - Directory of earlier runs (each holding C(burnin-baselines.json)) whose sibling samples are merged into this run's
+        baselines; empty merges none. This run's baselines are written as C(burnin-baselines.json) beside the reports.
+    type: str
+    default: ''
+  golden:
+    description:
+      - The golden versions per SKU (a mapping or the path of a YAML or JSON file) - each SKU, a prefix of it or C(*) mapped
+        to each key's allowed versions; see the role's C(burnin_golden).
+    type: raw
+  drift_fail:
+    description:
+      - The drift check's keys (driver, cuda, kubelet, kernel, os_image, container_runtime) whose drift fails instead of warns.
+    type: list
+    elements: str
+    default: []
+  offender_failures:
+    description:
+      - A node that failed, or fell below its siblings, in this many of its last O(offender_runs) runs (this one and the
+        earlier reports under O(history_dir)) is a repeat offender, action C(replace).
+    type: int
+    default: 3
+  offender_runs:
+    description:
+      - The window of runs of O(offender_failures) (at most 50).
+    type: int
+    default: 4
 seealso:
   - module: gpufleet.burnin.workload_plan
 """

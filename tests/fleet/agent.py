@@ -49,7 +49,9 @@ the labels of the job's worker nodes hold both.
 `nccl_transport` (expected | socket: a silent fall back to sockets). An nccl-tests program run without mpirun (the
 node stage's exec pods, `all_reduce_perf -g <gpus>`) prints single-node output per pod at the GPU's intra-node level,
 or the spec's `node_busbw: {<node name>: <GB/s>}` for that node; the cluster's `nccl_log` and `nccl_busbw` describe
-the multi-node run and do not apply to it. A Failed outcome cuts the last pod's output short.
+the multi-node run and do not apply to it; `node_spread_percent` spreads the other nodes' figure that many percent
+either side, by node name (a real fleet's healthy nodes differ by a few percent; fleet.py's `node_driver` gives a
+node another driver version in its GPU feature discovery labels). A Failed outcome cuts the last pod's output short.
 A pod running the gpu-burn workload's script (the gpu stage, recognised by its trainer command) prints one line per
 GPU (tests/fleet/gpu_logs.py): every GPU at its architecture's published figures, except those the cluster's
 `slow_gpus` ({<node name or <cluster>-gpu-<index>>: [<gpu index>, ...]}) lists for the pod's node, which multiply
@@ -136,6 +138,8 @@ class Cluster:
         self.bad_links = [set(pair) for pair in record.get("bad_links") or []]
         # {node name: GB/s}: that node's own all_reduce (the node stage's single-node output) reaches only this.
         self.node_busbw = dict(record.get("node_busbw") or {})
+        # Healthy nodes' own all_reduce spread this many percent either side of the GPU's figure (by node name).
+        self.node_spread = float(record.get("node_spread_percent") or 0) / 100.0
         self.log_root = Path(log_root) / name
         self.client = DynamicClient(config.new_client_from_config(config_file=kubeconfig, context=name))
         self.ready = threading.Event()
@@ -412,7 +416,7 @@ class Cluster:
                 self.platform,
                 self.gpu,
                 cmd,
-                busbw=float(busbw) if busbw is not None else nccl_logs.intra_node_busbw(self.gpu),
+                busbw=float(busbw) if busbw is not None else round(nccl_logs.intra_node_busbw(self.gpu) * nccl_logs._jitter(node, self.node_spread), 1),
                 seed="%s/%s" % (meta.get("uid", ""), node),
                 finished=finished,
             )

@@ -276,6 +276,13 @@ def load_spec(path):
             isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0 or not isinstance(k, str) for k, v in node_busbw.items()
         ):
             raise FleetError(f"{path}: cluster {name}: node_busbw must map node names to a bandwidth in GB/s > 0, got {node_busbw!r}")
+        # Issue 45: a node's own driver version (a skew the drift check names) and the spread of healthy nodes' figures.
+        node_driver = c.get("node_driver") or {}
+        if not isinstance(node_driver, dict) or any(not isinstance(v, str) or len(v.split(".")) != 3 for v in node_driver.values()):
+            raise FleetError(f"{path}: cluster {name}: node_driver must map node names to a driver version major.minor.rev, got {node_driver!r}")
+        spread = c.get("node_spread_percent", 0)
+        if isinstance(spread, bool) or not isinstance(spread, (int, float)) or not 0 <= spread < 20:
+            raise FleetError(f"{path}: cluster {name}: node_spread_percent must be a number from 0 to 20, got {spread!r}")
         try:
             version = kubernetes_version(c.get("kubernetes_version"))
         except FleetError as e:
@@ -300,6 +307,10 @@ def load_spec(path):
                 "dcgm_replay": dict(dcgm_replay),
                 "kernel_xids": dict(kernel_xids),
                 "node_busbw": dict((fake_nodes.gpu_node_name(str(node_platform or platform).lower(), name, k, node_naming), v) for k, v in node_busbw.items()),
+                "node_driver": dict(
+                    (fake_nodes.gpu_node_name(str(node_platform or platform).lower(), name, k, node_naming), v) for k, v in node_driver.items()
+                ),
+                "node_spread_percent": float(spread),
                 "node_labels": dict(c.get("node_labels") or {}),
                 "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
                 "node_taints": c.get("node_taints"),
@@ -598,6 +609,7 @@ class ClusterStarter:
             kubelet_version="v" + c["kubernetes_version"],
             naming=spec_c["node_naming"],
             unregistered=spec_c.get("unregistered_fabric") or (),
+            node_driver=spec_c.get("node_driver"),
         )
         nodes.append(fake_nodes.system_node(c["name"], spec_c["node_platform"], kubelet_port=c["kwok_port"], kubelet_version="v" + c["kubernetes_version"]))
         for node, status in nodes:
@@ -879,6 +891,7 @@ class FleetStarter:
                 "dcgm_replay",
                 "kernel_xids",
                 "node_busbw",
+                "node_spread_percent",
                 "node_naming",
                 "kubernetes_version",
                 "dra_beta_apis",

@@ -180,6 +180,7 @@ def build_nodes(
     kubelet_version="v1.34.4",
     naming="platform",
     unregistered=(),
+    node_driver=None,
 ):
     """Return [(node_object, status)] for `count` fake GPU nodes of one cluster (named as NAMING says: NODE_NAMINGS).
     UNREGISTERED: names of MNNVL nodes whose NVLink fabric is not registered (no nvidia.com/gpu.clique label).
@@ -211,6 +212,10 @@ def build_nodes(
             "nvidia.com/cuda.runtime.minor": "8",
             "gpufleet.test/fake-node": "true",
         }
+        if name in (node_driver or {}):
+            # A driver version skew, as GPU feature discovery labels it (major, minor, rev).
+            major, minor, rev = node_driver[name].split(".")
+            labels.update({"nvidia.com/cuda.driver.major": major, "nvidia.com/cuda.driver.minor": minor, "nvidia.com/cuda.driver.rev": rev})
         if it:
             labels["node.kubernetes.io/instance-type"] = it
             labels["beta.kubernetes.io/instance-type"] = it

@@ -57,7 +57,7 @@ def recorded_detection(detection, check_nodes=True):
         "platform": detection["platform"],
         "gpu_architecture": detection["gpu_architecture"],
         "detected": dict(
-            (key, detection[source])
+            (key, detection.get(source))
             for key, source in (
                 ("platform", "detected_platform"),
                 ("gpu_architecture", "detected_gpu_architecture"),
@@ -68,6 +68,7 @@ def recorded_detection(detection, check_nodes=True):
                 ("gpus", "gpus"),
                 ("gpu_products", "gpu_products"),
                 ("instance_types", "instance_types"),
+                ("node_config", "node_config"),
             )
         ),
         "warnings": list(detection["warnings"]) + ([] if check_nodes else [detect.NOT_CHECKED]),

@@ -31,7 +31,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import 
 from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import thresholds
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import drift, offenders, siblings, thresholds
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 
@@ -291,6 +291,15 @@ CHECKS = {
     "burnin_report_formats": _report_formats,
     "burnin_baseline": _text,
     "burnin_regression_percent": _percent,
+    "burnin_sibling_key": lambda n, v: list(siblings.check_key(v, n)),
+    "burnin_sibling_rule": lambda n, v: siblings.check_rule(v, n),
+    "burnin_sibling_min": lambda n, v: siblings.check_min_siblings(v, n),
+    "burnin_sibling_verdict": lambda n, v: siblings.check_verdict(v, n),
+    "burnin_baseline_dir": _text,
+    "burnin_golden": lambda n, v: drift.load_golden(v, n),
+    "burnin_drift_fail": lambda n, v: list(drift.check_fail_keys(v, n)),
+    "burnin_offender_failures": lambda n, v: _int(n, v, 1, offenders.MAX_RUNS),
+    "burnin_offender_runs": lambda n, v: _int(n, v, 1, offenders.MAX_RUNS),
     "burnin_metrics_dir": _text,
     "burnin_metrics_max_series": lambda n, v: _int(n, v, 1, metrics.MAX_SERIES_LIMIT),
     "burnin_pushgateway_url": export.check_url,
@@ -356,6 +365,9 @@ def check_role_vars(given):
         inputs.check_trainer("burnin_trainer", result["burnin_trainer"], framework)
     if result.get("burnin_instance_type") and result.get("burnin_platform"):
         inputs.check_instance_type("burnin_instance_type", result["burnin_instance_type"], result["burnin_platform"])
+    if "burnin_offender_failures" in result or "burnin_offender_runs" in result:
+        # k of n: k may not exceed n (judging/offenders.py), refused here rather than by the report at the run's end.
+        offenders.check_window(result.get("burnin_offender_failures", offenders.DEFAULT_FAILURES), result.get("burnin_offender_runs", offenders.DEFAULT_RUNS))
     if "burnin_workload" in result:
         check_workload(result)
     if result.get("burnin_stage_params"):

@@ -24,6 +24,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import drift
 
 UNKNOWN = "unknown"
 
@@ -195,6 +196,10 @@ def node_evidence(node):
         "metadata": {key: metadata[key] for key in ("name", "labels") if key in metadata},
         "status": {key: status[key] for key in ("capacity", "allocatable") if key in status},
     }
+    # The versions the drift check compares (judging/drift.py node_config), a few short strings.
+    info = status.get("nodeInfo")
+    if isinstance(info, dict):
+        kept["status"]["nodeInfo"] = dict((key, info[key]) for key in ("kubeletVersion", "kernelVersion", "osImage", "containerRuntimeVersion") if key in info)
     if "providerID" in spec:
         kept["spec"] = {"providerID": spec["providerID"]}
     return kept
@@ -268,6 +273,10 @@ def detect_cluster(nodes):
         raise ConfigError("nodes", "must be a list of Node objects (the 'resources' of kubernetes.core.k8s_info), got %s" % type(nodes).__name__)
     described = [describe_node(node, index) for index, node in enumerate(nodes)]
     gpu_nodes = [node for node in described if node["is_gpu"]]
+    # What each GPU node runs (judging/drift.py): compared across the SKU's nodes of every cluster in the report.
+    configs = dict(
+        (described[index]["name"], drift.node_config(node)) for index, node in enumerate(nodes) if described[index]["is_gpu"] and described[index]["name"]
+    )
     platforms = _count(node["platform"] for node in described)
     architectures = _count(node["gpu_architecture"] for node in gpu_nodes)
     return {
@@ -280,6 +289,7 @@ def detect_cluster(nodes):
         "nodes": len(described),
         "gpu_nodes": len(gpu_nodes),
         "gpus": sum(node["gpus"] for node in gpu_nodes),
+        "node_config": dict((name, config) for name, config in configs.items() if config),
     }
 
 

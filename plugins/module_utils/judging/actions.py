@@ -49,6 +49,8 @@ _CHECK_SIGNALS = {
     "job": ("fail", "warn"),
     "coverage": ("coverage", "coverage"),
     "gpu": ("gpu_slow", "gpu_slow_warn"),
+    "siblings": ("sibling_slow", "sibling_slow_warn"),
+    "drift": ("config_drift", "config_drift_warn"),
     "baseline": ("regression", "regression"),
 }
 
@@ -197,6 +199,12 @@ def signals_of_finding(finding):
             signals.append((rule, "GPU %s" % gpu.get("index")))
     elif stage == "isolation" and verdict == "fail":
         signals.append(("isolation_culprit", ""))
+    elif stage == "drift":
+        # judging/drift.py: the node runs other versions than its SKU's majority or the golden file allows.
+        signals.append(("config_drift" if verdict == "fail" else "config_drift_warn", "%s %s" % (evidence.get("key"), evidence.get("value"))))
+    elif stage == "siblings":
+        # judging/siblings.py: below its SKU's baseline by more than the rule.
+        signals.append(("sibling_slow" if verdict == "fail" else "sibling_slow_warn", "%s of SKU %s" % (evidence.get("metric"), evidence.get("sku"))))
     elif (verdict == "fail" and "pods" in evidence) or (verdict == "fail" and reason.startswith("pod ") and " failed" in reason[:200]):
         # A failed node of a fleet verdict (node_findings.from_verdict: its pods' reasons, or the log naming its host)
         # or a node stage's failed pod.

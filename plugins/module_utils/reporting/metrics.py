@@ -240,6 +240,48 @@ def build_families(report, max_series=DEFAULT_MAX_SERIES, clusters=None):
             for gpu in sorted(per_gpu):
                 out.add(dcgm_failed, [run_id, cluster, found["node"], str(gpu)], per_gpu[gpu])
 
+    # The fleet judging itself (judging/siblings.py, drift.py, offenders.py): per SKU and metric the baseline, per node
+    # its distance from it, the drifting keys and the repeat offenders.
+    names = set(entry.get("cluster") for entry in entries)
+    sibling = report.get("siblings") if isinstance(report.get("siblings"), dict) else {}
+    base = out.family(
+        "gauge", "sibling_baseline", "The SKU's sibling baseline of a metric, in the metric's unit (GB/s, TFLOPS).", ["run_id", "sku", "metric", "unit"]
+    )
+    rule = out.family("gauge", "sibling_rule_percent", "Percent below the sibling baseline a figure may be.", ["run_id", "sku", "metric"])
+    siblings_count = out.family("gauge", "sibling_count", "Samples (nodes or GPUs, earlier runs' included) behind the baseline.", ["run_id", "sku", "metric"])
+    distance = out.family(
+        "gauge",
+        "node_sibling_distance_percent",
+        "(value - baseline) / baseline of a node's (or GPU's) figure, in percent.",
+        ["run_id", "cluster", "node", "gpu", "sku", "metric"],
+    )
+    records = [record for record in sibling.get("baselines") or [] if isinstance(record, dict)]
+    for record in records:
+        where = [run_id, label(record.get("sku")), label(record.get("metric"))]
+        if _number(record.get("baseline")):
+            out.add(base, where + [label(record.get("unit"))], record["baseline"])
+        if _number(record.get("rule")):
+            out.add(rule, where, record["rule"])
+        if _number(record.get("count")):
+            out.add(siblings_count, where, record["count"])
+    for record in records:
+        for row in record.get("nodes") or []:
+            if isinstance(row, dict) and row.get("cluster") in names and _number(row.get("distance")):
+                gpu = "" if row.get("gpu") is None else label(row.get("gpu"))
+                out.add(distance, [run_id, row["cluster"], label(row.get("node")), gpu, label(record.get("sku")), label(record.get("metric"))], row["distance"])
+    drifted = out.family(
+        "gauge", "node_config_drift", "1 for a node whose key differs from its SKU's majority or golden versions.", ["run_id", "cluster", "node", "key"]
+    )
+    for row in (report.get("drift") or {}).get("nodes") or [] if isinstance(report.get("drift"), dict) else []:
+        if isinstance(row, dict) and row.get("cluster") in names:
+            out.add(drifted, [run_id, row["cluster"], label(row.get("node")), label(row.get("key"))], 1)
+    offender = out.family(
+        "gauge", "node_repeat_offender_runs", "Runs of its last window a repeat offender failed or fell below its siblings.", ["run_id", "cluster", "node"]
+    )
+    for item in report.get("repeat_offenders") or []:
+        if isinstance(item, dict) and item.get("cluster") in names and _number(item.get("bad_runs")):
+            out.add(offender, [run_id, item["cluster"], label(item.get("node"))], item["bad_runs"])
+
     dropped = out.family("gauge", "metrics_dropped_series", "Samples left out of this exposition by the series cap.", ["run_id"])
     # The cap's own sample is always written, past the cap.
     dropped.add_metric([run_id], float(out.dropped))

@@ -33,11 +33,11 @@ except ImportError:  # pragma: no cover - jinja2 ships with ansible-core on the 
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.files import read_unlinked, write_file
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions, drift, offenders, siblings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import size_label
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import node_entries
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import node_entries, with_findings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, FAILING_VERDICTS, OK_OUTCOMES, VERDICTS
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import history
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import fleet_plots, history
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import TEMPLATES_DIR
 
 SCHEMA = "gpufleet.burnin/report/v1"
@@ -63,6 +63,16 @@ def report_argument_spec():
         baseline=dict(type="str", default=""),
         history_dir=dict(type="str", default=""),
         regression_percent=dict(type="float", default=history.DEFAULT_REGRESSION_PERCENT),
+        # A SKU key (cluster fields), not a secret.
+        sibling_key=dict(type="list", elements="str", default=list(siblings.DEFAULT_KEY), no_log=False),
+        sibling_rule=dict(type="raw"),
+        sibling_min=dict(type="int", default=siblings.DEFAULT_MIN_SIBLINGS),
+        sibling_verdict=dict(type="str", choices=list(siblings.VERDICTS), default="warn"),
+        baseline_dir=dict(type="str", default=""),
+        golden=dict(type="raw"),
+        drift_fail=dict(type="list", elements="str", default=[]),
+        offender_failures=dict(type="int", default=offenders.DEFAULT_FAILURES),
+        offender_runs=dict(type="int", default=offenders.DEFAULT_RUNS),
     )
 
 
@@ -220,12 +230,126 @@ def _with_regression(cluster):
         cluster.update(actions.decide([(cluster["action_rule"], ""), ("regression", "vs baseline run %s" % compared.get("run_id"))]))
 
 
+def _with_offenders(clusters, repeat):
+    """Each repeat offender's node row (and its cluster) takes the ``repeat_offender`` rule: action replace."""
+    by_cluster = {}
+    for item in repeat:
+        by_cluster.setdefault(item["cluster"], {})[item["node"]] = item
+    for cluster in clusters:
+        named = by_cluster.get(cluster["cluster"]) or {}
+        for row in cluster["nodes"]:
+            if row["node"] in named:
+                row["repeat_offender"] = named[row["node"]]
+                row["reasons"] = [named[row["node"]]["reason"]] + list(row["reasons"])
+                row.update(
+                    actions.decide(
+                        [(row["action_rule"], ""), ("repeat_offender", "%d of %d runs" % (named[row["node"]]["bad_runs"], named[row["node"]]["runs"]))]
+                    )
+                )
+        if named:
+            cluster["repeat_offenders"] = sorted(named)
+            cluster.update(actions.decide([(cluster["action_rule"], ""), ("repeat_offender", ", ".join(sorted(named)))]))
+
+
+def _with_drift(name, entry, drifted):
+    """ENTRY with the drift check's findings of cluster NAME added and a ``drift`` verdict (a check per drifting node
+    and key; passing when the cluster's nodes were compared and none drifted)."""
+    configs = (entry.get("detected") or {}).get("node_config") if isinstance(entry.get("detected"), dict) else None
+    if not isinstance(configs, dict) or not configs:
+        return entry
+    rows = [row for row in drifted["nodes"] if row["cluster"] == name]
+    checks = [
+        {"name": "drift", "verdict": row["verdict"], "node": row["node"], "reason": "%s: %s" % (row["node"], row["why"]), "key": row["key"]} for row in rows
+    ]
+    entry = dict(entry)
+    found = drifted["findings"].get(name) or []
+    if found:
+        entry.update(with_findings(entry, found))
+    worst = _worst(check["verdict"] for check in checks) if checks else "pass"
+    reason = (
+        "; ".join(check["reason"] for check in checks if check["verdict"] == worst)[:2000]
+        if checks
+        else ("%d node(s) run their SKU's majority versions" % len(configs))
+    )
+    judged = {
+        "workload": "drift",
+        "verdict": worst,
+        "reason": reason,
+        "checks": checks or [{"name": "drift", "verdict": "pass", "reason": reason}],
+        "metrics": {},
+    }
+    verdicts = entry.get("verdicts")
+    if verdicts is None and entry.get("verdict") is not None:
+        verdicts = [entry["verdict"]]
+    if verdicts is not None and not isinstance(verdicts, list):
+        return entry
+    entry["verdicts"] = list(verdicts or []) + [judged]
+    return entry
+
+
+def _with_siblings(name, entry, sibling):
+    """ENTRY with the sibling rule's findings of cluster NAME added (node_findings, node_verdicts) and a ``siblings``
+    verdict (a testcase: a check per node and metric it judged), when the rule judged any node of the cluster."""
+    checks = []
+    for record in sibling["baselines"]:
+        for row in record["nodes"]:
+            if row["cluster"] != name or row["verdict"] is None:
+                continue
+            what = record["label"] if row["gpu"] is None else "GPU %s %s" % (row["gpu"], record["label"])
+            checks.append(
+                {
+                    "name": "siblings",
+                    "verdict": row["verdict"],
+                    "node": row["node"],
+                    "reason": "%s: %s %.1f %s, %+.1f %% vs baseline %.1f of SKU %s (%d siblings, rule %g %%)"
+                    % (row["node"], what, row["value"], record["unit"], row["distance"], record["baseline"], record["sku"], record["count"], record["rule"]),
+                    "value": row["value"],
+                    "baseline": record["baseline"],
+                    "distance_percent": row["distance"],
+                    "siblings": record["count"],
+                    "sku": record["sku"],
+                    "metric": record["metric"],
+                }
+            )
+    if not checks:
+        return entry
+    entry = dict(entry)
+    found = sibling["findings"].get(name) or []
+    if found:
+        entry.update(with_findings(entry, found))
+    worst = _worst(check["verdict"] for check in checks)
+    bad = [check["reason"] for check in checks if check["verdict"] == worst]
+    reason = "; ".join(bad[:6]) if worst != "pass" else "%d node figure(s) within the rule of their SKU's baseline" % len(checks)
+    judged = {"workload": "siblings", "verdict": worst, "reason": reason, "checks": checks, "metrics": {"judged": len(checks)}}
+    verdicts = entry.get("verdicts")
+    if verdicts is None and entry.get("verdict") is not None:
+        verdicts = [entry["verdict"]]
+    if verdicts is not None and not isinstance(verdicts, list):
+        return entry
+    entry["verdicts"] = list(verdicts or []) + [judged]
+    return entry
+
+
 def build_report(
-    results, run_id=None, title="GPU burn-in", generated=None, baseline=None, regression_percent=history.DEFAULT_REGRESSION_PERCENT, baseline_note=""
+    results,
+    run_id=None,
+    title="GPU burn-in",
+    generated=None,
+    baseline=None,
+    regression_percent=history.DEFAULT_REGRESSION_PERCENT,
+    baseline_note="",
+    sibling_options=None,
+    drift_options=None,
+    earlier_runs=None,
+    offender_window=(offenders.DEFAULT_FAILURES, offenders.DEFAULT_RUNS),
 ):
     """Normalize the fleet's results into the report document that every format is rendered from. ``baseline``: an
     earlier run's report (history.load_baseline) to compare with, or None (``baseline_note`` says why); a drop of more
-    than ``regression_percent`` makes the testcase at least warn (reporting/history.py)."""
+    than ``regression_percent`` makes the testcase at least warn (reporting/history.py). ``sibling_options``: keyword
+    arguments of judging/siblings.py judge() (key, rule, min_siblings, verdict, earlier). ``earlier_runs``: [(run id,
+    offenders.node_states())] of earlier runs, oldest first; with this run, a node bad in ``offender_window`` (k, n)
+    is a repeat offender (judging/offenders.py), its action ``replace``. ``drift_options``: keyword arguments of
+    judging/drift.py judge() (golden, fail_keys; the key is the siblings')."""
     if isinstance(results, list):
         keyed = {}
         for index, entry in enumerate(results):
@@ -235,11 +359,17 @@ def build_report(
         results = keyed
     if not isinstance(results, dict):
         raise ConfigError("results", "must be the fleet's results keyed by cluster (burnin_fleet_results), got %s" % type(results).__name__)
+    # Every node against its SKU's siblings across all clusters (judging/siblings.py): findings added per cluster.
+    sibling = siblings.judge(dict((name, entry) for name, entry in results.items() if isinstance(entry, dict)), **(sibling_options or {}))
+    # What each node runs against its SKU's majority and the golden versions (judging/drift.py).
+    drifted = drift.judge(dict((name, entry) for name, entry in results.items() if isinstance(entry, dict)), key=sibling["key"], **(drift_options or {}))
     clusters = []
     for name in sorted(results, key=str):
         entry = results[name]
         if not isinstance(entry, dict):
             raise ConfigError("results.%s" % name, "must be the cluster's result mapping, got %r" % (entry,))
+        entry = _with_siblings(str(name), entry, sibling)
+        entry = _with_drift(str(name), entry, drifted)
         verdicts = entry.get("verdicts")
         if verdicts is None and entry.get("verdict") is not None:
             verdicts = [entry["verdict"]]
@@ -279,6 +409,8 @@ def build_report(
     compared = history.apply_baseline(clusters, baseline, regression_percent, baseline_note)
     for cluster in clusters:
         _with_regression(cluster)
+    repeat = offenders.find(list(earlier_runs or []) + [(run_id or "this run", offenders.node_states({"clusters": clusters}))], *offender_window)
+    _with_offenders(clusters, repeat)
     counts = dict((verdict, 0) for verdict in VERDICTS)
     for cluster in clusters:
         for case in cluster["testcases"]:
@@ -298,6 +430,12 @@ def build_report(
             failed_clusters=[cluster["cluster"] for cluster in clusters if cluster["verdict"] in ("fail", "error")],
         ),
         "baseline": compared,
+        # The sibling baselines per SKU and metric, every node's distance (judging/siblings.py).
+        "siblings": dict((key, sibling[key]) for key in ("key", "rule", "min_siblings", "verdict", "baselines")),
+        # Configuration drift per SKU and key, the drifting nodes (judging/drift.py).
+        "drift": drifted,
+        # Nodes bad in k of their last n runs (judging/offenders.py), action replace.
+        "repeat_offenders": repeat,
         "clusters": clusters,
         # The run's severity and action: its worst cluster's (judging/actions.py).
         "severity": run["severity"],
@@ -990,10 +1128,15 @@ def _cluster_view(cluster, classes, open_details):
     }
 
 
+def node_anchor(cluster, node):
+    """The id of a node's row on the page (_node_view's ``row_anchor``): the sibling plots link their points to it."""
+    return "cluster-%s-node-%s" % (_html_id(cluster), _html_id(node))
+
+
 def _node_view(cluster, node):
     """A node's row and its evidence section: anchors (unique on the page: cluster and node in each), the severity
     and action linking to the evidence that decided them, each evidence entry's figures, DCGM tests and Xids as text."""
-    prefix = "cluster-%s-node-%s" % (_html_id(cluster), _html_id(node["node"]))
+    prefix = node_anchor(cluster, node["node"])
     items = []
     for item in node.get("evidence") or []:
         figures = []
@@ -1046,6 +1189,10 @@ def render_html(report):
         "clusters": [_cluster_view(cluster, classes, open_details) for cluster in ordered],
         "failing": sum(1 for cluster in ordered if cluster["verdict"] in FAILING_VERDICTS),
         "baseline": report.get("baseline"),
+        # Per SKU and metric the nodes against their siblings, and the drift table (reporting/fleet_plots.py).
+        "sibling_plots": [fleet_plots.strip_plot(record, node_anchor) for record in (report.get("siblings") or {}).get("baselines") or []],
+        "drift_rows": fleet_plots.drift_rows(report.get("drift"), node_anchor) if (report.get("drift") or {}).get("skus") else None,
+        "drift_golden": (report.get("drift") or {}).get("golden"),
     }
     environment = _environment()
     try:
@@ -1063,6 +1210,84 @@ def report_paths(directory, formats=FORMATS, basename="burnin-report"):
     return dict((fmt, os.path.join(directory, basename + FILE_SUFFIXES[fmt])) for fmt in formats)
 
 
+BASELINES_FILE = "burnin-baselines.json"
+# Bounds on the earlier baselines read (untrusted files): the latest files, each at most this size.
+MAX_BASELINE_FILES = 100
+MAX_BASELINE_BYTES = 64 << 20
+
+
+def earlier_baselines(directory, current_dir=None):
+    """(documents oldest first, notes) of the sibling baselines (BASELINES_FILE) in DIRECTORY and its run
+    subdirectories, never CURRENT_DIR's: the latest MAX_BASELINE_FILES by time written. A file that is not a
+    baselines document is left out with a note naming it."""
+    if not directory:
+        return [], []
+    found = []
+    try:
+        names = [""] + sorted(os.listdir(directory))
+    except (IOError, OSError) as exc:
+        return [], ["burnin_baseline_dir %s cannot be read: %s" % (directory, exc.strerror or exc)]
+    for name in names:
+        folder = os.path.join(directory, name) if name else directory
+        if name and (not os.path.isdir(folder) or os.path.islink(folder)):
+            continue
+        if current_dir and os.path.realpath(folder) == os.path.realpath(current_dir):
+            continue
+        path = os.path.join(folder, BASELINES_FILE)
+        try:
+            if os.path.isfile(path) and not os.path.islink(path):
+                found.append((os.path.getmtime(path), path))
+        except (IOError, OSError):
+            continue
+    documents, notes = [], []
+    for _mtime, path in sorted(found)[-MAX_BASELINE_FILES:]:
+        data = read_unlinked(path)
+        try:
+            if data is None or len(data) > MAX_BASELINE_BYTES:
+                raise ValueError("missing or larger than %d bytes" % MAX_BASELINE_BYTES)
+            doc = json.loads(data.decode("utf-8"))
+            siblings.earlier_samples([doc])
+        except (ValueError, UnicodeDecodeError, ConfigError) as exc:
+            notes.append("earlier baselines %s left out: %s" % (path, exc))
+            continue
+        documents.append(doc)
+    return documents, notes
+
+
+def earlier_runs(directory, basename=history.DEFAULT_BASENAME, current_dir=None, limit=offenders.MAX_RUNS):
+    """[(run id, offenders.node_states())] of the latest LIMIT earlier runs under DIRECTORY (subdirectories holding
+    ``<basename>.json``, never CURRENT_DIR), oldest first; a report that cannot be read is skipped."""
+    if not directory:
+        return []
+    try:
+        names = sorted(os.listdir(directory))
+    except (IOError, OSError):
+        return []
+    found = []
+    for name in names:
+        folder = os.path.join(directory, name)
+        path = os.path.join(folder, basename + ".json")
+        if current_dir and os.path.realpath(folder) == os.path.realpath(current_dir):
+            continue
+        try:
+            if os.path.isdir(folder) and not os.path.islink(folder) and os.path.isfile(path):
+                found.append((os.path.getmtime(path), name, path))
+        except (IOError, OSError):
+            continue
+    runs = []
+    for _mtime, name, path in sorted(found)[-limit:]:
+        data = read_unlinked(path)
+        try:
+            if data is None or len(data) > MAX_BASELINE_BYTES:
+                continue
+            doc = json.loads(data.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(doc, dict) and doc.get("schema") == SCHEMA:
+            runs.append((str(doc.get("run_id") or name), offenders.node_states(doc)))
+    return runs
+
+
 def write_reports(
     results,
     directory,
@@ -1075,11 +1300,23 @@ def write_reports(
     baseline="",
     history_dir="",
     regression_percent=history.DEFAULT_REGRESSION_PERCENT,
+    sibling_key=siblings.DEFAULT_KEY,
+    sibling_rule=None,
+    sibling_min=siblings.DEFAULT_MIN_SIBLINGS,
+    sibling_verdict="warn",
+    baseline_dir="",
+    offender_failures=offenders.DEFAULT_FAILURES,
+    offender_runs=offenders.DEFAULT_RUNS,
+    golden=None,
+    drift_fail=(),
 ):
     """Render the chosen formats and write them into ``directory`` (created when missing); nothing is written in
     check mode. ``baseline`` (an earlier run's JSON report or its directory) or else the latest earlier run under
     ``history_dir`` is compared with (history.resolve_baseline); a baseline that is not a report is no comparison in
-    the reports, which are still written, and its error is returned as ``baseline_error``.
+    the reports, which are still written, and its error is returned as ``baseline_error``. Nodes are judged against
+    their SKU's siblings (judging/siblings.py), merged with the earlier baselines under ``baseline_dir``; this run's
+    baselines are written as BASELINES_FILE beside the reports. The earlier runs' reports under ``history_dir`` name
+    the repeat offenders (judging/offenders.py).
     Returns {files: {format: path}, changed: bool, changed_files: [...], summary, baseline, baseline_error}."""
     if not isinstance(directory, str) or not directory:
         raise ConfigError("directory", "must be the path of the directory to write the reports into")
@@ -1094,11 +1331,39 @@ def write_reports(
         loaded, note = history.resolve_baseline(baseline, history_dir, run_id or "", basename, current_dir=directory)
     except ConfigError as exc:
         loaded, note, baseline_error = None, "baseline not compared: %s" % exc, str(exc)
-    report = build_report(results, run_id=run_id, title=title, generated=generated, baseline=loaded, regression_percent=regression_percent, baseline_note=note)
+    window = offenders.check_window(offender_failures, offender_runs)
+    documents, sibling_notes = earlier_baselines(baseline_dir, current_dir=directory)
+    options = dict(
+        key=siblings.check_key(sibling_key),
+        rule=siblings.check_rule(sibling_rule),
+        min_siblings=siblings.check_min_siblings(sibling_min),
+        verdict=siblings.check_verdict(sibling_verdict),
+        earlier=siblings.earlier_samples(documents),
+    )
+    drift_options = dict(golden=drift.load_golden(golden), fail_keys=drift.check_fail_keys(drift_fail))
+    report = build_report(
+        results,
+        run_id=run_id,
+        title=title,
+        generated=generated,
+        baseline=loaded,
+        regression_percent=regression_percent,
+        baseline_note=note,
+        sibling_options=options,
+        drift_options=drift_options,
+        earlier_runs=earlier_runs(history_dir, basename, directory, 3 * window[1]),
+        offender_window=window,
+    )
+    report["siblings"].update(earlier_runs=len(documents), notes=sibling_notes)
     paths = report_paths(directory, formats, basename)
+    contents = dict((fmt, RENDERERS[fmt](report)) for fmt in formats)
+    if report["siblings"]["baselines"]:
+        # Only a run that measured something per node has baselines for a later run to merge.
+        paths["baselines"] = os.path.join(directory, BASELINES_FILE)
+        contents["baselines"] = json.dumps(siblings.document(report["siblings"], report["run_id"], report["generated"]), indent=2, sort_keys=True) + "\n"
     changed = []
-    for fmt in formats:
-        content = RENDERERS[fmt](report)
+    for fmt in contents:
+        content = contents[fmt]
         path = paths[fmt]
         if read_unlinked(path) == content.encode("utf-8"):
             continue

@@ -238,7 +238,10 @@ def test_write_reports_errors(tmp_path, kwargs, message):
 
 def test_argument_spec_is_defined_once():
     spec = rp.report_argument_spec()
-    assert sorted(spec) == ["baseline", "basename", "directory", "formats", "generated", "history_dir", "regression_percent", "results", "run_id", "title"]
+    assert sorted(spec) == sorted(
+        ["baseline", "basename", "directory", "formats", "generated", "history_dir", "regression_percent", "results", "run_id", "title"]
+        + ["baseline_dir", "sibling_key", "sibling_min", "sibling_rule", "sibling_verdict", "offender_failures", "offender_runs", "golden", "drift_fail"]
+    )
     assert spec["formats"]["choices"] == ["json", "junit", "html"] and spec["results"]["required"] is True
 
 

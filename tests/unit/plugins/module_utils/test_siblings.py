@@ -1,0 +1,289 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Sibling baselines (plugins/module_utils/judging/siblings.py) and their place in the report."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import siblings
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding, summarize
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report as rp
+
+G16 = 16 << 30
+GENERATED = "2026-01-01T00:00:00Z"
+
+
+def node_finding(node, busbw, floor=250.0):
+    return finding(node, "node", "pass", "node all_reduce %s GB/s" % busbw, {"busbw": busbw, "size": G16, "pass_busbw": floor, "pod": node + "-pod"})
+
+
+def cluster(figures, platform="aws", gpu="h100", instance="p5.48xlarge"):
+    found = [node_finding(node, value) for node, value in sorted(figures.items())]
+    return {
+        "platform": platform,
+        "gpu_architecture": gpu,
+        "outcome": "Succeeded",
+        "detected": {"instance_types": [instance]},
+        "node_findings": found,
+        "node_verdicts": summarize(found),
+        "stages": [{"stage": "node", "verdict": "pass", "reason": "", "attempts": []}],
+    }
+
+
+def fleet():
+    """Three clusters of one SKU, 4 nodes each, a few percent around 480 GB/s; c-2 is 8 % below, above the 250 floor."""
+    spread = [1.0, 1.012, 0.991, 1.02, 0.985, 1.004, 0.997, 1.015, 0.99, 1.008, 1.0, 0.92]
+    results = {}
+    for number, name in enumerate(("a", "b", "c")):
+        results[name] = cluster(dict(("%s-%d" % (name, index), round(480.0 * spread[number * 4 + index], 1)) for index in range(4)))
+    return results
+
+
+def test_a_node_8_percent_below_its_siblings_but_above_the_floor_is_named_with_its_baseline_and_count():
+    judged = siblings.judge(fleet())
+    (record,) = judged["baselines"]
+    assert record["sku"] == "aws/h100/p5.48xlarge" and record["metric"] == "node/busbw@16G" and record["count"] == 12 and record["judged"]
+    assert 478 < record["baseline"] < 484 and record["floor"] == 250.0 and record["rule"] == siblings.DEFAULT_RULE_FLOOR
+    (only,) = judged["findings"]["c"]
+    assert only["node"] == "c-3" and only["verdict"] == "warn" and only["stage"] == "siblings"
+    assert "SKU aws/h100/p5.48xlarge" in only["reason"] and "12 siblings" in only["reason"] and "below the baseline" in only["reason"]
+    assert only["evidence"]["value"] == 441.6 and only["evidence"]["value"] > record["floor"]
+    assert -8.6 < only["evidence"]["distance_percent"] < -7.5
+    # Every other node is within the rule: no finding, but its distance is recorded.
+    assert sorted(judged["findings"]) == ["c"] and len(record["nodes"]) == 12
+    assert sum(1 for row in record["nodes"] if row["verdict"] == "pass") == 11
+
+
+def test_the_report_shows_the_sibling_verdict_beside_the_fixed_floor():
+    report = rp.build_report(fleet(), generated=GENERATED)
+    c = [item for item in report["clusters"] if item["cluster"] == "c"][0]
+    case = [case for case in c["testcases"] if case["workload"] == "siblings"][0]
+    assert case["verdict"] == "warn" and "c-3" in case["reason"] and "12 siblings" in case["reason"]
+    assert c["verdict"] == "warn" and c["action_rule"] == "sibling_slow_warn" and c["action"] == "monitor"
+    row = [row for row in c["nodes"] if row["node"] == "c-3"][0]
+    assert row["verdict"] == "warn" and row["action_rule"] == "sibling_slow_warn" and set(row["stages"]) == {"node", "siblings"}
+    # The fixed floor still judged the node (its node-stage finding passed); both are in its evidence.
+    assert sorted(item["stage"] for item in row["evidence"]) == ["node", "siblings"]
+    a = [item for item in report["clusters"] if item["cluster"] == "a"][0]
+    assert a["verdict"] == "pass" and [case["verdict"] for case in a["testcases"] if case["workload"] == "siblings"] == ["pass"]
+    assert report["siblings"]["baselines"][0]["count"] == 12
+
+
+def test_fail_when_asked():
+    judged = siblings.judge(fleet(), verdict="fail")
+    assert judged["findings"]["c"][0]["verdict"] == "fail"
+    report = rp.build_report(fleet(), generated=GENERATED, sibling_options={"verdict": "fail"})
+    c = [item for item in report["clusters"] if item["cluster"] == "c"][0]
+    assert c["verdict"] == "fail" and c["action_rule"] == "sibling_slow" and c["action"] == "drain"
+
+
+def test_too_few_siblings_leave_the_rule_out_and_say_so():
+    judged = siblings.judge({"a": cluster({"a-0": 480.0, "a-1": 400.0})})
+    (record,) = judged["baselines"]
+    assert not record["judged"] and record["baseline"] is None and judged["findings"] == {}
+    assert "left out" in record["note"] and "2 sample(s)" in record["note"] and "burnin_sibling_min 4" in record["note"]
+    report = rp.build_report({"a": cluster({"a-0": 480.0, "a-1": 400.0})}, generated=GENERATED)
+    assert [case["workload"] for case in report["clusters"][0]["testcases"]] == ["node stage: node"] or all(
+        case["workload"] != "siblings" for case in report["clusters"][0]["testcases"]
+    )
+
+
+def test_other_skus_are_not_siblings():
+    results = fleet()
+    results["d"] = cluster({"d-0": 300.0, "d-1": 300.0, "d-2": 300.0, "d-3": 300.0}, platform="gcp", gpu="h100", instance="a3-highgpu-8g")
+    judged = siblings.judge(results)
+    assert sorted(record["sku"] for record in judged["baselines"]) == ["aws/h100/p5.48xlarge", "gcp/h100/a3-highgpu-8g"]
+    assert "d" not in judged["findings"]
+    # A key of the platform alone keeps them apart too; of the GPU alone makes them siblings and d's nodes slow.
+    judged = siblings.judge(results, key=["gpu_architecture"])
+    assert [item["node"] for item in judged["findings"]["d"]] == ["d-0", "d-1", "d-2", "d-3"]
+
+
+def test_a_small_run_judges_against_the_merged_earlier_baselines(tmp_path):
+    earlier_run = tmp_path / "run1"
+    written = rp.write_reports(fleet(), str(earlier_run), formats=["json"], run_id="run1", generated=GENERATED)
+    assert written["files"]["baselines"] == str(earlier_run / rp.BASELINES_FILE)
+    doc = json.loads((earlier_run / rp.BASELINES_FILE).read_text())
+    assert doc["schema"] == siblings.SCHEMA and doc["baselines"][0]["count"] == 12
+    small = {"e": cluster({"e-0": 478.0, "e-1": 440.0})}
+    out = rp.write_reports(small, str(tmp_path / "run2"), formats=["json"], run_id="run2", generated=GENERATED, baseline_dir=str(tmp_path))
+    report = json.loads(open(out["files"]["json"]).read())
+    (record,) = report["siblings"]["baselines"]
+    assert record["count"] == 14 and record["judged"] and report["siblings"]["earlier_runs"] == 1
+    row = [row for row in report["clusters"][0]["nodes"] if row["node"] == "e-1"][0]
+    assert row["verdict"] == "warn" and "14 siblings, 12 from earlier runs" in row["reason"]
+    # Without the earlier run the same two nodes are too few.
+    alone = rp.write_reports(small, str(tmp_path / "alone" / "run3"), formats=["json"], run_id="run3", generated=GENERATED)
+    assert not json.loads(open(alone["files"]["json"]).read())["siblings"]["baselines"][0]["judged"]
+
+
+def test_a_bad_earlier_baselines_file_is_left_out_with_a_note(tmp_path):
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / rp.BASELINES_FILE).write_text('{"schema": "something else"}')
+    out = rp.write_reports(fleet(), str(tmp_path / "run2"), formats=["json"], run_id="run2", generated=GENERATED, baseline_dir=str(tmp_path))
+    report = json.loads(open(out["files"]["json"]).read())
+    assert report["siblings"]["earlier_runs"] == 0 and "left out" in report["siblings"]["notes"][0] and "old" in report["siblings"]["notes"][0]
+
+
+def test_gpu_figures_are_judged_per_gpu():
+    results = {}
+    for name in ("a", "b"):
+        found = []
+        for node in range(2):
+            gpus = [{"index": index, "figures": {"tflops": 700.0 + index, "gbps": 2900.0, "tflops_pass": 500.0}} for index in range(8)]
+            if name == "b" and node == 1:
+                gpus[5]["figures"]["tflops"] = 630.0
+            found.append(finding("%s-%d" % (name, node), "gpu", "pass", "ok", {"gpus": gpus}))
+        results[name] = {"platform": "aws", "gpu_architecture": "h100", "node_findings": found}
+    judged = siblings.judge(results)
+    tflops = [record for record in judged["baselines"] if record["metric"] == "gpu/tflops"][0]
+    assert tflops["count"] == 32 and tflops["floor"] == 500.0
+    (slow,) = judged["findings"]["b"]
+    assert slow["node"] == "b-1" and slow["evidence"]["gpu"] == 5 and "GPU 5 matmul TFLOPS" in slow["reason"]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: siblings.check_key(["platform", "colour"]),
+        lambda: siblings.check_rule(0),
+        lambda: siblings.check_rule("ten"),
+        lambda: siblings.check_min_siblings(1),
+        lambda: siblings.check_verdict("drain"),
+    ],
+)
+def test_bad_options_name_the_field(call):
+    with pytest.raises(ConfigError) as caught:
+        call()
+    assert "burnin_sibling_" in str(caught.value)
+
+
+def test_the_baseline_resists_slow_outliers_and_iterates():
+    values = [100.0] * 10 + [60.0, 50.0, 40.0]
+    found = siblings.baseline(values, rule=5.0)
+    assert found["baseline"] == 100.0 and found["kept"] == 10 and found["dropped"] == 3
+    # The rule from the noise: three robust standard deviations, at least the floor.
+    noisy = [100.0, 90.0, 110.0, 95.0, 105.0, 100.0]
+    assert siblings.baseline(noisy)["rule"] == round(100.0 * 3 * 1.4826 * 5.0 / 100.0, 3)
+
+
+values = st.lists(st.floats(min_value=50.0, max_value=1000.0, allow_nan=False), min_size=4, max_size=40)
+
+
+@settings(max_examples=60, deadline=None)
+@given(values, st.floats(min_value=0.1, max_value=10.0))
+def test_the_baseline_scales_with_the_figures(data, scale):
+    one, other = siblings.baseline(data), siblings.baseline([value * scale for value in data])
+    assert other["baseline"] == pytest.approx(one["baseline"] * scale, rel=1e-6)
+    assert other["rule"] == pytest.approx(one["rule"], rel=1e-6, abs=1e-3) and other["kept"] == one["kept"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(values)
+def test_the_baseline_ignores_order_and_never_flags_a_figure_at_or_above_it(data):
+    found = siblings.baseline(data)
+    assert siblings.baseline(list(reversed(data)))["baseline"] == found["baseline"]
+    assert min(data) <= found["baseline"] <= max(data)
+    results = {"a": cluster(dict(("n%02d" % index, value) for index, value in enumerate(data)))}
+    judged = siblings.judge(results)
+    base = judged["baselines"][0]["baseline"]
+    for item in judged["findings"].get("a", []):
+        assert item["evidence"]["value"] < base
+
+
+def test_layer_and_docs():
+    docs = open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "docs", "verdicts.md")).read()
+    assert "baseline_generation.py" in docs and "diagnosis_rule_op.py" in docs and "burnin_sibling_rule" in docs
+
+
+def test_the_role_checks_the_sibling_variables_before_anything_runs():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_vars
+
+    out = role_vars.check_role_vars({"burnin_sibling_rule": " 7.5", "burnin_sibling_min": "3", "burnin_sibling_key": "platform,gpu_product"})
+    assert out == {"burnin_sibling_rule": 7.5, "burnin_sibling_min": 3, "burnin_sibling_key": ["platform", "gpu_product"]}
+    with pytest.raises(ConfigError) as caught:
+        role_vars.check_role_vars({"burnin_sibling_verdict": "drain"})
+    assert "burnin_sibling_verdict" in str(caught.value) and "warn, fail" in str(caught.value)
+
+
+def test_the_report_with_siblings_follows_the_verdict_schema():
+    import jsonschema
+
+    schema = json.load(open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "docs", "verdict-schema.json")))
+    report = json.loads(rp.render_json(rp.build_report(fleet(), generated=GENERATED)))
+    jsonschema.validate(report, schema)
+    assert report["siblings"]["baselines"][0]["judged"] is True
+
+
+def test_the_html_page_draws_each_sku_and_metric_and_links_the_outlier_to_its_row():
+    page = rp.render_html(rp.build_report(fleet(), generated=GENERATED))
+    assert page.count('<figure class="sibling-plot"') == 1 and "<script" not in page
+    anchor = rp.node_anchor("c", "c-3")
+    assert anchor.startswith("cluster-c-") and "-node-c-3-" in anchor
+    assert '<a class="sib-link" href="#%s">' % anchor in page and '<tr id="%s">' % anchor in page
+    for kind in ("sib-baseline", "sib-limit", "sib-floor"):
+        assert 'class="%s"' % kind in page
+    # Too few siblings: the plot is still drawn, with the note, and nothing is marked.
+    few = rp.render_html(rp.build_report({"a": cluster({"a-0": 480.0, "a-1": 400.0})}, generated=GENERATED))
+    assert "sibling rule left out" in few and "sib-link" not in few and "sib-baseline" not in few
+
+
+def test_prometheus_gets_the_baseline_and_each_nodes_distance():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import metrics
+
+    report = json.loads(rp.render_json(rp.build_report(fleet(), run_id="r1", generated=GENERATED)))
+    text = metrics.exposition(metrics.build_families(report))
+    line = [item for item in text.splitlines() if item.startswith("gpufleet_burnin_sibling_baseline{")][0]
+    assert 'sku="aws/h100/p5.48xlarge"' in line and 'metric="node/busbw@16G"' in line and 478 < float(line.split()[-1]) < 484
+    slow = [item for item in text.splitlines() if item.startswith("gpufleet_burnin_node_sibling_distance_percent{") and 'node="c-3"' in item]
+    assert len(slow) == 1 and -8.6 < float(slow[0].split()[-1]) < -7.5
+    assert len([item for item in text.splitlines() if item.startswith("gpufleet_burnin_node_sibling_distance_percent{")]) == 12
+    # A Pushgateway group of one cluster carries its own nodes only, and the fleet's baselines.
+    one = metrics.exposition(metrics.build_families(report, clusters=["a"]))
+    assert 'node="c-3"' not in one and "gpufleet_burnin_sibling_baseline{" in one
+
+
+def test_the_slow_of_a_small_fleet_do_not_widen_the_rule_that_names_them():
+    # Six nodes: four healthy within 2 %, one 8 % below (above the floor), one far below. The MAD of all six is
+    # ~9.5 GB/s (a rule of ~8.8 %, which would miss the 8 % node); that of the healthy is ~2.5 (the 5 % floor).
+    values = [301.5, 444.0, 475.0, 480.0, 485.0, 489.0]
+    found = siblings.baseline(values)
+    assert found["rule"] == siblings.DEFAULT_RULE_FLOOR and found["kept"] == 4 and found["baseline"] == 482.5
+    assert siblings.distance(444.0, found["baseline"]) < -found["rule"]
+
+
+def test_a_published_healthy_hgx_spread_stays_within_the_rule_and_an_8_percent_gpu_does_not():
+    """NVIDIA/nccl issue 1264 (tests/fixtures/real/gpu/PROVENANCE.md): the 8 GPUs of one HGX H100 SXM copy within their
+    own memory at 2474.76 to 2514.71 GB/s (spread 1.6 %, median 2501.505). As the gpu stage's memory figures of two
+    nodes of one SKU (the same node twice, named apart), no GPU is beyond the rule; the same with one GPU at 92 % is."""
+    import re
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real", "gpu", "nccl-1264-h100-sxm-p2p-unidirectional-disabled.txt")
+    rows = [line.split() for line in open(path).read().splitlines() if re.match(r"^\s+\d+\s+\d", line)]
+    published = [float(row[1 + int(row[0])]) for row in rows]
+    assert published == [2474.76, 2512.44, 2498.88, 2499.38, 2499.63, 2514.71, 2504.76, 2503.38]
+
+    def results(slow=None):
+        found = []
+        for node in ("n0", "n1"):
+            gpus = [{"index": index, "figures": {"gbps": value}} for index, value in enumerate(published)]
+            if node == slow:
+                gpus[3]["figures"]["gbps"] = round(published[3] * 0.92, 2)
+            found.append(finding(node, "gpu", "pass", "ok", {"gpus": gpus}))
+        return {"a": {"platform": "aws", "gpu_architecture": "h100", "node_findings": found}}
+
+    judged = siblings.judge(results())
+    (record,) = judged["baselines"]
+    assert record["count"] == 16 and record["baseline"] == 2501.505 and record["rule"] == siblings.DEFAULT_RULE_FLOOR
+    assert judged["findings"] == {} and min(row["distance"] for row in record["nodes"]) == round(100 * (2474.76 - 2501.505) / 2501.505, 2)
+    (slow,) = siblings.judge(results(slow="n1"))["findings"]["a"]
+    assert slow["node"] == "n1" and slow["evidence"]["gpu"] == 3 and -8.2 < slow["evidence"]["distance_percent"] < -7.9
