@@ -8,7 +8,8 @@ not at the next poll. Pure: the SOURCE does the requests (plugins/plugin_utils/k
 - Each watch request asks the server to end it after ``watch_seconds`` (the watch timeout; less when the wait's own
   timeout is nearer); a watch that ends is opened again from the last resourceVersion seen (an event's or a BOOKMARK's).
 - ``410 Gone`` (the resourceVersion is older than the server keeps: an ERROR event or the HTTP status) re-lists.
-- A request that cannot reach the cluster (classes Unreachable and TLS of k8s_errors.py) is tried again after 1, 2,
+- A request that cannot reach the cluster (classes Unreachable and TLS of k8s_errors.py), or a stream cut while it is
+  read (an API server killed mid-watch), is tried again after 1, 2,
   4, ... s (at most ``backoff_cap``) from the last resourceVersion; the wait ends as Unreachable only when every try
   for ``unreachable_grace`` seconds failed, as in polling.py. Any other error ends it at once.
 - When the first watch cannot be opened (RBAC without the ``watch`` verb, a proxy that refuses long requests) the
@@ -102,6 +103,7 @@ def watch_until(
         if on_event is not None:
             on_event(kind, obj)
 
+    opened_at = clock()
     while True:
         phase = "list"
         try:
@@ -120,17 +122,17 @@ def watch_until(
             if remaining <= 0:
                 return out("timeout")
             phase = "open"
+            opened_at = clock()
             counts["polls"] += 1
             counts["watches"] += 1
-            opened_at = clock()
             stream = source.watch(version, int(max(1, math.ceil(min(watch_seconds, remaining)))))
             phase = "stream"
             watched_once = True
-            failing_since = last_error = None
             events = 0
             for event in stream:
                 if not events:
                     backoff = delays(backoff_cap)
+                    failing_since = last_error = None
                 events += 1
                 kind, obj = event.get("type"), event.get("object") or {}
                 if kind == "ERROR":
@@ -150,6 +152,7 @@ def watch_until(
                 sleep(min(next(backoff), max(0.0, start + timeout - clock())))
             elif not events:
                 backoff = delays(backoff_cap)
+                failing_since = last_error = None
         except _Relist:
             counts["relists"] += 1
             version = None
@@ -159,15 +162,21 @@ def watch_until(
                 counts["relists"] += 1
                 version = None
                 continue
-            error = classify(
-                getattr(exc, "result", {}).get("msg") if isinstance(getattr(exc, "result", None), dict) else str(exc), context=context, server=server
-            )
+            text = exc.result.get("msg") if isinstance(getattr(exc, "result", None), dict) else str(exc)
+            error = classify(text, context=context, server=server)
+            if phase == "stream" and not isinstance(exc, WatchError) and error["category"] not in UNREACHABLE_CLASSES:
+                # A stream cut while it was read (an API server killed or restarted, a proxy's idle cut: "Connection
+                # broken", "Response ended prematurely") is a lost connection, not the server's answer: open it again.
+                error = dict(error, category="Unreachable", message="The watch on %s broke: %s" % (server or "the API server", error["message"]))
             last_error = error
             if error["category"] not in UNREACHABLE_CLASSES:
                 if phase == "open" and not watched_once:
                     return out("unwatchable", error=error)
                 return out("error", error=error)
             now = clock()
+            if phase == "stream" and now - opened_at >= 1:
+                # The stream stood a while before it broke: the cluster answered until then (a proxy's idle cut).
+                failing_since = None
             failing_since = now if failing_since is None else failing_since
             if now - failing_since >= unreachable_grace:
                 return out("unreachable", error=error, unreachable_seconds=round(now - failing_since, 1))

@@ -243,3 +243,48 @@ def test_every_event_reaches_on_event_and_the_objects_follow_them():
     assert got == [("LISTED", "a"), ("LISTED", "b"), ("ADDED", "c"), ("DELETED", "b"), ("MODIFIED", "a")]
     assert sorted(out["value"]) == ["a", "c"]
     assert out["state"] == "timeout"
+
+
+def test_a_stream_cut_while_read_is_a_lost_connection_not_an_error():
+    clock = FakeClock()
+    broken = RuntimeError("('Connection broken: IncompleteRead(0 bytes read, 2 more expected)', IncompleteRead(0 bytes read, 2 more expected))")
+    source = FakeSource(
+        clock,
+        [listed(10, job("a", 9))],
+        [[event("MODIFIED", job("a", 12), at=2), broken], [event("MODIFIED", job("a", 13, True), at=9)]],
+    )
+    out = run(source, clock)
+    assert out["state"] == "done"
+    assert out["reconnects"] == 1 and clock.sleeps == [1]
+    assert [call[1] for call in source.calls if call[0] == "watch"] == ["10", "12"]
+
+
+def test_a_stream_cut_again_and_again_ends_as_unreachable_after_the_grace():
+    clock = FakeClock()
+    cut = RuntimeError("Response ended prematurely")
+    source = FakeSource(clock, [listed(10, job("a", 9))], [[cut]] * 200)
+    out = run(source, clock, grace=20, backoff_cap=2)
+    assert out["state"] == "unreachable"
+    assert "The watch on" in out["error"]["message"] and "broke" in out["error"]["message"]
+    assert 20 <= out["unreachable_seconds"] < 23
+
+
+def test_a_proxy_that_cuts_every_stream_after_a_while_never_makes_the_cluster_unreachable():
+    clock = FakeClock()
+    cut = RuntimeError("Response ended prematurely")
+    idle = [event("BOOKMARK", {"metadata": {"resourceVersion": "10"}}, at=None)]
+
+    class Idle(FakeSource):
+        def _stream(self, script, seconds):
+            # 30 s without events, then the proxy cuts the stream.
+            self.clock.now += 30
+            for item in script:
+                if isinstance(item, Exception):
+                    raise item
+                yield item
+
+    source = Idle(clock, [listed(10, job("a", 9))], [[cut]] * 10 + [[event("MODIFIED", job("a", 20, True))]])
+    out = run(source, clock, grace=60, backoff_cap=2)
+    assert out["state"] == "done", out
+    assert out["reconnects"] == 10
+    del idle
