@@ -272,8 +272,6 @@ def test_a_stream_cut_again_and_again_ends_as_unreachable_after_the_grace():
 def test_a_proxy_that_cuts_every_stream_after_a_while_never_makes_the_cluster_unreachable():
     clock = FakeClock()
     cut = RuntimeError("Response ended prematurely")
-    idle = [event("BOOKMARK", {"metadata": {"resourceVersion": "10"}}, at=None)]
-
     class Idle(FakeSource):
         def _stream(self, script, seconds):
             # 30 s without events, then the proxy cuts the stream.
@@ -287,4 +285,3 @@ def test_a_proxy_that_cuts_every_stream_after_a_while_never_makes_the_cluster_un
     out = run(source, clock, grace=60, backoff_cap=2)
     assert out["state"] == "done", out
     assert out["reconnects"] == 10
-    del idle
