@@ -16,10 +16,10 @@ description:
   - Reads the TrainJob O(name) in O(namespace) until its C(Complete) or C(Failed) condition is C(True), O(timeout)
     passes, or the cluster stays unreachable for O(unreachable_grace) seconds, and returns the outcome with the
     reason a person needs.
-  - The TrainJob (and, with O(record_pods), its pods) is watched through the Kubernetes watch API: one list, then a
+  - "The TrainJob (and, with O(record_pods), its pods) is watched through the Kubernetes watch API: one list, then a
     watch from its resourceVersion, so the end is seen when the API server records it. Each watch request ends
     after 60 seconds and is opened again from the last resourceVersion seen; C(410 Gone) lists again; a watch that
-    breaks is opened again after 1, 2, 4, ... seconds, never more than O(poll_interval) apart.
+    breaks is opened again after 1, 2, 4, ... seconds, never more than O(poll_interval) apart."
   - "When the watch cannot be opened (no C(watch) right, a proxy that refuses long requests) the polling rule
     applies: the first read at once, then after 1, 2, 4, ... seconds, never more than O(poll_interval) apart."
   - A read that cannot reach the cluster (connection refused, name resolution, timeout, TLS) does not end the wait at
