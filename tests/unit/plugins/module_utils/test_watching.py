@@ -272,6 +272,7 @@ def test_a_stream_cut_again_and_again_ends_as_unreachable_after_the_grace():
 def test_a_proxy_that_cuts_every_stream_after_a_while_never_makes_the_cluster_unreachable():
     clock = FakeClock()
     cut = RuntimeError("Response ended prematurely")
+
     class Idle(FakeSource):
         def _stream(self, script, seconds):
             # 30 s without events, then the proxy cuts the stream.

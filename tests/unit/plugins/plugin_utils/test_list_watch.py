@@ -24,8 +24,7 @@ class Response(object):
         self.closed = threading.Event()
 
     def stream(self, amt=None, decode_content=False):
-        for chunk in self.chunks:
-            yield chunk
+        yield from self.chunks
         if self.block:
             assert self.closed.wait(10), "never closed"
             raise RuntimeError("Response ended prematurely")
