@@ -103,7 +103,7 @@ options:
     type: int
     default: 3600
   poll_interval:
-    description: The longest time between two reads while waiting, in seconds.
+    description: The longest time between two reads while waiting when the pairs cannot be watched, or two tries to open a broken watch, in seconds.
     type: int
     default: 10
   unreachable_grace:

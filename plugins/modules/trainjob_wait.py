@@ -16,9 +16,12 @@ description:
   - Reads the TrainJob O(name) in O(namespace) until its C(Complete) or C(Failed) condition is C(True), O(timeout)
     passes, or the cluster stays unreachable for O(unreachable_grace) seconds, and returns the outcome with the
     reason a person needs.
-  - "The polling rule: the first read at once, then after 1, 2, 4, ... seconds, never more than O(poll_interval)
-    apart, so a short job is seen finished within a second or two and a long one costs one request per
-    O(poll_interval)."
+  - "The TrainJob (and, with O(record_pods), its pods) is watched through the Kubernetes watch API: one list, then a
+    watch from its resourceVersion, so the end is seen when the API server records it. Each watch request ends
+    after 60 seconds and is opened again from the last resourceVersion seen; C(410 Gone) lists again; a watch that
+    breaks is opened again after 1, 2, 4, ... seconds, never more than O(poll_interval) apart."
+  - "When the watch cannot be opened (no C(watch) right, a proxy that refuses long requests) the polling rule
+    applies: the first read at once, then after 1, 2, 4, ... seconds, never more than O(poll_interval) apart."
   - A read that cannot reach the cluster (connection refused, name resolution, timeout, TLS) does not end the wait at
     once; when every read for O(unreachable_grace) seconds failed the wait ends with outcome C(Unreachable) and the
     last error. Any other error (Unauthorized, Forbidden, the TrainJob deleted, the Trainer API missing) ends it at
@@ -53,7 +56,7 @@ options:
     type: int
     default: 3600
   poll_interval:
-    description: The longest time between two reads, in seconds.
+    description: The longest time between two reads when polling, or two tries to open a broken watch, in seconds.
     type: int
     default: 10
   unreachable_grace:
@@ -62,7 +65,7 @@ options:
     default: 30
   record_pods:
     description:
-      - Also list the TrainJob's pods (label C(jobset.sigs.k8s.io/jobset-name)) at each read and return the last look
+      - Also watch the TrainJob's pods (label C(jobset.sigs.k8s.io/jobset-name); listed at each read when polling) and return the last look
         at every pod seen (RV(pods)), and read the log of each pod once a container of it has ended or restarted
         (RV(logs)). Controllers remove pods once a job ends (JobSet ends the MPI workers when the launcher is done;
         the Job controller removes a failed Job's pods when their restarts reach the backoff limit), so this is what
@@ -104,7 +107,7 @@ conditions:
   type: list
   elements: dict
 polls:
-  description: How many reads the wait made.
+  description: How many requests the wait made (lists and watches, or reads when polling).
   returned: unless skipped
   type: int
 pods:

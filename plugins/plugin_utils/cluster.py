@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import threading
 import time
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify, runtime_not_cached
@@ -16,8 +17,17 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs i
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import reads_whole
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed, outcome_of, terminal_conditions
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.watching import WATCH_SECONDS, watch_until
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import API_VERSION as TRAINER_API
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import api_client_of, configured_server, k8s_reader, pod_log, run_k8s, server_of
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (
+    ListWatch,
+    api_client_of,
+    configured_server,
+    k8s_reader,
+    pod_log,
+    run_k8s,
+    server_of,
+)
 
 HIDDEN_FIELDS = ["metadata.managedFields"]
 # A TrainJob refused because Trainer's webhook has not seen its runtime yet (applied a moment before, in the same
@@ -26,6 +36,35 @@ CACHE_RETRIES, CACHE_DELAY_SECONDS = 5, 2
 # How long delete() waits for the TrainJobs' pods to go (their grace period, 30 s by default, and some): past it the
 # caller goes on, the next pods wait for the GPUs.
 PODS_GONE_SECONDS = 120
+TRAINJOB_HIDDEN = ["metadata.managedFields", "spec"]
+# How long wait() gives the pod watch's thread to end once the jobs ended (stop() closes its stream at once).
+PODS_THREAD_JOIN_SECONDS = 5
+
+
+class _PodsSeen(object):
+    """What a wait saw of the pods of its TrainJobs NAMES: the last look at each pod and the logs of those that ended
+    (read at once: their controllers remove them). Fed by the pod watch's thread and by the wait's own last look."""
+
+    def __init__(self, names, read_log):
+        self.seen = dict((name, {}) for name in names)
+        self.logs = dict((name, {}) for name in names)
+        self.cuts = dict((name, {}) for name in names)
+        self.requests = 0
+        self._read_log = read_log
+        self._lock = threading.Lock()
+
+    def saw(self, pod):
+        owner = ((pod.get("metadata") or {}).get("labels") or {}).get(JOBSET_NAME)
+        if owner not in self.seen:
+            return
+        with self._lock:
+            self.seen[owner][pod_name(pod)] = pod
+            # A pod that ended, or crash-loops, is removed by its Job once the Job gives up: read its log now.
+            if pod_name(pod) not in self.logs[owner] and has_ended_once(pod):
+                try:
+                    self.logs[owner][pod_name(pod)] = self._read_log(pod, self.cuts[owner])
+                except Exception:  # noqa: BLE001 pylint: disable=broad-except
+                    pass  # read again at the next look
 
 
 def shown_diffs(outcome):
@@ -48,7 +87,8 @@ class Cluster(object):
 
     OPTIONS: poll_interval, unreachable_grace (seconds), field_manager and force_conflicts (apply), tail_lines,
     whole_logs_of and max_bytes (logs: k8s_in_process.pod_log's bound per pod, None for its default), record_pods
-    (wait: read the pods and the logs of those that ended), api_version (the TrainJob API). The client is made by
+    (wait: read the pods and the logs of those that ended), api_version (the TrainJob API), watch and watch_seconds
+    (waits watch, each watch request at most that long; module_utils/cluster/watching.py). The client is made by
     connect(); apply() needs none (kubernetes.core.k8s's runner makes its own).
     """
 
@@ -62,6 +102,9 @@ class Cluster(object):
         "record_pods": True,
         "api_version": TRAINER_API,
         "max_bytes": None,
+        # Waits follow the watch API (False: they poll, the rule of polling.py, as when a watch cannot be opened).
+        "watch": True,
+        "watch_seconds": WATCH_SECONDS,
     }
 
     def __init__(self, auth, name, namespace=None, clock=time.monotonic, sleep=time.sleep, **options):
@@ -191,31 +234,122 @@ class Cluster(object):
             raise LookupError('TrainJob "%s" not found in namespace "%s" (it was deleted)' % (name, self.namespace))
         return found["resources"][0]
 
+    def _source(self, kind, api_version, field_selector=None, label_selector=None, hidden_fields=()):
+        """A ListWatch of KIND in the cluster's namespace (the unit tests give a fake one)."""
+        return ListWatch(self.service, kind, api_version, self.namespace, field_selector, label_selector, hidden_fields)
+
+    def _watch(self, source, done, timeout, on_event=None, sleep=None):
+        """watching.watch_until with this cluster's grace, watch timeout, clock and names for messages; the reconnects
+        back off up to the poll interval."""
+        return watch_until(
+            source,
+            done,
+            timeout,
+            self.options["unreachable_grace"],
+            watch_seconds=self.options["watch_seconds"],
+            backoff_cap=self.options["poll_interval"],
+            on_event=on_event,
+            context=self.auth.get("context"),
+            server=self.server,
+            clock=self._clock,
+            sleep=sleep or self._sleep,
+        )
+
+    def _look_at_pods(self, names, pods):
+        """One listing of the pods of NAMES into PODS (a _PodsSeen)."""
+        pods.requests += 1
+        for found in self.pods_of(names).values():
+            for pod in found:
+                pods.saw(pod)
+        return pods
+
+    def _follow_pods(self, source, names, pods, stop, timeout):
+        """The pod watch's thread: every pod event into PODS until STOP; polled (as before watches) when the pods
+        cannot be watched."""
+
+        def stopped(dummy):
+            return stop.is_set()
+
+        watched = self._watch(source, stopped, timeout, on_event=lambda kind, pod: kind == "DELETED" or pods.saw(pod), sleep=stop.wait)
+        pods.requests += watched["polls"]
+        if watched["state"] == "unwatchable" and not stop.is_set():
+            poll_until(
+                lambda: self._look_at_pods(names, pods),
+                stopped,
+                timeout,
+                self.options["poll_interval"],
+                self.options["unreachable_grace"],
+                clock=self._clock,
+                sleep=stop.wait,
+            )
+
+    def _selector(self, names):
+        return "%s in (%s)" % (JOBSET_NAME, ",".join(sorted(names)))
+
     def wait(self, names, timeout):
         """Every TrainJob of NAMES until all ended (or TIMEOUT): {name: outcome_of()'s record, pods, logs, logs_cut (the
-        logs the bound cut)}."""
-        seen = dict((name, {}) for name in names)
-        logs = dict((name, {}) for name in names)
-        cuts = dict((name, {}) for name in names)
+        logs the bound cut)}. The TrainJobs and their pods are watched (module_utils/cluster/watching.py; the pods in a
+        thread of their own), or polled when they cannot be watched (or the ``watch`` option is off)."""
+        pods = _PodsSeen(names, lambda pod, cuts: pod_log(api_client_of(self.service), pod, max_bytes=self.options["max_bytes"], cuts=cuts))
+        if not self.options["watch"]:
+            return self._finished(names, timeout, self._polled_wait(names, timeout, pods), pods)
+        start = self._clock()
+        jobs = self._source(
+            "TrainJob", self.options["api_version"], field_selector="metadata.name=%s" % names[0] if len(names) == 1 else None, hidden_fields=TRAINJOB_HIDDEN
+        )
+
+        def ended(found):
+            missing = [name for name in names if name not in found]
+            if missing:
+                raise LookupError('TrainJob "%s" not found in namespace "%s" (it was deleted)' % (missing[0], self.namespace))
+            return all(terminal_conditions(found[name]) for name in names)
+
+        stop, thread, pod_source = threading.Event(), None, None
+        if self.options["record_pods"]:
+            pod_source = self._source("Pod", "v1", label_selector=self._selector(names), hidden_fields=POD_HIDDEN)
+            try:
+                pod_source.path()  # discovery in this thread: kubernetes.core's discovery cache is not shared safely
+            except Exception:  # noqa: BLE001 pylint: disable=broad-except
+                pass  # the thread's list fails the same way and says so
+            thread = threading.Thread(target=self._follow_pods, args=(pod_source, names, pods, stop, timeout), name="gpufleet-burnin-pods")
+            thread.daemon = True
+            thread.start()
+        try:
+            watched = self._watch(jobs, ended, timeout)
+        finally:
+            stop.set()
+            if thread is not None:
+                pod_source.stop()
+                thread.join(PODS_THREAD_JOIN_SECONDS)
+        if watched["state"] == "unwatchable":
+            polled = self._polled_wait(names, max(1, int(timeout - (self._clock() - start))), pods)
+            watched = dict(polled, polls=polled["polls"] + watched["polls"])
+        elif self.options["record_pods"]:
+            # The last look, as a poll's: the pods as they are when the jobs ended, and the logs of those that ended.
+            try:
+                self._look_at_pods(names, pods)
+            except Exception:  # noqa: BLE001 pylint: disable=broad-except
+                pass  # what the watch saw stands
+        watched["value"] = dict((name, job) for name, job in (watched.get("value") or {}).items() if name in names)
+        return self._finished(names, timeout, dict(watched, polls=watched["polls"] + pods.requests), pods)
+
+    def _polled_wait(self, names, timeout, pods):
+        """The wait by polling (polling.py): the TrainJobs and, with record_pods, their pods at every look."""
 
         def read():
             jobs = dict((name, self._trainjob(name)) for name in names)
-            if not self.options["record_pods"]:
-                return jobs
-            # Controllers remove pods once a job ends (JobSet ends the MPI workers when the launcher is done, the Job
-            # controller removes a failed Job's pods): the last look at each is what says where it ran.
-            for name, pods in self.pods_of(names).items():
-                for pod in pods:
-                    seen[name][pod_name(pod)] = pod
-                    # A pod that ended, or crash-loops, is removed by its Job once the Job gives up: read its log now.
-                    if pod_name(pod) not in logs[name] and has_ended_once(pod):
-                        try:
-                            logs[name][pod_name(pod)] = pod_log(api_client_of(self.service), pod, max_bytes=self.options["max_bytes"], cuts=cuts[name])
-                        except Exception:  # noqa: BLE001 pylint: disable=broad-except
-                            pass  # read again at the next look
+            if self.options["record_pods"]:
+                # Controllers remove pods once a job ends (JobSet ends the MPI workers when the launcher is done, the
+                # Job controller removes a failed Job's pods): the last look at each is what says where it ran.
+                for found in self.pods_of(names).values():
+                    for pod in found:
+                        pods.saw(pod)
             return jobs
 
-        polled = self._poll(read, lambda jobs: all(terminal_conditions(job) for job in jobs.values()), timeout)
+        return self._poll(read, lambda jobs: all(terminal_conditions(job) for job in jobs.values()), timeout)
+
+    @staticmethod
+    def _finished(names, timeout, polled, pods):
         out = {}
         for name in names:
             job = (polled["value"] or {}).get(name)
@@ -223,9 +357,9 @@ class Cluster(object):
             state = "done" if terminal_conditions(job) else polled["state"]
             out[name] = dict(
                 outcome_of(dict(polled, state=state, value=job), name, timeout),
-                pods=[seen[name][key] for key in sorted(seen[name])],
-                logs=logs[name],
-                logs_cut=cuts[name],
+                pods=[pods.seen[name][key] for key in sorted(pods.seen[name])],
+                logs=pods.logs[name],
+                logs_cut=pods.cuts[name],
             )
         return out
 
@@ -256,4 +390,10 @@ class Cluster(object):
         would double up on the nodes already free."""
         for name in names:
             self.delete_object({"apiVersion": self.options["api_version"], "kind": "TrainJob", "metadata": {"name": name, "namespace": self.namespace}})
+        if self.options["watch"]:
+            gone = self._watch(
+                self._source("Pod", "v1", label_selector=self._selector(names), hidden_fields=POD_HIDDEN), lambda left: not left, PODS_GONE_SECONDS
+            )
+            if gone["state"] != "unwatchable":
+                return
         self._poll(lambda: sum(len(pods) for pods in self.pods_of(names).values()), lambda left: left == 0, PODS_GONE_SECONDS)

@@ -199,6 +199,96 @@ def get_json(dynamic, path):
     return json.loads(dynamic.request("get", path, serialize=False).data.decode("utf-8"))
 
 
+def _hide(obj, paths):
+    """OBJ without the fields PATHS (dotted, as kubernetes.core's hidden_fields): what a wait does not keep."""
+    for path in paths:
+        parent = obj
+        for key in path[:-1]:
+            parent = parent.get(key) if isinstance(parent, dict) else None
+        if isinstance(parent, dict):
+            parent.pop(path[-1], None)
+    return obj
+
+
+class ListWatch(object):
+    """``list()`` and ``watch(resource_version, seconds)`` of one kind in one namespace, for
+    module_utils/cluster/watching.py, through kubernetes.core's client (its dynamic client: authentication, TLS and
+    proxies are kubernetes.core's). ``stop()``, from another thread, ends the watch being read."""
+
+    CONNECT_SECONDS = 10
+    # A watch's read timeout past its own: a server that stops sending without closing (a dead link) ends the read.
+    READ_SLACK_SECONDS = 15
+
+    def __init__(self, service, kind, api_version, namespace=None, field_selector=None, label_selector=None, hidden_fields=()):
+        self._service, self._kind, self._api_version, self._namespace = service, kind, api_version, namespace
+        self._selectors = dict((key, value) for key, value in (("field_selector", field_selector), ("label_selector", label_selector)) if value)
+        self._hidden = [field.split(".") for field in hidden_fields]
+        self._path = None
+        self._lock = threading.Lock()
+        self._response = None
+        self._stopped = False
+
+    def path(self):
+        """The kind's URL path in the namespace (discovery, cached by kubernetes.core's client)."""
+        if self._path is None:
+            self._path = self._service.find_resource(self._kind, self._api_version, fail=True).path(namespace=self._namespace)
+        return self._path
+
+    def list(self):
+        timeout = (self.CONNECT_SECONDS, 60 + self.READ_SLACK_SECONDS)
+        response = self._service.client.client.request("get", self.path(), serialize=False, _request_timeout=timeout, **self._selectors)
+        listed = json.loads(response.data.decode("utf-8"))
+        for item in listed.get("items") or []:
+            _hide(item, self._hidden)
+        return listed
+
+    def watch(self, resource_version, seconds):
+        response = self._service.client.client.request(
+            "get",
+            self.path(),
+            serialize=False,
+            watch=True,
+            allow_watch_bookmarks=True,
+            resource_version=resource_version,
+            timeout_seconds=int(seconds),
+            _request_timeout=(self.CONNECT_SECONDS, int(seconds) + self.READ_SLACK_SECONDS),
+            **self._selectors,
+        )
+        with self._lock:
+            if self._stopped:
+                response.close()
+                return iter(())
+            self._response = response
+        return self._events(response)
+
+    def _events(self, response):
+        from kubernetes.watch.watch import iter_resp_lines
+
+        try:
+            for line in iter_resp_lines(response):
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                if isinstance(event.get("object"), dict) and event.get("type") != "ERROR":
+                    _hide(event["object"], self._hidden)
+                yield event
+        finally:
+            with self._lock:
+                self._response = None
+            response.close()
+            response.release_conn()
+
+    def stop(self):
+        """End the watch being read (its reader sees the stream end or fail) and any later one."""
+        with self._lock:
+            self._stopped = True
+            response = self._response
+        if response is not None:
+            # urllib3 2.3+ can end a read blocked in another thread; close() alone may wait for it.
+            getattr(response, "shutdown", lambda: None)()
+            response.close()
+
+
 # kubernetes.core's client creation loads the kubeconfig into the kubernetes client's process-wide default
 # configuration before copying it: two threads creating clients at once can get each other's cluster (the inventory
 # benchmark saw a context of one cluster read another's nodes). One client is created at a time; reads run in parallel.

@@ -12,6 +12,7 @@ cluster and the reports' write time.
                                                                [--render-hosts 500] [--keep-namespaces] [--keep-work]
 
     issue 26's targets:  python tests/bench/bench_scale.py --sizes 200 --forks 50 --job-seconds 10
+    issue 42's targets:  python tests/bench/bench_scale.py --sizes 50 200 --forks 10 --job-seconds 10
 
 1. starts a fleet of --clusters clusters (aws/h100, gcp/h100, azure/h100: pods that schedule on the fleet's nodes),
    each with --nodes KWOK GPU nodes (default: 2 per host of the largest size, burnin_nodes=2, so no job queues),
@@ -51,6 +52,9 @@ Measured per run:
 - baseline: then, on the same inventory at the same forks, a playbook of as many empty set_fact tasks per host as
   the role evaluated (the median of the count above), its wall time and the role's multiple of it: what Ansible
   itself costs for a play of that many tasks, and how that cost grows with the hosts;
+- the floor (unless --no-floor): after each of the role's runs, tests/bench/floor_client.py over as many hosts
+  (new namespaces, the manifests playbooks/render.yml writes for them): one process, a thread per host, applying,
+  watching each TrainJob to its end and reading its pods' logs; its wall and CPU seconds and requests per host;
 - rendering (--render-hosts, 0 to skip; first, before the fleet starts): tests/bench/bench_render.py's render of
   that many hosts against its empty set_fact floor.
 
@@ -79,6 +83,7 @@ from pathlib import Path
 import yaml
 
 import bench_render
+import floor_client
 import task_count
 from bench_role_apply import FLEET, REPO, log, run
 from bench_whole_run import AZURE_VARS, DEFAULT_STAGES, DELAY, TASKS_TARGET
@@ -111,6 +116,12 @@ PSS_EVERY = 5  # PSS (smaps_rollup) every 5th sample: the kernel walks each proc
 CPU_PER_HOST_TARGET = 2.0  # controller CPU seconds per host (one cluster each)
 WALL_TARGET = (200, 50, 400.0)  # hosts, forks, wall seconds
 PSS_TARGET_GIB = 1.5  # peak PSS sum at forks 50
+# Issue 42's targets (fleet stage, TrainJobs of 10 s, forks 10).
+FLOOR_WALL_TARGET = (200, 10, 1.3)  # hosts, forks, wall <= 1.3x the floor client's over the same hosts
+PSS_TARGET_42_GIB = 1.0
+CPU_PER_HOST_TARGET_42 = 1.0
+REQUESTS_PER_HOST_TARGET_42 = 12
+GROWTH_TARGET_42 = 1.2  # wall(200)/wall(50) at forks 10 <= 1.2x the floor's own ratio
 
 # Wall time of every task, by name (from its start to its last host's result), summed over the play.
 CALLBACK = """
@@ -412,6 +423,37 @@ def baseline_run(inventory, forks, tasks, work, env):
     return time.monotonic() - started, cpu_children() - cpu_before
 
 
+def floor_run(args, state, clusters, kubeconfig, size, work, env):
+    """The floor (tests/bench/floor_client.py) over SIZE hosts as the role's run has them (each its own namespace,
+    round robin over the clusters): the manifests playbooks/render.yml writes for each, applied, watched to their end
+    and their logs read by one process, a thread per host. Wall and CPU seconds, requests per host."""
+    tag = "f%d%d" % (size, int(time.time()) % 100000)
+    inventory = work / ("hosts-%s.yml" % tag)
+    namespaces = write_inventory(inventory, state, clusters, size, kubeconfig, tag)
+    rendered = work / ("rendered-%s" % tag)
+    extra = {"burnin_run_id": "scale-%s" % tag, "burnin_render_dir": str(rendered), "burnin_trainjob_annotations": {DELAY: str(args.job_seconds)}}
+    subprocess.run(
+        ["ansible-playbook", "-i", str(inventory), str(REPO / "playbooks" / "render.yml"), "--forks", "10", "-e", json.dumps(extra)],
+        cwd=str(REPO),
+        env=dict((k, v) for k, v in env.items() if not k.startswith("ANSIBLE_CALLBACK")),
+        stdout=subprocess.DEVNULL,
+        check=True,
+    )
+    hosts = yaml.safe_load(inventory.read_text())["all"]["children"]
+    jobs = [
+        {"name": host, "kubeconfig": kubeconfig, "context": hostvars["burnin_context"], "manifests": str(rendered / host / "manifests.yaml")}
+        for group in hosts.values()
+        for host, hostvars in group["hosts"].items()
+    ]
+    rests = dict((name, admin(state, name)) for name in clusters)
+    before = dict((name, ansible_requests(rest)) for name, rest in rests.items())
+    wall, cpu, dummy = floor_client.floor(jobs, args.timeout, work)
+    requests = sum(ansible_requests(rest) - before[name] for name, rest in rests.items())
+    if not args.keep_namespaces:
+        delete_namespaces(state, clusters, namespaces)
+    return {"floor_wall_seconds": round(wall, 2), "floor_cpu_seconds": round(cpu, 2), "floor_requests_per_host": round(requests / float(size), 1)}
+
+
 def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, env):
     tag = "%d%02d%d%d" % (size, forks % 100, round_index, int(time.time()) % 1000)
     run_id = "scale-%s" % tag
@@ -640,6 +682,61 @@ def targets(results, render_rows, out=print):
             out("  render 500 hosts / set_fact floor: %.2fx (target <= %.1fx) %s" % (row[3], bench_render.TARGET, mark(row[3] <= bench_render.TARGET)))
 
 
+def targets_42(results, out=print):
+    """Issue 42's targets against the runs: wall against the floor client's over the same hosts, PSS, CPU and API
+    requests per cluster (host) at forks 10, and the growth from 50 to 200 hosts against the floor's own."""
+
+    def mark(ok):
+        return "ok" if ok else "MISSED"
+
+    out("\ntargets (issue 42; fleet stage, TrainJobs of 10 s, forks 10)")
+    by = {}
+    for r in results:
+        if r["forks"] != FLOOR_WALL_TARGET[1]:
+            continue
+        by.setdefault(r["size"], []).append(r)
+        tag = "%d hosts, forks %d, round %d" % (r["size"], r["forks"], r["round"])
+        if r.get("floor_wall_seconds"):
+            ratio = r["wall_seconds"] / r["floor_wall_seconds"]
+            target = " (target <= %.1fx at %d hosts) %s" % (FLOOR_WALL_TARGET[2], FLOOR_WALL_TARGET[0], mark(ratio <= FLOOR_WALL_TARGET[2]))
+            out(
+                "  wall role / floor client, %s: %.1f s / %.1f s = %.2fx%s; floor CPU %.1f s, %.1f requests per host"
+                % (
+                    tag,
+                    r["wall_seconds"],
+                    r["floor_wall_seconds"],
+                    ratio,
+                    target if r["size"] == FLOOR_WALL_TARGET[0] else "",
+                    r["floor_cpu_seconds"],
+                    r["floor_requests_per_host"],
+                )
+            )
+        gib = mib(r["peak_pss_bytes"]) / 1024
+        out("  peak PSS sum, %s: %.2f GiB (target <= %.1f GiB) %s" % (tag, gib, PSS_TARGET_42_GIB, mark(gib <= PSS_TARGET_42_GIB)))
+        out(
+            "  controller CPU per cluster, %s: %.2f s (target <= %.1f s) %s"
+            % (tag, r["cpu_seconds_per_host"], CPU_PER_HOST_TARGET_42, mark(r["cpu_seconds_per_host"] <= CPU_PER_HOST_TARGET_42))
+        )
+        per_host = [c["ansible"] / float(c["hosts"]) for c in r["requests"].values() if c["hosts"]]
+        if per_host:
+            requests = sum(per_host) / len(per_host)
+            out(
+                "  API requests per cluster and stage, %s: %.1f (target <= %d) %s"
+                % (tag, requests, REQUESTS_PER_HOST_TARGET_42, mark(requests <= REQUESTS_PER_HOST_TARGET_42))
+            )
+    if 50 in by and 200 in by:
+        role = min(r["wall_seconds"] for r in by[200]) / min(r["wall_seconds"] for r in by[50])
+        floors = [min(r.get("floor_wall_seconds") or 0 for r in by[size]) for size in (50, 200)]
+        if all(floors):
+            floor = floors[1] / floors[0]
+            out(
+                "  growth wall(200)/wall(50) at forks 10: role %.2fx, floor %.2fx: %.2fx the floor's (target <= %.1fx) %s"
+                % (role, floor, role / floor, GROWTH_TARGET_42, mark(role / floor <= GROWTH_TARGET_42))
+            )
+    elif not by:
+        out("  not measured: needs --forks 10 (and --sizes 50 200 for the growth)")
+
+
 def ratios(results):
     """wall(largest)/wall(smallest) per forks, peak RSS at the largest forks, Ansible's requests per host."""
     out = {"wall_ratio": {}, "baseline_wall_ratio": {}, "peak_rss_gib": {}, "peak_pss_gib": {}, "ansible_requests_per_host": {}}
@@ -683,6 +780,7 @@ def main():
         "--render-hosts", type=int, default=500, help="first, bench_render.py's render of this many hosts against its set_fact floor (default 500; 0: skip)"
     )
     parser.add_argument("--keep-namespaces", action="store_true", help="leave each run's namespaces on the clusters")
+    parser.add_argument("--no-floor", action="store_true", help="skip the floor client's run after each of the role's (tests/bench/floor_client.py)")
     parser.add_argument("--keep-work", action="store_true", help="keep the work dir (inventories, Ansible's output, reports)")
     args = parser.parse_args()
     if not shutil.which("ansible-playbook"):
@@ -737,6 +835,9 @@ def main():
                     log("%d hosts, forks %d, round %d" % (size, forks, round_index + 1))
                     results.append(one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, env))
                     r = results[-1]
+                    if not args.no_floor:
+                        r.update(floor_run(args, state, clusters, kubeconfig, size, work, env))
+                        log("  floor client: wall %.1f s, cpu %.1f s" % (r["floor_wall_seconds"], r["floor_cpu_seconds"]))
                     log(
                         "  wall %.1f s, cpu %.1f s, peak RSS %.0f MiB, outcomes %s"
                         % (r["wall_seconds"], r["cpu_seconds"], mib(r["peak_rss_bytes"]), r["outcomes"])
@@ -754,6 +855,7 @@ def main():
             print("  Ansible's API requests per host, %s: %.1f (TrainJobs of %d s)" % (key, value, args.job_seconds))
         lines = []
         targets(results, render_rows, out=lambda line: (print(line), lines.append(line.strip())))
+        targets_42(results, out=lambda line: (print(line), lines.append(line.strip())))
         if args.json:
             Path(args.json).write_text(
                 json.dumps(

@@ -295,7 +295,8 @@ def _rbac_attributes(method, url, status, request_body_kind=None):
     if len(rest) > 2:
         resource += "/" + rest[2]
     verb = {
-        "GET": ("watch" if "watch=true" in query or "watch=1" in query else ("get" if name else "list")),
+        # The kubernetes Python client sends watch=True.
+        "GET": ("watch" if "watch=true" in query.lower() or "watch=1" in query else ("get" if name else "list")),
         "POST": "create",
         "PUT": "update",
         "PATCH": "patch",

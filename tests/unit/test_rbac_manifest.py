@@ -172,7 +172,9 @@ def required():
                 problems.append("%s: %s is not known to this test: does it reach the cluster?" % (where, key))
             elif OWN_CLUSTER_ACTIONS[key] in ("wait", "logs"):
                 if OWN_CLUSTER_ACTIONS[key] == "wait":
-                    need("TrainJob", ["get"], where)
+                    # Watched (list, watch), polled (get) when the watch cannot be opened.
+                    need("TrainJob", ["get", "list", "watch"], where)
+                    need("Pod", ["watch"], where)
                 need("Pod", ["list"], where)
                 needs.setdefault(("", "pods/log", "get", True), []).append(where)
             elif OWN_CLUSTER_ACTIONS[key] == "cleanup":
@@ -183,12 +185,12 @@ def required():
             elif OWN_CLUSTER_ACTIONS[key] == "stage":
                 for one in sorted(applied):
                     need(one, ["get", "create", "patch"], where)
-                need("TrainJob", ["get", "create", "patch", "delete"], where)
-                need("Pod", ["list"], where)
+                need("TrainJob", ["get", "list", "watch", "create", "patch", "delete"], where)
+                need("Pod", ["list", "watch"], where)
                 needs.setdefault(("", "pods/log", "get", True), []).append(where)
             elif OWN_CLUSTER_ACTIONS[key] == "isolate":
-                need("TrainJob", ["get", "create", "patch", "delete"], where)
-                need("Pod", ["list"], where)
+                need("TrainJob", ["get", "list", "watch", "create", "patch", "delete"], where)
+                need("Pod", ["list", "watch"], where)
                 needs.setdefault(("", "pods/log", "get", True), []).append(where)
             elif OWN_CLUSTER_ACTIONS[key] == "remediate":
                 undo = (task[key] or {}).get("mode") == "undo"
@@ -287,7 +289,7 @@ def test_namespaced_rules_are_in_the_role_and_cluster_rules_in_cluster_roles():
         assert binding["subjects"], binding["metadata"]["name"]
 
 
-@pytest.mark.parametrize("verb", ["*", "escalate", "bind", "impersonate", "update", "watch", "deletecollection"])
+@pytest.mark.parametrize("verb", ["*", "escalate", "bind", "impersonate", "update", "deletecollection"])
 def test_no_broad_or_unused_verbs(verb):
     have, _urls = granted()
     assert not [g for g in have if g[2] == verb]

@@ -8,6 +8,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import threading
+
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
@@ -95,6 +97,8 @@ def fixture_logs_read(monkeypatch):
 
 
 def cluster_with(script, **options):
+    """A cluster that polls (watch False: the fall back's rule) unless OPTIONS say otherwise."""
+    options.setdefault("watch", False)
     clock = Clock()
     cluster = cluster_module.Cluster({"context": "ctx"}, "test", "burnin", clock=clock, sleep=clock.sleep, **options)
     cluster.service = FakeService(script)
@@ -240,3 +244,116 @@ def test_a_log_the_wait_cut_is_named_in_the_wait_and_in_the_logs(logs_read):
     # The pod is gone when the logs are read: its early log and its cut stand.
     collected = cluster.logs("a", waited["a"])
     assert collected["results"][0]["cut"] == BIG_CUT and list(collected["summary"]["cut"]) == ["a-node-0-big"]
+
+
+FORBIDDEN_WATCH = (
+    "(403)\nReason: Forbidden\nHTTP response body: "
+    '{"kind":"Status","apiVersion":"v1","status":"Failure","message":"trainjobs.trainer.kubeflow.org is forbidden: '
+    'User \\"runner\\" cannot watch resource \\"trainjobs\\"","reason":"Forbidden","code":403}'
+)
+
+
+class FakeListWatch(object):
+    """A ListWatch of plugin_utils/k8s_in_process.py answering from a script: LISTED (the list's items), WATCHES (per
+    watch request: a list of (event, seconds it takes) or an exception). A watch past the script blocks until stop(),
+    as a quiet stream does; GATE, when given, is waited for before each event."""
+
+    def __init__(self, clock, listed, watches, gate=None, delivered=None):
+        self.clock, self.listed, self.watches, self.gate, self.delivered = clock, listed, list(watches), gate, delivered
+        self.calls = []
+        self.stopped = threading.Event()
+
+    def path(self):
+        return "/fake"
+
+    def list(self):
+        self.calls.append("list")
+        return {"items": self.listed, "metadata": {"resourceVersion": "10"}}
+
+    def watch(self, resource_version, seconds):
+        self.calls.append(("watch", resource_version))
+        if not self.watches:
+            self.stopped.wait(10)
+            return iter(())
+        script = self.watches.pop(0)
+        if isinstance(script, Exception):
+            raise script
+        return self._stream(script)
+
+    def _stream(self, script):
+        for event, took in script:
+            if self.gate is not None:
+                assert self.gate.wait(10)
+            self.clock.now += took
+            yield event
+            if self.delivered is not None:
+                self.delivered.set()
+
+    def stop(self):
+        self.stopped.set()
+
+
+def watched_cluster(script, sources, **options):
+    cluster, clock = cluster_with(script, watch=True, **options)
+    made = []
+
+    def source(kind, api_version, field_selector=None, label_selector=None, hidden_fields=()):
+        made.append((kind, field_selector, label_selector))
+        return sources[kind](clock)
+
+    cluster._source = source  # pylint: disable=protected-access
+    return cluster, clock, made
+
+
+def modified(obj):
+    return {"type": "MODIFIED", "object": dict(obj, metadata=dict(obj["metadata"], resourceVersion="11"))}
+
+
+def test_wait_watches_and_sees_the_end_when_it_happens():
+    sources = {"TrainJob": lambda clock: FakeListWatch(clock, [trainjob("a")], [[(modified(trainjob("a", "Complete")), 11.2)]])}
+    cluster, clock, made = watched_cluster({}, sources, record_pods=False)
+    waited = cluster.wait(["a"], 600)
+    assert waited["a"]["outcome"] == "Complete"
+    assert clock.now == pytest.approx(11.2) and clock.sleeps == []
+    assert waited["a"]["polls"] == 2  # one list, one watch
+    assert made == [("TrainJob", "metadata.name=a", None)]
+    assert cluster.service.calls == []
+
+
+def test_wait_watches_the_pods_in_a_thread_and_reads_an_ended_pods_log_before_it_goes(logs_read):
+    # The pod ends (seen by the pod watch only) and is removed before the jobs' end: its log is what the watch read.
+    delivered = threading.Event()
+    ended_pod = {"type": "MODIFIED", "object": pod("a-node-0", "a", ended=True)}
+    sources = {
+        "TrainJob": lambda clock: FakeListWatch(
+            clock, [trainjob("a"), trainjob("b")], [[(modified(trainjob("a", "Complete")), 3), (modified(trainjob("b", "Failed")), 1)]], gate=delivered
+        ),
+        "Pod": lambda clock: FakeListWatch(clock, [pod("a-node-0", "a")], [[(ended_pod, 0)]], delivered=delivered),
+    }
+    cluster, dummy, made = watched_cluster({"Pod": [[]]}, sources)
+    waited = cluster.wait(["a", "b"], 600)
+    assert (waited["a"]["outcome"], waited["b"]["outcome"]) == ("Complete", "Failed")
+    assert [p["status"]["phase"] for p in waited["a"]["pods"]] == ["Succeeded"]
+    assert waited["a"]["logs"] == {"a-node-0": "log of a-node-0\n"} and logs_read == [("a-node-0", None)]
+    assert made == [("TrainJob", None, None), ("Pod", None, "%s in (a,b)" % JOBSET)]
+    # The last look lists the pods once, as a poll would have.
+    assert [call[0] for call in cluster.service.calls] == ["Pod"]
+
+
+def test_wait_polls_when_the_trainjobs_cannot_be_watched():
+    sources = {"TrainJob": lambda clock: FakeListWatch(clock, [trainjob("a")], [RuntimeError(FORBIDDEN_WATCH)])}
+    cluster, clock, dummy = watched_cluster({"TrainJob": [{"a": trainjob("a")}, {"a": trainjob("a", "Complete")}]}, sources, record_pods=False)
+    waited = cluster.wait(["a"], 600)
+    assert waited["a"]["outcome"] == "Complete"
+    assert clock.sleeps == [1.0]
+    assert waited["a"]["polls"] == 4  # the list and the refused watch, then two polls
+
+
+def test_delete_watches_the_pods_go():
+    gone = {"type": "DELETED", "object": pod("a-node-0", "a")}
+    sources = {"Pod": lambda clock: FakeListWatch(clock, [pod("a-node-0", "a")], [[(gone, 4)]])}
+    cluster, clock, made = watched_cluster({"Pod": [[pod("a-node-0", "a")]]}, sources)
+    cluster.delete(["a"])
+    assert made == [("Pod", None, "%s in (a)" % JOBSET)]
+    assert clock.sleeps == [] and clock.now == 4
+    assert not [call for call in cluster.service.calls if call[0] == "Pod"]

@@ -1,0 +1,288 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The watch rule of plugins/module_utils/cluster/watching.py under a fake clock and a fake watch stream: the end seen
+at the event that says so, resourceVersion carried from list to watch and from watch to watch (events and BOOKMARKs),
+a re-list on 410 Gone (ERROR event or HTTP status), reconnects with back-off within the unreachable grace, the
+watch's own timeout, the wait's timeout, and the fall back to polling when no watch can be opened."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import importlib.util
+import os
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.watching import watch_until
+
+# The polling tests' fake clock and error texts (a sibling file, not a package).
+_SPEC = importlib.util.spec_from_file_location("_polling_tests", os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_polling.py"))
+_POLLING = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(_POLLING)
+FORBIDDEN, REFUSED, FakeClock = _POLLING.FORBIDDEN, _POLLING.REFUSED, _POLLING.FakeClock
+
+
+class Gone(Exception):
+    status = 410
+
+
+def job(name, version, ended=False):
+    status = {"conditions": [{"type": "Complete", "status": "True"}]} if ended else {}
+    return {"metadata": {"name": name, "resourceVersion": str(version)}, "status": status}
+
+
+def event(kind, obj, at=None):
+    return {"type": kind, "object": obj, "at": at}
+
+
+class FakeSource(object):
+    """list() and watch() answering from scripts: LISTS (list JSONs or exceptions) and WATCHES (each a list of events,
+    an event's ``at`` the clock's time since the start when it arrives, or an exception raised when the watch is
+    opened); a watch whose script ran out waits out its seconds and ends, as the server does."""
+
+    def __init__(self, clock, lists, watches):
+        self.clock, self.lists, self.watches = clock, list(lists), list(watches)
+        self.calls = []
+
+    def list(self):
+        self.calls.append(("list", self.clock.now - self.clock.start))
+        outcome = self.lists.pop(0) if len(self.lists) > 1 else self.lists[0]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    def watch(self, resource_version, seconds):
+        self.calls.append(("watch", resource_version, seconds))
+        script = self.watches.pop(0) if self.watches else []
+        if isinstance(script, Exception):
+            raise script
+        return self._stream(script, seconds)
+
+    def _stream(self, script, seconds):
+        opened = self.clock.now
+        for item in script:
+            if isinstance(item, Exception):
+                raise item
+            if item.get("at") is not None:
+                self.clock.now = max(self.clock.now, self.clock.start + item["at"])
+            yield item
+        self.clock.now = max(self.clock.now, opened + seconds)
+
+
+def listed(version, *items):
+    return {"items": list(items), "metadata": {"resourceVersion": str(version)}}
+
+
+def ended(objects):
+    return bool(objects) and all(obj["status"].get("conditions") for obj in objects.values())
+
+
+def run(source, clock, timeout=600, grace=120, **kwargs):
+    return watch_until(source, ended, timeout, grace, clock=clock.clock, sleep=clock.sleep, **kwargs)
+
+
+def test_the_end_is_seen_at_the_event_not_at_a_poll():
+    clock = FakeClock()
+    source = FakeSource(clock, [listed(10, job("a", 9))], [[event("MODIFIED", job("a", 11), at=3), event("MODIFIED", job("a", 12, True), at=11.2)]])
+    out = run(source, clock)
+    assert out["state"] == "done"
+    assert clock.now - clock.start == pytest.approx(11.2)
+    assert clock.sleeps == []
+    assert source.calls == [("list", 0.0), ("watch", "10", 60)]
+    assert (out["polls"], out["lists"], out["watches"]) == (2, 1, 1)
+
+
+def test_already_ended_at_the_list_opens_no_watch():
+    clock = FakeClock()
+    source = FakeSource(clock, [listed(10, job("a", 9, True))], [])
+    assert run(source, clock)["state"] == "done"
+    assert [call[0] for call in source.calls] == ["list"]
+
+
+def test_a_watch_that_ends_is_opened_again_from_the_last_version_seen():
+    clock = FakeClock()
+    source = FakeSource(
+        clock,
+        [listed(10, job("a", 9))],
+        [
+            [event("MODIFIED", job("a", 15), at=5)],
+            [event("BOOKMARK", {"metadata": {"resourceVersion": "20"}}, at=70)],
+            [event("MODIFIED", job("a", 21, True), at=130)],
+        ],
+    )
+    out = run(source, clock, watch_seconds=60)
+    assert out["state"] == "done"
+    assert [call for call in source.calls if call[0] == "watch"] == [("watch", "10", 60), ("watch", "15", 60), ("watch", "20", 60)]
+    assert out["lists"] == 1
+
+
+@pytest.mark.parametrize("gone", [event("ERROR", {"kind": "Status", "code": 410, "reason": "Expired"}), Gone("(410) Gone")])
+def test_410_gone_lists_again(gone):
+    clock = FakeClock()
+    source = FakeSource(
+        clock,
+        [listed(10, job("a", 9)), listed(500, job("a", 499))],
+        [[gone] if isinstance(gone, dict) else gone, [event("MODIFIED", job("a", 501, True), at=12)]],
+    )
+    out = run(source, clock)
+    assert out["state"] == "done"
+    assert out["relists"] == 1 and out["lists"] == 2
+    assert [call[:2] for call in source.calls if call[0] == "watch"] == [("watch", "10"), ("watch", "500")]
+
+
+def test_a_deleted_object_leaves_the_objects_and_done_may_raise():
+    clock = FakeClock()
+    source = FakeSource(clock, [listed(10, job("a", 9))], [[event("DELETED", job("a", 12), at=4)]])
+
+    def done(objects):
+        if "a" not in objects:
+            raise LookupError('TrainJob "a" not found in namespace "ns" (it was deleted)')
+        return False
+
+    out = watch_until(source, done, 600, 120, clock=clock.clock, sleep=clock.sleep)
+    assert out["state"] == "error"
+    assert "deleted" in out["error"]["message"]
+
+
+def test_a_killed_api_server_is_reconnected_with_back_off_from_the_last_version():
+    clock = FakeClock()
+    # The stream breaks at 5 s; three reconnects are refused; the fourth resumes and sees the end.
+    source = FakeSource(
+        clock,
+        [listed(10, job("a", 9))],
+        [
+            [event("MODIFIED", job("a", 14), at=5), ConnectionError(REFUSED)],
+            ConnectionError(REFUSED),
+            ConnectionError(REFUSED),
+            ConnectionError(REFUSED),
+            [event("MODIFIED", job("a", 30, True), at=25)],
+        ],
+    )
+    out = run(source, clock, grace=120)
+    assert out["state"] == "done"
+    assert clock.sleeps == [1, 2, 4, 8]
+    assert [call[1] for call in source.calls if call[0] == "watch"] == ["10", "14", "14", "14", "14"]
+    assert out["reconnects"] == 4 and out["lists"] == 1
+
+
+def test_unreachable_only_after_the_grace_as_polling():
+    clock = FakeClock()
+    source = FakeSource(clock, [listed(10, job("a", 9))], [[ConnectionError(REFUSED)]] + [ConnectionError(REFUSED)] * 100)
+    out = run(source, clock, grace=30, backoff_cap=5)
+    assert out["state"] == "unreachable"
+    assert out["error"]["category"] == "Unreachable"
+    assert 30 <= out["unreachable_seconds"] < 35
+    assert max(clock.sleeps) == 5
+
+
+def test_an_unreachable_list_keeps_the_grace_too():
+    clock = FakeClock()
+    source = FakeSource(clock, [ConnectionError(REFUSED), ConnectionError(REFUSED), listed(10, job("a", 9, True))], [])
+    out = run(source, clock, grace=30)
+    assert out["state"] == "done"
+    assert clock.sleeps == [1, 2]
+
+
+def test_no_watch_right_falls_back_to_polling():
+    clock = FakeClock()
+    source = FakeSource(clock, [listed(10, job("a", 9))], [RuntimeError(FORBIDDEN)])
+    out = run(source, clock)
+    assert out["state"] == "unwatchable"
+    assert out["error"]["category"] == "Forbidden"
+
+
+def test_a_refusal_after_a_watch_worked_is_an_error_not_a_fall_back():
+    clock = FakeClock()
+    source = FakeSource(clock, [listed(10, job("a", 9))], [[event("MODIFIED", job("a", 11), at=2)], RuntimeError(FORBIDDEN)])
+    assert run(source, clock)["state"] == "error"
+
+
+def test_the_wait_times_out_and_the_last_watch_asks_only_for_what_is_left():
+    clock = FakeClock()
+    source = FakeSource(clock, [listed(10, job("a", 9))], [])
+    out = run(source, clock, timeout=150, watch_seconds=60)
+    assert out["state"] == "timeout"
+    assert [call[2] for call in source.calls if call[0] == "watch"] == [60, 60, 30]
+    assert clock.now - clock.start == pytest.approx(150)
+
+
+def test_a_watch_that_the_server_ends_at_once_is_not_asked_again_in_a_busy_loop():
+    clock = FakeClock()
+
+    class Cut(FakeSource):
+        def _stream(self, script, seconds):
+            return iter(())
+
+    source = Cut(clock, [listed(10, job("a", 9))], [])
+    out = run(source, clock, timeout=60, backoff_cap=8)
+    assert out["state"] == "timeout"
+    assert out["watches"] < 15
+    assert clock.sleeps[:4] == [1, 2, 4, 8]
+
+
+def test_other_error_event_ends_the_wait():
+    clock = FakeClock()
+    status = {"kind": "Status", "code": 500, "reason": "InternalError", "message": "etcd is sad"}
+    source = FakeSource(clock, [listed(10, job("a", 9))], [[event("ERROR", status, at=1)]])
+    out = run(source, clock)
+    assert out["state"] == "error"
+    assert out["error"]["status"] == 500
+
+
+def test_every_event_reaches_on_event_and_the_objects_follow_them():
+    clock = FakeClock()
+    got = []
+    source = FakeSource(
+        clock,
+        [listed(10, job("a", 9), job("b", 8))],
+        [[event("ADDED", job("c", 11), at=1), event("DELETED", job("b", 12), at=2), event("MODIFIED", job("a", 13, True), at=3)]],
+    )
+    out = run(source, clock, on_event=lambda kind, obj: got.append((kind, obj["metadata"]["name"])))
+    assert got == [("LISTED", "a"), ("LISTED", "b"), ("ADDED", "c"), ("DELETED", "b"), ("MODIFIED", "a")]
+    assert sorted(out["value"]) == ["a", "c"]
+    assert out["state"] == "timeout"
+
+
+def test_a_stream_cut_while_read_is_a_lost_connection_not_an_error():
+    clock = FakeClock()
+    broken = RuntimeError("('Connection broken: IncompleteRead(0 bytes read, 2 more expected)', IncompleteRead(0 bytes read, 2 more expected))")
+    source = FakeSource(
+        clock,
+        [listed(10, job("a", 9))],
+        [[event("MODIFIED", job("a", 12), at=2), broken], [event("MODIFIED", job("a", 13, True), at=9)]],
+    )
+    out = run(source, clock)
+    assert out["state"] == "done"
+    assert out["reconnects"] == 1 and clock.sleeps == [1]
+    assert [call[1] for call in source.calls if call[0] == "watch"] == ["10", "12"]
+
+
+def test_a_stream_cut_again_and_again_ends_as_unreachable_after_the_grace():
+    clock = FakeClock()
+    cut = RuntimeError("Response ended prematurely")
+    source = FakeSource(clock, [listed(10, job("a", 9))], [[cut]] * 200)
+    out = run(source, clock, grace=20, backoff_cap=2)
+    assert out["state"] == "unreachable"
+    assert "The watch on" in out["error"]["message"] and "broke" in out["error"]["message"]
+    assert 20 <= out["unreachable_seconds"] < 23
+
+
+def test_a_proxy_that_cuts_every_stream_after_a_while_never_makes_the_cluster_unreachable():
+    clock = FakeClock()
+    cut = RuntimeError("Response ended prematurely")
+
+    class Idle(FakeSource):
+        def _stream(self, script, seconds):
+            # 30 s without events, then the proxy cuts the stream.
+            self.clock.now += 30
+            for item in script:
+                if isinstance(item, Exception):
+                    raise item
+                yield item
+
+    source = Idle(clock, [listed(10, job("a", 9))], [[cut]] * 10 + [[event("MODIFIED", job("a", 20, True))]])
+    out = run(source, clock, grace=60, backoff_cap=2)
+    assert out["state"] == "done", out
+    assert out["reconnects"] == 10

@@ -1,0 +1,112 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""plugins/plugin_utils/k8s_in_process.py's ListWatch against a fake dynamic client: what a list and a watch ask the
+API server (selectors, resourceVersion, the watch's timeout on both sides, bookmarks), the fields a wait does not
+keep taken out, the stream read line by line, and stop() ending a stream read in another thread."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import threading
+
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import ListWatch
+
+
+class Response(object):
+    """A urllib3 response: DATA whole, or CHUNKS streamed; BLOCK, when given, is waited for after the chunks (a quiet
+    stream) until close()."""
+
+    def __init__(self, data=b"", chunks=(), block=False):
+        self.data, self.chunks, self.block = data, list(chunks), block
+        self.closed = threading.Event()
+
+    def stream(self, amt=None, decode_content=False):
+        yield from self.chunks
+        if self.block:
+            assert self.closed.wait(10), "never closed"
+            raise RuntimeError("Response ended prematurely")
+
+    def close(self):
+        self.closed.set()
+
+    def release_conn(self):
+        pass
+
+
+class Resource(object):
+    def path(self, namespace=None):
+        return "/apis/trainer.kubeflow.org/v1alpha1/namespaces/%s/trainjobs" % namespace
+
+
+class Service(object):
+    def __init__(self, responses):
+        self.client = self
+        self.responses = list(responses)
+        self.requests = []
+
+    # service.client.client (the dynamic client) is this object too.
+
+    def find_resource(self, kind, api_version, fail=False):
+        return Resource()
+
+    def request(self, method, path, **params):
+        self.requests.append((method, path, params))
+        return self.responses.pop(0)
+
+
+def job(name, version):
+    return {"metadata": {"name": name, "resourceVersion": version, "managedFields": [{"big": 1}]}, "spec": {"x": 1}, "status": {}}
+
+
+def line(kind, obj):
+    return (json.dumps({"type": kind, "object": obj}) + "\n").encode()
+
+
+def test_list_and_watch_ask_what_the_watch_rule_needs_and_keep_no_hidden_field():
+    listed = {"items": [job("a", "5")], "metadata": {"resourceVersion": "7"}}
+    data = line("MODIFIED", job("a", "8"))
+    # An event split over two chunks, and a bookmark.
+    chunks = [data[:10], data[10:] + line("BOOKMARK", {"metadata": {"resourceVersion": "9"}})]
+    service = Service([Response(json.dumps(listed).encode()), Response(chunks=chunks)])
+    source = ListWatch(
+        service, "TrainJob", "trainer.kubeflow.org/v1alpha1", "ns", field_selector="metadata.name=a", hidden_fields=["metadata.managedFields", "spec"]
+    )
+    got = source.list()
+    assert got["items"] == [{"metadata": {"name": "a", "resourceVersion": "5"}, "status": {}}]
+    events = list(source.watch("7", 60))
+    assert [e["type"] for e in events] == ["MODIFIED", "BOOKMARK"]
+    assert events[0]["object"] == {"metadata": {"name": "a", "resourceVersion": "8"}, "status": {}}
+    (m1, path, listing), (m2, dummy, watching) = service.requests
+    assert (m1, m2, path) == ("get", "get", "/apis/trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs")
+    assert listing["field_selector"] == "metadata.name=a" and "watch" not in listing
+    assert watching["watch"] is True and watching["resource_version"] == "7" and watching["timeout_seconds"] == 60
+    assert watching["allow_watch_bookmarks"] is True and watching["field_selector"] == "metadata.name=a"
+    # The client's read timeout lies past the server's end of the watch: a dead link ends the read, a quiet watch not.
+    assert watching["_request_timeout"][1] > 60
+    assert watching["serialize"] is False
+
+
+def test_stop_ends_a_stream_read_in_another_thread_and_any_later_watch():
+    response = Response(chunks=[line("ADDED", job("p", "3"))], block=True)
+    service = Service([response, Response(chunks=[line("ADDED", job("q", "4"))])])
+    source = ListWatch(service, "Pod", "v1", "ns", label_selector="jobset.sigs.k8s.io/jobset-name in (a)")
+    seen, ended = [], []
+
+    def read():
+        try:
+            for event in source.watch("1", 60):
+                seen.append(event["object"]["metadata"]["name"])
+        except RuntimeError as exc:
+            ended.append(str(exc))
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    while not seen:
+        thread.join(0.01)
+    source.stop()
+    thread.join(5)
+    assert not thread.is_alive() and seen == ["p"] and ended == ["Response ended prematurely"]
+    assert list(source.watch("3", 60)) == []
