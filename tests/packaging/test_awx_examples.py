@@ -436,7 +436,8 @@ def test_survey_answers_render(rendered, name):
     if answers["burnin_env"]:
         assert env.get("NCCL_DEBUG") == "WARN" and env.get("GPUFLEET_MARK") == "awx"
     if answers["burnin_image"]:
-        assert answers["burnin_image"] in text
+        # burnin_image is the nccl-tests workloads' image; torch-smoke keeps its PyTorch image (argument_specs.yml).
+        assert (answers["burnin_image"] in text) == answers["burnin_workload"].startswith("nccl-"), answers["burnin_workload"]
     for secret in [s for s in answers["burnin_image_pull_secrets"].split(",") if s]:
         assert '{"name": "%s"}' % secret in text
     plan = yaml.safe_load((work / name / HOST / "plan.yml").read_text())
