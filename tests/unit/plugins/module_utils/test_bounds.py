@@ -1,0 +1,375 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Every documented limit at its bound and one past it (issue 47, item 2), table-driven: the role's integer and
+percentage variables (roles/burnin/meta/argument_specs.yml, docs/input-validation.md), name lengths (validate.GRAMMARS,
+the entry name, the field manager, generated names), counts (env entries, structure values and depth), the node
+stages' workload parameters (templates/workloads/*.yaml), the pod log cap and the bounded evidence of the verdicts.
+Each row names its bound once; a mutant that moves a bound by one, or flips a comparison at it, fails a row."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_vars, stages
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.isolation_run import NAME_MAX, pair_name
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import inventory, pod_logs
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import names
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import export
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
+
+
+def accepted(name, value):
+    return role_vars.check_role_vars({name: value})[name]
+
+
+def refused(name, value, field=None):
+    with pytest.raises(ConfigError) as caught:
+        role_vars.check_role_vars({name: value})
+    assert caught.value.field == (field or name), str(caught.value)
+    return str(caught.value)
+
+
+def description(name):
+    text = role_vars.argument_specs()["main"]["options"][name]["description"]
+    return " ".join(text) if isinstance(text, list) else text
+
+
+# ------------------------------------------------------------------------------------------------ role integers
+
+# name, low, high, how argument_specs.yml or docs/input-validation.md states the range ("" : stated elsewhere, below)
+ROLE_INTEGERS = [
+    ("burnin_nodes", 1, 100000, "from 1 to 100000"),
+    ("burnin_gpus_per_node", 0, 64, ""),
+    ("burnin_mlnx_per_node", 0, 64, ""),
+    ("burnin_efa_per_node", 0, 64, ""),
+    ("burnin_rdma_per_node", 0, 64, ""),
+    ("burnin_repeats", 0, 10, "(0 to 10)"),
+    ("burnin_timeout", 1, 7 * 24 * 3600, ""),
+    ("burnin_poll_interval", 1, 3600, ""),
+    ("burnin_unreachable_grace", 0, 7 * 24 * 3600, ""),
+    ("burnin_log_tail_lines", 1, 1000000, ""),
+    ("burnin_log_max_bytes", 65536, 1 << 34, ""),
+    ("burnin_isolation_max_jobs", 1, 1000, "(1 to 1000"),
+    ("burnin_isolation_max_minutes", 1, 1440, "(1 to 1440)"),
+    ("burnin_metrics_max_series", 1, 1000000, "(1 to 1000000)"),
+    ("burnin_export_attempts", 1, 10, "(1 to 10)"),
+    ("burnin_mark_ttl_hours", 1, 8784, "(1 to 8784)"),
+]
+
+
+@pytest.mark.parametrize("name, low, high, stated", ROLE_INTEGERS, ids=[row[0] for row in ROLE_INTEGERS])
+def test_each_role_integer_at_its_bounds_and_one_past(name, low, high, stated):
+    assert accepted(name, low) == low
+    assert accepted(name, high) == high
+    assert accepted(name, str(high)) == high  # a survey's text
+    for past in (low - 1, high + 1):
+        message = refused(name, past)
+        assert "from %d to %d" % (low, high) in message, message
+    if stated:
+        assert stated in description(name), description(name)
+
+
+def test_the_documented_summary_ranges_are_the_checked_ones():
+    # docs/input-validation.md: "nodes 1-100000, per-node counts 0-64, timeouts 1 s-7 days"
+    assert (validate.NODES_MAX, validate.PER_NODE_MAX, validate.TIMEOUT_MAX) == (100000, 64, 604800)
+    with open(role_vars.os.path.join(role_vars.COLLECTION_ROOT, "docs", "input-validation.md")) as handle:
+        text = handle.read()
+    assert "nodes 1-100000, per-node counts 0-64, timeouts 1 s-7 days" in text
+
+
+def test_the_poll_interval_may_equal_the_timeout_and_not_exceed_it():
+    assert role_vars.check_role_vars({"burnin_timeout": 60, "burnin_poll_interval": 60})["burnin_poll_interval"] == 60
+    with pytest.raises(ConfigError) as caught:
+        role_vars.check_role_vars({"burnin_timeout": 60, "burnin_poll_interval": 61})
+    assert caught.value.field == "burnin_poll_interval" and "must not exceed burnin_timeout (60)" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "low, high, past_low, past_high",
+    [(1, stages.REPEATS_MAX, 0, stages.REPEATS_MAX + 1)],
+)
+def test_the_isolation_budget_helper_has_the_variables_bounds(low, high, past_low, past_high):
+    assert role_vars.check_isolation_budget(1, 1) == (1, 1)
+    assert role_vars.check_isolation_budget(1000, 1440) == (1000, 1440)
+    for jobs, minutes, field in ((0, 1, "max_jobs"), (1001, 1, "max_jobs"), (1, 0, "max_minutes"), (1, 1441, "max_minutes")):
+        with pytest.raises(ConfigError) as caught:
+            role_vars.check_isolation_budget(jobs, minutes)
+        assert caught.value.field == field
+    assert stages.check_repeats("r", high) == high and stages.check_repeats("r", low - 1) == 0
+    for value in (past_low - 1, past_high):
+        with pytest.raises(ConfigError):
+            stages.check_repeats("r", value)
+
+
+# ------------------------------------------------------------------------------------------------ percentages, seconds
+
+# name, value, accepted; the percentage is "From 0 to 100", the backoff "at most 60 (0 to 60)"
+ROLE_NUMBERS = [
+    ("burnin_regression_percent", 0, True),
+    ("burnin_regression_percent", 100, True),
+    ("burnin_regression_percent", 100.0, True),
+    ("burnin_regression_percent", "100", True),
+    ("burnin_regression_percent", -0.001, False),
+    ("burnin_regression_percent", -1, False),
+    ("burnin_regression_percent", 100.001, False),
+    ("burnin_regression_percent", 101, False),
+    ("burnin_regression_percent", "101", False),
+    ("burnin_export_backoff", 0, True),
+    ("burnin_export_backoff", 60, True),
+    ("burnin_export_backoff", "60", True),
+    ("burnin_export_backoff", -0.001, False),
+    ("burnin_export_backoff", 60.001, False),
+    ("burnin_export_backoff", 61, False),
+]
+
+
+@pytest.mark.parametrize("name, value, ok", ROLE_NUMBERS)
+def test_each_percentage_and_wait_at_its_bounds_and_one_past(name, value, ok):
+    if ok:
+        assert accepted(name, value) == float(value)
+    else:
+        refused(name, value)
+
+
+def test_the_percentage_and_backoff_ranges_are_documented():
+    assert "From 0 to 100" in description("burnin_regression_percent")
+    assert "at most 60 (0 to 60)" in description("burnin_export_backoff")
+    assert export.MAX_BACKOFF == 60
+    # the waits are capped at the same 60 s
+    assert export.delays(8, 1.0) == [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0]
+
+
+# ------------------------------------------------------------------------------------------------ name lengths
+
+# grammar, a valid name of the bound's length, the same one character longer
+GRAMMAR_BOUNDS = [
+    ("dns_label", "a" * 63, "a" * 64),
+    ("dns_subdomain", ".".join(["a" * 63] * 3) + "." + "a" * 61, ".".join(["a" * 63] * 3) + "." + "a" * 62),
+    ("label_value", "A" * 63, "A" * 64),
+    ("qualified_name", "a" * 253 + "/" + "n" * 63, "a" * 253 + "/" + "n" * 64),
+    ("kind", "K" * 63, "K" * 64),
+    ("quantity", "1" * 64, "1" * 65),
+    ("resource_name", "a" * 253, "a" * 254),
+]
+
+
+@pytest.mark.parametrize("grammar, at_bound, past", GRAMMAR_BOUNDS, ids=[row[0] for row in GRAMMAR_BOUNDS])
+def test_each_name_grammar_at_its_length_and_one_past(grammar, at_bound, past):
+    assert validate.check_grammar("f", at_bound, grammar) == at_bound
+    with pytest.raises(ConfigError) as caught:
+        validate.check_grammar("f", past, grammar)
+    assert caught.value.field == "f"
+
+
+@pytest.mark.parametrize(
+    "value, ok",
+    [
+        ("n" * 63, True),
+        ("n" * 64, False),
+        ("example.com/" + "n" * 63, True),
+        ("example.com/" + "n" * 64, False),  # within the 317 characters in all, but the name is too long
+        ("a" * 253 + "/n", True),
+        ("a" * 254 + "/n", False),
+    ],
+)
+def test_a_qualified_names_prefix_is_at_most_253_characters_and_its_name_63(value, ok):
+    # apimachinery's IsQualifiedName, as validate.GRAMMARS' message says: "name at most 63 characters"; a longer
+    # annotation key or label name was accepted and refused by the API server (a bug this test found)
+    if ok:
+        assert validate.check_grammar("f", value, "qualified_name") == value
+    else:
+        with pytest.raises(ConfigError):
+            validate.check_grammar("f", value, "qualified_name")
+
+
+# role variable, value at the bound, one past
+NAME_VARIABLES = [
+    ("burnin_entry_name", "e" * 52, "e" * 53),
+    ("burnin_run_id", "r" * 63, "r" * 64),
+    ("burnin_namespace", "n" * 63, "n" * 64),
+    ("burnin_field_manager", "m" * 128, "m" * 129),
+    ("burnin_pushgateway_job", "j" * 63, "j" * 64),
+    ("burnin_verified_label", "example.com/" + "v" * 63, "example.com/" + "v" * 64),
+]
+
+
+@pytest.mark.parametrize("name, at_bound, past", NAME_VARIABLES, ids=[row[0] for row in NAME_VARIABLES])
+def test_each_name_variable_at_its_length_and_one_past(name, at_bound, past):
+    assert accepted(name, at_bound) == at_bound
+    refused(name, past)
+
+
+def test_the_entry_name_is_at_most_52_characters_as_documented():
+    assert "at most 52 characters" in description("burnin_entry_name")
+    assert names.check_entry_name("e" * names.ENTRY_NAME_MAX) == "e" * 52
+    with pytest.raises(ConfigError, match="at most 52 characters"):
+        names.check_entry_name("e" * 53)
+    assert inputs.check_field_manager("m", "m" * 128) == "m" * 128
+    with pytest.raises(ConfigError, match="at most 128 characters"):
+        inputs.check_field_manager("m", "m" * 129)
+
+
+@pytest.mark.parametrize("length", [NAME_MAX - 1, NAME_MAX, NAME_MAX + 1, NAME_MAX + 20])
+def test_an_isolation_pair_jobs_name_is_kept_at_most_47_characters(length):
+    suffix = "-iso-1-2"
+    base = "b" * (length - len(suffix))
+    name = pair_name(base, 1, 2)
+    assert len(name) <= NAME_MAX == 47
+    if length <= NAME_MAX:
+        assert name == base + suffix
+    else:
+        assert name.endswith(suffix) and name != base + suffix and len(name) == NAME_MAX
+        assert pair_name(base + "x", 1, 2) != name  # the hash keeps two long bases apart
+
+
+@pytest.mark.parametrize("length", [62, 63, 64, 80])
+def test_an_inventory_host_name_is_at_most_63_characters(length):
+    name = inventory.safe_host_name("c" * length)
+    assert name == "c" * min(length, 63)
+    taken = inventory.safe_host_name("c" * length, taken={name})
+    assert len(taken) <= 63 and taken.endswith("-2")
+
+
+# ------------------------------------------------------------------------------------------------ counts
+
+
+@pytest.mark.parametrize("count, ok", [(validate.ENV_MAX, True), (validate.ENV_MAX + 1, False)])
+def test_an_env_holds_at_most_256_entries(count, ok):
+    env = [{"name": "V%d" % index, "value": "1"} for index in range(count)]
+    assert validate.ENV_MAX == 256
+    if ok:
+        validate.check_env("env", env)
+    else:
+        with pytest.raises(ConfigError, match="has 257 entries; at most 256 allowed"):
+            validate.check_env("env", env)
+
+
+@pytest.mark.parametrize("depth, ok", [(32, True), (33, False)])
+def test_a_structure_nests_at_most_32_levels(depth, ok):
+    value = "leaf"
+    for dummy in range(depth):
+        value = [value]
+    if ok:
+        validate.check_structure("v", value)
+    else:
+        with pytest.raises(ConfigError, match="nests deeper than 32 levels"):
+            validate.check_structure("v", value)
+
+
+@pytest.mark.parametrize("values, ok", [(validate.ROLE_VAR_MAX_VALUES, True), (validate.ROLE_VAR_MAX_VALUES + 1, False)])
+def test_a_role_variable_holds_at_most_100000_values(values, ok):
+    # a list of n scalars is n + 1 values (the list itself)
+    value = list(range(values - 1))
+    if ok:
+        validate.check_structure("burnin_overrides", value, max_values=validate.ROLE_VAR_MAX_VALUES)
+    else:
+        with pytest.raises(ConfigError, match="holds more than 100000 values"):
+            validate.check_structure("burnin_overrides", value, max_values=validate.ROLE_VAR_MAX_VALUES)
+
+
+def test_the_role_checks_its_variables_against_100000_values():
+    with pytest.raises(ConfigError) as caught:
+        role_vars.check_role_vars({"burnin_overrides": list(range(validate.ROLE_VAR_MAX_VALUES))})
+    assert caught.value.field == "burnin_overrides" and "more than 100000 values" in str(caught.value)
+
+
+# ------------------------------------------------------------------------------------------------ node stage parameters
+
+# stage, parameter, value, accepted (templates/workloads/gpu-burn.yaml and dcgm-diag.yaml; argument_specs.yml)
+STAGE_PARAMS = [
+    ("gpu", "matrix_size", 1024, True),
+    ("gpu", "matrix_size", 768, False),  # one multiple of 256 below
+    ("gpu", "matrix_size", 1023, False),
+    ("gpu", "matrix_size", 32768, True),
+    ("gpu", "matrix_size", 33024, False),  # one multiple of 256 above
+    ("gpu", "matrix_size", 1280, True),
+    ("gpu", "matrix_size", 1281, False),
+    ("gpu", "seconds", 1, True),
+    ("gpu", "seconds", 0, False),
+    ("gpu", "seconds", 3600, True),
+    ("gpu", "seconds", 3601, False),
+    ("gpu", "copy_bytes", 1048576, True),
+    ("gpu", "copy_bytes", 1048575, False),
+    ("gpu", "copy_bytes", 68719476736, True),
+    ("gpu", "copy_bytes", 68719476737, False),
+    ("gpu", "copy_iters", 1, True),
+    ("gpu", "copy_iters", 0, False),
+    ("gpu", "copy_iters", 10000, True),
+    ("gpu", "copy_iters", 10001, False),
+    ("gpu", "sibling_percent", 0, False),
+    ("gpu", "sibling_percent", 0.001, True),
+    ("gpu", "sibling_percent", 99.999, True),
+    ("gpu", "sibling_percent", 100, False),
+    ("gpu", "sibling_percent", "99.5", True),
+    ("dcgm", "level", 0, False),
+    ("dcgm", "level", 1, True),
+    ("dcgm", "level", 2, True),
+    ("dcgm", "level", 5, False),
+    ("dcgm", "timeout", 0, False),
+    ("dcgm", "timeout", 1, True),
+    ("dcgm", "timeout", 86400, True),
+    ("dcgm", "timeout", 86401, False),
+]
+
+
+@pytest.mark.parametrize("stage, param, value, ok", STAGE_PARAMS)
+def test_each_stage_parameter_at_its_bounds_and_one_past(stage, param, value, ok):
+    given = {"burnin_stage_params": {stage: {param: value}}, "burnin_gpu_architecture": "h100"}
+    if ok:
+        assert role_vars.check_role_vars(given)["burnin_stage_params"][stage][param] == value
+    else:
+        with pytest.raises(ConfigError) as caught:
+            role_vars.check_role_vars(given)
+        assert caught.value.field.startswith("burnin_stage_params.%s" % stage), str(caught.value)
+        assert param in str(caught.value)
+
+
+def test_the_gpu_stage_bounds_are_the_documented_ones():
+    text = description("burnin_stage_params")
+    for stated in ("a multiple of 256 from 1024 to 32768", "1 to 3600", "1048576 to 68719476736", "1 to 10000", "above 0 and below 100"):
+        assert stated in re.sub(r"\s+", " ", text), stated
+
+
+# ------------------------------------------------------------------------------------------------ the pod log cap
+
+LINES = {
+    "table rows": b"  1048576  262144  float  sum  -1  100.0  10.49  19.66  0\n",
+    "nccl info": b"nccl-x-node-0-0:57:97 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0\n",
+    "short": b"ab\n",
+}
+
+
+def _log(line, size):
+    return (line * (size // len(line) + 1))[:size]
+
+
+@pytest.mark.parametrize("cap", [pod_logs.MIN_LOG_BYTES, 100000, 1 << 20])
+@pytest.mark.parametrize("kind", sorted(LINES))
+@pytest.mark.parametrize("chunk", [None, 4096])
+def test_a_log_of_exactly_the_cap_is_whole_and_one_byte_more_is_cut(cap, kind, chunk):
+    # argument_specs.yml, burnin_log_max_bytes: "At most this many bytes of each pod's log are read"; "A longer log
+    # keeps its first eighth, its last half and ... what fits of the lines that are not NCCL INFO lines".
+    for size, whole in ((cap - 1, True), (cap, True), (cap + 1, False)):
+        text = _log(LINES[kind], size)
+        bound = pod_logs.LogBound(cap)
+        for start in range(0, size, chunk or size):
+            bound.feed(text[start : start + (chunk or size)])
+        got, cut = bound.result()
+        if whole:
+            assert cut is None and got.encode() == text, (size, cut)
+        else:
+            assert cut is not None and cut["size"] == size and cut["max_bytes"] == cap
+            assert len(got.encode()) == cut["kept"] <= cap
+
+
+@pytest.mark.parametrize("given, cap", [(pod_logs.MIN_LOG_BYTES - 1, 65536), (65536, 65536), (65537, 65537), (1, 65536)])
+def test_the_log_cap_has_a_floor_of_65536_bytes(given, cap):
+    assert pod_logs.LogBound(given).max_bytes == cap
+    assert "Below 65536" in description("burnin_log_max_bytes") or "65536" in description("burnin_log_max_bytes")
