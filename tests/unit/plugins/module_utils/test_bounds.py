@@ -373,3 +373,35 @@ def test_a_log_of_exactly_the_cap_is_whole_and_one_byte_more_is_cut(cap, kind, c
 def test_the_log_cap_has_a_floor_of_65536_bytes(given, cap):
     assert pod_logs.LogBound(given).max_bytes == cap
     assert "Below 65536" in description("burnin_log_max_bytes") or "65536" in description("burnin_log_max_bytes")
+
+
+def _expected_cut(text, cap, chunk):
+    """What LogBound keeps of TEXT, all NCCL INFO lines, over CAP (argument_specs.yml: its first eighth, its last
+    half): the head is the whole chunks that fit in cap // 8, then the next chunk's whole lines that still fit; the
+    tail the longest suffix of whole lines within cap // 2; nothing between (INFO lines only)."""
+    head_budget, tail_budget = cap // 8, cap // 2
+    whole = (head_budget // chunk) * chunk if chunk <= head_budget else 0
+    newline = text.rfind(b"\n", whole, head_budget)
+    head = text[: newline + 1] if newline >= 0 else text[:whole]
+    start = len(text) - tail_budget
+    start = text.find(b"\n", start - 1) + 1
+    return head + text[start:]
+
+
+@pytest.mark.parametrize("line_length, chunk", [(64, 1024), (64, 4096), (64, 8192), (40, 1000), (40, 65536), (100, 3000), (100, 700)])
+@pytest.mark.parametrize("size", [4 * 65536, 65536 + 1000])
+def test_a_longer_log_keeps_its_first_eighth_and_its_last_half_and_bounded_memory(line_length, chunk, size):
+    # NCCL INFO lines only: what stays is exactly the head and the tail; memory stays within twice the cap and one
+    # chunk (LogBound's docstring) while the log is fed, the head within its eighth.
+    cap = pod_logs.MIN_LOG_BYTES
+    line = b"h:1:1 [0] NCCL INFO " + b"x" * (line_length - 21) + b"\n"
+    text = line * (size // line_length + 1)
+    bound = pod_logs.LogBound(cap)
+    for start in range(0, len(text), chunk):
+        bound.feed(text[start : start + chunk])
+        assert len(bound.head) + len(bound.middle) + len(bound.tail) <= 2 * cap + chunk
+        assert len(bound.head) <= cap // 8
+    got, cut = bound.result()
+    assert got.encode() == _expected_cut(text, cap, chunk)
+    assert cut["size"] == len(text) and cut["kept"] == len(got.encode()) <= cap
+    assert cut["lines_dropped"] == text.count(b"\n") - got.encode().count(b"\n")
