@@ -208,3 +208,33 @@ def test_the_roles_longest_trainjob_name_is_at_most_63_characters(length, accept
 def test_the_roles_namespace_is_at_most_63_characters(length, accepted):
     started = run_start({"burnin_namespace": "n" * length, "burnin_stages": ["fleet"]}, "c", "r1")
     assert (started["problem"] == "") is accepted, started["problem"]
+
+
+# ------------------------------------------------------------------------------------------------ complete vs cut
+
+NO_FOOTER = "v2.16-all-reduce-truncated-no-footer.log"
+JSON_CUT = "v2.16-all-reduce-truncated.json"
+JSON_WHOLE = "v2.16-all-reduce-2x8-h100.json"
+
+# docs/verdicts.md, check `result`: output cut short is `error`, unless the job failed or timed out (then `fail`, the
+# job's reason first); a whole table is judged. allow_partial keeps the rows of a cut table but never makes it complete.
+COMPLETE_X_CUT = [
+    (JSON_WHOLE, False, None, "pass", "busbw 487.4 GB/s at 16G"),
+    (JSON_WHOLE, True, "Complete", "pass", "TrainJob Complete; busbw 487.4 GB/s at 16G"),
+    (JSON_WHOLE, False, "Timeout", "fail", "TrainJob Timeout: why"),
+    (NO_FOOTER, False, None, "error", "no result: nccl-tests output line 56: truncated"),
+    (NO_FOOTER, True, None, "error", "no complete result: line 56: truncated"),
+    (NO_FOOTER, True, "Complete", "error", "no complete result: line 56: truncated"),
+    (NO_FOOTER, False, "Failed", "fail", "TrainJob Failed: why; no result: nccl-tests output line 56: truncated"),
+    (NO_FOOTER, True, "Timeout", "fail", "TrainJob Timeout: why; no complete result: line 56: truncated"),
+    (JSON_CUT, False, None, "error", "no result: nccl-tests output (JSON) line 1: not valid JSON (truncated -J output?)"),
+    (JSON_CUT, True, "Complete", "error", "no result: nccl-tests output (JSON) line 1: not valid JSON (truncated -J output?)"),
+    (JSON_CUT, False, "Timeout", "fail", "TrainJob Timeout: why; no result: nccl-tests output (JSON) line 1"),
+]
+
+
+@pytest.mark.parametrize("evidence, allow_partial, outcome, verdict, reason", COMPLETE_X_CUT)
+def test_complete_and_cut_output_with_and_without_partial_results(evidence, allow_partial, outcome, verdict, reason):
+    result = vd.verdict_for(fixture(evidence), H100_AWS, "all_reduce", job_outcome=outcome, job_reason="why" if outcome else None, allow_partial=allow_partial)
+    assert result["verdict"] == verdict, result["reason"]
+    assert result["reason"].startswith(reason), result["reason"]
