@@ -405,3 +405,35 @@ def test_a_longer_log_keeps_its_first_eighth_and_its_last_half_and_bounded_memor
     assert got.encode() == _expected_cut(text, cap, chunk)
     assert cut["size"] == len(text) and cut["kept"] == len(got.encode()) <= cap
     assert cut["lines_dropped"] == text.count(b"\n") - got.encode().count(b"\n")
+
+
+# ------------------------------------------------------------------------------------------------ bounded evidence
+
+GPU_PREFIX = "# gpufleet-burnin gpu-burn on host-a: "
+
+
+@pytest.mark.parametrize("lines, kept, problem", [(63, 63, False), (64, 64, False), (65, 64, True)])
+def test_the_gpu_reader_keeps_at_most_64_gpu_lines(lines, kept, problem):
+    # docs/gpu-stage.md: "at most 64 GPU lines"
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import gpu
+
+    text = "".join(GPU_PREFIX + "gpu %d uuid U tflops 795.0 gbps 2500.0 errors 0\n" % index for index in range(lines))
+    parsed = gpu.parse_gpu_output(text)
+    assert len(parsed["gpus"]) == kept
+    assert parsed["problems"] == (["more than 64 GPU lines: the rest are not read"] if problem else [])
+
+
+@pytest.mark.parametrize("codes, kept", [(19, 19), (20, 20), (21, 20)])
+def test_the_xid_scan_keeps_at_most_20_codes(codes, kept):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
+
+    text = "\n".join("NVRM: Xid (PCI:0000:%02x:00): %d, x" % (index, index) for index in range(1, codes + 1))
+    assert [item["xid"] for item in actions.xids_in(text)] == list(range(1, kept + 1))
+
+
+@pytest.mark.parametrize("pad, found", [(65536 - 60, True), (65536, False)])
+def test_the_xid_scan_reads_the_first_65536_characters(pad, found):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
+
+    line = "NVRM: Xid (PCI:0000:65:00): 79, GPU has fallen off the bus."
+    assert [item["xid"] for item in actions.xids_in("x" * pad + line)] == ([79] if found else [])
