@@ -238,3 +238,45 @@ def test_complete_and_cut_output_with_and_without_partial_results(evidence, allo
     result = vd.verdict_for(fixture(evidence), H100_AWS, "all_reduce", job_outcome=outcome, job_reason="why" if outcome else None, allow_partial=allow_partial)
     assert result["verdict"] == verdict, result["reason"]
     assert result["reason"].startswith(reason), result["reason"]
+
+
+# ------------------------------------------------------------------------------------------------ recommendations
+
+
+def _runtime(text):
+    # a string built at run time, as from a report read back from JSON: not the module's interned literal
+    return "".join(list(text))
+
+
+@pytest.mark.parametrize("outcome", [None, "Complete", "Succeeded", "Pending"])
+def test_an_outcome_that_ended_well_or_not_yet_recommends_nothing_by_itself(outcome):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
+
+    assert actions.of_result({"outcome": outcome} if outcome else {})["action_rule"] == "pass"
+
+
+@pytest.mark.parametrize("outcome, rule", [("Timeout", "no_result"), ("Failed", "fail"), ("Unreachable", "unreachable")])
+def test_an_outcome_that_ended_badly_without_a_verdict_recommends_by_itself(outcome, rule):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
+
+    assert actions.of_result({"outcome": outcome})["action_rule"] == rule
+    # with a verdict, the verdict decides (a timed-out job's verdict names what failed)
+    judged = actions.of_result({"outcome": outcome, "verdict": {"verdict": "pass", "checks": []}})
+    assert judged["action_rule"] == ("unreachable" if outcome == "Unreachable" else "pass")
+
+
+def test_verdicts_read_back_from_json_are_compared_by_value():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
+
+    finding = {"verdict": _runtime("fail"), "evidence": {}, "reason": "pod p-1 failed: exit 1"}
+    assert actions.signals_of_finding(finding) == [("pod_failure", "")]
+    verdict = {"verdict": _runtime("error"), "checks": [{"name": "result", "verdict": _runtime("error"), "reason": "x"}]}
+    assert actions.of_verdict(verdict)["action_why"].startswith("result: ")
+
+
+def test_an_xid_line_ends_at_its_newline():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
+
+    text = "NVRM: Xid (PCI:0000:65:00): 79, GPU has fallen off the bus.\nthe next line"
+    assert actions.xids_in(text)[0]["line"] == "NVRM: Xid (PCI:0000:65:00): 79, GPU has fallen off the bus."
+    assert actions.xids_in(text.split("\n")[0])[0]["line"] == "NVRM: Xid (PCI:0000:65:00): 79, GPU has fallen off the bus."
