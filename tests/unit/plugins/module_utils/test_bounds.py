@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import re
 
 import pytest
@@ -437,3 +438,105 @@ def test_the_xid_scan_reads_the_first_65536_characters(pad, found):
 
     line = "NVRM: Xid (PCI:0000:65:00): 79, GPU has fallen off the bus."
     assert [item["xid"] for item in actions.xids_in("x" * pad + line)] == ([79] if found else [])
+
+
+# ------------------------------------------------------------------------------------------------ node marks
+
+
+def _nm():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_marks
+
+    return node_marks
+
+
+def _state(name="n1", annotations=None, labels=None):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import remediation
+
+    node = {"metadata": {"name": name, "labels": dict(labels or {}), "annotations": dict(annotations or {})}, "spec": {}, "status": {"conditions": []}}
+    return remediation.node_state(node)
+
+
+@pytest.mark.parametrize("hours, ok", [(0, False), (1, True), (8784, True), (8785, False)])
+def test_a_node_marks_ttl_is_1_to_8784_hours(hours, ok):
+    # argument_specs.yml, burnin_mark_ttl_hours: "(1 to 8784)"; the module's own check, not only the role's
+    if ok:
+        assert _nm().check_options(True, hours, False)["mark_ttl_hours"] == hours
+    else:
+        with pytest.raises(ConfigError) as caught:
+            _nm().check_options(True, hours, False, names={"mark_ttl_hours": "burnin_mark_ttl_hours"})
+        assert caught.value.field == "burnin_mark_ttl_hours"
+
+
+@pytest.mark.parametrize("now, ok", [(-1, False), (0, True), (1, True), (1 << 40, True), ((1 << 40) + 1, False)])
+def test_the_fake_clock_is_0_to_2_to_the_40(now, ok):
+    if ok:
+        assert _nm().check_now("now", now) == now
+    else:
+        with pytest.raises(ConfigError):
+            _nm().check_now("now", now)
+
+
+@pytest.mark.parametrize("length, readable", [(1023, True), (1024, True), (1025, False)])
+def test_a_marks_record_is_read_up_to_1024_characters(length, readable):
+    nm = _nm()
+    bare = json.dumps({"run_id": "", "marked_at": 1, "expires": 2, "condition": ""}, sort_keys=True, separators=(",", ":"))
+    text = bare.replace('"run_id":""', '"run_id":"%s"' % ("r" * (length - len(bare))))
+    assert len(text) == length
+    record = nm.read_record(_state(annotations={nm.MARKS_RECORD: text}))
+    assert (record is not None) is readable
+    if readable:
+        assert record["run_id"] == "r" * (length - len(bare))
+
+
+@pytest.mark.parametrize("length", [511, 512, 513, 600])
+def test_a_conditions_message_is_at_most_512_characters(length):
+    nm = _nm()
+    head = nm.condition_for("fail", "r1", 0, ["x"], 0)["message"]
+    reason = "y" * (length - len(head) + 1)
+    message = nm.condition_for("fail", "r1", 0, [reason, "not shown"], 0)["message"]
+    full = "run r1: fail; expires 1970-01-01T00:00:00Z; " + reason
+    assert len(full) == length
+    if length <= 512:
+        assert message == full
+    else:
+        assert message == full[:509] + "..." and len(message) == 512
+
+
+def test_a_conditions_status_reads_the_result_by_value():
+    assert _nm().condition_for("".join(["pa", "ss"]), "r1", 0, [], 0)["status"] == "True"
+    assert _nm().condition_for("warn", "r1", 0, [], 0)["status"] == "False"
+
+
+@pytest.mark.parametrize("earlier_run, kept", [("r1", True), ("r0", False), ("r2", False)])
+def test_a_mark_keeps_its_first_time_only_for_the_same_run(earlier_run, kept):
+    nm = _nm()
+    record = json.dumps({"condition": "", "expires": 1000 + 3600, "marked_at": 1000, "run_id": earlier_run})
+    after = nm.plan_mark(_state(annotations={nm.MARKS_RECORD: record}), {"node": "n1", "verdict": "pass"}, "r1", 5000, nm.check_options(True, 1, False))
+    assert json.loads(after["annotations"][nm.MARKS_RECORD])["marked_at"] == (1000 if kept else 5000)
+    # the same record in another key order is kept as it was written
+    if kept:
+        assert after["annotations"][nm.MARKS_RECORD] == record
+
+
+def test_the_verdict_annotation_is_sorted_compact_json_and_long_scalars_are_cut_to_80():
+    nm = _nm()
+    assert nm.bounded_entry({"verdict": "pass", "node": "n1"}) == '{"node":"n1","verdict":"pass"}'
+    big = dict(("k%02d" % index, "v" * 1000) for index in range(40))
+    big.update(verdict="fail", gpus=8)
+    text = nm.bounded_entry(big)
+    shown = json.loads(text)
+    assert len(text.encode("utf-8")) <= nm.VERDICT_MAX_BYTES == 8192 and set(shown) == set(big)
+    assert shown["k00"] == "v" * 80 and shown["gpus"] == 8 and shown["verdict"] == "fail"
+
+
+@pytest.mark.parametrize("other_marked_at, superseded", [(1000, False), (999, True)])
+def test_only_an_earlier_runs_mark_is_superseded(other_marked_at, superseded):
+    nm = _nm()
+
+    def marked(name, run, at):
+        record = {"run_id": run, "marked_at": at, "expires": at + 10**6, "condition": ""}
+        return _state(name, annotations={nm.MARKS_RECORD: json.dumps(record)}, labels={nm.RESULT_LABEL: "pass", nm.EXPIRES_LABEL: str(at + 10**6)})
+
+    states = [marked("n1", "r2", 1000), marked("n2", "r1", other_marked_at)]
+    expected = {"n2": "superseded by run r2"} if superseded else {}
+    assert nm.plan_expire(states, 2000) == expected
