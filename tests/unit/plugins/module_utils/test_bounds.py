@@ -540,3 +540,14 @@ def test_only_an_earlier_runs_mark_is_superseded(other_marked_at, superseded):
     states = [marked("n1", "r2", 1000), marked("n2", "r1", other_marked_at)]
     expected = {"n2": "superseded by run r2"} if superseded else {}
     assert nm.plan_expire(states, 2000) == expected
+
+
+def test_a_chunk_that_exactly_fills_the_head_is_kept_whole():
+    # The head takes every chunk that fits, the last one exactly (len(chunk) == room), even when it ends mid-line.
+    cap = pod_logs.MIN_LOG_BYTES
+    text = b"".join(b"h:1:1 [0] NCCL INFO %06d " % index + b"x" * 72 + b"\n" for index in range(4 * cap // 100))
+    bound = pod_logs.LogBound(cap)
+    for start in range(0, len(text), cap // 8):
+        bound.feed(text[start : start + cap // 8])
+    got, cut = bound.result()
+    assert got.encode().startswith(text[: cap // 8]) and cut is not None
