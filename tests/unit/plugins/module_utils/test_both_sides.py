@@ -280,3 +280,48 @@ def test_an_xid_line_ends_at_its_newline():
     text = "NVRM: Xid (PCI:0000:65:00): 79, GPU has fallen off the bus.\nthe next line"
     assert actions.xids_in(text)[0]["line"] == "NVRM: Xid (PCI:0000:65:00): 79, GPU has fallen off the bus."
     assert actions.xids_in(text.split("\n")[0])[0]["line"] == "NVRM: Xid (PCI:0000:65:00): 79, GPU has fallen off the bus."
+
+
+# ------------------------------------------------------------------------------------------------ NVLink-only pairs
+
+CLIQUE = "nvidia.com/gpu.clique"
+
+
+@pytest.mark.parametrize(
+    "mnnvl, labels, reason",
+    [
+        (None, {"a": {CLIQUE: "c1"}, "b": {CLIQUE: "c1"}}, "the run did not enable multi-node NVLink"),
+        (False, {"a": {CLIQUE: "c1"}, "b": {CLIQUE: "c1"}}, "the run did not enable multi-node NVLink"),
+        (True, None, "the nodes' labels could not be read"),
+        (True, {"a": {CLIQUE: "c1"}, "b": {}}, "nvidia.com/gpu.clique is not labelled on both nodes"),
+        (True, {"a": {}, "b": {CLIQUE: "c1"}}, "nvidia.com/gpu.clique is not labelled on both nodes"),
+        (True, {"a": {CLIQUE: "c1"}, "b": {CLIQUE: "c2"}}, "the nodes are in different NVLink domains (nvidia.com/gpu.clique c1 and c2)"),
+        (True, {"a": {CLIQUE: "c1"}, "b": {CLIQUE: "c1"}}, ""),
+    ],
+)
+def test_an_nvlink_only_pair_needs_mnnvl_enabled_and_one_domain_label(mnnvl, labels, reason):
+    # docs/isolation.md: a pair gets an NVLink-only run only when the run enabled MNNVL and both nodes carry the same
+    # domain label (_lib/nccl/isolation.yaml nvlink_only.domain_label)
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation_parts
+
+    context = {"labels": labels} if mnnvl is None else {"mnnvl": mnnvl, "labels": labels}
+    got = isolation_parts.nvlink_pair("a", "b", context)
+    assert got.startswith(reason) and (got == "") is (reason == ""), got
+    assert isolation_parts.nvlink_pair("a", "b", context, cat={"paths": {"nvlink_only": None}}) == "the catalogue has no NVLink-only recipe"
+
+
+@pytest.mark.parametrize(
+    "proof, reason",
+    [
+        (None, "its log has no NCCL INFO lines"),
+        ({"info_lines": 0, "mnnvl": True, "net": {}}, "its log has no NCCL INFO lines"),
+        ({"info_lines": 10, "mnnvl": True, "net": {"IB": 4}}, "its log shows network channels (via NET/IB x4)"),
+        ({"info_lines": 10, "mnnvl": False, "net": {}}, "NCCL did not report multi-node NVLink used"),
+        ({"info_lines": 10, "mnnvl": True, "net": {}}, ""),
+    ],
+)
+def test_an_nvlink_only_run_is_proven_only_by_info_lines_with_mnnvl_and_no_network(proof, reason):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation_parts
+
+    got = isolation_parts._unproven(proof)
+    assert got.startswith(reason) and (got == "") is (reason == ""), got
