@@ -551,3 +551,43 @@ def test_a_chunk_that_exactly_fills_the_head_is_kept_whole():
         bound.feed(text[start : start + cap // 8])
     got, cut = bound.result()
     assert got.encode().startswith(text[: cap // 8]) and cut is not None
+
+
+# ------------------------------------------------------------------------------------------------ API errors
+
+
+@pytest.mark.parametrize(
+    "code, cls",
+    [
+        (0, "Error"),
+        (399, "Error"),
+        (400, "Invalid"),
+        (401, "Unauthorized"),
+        (402, "Error"),
+        (403, "Forbidden"),
+        (404, "NotFound"),
+        (405, "Error"),
+        (408, "Error"),
+        (409, "Conflict"),
+        (410, "Error"),
+        (421, "Error"),
+        (422, "Invalid"),
+        (423, "Error"),
+        (499, "Error"),
+        (500, "ServerError"),
+        (503, "ServerError"),
+    ],
+)
+def test_each_http_status_and_its_neighbours_has_its_class(code, cls):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import k8s_errors
+
+    assert k8s_errors._class_of(code) == cls
+
+
+@pytest.mark.parametrize("length, cut", [(399, False), (400, False), (401, True)])
+def test_an_api_error_message_is_at_most_400_characters(length, cut):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import k8s_errors
+
+    text = "m" * length
+    assert k8s_errors.MAX_MESSAGE == 400
+    assert k8s_errors._one_line(text) == (text[:397] + "..." if cut else text)
