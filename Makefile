@@ -22,7 +22,7 @@ lock:
 # mutation testing of the core with cosmic-ray (not part of `test`: slow); MUTATE_FILES=judging/thresholds.py to choose
 # the modules, see scripts/mutate.sh and docs/mutation.md
 mutate:
-	bash scripts/mutate.sh
+	CHANGED="$(CHANGED)" bash scripts/mutate.sh
 
 # regenerate the missing-gplv3-license lines of tests/sanity/ignore-*.txt from plugins/modules/ and plugins/inventory/
 sanity-ignores:

@@ -2,9 +2,14 @@
 # Mutation testing of the pure core with cosmic-ray (`make mutate`; docs/mutation.md). Not part of `make test`:
 # every mutant is one run of its module's unit tests, so a folder takes tens of minutes on 2 cores.
 #
-#   scripts/mutate.sh                                   # the default set: judging/, validation/, cluster/polling.py
+#   scripts/mutate.sh                                   # the whole core: judging/ validation/ rendering/ cluster/ burnin/ validate.py
 #   MUTATE_FILES="judging/thresholds.py validation" scripts/mutate.sh
+#   CHANGED=1 scripts/mutate.sh                         # only the functions a change touched (make mutate CHANGED=1)
 #
+# CHANGED=1      mutate only the modules of MUTATE_FILES (default: the whole core) that changed since the merge base
+#                of HEAD and MUTATE_BASE (default origin/main, else main), committed, uncommitted or untracked, and
+#                in them only the mutants inside a function holding a changed line (and changed lines outside any
+#                function); its sessions are kept apart from the full run's (<module>__changed)
 # MUTATE_FILES   files or folders under plugins/module_utils/ (a plugins/module_utils/ prefix is accepted)
 # MUTATE_FRESH=1 forget earlier results: by default a module whose source, test files and test command did not
 #                change keeps its session, and an interrupted run resumes where it stopped
@@ -38,7 +43,7 @@ die() { printf '[mutate] ERROR: %s\n' "$*" >&2; exit 1; }
 REPO="$GPUFLEET_REPO"
 REQS="$REPO/tests/locks/mutation.txt"
 MU="plugins/module_utils"
-DEFAULT_FILES="judging validation cluster/polling.py"
+DEFAULT_FILES="judging validation rendering cluster burnin validate.py"
 key="$(printf '%s' "$REPO" | sha256sum | cut -c1-12)"
 OUT="${MUTATE_OUT:-$GPUFLEET_CACHE/mutation/$key}"
 MVENV="$GPUFLEET_CACHE/venv-mutation"
@@ -123,6 +128,38 @@ for sel in ${MUTATE_FILES:-$DEFAULT_FILES}; do
 done
 [ "${#files[@]}" -gt 0 ] || die "MUTATE_FILES selects no module"
 
+# CHANGED=1: the modules a change touched since the merge base, and the line ranges of their touched functions
+declare -A spans_of=()
+changed_mode=""
+if [ -n "${CHANGED:-}" ] && [ "${CHANGED}" != 0 ]; then
+    changed_mode=1
+    base_ref="${MUTATE_BASE:-}"
+    if [ -z "$base_ref" ]; then
+        for ref in origin/main main; do
+            if git -C "$REPO" rev-parse --verify -q "$ref^{commit}" >/dev/null; then
+                base_ref="$ref"
+                break
+            fi
+        done
+    fi
+    [ -n "$base_ref" ] || die "CHANGED=1: no origin/main or main to compare with; set MUTATE_BASE (a commit, branch or tag)"
+    base="$(git -C "$REPO" merge-base HEAD "$base_ref")" \
+        || die "CHANGED=1: no merge base of HEAD and $base_ref (a shallow clone? git fetch --unshallow, or set MUTATE_BASE)"
+    while read -r mod spans; do
+        [ -n "$mod" ] && spans_of["$mod"]="$spans"
+    done < <("${HELPER[@]}" changed "$REPO" "$base" "${files[@]}")
+    log "CHANGED=1: ${#spans_of[@]} module(s) changed since $base_ref ($(git -C "$REPO" rev-parse --short "$base")): ${!spans_of[*]}"
+    kept=()
+    for mod in "${files[@]}"; do
+        if [ -n "${spans_of[$mod]:-}" ]; then kept+=("$mod"); fi
+    done
+    if [ "${#kept[@]}" = 0 ]; then
+        log "CHANGED=1: no module of MUTATE_FILES changed since $base_ref: nothing to mutate"
+        exit 0
+    fi
+    files=("${kept[@]}")
+fi
+
 entries=()
 t_all=$SECONDS
 pid=""
@@ -131,6 +168,7 @@ trap 'if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi' EXIT
 for mod in "${files[@]}"; do
     slug="${mod//\//__}"
     slug="${slug%.py}"
+    if [ -n "$changed_mode" ]; then slug="${slug}__changed"; fi
     read -r -a tests <<<"$(tests_for "$mod")"
     [ "${#tests[@]}" -gt 0 ] || die "$mod: no line in tests/mutation/targets.txt and no tests/unit/$MU/test_$(basename "$mod"); add one"
     for t in "${tests[@]}"; do
@@ -151,6 +189,7 @@ for mod in "${files[@]}"; do
         {
             grep -v "^#" "$REQS"
             cat "$COPY/$MU/$mod"
+            if [ -n "$changed_mode" ]; then echo "spans=${spans_of[$mod]}"; fi
         } | sha256sum | cut -c1-16
     )"
     tstamp="$(
@@ -185,6 +224,9 @@ for mod in "${files[@]}"; do
         "$CR" init "$config" "$session" --force >"$OUT/$slug.init.log" 2>&1 || { cat "$OUT/$slug.init.log" >&2; die "$mod: cosmic-ray init failed"; }
         echo "$mstamp $tstamp" >"$OUT/$slug.stamp"
         log "$mod: $("${HELPER[@]}" skip-format "$session" "$COPY/$MU/$mod")"
+        if [ -n "$changed_mode" ]; then
+            log "$mod: lines ${spans_of[$mod]}: $("${HELPER[@]}" skip-outside "$session" "${spans_of[$mod]}")"
+        fi
     fi
     log "$mod: $("${HELPER[@]}" progress "$session") so far; tests: ${tests[*]} (unmutated ${base} s, timeout ${timeout} s)"
 
@@ -235,9 +277,10 @@ for mod in "${files[@]}"; do
 done
 
 # --- 4. the report ----------------------------------------------------------------------------------------------
-report=("${HELPER[@]}" report "$OUT/report.txt")
+report_file="$OUT/report${changed_mode:+-changed}.txt"
+report=("${HELPER[@]}" report "$report_file")
 if [ -n "${MUTATE_FAIL_UNDER:-}" ]; then report+=(--fail-under "$MUTATE_FAIL_UNDER"); fi
 rc=0
 "${report[@]}" "${entries[@]}" || rc=$?
-log "surviving mutants with their diffs: $OUT/report.txt ($((SECONDS - t_all)) s this run)"
+log "surviving mutants with their diffs: $report_file ($((SECONDS - t_all)) s this run)"
 exit "$rc"

@@ -10,6 +10,12 @@
         mark as skipped the mutants of a string-formatting `%` ("..." % args), all but `%` -> `+`: ten operators
         times every message of a module, each killed by any test that formats that message once; the `+` one stays
         to say whether a test does
+    mutation_report.py changed REPO BASE [MODULE ...]
+        the modules of plugins/module_utils/ a change touched since the commit BASE (committed, uncommitted and
+        untracked), one line each: MODULE SPANS, SPANS the line ranges (a-b,c-d) of the functions that hold a
+        changed line, plus changed lines outside any function; with MODULEs, only those
+    mutation_report.py skip-outside SESSION SPANS
+        mark as skipped the mutants that start outside SPANS (CHANGED=1: only the touched functions are mutated)
     mutation_report.py recheck SESSION CONFIG
         run the mutants that were not killed again (after new tests), the others keep their results
     mutation_report.py report REPORT_FILE [--fail-under PERCENT] NAME=SESSION[=SECONDS] ...
@@ -202,6 +208,18 @@ def skip_format(session, module):
     print(f"{len(skipped)} string-formatting mutants skipped")
 
 
+def skip_outside(session, spans_text):
+    spans = [tuple(int(x) for x in part.split("-")) for part in spans_text.split(",") if part]
+    skipped = []
+    with use_db(session, WorkDB.Mode.open) as db:
+        for item in db.pending_work_items:
+            if not any(any(lo <= mutation.start_pos[0] <= hi for lo, hi in spans) for mutation in item.mutations):
+                skipped.append(item.job_id)
+        if skipped:
+            db.set_multiple_results(skipped, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
+    print(f"{len(skipped)} mutants outside the changed functions skipped")
+
+
 def recheck(session, config_file):
     """Run again, with CONFIG_FILE's test command, every mutant of SESSION that was not killed (survived or
     incompetent), recording the new result; the mutants not run yet stay pending. Adding tests cannot make a killed
@@ -236,6 +254,14 @@ def main(argv):
         return 0
     if cmd == "skip-format" and len(args) == 2:
         skip_format(args[0], args[1])
+        return 0
+    if cmd == "changed" and len(args) >= 2:
+        from mutation_changed import changed
+
+        changed(args[0], args[1], set(args[2:]))
+        return 0
+    if cmd == "skip-outside" and len(args) == 2:
+        skip_outside(args[0], args[1])
         return 0
     if cmd == "recheck" and len(args) == 2:
         recheck(args[0], args[1])

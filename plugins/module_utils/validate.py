@@ -47,7 +47,8 @@ GRAMMARS = {
         "a label value: letters, digits, '-', '_' and '.', starting and ending with a letter or digit, or empty",
     ),
     "qualified_name": (
-        re.compile(r"^(%s(\.%s)*/)?%s\Z" % (_LABEL, _LABEL, _NAME_PART)),
+        # apimachinery IsQualifiedName: the prefix at most 253 characters, the name at most 63 (the lookaheads)
+        re.compile(r"^((?=[^/]{1,253}/)%s(\.%s)*/)?(?=[^/]{1,63}\Z)%s\Z" % (_LABEL, _LABEL, _NAME_PART)),
         317,
         "a qualified name such as app or example.com/name (prefix a DNS subdomain, name at most 63 characters)",
     ),

@@ -75,7 +75,8 @@ class LogBound(object):
                 chunk = chunk[end + 1 :]
             self.head_open = False
         self.tail += chunk
-        if len(self.tail) > 2 * self.tail_budget:
+        # A log within max_bytes is kept whole (burnin_log_max_bytes); only a longer one loses its middle.
+        if self.size > self.max_bytes and len(self.tail) > 2 * self.tail_budget:
             self._spill()
 
     def _spill(self):
@@ -102,7 +103,7 @@ class LogBound(object):
         self.dropped_lines += lines - kept
 
     def result(self):
-        if len(self.tail) > self.tail_budget:
+        if self.size > self.max_bytes and len(self.tail) > self.tail_budget:
             self._spill()
         data = bytes(self.head + self.middle + self.tail)
         cut = None
