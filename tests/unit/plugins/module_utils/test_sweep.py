@@ -263,3 +263,52 @@ def test_every_stale_gpu_node_is_picked_or_skipped_once_and_the_pick_keeps_the_b
     # Nothing left over the limit is staler than something picked.
     waiting = [row["node"] for row in chosen["skipped"] if row["reason"] == "over_limit"]
     assert not waiting or len(picked) == chosen["limit"]
+
+
+def _checked(**changes):
+    import os
+
+    import yaml
+
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    with open(os.path.join(root, "roles", "burnin", "defaults", "main.yml")) as fh:
+        given = yaml.safe_load(fh)
+    given.update(changes)
+    return check_role_vars(given)
+
+
+@pytest.mark.parametrize("stage", ["node", "dcgm", "gpu"])
+def test_the_role_plans_a_sweeps_node_stage_on_exactly_the_picked_nodes(stage):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_plan
+
+    cluster = {"detection": {"gpu_nodes": 16}}
+    out = role_plan.role_plan(_checked(burnin_sweep_nodes=["n3", "n1"], burnin_sweep_hold="taint"), "aws", "h100", "r1", "burnin", cluster, stage)
+    assert out["stage"]["nodes"] == 2
+    assert out["objects"][-1]["spec"]["trainer"]["numNodes"] == 2
+    runtime = [obj for obj in out["objects"] if obj["kind"] == "TrainingRuntime"][0]
+    for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+        spec = job["template"]["spec"]["template"]["spec"]
+        assert spec["priorityClassName"] == sweep.PRIORITY_CLASS
+        for term in spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]:
+            assert {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1", "n3"]} in term["matchExpressions"]
+    # Without the sweep's nodes the same stage runs on every GPU node, unpinned.
+    plain = role_plan.role_plan(_checked(), "aws", "h100", "r1", "burnin", cluster, stage)
+    assert plain["stage"]["nodes"] == 16 and "priorityClassName" not in str(plain["objects"])
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"burnin_sweep_stages": ["fleet"]}, "burnin_sweep_stages"),
+        ({"burnin_sweep_hold": "cordon"}, "burnin_sweep_hold"),
+        ({"burnin_sweep_max_percent": 0}, "burnin_sweep_max_percent"),
+        ({"burnin_sweep_nodes": ["Bad_Name"]}, "burnin_sweep_nodes[0]"),
+        ({"burnin_sweep_nodes": ["a", "a"]}, "burnin_sweep_nodes"),
+    ],
+)
+def test_the_role_refuses_bad_sweep_variables_naming_them(changes, field):
+    with pytest.raises(ConfigError) as raised:
+        _checked(**changes)
+    assert raised.value.field == field if hasattr(raised.value, "field") else field in str(raised.value)
