@@ -81,9 +81,14 @@ def _ready(node):
 
 
 def _blocking_taint(node):
-    """The first NoSchedule or NoExecute taint a sweep pod does not tolerate (the sweep's own hold is tolerated), or ""."""
+    """The first NoSchedule or NoExecute taint a sweep pod does not tolerate, or "". Tolerated: the sweep's own hold,
+    and a taint keyed by a GPU resource (GKE's nvidia.com/gpu=present on every GPU node: the platform overrides
+    tolerate it, templates/overrides/platforms/gcp.yaml, as Kubernetes' ExtendedResourceToleration admission does for
+    pods that request the resource)."""
     for taint in (node.get("spec") or {}).get("taints") or []:
-        if isinstance(taint, dict) and taint.get("effect") in ("NoSchedule", "NoExecute") and taint.get("key") != HOLD_TAINT_KEY:
+        if not isinstance(taint, dict) or taint.get("key") in (HOLD_TAINT_KEY,) + GPU_RESOURCES:
+            continue
+        if taint.get("effect") in ("NoSchedule", "NoExecute"):
             return remediation.taint_text(taint) if taint.get("key") else "a taint"
     return ""
 

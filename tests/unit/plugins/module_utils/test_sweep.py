@@ -217,6 +217,8 @@ def test_the_priority_class_is_negative_and_never_preempts():
 
 
 def test_a_cancelled_sweeps_hold_is_found_by_the_next_one():
+    gke = node("g", taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}])
+    assert [row["node"] for row in sweep.select([gke], [], NOW, OPTIONS)["picked"]] == ["g"]
     held = node("a", taints=[sweep.hold_taint("run-1")])
     mine = node("b", taints=[sweep.hold_taint("run-2")])
     assert sweep.stale_holds([held, mine, node("c")], "run-2") == ["a"]
