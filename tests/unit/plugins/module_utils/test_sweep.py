@@ -314,3 +314,25 @@ def test_the_role_refuses_bad_sweep_variables_naming_them(changes, field):
     with pytest.raises(ConfigError) as raised:
         _checked(**changes)
     assert raised.value.field == field if hasattr(raised.value, "field") else field in str(raised.value)
+
+
+def test_the_coverage_validates_against_the_verdict_schema():
+    import json
+    import os
+
+    import jsonschema
+    import referencing
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    with open(os.path.join(root, "docs", "verdict-schema.json")) as fh:
+        schema = json.load(fh)
+    registry = referencing.Registry().with_resource(schema["$id"], referencing.Resource.from_contents(schema))
+    nodes, pods = fleet()
+    chosen = sweep.select(nodes, pods, NOW, OPTIONS)
+    fleet_cover = sweep.fleet_coverage({"aws_h100": sweep.coverage(nodes, NOW, chosen, preempted=["never"])})
+    for definition, document in (("sweep_coverage", fleet_cover), ("sweep_cluster_coverage", fleet_cover["clusters"]["aws_h100"])):
+        validator = jsonschema.Draft202012Validator({"$ref": "%s#/$defs/%s" % (schema["$id"], definition)}, registry=registry)
+        assert [error.message for error in validator.iter_errors(document)] == []
+    bad = dict(fleet_cover, skipped={"lunch": 1})
+    validator = jsonschema.Draft202012Validator({"$ref": "%s#/$defs/sweep_coverage" % schema["$id"]}, registry=registry)
+    assert list(validator.iter_errors(bad))
