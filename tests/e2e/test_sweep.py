@@ -123,6 +123,8 @@ def run_sweep(state, work, run_id, *options, check=True):
             "-e",
             "burnin_poll_interval=1",
             "-e",
+            "burnin_timeout=180",
+            "-e",
             "burnin_sweep_max_age_hours=12",
             "-e",
             json.dumps({"burnin_sweep_stages": ["node"]}),

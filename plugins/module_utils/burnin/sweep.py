@@ -28,6 +28,8 @@ PRIORITY_CLASS = "gpufleet-burnin-sweep"
 PRIORITY_VALUE = -1000
 HOLD_TAINT_KEY = "gpufleet.burnin/sweep"
 HOLDS = ("none", "taint")
+# The replicated job of a node stage whose pods hold the GPUs, one per node (burnin/isolation_run.py NODE_JOB).
+GPU_JOB = "node"
 # Extended resources that are a GPU (the GPU Operator's, AMD's device plugin's).
 GPU_RESOURCES = (GPU_RESOURCE, "amd.com/gpu")
 SKIP_REASONS = ("busy", "cordoned", "not_ready", "tainted", "preempted", "over_limit")
@@ -300,9 +302,10 @@ def stale_holds(nodes, run_id=""):
 
 
 def pinned(objects, nodes, priority_class_name=PRIORITY_CLASS, hold=False):
-    """OBJECTS (a node stage's plan) with every pod of the TrainingRuntime's replicated jobs required on NODES (node
-    affinity on the hostname, added to each of the runtime's required terms), under PRIORITY_CLASS_NAME, and with HOLD
-    tolerating the sweep's hold taint."""
+    """OBJECTS (a node stage's plan) with the pods of the GPU job (``node``, as isolation_run.NODE_JOB) required on NODES
+    (node affinity on the hostname, added to each of the runtime's required terms; an MPI launcher stays where it
+    goes: pinned beside the node pods, the stage's one-pod-per-node anti-affinity would leave one pending), every pod
+    under PRIORITY_CLASS_NAME, and with HOLD tolerating the sweep's hold taint."""
     required = {"key": "kubernetes.io/hostname", "operator": "In", "values": sorted(nodes)}
     out = copy.deepcopy(objects)
     for obj in out:
@@ -310,12 +313,13 @@ def pinned(objects, nodes, priority_class_name=PRIORITY_CLASS, hold=False):
             continue
         for job in obj["spec"]["template"]["spec"]["replicatedJobs"]:
             pod_spec = job["template"]["spec"]["template"].setdefault("spec", {})
-            node_affinity = pod_spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
-            selector = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
-            terms = [dict(term) for term in selector.get("nodeSelectorTerms") or []] or [{}]
-            for term in terms:
-                term["matchExpressions"] = [e for e in term.get("matchExpressions") or [] if e.get("key") != required["key"]] + [dict(required)]
-            node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = dict(selector, nodeSelectorTerms=terms)
+            if job.get("name") == GPU_JOB:
+                node_affinity = pod_spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
+                selector = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+                terms = [dict(term) for term in selector.get("nodeSelectorTerms") or []] or [{}]
+                for term in terms:
+                    term["matchExpressions"] = [e for e in term.get("matchExpressions") or [] if e.get("key") != required["key"]] + [dict(required)]
+                node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = dict(selector, nodeSelectorTerms=terms)
             if priority_class_name:
                 pod_spec["priorityClassName"] = priority_class_name
             if hold:

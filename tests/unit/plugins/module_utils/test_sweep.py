@@ -290,11 +290,16 @@ def test_the_role_plans_a_sweeps_node_stage_on_exactly_the_picked_nodes(stage):
     assert out["stage"]["nodes"] == 2
     assert out["objects"][-1]["spec"]["trainer"]["numNodes"] == 2
     runtime = [obj for obj in out["objects"] if obj["kind"] == "TrainingRuntime"][0]
+    pinned_jobs = []
     for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
         spec = job["template"]["spec"]["template"]["spec"]
         assert spec["priorityClassName"] == sweep.PRIORITY_CLASS
-        for term in spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]:
-            assert {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1", "n3"]} in term["matchExpressions"]
+        terms = (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms")
+        if any({"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1", "n3"]} in term["matchExpressions"] for term in terms or []):
+            assert all({"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1", "n3"]} in term["matchExpressions"] for term in terms)
+            pinned_jobs.append(job["name"])
+    # The GPU pods only: a launcher pinned beside them would break the one-pod-per-node anti-affinity.
+    assert pinned_jobs == ["node"]
     # Without the sweep's nodes the same stage runs on every GPU node, unpinned.
     plain = role_plan.role_plan(_checked(), "aws", "h100", "r1", "burnin", cluster, stage)
     assert plain["stage"]["nodes"] == 16 and "priorityClassName" not in str(plain["objects"])
