@@ -30,6 +30,7 @@ HOLD_TAINT_KEY = "gpufleet.burnin/sweep"
 HOLDS = ("none", "taint")
 # The replicated job of a node stage whose pods hold the GPUs, one per node (burnin/isolation_run.py NODE_JOB).
 GPU_JOB = "node"
+JOBSET_SKIP_PRIORITY_LABEL = "alpha.jobset.sigs.k8s.io/node-selector"
 # Extended resources that are a GPU (the GPU Operator's, AMD's device plugin's).
 GPU_RESOURCES = (GPU_RESOURCE, "amd.com/gpu")
 SKIP_REASONS = ("busy", "cordoned", "not_ready", "tainted", "preempted", "over_limit")
@@ -312,7 +313,15 @@ def pinned(objects, nodes, priority_class_name=PRIORITY_CLASS, hold=False):
         if obj.get("kind") != "TrainingRuntime":
             continue
         for job in obj["spec"]["template"]["spec"]["replicatedJobs"]:
-            pod_spec = job["template"]["spec"]["template"].setdefault("spec", {})
+            pod_template = job["template"]["spec"]["template"]
+            pod_spec = pod_template.setdefault("spec", {})
+            if priority_class_name:
+                # JobSet's pod webhook copies a pod's priority into the label jobset.sigs.k8s.io/priority, and a
+                # negative number is no valid label value: the pod is refused. The webhook skips pods carrying this
+                # annotation (sigs.k8s.io/jobset v0.12.0 pkg/webhooks/pod_webhook.go); it changes nothing else
+                # without exclusive placement, which the collection does not use (tests/e2e/test_sweep.py).
+                metadata = pod_template.setdefault("metadata", {})
+                metadata["annotations"] = dict(metadata.get("annotations") or {}, **{JOBSET_SKIP_PRIORITY_LABEL: "true"})
             if job.get("name") == GPU_JOB:
                 node_affinity = pod_spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
                 selector = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}

@@ -294,6 +294,8 @@ def test_the_role_plans_a_sweeps_node_stage_on_exactly_the_picked_nodes(stage):
     for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
         spec = job["template"]["spec"]["template"]["spec"]
         assert spec["priorityClassName"] == sweep.PRIORITY_CLASS
+        # JobSet would label the pod with its negative priority, an invalid label value, unless told to skip it.
+        assert job["template"]["spec"]["template"]["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/node-selector"] == "true"
         terms = (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms")
         if any({"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1", "n3"]} in term["matchExpressions"] for term in terms or []):
             assert all({"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1", "n3"]} in term["matchExpressions"] for term in terms)
