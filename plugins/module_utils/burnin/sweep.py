@@ -224,7 +224,8 @@ def coverage(nodes, now, selection=None, preempted=()):
         "never_verified": [row["node"] for row in rows if row["state"] == "unmarked"],
         "expired": [row["node"] for row in rows if row["state"] == "expired"],
         "skipped": skipped,
-        "picked": [row["node"] for row in selection.get("picked") or []],
+        # select()'s rows, or their names (gpufleet.burnin.burnin_sweep_select gives the names).
+        "picked": [row["node"] if isinstance(row, dict) else str(row) for row in selection.get("picked") or []],
         "preempted": preempted,
         "nodes": [dict(row, verified_at=node_marks.iso(row["verified_at"]) if row["verified_at"] is not None else None) for row in rows],
     }
