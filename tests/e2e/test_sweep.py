@@ -154,7 +154,8 @@ def first(sweep_fleet):
     api.create_namespaced_pod("default", workload_pod("team-train", N[5]))
     wait_for("the team's pod on %s" % N[5], lambda: api.read_namespaced_pod("team-train", "default").status.phase == "Running")
     marks_before = dict((name, (api.read_node(name).metadata.labels or {}).get(nm.RUN_LABEL)) for name in N)
-    proc = run_sweep(state, work, "sweep-1", "-e", "burnin_sweep_max_nodes=2", "-e", "burnin_sweep_hold=taint")
+    # Both bounds: 2 nodes, and 50 % of 6 GPU nodes (3).
+    proc = run_sweep(state, work, "sweep-1", "-e", "burnin_sweep_max_nodes=2", "-e", "burnin_sweep_max_percent=50", "-e", "burnin_sweep_hold=taint")
     pods = api.list_namespaced_pod(NAMESPACE).items
     return dict(state=state, work=work, api=api, proc=proc, pods=pods, marks_before=marks_before)
 
