@@ -31,6 +31,10 @@ options:
     type: list
     elements: dict
     default: []
+  run_id:
+    description: The sweep's run id; only preemptions of its own pods count (an earlier sweep's events stay an hour).
+    type: str
+    default: ''
   now:
     description: The clock in Unix seconds; 0 for the controller's.
     type: int
@@ -55,13 +59,13 @@ import time
 from ansible.errors import AnsibleFilterError
 
 
-def burnin_sweep_coverage_filter(nodes, selection=None, events=None, now=0):
+def burnin_sweep_coverage_filter(nodes, selection=None, events=None, now=0, run_id=""):
     from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import sweep
 
     if not isinstance(nodes, list) or not isinstance(events or [], list) or not isinstance(selection or {}, dict):
         raise AnsibleFilterError("gpufleet.burnin.burnin_sweep_coverage: the input and events must be lists, selection a mapping")
     selection = selection or {}
-    preempted = sweep.preempted_nodes(events or [], [], selection.get("picked") or [])
+    preempted = sweep.preempted_nodes(events or [], [], selection.get("picked") or [], run_id=str(run_id or ""))
     return sweep.coverage(nodes, int(now) or int(time.time()), selection, preempted)
 
 

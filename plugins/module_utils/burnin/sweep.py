@@ -254,13 +254,17 @@ def fleet_coverage(clusters):
     }
 
 
-def preempted_nodes(events, pods=(), picked=()):
-    """The nodes of PICKED whose sweep pod the scheduler preempted: from Events of reason Preempted ("... on node X"),
-    and pods whose DisruptionTarget condition says PreemptionByScheduler (their spec.nodeName)."""
+def preempted_nodes(events, pods=(), picked=(), run_id=""):
+    """The nodes of PICKED whose sweep pod the scheduler preempted: from Events of reason Preempted ("... on node X")
+    on a pod of run RUN_ID (its pods' names hold ``-<run id>-``: an earlier sweep's events stay an hour in the same
+    namespace), and pods whose DisruptionTarget condition says PreemptionByScheduler (their spec.nodeName)."""
     picked = set(picked)
     found = set()
     for event in events or []:
         if (event or {}).get("reason") != PREEMPTED_REASON:
+            continue
+        victim = str(((event or {}).get("involvedObject") or {}).get("name") or "")
+        if run_id and "-%s-" % run_id not in victim:
             continue
         match = _ON_NODE.search(str(event.get("message") or "")[:1024])
         if match and match.group(1) in picked:
