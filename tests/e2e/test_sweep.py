@@ -289,6 +289,8 @@ def test_the_awx_schedule_runs_the_sweep_job_template_as_awx_runs_it(first):
         except Exception:  # noqa: BLE001 - absent when the preemption test did not run
             pass
     wait_for("the workload gone", lambda: not [p for p in api.list_namespaced_pod("default").items if p.metadata.name == "team-arrives"])
+    # The earlier sweep removed its TrainJobs; their pods go with the garbage collector.
+    wait_for("the earlier sweeps' pods gone", lambda: not api.list_namespaced_pod(NAMESPACE).items, timeout=180)
     pdd = work / "awx"
     (pdd / "project").mkdir(parents=True)
     (pdd / "inventory").mkdir()

@@ -125,6 +125,10 @@ def test_a_preempted_node_is_recorded_as_preempted_not_failed_and_picked_again_n
     ]
     victims = [{"spec": {"nodeName": "b"}, "status": {"conditions": [{"type": "DisruptionTarget", "reason": "PreemptionByScheduler"}]}}]
     assert sweep.preempted_nodes(events, [], ["a", "b"]) == ["a"]
+    # An earlier sweep's event (its pod named after its run) does not count for this run.
+    assert sweep.preempted_nodes(events, [], ["a", "b"], run_id="r2") == []
+    own = [dict(events[0], involvedObject={"kind": "Pod", "name": "nccl-burnin-r2-node-node-0-0-x1"})]
+    assert sweep.preempted_nodes(own, [], ["a", "b"], run_id="r2") == ["a"]
     assert sweep.preempted_nodes(events, victims, ["a", "b"]) == ["a", "b"]
     chosen = sweep.select(nodes, [], NOW, OPTIONS, preempted=["a"])
     assert [row["reason"] for row in chosen["skipped"]] == ["preempted"]
