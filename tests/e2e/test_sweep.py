@@ -171,14 +171,27 @@ def test_the_sweep_picks_exactly_the_idle_stale_nodes_stalest_first_within_the_b
 
 
 def test_the_node_stage_ran_only_on_the_picked_nodes_under_the_sweeps_priority_class(first):
-    workers = [pod for pod in first["pods"] if (pod.metadata.labels or {}).get("jobset.sigs.k8s.io/replicatedjob-name") == "node"]
-    assert sorted(pod.spec.node_name for pod in workers) == sorted([N[1], N[3]]), [(p.metadata.name, p.spec.node_name) for p in first["pods"]]
-    assert set(pod.spec.priority_class_name for pod in workers) == {sweep.PRIORITY_CLASS}
-    assert set(pod.spec.priority for pod in workers) == {sweep.PRIORITY_VALUE}
-    from kubernetes import client
+    results = json.loads((first["work"] / "reports" / "sweep-1" / "summary.json").read_text())
+    # The node stage judges each pod by the node it ran on (spec.nodeName).
+    assert sorted(results[CLUSTER]["node_verdicts"]) == sorted([N[1], N[3]]), first["proc"].stdout[-3000:]
+    from kubernetes import client, dynamic
 
+    runtime = (
+        dynamic.DynamicClient(first["api"].api_client)
+        .resources.get(api_version="trainer.kubeflow.org/v1alpha1", kind="TrainingRuntime")
+        .get(name="nccl-burnin-node", namespace=NAMESPACE)
+        .to_dict()
+    )
+    jobs = dict((job["name"], job["template"]["spec"]["template"]["spec"]) for job in runtime["spec"]["template"]["spec"]["replicatedJobs"])
+    assert set(spec["priorityClassName"] for spec in jobs.values()) == {sweep.PRIORITY_CLASS}
+    terms = jobs["node"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert all({"key": "kubernetes.io/hostname", "operator": "In", "values": sorted([N[1], N[3]])} in t["matchExpressions"] for t in terms)
     owned = client.SchedulingV1Api(first["api"].api_client).read_priority_class(sweep.PRIORITY_CLASS)
     assert owned.value < 0 and owned.preemption_policy == "Never" and not owned.global_default
+    # The sweep removed its TrainJobs at its end.
+    assert not [
+        p for p in first["pods"] if (p.metadata.labels or {}).get("jobset.sigs.k8s.io/replicatedjob-name") == "node" and not p.metadata.deletion_timestamp
+    ]
 
 
 def test_the_picked_nodes_marks_are_renewed_and_the_others_left_alone(first):
