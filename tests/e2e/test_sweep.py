@@ -176,12 +176,14 @@ def test_the_node_stage_ran_only_on_the_picked_nodes_under_the_sweeps_priority_c
     assert sorted(results[CLUSTER]["node_verdicts"]) == sorted([N[1], N[3]]), first["proc"].stdout[-3000:]
     from kubernetes import client, dynamic
 
-    runtime = (
+    runtimes = (
         dynamic.DynamicClient(first["api"].api_client)
         .resources.get(api_version="trainer.kubeflow.org/v1alpha1", kind="TrainingRuntime")
-        .get(name="nccl-burnin-node", namespace=NAMESPACE)
-        .to_dict()
+        .get(namespace=NAMESPACE)
+        .to_dict()["items"]
     )
+    # The node stage's runtime (the sweep removes TrainJobs, not the entry's shared runtime).
+    runtime = [one for one in runtimes if one["metadata"]["name"].endswith("-node")][0]
     jobs = dict((job["name"], job["template"]["spec"]["template"]["spec"]) for job in runtime["spec"]["template"]["spec"]["replicatedJobs"])
     assert set(spec["priorityClassName"] for spec in jobs.values()) == {sweep.PRIORITY_CLASS}
     terms = jobs["node"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
