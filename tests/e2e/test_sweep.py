@@ -182,8 +182,14 @@ def test_the_node_stage_ran_only_on_the_picked_nodes_under_the_sweeps_priority_c
         .get(namespace=NAMESPACE)
         .to_dict()["items"]
     )
+
     # The node stage's runtime (the sweep removes TrainJobs, not the entry's shared runtime).
-    runtime = [one for one in runtimes if one["metadata"]["name"].endswith("-node")][0]
+    def pinned_spec(one):
+        return [job for job in one["spec"]["template"]["spec"]["replicatedJobs"] if job["name"] == "node"]
+
+    runtime = [one for one in runtimes if pinned_spec(one)]
+    assert runtime, [one["metadata"]["name"] for one in runtimes]
+    runtime = runtime[0]
     jobs = dict((job["name"], job["template"]["spec"]["template"]["spec"]) for job in runtime["spec"]["template"]["spec"]["replicatedJobs"])
     assert set(spec["priorityClassName"] for spec in jobs.values()) == {sweep.PRIORITY_CLASS}
     terms = jobs["node"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
