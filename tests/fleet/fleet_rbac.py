@@ -4,6 +4,7 @@
     objects_for(namespace, user, cluster_reader=True)     plus the node-reading ClusterRole and its binding
     objects_for(namespace, user, namespaces=True)         plus the namespace-managing ClusterRole and its binding
     objects_for(namespace, user, remediation=True)        plus the node-remediation ClusterRole and its binding
+    objects_for(namespace, user, sweep=True)              plus the sweep's ClusterRole and its binding
     objects_for(namespace, user, namespaces=True, per_run=True, admission=True)
                                                           the per-run variant of docs/rbac.md: patch/delete on every
                                                           namespace by RBAC, kept to the labelled ones by the admission
@@ -26,6 +27,7 @@ RBAC_API = "rbac.authorization.k8s.io/v1"
 CLUSTER_READER = "gpufleet-burnin-cluster-reader"
 NAMESPACES = "gpufleet-burnin-namespaces"
 REMEDIATION = "gpufleet-burnin-node-remediation"
+SWEEP = "gpufleet-burnin-sweep"
 ROLE = "gpufleet-burnin"
 POLICY = "gpufleet-burnin-namespaces"
 ADMISSION_API = "admissionregistration.k8s.io/v1"
@@ -51,10 +53,12 @@ def load_manifest(path=MANIFEST):
         ("ClusterRole", CLUSTER_READER),
         ("ClusterRole", NAMESPACES),
         ("ClusterRole", REMEDIATION),
+        ("ClusterRole", SWEEP),
         ("Role", ROLE),
         ("ClusterRoleBinding", CLUSTER_READER),
         ("ClusterRoleBinding", NAMESPACES),
         ("ClusterRoleBinding", REMEDIATION),
+        ("ClusterRoleBinding", SWEEP),
         ("RoleBinding", ROLE),
         ("ValidatingAdmissionPolicy", POLICY),
         ("ValidatingAdmissionPolicyBinding", POLICY),
@@ -81,7 +85,9 @@ def _subject(user):
     return [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]
 
 
-def objects_for(namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST, remediation=False, per_run=False, admission=False, suffix=None):
+def objects_for(
+    namespace, user, cluster_reader=False, namespaces=False, path=MANIFEST, remediation=False, per_run=False, admission=False, suffix=None, sweep=False
+):
     """The manifest's objects for one namespace and one user, in creation order (roles before their bindings)."""
     docs = load_manifest(path)
     out = []
@@ -93,7 +99,7 @@ def objects_for(namespace, user, cluster_reader=False, namespaces=False, path=MA
     binding["metadata"]["namespace"] = namespace
     binding["subjects"] = _subject(user)
     out += [role, binding]
-    for wanted, name in ((cluster_reader, CLUSTER_READER), (namespaces, NAMESPACES), (remediation, REMEDIATION)):
+    for wanted, name in ((cluster_reader, CLUSTER_READER), (namespaces, NAMESPACES), (remediation, REMEDIATION), (sweep, SWEEP)):
         if not wanted:
             continue
         cluster_role = _get(docs, "ClusterRole", name)

@@ -39,6 +39,8 @@ KINDS = {
     "TrainingRuntime": ("trainer.kubeflow.org", "trainingruntimes", True),
     "ComputeDomain": ("resource.nvidia.com", "computedomains", True),
     "ResourceClaimTemplate": ("resource.k8s.io", "resourceclaimtemplates", True),
+    "PriorityClass": ("scheduling.k8s.io", "priorityclasses", False),
+    "Event": ("", "events", True),
 }
 PLATFORMS = ("aws", "gcp", "azure", "oci", "coreweave", "nebius", "onprem", "togetherai", "mistral", "other")
 GPUS = ("h100", "h200", "b200", "gb200", "gb300")
@@ -156,11 +158,13 @@ def required():
     applied, _plans = plan_kinds()
     needs, problems, urls = {}, [], set()
 
-    def need(kind, verbs, where):
+    def need(kind, verbs, where, all_namespaces=False):
         if kind not in KINDS:
             problems.append("%s: kind %r is not mapped to an API resource in this test" % (where, kind))
             return
         group, resource, namespaced = KINDS[kind]
+        # A namespaced kind read without a namespace is read in every namespace: a ClusterRole's grant.
+        namespaced = namespaced and not all_namespaces
         for verb in verbs:
             needs.setdefault((group, resource, verb, namespaced), []).append(where)
 
@@ -217,6 +221,8 @@ def required():
             urls.update([("/version", "get"), ("/apis", "get"), ("/api", "get")])
             continue
         kind = args.get("kind", "Pod" if short == "k8s_log" else None)  # k8s_log's kind defaults to Pod
+        if short == "k8s_taint":
+            kind = "Node"
         if kind and TEMPLATED.search(str(kind)):
             problems.append("%s: templated kind %r the test cannot resolve" % (where, kind))
             continue
@@ -229,6 +235,12 @@ def required():
             continue
         if short == "k8s_info":
             verbs = ["get"] if args.get("name") else ["list"]
+            if not args.get("namespace"):
+                for one in sorted(kinds):
+                    need(one, verbs, where, all_namespaces=True)
+                continue
+        elif short == "k8s_taint":
+            kinds, verbs = {"Node"}, ["get", "patch"]  # reads the node, merge-patches its taints
         elif short == "k8s" and args.get("state") == "absent":
             verbs = ["get", "delete"]  # kubernetes.core reads the object before deleting it, and while waiting
         elif short == "k8s" and args.get("apply"):
@@ -280,10 +292,12 @@ def test_namespaced_rules_are_in_the_role_and_cluster_rules_in_cluster_roles():
             for rule in doc["rules"]:
                 cluster_resources.update(rule.get("resources", []))
     # Nothing the Role could grant in one namespace is granted cluster-wide.
-    assert cluster_resources == {"nodes", "nodes/status", "namespaces"}
+    # The sweep (roles/burnin/tasks/sweep.yml) reads pods in every namespace (is a GPU held on a node?) and owns its
+    # PriorityClass, a cluster-scoped kind.
+    assert cluster_resources == {"nodes", "nodes/status", "namespaces", "pods", "priorityclasses"}
     bindings = [d for d in docs if d["kind"] in ("RoleBinding", "ClusterRoleBinding")]
     roles = set((d["kind"], d["metadata"]["name"]) for d in docs if d["kind"] in ("Role", "ClusterRole"))
-    assert len(bindings) == 4
+    assert len(bindings) == 5
     for binding in bindings:
         assert (binding["roleRef"]["kind"], binding["roleRef"]["name"]) in roles
         assert binding["subjects"], binding["metadata"]["name"]

@@ -14,7 +14,7 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result, stages
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result, stages, sweep
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults, images, merge, nccl_env, node_local, platform_catalog, templating
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import ENTRY_LABEL, MANAGED_BY_LABEL, MANAGER, RUN_LABEL, plan_workload
@@ -237,6 +237,8 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
     if stage in stages.NODE_STAGE_WORKLOADS:
         # GPUs only: a node with a NIC fault still gets its GPU and DCGM verdicts (rendering/node_local.py).
         objects = node_local.gpus_only(objects, nic_resource_names())
+        if variables.get("burnin_sweep_nodes"):
+            objects = sweep.pinned(objects, variables["burnin_sweep_nodes"], hold=variables.get("burnin_sweep_hold") == "taint")
     objects = annotated(objects, variables.get("burnin_trainjob_annotations") or {})
     # The logs read whole (trainjob_logs whole_logs_of): nccl-tests' table is the launcher's; every pod of a
     # dcgm-diag run prints its own DCGM JSON, longer than a log's tail.

@@ -30,7 +30,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import 
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages, sweep
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import drift, offenders, siblings, thresholds
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
@@ -137,6 +137,28 @@ def _stages(name, value):
     if isinstance(value, str) and value.strip().startswith("["):
         value = _json(name, value, [])
     return stages.check_stages(name, value, workload_catalog.available_workloads())
+
+
+def _sweep_stages(name, value):
+    """burnin_sweep_stages: stages as burnin_stages, node-local ones only (burnin/sweep.py pins them to the picked nodes)."""
+    value = _stages(name, value)
+    fleet_wide = [stage for stage in value if stage not in stages.NODE_STAGE_WORKLOADS]
+    if fleet_wide:
+        validate.fail(
+            name, "takes node stages only (%s); %s run(s) over the fleet" % (", ".join(sorted(stages.NODE_STAGE_WORKLOADS)), ", ".join(fleet_wide)), show=False
+        )
+    return value
+
+
+def _node_names(name, value):
+    """burnin_sweep_nodes: node names (DNS subdomains), at most NODES_MAX, no repeats."""
+    if len(value) > validate.NODES_MAX:
+        validate.fail(name, "may name at most %d nodes" % validate.NODES_MAX, show=False)
+    for index, item in enumerate(value):
+        validate.check_grammar("%s[%d]" % (name, index), item, "dns_subdomain")
+    if len(set(value)) != len(value):
+        validate.fail(name, "names a node twice", value)
+    return list(value)
 
 
 def _stage_params(name, value):
@@ -332,6 +354,12 @@ CHECKS = {
     "burnin_node_marks": _bool,
     "burnin_mark_ttl_hours": lambda n, v: _int(n, v, 1, node_marks.TTL_HOURS_MAX),
     "burnin_mark_condition": _bool,
+    "burnin_sweep_max_age_hours": lambda n, v: _int(n, v, 1, sweep.MAX_AGE_HOURS_MAX),
+    "burnin_sweep_max_nodes": lambda n, v: _int(n, v, 1, sweep.MAX_NODES_MAX),
+    "burnin_sweep_max_percent": lambda n, v: _int(n, v, 1, 100),
+    "burnin_sweep_hold": lambda n, v: _choice(n, v, list(sweep.HOLDS), allow_empty=False),
+    "burnin_sweep_stages": _sweep_stages,
+    "burnin_sweep_nodes": lambda n, v: _list(n, v, _node_names),
 }
 
 

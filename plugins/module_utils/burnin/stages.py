@@ -107,7 +107,8 @@ def stage_variables(variables, stage, cluster=None):
     ``burnin_stage_params[<stage>]`` (checked by role_vars as burnin_workload_params is). Returns (variables, note)."""
     if stage not in NODE_STAGE_WORKLOADS:
         return dict(variables), ""
-    nodes = gpu_node_count(cluster)
+    # The sweep's node stages run on exactly the nodes it picked (burnin_sweep_nodes, burnin/sweep.py pinned()).
+    nodes = len(variables.get("burnin_sweep_nodes") or []) or gpu_node_count(cluster)
     note = ""
     if not nodes:
         nodes = int(variables.get("burnin_nodes") or 1)

@@ -179,8 +179,8 @@ def test_the_role_writes_every_file_through_burnin_write_in_directories_built_by
                 assert module not in task, "%s: %s" % (name, task.get("name"))
             if "gpufleet.burnin.burnin_write" in task:
                 writers.append(name)
-    assert sorted(writers) == ["render.yml", "summary.yml"]
-    for name in ("render.yml", "summary.yml"):
+    assert sorted(writers) == ["render.yml", "summary.yml", "sweep_coverage.yml"]
+    for name in ("render.yml", "summary.yml", "sweep_coverage.yml"):
         assert "gpufleet.burnin.safe_path([" in texts[name], name
     # The stages' logs are written by gpufleet.burnin.burnin_stage, under a directory built by files.safe_join.
     with open(os.path.join(tasks_dir, "..", "..", "..", "plugins", "action", "burnin_stage.py")) as handle:

@@ -1,0 +1,366 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""The sweep's choice, pins, preemption and coverage (module_utils/burnin/sweep.py) over a fake cluster: Node and Pod
+objects as the API server returns them, the nodes marked by node_marks.plan_mark itself (the real record format)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import sweep
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_marks as nm
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import remediation as rem
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
+
+NOW = 1764770000
+HOUR = 3600
+OPTIONS = sweep.check_options(24, 10, 100, "none")
+
+
+def node(name, gpus=8, marked_hours_ago=None, ttl=24, verdict="pass", ready=True, cordoned=False, taints=()):
+    """A Node object; MARKED_HOURS_AGO: when the collection marked it (None: never)."""
+    obj = {
+        "metadata": {"name": name, "resourceVersion": "1", "labels": {}, "annotations": {}},
+        "spec": {"unschedulable": cordoned, "taints": list(taints)},
+        "status": {"capacity": {"nvidia.com/gpu": str(gpus)} if gpus else {}, "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+    }
+    if marked_hours_ago is not None:
+        at = NOW - int(marked_hours_ago * HOUR)
+        entry = report.cluster_node_entries("c1", {"node_verdicts": {name: {"verdict": verdict, "reasons": [], "stages": ["node"]}}})[0]
+        options = rem.check_options(False, "gpufleet.burnin/verified", "none", None)
+        options.update(nm.check_options(True, ttl, False))
+        state = nm.plan_mark(rem.node_state(obj), entry, "run-%d" % at, at, options)
+        obj["metadata"]["labels"], obj["metadata"]["annotations"] = state["labels"], state["annotations"]
+    return obj
+
+
+def pod(name, node_name, gpus=1, phase="Running", namespace="team", priority_class=None, claims=False):
+    spec = {"nodeName": node_name, "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}} if gpus else {}}]}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    if claims:
+        spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "gpus"}]
+    return {"metadata": {"name": name, "namespace": namespace}, "spec": spec, "status": {"phase": phase}}
+
+
+def fleet():
+    """The test fleet's shape (tests/e2e/test_sweep.py makes the same on real API servers): fresh, expired, never
+    marked, busy, cordoned, not ready, quarantined, and a CPU node."""
+    nodes = [
+        node("fresh", marked_hours_ago=2),
+        node("expired-old", marked_hours_ago=50),
+        node("expired", marked_hours_ago=30),
+        node("never"),
+        node("stale", marked_hours_ago=20, ttl=48),
+        node("busy", marked_hours_ago=40),
+        node("cordoned", cordoned=True),
+        node("notready", ready=False),
+        node("bad", taints=[{"key": "gpufleet.burnin/bad", "value": "r1", "effect": "NoSchedule"}]),
+        node("cpu", gpus=0),
+    ]
+    pods = [pod("train-0", "busy"), pod("web", "fresh", gpus=0), pod("done", "expired", phase="Succeeded")]
+    return nodes, pods
+
+
+def test_the_sweep_picks_the_idle_stale_gpu_nodes_stalest_first_and_says_why_it_skips_the_others():
+    nodes, pods = fleet()
+    chosen = sweep.select(nodes, pods, NOW, sweep.check_options(12, 10, 100, "none"))
+    assert [row["node"] for row in chosen["picked"]] == ["never", "expired-old", "expired", "stale"]
+    assert [row["why"] for row in chosen["picked"]] == ["missing", "expired", "expired", "stale"]
+    assert dict((row["node"], row["reason"]) for row in chosen["skipped"]) == {
+        "busy": "busy",
+        "cordoned": "cordoned",
+        "notready": "not_ready",
+        "bad": "tainted",
+    }
+    assert "team/train-0" in [row for row in chosen["skipped"] if row["node"] == "busy"][0]["detail"]
+    assert chosen["fresh"] == ["fresh"] and chosen["gpu_nodes"] == 9
+
+
+def test_max_age_decides_what_is_stale_before_the_expiry():
+    nodes, pods = fleet()
+    assert "stale" not in [row["node"] for row in sweep.select(nodes, pods, NOW, sweep.check_options(24, 10, 100, "none"))["picked"]]
+    assert "fresh" in [row["node"] for row in sweep.select(nodes, pods, NOW, sweep.check_options(1, 10, 100, "none"))["picked"]]
+
+
+@pytest.mark.parametrize(
+    "max_nodes, max_percent, expected",
+    [(2, 100, 2), (10, 30, 2), (10, 1, 1), (1, 100, 1), (10, 100, 4)],
+)
+def test_the_bounds_cap_the_pick_and_the_rest_waits_over_the_limit(max_nodes, max_percent, expected):
+    nodes, pods = fleet()
+    chosen = sweep.select(nodes, pods, NOW, sweep.check_options(12, max_nodes, max_percent, "none"))
+    assert len(chosen["picked"]) == expected
+    assert chosen["limit"] == max(1, min(max_nodes, 9 * max_percent // 100))
+    waiting = [row["node"] for row in chosen["skipped"] if row["reason"] == "over_limit"]
+    assert waiting == sorted(["never", "expired-old", "expired", "stale"][expected:])
+
+
+def test_a_sweep_pod_does_not_make_its_own_node_busy_and_ended_or_gpu_less_pods_do_not_either():
+    nodes = [node("a"), node("b"), node("c"), node("d")]
+    pods = [
+        pod("sweep-0", "a", priority_class=sweep.PRIORITY_CLASS),
+        pod("ended", "b", phase="Failed"),
+        pod("cpu-only", "c", gpus=0),
+        pod("dra", "d", gpus=0, claims=True),
+        pod("pending", "", gpus=8),
+    ]
+    chosen = sweep.select(nodes, pods, NOW, OPTIONS)
+    assert [row["node"] for row in chosen["picked"]] == ["a", "b", "c"]
+    assert chosen["skipped"][0]["node"] == "d" and chosen["skipped"][0]["reason"] == "busy"
+
+
+def test_a_preempted_node_is_recorded_as_preempted_not_failed_and_picked_again_next_sweep():
+    nodes = [node("a"), node("b")]
+    events = [
+        {"reason": "Preempted", "message": "Preempted by pod 1f2e-uid on node a", "involvedObject": {"kind": "Pod", "name": "sweep-node-0"}},
+        {"reason": "Preempted", "message": "Preempted by pod 9-uid on node elsewhere"},
+        {"reason": "Scheduled", "message": "Successfully assigned x to b on node b"},
+    ]
+    victims = [{"spec": {"nodeName": "b"}, "status": {"conditions": [{"type": "DisruptionTarget", "reason": "PreemptionByScheduler"}]}}]
+    assert sweep.preempted_nodes(events, [], ["a", "b"]) == ["a"]
+    # An earlier sweep's event (its pod named after its run) does not count for this run.
+    assert sweep.preempted_nodes(events, [], ["a", "b"], run_id="r2") == []
+    own = [dict(events[0], involvedObject={"kind": "Pod", "name": "nccl-burnin-r2-node-node-0-0-x1"})]
+    assert sweep.preempted_nodes(own, [], ["a", "b"], run_id="r2") == ["a"]
+    assert sweep.preempted_nodes(events, victims, ["a", "b"]) == ["a", "b"]
+    chosen = sweep.select(nodes, [], NOW, OPTIONS, preempted=["a"])
+    assert [row["reason"] for row in chosen["skipped"]] == ["preempted"]
+    cover = sweep.coverage(nodes, NOW, chosen, preempted=["a"])
+    assert cover["preempted"] == ["a"] and cover["skipped"] == {"preempted": 1}
+    # Nothing of the preemption stays on the node: the next sweep, without it, picks the node again.
+    assert [row["node"] for row in sweep.select(nodes, [], NOW + 600, OPTIONS)["picked"]] == ["a", "b"]
+
+
+def test_coverage_counts_the_valid_passes_the_oldest_and_the_never_verified():
+    nodes, pods = fleet()
+    nodes.append(node("warned", marked_hours_ago=1, verdict="warn"))
+    chosen = sweep.select(nodes, pods, NOW, OPTIONS)
+    cover = sweep.coverage(nodes, NOW, chosen)
+    assert cover["gpu_nodes"] == 10
+    # fresh (2 h) and stale (20 h of 48) are valid passes; a warn is not verified.
+    assert cover["verified"] == 2 and cover["verified_percent"] == 20.0
+    assert cover["oldest_verified_at"] == nm.iso(NOW - 20 * HOUR)
+    assert cover["never_verified"] == ["bad", "cordoned", "never", "notready"]
+    assert cover["expired"] == ["busy", "expired", "expired-old"]
+    assert cover["skipped"] == {"busy": 1, "cordoned": 1, "not_ready": 1, "tainted": 1}
+
+
+def test_the_fleet_coverage_adds_the_clusters_and_exports_the_ratio_and_timestamps():
+    nodes, pods = fleet()
+    one = sweep.coverage(nodes, NOW, sweep.select(nodes, pods, NOW, OPTIONS))
+    two = sweep.coverage([node("x", marked_hours_ago=3), node("y")], NOW, {})
+    fleet_cover = sweep.fleet_coverage({"gcp_h100": two, "aws_h100": one})
+    assert list(fleet_cover["clusters"]) == ["aws_h100", "gcp_h100"]
+    assert (fleet_cover["gpu_nodes"], fleet_cover["verified"], fleet_cover["never_verified"]) == (11, 3, 5)
+    assert fleet_cover["oldest_verified_at"] == nm.iso(NOW - 20 * HOUR)
+    text = sweep.prometheus(fleet_cover)
+    assert 'gpufleet_burnin_nodes_verified_ratio{cluster="gcp_h100"} 0.5' in text
+    assert 'gpufleet_burnin_nodes_verified_ratio{cluster=""} %r' % round(3 / 11.0, 6) in text
+    assert 'gpufleet_burnin_node_verified_timestamp_seconds{cluster="gcp_h100",node="x"} %d' % (NOW - 3 * HOUR) in text
+    assert 'gpufleet_burnin_sweep_nodes_skipped{cluster="aws_h100",reason="busy"} 1' in text
+    page = sweep.html(dict(fleet_cover, clusters=dict(fleet_cover["clusters"], **{"<script>": two})))
+    assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+def test_the_node_stage_is_pinned_to_exactly_the_picked_nodes_under_the_sweep_priority_class():
+    runtime = {
+        "kind": "TrainingRuntime",
+        "spec": {
+            "template": {
+                "spec": {
+                    "replicatedJobs": [
+                        {
+                            "name": "node",
+                            "template": {
+                                "spec": {
+                                    "template": {
+                                        "spec": {
+                                            "affinity": {
+                                                "nodeAffinity": {
+                                                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                                                        "nodeSelectorTerms": [{"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "Exists"}]}]
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            },
+                        }
+                    ]
+                }
+            }
+        },
+    }
+    out = sweep.pinned([runtime, {"kind": "TrainJob"}], ["n2", "n1"], hold=True)
+    spec = out[0]["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms == [
+        {
+            "matchExpressions": [
+                {"key": "nvidia.com/gpu.present", "operator": "Exists"},
+                {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1", "n2"]},
+            ]
+        }
+    ]
+    assert spec["priorityClassName"] == "gpufleet-burnin-sweep"
+    assert spec["tolerations"] == [{"key": "gpufleet.burnin/sweep", "operator": "Exists", "effect": "NoSchedule"}]
+    assert "priorityClassName" not in runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+
+
+def test_the_priority_class_is_negative_and_never_preempts():
+    obj = sweep.priority_class()
+    assert obj["value"] < 0 and obj["preemptionPolicy"] == "Never" and obj["globalDefault"] is False
+
+
+def test_a_cancelled_sweeps_hold_is_found_by_the_next_one():
+    gke = node("g", taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}])
+    assert [row["node"] for row in sweep.select([gke], [], NOW, OPTIONS)["picked"]] == ["g"]
+    held = node("a", taints=[sweep.hold_taint("run-1")])
+    mine = node("b", taints=[sweep.hold_taint("run-2")])
+    assert sweep.stale_holds([held, mine, node("c")], "run-2") == ["a"]
+    # The sweep's own hold does not make a node tainted for the choice.
+    assert sweep.select([held], [], NOW, OPTIONS)["picked"][0]["node"] == "a"
+
+
+@pytest.mark.parametrize(
+    "args, field",
+    [((0, 1, 1, "none"), "max_age_hours"), ((1, 0, 1, "none"), "max_nodes"), ((1, 1, 101, "none"), "max_percent"), ((1, 1, 1, "cordon"), "hold")],
+)
+def test_bad_bounds_are_refused_naming_the_field(args, field):
+    with pytest.raises(ConfigError) as raised:
+        sweep.check_options(*args)
+    assert field in str(raised.value)
+
+
+NODE_KINDS = st.sampled_from(["never", "fresh", "old", "expired", "busy", "cordoned", "notready", "cpu"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(kinds=st.lists(NODE_KINDS, min_size=0, max_size=30), max_nodes=st.integers(1, 40), max_percent=st.integers(1, 100), age=st.integers(1, 60))
+def test_every_stale_gpu_node_is_picked_or_skipped_once_and_the_pick_keeps_the_bounds(kinds, max_nodes, max_percent, age):
+    nodes, pods = [], []
+    for index, kind in enumerate(kinds):
+        name = "n%02d" % index
+        hours = {"fresh": 1, "old": 23, "expired": 25 + index, "busy": 30}.get(kind)
+        nodes.append(node(name, gpus=0 if kind == "cpu" else 8, marked_hours_ago=hours, cordoned=kind == "cordoned", ready=kind != "notready"))
+        if kind == "busy":
+            pods.append(pod("job-%d" % index, name))
+    chosen = sweep.select(nodes, pods, NOW, sweep.check_options(age, max_nodes, max_percent, "none"))
+    picked = [row["node"] for row in chosen["picked"]]
+    skipped = [row["node"] for row in chosen["skipped"]]
+    gpu = [n["metadata"]["name"] for n, kind in zip(nodes, kinds) if kind != "cpu"]
+    assert len(picked) <= chosen["limit"] <= max_nodes
+    assert chosen["limit"] <= max(1, len(gpu) * max_percent // 100)
+    assert not set(picked) & set(skipped)
+    assert sorted(picked + skipped + chosen["fresh"]) == sorted(gpu)
+    busy = set(n["spec"]["nodeName"] for n in pods)
+    assert not set(picked) & busy
+    # Stalest first: never-marked nodes, then older marks before newer ones.
+    stamps = [(row["marked_at"] is not None, row["marked_at"] or 0) for row in chosen["picked"]]
+    assert stamps == sorted(stamps)
+    # Nothing left over the limit is staler than something picked.
+    waiting = [row["node"] for row in chosen["skipped"] if row["reason"] == "over_limit"]
+    assert not waiting or len(picked) == chosen["limit"]
+
+
+def _checked(**changes):
+    import os
+
+    import yaml
+
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    with open(os.path.join(root, "roles", "burnin", "defaults", "main.yml")) as fh:
+        given = yaml.safe_load(fh)
+    given.update(changes)
+    return check_role_vars(given)
+
+
+@pytest.mark.parametrize("stage", ["node", "dcgm", "gpu"])
+def test_the_role_plans_a_sweeps_node_stage_on_exactly_the_picked_nodes(stage):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_plan
+
+    cluster = {"detection": {"gpu_nodes": 16}}
+    out = role_plan.role_plan(_checked(burnin_sweep_nodes=["n3", "n1"], burnin_sweep_hold="taint"), "aws", "h100", "r1", "burnin", cluster, stage)
+    assert out["stage"]["nodes"] == 2
+    assert out["objects"][-1]["spec"]["trainer"]["numNodes"] == 2
+    runtime = [obj for obj in out["objects"] if obj["kind"] == "TrainingRuntime"][0]
+    pinned_jobs = []
+    for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+        spec = job["template"]["spec"]["template"]["spec"]
+        assert spec["priorityClassName"] == sweep.PRIORITY_CLASS
+        # JobSet would label the pod with its negative priority, an invalid label value, unless told to skip it.
+        assert job["template"]["spec"]["template"]["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/node-selector"] == "true"
+        terms = (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms")
+        if any({"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1", "n3"]} in term["matchExpressions"] for term in terms or []):
+            assert all({"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1", "n3"]} in term["matchExpressions"] for term in terms)
+            pinned_jobs.append(job["name"])
+    # The GPU pods only: a launcher pinned beside them would break the one-pod-per-node anti-affinity.
+    assert pinned_jobs == ["node"]
+    # Without the sweep's nodes the same stage runs on every GPU node, unpinned.
+    plain = role_plan.role_plan(_checked(), "aws", "h100", "r1", "burnin", cluster, stage)
+    assert plain["stage"]["nodes"] == 16 and "priorityClassName" not in str(plain["objects"])
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"burnin_sweep_stages": ["fleet"]}, "burnin_sweep_stages"),
+        ({"burnin_sweep_hold": "cordon"}, "burnin_sweep_hold"),
+        ({"burnin_sweep_max_percent": 0}, "burnin_sweep_max_percent"),
+        ({"burnin_sweep_nodes": ["Bad_Name"]}, "burnin_sweep_nodes[0]"),
+        ({"burnin_sweep_nodes": ["a", "a"]}, "burnin_sweep_nodes"),
+    ],
+)
+def test_the_role_refuses_bad_sweep_variables_naming_them(changes, field):
+    with pytest.raises(ConfigError) as raised:
+        _checked(**changes)
+    assert raised.value.field == field if hasattr(raised.value, "field") else field in str(raised.value)
+
+
+def test_the_coverage_validates_against_the_verdict_schema():
+    import json
+    import os
+
+    import jsonschema
+    import referencing
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    with open(os.path.join(root, "docs", "verdict-schema.json")) as fh:
+        schema = json.load(fh)
+    registry = referencing.Registry().with_resource(schema["$id"], referencing.Resource.from_contents(schema))
+    nodes, pods = fleet()
+    chosen = sweep.select(nodes, pods, NOW, OPTIONS)
+    fleet_cover = sweep.fleet_coverage({"aws_h100": sweep.coverage(nodes, NOW, chosen, preempted=["never"])})
+    for definition, document in (("sweep_coverage", fleet_cover), ("sweep_cluster_coverage", fleet_cover["clusters"]["aws_h100"])):
+        validator = jsonschema.Draft202012Validator({"$ref": "%s#/$defs/%s" % (schema["$id"], definition)}, registry=registry)
+        assert [error.message for error in validator.iter_errors(document)] == []
+    bad = dict(fleet_cover, skipped={"lunch": 1})
+    validator = jsonschema.Draft202012Validator({"$ref": "%s#/$defs/sweep_coverage" % schema["$id"]}, registry=registry)
+    assert list(validator.iter_errors(bad))
+
+
+def test_the_filters_chain_as_the_role_uses_them():
+    """roles/burnin/tasks/sweep.yml: the select filter's value is the coverage filter's selection, the coverage the
+    fleet filter's input."""
+    from ansible_collections.gpufleet.burnin.plugins.filter.burnin_sweep_coverage import burnin_sweep_coverage_filter
+    from ansible_collections.gpufleet.burnin.plugins.filter.burnin_sweep_fleet import burnin_sweep_fleet_filter
+    from ansible_collections.gpufleet.burnin.plugins.filter.burnin_sweep_select import burnin_sweep_select_filter
+
+    nodes, pods = fleet()
+    chosen = burnin_sweep_select_filter(nodes, pods, 12, 2, 100, hold="taint", run_id="r1", now=NOW)
+    assert chosen["picked"] == ["never", "expired-old"] and chosen["hold_taint"]["value"] == "r1"
+    events = [{"reason": "Preempted", "message": "Preempted by pod u on node never"}]
+    cover = burnin_sweep_coverage_filter(nodes, chosen, events=events, now=NOW)
+    assert cover["picked"] == ["never", "expired-old"] and cover["preempted"] == ["never"]
+    assert burnin_sweep_coverage_filter([], chosen, events=events, now=NOW)["preempted"] == ["never"]
+    assert "gpufleet_burnin_nodes_verified_ratio" in burnin_sweep_fleet_filter({"c1": cover}, format="prometheus")
