@@ -45,7 +45,7 @@ options:
     type: str
     default: none
   run_id:
-    description: The sweep's run id (the hold taint's value); holds of other runs are listed in RV(_value.stale_holds).
+    description: The sweep's run id (the hold taint's value); holds of other runs are listed in C(stale_holds) of the result.
     type: str
     default: ''
   now:

@@ -279,7 +279,7 @@ def test_an_xid_line_ends_at_its_newline():
 
     text = "NVRM: Xid (PCI:0000:65:00): 79, GPU has fallen off the bus.\nthe next line"
     assert actions.xids_in(text)[0]["line"] == "NVRM: Xid (PCI:0000:65:00): 79, GPU has fallen off the bus."
-    assert actions.xids_in(text.split("\n")[0])[0]["line"] == "NVRM: Xid (PCI:0000:65:00): 79, GPU has fallen off the bus."
+    assert actions.xids_in(text.split("\n", maxsplit=1)[0])[0]["line"] == "NVRM: Xid (PCI:0000:65:00): 79, GPU has fallen off the bus."
 
 
 # ------------------------------------------------------------------------------------------------ NVLink-only pairs
