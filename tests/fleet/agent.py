@@ -393,12 +393,12 @@ class Cluster:
             replay = self.by_node(self.dcgm_replay, node)
             if replay:
                 return dcgm_logs.replay_log(replay, pod["spec"].get("hostname", "") or pod["metadata"]["name"], gpus, level)
-            log = dcgm_logs.diag_log(pod["spec"].get("hostname", "") or pod["metadata"]["name"], gpus, level, self.failing_gpus(node), self.gpu)
+            diag = dcgm_logs.diag_log(pod["spec"].get("hostname", "") or pod["metadata"]["name"], gpus, level, self.failing_gpus(node), self.gpu)
             if any("/dev/kmsg" in word for word in words):
                 # the workload's kernel_log: the node's GPU list and the run's kernel Xid lines, before its exit line
-                head, exit_line = log.rstrip("\n").rsplit("\n", 1)
-                log = head + "\n" + dcgm_logs.kernel_section(gpus, self.by_node(self.kernel_xids, node) or []) + exit_line + "\n"
-            return log
+                head, exit_line = diag.rstrip("\n").rsplit("\n", 1)
+                diag = head + "\n" + dcgm_logs.kernel_section(gpus, self.by_node(self.kernel_xids, node) or []) + exit_line + "\n"
+            return diag
         if gpu_logs.is_gpu_burn(words):
             node = pod["spec"].get("nodeName", "")
             host = pod["spec"].get("hostname", "") or pod["metadata"]["name"]
