@@ -347,20 +347,3 @@ def test_the_coverage_validates_against_the_verdict_schema():
     bad = dict(fleet_cover, skipped={"lunch": 1})
     validator = jsonschema.Draft202012Validator({"$ref": "%s#/$defs/sweep_coverage" % schema["$id"]}, registry=registry)
     assert list(validator.iter_errors(bad))
-
-
-def test_the_filters_chain_as_the_role_uses_them():
-    """roles/burnin/tasks/sweep.yml: the select filter's value is the coverage filter's selection, the coverage the
-    fleet filter's input."""
-    from ansible_collections.gpufleet.burnin.plugins.filter.burnin_sweep_coverage import burnin_sweep_coverage_filter
-    from ansible_collections.gpufleet.burnin.plugins.filter.burnin_sweep_fleet import burnin_sweep_fleet_filter
-    from ansible_collections.gpufleet.burnin.plugins.filter.burnin_sweep_select import burnin_sweep_select_filter
-
-    nodes, pods = fleet()
-    chosen = burnin_sweep_select_filter(nodes, pods, 12, 2, 100, hold="taint", run_id="r1", now=NOW)
-    assert chosen["picked"] == ["never", "expired-old"] and chosen["hold_taint"]["value"] == "r1"
-    events = [{"reason": "Preempted", "message": "Preempted by pod u on node never"}]
-    cover = burnin_sweep_coverage_filter(nodes, chosen, events=events, now=NOW)
-    assert cover["picked"] == ["never", "expired-old"] and cover["preempted"] == ["never"]
-    assert burnin_sweep_coverage_filter([], chosen, events=events, now=NOW)["preempted"] == ["never"]
-    assert "gpufleet_burnin_nodes_verified_ratio" in burnin_sweep_fleet_filter({"c1": cover}, format="prometheus")

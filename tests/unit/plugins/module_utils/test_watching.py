@@ -57,7 +57,7 @@ class FakeSource(object):
         self.calls.append(("watch", resource_version, seconds))
         script = self.watches.pop(0) if self.watches else []
         if isinstance(script, Exception):
-            raise script
+            raise script  # pylint: disable=raising-bad-type
         return self._stream(script, seconds)
 
     def _stream(self, script, seconds):
