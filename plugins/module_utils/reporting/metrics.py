@@ -248,7 +248,7 @@ def build_families(report, max_series=DEFAULT_MAX_SERIES, clusters=None):
         "gauge", "sibling_baseline", "The SKU's sibling baseline of a metric, in the metric's unit (GB/s, TFLOPS).", ["run_id", "sku", "metric", "unit"]
     )
     rule = out.family("gauge", "sibling_rule_percent", "Percent below the sibling baseline a figure may be.", ["run_id", "sku", "metric"])
-    siblings_count = out.family("gauge", "sibling_count", "Samples (nodes or GPUs, earlier runs' included) behind the baseline.", ["run_id", "sku", "metric"])
+    siblings_count = out.family("gauge", "sibling_samples", "Samples (nodes or GPUs, earlier runs' included) behind the baseline.", ["run_id", "sku", "metric"])
     distance = out.family(
         "gauge",
         "node_sibling_distance_percent",

@@ -247,6 +247,11 @@ def test_prometheus_gets_the_baseline_and_each_nodes_distance():
     slow = [item for item in text.splitlines() if item.startswith("gpufleet_burnin_node_sibling_distance_percent{") and 'node="c-3"' in item]
     assert len(slow) == 1 and -8.6 < float(slow[0].split()[-1]) < -7.5
     assert len([item for item in text.splitlines() if item.startswith("gpufleet_burnin_node_sibling_distance_percent{")]) == 12
+    # promtool check metrics (tests/e2e/test_metrics_export.py) refuses a gauge named like a histogram's or summary's
+    # series: every family here is a gauge.
+    families = set(line.split()[2] for line in text.splitlines() if line.startswith("# TYPE "))
+    assert "gpufleet_burnin_sibling_samples" in families
+    assert not [name for name in families if name.endswith(("_count", "_sum", "_bucket", "_total"))], families
     # A Pushgateway group of one cluster carries its own nodes only, and the fleet's baselines.
     one = metrics.exposition(metrics.build_families(report, clusters=["a"]))
     assert 'node="c-3"' not in one and "gpufleet_burnin_sibling_baseline{" in one
