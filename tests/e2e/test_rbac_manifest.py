@@ -119,7 +119,6 @@ def test_every_verb_the_role_uses_is_granted_in_its_namespace_only(bound, who):
         ("", "pods", "create"),
         ("", "pods", "delete"),
         ("", "pods", "exec"),
-        ("", "events", "list"),
         ("rbac.authorization.k8s.io", "roles", "create"),
     ):
         assert not allowed(rest, user, verb, group, resource, "", namespace), (who, resource, verb)
@@ -270,6 +269,11 @@ NOT_EXERCISED = {
     ("", "configmaps", "create"): "as above",
     ("", "configmaps", "patch"): "as above",
     ("", "configmaps", "delete"): "as above",
+    # The sweep (playbooks/sweep.yml, tests/e2e/test_sweep.py) is not part of this recorded burn-in and cleanup.
+    ("", "events", "list"): "the sweep's record of preempted pods only",
+    ("scheduling.k8s.io", "priorityclasses", "create"): "the sweep's PriorityClass only",
+    ("scheduling.k8s.io", "priorityclasses", "get"): "as above",
+    ("scheduling.k8s.io", "priorityclasses", "patch"): "as above",
 }
 
 

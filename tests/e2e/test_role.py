@@ -359,7 +359,8 @@ def test_aws_h100_objects(role, first):
     # The default workload, nccl-all-reduce of the catalog: its timeout, the image's mpirun (_lib/images.yaml), binary and sweep.
     assert trainer["command"] == ["timeout", "1800", "/opt/amazon/openmpi/bin/mpirun"]
     assert trainer["args"][:3] == ["-N", "8", "--allow-run-as-root"]
-    assert trainer["args"][-15:] == ["/opt/nccl-tests/build/all_reduce_perf", "-b", "1K", "-e", "16G", "-f", "2", "-g", "1", "-n", "20", "-w", "5", "-c", "1"]
+    # AWS's iterations as its EKS recipe runs them (_lib/workloads/nccl-tests-recipes.yaml: -n 100).
+    assert trainer["args"][-15:] == ["/opt/nccl-tests/build/all_reduce_perf", "-b", "1K", "-e", "16G", "-f", "2", "-g", "1", "-n", "100", "-w", "5", "-c", "1"]
     assert first.results[AWS]["workload"] == "nccl-all-reduce" and first.results[AWS]["collective"] == "all_reduce"
     assert trainer["numNodes"] == 2 and trainer["numProcPerNode"] == 8
     assert [c["type"] for c in trainjob["status"]["conditions"] if c["status"] == "True"] == ["Complete"]
@@ -401,9 +402,9 @@ def test_azure_gb200_claims_compute_domain_and_topology(role, first):
     assert trainjob["metadata"]["annotations"]["gpufleet.burnin/topology-key"] == "kubernetes.azure.com/ppg"
     assert "NCCL_MNNVL_ENABLE=1" in trainjob["spec"]["trainer"]["args"]
     assert [c["type"] for c in trainjob["status"]["conditions"] if c["status"] == "True"] == ["Failed"]
-    # Dependencies first, then the runtime, then the TrainJob: the node stage's own, then the fleet stage's.
+    # Dependencies first, then the runtime, then the TrainJob: the node stage's own (GPUs only: no ComputeDomain,
+    # rendering/node_local.py), then the fleet stage's.
     assert [name for name in first.results[AZURE]["applied"] if not name.startswith("Namespace/")] == [
-        "ComputeDomain/%s-node-compute-domain" % ENTRY,
         "TrainingRuntime/%s-node-runtime" % ENTRY,
         "TrainJob/%s-%s-node" % (ENTRY, RUN1),
         "ComputeDomain/%s-compute-domain" % ENTRY,

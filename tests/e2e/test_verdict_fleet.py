@@ -194,8 +194,9 @@ def test_reports_json_junit_html(first):
     assert report["schema"] == "gpufleet.burnin/report/v1" and report["run_id"] == RUN1
     summary = report["summary"]
     # A testcase per stage: the node stage (default burnin_stages) passes on aws and gcp and fails on azure (its
-    # TrainJob fails too), then the fleet stage's warn, pass and fail.
-    assert (summary["pass"], summary["warn"], summary["fail"], summary["error"], summary["clusters"]) == (3, 1, 2, 0, 3)
+    # TrainJob fails too), then the fleet stage's warn, pass and fail; and each cluster's drift testcase (judging/drift.py:
+    # its nodes run the same versions, so it passes).
+    assert (summary["pass"], summary["warn"], summary["fail"], summary["error"], summary["clusters"]) == (6, 1, 2, 0, 3)
     assert summary["failed_clusters"] == [AZURE]
 
     root = ET.parse(str(first.dir / "burnin-report.junit.xml")).getroot()
@@ -255,8 +256,8 @@ def test_inventory_thresholds_win_and_bad_ones_are_named(fleet_crds, second):
         trainjobs.get(name="%s-%s" % (ENTRY, RUN2), namespace=NAMESPACE)
     report = json.loads((second.dir / "burnin-report.json").read_text())["summary"]
     # aws: node and fleet stage pass; gcp: the node stage passes (the far-below annotation is the launcher's), the
-    # fleet stage fails; azure: no burn-in.
-    assert (report["pass"], report["warn"], report["fail"], report["error"]) == (3, 0, 1, 1)
+    # fleet stage fails; azure: no burn-in. aws and gcp each add their drift testcase (a pass).
+    assert (report["pass"], report["warn"], report["fail"], report["error"]) == (5, 0, 1, 1)
     assert second.rc == 2 and second.recap() == {AWS: 0, GCP: 1, AZURE: 1}
 
 
@@ -293,8 +294,10 @@ def test_a_replayed_socket_fall_back_fails_the_efa_transport_check(third):
 def test_every_report_and_artifact_the_fleet_wrote_satisfies_the_verdict_schema(work, first, second, third, verdict_schema):
     # Each run wrote its report and summary.json; conftest.py's pytest_sessionfinish validates both against the schema
     # (with every other report of the session), so only the AWX artifact, which is no file, is validated here.
+    # Runs 1 and 2 measured nodes, so they also saved their sibling baselines (judging/siblings.py).
     assert sorted(path.relative_to(work / "reports").as_posix() for path in (work / "reports").glob("*/*.json")) == sorted(
-        "%s/%s" % (run, name) for run in (RUN1, RUN2, RUN3) for name in ("burnin-report.json", "summary.json")
+        ["%s/%s" % (run, name) for run in (RUN1, RUN2, RUN3) for name in ("burnin-report.json", "summary.json")]
+        + ["%s/burnin-baselines.json" % run for run in (RUN1, RUN2)]
     )
     artifact = verdict_schema("awx_artifact")
     for run in (first, second, third):
