@@ -202,7 +202,8 @@ def test_reports_json_junit_html(first):
     root = ET.parse(str(first.dir / "burnin-report.junit.xml")).getroot()
     stage_cases = [case for case in root.iter("testcase") if not case.get("classname").endswith(".nodes")]
     cases = dict((case.get("classname") + "/" + case.get("name"), case) for case in stage_cases)
-    assert len(stage_cases) == 6
+    # Two stages per cluster, and each cluster's drift testcase (judging/drift.py), which passes.
+    assert len(stage_cases) == 9 and len([name for name in cases if name.endswith("/drift")]) == 3, sorted(cases)
     # And a testcase per node (two per cluster): only azure's nodes whose pods were killed fail (in the node stage,
     # the fleet stage or both).
     node_cases = [case for case in root.iter("testcase") if case.get("classname").endswith(".nodes")]
