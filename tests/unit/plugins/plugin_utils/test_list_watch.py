@@ -95,17 +95,22 @@ def test_stop_ends_a_stream_read_in_another_thread_and_any_later_watch():
     source = ListWatch(service, "Pod", "v1", "ns", label_selector="jobset.sigs.k8s.io/jobset-name in (a)")
     seen, ended = [], []
 
+    first = threading.Event()
+
     def read():
         try:
             for event in source.watch("1", 60):
                 seen.append(event["object"]["metadata"]["name"])
-        except RuntimeError as exc:
+                first.set()
+        except Exception as exc:  # pylint: disable=broad-except
             ended.append(str(exc))
+        first.set()
 
     thread = threading.Thread(target=read)
+    thread.daemon = True
     thread.start()
-    while not seen:
-        thread.join(0.01)
+    # Bounded: a reader that fails before its first event ends the test with its error, never a wait without end.
+    assert first.wait(10) and seen == ["p"], ended
     source.stop()
     thread.join(5)
     assert not thread.is_alive() and seen == ["p"] and ended == ["Response ended prematurely"]
