@@ -50,7 +50,9 @@ class Run:
         self.result = self.results.get(cluster) or {}
 
     def __repr__(self):
-        return "Run(rc=%s)\n%s" % (self.rc, self.output[-8000:])
+        # The cluster's own verdict first: pytest cuts a long repr, and the recap alone does not say why a run ended.
+        reason = dict((key, self.result.get(key)) for key in ("status", "reason", "error") if key in self.result)
+        return "Run(rc=%s, %s)\n%s" % (self.rc, json.dumps(reason)[:2000], self.output[-8000:])
 
 
 def playbook(fleet, reports, run_id, *extra, cluster=CLUSTER):
