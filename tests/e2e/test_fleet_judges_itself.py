@@ -7,8 +7,9 @@ and three faults the fixed floors alone would not all name:
 
 - SLOW (aws-sib-a-gpu-1) reaches 444 GB/s, 8 % below its siblings and above the node stage's floor (432): the
   sibling rule names it with its SKU, sibling count and baseline;
-- SKEW (aws-sib-b-gpu-2) runs driver 570.124.06 where its siblings run 570.148 (GPU feature discovery labels): the
-  drift check names it against the SKU's majority and against a golden file;
+- SKEW (aws-sib-b-gpu-2) runs driver 570.124.06 where its siblings run 570.148 (GPU feature discovery labels), and
+  its node stage's pod prints NCCL 2.27.3 where its siblings' print the image's 2.27.7 (node_nccl): the drift check
+  names both against the SKU's majority and against a golden file;
 - BAD (aws-sib-b-gpu-0) fails its floor (301.5 GB/s) in every run. The run history also holds two runs in which
   every node passed (their JSON reports, written beside the real ones: one older than the first run, one between
   the first and the second), so the second run sees BAD bad in 2 of its last 4 runs (pass, fail, pass, fail: not a
@@ -51,10 +52,10 @@ COMMON = {
 SPEC = {
     "clusters": [
         dict(COMMON, name=A, node_busbw={SLOW: 444.0}),
-        dict(COMMON, name=B, node_busbw={BAD: 301.5}, node_driver={SKEW: "570.124.06"}),
+        dict(COMMON, name=B, node_busbw={BAD: 301.5}, node_driver={SKEW: "570.124.06"}, node_nccl={SKEW: "2.27.3+cuda12.9"}),
     ]
 }
-GOLDEN = {"aws/h100": {"driver": ["570.148*"]}}
+GOLDEN = {"aws/h100": {"driver": ["570.148*"], "nccl": ["2.27.7+*"]}}
 
 
 @pytest.fixture(scope="module")
@@ -143,6 +144,24 @@ def test_the_driver_skew_is_named_against_its_siblings_and_the_golden_file(runs)
     assert row["verdict"] == "warn" and "drift" in row["stages"], row
     case = [case for case in cluster(report, B)["testcases"] if case["workload"] == "drift"][0]
     assert case["verdict"] == "warn" and SKEW in case["reason"]
+
+
+def test_what_the_node_stage_ran_is_recorded_per_node_and_the_nccl_skew_named(runs):
+    _proc, report, run_dir = runs[0]
+    # Every node's NCCL and net plugin from its own pod's INFO lines, its NCCL env from the rendered pod spec.
+    skus = dict(((item["key"], item["scope"]), item) for item in report["drift"]["skus"] if item["key"] in ("nccl", "net_plugin", "nccl_env"))
+    assert sorted(skus) == [("nccl", "node"), ("nccl_env", "node"), ("net_plugin", "node")]
+    assert skus[("nccl", "node")]["counts"] == {"2.27.7+cuda12.9": 5, "2.27.3+cuda12.9": 1}
+    assert skus[("net_plugin", "node")]["counts"] == {"Libfabric (v10)": 6}
+    assert skus[("nccl_env", "node")]["nodes"] == 6 and "NCCL_DEBUG=INFO" in skus[("nccl_env", "node")]["majority"].split(" ")
+    rows = [row for row in report["drift"]["nodes"] if row["key"] == "nccl"]
+    assert [(row["cluster"], row["node"], row["scope"], row["value"], row["majority"]) for row in rows] == [
+        (B, SKEW, "node", "2.27.3+cuda12.9", "2.27.7+cuda12.9")
+    ]
+    assert "differs from the majority 2.27.7+cuda12.9" in rows[0]["why"] and "not in the golden versions 2.27.7+*" in rows[0]["why"]
+    # Only SKEW drifts, on these two keys.
+    assert sorted((row["node"], row["key"]) for row in report["drift"]["nodes"]) == [(SKEW, "driver"), (SKEW, "nccl")]
+    assert "<td>nccl (node)</td><td>2.27.3+cuda12.9</td>" in (run_dir / "burnin-report.html").read_text()
 
 
 def test_a_node_bad_in_3_of_its_last_4_runs_is_a_repeat_offender_and_in_2_of_4_is_not(runs):
