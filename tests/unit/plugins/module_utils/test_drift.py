@@ -297,3 +297,15 @@ def test_the_report_names_a_runtime_drift_and_follows_the_schema():
     import jsonschema
 
     jsonschema.validate(json.loads(rp.render_json(report)), schema)
+
+
+def test_one_key_drifting_in_two_stages_is_two_series_told_apart_by_scope():
+    metrics = pytest.importorskip("ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.metrics")
+    pytest.importorskip("prometheus_client")
+    results = runtime_fleet(["2.20.5+cuda12.4", "2.20.5+cuda12.4", "2.19.3+cuda12.3"])
+    results["a"]["node_runtime"]["dcgm"] = dict((node, dict(value)) for node, value in results["a"]["node_runtime"]["node"].items())
+    report = rp.build_report(results, generated=GENERATED)
+    assert sorted((row["node"], row["key"], row["scope"]) for row in report["drift"]["nodes"]) == [("a-2", "nccl", "dcgm"), ("a-2", "nccl", "node")]
+    text = metrics.exposition(metrics.build_families(report))
+    lines = [line for line in text.splitlines() if line.startswith("gpufleet_burnin_node_config_drift{")]
+    assert len(lines) == 2 and any('scope="dcgm"' in line for line in lines) and any('scope="node"' in line for line in lines)
