@@ -131,7 +131,8 @@ options:
     type: raw
   drift_fail:
     description:
-      - The drift check's keys (driver, cuda, kubelet, kernel, os_image, container_runtime) whose drift fails instead of warns.
+      - The drift check's keys (driver, cuda, kubelet, kernel, os_image, container_runtime, nccl, net_plugin, images,
+        nccl_env) whose drift fails instead of warns.
     type: list
     elements: str
     default: []

@@ -18,6 +18,9 @@ description:
     last attempt warned or failed, C(burnin_repeats) times at most. Every attempt is kept in the result's C(stages).
   - The fleet stage is judged as P(gpufleet.burnin.burnin_verdict#filter) judges it; a node stage (C(node), C(dcgm), C(gpu))
     pod by pod, each node on its own, with per-node findings (C(node_findings), C(node_verdicts)).
+  - Each stage records per node what its pods ran, in the result's C(node_runtime) (the images pulled, the NCCL env of
+    the rendered pod spec; for a node stage also the NCCL and net plugin versions its pod printed), for the report's
+    drift check.
   - The C(isolation) stage runs after the fleet stage's verdict, when that nccl-tests verdict failed or warned on more
     than one node, as M(gpufleet.burnin.burnin_isolate) does (pair TrainJobs, C(burnin_isolation_max_jobs),
     C(burnin_isolation_max_minutes)); its conclusion and node findings join the result. An isolation that stops on a

@@ -7,11 +7,14 @@ and three faults the fixed floors alone would not all name:
 
 - SLOW (aws-sib-a-gpu-1) reaches 444 GB/s, 8 % below its siblings and above the node stage's floor (432): the
   sibling rule names it with its SKU, sibling count and baseline;
-- SKEW (aws-sib-b-gpu-2) runs driver 570.124.06 where its siblings run 570.148 (GPU feature discovery labels): the
-  drift check names it against the SKU's majority and against a golden file;
-- BAD (aws-sib-b-gpu-0) fails its floor (301.5 GB/s) in every run: after three runs it failed in 3 of its last 4
-  runs (it had only 3) and is a repeat offender with the action replace; after the second it is not (2 of 2).
-  SLOW, below its siblings in each run, is one too.
+- SKEW (aws-sib-b-gpu-2) runs driver 570.124.06 where its siblings run 570.148 (GPU feature discovery labels), and
+  its node stage's pod prints NCCL 2.27.3 where its siblings' print the image's 2.27.7 (node_nccl): the drift check
+  names both against the SKU's majority and against a golden file;
+- BAD (aws-sib-b-gpu-0) fails its floor (301.5 GB/s) in every run. The run history also holds two runs in which
+  every node passed (their JSON reports, written beside the real ones: one older than the first run, one between
+  the first and the second), so the second run sees BAD bad in 2 of its last 4 runs (pass, fail, pass, fail: not a
+  repeat offender) and the third in 3 of its last 4 (fail, pass, fail, fail: a repeat offender with the action
+  replace). SLOW, below its siblings in each real run, goes the same way.
 
 Three runs of playbooks/burnin.yml with the node stage only, burnin_baseline_dir the report directory (the
 second and third runs merge the earlier baselines).
@@ -29,7 +32,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.report import node_anchor
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.report import earlier_runs, node_anchor
 
 REPO = Path(__file__).resolve().parent.parent.parent
 PLAYBOOK = REPO / "playbooks" / "burnin.yml"
@@ -49,10 +52,10 @@ COMMON = {
 SPEC = {
     "clusters": [
         dict(COMMON, name=A, node_busbw={SLOW: 444.0}),
-        dict(COMMON, name=B, node_busbw={BAD: 301.5}, node_driver={SKEW: "570.124.06"}),
+        dict(COMMON, name=B, node_busbw={BAD: 301.5}, node_driver={SKEW: "570.124.06"}, node_nccl={SKEW: "2.27.3+cuda12.9"}),
     ]
 }
-GOLDEN = {"aws/h100": {"driver": ["570.148*"]}}
+GOLDEN = {"aws/h100": {"driver": ["570.148*"], "nccl": ["2.27.7+*"]}}
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +82,26 @@ def runs(own_fleet):
         path = reports / run_id / "burnin-report.json"
         assert path.is_file(), proc.stdout[-6000:]
         done.append((proc, json.loads(path.read_text()), reports / run_id))
+        if number == 1:
+            # Two good runs in the history, ordered by their report's time as the history is (reporting/report.py
+            # earlier_runs): one before the first run, one after it.
+            written = path.stat().st_mtime
+            good_run(reports, "sib-0-good", done[0][1], written - 60)
+            good_run(reports, "sib-1-good", done[0][1], written + 1)
     return done
+
+
+def good_run(reports, run_id, report, stamp):
+    """The history's record (its JSON report) of a run of the same fleet in which every node passed, dated STAMP."""
+    record = json.loads(json.dumps(report))
+    record["run_id"] = run_id
+    for item in record["clusters"]:
+        for row in item["nodes"]:
+            row.update(verdict="pass", stages=[stage for stage in row.get("stages") or [] if stage not in ("siblings", "drift")])
+    path = reports / run_id / "burnin-report.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(record))
+    os.utime(str(path), (stamp, stamp))
 
 
 def cluster(report, name):
@@ -124,16 +146,50 @@ def test_the_driver_skew_is_named_against_its_siblings_and_the_golden_file(runs)
     assert case["verdict"] == "warn" and SKEW in case["reason"]
 
 
-def test_the_node_failing_run_after_run_becomes_a_repeat_offender(runs):
-    (_p1, first, _d1), (_p2, second, _d2), (_p3, third, _d3) = runs
-    assert node(first, B, BAD)["verdict"] == "fail" and first["repeat_offenders"] == [] and second["repeat_offenders"] == []
-    # SLOW fell below its siblings in each run: a repeat offender too (failed or below its siblings, k of n).
+def test_what_the_node_stage_ran_is_recorded_per_node_and_the_nccl_skew_named(runs):
+    _proc, report, run_dir = runs[0]
+    # Every node's NCCL and net plugin from its own pod's INFO lines, its NCCL env from the rendered pod spec.
+    skus = dict(((item["key"], item["scope"]), item) for item in report["drift"]["skus"] if item["key"] in ("nccl", "net_plugin", "nccl_env"))
+    assert sorted(skus) == [("nccl", "node"), ("nccl_env", "node"), ("net_plugin", "node")]
+    assert skus[("nccl", "node")]["counts"] == {"2.27.7+cuda12.9": 5, "2.27.3+cuda12.9": 1}
+    assert skus[("net_plugin", "node")]["counts"] == {"Libfabric (v10)": 6}
+    assert skus[("nccl_env", "node")]["nodes"] == 6 and "NCCL_DEBUG=INFO" in skus[("nccl_env", "node")]["majority"].split(" ")
+    rows = [row for row in report["drift"]["nodes"] if row["key"] == "nccl"]
+    assert [(row["cluster"], row["node"], row["scope"], row["value"], row["majority"]) for row in rows] == [
+        (B, SKEW, "node", "2.27.3+cuda12.9", "2.27.7+cuda12.9")
+    ]
+    assert "differs from the majority 2.27.7+cuda12.9" in rows[0]["why"] and "not in the golden versions 2.27.7+*" in rows[0]["why"]
+    # Only SKEW drifts, on these two keys.
+    assert sorted((row["node"], row["key"]) for row in report["drift"]["nodes"]) == [(SKEW, "driver"), (SKEW, "nccl")]
+    assert "<td>nccl (node)</td><td>2.27.3+cuda12.9</td>" in (run_dir / "burnin-report.html").read_text()
+
+
+def test_a_node_bad_in_3_of_its_last_4_runs_is_a_repeat_offender_and_in_2_of_4_is_not(runs):
+    (_p1, first, _d1), (_p2, second, _d2), (_p3, third, d3) = runs
+    assert node(first, B, BAD)["verdict"] == "fail" and node(second, B, BAD)["verdict"] == "fail" and node(third, B, BAD)["verdict"] == "fail"
+    assert first["repeat_offenders"] == []
+    # The history before the third run, as the collection reads it (oldest first): the second run's last 4 runs are
+    # these four (itself last): BAD and SLOW bad in 2 of them, not repeat offenders.
+    history = [(run_id, states[(B, BAD)], states[(A, SLOW)]) for run_id, states in earlier_runs(str(d3.parent), current_dir=str(d3))]
+    assert history == [("sib-0-good", False, False), ("sib-1", True, True), ("sib-1-good", False, False), ("sib-2", True, True)]
+    assert second["repeat_offenders"] == []
+    for name in (BAD, SLOW):
+        row = node(second, A if name == SLOW else B, name)
+        assert row["action_rule"] != "repeat_offender" and "repeat_offender" not in row, row
+    # The third run: fail, pass, fail, fail. SLOW fell below its siblings in the same runs (failed or below its
+    # siblings, k of n): a repeat offender too.
     assert sorted((item["cluster"], item["node"]) for item in third["repeat_offenders"]) == [(A, SLOW), (B, BAD)]
-    (item,) = [item for item in third["repeat_offenders"] if item["node"] == BAD]
-    assert (item["cluster"], item["node"], item["bad_runs"], item["runs"]) == (B, BAD, 3, 3) and item["run_ids"] == ["sib-1", "sib-2", "sib-3"]
+    for item in third["repeat_offenders"]:
+        assert (item["bad_runs"], item["runs"], item["run_ids"]) == (3, 4, ["sib-1", "sib-2", "sib-3"]), item
+        assert "in 3 of its last 4 runs" in item["reason"] and "rule: 3 of 4" in item["reason"]
     row = node(third, B, BAD)
     assert row["action"] == "replace" and row["action_rule"] == "repeat_offender" and row["reasons"][0].startswith("repeat offender")
-    # The later runs merged the earlier baselines: 6 samples per node, the latest per node (still 6).
+    assert row["repeat_offender"]["bad_runs"] == 3 and row["repeat_offender"]["runs"] == 4
+    assert cluster(third, B)["action"] == "replace" and cluster(third, B)["repeat_offenders"] == [BAD]
+    # The healthy nodes, good in every run, are not named.
+    assert all(node(third, A, name)["action_rule"] != "repeat_offender" for name in (A + "-gpu-0", A + "-gpu-2"))
+    # The later runs merged the earlier baselines (the good runs' records hold no baselines): 6 samples per node,
+    # the latest per node (still 6).
     assert third["siblings"]["earlier_runs"] == 2
 
 

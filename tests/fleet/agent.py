@@ -138,6 +138,8 @@ class Cluster:
         self.bad_links = [set(pair) for pair in record.get("bad_links") or []]
         # {node name: GB/s}: that node's own all_reduce (the node stage's single-node output) reaches only this.
         self.node_busbw = dict(record.get("node_busbw") or {})
+        # {node name: NCCL version}: the version that node's own pod prints (a skew the drift check names).
+        self.node_nccl = dict(record.get("node_nccl") or {})
         # Healthy nodes' own all_reduce spread this many percent either side of the GPU's figure (by node name).
         self.node_spread = float(record.get("node_spread_percent") or 0) / 100.0
         self.log_root = Path(log_root) / name
@@ -419,6 +421,7 @@ class Cluster:
                 busbw=float(busbw) if busbw is not None else round(nccl_logs.intra_node_busbw(self.gpu) * nccl_logs._jitter(node, self.node_spread), 1),
                 seed="%s/%s" % (meta.get("uid", ""), node),
                 finished=finished,
+                nccl_version=self.node_nccl.get(node),
             )
         return nccl_logs.plain_log(
             "torch" if torch else "exec", pod["spec"].get("hostname", ""), index, gpus, workers * gpus, self.gpu, finished=finished and outcome == "Complete"

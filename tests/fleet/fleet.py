@@ -16,6 +16,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -280,6 +281,9 @@ def load_spec(path):
         node_driver = c.get("node_driver") or {}
         if not isinstance(node_driver, dict) or any(not isinstance(v, str) or len(v.split(".")) != 3 for v in node_driver.values()):
             raise FleetError(f"{path}: cluster {name}: node_driver must map node names to a driver version major.minor.rev, got {node_driver!r}")
+        node_nccl = c.get("node_nccl") or {}
+        if not isinstance(node_nccl, dict) or any(not isinstance(v, str) or not re.match(r"^\d+\.\d+\.\d+(?:\+[\w.]+)?\Z", v) for v in node_nccl.values()):
+            raise FleetError(f"{path}: cluster {name}: node_nccl must map node names to an NCCL version such as 2.27.3+cuda12.9, got {node_nccl!r}")
         spread = c.get("node_spread_percent", 0)
         if isinstance(spread, bool) or not isinstance(spread, (int, float)) or not 0 <= spread < 20:
             raise FleetError(f"{path}: cluster {name}: node_spread_percent must be a number from 0 to 20, got {spread!r}")
@@ -310,6 +314,7 @@ def load_spec(path):
                 "node_driver": dict(
                     (fake_nodes.gpu_node_name(str(node_platform or platform).lower(), name, k, node_naming), v) for k, v in node_driver.items()
                 ),
+                "node_nccl": dict((fake_nodes.gpu_node_name(str(node_platform or platform).lower(), name, k, node_naming), v) for k, v in node_nccl.items()),
                 "node_spread_percent": float(spread),
                 "node_labels": dict(c.get("node_labels") or {}),
                 "node_capacity": {k: str(v) for k, v in (c.get("node_capacity") or {}).items()},
@@ -891,6 +896,7 @@ class FleetStarter:
                 "dcgm_replay",
                 "kernel_xids",
                 "node_busbw",
+                "node_nccl",
                 "node_spread_percent",
                 "node_naming",
                 "kubernetes_version",

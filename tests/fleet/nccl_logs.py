@@ -239,8 +239,25 @@ def opened_nics(net_lines, net_id, nics):
     return net_lines
 
 
+# The NCCL of the nccl-tests images the catalogue names (ncclv2.27.7, built for CUDA 12.9).
+NCCL_VERSION = "2.27.7+cuda12.9"
+
+
 def launcher_log(
-    result, hosts, gpus_per_node, platform, gpu, cmd, busbw=None, seed="", finished=True, mnnvl=False, transport="expected", nics=None, network_only=False
+    result,
+    hosts,
+    gpus_per_node,
+    platform,
+    gpu,
+    cmd,
+    busbw=None,
+    seed="",
+    finished=True,
+    mnnvl=False,
+    transport="expected",
+    nics=None,
+    network_only=False,
+    nccl_version=None,
 ):
     """The launcher's log text for `result` (see RESULTS). `hosts`: the worker pods' hostnames, in rank order.
 
@@ -248,7 +265,8 @@ def launcher_log(
     `expected` or `socket` (see TRANSPORTS). `nics`: the NICs of the transport a run limited to some may use (the
     isolation's one-NIC runs, nics_used): its NIC list names only those, and its busbw is their share of the pair's
     (a pair's traffic is spread over every NIC: 46-48 GB/s per NDR NIC, NVIDIA/nccl-tests#290). `network_only`: the
-    run turned NVLink off (NCCL_P2P_DISABLE=1): NETWORK_ONLY of its busbw, what its NICs carry.
+    run turned NVLink off (NCCL_P2P_DISABLE=1): NETWORK_ONLY of its busbw, what its NICs carry. `nccl_version`: the
+    version NCCL's INFO line prints (default NCCL_VERSION, the image's).
     """
     if result == "none" or cmd is None:
         return "+ mpirun: nccl-tests did not run\n" if result == "none" else ""
@@ -281,7 +299,7 @@ def launcher_log(
 
     info(first, pid0, 0, "Bootstrap : Using eth0:10.244.1.17<0>")
     info(first, pid0, 0, "cudaDriverVersion 12080")
-    info(first, pid0, 0, "NCCL version 2.27.7+cuda12.9")
+    info(first, pid0, 0, "NCCL version %s" % (nccl_version or NCCL_VERSION))
     for n, host in enumerate(hosts):
         for dev in range(gpus_per_node):
             for text in net_lines:

@@ -21,6 +21,7 @@ import time
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import mnnvl
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import NOT_READ, ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import drift
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import (
     applied_record,
@@ -211,6 +212,14 @@ def run_attempt(cluster, stage, attempt, result, plan_attempt, judge, settings, 
 
     start = steps.clock()
     verdict = judge(stage, plan_stage, result, pod_logs, waited, settings)
+    # What each node ran in this stage (images pulled, NCCL env; a node stage's NCCL and net plugin from its own
+    # pod's log), compared across the SKU's nodes by the report's drift check (judging/drift.py).
+    pods = pod_logs["pods"] if "pods" in (pod_logs or {}) else (waited or {}).get("pods") or []
+    runtime = dict(result.get("node_runtime") or {})
+    runtime[stage] = drift.stage_runtime(
+        pods, (pod_logs or {}).get("results") or [], read_logs=stage != "fleet", rendered=drift.rendered_env(plan.get("objects"))
+    )
+    result = _merged(result, {"node_runtime": runtime})
     if stage == "fleet":
         judged = judged_record(result, verdict)
         result = _merged(result, judged["record"])

@@ -10,6 +10,18 @@ Per node (node_config(), from the Node object detection reads, cluster/detect.py
   ``nvidia.com/cuda.driver.major``.``minor``.``rev``) and ``nvidia.com/cuda.runtime-version.full`` (or
   ``nvidia.com/cuda.runtime.major``.``minor``).
 
+Per node and stage (stage_runtime(), from the stage's pods as the API server returned them and their logs; kept in
+the cluster's result as ``node_runtime``: {stage: {node: {key: value}}}):
+- ``nccl``, ``net_plugin``: the NCCL version and the net plugin with its version the node's own pod printed (its
+  INFO lines, judging/transport.py versions()); node stages only, where each pod's log is its node's;
+- ``images``: per container the image the node actually pulled, ``status.containerStatuses[].imageID`` (a digest);
+- ``nccl_env``: the ``NCCL_*`` variables with a literal value of the pod's containers, ``NAME=value`` sorted and
+  joined by spaces: of the pod as the API server returned it when it holds its containers, else (the waits keep no
+  containers of a pod: cluster/pod_logs.py POD_HIDDEN) of the rendered pod spec of its replicated job (the stage's
+  TrainingRuntime, rendered_env()).
+These are compared per stage (and per container for ``images``): a stage's pods all run the same spec, a node that
+ran only some stages is compared where it ran.
+
 A node whose value differs from the value most nodes of its SKU (judging/siblings.py sku_of, every cluster of the
 run) hold, when more than half hold it, drifts; so does a value the golden file does not allow for its SKU. The golden
 file follows GCP cluster-health-scanner's configcheck (GoogleCloudPlatform/cluster-health-scanner, ``configcheck``:
@@ -25,10 +37,13 @@ import fnmatch
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import read_yaml_file
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import siblings
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import siblings, transport
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import _log_items, _pod_role
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
 
-KEYS = ("driver", "cuda", "kubelet", "kernel", "os_image", "container_runtime")
+NODE_KEYS = ("driver", "cuda", "kubelet", "kernel", "os_image", "container_runtime")
+RUNTIME_KEYS = ("nccl", "net_plugin", "images", "nccl_env")
+KEYS = NODE_KEYS + RUNTIME_KEYS
 LABELS = {
     "driver": "driver",
     "cuda": "CUDA",
@@ -36,9 +51,20 @@ LABELS = {
     "kernel": "kernel",
     "os_image": "OS image",
     "container_runtime": "container runtime",
+    "nccl": "NCCL",
+    "net_plugin": "net plugin",
+    "images": "image",
+    "nccl_env": "NCCL env",
 }
 STAGE = "drift"
 MAX_TEXT = 200
+# Bounds of what one pod gives (its spec and status are the cluster's, untrusted): containers and NCCL variables
+# read, the length of the joined env.
+MAX_CONTAINERS = 16
+MAX_ENV = 64
+MAX_ENV_TEXT = 2000
+# JobSet's label of a pod's replicated job (cluster/pod_logs.py REPLICATED_JOB, a layer above).
+REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
 _NODE_INFO = (("kubelet", "kubeletVersion"), ("kernel", "kernelVersion"), ("os_image", "osImage"), ("container_runtime", "containerRuntimeVersion"))
 
 
@@ -73,6 +99,85 @@ def node_config(node):
         if _text(info.get(field)):
             config[key] = _text(info[field])
     return config
+
+
+def _env_text(containers):
+    pairs = set()
+    for container in containers[:MAX_CONTAINERS]:
+        env = container.get("env") if isinstance(container, dict) else None
+        for item in (env if isinstance(env, list) else [])[:MAX_ENV]:
+            # Only literal values: a valueFrom (a Secret, a field) is not read, nor shown.
+            if isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"].startswith("NCCL_") and isinstance(item.get("value"), str):
+                pairs.add("%s=%s" % (item["name"][:100], item["value"][:MAX_TEXT]))
+    return " ".join(sorted(pairs))[:MAX_ENV_TEXT]
+
+
+def pod_runtime(pod, text=None):
+    """{key: value} of what POD (a Pod object) ran on its node: ``images`` ({container: imageID}), ``nccl_env``, and,
+    with its log TEXT, ``nccl`` and ``net_plugin`` (transport.versions). Bounded; a key without a value is left out."""
+    if not isinstance(pod, dict):
+        return {}
+    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
+    config = {}
+    images = {}
+    statuses = status.get("containerStatuses")
+    for item in (statuses if isinstance(statuses, list) else [])[:MAX_CONTAINERS]:
+        if isinstance(item, dict) and _text(item.get("name")) and _text(item.get("imageID")):
+            images[_text(item["name"])] = _text(item["imageID"])
+    if images:
+        config["images"] = images
+    containers = spec.get("containers")
+    env = _env_text(containers if isinstance(containers, list) else [])
+    if env:
+        config["nccl_env"] = env
+    if text:
+        config.update((key, _text(value)) for key, value in transport.versions(text).items() if _text(value))
+    return config
+
+
+def rendered_env(objects):
+    """{replicated job name: nccl_env text} of the TrainingRuntimes among OBJECTS (a stage's rendered objects)."""
+    found = {}
+    for obj in objects or []:
+        if not isinstance(obj, dict) or obj.get("kind") != "TrainingRuntime":
+            continue
+        jobs = (((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("replicatedJobs") or []
+        for job in jobs if isinstance(jobs, list) else []:
+            try:
+                containers = job["template"]["spec"]["template"]["spec"]["containers"]
+            except (KeyError, TypeError):
+                continue
+            env = _env_text(containers if isinstance(containers, list) else [])
+            if env and _text(job.get("name")):
+                found[_text(job["name"])] = env
+    return found
+
+
+def stage_runtime(pods, pod_logs=None, read_logs=True, rendered=None):
+    """{node: pod_runtime()} of a stage's PODS (those with spec.nodeName; an MPI launcher is left out: it runs
+    wherever there is room and its log holds every rank's lines). POD_LOGS: trainjob_logs' ``results`` (or {pod:
+    text}); READ_LOGS: whether a pod's log is its node's alone (node stages); RENDERED: rendered_env() of the stage,
+    the env of a pod that holds no containers (by its replicated job label). A node that ran two pods keeps the
+    first's values (by pod name)."""
+    logs = _log_items(pod_logs or [])
+    rendered = rendered or {}
+    found = {}
+    for pod in sorted((pod for pod in pods or [] if isinstance(pod, dict)), key=lambda item: str((item.get("metadata") or {}).get("name"))):
+        node = _text((pod.get("spec") or {}).get("nodeName")) if isinstance(pod.get("spec"), dict) else ""
+        name = (pod.get("metadata") or {}).get("name") if isinstance(pod.get("metadata"), dict) else None
+        if not node or _pod_role(pod) == "launcher":
+            continue
+        text = (logs.get(str(name)) or (None, None))[0] if read_logs else None
+        config = pod_runtime(pod, text)
+        job = ((pod.get("metadata") or {}).get("labels") or {}).get(REPLICATED_JOB) if isinstance(pod.get("metadata"), dict) else None
+        if "nccl_env" not in config and isinstance(job, str) and job in rendered:
+            config["nccl_env"] = rendered[job]
+        if config:
+            merged = found.setdefault(node, {})
+            for key, value in config.items():
+                merged.setdefault(key, value)
+    return found
 
 
 def load_golden(value, field="burnin_golden"):
@@ -136,36 +241,63 @@ def _allowed(value, patterns):
     return any(fnmatch.fnmatchcase(value, pattern) for pattern in patterns)
 
 
-def judge(results, key=siblings.DEFAULT_KEY, golden=None, fail_keys=()):
-    """Drift of every node of RESULTS (the fleet's results keyed by cluster, each with ``detected.node_config``).
+def _runtime_values(runtime, gpu_nodes):
+    """(node, name, scope, value) of a cluster's ``node_runtime`` ({stage: {node: {key: value}}}): scope is the stage,
+    and the container for ``images``. Only GPU_NODES (when known) count: the drift is of the nodes under test."""
+    for stage in sorted(runtime, key=str):
+        nodes = runtime[stage] if isinstance(runtime[stage], dict) else {}
+        for node in sorted(nodes, key=str):
+            config = nodes[node] if isinstance(nodes[node], dict) else {}
+            if gpu_nodes is not None and node not in gpu_nodes:
+                continue
+            for name in RUNTIME_KEYS:
+                value = config.get(name)
+                if name == "images" and isinstance(value, dict):
+                    for container in sorted(value, key=str)[:MAX_CONTAINERS]:
+                        if _text(value[container]):
+                            yield node, name, "%s/%s" % (_text(stage), _text(container)), _text(value[container])
+                elif _text(value):
+                    yield node, name, _text(stage), _text(value)
 
-    Returns {findings: {cluster: [finding]}, skus: [{sku, key, label, majority, counts, nodes, golden}], nodes:
-    [{cluster, node, sku, key, value, majority, golden, why, verdict}], golden (bool), fail_keys}."""
+
+def judge(results, key=siblings.DEFAULT_KEY, golden=None, fail_keys=()):
+    """Drift of every node of RESULTS (the fleet's results keyed by cluster, each with ``detected.node_config`` and
+    ``node_runtime``).
+
+    Returns {findings: {cluster: [finding]}, skus: [{sku, key, scope, label, majority, counts, nodes, golden}], nodes:
+    [{cluster, node, sku, key, scope, value, majority, golden, why, verdict}], golden (bool), fail_keys}; ``scope`` is
+    the stage (and container) of a runtime key, empty for a node key."""
     key, golden, fail_keys = siblings.check_key(key), check_golden(golden), check_fail_keys(fail_keys)
     groups = {}
     for cluster in sorted(results or {}, key=str):
         entry = results[cluster]
-        detected = entry.get("detected") if isinstance(entry, dict) and isinstance(entry.get("detected"), dict) else {}
-        configs = detected.get("node_config")
-        if not isinstance(configs, dict):
+        if not isinstance(entry, dict):
+            continue
+        detected = entry.get("detected") if isinstance(entry.get("detected"), dict) else {}
+        configs = detected.get("node_config") if isinstance(detected.get("node_config"), dict) else {}
+        runtime = entry.get("node_runtime") if isinstance(entry.get("node_runtime"), dict) else {}
+        if not configs and not runtime:
             continue
         sku = siblings.sku_of(entry, key)
         for node in sorted(configs):
             config = configs[node] if isinstance(configs[node], dict) else {}
-            for name in KEYS:
+            for name in NODE_KEYS:
                 value = _text(config.get(name))
                 if value:
-                    groups.setdefault((sku, name), []).append((str(cluster), str(node), value))
+                    groups.setdefault((sku, name, ""), []).append((str(cluster), str(node), value))
+        for node, name, scope, value in _runtime_values(runtime, set(configs) if configs else None):
+            groups.setdefault((sku, name, scope), []).append((str(cluster), str(node), value))
     findings, skus, nodes = {}, [], []
-    for sku, name in sorted(groups):
-        rows = groups[(sku, name)]
+    for sku, name, scope in sorted(groups):
+        rows = groups[(sku, name, scope)]
+        label = "%s (%s)" % (LABELS[name], scope) if scope else LABELS[name]
         counts = {}
         for _cluster, _node, value in rows:
             counts[value] = counts.get(value, 0) + 1
         top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[0]
         majority = top[0] if top[1] * 2 > len(rows) else None
         allowed = _golden_for(golden, sku).get(name)
-        skus.append({"sku": sku, "key": name, "label": LABELS[name], "majority": majority, "counts": counts, "nodes": len(rows), "golden": allowed})
+        skus.append({"sku": sku, "key": name, "scope": scope, "label": label, "majority": majority, "counts": counts, "nodes": len(rows), "golden": allowed})
         verdict = "fail" if name in fail_keys else "warn"
         for cluster, node, value in rows:
             why = []
@@ -175,13 +307,14 @@ def judge(results, key=siblings.DEFAULT_KEY, golden=None, fail_keys=()):
                 why.append("is not in the golden versions %s for SKU %s" % (", ".join(allowed), sku))
             if not why:
                 continue
-            reason = "%s %s %s" % (LABELS[name], value, " and ".join(why))
+            reason = "%s %s %s" % (label, value, " and ".join(why))
             nodes.append(
                 {
                     "cluster": cluster,
                     "node": node,
                     "sku": sku,
                     "key": name,
+                    "scope": scope,
                     "value": value,
                     "majority": majority,
                     "golden": allowed,
@@ -189,9 +322,21 @@ def judge(results, key=siblings.DEFAULT_KEY, golden=None, fail_keys=()):
                     "verdict": verdict,
                 }
             )
-            evidence = {"sku": sku, "key": name, "value": value, "majority": majority, "golden": allowed or []}
+            evidence = {"sku": sku, "key": name, "scope": scope, "value": value, "majority": majority, "golden": allowed or []}
             findings.setdefault(cluster, []).append(finding(node, STAGE, verdict, reason, evidence))
     return {"findings": findings, "skus": skus, "nodes": nodes, "golden": bool(golden), "fail_keys": list(fail_keys)}
 
 
-__all__ = ["KEYS", "check_fail_keys", "check_golden", "judge", "load_golden", "node_config"]
+__all__ = [
+    "KEYS",
+    "NODE_KEYS",
+    "RUNTIME_KEYS",
+    "check_fail_keys",
+    "check_golden",
+    "judge",
+    "load_golden",
+    "node_config",
+    "pod_runtime",
+    "rendered_env",
+    "stage_runtime",
+]

@@ -41,7 +41,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import log_lines, nccl_names
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import log_lines, nccl_names, nccl_results
 
 # Transport ids (what the platform catalogue's ``transport`` keys name) -> label; which NCCL net and plugin names
 # are which transport is the sourced table _lib/nccl/networks.yaml (judging/nccl_names.py).
@@ -80,6 +80,18 @@ _RE_NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (?P<not>not )?availab
 _RE_NVLS_COMM = re.compile(r"^NVLS comm \S+ headRank -?\d+ nHeads \d+|^Connected NVLS tree")  # the latter: NCCL 2.18-2.19
 _RE_COMM = re.compile(r"^comm \S+ rank \d+ nRanks \d+ nNodes (?P<nnodes>\d+) localRanks \d+ localRank \d+ MNNVL (?P<mnnvl>\d+)")
 MAX_EVIDENCE = 20
+# What a pod's NCCL ran (versions()): NCCL's own ``NCCL version %s`` (src/init.cc, INFO(NCCL_INIT), the build after
+# ``+``), the net plugins' version lines. Bounded: a version is at most 40 characters, a node keeps at most
+# MAX_VERSIONS distinct plugin values.
+_RE_NCCL_VERSION = re.compile(r"^NCCL version (?P<version>\d{1,3}\.\d{1,3}\.\d{1,4}(?:[-+][\w.+-]{1,40})?)")
+# aws-ofi-nccl: ``NET/OFI Initializing aws-ofi-nccl %s`` (1.7 and later), ``NET/OFI Using aws-ofi-nccl %s`` (older).
+_RE_OFI_VERSION = re.compile(r"^NET/OFI (?:Initializing|Using) aws-ofi-nccl (?P<version>[\w.+-]{1,40})")
+_RE_GIB_VERSION = re.compile(r"^NET/gIB ?: Initializing gIB (?P<version>v?[\w.+-]{1,40})")
+# nccl-tests' preamble names the library it loaded as NCCL_VERSION_CODE (``nccl-library=22807``): the version when
+# no INFO line printed it (NCCL_DEBUG unset).
+_RE_NT_LIBRARY = re.compile(r"^#\s*nccl-tests version \S{1,40}(?:\s+\([0-9a-f]{1,40}\))?(?:\s+nccl-headers=\d{1,9})?\s+nccl-library=(?P<library>\d{1,9})")
+_RE_FASTRAK_VERSION = re.compile(r"^NET/FasTrak\b.{0,80}?Initializing network FasTrak, version: (?P<version>[\w.+-]{1,40})")
+MAX_VERSIONS = 4
 
 
 def transport_of(network):
@@ -393,4 +405,62 @@ def _extras(evidence):
     return (" (%s)" % ", ".join(parts)) if parts else ""
 
 
-__all__ = ["TRANSPORTS", "check", "label", "parse_transport", "transport_of"]
+def _plugin_version(msg):
+    """The net plugin an INFO message names with its version: ``aws-ofi-nccl 1.14.2``, ``gIB v1.0.5``, ``FasTrak
+    1.0.3``, ``<name> (v<api>)`` of NCCL's ``Loaded net plugin`` line, ``internal`` when NCCL found none; or None."""
+    if not msg.startswith("NET/"):
+        return None
+    for pattern, name in ((_RE_OFI_VERSION, "aws-ofi-nccl"), (_RE_GIB_VERSION, "gIB"), (_RE_FASTRAK_VERSION, "FasTrak")):
+        match = pattern.match(msg)
+        if match:
+            return "%s %s" % (name, match.group("version"))
+    if not msg.startswith("NET/Plugin"):
+        return None
+    match = _RE_PLUGIN.match(msg)
+    if match:
+        return match.group(0)[match.group(0).index("Loaded net plugin ") + 18 :][:100]
+    # "No plugin found ..., using internal implementation", "Using internal network plugin." (NCCL 2.19 and later).
+    return "internal" if "sing internal" in msg else None
+
+
+def versions(text):
+    """What one pod's NCCL ran, from its INFO lines (judging/drift.py compares it across nodes): {nccl: the NCCL
+    version with its build (``2.21.5+cuda12.4``), net_plugin: the net plugins' versions (``aws-ofi-nccl 1.14.2``,
+    ``FastSocket (v6)``, ``internal``; several, sorted, joined by ``, ``)}, each only when printed. One pass, only
+    lines with an NCCL marker or a bare ``NCCL version`` looked at further."""
+    found = {}
+    plugins = set()
+    library = None
+    if not isinstance(text, str):
+        return found
+    for raw in text.splitlines():
+        if "NCCL INFO" not in raw and "NCCL version" not in raw and "nccl-library=" not in raw:
+            continue
+        line = log_lines.strip(raw.rstrip("\r\n")).strip()
+        match = log_lines.nccl_line(line) if " NCCL " in line else None
+        if match and match["level"] != "INFO":
+            continue
+        # Without NCCL's marker only a bare version line (vLLM prints one) and nccl-tests' preamble count: a plugin line
+        # needs the marker, as parse_transport reads them (a program's own text cannot pass for NCCL's).
+        msg = match["msg"] if match else line
+        version = _RE_NCCL_VERSION.match(msg)
+        if version:
+            found.setdefault("nccl", version.group("version"))
+            continue
+        tests = None if match else _RE_NT_LIBRARY.match(msg)
+        if tests:
+            library = library or nccl_results.nccl_version_from_code(tests.group("library"))
+            continue
+        plugin = _plugin_version(msg) if match else None
+        if plugin and (plugin in plugins or len(plugins) < MAX_VERSIONS):
+            plugins.add(plugin)
+    if library and "nccl" not in found:
+        found["nccl"] = library
+    if plugins:
+        # A plugin that loaded says more than NCCL's own nets: "internal" only when no plugin is named.
+        named = sorted(plugins - {"internal"}) or ["internal"]
+        found["net_plugin"] = ", ".join(named)
+    return found
+
+
+__all__ = ["TRANSPORTS", "check", "label", "parse_transport", "transport_of", "versions"]

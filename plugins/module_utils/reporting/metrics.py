@@ -270,11 +270,15 @@ def build_families(report, max_series=DEFAULT_MAX_SERIES, clusters=None):
                 gpu = "" if row.get("gpu") is None else label(row.get("gpu"))
                 out.add(distance, [run_id, row["cluster"], label(row.get("node")), gpu, label(record.get("sku")), label(record.get("metric"))], row["distance"])
     drifted = out.family(
-        "gauge", "node_config_drift", "1 for a node whose key differs from its SKU's majority or golden versions.", ["run_id", "cluster", "node", "key"]
+        "gauge",
+        "node_config_drift",
+        "1 for a node whose key differs from its SKU's majority or golden versions.",
+        ["run_id", "cluster", "node", "key", "scope"],
     )
     for row in (report.get("drift") or {}).get("nodes") or [] if isinstance(report.get("drift"), dict) else []:
         if isinstance(row, dict) and row.get("cluster") in names:
-            out.add(drifted, [run_id, row["cluster"], label(row.get("node")), label(row.get("key"))], 1)
+            # scope: the stage (and container) of a key read from the pods; one key may drift in several stages.
+            out.add(drifted, [run_id, row["cluster"], label(row.get("node")), label(row.get("key")), label(row.get("scope") or "")], 1)
     offender = out.family(
         "gauge", "node_repeat_offender_runs", "Runs of its last window a repeat offender failed or fell below its siblings.", ["run_id", "cluster", "node"]
     )

@@ -255,11 +255,23 @@ def _with_drift(name, entry, drifted):
     """ENTRY with the drift check's findings of cluster NAME added and a ``drift`` verdict (a check per drifting node
     and key; passing when the cluster's nodes were compared and none drifted)."""
     configs = (entry.get("detected") or {}).get("node_config") if isinstance(entry.get("detected"), dict) else None
-    if not isinstance(configs, dict) or not configs:
+    configs = configs if isinstance(configs, dict) else {}
+    runtime = entry.get("node_runtime") if isinstance(entry.get("node_runtime"), dict) else {}
+    # The nodes compared: the GPU nodes detection read, else those the stages' pods ran on.
+    compared = set(configs) or set(node for nodes in runtime.values() if isinstance(nodes, dict) for node in nodes)
+    if not compared:
         return entry
     rows = [row for row in drifted["nodes"] if row["cluster"] == name]
     checks = [
-        {"name": "drift", "verdict": row["verdict"], "node": row["node"], "reason": "%s: %s" % (row["node"], row["why"]), "key": row["key"]} for row in rows
+        {
+            "name": "drift",
+            "verdict": row["verdict"],
+            "node": row["node"],
+            "reason": "%s: %s" % (row["node"], row["why"]),
+            "key": row["key"],
+            "scope": row["scope"],
+        }
+        for row in rows
     ]
     entry = dict(entry)
     found = drifted["findings"].get(name) or []
@@ -269,7 +281,7 @@ def _with_drift(name, entry, drifted):
     reason = (
         "; ".join(check["reason"] for check in checks if check["verdict"] == worst)[:2000]
         if checks
-        else ("%d node(s) run their SKU's majority versions" % len(configs))
+        else ("%d node(s) run their SKU's majority versions" % len(compared))
     )
     judged = {
         "workload": "drift",

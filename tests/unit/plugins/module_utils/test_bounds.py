@@ -596,3 +596,43 @@ def test_an_api_error_message_is_at_most_400_characters(length, cut):
     text = "m" * length
     assert k8s_errors.MAX_MESSAGE == 400
     assert k8s_errors._one_line(text) == (text[:397] + "..." if cut else text)
+
+
+# What the drift check reads of one pod (judging/drift.py pod_runtime, judging/transport.py versions).
+@pytest.mark.parametrize("count", [15, 16, 17])
+def test_a_pods_images_are_read_for_16_containers_at_most(count):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import drift
+
+    pod = {"status": {"containerStatuses": [{"name": "c%02d" % index, "imageID": "i%02d" % index} for index in range(count)]}}
+    assert len(drift.pod_runtime(pod)["images"]) == min(count, drift.MAX_CONTAINERS) == min(count, 16)
+
+
+@pytest.mark.parametrize("count", [63, 64, 65])
+def test_a_containers_nccl_env_is_read_for_64_entries_at_most(count):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import drift
+
+    env = [{"name": "NCCL_V%02d" % index, "value": "1"} for index in range(count)]
+    pod = {"spec": {"containers": [{"name": "c", "env": env}]}}
+    assert len(drift.pod_runtime(pod)["nccl_env"].split(" ")) == min(count, drift.MAX_ENV) == min(count, 64)
+
+
+@pytest.mark.parametrize("length, cut", [(1999, False), (2000, False), (2001, True)])
+def test_the_nccl_env_text_is_at_most_2000_characters(length, cut):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import drift
+
+    # Ten NCCL_Vnn=<value> joined by spaces, LENGTH characters in all (each value under the 200 a value is cut at).
+    rest = length - 9 - 10 * len("NCCL_V00=")
+    sizes = [rest // 10 + (1 if index < rest % 10 else 0) for index in range(10)]
+    env = [{"name": "NCCL_V%02d" % index, "value": "x" * size} for index, size in enumerate(sizes)]
+    full = " ".join("%s=%s" % (item["name"], item["value"]) for item in env)
+    assert len(full) == length and max(sizes) <= drift.MAX_TEXT
+    got = drift.pod_runtime({"spec": {"containers": [{"name": "c", "env": env}]}})["nccl_env"]
+    assert (got != full) == cut and got == full[: drift.MAX_ENV_TEXT] and drift.MAX_ENV_TEXT == 2000
+
+
+@pytest.mark.parametrize("count", [3, 4, 5])
+def test_a_pods_net_plugins_are_kept_4_at_most(count):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import transport
+
+    text = "\n".join("h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin P%d (v9)" % index for index in range(count))
+    assert len(transport.versions(text)["net_plugin"].split(", ")) == min(count, transport.MAX_VERSIONS) == min(count, 4)

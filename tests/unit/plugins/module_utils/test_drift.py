@@ -151,3 +151,161 @@ def test_only_nodes_unlike_a_strict_majority_drift(drivers):
         assert named == sorted("n%02d" % index for index, value in enumerate(drivers) if value != top)
     else:
         assert named == []
+
+
+# What each node ran, per stage (drift.stage_runtime, recorded by burnin/stage_run.py as the result's node_runtime).
+REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real", "nccl")
+
+
+def real_log(name):
+    with open(os.path.join(REAL, name)) as handle:
+        return handle.read()
+
+
+def pod(name, node_name, image_id="registry.example/nccl-tests@sha256:" + "a" * 64, env=None, role=None):
+    labels = {"jobset.sigs.k8s.io/replicatedjob-name": role} if role else {}
+    env = env if env is not None else [{"name": "NCCL_DEBUG", "value": "INFO"}, {"name": "NCCL_IB_HCA", "value": "mlx5"}]
+    return {
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"nodeName": node_name, "containers": [{"name": "node", "image": "registry.example/nccl-tests:1", "env": env}]},
+        "status": {"containerStatuses": [{"name": "node", "image": "registry.example/nccl-tests:1", "imageID": image_id}]},
+    }
+
+
+def test_pod_runtime_reads_the_pulled_digest_the_nccl_env_and_the_versions_its_log_printed():
+    text = real_log("gcp-fastsocket-plugin-nccl2.20.5.log")
+    env = [
+        {"name": "NCCL_DEBUG", "value": "INFO"},
+        {"name": "NCCL_SOCKET_IFNAME", "value": "eth0"},
+        {"name": "NCCL_TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+        {"name": "OTHER", "value": "x"},
+    ]
+    assert drift.pod_runtime(pod("p", "n1", env=env), text) == {
+        "images": {"node": "registry.example/nccl-tests@sha256:" + "a" * 64},
+        "nccl_env": "NCCL_DEBUG=INFO NCCL_SOCKET_IFNAME=eth0",
+        "nccl": "2.20.5+cuda12.4",
+        "net_plugin": "FastSocket (v6)",
+    }
+    # Without a log only the pod's own fields; nothing readable, nothing.
+    assert set(drift.pod_runtime(pod("p", "n1"))) == {"images", "nccl_env"}
+    assert drift.pod_runtime({"spec": "x", "status": {"containerStatuses": "y"}}) == {}
+    assert drift.pod_runtime(None) == {}
+
+
+def test_pod_runtime_is_bounded():
+    env = [{"name": "NCCL_V%03d" % index, "value": "x" * 5000} for index in range(1000)]
+    many = dict(pod("p", "n1", env=env))
+    many["status"] = {"containerStatuses": [{"name": "c%03d" % index, "imageID": "i" * 5000} for index in range(1000)]}
+    config = drift.pod_runtime(many)
+    assert len(config["nccl_env"]) == drift.MAX_ENV_TEXT and len(config["images"]) == drift.MAX_CONTAINERS
+    assert all(len(value) == drift.MAX_TEXT for value in config["images"].values())
+
+
+def test_stage_runtime_keys_each_node_by_its_own_pod_and_leaves_the_launcher_out():
+    pods = [pod("job-node-0-0-a", "n1"), pod("job-node-0-1-b", "n2"), pod("job-launcher-0-0-c", "n1", role="launcher"), pod("pending", "")]
+    logs = {"job-node-0-0-a": real_log("gcp-fastsocket-plugin-nccl2.20.5.log"), "job-launcher-0-0-c": real_log("nccl2.19.3-roce-using-network-ib.log")}
+    found = drift.stage_runtime(pods, logs)
+    assert sorted(found) == ["n1", "n2"]
+    assert found["n1"]["nccl"] == "2.20.5+cuda12.4" and "nccl" not in found["n2"]
+    # A multi-node stage's log holds every rank's lines: not read.
+    assert "nccl" not in drift.stage_runtime(pods, logs, read_logs=False)["n1"]
+
+
+def test_rendered_env_gives_each_replicated_job_its_nccl_env():
+    runtime = {
+        "kind": "TrainingRuntime",
+        "spec": {
+            "template": {
+                "spec": {
+                    "replicatedJobs": [
+                        {
+                            "name": "launcher",
+                            "template": {"spec": {"template": {"spec": {"containers": [{"name": "l", "env": [{"name": "OMPI_X", "value": "1"}]}]}}}},
+                        },
+                        {
+                            "name": "node",
+                            "template": {"spec": {"template": {"spec": {"containers": [{"name": "n", "env": [{"name": "NCCL_DEBUG", "value": "INFO"}]}]}}}},
+                        },
+                        {"name": "bad", "template": "x"},
+                    ]
+                }
+            }
+        },
+    }
+    assert drift.rendered_env([{"kind": "TrainJob"}, runtime, "TrainingRuntime/x"]) == {"node": "NCCL_DEBUG=INFO"}
+    # A pod without containers (as the waits keep it) takes its replicated job's.
+    bare = pod("job-node-0-0-a", "n1")
+    del bare["spec"]["containers"]
+    bare["metadata"]["labels"] = {"jobset.sigs.k8s.io/replicatedjob-name": "node"}
+    assert drift.stage_runtime([bare], rendered={"node": "NCCL_DEBUG=INFO"})["n1"]["nccl_env"] == "NCCL_DEBUG=INFO"
+    assert "nccl_env" not in drift.stage_runtime([bare], rendered={"launcher": "NCCL_DEBUG=WARN"})["n1"]
+
+
+def runtime_fleet(versions, digests=None, stage="node"):
+    """Cluster 'a' of three nodes whose node-stage pods printed the real fastsocket log with VERSIONS' NCCL version."""
+    results = fleet(skewed="")
+    text = real_log("gcp-fastsocket-plugin-nccl2.20.5.log")
+    assert "NCCL version 2.20.5+cuda12.4" in text
+    pods, logs = [], {}
+    for index, version in enumerate(versions):
+        name = "a-node-0-%d" % index
+        pods.append(pod(name, "a-%d" % index, image_id=(digests or {}).get(index, "registry.example/nccl-tests@sha256:" + "a" * 64)))
+        logs[name] = text.replace("NCCL version 2.20.5+cuda12.4", "NCCL version %s" % version)
+    results["a"] = dict(results["a"], node_runtime={stage: drift.stage_runtime(pods, logs)})
+    return results
+
+
+def test_an_nccl_version_skew_is_named_with_its_stage():
+    judged = drift.judge(runtime_fleet(["2.20.5+cuda12.4", "2.21.5+cuda12.4", "2.20.5+cuda12.4"]))
+    (row,) = judged["nodes"]
+    assert (row["node"], row["key"], row["scope"], row["value"], row["majority"]) == ("a-1", "nccl", "node", "2.21.5+cuda12.4", "2.20.5+cuda12.4")
+    assert row["why"].startswith("NCCL (node) 2.21.5+cuda12.4 differs from the majority 2.20.5+cuda12.4") and "(2 of 3 nodes)" in row["why"]
+    keys = sorted((item["key"], item["scope"]) for item in judged["skus"] if item["key"] in drift.RUNTIME_KEYS)
+    assert keys == [("images", "node/node"), ("nccl", "node"), ("nccl_env", "node"), ("net_plugin", "node")]
+    # The same versions everywhere: nothing drifts.
+    assert drift.judge(runtime_fleet(["2.20.5+cuda12.4"] * 3))["nodes"] == []
+
+
+def test_a_pulled_digest_skew_and_the_golden_file_on_runtime_keys():
+    other = "registry.example/nccl-tests@sha256:" + "b" * 64
+    judged = drift.judge(runtime_fleet(["2.20.5+cuda12.4"] * 3, digests={2: other}), golden={"aws/h100": {"nccl": ["2.21.*"]}}, fail_keys=["images"])
+    rows = sorted((row["node"], row["key"], row["verdict"]) for row in judged["nodes"])
+    # Every node's NCCL is outside the golden versions (warn); a-2 pulled another digest (fail, as asked).
+    assert rows == [("a-0", "nccl", "warn"), ("a-1", "nccl", "warn"), ("a-2", "images", "fail"), ("a-2", "nccl", "warn")]
+    image = [row for row in judged["nodes"] if row["key"] == "images"][0]
+    assert image["scope"] == "node/node" and image["value"] == other and "differs from the majority" in image["why"]
+    with pytest.raises(ConfigError):
+        drift.check_golden({"aws": {"nccl_plugin": ["1"]}})
+
+
+def test_runtime_of_a_node_that_is_not_a_gpu_node_is_not_compared():
+    results = runtime_fleet(["2.20.5+cuda12.4"] * 3)
+    results["a"]["node_runtime"]["node"]["cpu-0"] = {"nccl": "2.18.1+cuda12.1"}
+    assert drift.judge(results)["nodes"] == []
+
+
+def test_the_report_names_a_runtime_drift_and_follows_the_schema():
+    report = rp.build_report(runtime_fleet(["2.20.5+cuda12.4", "2.20.5+cuda12.4", "2.19.3+cuda12.3"]), generated=GENERATED)
+    a = [item for item in report["clusters"] if item["cluster"] == "a"][0]
+    case = [case for case in a["testcases"] if case["workload"] == "drift"][0]
+    assert case["verdict"] == "warn" and "a-2: NCCL (node) 2.19.3+cuda12.3 differs" in case["reason"]
+    row = [row for row in a["nodes"] if row["node"] == "a-2"][0]
+    assert row["verdict"] == "warn" and "drift" in row["stages"]
+    # The fleet-wide drift table names the key with its stage.
+    assert "<td>nccl (node)</td><td>2.19.3+cuda12.3</td>" in rp.render_html(report)
+    schema = json.load(open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "docs", "verdict-schema.json")))
+    import jsonschema
+
+    jsonschema.validate(json.loads(rp.render_json(report)), schema)
+
+
+def test_one_key_drifting_in_two_stages_is_two_series_told_apart_by_scope():
+    metrics = pytest.importorskip("ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.metrics")
+    pytest.importorskip("prometheus_client")
+    results = runtime_fleet(["2.20.5+cuda12.4", "2.20.5+cuda12.4", "2.19.3+cuda12.3"])
+    results["a"]["node_runtime"]["dcgm"] = dict((node, dict(value)) for node, value in results["a"]["node_runtime"]["node"].items())
+    report = rp.build_report(results, generated=GENERATED)
+    assert sorted((row["node"], row["key"], row["scope"]) for row in report["drift"]["nodes"]) == [("a-2", "nccl", "dcgm"), ("a-2", "nccl", "node")]
+    text = metrics.exposition(metrics.build_families(report))
+    lines = [line for line in text.splitlines() if line.startswith("gpufleet_burnin_node_config_drift{")]
+    assert len(lines) == 2 and any('scope="dcgm"' in line for line in lines) and any('scope="node"' in line for line in lines)

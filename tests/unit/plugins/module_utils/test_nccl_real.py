@@ -9,9 +9,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import random
 
 import pytest
 import yaml
+from hypothesis import given, settings, strategies as st
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_names, nccl_results, transport, verdict
 
@@ -28,6 +30,7 @@ XFAIL = {
     ("nccl2.24.3-unprefixed-ibext-v8-mnnvl-nvls.log", "transport"): _UNPREFIXED,
     ("nccl2.24.3-unprefixed-ibext-v8-mnnvl-nvls.log", "transport_check"): _UNPREFIXED,
     ("nccl2.24.3-unprefixed-ibext-v8-mnnvl-nvls.log", "nvls"): _UNPREFIXED,
+    ("nccl2.24.3-unprefixed-ibext-v8-mnnvl-nvls.log", "net_plugin"): _UNPREFIXED,
 }
 
 
@@ -91,6 +94,10 @@ def computed(name):
         result_check = transport.check(evidence, {"transport": expected, "source": "test"}, {"nodes": 2})
         checks[expected] = "note" if result_check.get("note") else result_check["verdict"]
     got["transport_check"] = checks
+    # What the drift check records of the node's NCCL (judging/transport.py versions).
+    ran = transport.versions(text)
+    got["net_plugin"] = ran.get("net_plugin")
+    got["nccl_ran"] = ran.get("nccl")
     _CACHE[name] = got
     return got
 
@@ -119,6 +126,20 @@ def test_published_document_fact(name, fact, expected):
     else:
         # a table fact of a document the reader found no table in
         assert fact in got, "no %s: %s" % (fact, got.get("parse_error"))
+
+
+def test_versions_name_a_net_plugin_exactly_where_the_facts_do():
+    """Both sides over the whole corpus: a document without a net_plugin fact gets none either."""
+    named = set(name for name in FACTS if computed(name)["net_plugin"] is not None)
+    expected = set(name for name in FACTS if "net_plugin" in FACTS[name] and (name, "net_plugin") not in XFAIL)
+    assert named == expected
+
+
+def test_versions_give_the_nccl_version_exactly_where_the_facts_do():
+    """The NCCL version the drift check records is the one the facts read by hand (its build after '+' kept)."""
+    for name in sorted(FACTS):
+        ran = computed(name)["nccl_ran"]
+        assert (ran.split("+")[0] if ran else None) == FACTS[name].get("nccl_version"), name
 
 
 def test_every_document_has_facts_and_provenance():
@@ -237,3 +258,58 @@ def test_a_torch_run_with_only_info_lines_is_judged_by_its_job():
     judged = _torch_run("aws-ofi-efa-p5en-libfabric-info.log")
     assert not [check for check in judged["checks"] if check["name"] == "errors"], judged["checks"]
     assert judged["verdict"] == "pass" and "TrainJob Complete (no bandwidth to judge)" in judged["reason"], judged["reason"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(sorted(FACTS)),
+    seed=st.integers(0, 2**32 - 1),
+    prefix=st.sampled_from(["", "[1,0]<stdout>:", "0: ", "[pod/job-node-0-0-x/node] "]),
+)
+def test_versions_do_not_depend_on_line_order_or_launcher_prefixes(name, seed, prefix):
+    """Metamorphic over the corpus: the lines shuffled, or each given a launcher's prefix, name the same versions
+    (every document prints one NCCL version)."""
+    lines = real(name).splitlines()
+    random.Random(seed).shuffle(lines)
+    expected = transport.versions(real(name))
+    assert transport.versions("\n".join(lines)) == expected
+    assert transport.versions("\n".join(prefix + line for line in real(name).splitlines())) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(sorted(FACTS)),
+    version=st.from_regex(r"\A[0-9]\.[0-9]{1,2}\.[0-9]{1,2}(aws)?\Z"),
+    kind=st.sampled_from(["ofi", "ofi-old", "loaded", "gib"]),
+)
+def test_a_plugin_version_line_added_to_a_published_log_is_named(name, version, kind):
+    line = {
+        "ofi": "NET/OFI Initializing aws-ofi-nccl %s" % version,
+        "ofi-old": "NET/OFI Using aws-ofi-nccl %s" % version,
+        "loaded": "NET/Plugin: Loaded net plugin Libfabric (v%s)" % version.split(".")[0],
+        "gib": "NET/gIB : Initializing gIB v%s" % version,
+    }[kind]
+    expected = {"ofi": "aws-ofi-nccl " + version, "ofi-old": "aws-ofi-nccl " + version, "loaded": "Libfabric (v%s)" % version.split(".")[0]}
+    expected["gib"] = "gIB v" + version
+    text = real(name) + "\nnode-7:100:200 [3] NCCL INFO %s\n" % line
+    named = transport.versions(text)["net_plugin"].split(", ")
+    assert expected[kind] in named and "internal" not in named
+    # The same line as a WARN, or without NCCL's marker, is no proof of a plugin.
+    assert transport.versions(real(name) + "\nnode-7:100:200 [3] NCCL WARN %s\n" % line) == transport.versions(real(name))
+    assert transport.versions(real(name) + "\n%s\n" % line) == transport.versions(real(name))
+
+
+def test_versions_are_bounded_on_hostile_lines():
+    # A line of repeated markers, a version of a megabyte, more plugins than kept.
+    marker = "h:1:1 [0] NCCL INFO " * 50000
+    hostile = "\n".join(
+        [
+            marker + "NCCL version 2.21.5+cuda12.4",
+            "h:1:1 [0] NCCL INFO NCCL version 2.21.5+" + "c" * 1000000,
+            "h:1:1 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl " + "1" * 1000000,
+        ]
+        + ["h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin P%d (v9)" % index for index in range(100)]
+    )
+    found = transport.versions(hostile)
+    assert len(found.get("nccl", "")) <= 60 and len(found["net_plugin"].split(", ")) == transport.MAX_VERSIONS
+    assert transport.versions(None) == {} and transport.versions("") == {}

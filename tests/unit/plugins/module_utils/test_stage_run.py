@@ -194,6 +194,28 @@ def test_a_node_stage_judges_each_node_and_keeps_its_findings():
     assert cluster.calls[2] == ("logs", "nccl-burnin-r1-node", ["node"])
     assert written == [("node", 3)]
     assert out["msg"].startswith("aws-a: node stage, attempt 1: fail - ") and out["stop"] is False
+    # What each node ran, from its own pod's log (the stand-in's INFO lines), for the drift check (judging/drift.py).
+    ran = record["node_runtime"]["node"]
+    assert sorted(ran) == ["node-0", "node-1", "node-2"]
+    assert all(ran[name]["nccl"] == "2.27.7+cuda12.9" for name in ran), ran
+    assert ran["node-0"]["net_plugin"] == "Libfabric (v10)"
+    # The NCCL env of the rendered pod spec of each pod's replicated job (the pods the wait keeps hold no containers).
+    assert ran["node-0"]["nccl_env"].startswith("NCCL_") and "NCCL_DEBUG=INFO" in ran["node-0"]["nccl_env"].split(" ")
+
+
+def test_a_fleet_stage_records_what_its_workers_ran_but_not_from_the_launchers_log():
+    variables = fakes.checked()
+
+    def script(trainjob, objects):
+        pods, logs = fakes.fleet_pods(trainjob, objects, "good")
+        for pod in pods:
+            pod["status"]["containerStatuses"][0]["imageID"] = "registry.example/nccl@sha256:" + ("1" if "launcher" in pod["metadata"]["name"] else "2") * 64
+        return ("Complete", pods, logs)
+
+    out = run_stage(fakes.FakeCluster(script), "fleet", fakes.start(variables), fakes.planner(variables), settings=settings_of(variables))
+    ran = out["record"]["node_runtime"]["fleet"]
+    assert sorted(ran) == ["node-0", "node-1"] and all(set(ran[name]) == {"images", "nccl_env"} for name in ran)
+    assert ran["node-0"]["images"] == {"node": "registry.example/nccl@sha256:" + "2" * 64}
 
 
 def test_bad_settings_and_stages_name_the_field():
