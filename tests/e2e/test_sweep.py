@@ -234,8 +234,8 @@ def test_two_picked_nodes_run_the_pairs_on_exactly_them_and_the_report_holds_the
     (pair_job,) = round_one["trainjobs"]
     # The pair's GPU pods ran on the two picked nodes and nowhere else, under the sweep's PriorityClass.
     pair_pods = [seen for name, seen in first["seen"].items() if name.startswith(pair_job + "-")]
-    assert sorted(node for node, job, _ in pair_pods if job == "node") == [N[1], N[3]], first["seen"]
-    assert set(priority for _, _, priority in pair_pods) == {sweep.PRIORITY_CLASS}
+    assert sorted(seen[0] for seen in pair_pods if seen[1] == "node") == [N[1], N[3]], first["seen"]
+    assert set(seen[2] for seen in pair_pods) == {sweep.PRIORITY_CLASS}
     found = [(f["node"], f["verdict"]) for f in results["node_findings"] if f["stage"] == "isolation"]
     assert sorted(found) == [(N[1], "pass"), (N[3], "pass")]
 

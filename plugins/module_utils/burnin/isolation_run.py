@@ -236,7 +236,8 @@ def run_isolation(
     judging/isolation_parts.py run within the same budget (MAX_JOBS and MAX_MINUTES bound all rounds).
     Returns {rounds: [{round, pairs, trainjobs, results}], results, conclusion, findings, minutes, parts, part_results,
     pending}. RAN_TOGETHER: as judging/isolation.py next_step's. In check mode only the first round is planned
-    (rounds[0].planned true) and nothing is applied; the conclusion is None. Exceptions of the cluster's calls propagate, with ``partial`` (what was found so far) set.
+    (rounds[0].planned true) and nothing is applied; the conclusion is None. Exceptions of the cluster's calls
+    propagate, with ``partial`` (what was found so far) set.
     """
     clock = clock or time.monotonic
     start = clock()

@@ -199,7 +199,7 @@ def test_two_picked_nodes_run_one_pair_pinned_to_them_under_the_sweeps_priority_
     out = isolation_stage.sweep_pairs(lambda namespace, api_version: cluster, SWEPT, planned, ["n1", "n0"], budget={"timeout": 600})
     assert [obj for obj in cluster.applied if obj.startswith("TrainingRuntime/")] and not [obj for obj in cluster.applied if obj.startswith("TrainJob/")]
     assert cluster.calls[-3:] == ["apply", "wait", "delete"]
-    (name,) = cluster.pairs
+    (name,) = list(cluster.pairs)
     job, nodes = cluster.pairs[name]
     assert nodes == ["n0", "n1"] and job["spec"]["trainer"]["numNodes"] == 2
     runtime = [obj for obj in planned["objects"] if obj["kind"] == "TrainingRuntime"][0]
@@ -220,7 +220,7 @@ def test_a_slow_pair_of_the_sweep_fails_its_stage_and_a_good_partner_names_the_n
     assert stage["verdict"] == "fail" and "n2" in stage["reason"]
     assert out["record"]["node_verdicts"]["n2"]["verdict"] == "fail" and out["record"]["node_verdicts"]["n0"]["verdict"] == "pass"
     # The pairs ran on the picked nodes only.
-    assert set(node for _, nodes in cluster.pairs.values() for node in nodes) <= set(picked)
+    assert set(node for pair in cluster.pairs.values() for node in pair[1]) <= set(picked)
 
 
 def test_a_slow_pair_of_two_picked_nodes_fails_the_stage_without_blaming_either():
