@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import isolation_stage
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import recorded_attempt
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.stage_run import in_order, run_stage
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import write_logs
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
@@ -112,8 +113,12 @@ class ActionModule(K8sActionBase):
                 return self.isolation(args, variables, settings, plan_attempt, connect, host)
             return run_stage(connect(args["namespace"], TRAINER_API), args["stage"], args["result"], plan_attempt, settings=settings)
 
+        order = list(variables.get("burnin_stages") or [args["stage"]])
+        if args["stage"] == "isolation" and variables.get("burnin_sweep_nodes"):
+            # The sweep's pairs come after its node stages (roles/burnin/tasks/sweep.yml).
+            order.append("isolation")
         try:
-            out = in_order(args["stage"], variables.get("burnin_stages") or [args["stage"]], args["result"], run, cluster=host)
+            out = in_order(args["stage"], order, args["result"], run, cluster=host)
         except ModuleExit as exc:
             return dict(result, failed=True, record=args["result"], steps=[], msg=exc.result.get("msg"))
         except (ClusterCallFailed, BurninError, IOError, OSError) as exc:
@@ -142,6 +147,8 @@ class ActionModule(K8sActionBase):
         """The isolation stage: after the fleet stage's verdict, when it failed or warned on more than one node. A failed
         isolation is recorded in the result and never fails the task: it does not change the run's own verdict."""
         record = args["result"]
+        if variables.get("burnin_sweep_nodes"):
+            return ActionModule.sweep_pairs(args, variables, settings, connect, host)
         why_not = isolation_stage.needed(record, settings)
         if why_not:
             line = "%s: isolation stage: not run (%s)" % (host, why_not)
@@ -168,4 +175,44 @@ class ActionModule(K8sActionBase):
             return {"changed": bool(failed["isolation"]["rounds"]), "record": merged, "stop": False, "msg": line, "lines": [line], "steps": []}
         merged = dict(record, **out["record"]) if out["record"] else record
         line = "%s: %s" % (host, out["msg"])
+        return {"changed": out["changed"], "record": merged, "stop": False, "msg": line, "lines": [line], "steps": [], "rounds": out["rounds"]}
+
+    @staticmethod
+    def sweep_pairs(args, variables, settings, connect, host):
+        """The sweep's pairs over its picked nodes (burnin_sweep_nodes), when two or more were picked: the fleet stage
+        planned for 2 nodes (pinned to the picked nodes by the plan), in the isolation's pairs. A pair stage that stops
+        on a cluster error is the stage's error."""
+        record = args["result"]
+        nodes = variables["burnin_sweep_nodes"]
+        why_not = isolation_stage.sweep_pairs_needed(nodes, settings)
+        if why_not:
+            line = "%s: pairs: not run (%s)" % (host, why_not)
+            return {"changed": False, "record": record, "stop": False, "msg": line, "lines": [line], "steps": []}
+        budget = {
+            "max_jobs": int(variables["burnin_isolation_max_jobs"]),
+            "max_minutes": int(variables["burnin_isolation_max_minutes"]),
+            "timeout": settings["timeout"],
+        }
+        try:
+            planned = role_plan(
+                dict(variables, burnin_nodes=2), record["platform"], record["gpu_architecture"], args["run_id"], args["namespace"], args["cluster"], "fleet"
+            )
+            out = isolation_stage.sweep_pairs(
+                connect,
+                record,
+                planned,
+                nodes,
+                judging={"overrides": settings["thresholds"] or None, "on_missing": settings["on_missing"], "mnnvl": settings["mnnvl"]},
+                budget=budget,
+                check_mode=settings["check_mode"],
+            )
+        except (ModuleExit, ClusterCallFailed, BurninError) as exc:
+            failed = isolation_stage.failed_record(exc.result.get("msg") if isinstance(exc, ModuleExit) else exc)
+            merged = dict(record, **failed)
+            verdict = {"verdict": "error", "reason": "the pairs stopped: %s" % failed["isolation"]["reason"]}
+            merged.update(recorded_attempt(merged, "isolation", "", verdict, outcome="Error"))
+            line = "%s: pairs stopped: %s" % (host, failed["isolation"]["reason"])
+            return {"changed": bool(failed["isolation"]["rounds"]), "record": merged, "stop": False, "msg": line, "lines": [line], "steps": []}
+        merged = dict(record, **out["record"]) if out.get("record") else record
+        line = "%s: pairs of %s: %s" % (host, ", ".join(sorted(nodes)), out["msg"])
         return {"changed": out["changed"], "record": merged, "stop": False, "msg": line, "lines": [line], "steps": [], "rounds": out["rounds"]}

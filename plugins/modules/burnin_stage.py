@@ -25,6 +25,9 @@ description:
     than one node, as M(gpufleet.burnin.burnin_isolate) does (pair TrainJobs, C(burnin_isolation_max_jobs),
     C(burnin_isolation_max_minutes)); its conclusion and node findings join the result. An isolation that stops on a
     cluster error is recorded in the result's C(isolation) and never fails the task.
+  - In a sweep (C(burnin_sweep_nodes) in O(variables), its picked nodes) the C(isolation) stage runs the isolation's
+    pairs over those nodes instead, when there are two or more (docs/sweep.md); its verdict is the stage's in the
+    result's C(stages).
   - A stage does not fail on its verdict; it fails only when the cluster cannot be applied to or read, with the
     classified C(error) and the result so far in C(record).
   - The logs are written under C(burnin_report_dir) (C(<run id>/<host>/), a node stage's in C(<stage>/)) when it is set.

@@ -94,7 +94,10 @@ EXAMPLES = r"""
 
 RETURN = r"""
 outcome:
-  description: C(Complete), C(Failed), C(Timeout), C(Unreachable), C(Error), or C(Skipped) in check mode.
+  description:
+    - C(Complete), C(Failed), C(Timeout), C(Unreachable), C(Error), or C(Skipped) in check mode.
+    - C(Preempted) when the scheduler preempted a pod of the TrainJob and no other of its pods still runs (the
+      replacement of a pod pinned to its node cannot start there while the preempting workload holds it).
   returned: always
   type: str
 reason:

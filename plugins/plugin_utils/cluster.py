@@ -16,7 +16,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import JOBSET_NAME, POD_HIDDEN, collect, has_ended_once, not_started, pod_name
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import reads_whole
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed, outcome_of, terminal_conditions
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed, outcome_of, settled_by_preemption, terminal_conditions
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.watching import WATCH_SECONDS, watch_until
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import API_VERSION as TRAINER_API
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (
@@ -45,18 +45,22 @@ class _PodsSeen(object):
     """What a wait saw of the pods of its TrainJobs NAMES: the last look at each pod and the logs of those that ended
     (read at once: their controllers remove them). Fed by the pod watch's thread and by the wait's own last look."""
 
-    def __init__(self, names, read_log):
+    def __init__(self, names, read_log, on_preempted=None):
         self.seen = dict((name, {}) for name in names)
         self.logs = dict((name, {}) for name in names)
         self.cuts = dict((name, {}) for name in names)
+        # Per TrainJob, settled_by_preemption() once it says so; ON_PREEMPTED() then wakes the wait.
+        self.preempted = dict((name, None) for name in names)
         self.requests = 0
         self._read_log = read_log
+        self._on_preempted = on_preempted
         self._lock = threading.Lock()
 
     def saw(self, pod):
         owner = ((pod.get("metadata") or {}).get("labels") or {}).get(JOBSET_NAME)
         if owner not in self.seen:
             return
+        settled = None
         with self._lock:
             self.seen[owner][pod_name(pod)] = pod
             # A pod that ended, or crash-loops, is removed by its Job once the Job gives up: read its log now.
@@ -65,6 +69,10 @@ class _PodsSeen(object):
                     self.logs[owner][pod_name(pod)] = self._read_log(pod, self.cuts[owner])
                 except Exception:  # noqa: BLE001 pylint: disable=broad-except
                     pass  # read again at the next look
+            if self.preempted[owner] is None:
+                settled = self.preempted[owner] = settled_by_preemption(list(self.seen[owner].values()))
+        if settled and self._on_preempted is not None:
+            self._on_preempted()
 
 
 def shown_diffs(outcome):
@@ -290,19 +298,25 @@ class Cluster(object):
         """Every TrainJob of NAMES until all ended (or TIMEOUT): {name: outcome_of()'s record, pods, logs, logs_cut (the
         logs the bound cut)}. The TrainJobs and their pods are watched (module_utils/cluster/watching.py; the pods in a
         thread of their own), or polled when they cannot be watched (or the ``watch`` option is off)."""
-        pods = _PodsSeen(names, lambda pod, cuts: pod_log(api_client_of(self.service), pod, max_bytes=self.options["max_bytes"], cuts=cuts))
+
+        def read_log(pod, cuts):
+            return pod_log(api_client_of(self.service), pod, max_bytes=self.options["max_bytes"], cuts=cuts)
+
         if not self.options["watch"]:
+            pods = _PodsSeen(names, read_log)
             return self._finished(names, timeout, self._polled_wait(names, timeout, pods), pods)
         start = self._clock()
         jobs = self._source(
             "TrainJob", self.options["api_version"], field_selector="metadata.name=%s" % names[0] if len(names) == 1 else None, hidden_fields=TRAINJOB_HIDDEN
         )
+        # A preemption that settles a TrainJob changes no TrainJob: the pods' thread wakes the TrainJobs' watch.
+        pods = _PodsSeen(names, read_log, on_preempted=getattr(jobs, "interrupt", None))
 
         def ended(found):
             missing = [name for name in names if name not in found]
             if missing:
                 raise LookupError('TrainJob "%s" not found in namespace "%s" (it was deleted)' % (missing[0], self.namespace))
-            return all(terminal_conditions(found[name]) for name in names)
+            return all(terminal_conditions(found[name]) or pods.preempted[name] for name in names)
 
         stop, thread, pod_source = threading.Event(), None, None
         if self.options["record_pods"]:
@@ -346,17 +360,17 @@ class Cluster(object):
                         pods.saw(pod)
             return jobs
 
-        return self._poll(read, lambda jobs: all(terminal_conditions(job) for job in jobs.values()), timeout)
+        return self._poll(read, lambda jobs: all(terminal_conditions(job) or pods.preempted[name] for name, job in jobs.items()), timeout)
 
     @staticmethod
     def _finished(names, timeout, polled, pods):
         out = {}
         for name in names:
             job = (polled["value"] or {}).get(name)
-            # One job of several may have ended while another timed out.
-            state = "done" if terminal_conditions(job) else polled["state"]
+            # One job of several may have ended while another timed out, or was settled by a preemption.
+            state = "done" if terminal_conditions(job) else ("preempted" if pods.preempted[name] else polled["state"])
             out[name] = dict(
-                outcome_of(dict(polled, state=state, value=job), name, timeout),
+                outcome_of(dict(polled, state=state, value=job, preempted=pods.preempted[name]), name, timeout),
                 pods=[pods.seen[name][key] for key in sorted(pods.seen[name])],
                 logs=pods.logs[name],
                 logs_cut=pods.cuts[name],

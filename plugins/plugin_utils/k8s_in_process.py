@@ -227,6 +227,7 @@ class ListWatch(object):
         self._lock = threading.Lock()
         self._response = None
         self._stopped = False
+        self._interrupted = False
 
     def path(self):
         """The kind's URL path in the namespace (discovery, cached by kubernetes.core's client)."""
@@ -255,7 +256,8 @@ class ListWatch(object):
             **self._selectors,
         )
         with self._lock:
-            if self._stopped:
+            if self._stopped or self._interrupted:
+                self._interrupted = False
                 response.close()
                 return iter(())
             self._response = response
@@ -277,6 +279,16 @@ class ListWatch(object):
                 self._response = None
             response.close()
             response.release_conn()
+
+    def interrupt(self):
+        """End the watch being read, or the next one opened (its reader sees the stream end or fail, looks at what it
+        has and watches again): from another thread that has news the watched objects do not show."""
+        with self._lock:
+            self._interrupted = True
+            response = self._response
+        if response is not None:
+            getattr(response, "shutdown", lambda: None)()
+            response.close()
 
     def stop(self):
         """End the watch being read (its reader sees the stream end or fail) and any later one."""

@@ -154,10 +154,30 @@ def first(sweep_fleet):
     api.create_namespaced_pod("default", workload_pod("team-train", N[5]))
     wait_for("the team's pod on %s" % N[5], lambda: api.read_namespaced_pod("team-train", "default").status.phase == "Running")
     marks_before = dict((name, (api.read_node(name).metadata.labels or {}).get(nm.RUN_LABEL)) for name in N)
-    # Both bounds: 2 nodes, and 50 % of 6 GPU nodes (3).
-    proc = run_sweep(state, work, "sweep-1", "-e", "burnin_sweep_max_nodes=2", "-e", "burnin_sweep_max_percent=50", "-e", "burnin_sweep_hold=taint")
+    # Where the sweep's pods ran (its TrainJobs and their pods are gone at its end): a look every second meanwhile.
+    seen, done = {}, threading.Event()
+
+    def look():
+        while not done.is_set():
+            for p in api.list_namespaced_pod(NAMESPACE).items:
+                if p.spec.node_name:
+                    seen[p.metadata.name] = (
+                        p.spec.node_name,
+                        (p.metadata.labels or {}).get("jobset.sigs.k8s.io/replicatedjob-name"),
+                        p.spec.priority_class_name,
+                    )
+            done.wait(1)
+
+    looker = threading.Thread(target=look)
+    looker.start()
+    try:
+        # Both bounds: 2 nodes, and 50 % of 6 GPU nodes (3).
+        proc = run_sweep(state, work, "sweep-1", "-e", "burnin_sweep_max_nodes=2", "-e", "burnin_sweep_max_percent=50", "-e", "burnin_sweep_hold=taint")
+    finally:
+        done.set()
+        looker.join(30)
     pods = api.list_namespaced_pod(NAMESPACE).items
-    return dict(state=state, work=work, api=api, proc=proc, pods=pods, marks_before=marks_before)
+    return dict(state=state, work=work, api=api, proc=proc, pods=pods, marks_before=marks_before, seen=seen)
 
 
 def test_the_sweep_picks_exactly_the_idle_stale_nodes_stalest_first_within_the_bound(first):
@@ -202,6 +222,24 @@ def test_the_node_stage_ran_only_on_the_picked_nodes_under_the_sweeps_priority_c
     ]
 
 
+def test_two_picked_nodes_run_the_pairs_on_exactly_them_and_the_report_holds_their_verdict(first):
+    """The issue's "pairs when two or more are picked": the isolation's pair TrainJob, pinned to the two picked nodes,
+    under the sweep's PriorityClass; its verdict is a stage of the cluster's result and each node's finding."""
+    results = json.loads((first["work"] / "reports" / "sweep-1" / "summary.json").read_text())[CLUSTER]
+    stages = dict((one["stage"], one) for one in results["stages"])
+    assert sorted(stages) == ["isolation", "node"], first["proc"].stdout[-3000:]
+    assert stages["isolation"]["verdict"] == "pass", stages["isolation"]
+    (round_one,) = results["isolation"]["rounds"]
+    assert round_one["pairs"] == [[N[1], N[3]]] and [r["verdict"] for r in round_one["results"]] == ["pass"]
+    (pair_job,) = round_one["trainjobs"]
+    # The pair's GPU pods ran on the two picked nodes and nowhere else, under the sweep's PriorityClass.
+    pair_pods = [seen for name, seen in first["seen"].items() if name.startswith(pair_job + "-")]
+    assert sorted(seen[0] for seen in pair_pods if seen[1] == "node") == [N[1], N[3]], first["seen"]
+    assert set(seen[2] for seen in pair_pods) == {sweep.PRIORITY_CLASS}
+    found = [(f["node"], f["verdict"]) for f in results["node_findings"] if f["stage"] == "isolation"]
+    assert sorted(found) == [(N[1], "pass"), (N[3], "pass")]
+
+
 def test_the_picked_nodes_marks_are_renewed_and_the_others_left_alone(first):
     api = first["api"]
     runs = dict((name, (api.read_node(name).metadata.labels or {}).get(nm.RUN_LABEL)) for name in N)
@@ -240,7 +278,8 @@ def test_a_workload_arriving_on_a_swept_node_preempts_the_sweeps_pod(first):
     state, work, api = first["state"], first["work"], first["api"]
     mark_before = (api.read_node(N[2]).metadata.labels or {}).get(nm.RUN_LABEL)
     out = {}
-    # The sweep's pods run 300 s (the stand-in agent's delay), its stage waits 60 s: the workload arrives meanwhile.
+    # The sweep's pods run 900 s (the stand-in agent's delay), its stage would wait 400 s: the workload arrives
+    # meanwhile, and the preemption ends the wait (the preempted pod's replacement cannot start on the node).
     thread = threading.Thread(
         target=lambda: out.update(
             proc=run_sweep(
@@ -250,9 +289,9 @@ def test_a_workload_arriving_on_a_swept_node_preempts_the_sweeps_pod(first):
                 "-e",
                 "burnin_sweep_max_nodes=1",
                 "-e",
-                "burnin_timeout=60",
+                "burnin_timeout=400",
                 "-e",
-                json.dumps({"burnin_trainjob_annotations": {"gpufleet.test/delay-seconds": "300"}}),
+                json.dumps({"burnin_trainjob_annotations": {"gpufleet.test/delay-seconds": "900"}}),
                 "-e",
                 "burnin_fail_on_error=false",
                 check=False,
@@ -267,6 +306,7 @@ def test_a_workload_arriving_on_a_swept_node_preempts_the_sweeps_pod(first):
             return [p for p in pods if p.spec.node_name == N[2] and p.status.phase == "Running" and p.spec.priority_class_name == sweep.PRIORITY_CLASS]
 
         victims = wait_for("the sweep's pod running on %s" % N[2], sweep_pod_running, timeout=180)
+        arrived = time.time()
         api.create_namespaced_pod("default", workload_pod("team-arrives", N[2]))
         # The real kube-scheduler preempts the sweep's pod (priority -1000) and binds the workload (priority 0).
         wait_for("the workload bound to %s" % N[2], lambda: api.read_namespaced_pod("team-arrives", "default").spec.node_name == N[2])
@@ -274,11 +314,19 @@ def test_a_workload_arriving_on_a_swept_node_preempts_the_sweeps_pod(first):
         assert [e for e in events if e.involved_object.name == victims[0].metadata.name], [(e.involved_object.name, e.message) for e in events]
     finally:
         thread.join(timeout=600)
+    ended = time.time()
     proc = out["proc"]
     results = json.loads((work / "reports" / "sweep-2" / "summary.json").read_text())
     swept = results[CLUSTER]["sweep"]
     assert swept["picked"] == [N[2]], proc.stdout[-3000:]
     assert swept["coverage"]["preempted"] == [N[2]] and swept["coverage"]["skipped"].get("preempted") == 1, proc.stdout[-3000:]
+    # The preemption ended the node stage's wait: not its 400 s timeout.
+    (node_stage,) = [one for one in results[CLUSTER]["stages"] if one["stage"] == "node"]
+    assert node_stage["attempts"][-1]["outcome"] == "Preempted", node_stage
+    assert "the scheduler preempted pod" in json.dumps(node_stage), node_stage
+    assert ended - arrived < 200, ended - arrived
+    # One picked node: no pair.
+    assert [one["stage"] for one in results[CLUSTER]["stages"]] == ["node"] and "isolation" not in results[CLUSTER]
     # Preempted, not failed: no fail mark, no quarantine; the node keeps its old mark and is stale for the next sweep.
     labels = api.read_node(N[2]).metadata.labels or {}
     assert labels.get(nm.RUN_LABEL) == mark_before and labels.get(nm.RESULT_LABEL) == "pass"
@@ -344,3 +392,46 @@ def test_the_awx_schedule_runs_the_sweep_job_template_as_awx_runs_it(first):
     assert swept["picked"] == [N[2]] and swept["coverage"]["preempted"] == [], stdout[-3000:]
     assert (api.read_node(N[2]).metadata.labels or {}).get(nm.RUN_LABEL) == "sweep-awx"
     assert swept["coverage"]["verified"] == 4
+
+
+def test_the_hold_is_released_when_the_swept_nodes_stage_fails(first):
+    """burnin_sweep_hold: taint on a sweep whose node stage fails (the stand-in's pods exit 1): the hold was on the
+    node while the stage ran, and is gone after the failed sweep (the role's always)."""
+    state, work, api = first["state"], first["work"], first["api"]
+    # sweep-gpu-0's mark expired (30 h old, 24 h valid): the one stale idle node now.
+    mark(api, N[0], 30, 24)
+    held, done = set(), threading.Event()
+
+    def look():
+        while not done.is_set():
+            for node in api.list_node().items:
+                if [t for t in node.spec.taints or [] if t.key == sweep.HOLD_TAINT_KEY and t.value == "sweep-3"]:
+                    held.add(node.metadata.name)
+            done.wait(1)
+
+    looker = threading.Thread(target=look)
+    looker.start()
+    try:
+        proc = run_sweep(
+            state,
+            work,
+            "sweep-3",
+            "-e",
+            "burnin_sweep_max_nodes=1",
+            "-e",
+            "burnin_sweep_hold=taint",
+            "-e",
+            json.dumps({"burnin_trainjob_annotations": {"gpufleet.test/outcome": "Failed"}}),
+            check=False,
+        )
+    finally:
+        done.set()
+        looker.join(30)
+    summary = work / "reports" / "sweep-3" / "summary.json"
+    assert summary.exists(), proc.stdout[-5000:]
+    results = json.loads(summary.read_text())[CLUSTER]
+    assert results["sweep"]["picked"] == [N[0]], proc.stdout[-3000:]
+    assert proc.returncode != 0 and [one["verdict"] for one in results["stages"]] == ["fail"], proc.stdout[-3000:]
+    assert held == {N[0]}, held
+    for name in N:
+        assert not [t for t in api.read_node(name).spec.taints or [] if t.key == sweep.HOLD_TAINT_KEY], name

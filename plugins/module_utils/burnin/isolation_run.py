@@ -225,6 +225,7 @@ def run_isolation(
     check_mode=False,
     clock=None,
     parts=None,
+    ran_together=True,
 ):
     """Run rounds until the planner concludes. JUDGE(logs, waited) -> a verdict (judging/verdict.py's) of one pair.
 
@@ -234,8 +235,9 @@ def run_isolation(
     against one NIC's share)}: once the bad nodes are named, the finer rounds of
     judging/isolation_parts.py run within the same budget (MAX_JOBS and MAX_MINUTES bound all rounds).
     Returns {rounds: [{round, pairs, trainjobs, results}], results, conclusion, findings, minutes, parts, part_results,
-    pending}. In check mode only the first round is planned (rounds[0].planned true) and nothing is applied; the
-    conclusion is None. Exceptions of the cluster's calls propagate, with ``partial`` (what was found so far) set.
+    pending}. RAN_TOGETHER: as judging/isolation.py next_step's. In check mode only the first round is planned
+    (rounds[0].planned true) and nothing is applied; the conclusion is None. Exceptions of the cluster's calls
+    propagate, with ``partial`` (what was found so far) set.
     """
     clock = clock or time.monotonic
     start = clock()
@@ -259,7 +261,9 @@ def run_isolation(
     try:
         while True:
             elapsed = clock() - start
-            step = isolation.next_step(nodes, results, known_good=known_good, max_jobs=max_jobs, max_minutes=max_minutes, elapsed_minutes=elapsed / 60.0)
+            step = isolation.next_step(
+                nodes, results, known_good=known_good, max_jobs=max_jobs, max_minutes=max_minutes, elapsed_minutes=elapsed / 60.0, ran_together=ran_together
+            )
             if step["state"] == "done":
                 conclusion = step["conclusion"]
                 break

@@ -11,9 +11,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import isolation_run
-from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import isolation_record
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import isolation_record, recorded_attempt
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS
+
+STAGE = isolation.STAGE
 
 # What the judging of a pair takes (the role's burnin_thresholds, burnin_threshold_on_missing, burnin_enable_mnnvl).
 DEFAULT_JUDGING = {"overrides": None, "on_missing": "warn", "mnnvl": False}
@@ -101,9 +104,10 @@ def needed(result, settings):
     return ""
 
 
-def isolate(connect, result, objects, judging=None, budget=None, nodes=None, known_good=None, check_mode=False):
+def isolate(connect, result, objects, judging=None, budget=None, nodes=None, known_good=None, check_mode=False, ran_together=True):
     """Isolate the bad nodes of the fleet stage whose RESULT and planned OBJECTS (its one TrainJob and its runtime) are
     given. CONNECT(namespace, api_version) -> the cluster (plugin_utils/cluster.py), called only when a job runs.
+    RAN_TOGETHER: NODES ran together before (the fleet stage); false for the sweep's pairs (sweep_pairs()).
     Returns {changed, skipped, rounds, nodes, known_good, conclusion, findings, record (to merge into the result), msg}.
     Raises BurninError on bad input; the cluster's errors propagate with ``partial`` (the rounds so far) set."""
     judging = dict(DEFAULT_JUDGING, **(judging or {}))
@@ -118,7 +122,7 @@ def isolate(connect, result, objects, judging=None, budget=None, nodes=None, kno
     if len(nodes) < 2:
         return {"changed": False, "skipped": True, "rounds": [], "msg": "fewer than 2 nodes in the run: nothing to isolate", "record": {}}
     # A conclusion before any job (a run of 2 nodes, no partner) needs no client.
-    first = isolation.next_step(nodes, [], known_good=known_good, max_jobs=budget["max_jobs"], max_minutes=budget["max_minutes"])
+    first = isolation.next_step(nodes, [], known_good=known_good, max_jobs=budget["max_jobs"], max_minutes=budget["max_minutes"], ran_together=ran_together)
     cluster = None
     if not check_mode and first["state"] == "run":
         cluster = connect(trainjob["metadata"].get("namespace"), trainjob["apiVersion"])
@@ -133,6 +137,7 @@ def isolate(connect, result, objects, judging=None, budget=None, nodes=None, kno
         max_minutes=budget["max_minutes"],
         round_timeout=budget["timeout"],
         check_mode=check_mode,
+        ran_together=ran_together,
         parts={
             "transport": run_transport(result),
             "judge_for": lambda size: pair_judge(result, judging, size),
@@ -155,10 +160,55 @@ def isolate(connect, result, objects, judging=None, budget=None, nodes=None, kno
     )
 
 
+def sweep_pairs_needed(nodes, settings):
+    """Why the sweep runs no pairs on its picked NODES, or "" when it does: two or more nodes, and a verdict to read
+    (burnin_wait and burnin_collect_logs; check mode plans the first round)."""
+    if len(nodes or []) < 2:
+        return "%d node picked: a pair needs two" % len(nodes or [])
+    if not settings.get("check_mode") and not (settings.get("wait") and settings.get("collect_logs")):
+        return "no verdict to read (burnin_wait and burnin_collect_logs are needed)"
+    return ""
+
+
+# The fleet stage's fields a pair is judged with (pair_judge): a sweep ran no fleet stage, its plan gives them.
+_JUDGED_FIELDS = ("workload", "collective", "results", "gpus_per_node", "instance_type")
+
+
+def sweep_pairs(connect, result, planned, nodes, judging=None, budget=None, check_mode=False):
+    """The sweep's pairs (docs/sweep.md): the all_reduce of the isolation's pairs over the picked NODES (two or more),
+    so that their network is verified too, not only their GPUs. PLANNED: role_plan()'s plan of the fleet stage for 2
+    nodes, which burnin/sweep.py pinned() already pinned to NODES under the sweep's PriorityClass; each pair's TrainJob
+    is pinned to its two nodes as the isolation's are (isolation_run.pair_trainjob). The rounds are the isolation's,
+    with no run before them (ran_together false): every picked node in a pair at once, then a slow pair's node again
+    with a node a pair proved good. The runtime is applied first (a sweep runs no fleet stage). RESULT: the cluster's
+    result after the node stages. Returns isolate()'s keys; its record also holds the stage ``isolation`` in
+    ``stages`` (its verdict the worst pair's, its reason the conclusion's), so the pairs count in the cluster's
+    verdict, and a culprit's finding in the node verdicts (a pass for each node a pair proved good)."""
+    objects = planned["objects"]
+    facts = dict(result, **dict((key, planned["record"][key]) for key in _JUDGED_FIELDS if key in planned["record"]))
+    cluster = None
+    if not check_mode:
+        trainjob = [obj for obj in objects if obj.get("kind") == "TrainJob"][0]
+        cluster = connect(trainjob["metadata"].get("namespace"), trainjob["apiVersion"])
+        cluster.apply([obj for obj in objects if obj.get("kind") != "TrainJob"])
+    out = isolate(
+        lambda namespace, api_version: cluster, facts, objects, judging, budget, nodes=sorted(nodes), known_good=[], check_mode=check_mode, ran_together=False
+    )
+    if check_mode or out.get("skipped"):
+        return out
+    pairs = [row for one in out["rounds"] for row in one.get("results") or []]
+    worst = max(pairs, key=lambda row: VERDICTS.index(row["verdict"])) if pairs else None
+    verdict = {"verdict": worst["verdict"] if worst else "error", "reason": out["conclusion"]["reason"]}
+    names = ", ".join(name for one in out["rounds"] for name in one.get("trainjobs") or [])
+    after = dict(result, **out["record"])
+    out["record"] = dict(out["record"], **recorded_attempt(after, STAGE, names, verdict, outcome=(worst or {}).get("outcome") or "Error"))
+    return out
+
+
 def failed_record(exc):
     """What a cluster's result keeps of an isolation that stopped on EXC (it never changes the run's own verdict)."""
     partial = getattr(exc, "partial", None) or {}
     return {"isolation": {"outcome": "error", "reason": str(exc) or "failed", "rounds": partial.get("rounds") or []}}
 
 
-__all__ = ["DEFAULT_BUDGET", "DEFAULT_JUDGING", "failed_record", "isolate", "needed", "pair_judge", "run_transport"]
+__all__ = ["DEFAULT_BUDGET", "DEFAULT_JUDGING", "failed_record", "isolate", "needed", "pair_judge", "run_transport", "sweep_pairs", "sweep_pairs_needed"]

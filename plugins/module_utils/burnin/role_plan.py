@@ -237,8 +237,9 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
     if stage in stages.NODE_STAGE_WORKLOADS:
         # GPUs only: a node with a NIC fault still gets its GPU and DCGM verdicts (rendering/node_local.py).
         objects = node_local.gpus_only(objects, nic_resource_names())
-        if variables.get("burnin_sweep_nodes"):
-            objects = sweep.pinned(objects, variables["burnin_sweep_nodes"], hold=variables.get("burnin_sweep_hold") == "taint")
+    if variables.get("burnin_sweep_nodes"):
+        # A sweep's stages, and the fleet stage its pairs are made of (burnin/isolation_stage.py sweep_pairs()).
+        objects = sweep.pinned(objects, variables["burnin_sweep_nodes"], hold=variables.get("burnin_sweep_hold") == "taint")
     objects = annotated(objects, variables.get("burnin_trainjob_annotations") or {})
     # The logs read whole (trainjob_logs whole_logs_of): nccl-tests' table is the launcher's; every pod of a
     # dcgm-diag run prints its own DCGM JSON, longer than a log's tail.

@@ -18,7 +18,7 @@ import copy
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_marks, remediation
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_marks, remediation, trainjobs
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import GPU_RESOURCE
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
@@ -37,7 +37,6 @@ SKIP_REASONS = ("busy", "cordoned", "not_ready", "tainted", "preempted", "over_l
 # How the scheduler says it preempted a pod: an Event of reason Preempted on the victim, "Preempted by pod <uid> on node
 # <node>" (pkg/scheduler/framework/preemption/preemption.go), and the victim's DisruptionTarget condition.
 PREEMPTED_REASON = "Preempted"
-PREEMPTION_CONDITION_REASON = "PreemptionByScheduler"
 _ON_NODE = re.compile(r"\bon node (\S{1,253})")
 MAX_AGE_HOURS_MAX = node_marks.TTL_HOURS_MAX
 MAX_NODES_MAX = validate.NODES_MAX
@@ -271,9 +270,8 @@ def preempted_nodes(events, pods=(), picked=(), run_id=""):
             found.add(match.group(1))
     for pod in pods or []:
         node = (pod.get("spec") or {}).get("nodeName")
-        for condition in (pod.get("status") or {}).get("conditions") or []:
-            if isinstance(condition, dict) and condition.get("reason") == PREEMPTION_CONDITION_REASON and node in picked:
-                found.add(node)
+        if trainjobs.preemption_of(pod) and node in picked:
+            found.add(node)
     return sorted(found)
 
 

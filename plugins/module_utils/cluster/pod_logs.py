@@ -16,7 +16,8 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.text import clean,
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
 # What is kept of each pod: enough to tell later which node ran which rank (spec.nodeName, spec.hostname, labels),
-# after the pod is gone, and which containers to read.
+# after the pod is gone, which containers to read, and whether the scheduler preempted it (status.conditions, a few
+# short ones: its DisruptionTarget, cluster/trainjobs.py settled_by_preemption()).
 POD_HIDDEN = [
     "metadata.managedFields",
     "spec.containers",
@@ -25,7 +26,6 @@ POD_HIDDEN = [
     "spec.affinity",
     "spec.tolerations",
     "spec.resourceClaims",
-    "status.conditions",
 ]
 TAIL_KEPT = 10
 # What is read of one pod's log at most (burnin_log_max_bytes; docs/nccl-corpus.md "What is read of each pod"): a pod's

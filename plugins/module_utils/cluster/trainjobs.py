@@ -6,9 +6,10 @@
 A cluster (plugins/plugin_utils/cluster.py gives kubernetes.core's client; the unit tests a fake one) has:
 
 - ``apply(objects, check_mode=False, diff=False)``: server-side apply of OBJECTS; kubernetes.core.k8s's result.
-- ``wait(names, timeout)``: poll the TrainJobs NAMES until every one has a terminal condition (or TIMEOUT);
-  {name: outcome_of()'s record with ``pods`` (the last look at each pod) and ``logs`` (those read once a pod ended)}.
-  The outcome is Complete, Failed, Timeout, Unreachable or Error: a wait never raises for the cluster.
+- ``wait(names, timeout)``: poll the TrainJobs NAMES until every one has a terminal condition, or is settled by a
+  preemption (settled_by_preemption()), or TIMEOUT; {name: outcome_of()'s record with ``pods`` (the last look at each
+  pod) and ``logs`` (those read once a pod ended)}. The outcome is Complete, Failed, Preempted, Timeout, Unreachable
+  or Error: a wait never raises for the cluster.
 - ``logs(name, waited=None, whole_logs_of=None)``: the TrainJob's pods and their logs (module_utils/cluster/pod_logs.py
   collect()), the pods of WHOLE_LOGS_OF's jobs read whole (default the cluster's option).
 - ``delete(names)``: delete the TrainJobs NAMES, back once their pods are gone (the next job needs the GPUs).
@@ -23,6 +24,10 @@ __metaclass__ = type
 from ansible_collections.gpufleet.burnin.plugins.module_utils.text import clean_tree
 
 TERMINAL = ("Complete", "Failed")
+# How the kube-scheduler marks the pod it preempts before it deletes it: a DisruptionTarget condition of this reason
+# (pkg/scheduler/framework/preemption/preemption.go; Kubernetes 1.26+, always since 1.31).
+PREEMPTION_REASON = "PreemptionByScheduler"
+_ENDED_PHASES = ("Succeeded", "Failed")
 # The wait's outcomes that say nothing about the job: the cluster could not be read.
 NOT_READ = ("Unreachable", "Error")
 KEPT_CONDITION_KEYS = ("type", "status", "reason", "message")
@@ -45,9 +50,38 @@ def terminal_conditions(trainjob):
     return [c for c in conditions if c.get("type") in TERMINAL and c.get("status") == "True"]
 
 
+def preemption_of(pod):
+    """The DisruptionTarget condition by which the scheduler preempted POD, or None."""
+    for condition in ((pod or {}).get("status") or {}).get("conditions") or []:
+        if isinstance(condition, dict) and condition.get("type") == "DisruptionTarget" and condition.get("reason") == PREEMPTION_REASON:
+            return condition
+    return None
+
+
+def settled_by_preemption(pods):
+    """{pod, node, message} of the first preempted pod of a TrainJob's PODS (the last look at each) once nothing else
+    is left to wait for, else None: no other pod is bound and still running. The replacement of a preempted pod is
+    pinned where its node's GPUs now serve the preempting workload (a sweep's pods, burnin/sweep.py): it stays
+    pending, and the TrainJob would end only at the wait's timeout."""
+    victims = [pod for pod in pods or [] if preemption_of(pod)]
+    if not victims:
+        return None
+    for pod in pods:
+        if pod in victims or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            continue
+        if (pod.get("spec") or {}).get("nodeName") and (pod.get("status") or {}).get("phase") not in _ENDED_PHASES:
+            return None
+    victim = sorted(victims, key=lambda pod: (pod.get("metadata") or {}).get("name") or "")[0]
+    return {
+        "pod": (victim.get("metadata") or {}).get("name") or "",
+        "node": (victim.get("spec") or {}).get("nodeName") or "",
+        "message": str(preemption_of(victim).get("message") or "")[:512],
+    }
+
+
 def outcome_of(polled, name, timeout):
     """The outcome record of one TrainJob NAME from polling.poll_until's POLLED: outcome, reason, conditions, polls
-    (and error)."""
+    (and error); state ``preempted`` (POLLED's ``preempted``: settled_by_preemption()'s) is the outcome Preempted."""
     trainjob = polled["value"]
     # The conditions' reasons and messages are the cluster's text (a controller copies a pod's): made safe here, once.
     conditions = clean_tree(((trainjob or {}).get("status") or {}).get("conditions") or [])
@@ -57,6 +91,15 @@ def outcome_of(polled, name, timeout):
         final = [c for c in conditions if c.get("type") in TERMINAL and c.get("status") == "True"][0]
         reason = ("%s: %s" % (final.get("reason") or "", final.get("message") or "")).strip(": ")
         out.update(outcome=final["type"], reason=reason)
+    elif polled["state"] == "preempted":
+        victim = polled["preempted"]
+        out.update(
+            outcome="Preempted",
+            reason=clean_tree(
+                "the scheduler preempted pod %s on node %s (%s); its replacement cannot start there, the wait ended"
+                % (victim["pod"], victim["node"] or "?", victim["message"] or PREEMPTION_REASON)
+            ),
+        )
     elif polled["state"] == "timeout":
         out.update(
             outcome="Timeout",

@@ -168,12 +168,14 @@ def _names(nodes):
     return ", ".join(nodes) or "none"
 
 
-def next_step(nodes, results=(), known_good=(), max_jobs=8, max_minutes=None, elapsed_minutes=0):
+def next_step(nodes, results=(), known_good=(), max_jobs=8, max_minutes=None, elapsed_minutes=0, ran_together=True):
     """The next round to run, or the conclusion.
 
     NODES: the nodes of the failed run; RESULTS: every pair result so far, in run order; KNOWN_GOOD: nodes known to
     be good (they are partners, never suspects; outside NODES or in it); MAX_JOBS: pair jobs in all; MAX_MINUTES:
-    minutes in all (None: no limit), ELAPSED_MINUTES spent. Returns {state: run, pairs: [[a, b], ...], known} or
+    minutes in all (None: no limit), ELAPSED_MINUTES spent; RAN_TOGETHER: NODES ran together in the run being
+    isolated (false for the sweep's pairs, burnin/isolation_stage.py sweep_pairs(): no run came before them, so a pair
+    of exactly two nodes is a new test, not a repeat). Returns {state: run, pairs: [[a, b], ...], known} or
     {state: done, conclusion: {outcome (OUTCOMES), reason, culprits [{node, evidence: its pair results}], good,
     unknown, suspects (unknown nodes of slow pairs), unexplained (pairs), jobs}, known}.
     """
@@ -196,11 +198,13 @@ def next_step(nodes, results=(), known_good=(), max_jobs=8, max_minutes=None, el
                 "no single node is at fault: pair(s) %s were slow although each node passed with another partner (a link between them?)"
                 % "; ".join("+".join(result["nodes"]) for result in known["unexplained"]),
             )
+        if not ran_together:
+            return done("not_reproduced", "every node passed in pairs (%d job(s)): %s" % (jobs, "; ".join(_result_text(result) for result in results)))
         return done(
             "not_reproduced",
             "every node passed in pairs (%d job(s)): the fault of the run does not reproduce with two nodes (it needs more nodes, or it was transient)" % jobs,
         )
-    if len(nodes) < 3 and not [node for node in known_good if node not in nodes] and not results:
+    if ran_together and len(nodes) < 3 and not [node for node in known_good if node not in nodes] and not results:
         # The only pair is the run itself: running it again tells nothing about which of its nodes is at fault.
         return done("undetermined", "a run of %d node(s) and no known-good partner: a pair job would only repeat the run" % len(nodes))
     remaining = max_jobs - jobs

@@ -36,7 +36,21 @@ PREFIX = "gpufleet_burnin_"
 VERDICTS = ("pass", "warn", "fail", "error")
 # The TrainJob outcomes a cluster's result carries (plugins/module_utils/judging/outcomes.py and the role's summary);
 # anything else is "other", so a new outcome cannot grow the label's values unseen.
-OUTCOMES = ("Complete", "Succeeded", "Checked", "Applied", "Cleaned", "Failed", "Mismatch", "Timeout", "Error", "Pending", "Unreachable", "Skipped")
+OUTCOMES = (
+    "Complete",
+    "Succeeded",
+    "Checked",
+    "Applied",
+    "Cleaned",
+    "Failed",
+    "Mismatch",
+    "Preempted",
+    "Timeout",
+    "Error",
+    "Pending",
+    "Unreachable",
+    "Skipped",
+)
 # The verdict schema's severities and actions (_lib/actions.yaml, docs/verdict-schema.json): closed lists as well.
 SEVERITIES = ("none", "info", "warning", "critical")
 ACTIONS = ("none", "monitor", "retest", "reset-gpu", "reboot", "drain", "replace")

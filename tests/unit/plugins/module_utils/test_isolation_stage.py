@@ -160,3 +160,72 @@ def test_a_stage_after_an_error_does_nothing_and_the_last_stage_names_the_failed
     assert out["record"]["ran"] is True and out["record"]["reason"] == "dcgm stage fail: GPU 3"
     middle = in_order("fleet", ["fleet", "dcgm"], failed, ran(failed))
     assert middle["record"]["reason"] == "" and middle["changed"] is True
+
+
+class SweepPairCluster(PairCluster):
+    """PairCluster that also takes the sweep's runtime (applied before its pairs)."""
+
+    def __init__(self, slow):
+        super(SweepPairCluster, self).__init__(slow)
+        self.applied = []
+
+    def apply(self, objects):
+        runtimes = [obj for obj in objects if obj.get("kind") != "TrainJob"]
+        self.applied.extend("%s/%s" % (obj["kind"], obj["metadata"]["name"]) for obj in runtimes)
+        if len(runtimes) < len(objects):
+            super(SweepPairCluster, self).apply([obj for obj in objects if obj.get("kind") == "TrainJob"])
+
+
+def sweep_plan(picked):
+    variables = fakes.checked(burnin_nodes=2, burnin_sweep_nodes=picked)
+    return fakes.planner(variables)("fleet", 1, fakes.start(variables))
+
+
+SWEPT = {"cluster": "aws-a", "platform": "aws", "gpu_architecture": "h100", "outcome": "Complete", "reason": "", "node_findings": []}
+
+
+@pytest.mark.parametrize("picked, why", [([], "0 node picked"), (["n0"], "1 node picked"), (["n0", "n1"], "")])
+def test_the_sweep_runs_pairs_only_when_two_or_more_nodes_are_picked(picked, why):
+    found = isolation_stage.sweep_pairs_needed(picked, RUN)
+    assert found.startswith(why) and bool(found) == bool(why)
+    assert "burnin_wait" in isolation_stage.sweep_pairs_needed(["n0", "n1"], dict(RUN, wait=False))
+
+
+def test_two_picked_nodes_run_one_pair_pinned_to_them_under_the_sweeps_priority_class():
+    # The isolation alone would not run this pair (a run of 2 nodes and no partner: it repeats the run); the sweep's
+    # pairs follow no run.
+    cluster = SweepPairCluster([])
+    planned = sweep_plan(["n1", "n0"])
+    out = isolation_stage.sweep_pairs(lambda namespace, api_version: cluster, SWEPT, planned, ["n1", "n0"], budget={"timeout": 600})
+    assert [obj for obj in cluster.applied if obj.startswith("TrainingRuntime/")] and not [obj for obj in cluster.applied if obj.startswith("TrainJob/")]
+    assert cluster.calls[-3:] == ["apply", "wait", "delete"]
+    (name,) = list(cluster.pairs)
+    job, nodes = cluster.pairs[name]
+    assert nodes == ["n0", "n1"] and job["spec"]["trainer"]["numNodes"] == 2
+    runtime = [obj for obj in planned["objects"] if obj["kind"] == "TrainingRuntime"][0]
+    assert set(j["template"]["spec"]["template"]["spec"]["priorityClassName"] for j in runtime["spec"]["template"]["spec"]["replicatedJobs"]) == {
+        "gpufleet-burnin-sweep"
+    }
+    (stage,) = out["record"]["stages"]
+    assert stage["stage"] == "isolation" and stage["verdict"] == "pass" and stage["attempts"][0]["trainjob"] == name
+    assert out["record"]["isolation"]["outcome"] == "not_reproduced" and "n0+n1 pass" in stage["reason"]
+    assert out["record"]["node_verdicts"]["n0"]["verdict"] == out["record"]["node_verdicts"]["n1"]["verdict"] == "pass"
+
+
+def test_a_slow_pair_of_the_sweep_fails_its_stage_and_a_good_partner_names_the_node():
+    cluster = SweepPairCluster(["n2"])
+    picked = ["n0", "n1", "n2", "n3"]
+    out = isolation_stage.sweep_pairs(lambda namespace, api_version: cluster, SWEPT, sweep_plan(picked), picked, budget={"timeout": 600})
+    stage = [one for one in out["record"]["stages"] if one["stage"] == "isolation"][0]
+    assert stage["verdict"] == "fail" and "n2" in stage["reason"]
+    assert out["record"]["node_verdicts"]["n2"]["verdict"] == "fail" and out["record"]["node_verdicts"]["n0"]["verdict"] == "pass"
+    # The pairs ran on the picked nodes only.
+    assert set(node for pair in cluster.pairs.values() for node in pair[1]) <= set(picked)
+
+
+def test_a_slow_pair_of_two_picked_nodes_fails_the_stage_without_blaming_either():
+    cluster = SweepPairCluster(["n1"])
+    out = isolation_stage.sweep_pairs(lambda namespace, api_version: cluster, SWEPT, sweep_plan(["n0", "n1"]), ["n0", "n1"], budget={"timeout": 600})
+    (stage,) = out["record"]["stages"]
+    assert stage["verdict"] == "fail" and out["record"]["isolation"]["outcome"] == "undetermined"
+    assert "n0" not in (out["record"].get("node_verdicts") or {}) and "n1" not in (out["record"].get("node_verdicts") or {})

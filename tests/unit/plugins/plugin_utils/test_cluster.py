@@ -292,6 +292,10 @@ class FakeListWatch(object):
     def stop(self):
         self.stopped.set()
 
+    def interrupt(self):
+        # The blocked watch ends; this fake's later ones end at once (as a real one after a quiet watch window).
+        self.stopped.set()
+
 
 def watched_cluster(script, sources, **options):
     cluster, clock = cluster_with(script, watch=True, **options)
@@ -357,3 +361,51 @@ def test_delete_watches_the_pods_go():
     assert made == [("Pod", None, "%s in (a)" % JOBSET)]
     assert clock.sleeps == [] and clock.now == 4
     assert not [call for call in cluster.service.calls if call[0] == "Pod"]
+
+
+def preempted(obj):
+    conditions = [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler", "message": "Preempted by pod 1234 on node n1"}]
+    return dict(obj, metadata=dict(obj["metadata"], deletionTimestamp="2026-12-06T10:00:00Z"), status=dict(obj["status"], conditions=conditions))
+
+
+def test_a_preempted_pod_ends_the_wait_once_nothing_else_runs_without_waiting_for_the_timeout():
+    # The TrainJob never changes (its pod's replacement stays pending, pinned where the workload now runs): only the
+    # pod watch sees the preemption, and wakes the TrainJobs' watch.
+    pending = {
+        "metadata": {"name": "a-node-0-2", "namespace": "burnin", "labels": {JOBSET: "a", REPLICATED: "node"}},
+        "spec": {},
+        "status": {"phase": "Pending"},
+    }
+    events = [({"type": "MODIFIED", "object": preempted(pod("a-node-0", "a"))}, 5), ({"type": "ADDED", "object": pending}, 1)]
+    sources = {
+        "TrainJob": lambda clock: FakeListWatch(clock, [trainjob("a")], []),
+        "Pod": lambda clock: FakeListWatch(clock, [pod("a-node-0", "a")], [events]),
+    }
+    cluster, clock, dummy = watched_cluster({"Pod": [[]]}, sources)
+    waited = cluster.wait(["a"], 3600)
+    assert waited["a"]["outcome"] == "Preempted", waited["a"]
+    assert "preempted pod a-node-0 on node n1 (Preempted by pod 1234 on node n1)" in waited["a"]["reason"]
+    assert clock.now < 60
+
+
+def test_a_preemption_does_not_end_the_wait_while_another_pod_of_the_job_runs():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import settled_by_preemption
+
+    victim, other = preempted(pod("a-node-0", "a")), pod("a-node-1", "a", node="n2")
+    assert settled_by_preemption([victim, other]) is None
+    assert settled_by_preemption([victim, dict(other, status={"phase": "Succeeded"})])["node"] == "n1"
+    # A pending replacement (not bound) waits for nothing; a pod being deleted neither.
+    assert settled_by_preemption([victim, dict(other, spec={})])["pod"] == "a-node-0"
+    assert settled_by_preemption([victim, dict(other, metadata=dict(other["metadata"], deletionTimestamp="t"))]) is not None
+    # Without a preemption nothing is settled, whatever the pods do.
+    assert settled_by_preemption([dict(other, status={"phase": "Succeeded"})]) is None
+    # Only the scheduler's preemption: an eviction's DisruptionTarget (reason EvictionByEvictionAPI) is not one.
+    evicted = dict(victim, status={"phase": "Running", "conditions": [{"type": "DisruptionTarget", "reason": "EvictionByEvictionAPI"}]})
+    assert settled_by_preemption([evicted]) is None
+
+
+def test_a_polled_wait_ends_on_a_preemption_too():
+    victim = preempted(pod("a-node-0", "a"))
+    cluster, clock = cluster_with({"TrainJob": [{"a": trainjob("a")}], "Pod": [[pod("a-node-0", "a")], [victim]]})
+    waited = cluster.wait(["a"], 3600)
+    assert waited["a"]["outcome"] == "Preempted" and clock.now < 60

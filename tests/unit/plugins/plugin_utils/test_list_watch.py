@@ -115,3 +115,40 @@ def test_stop_ends_a_stream_read_in_another_thread_and_any_later_watch():
     thread.join(5)
     assert not thread.is_alive() and seen == ["p"] and ended == ["Response ended prematurely"]
     assert list(source.watch("3", 60)) == []
+
+
+def test_interrupt_ends_the_stream_being_read_or_the_next_one_but_not_the_ones_after():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import POD_HIDDEN
+
+    victim = {
+        "metadata": {"name": "p", "resourceVersion": "3"},
+        "spec": {"nodeName": "n1", "affinity": {"big": 1}},
+        "status": {"phase": "Running", "conditions": [{"type": "DisruptionTarget", "reason": "PreemptionByScheduler"}]},
+    }
+    response = Response(chunks=[line("MODIFIED", victim)], block=True)
+    service = Service([response, Response(chunks=[line("ADDED", job("q", "4"))]), Response(chunks=[line("ADDED", job("r", "5"))])])
+    source = ListWatch(service, "Pod", "v1", "ns", hidden_fields=POD_HIDDEN)
+    seen, ended, first = [], [], threading.Event()
+
+    def read():
+        try:
+            for event in source.watch("1", 60):
+                seen.append(event["object"])
+                first.set()
+        except Exception as exc:  # pylint: disable=broad-except
+            ended.append(str(exc))
+        first.set()
+
+    thread = threading.Thread(target=read)
+    thread.daemon = True
+    thread.start()
+    assert first.wait(10), ended
+    # What a wait keeps of a pod says that the scheduler preempted it (cluster/trainjobs.py settled_by_preemption).
+    assert seen[0]["status"]["conditions"][0]["reason"] == "PreemptionByScheduler" and "affinity" not in seen[0]["spec"]
+    source.interrupt()
+    thread.join(5)
+    assert not thread.is_alive() and ended == ["Response ended prematurely"]
+    # Interrupted with no stream open: the next watch ends at once, the one after streams again.
+    source.interrupt()
+    assert list(source.watch("4", 60)) == []
+    assert [e["object"]["metadata"]["name"] for e in source.watch("4", 60)] == ["r"]
