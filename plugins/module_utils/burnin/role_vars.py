@@ -360,6 +360,7 @@ CHECKS = {
     "burnin_sweep_hold": lambda n, v: _choice(n, v, list(sweep.HOLDS), allow_empty=False),
     "burnin_sweep_stages": _sweep_stages,
     "burnin_sweep_nodes": lambda n, v: _list(n, v, _node_names),
+    "burnin_marks_now": lambda n, v: _int(n, v, 0, node_marks.NOW_MAX),
 }
 
 

@@ -43,6 +43,8 @@ CONDITION_TYPE = "GpuBurninPassed"
 RESULTS = ("pass", "warn", "fail", "error")
 TTL_HOURS_DEFAULT = 24
 TTL_HOURS_MAX = 24 * 366
+# A clock given in place of the real one (burnin_marks_now): Unix seconds up to 2100-01-01.
+NOW_MAX = 4102444800
 # All of a node's annotations together may hold 256 KiB, and every client that reads nodes gets them: the verdict
 # keeps to 8 KiB (the report's node entry may carry 20 evidence entries, judging/node_findings.py).
 VERDICT_MAX_BYTES = 8192

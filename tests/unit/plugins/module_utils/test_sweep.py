@@ -319,12 +319,20 @@ def test_the_role_plans_a_sweeps_node_stage_on_exactly_the_picked_nodes(stage):
         ({"burnin_sweep_max_percent": 0}, "burnin_sweep_max_percent"),
         ({"burnin_sweep_nodes": ["Bad_Name"]}, "burnin_sweep_nodes[0]"),
         ({"burnin_sweep_nodes": ["a", "a"]}, "burnin_sweep_nodes"),
+        ({"burnin_marks_now": -1}, "burnin_marks_now"),
+        ({"burnin_marks_now": "soon"}, "burnin_marks_now"),
     ],
 )
 def test_the_role_refuses_bad_sweep_variables_naming_them(changes, field):
     with pytest.raises(ConfigError) as raised:
         _checked(**changes)
     assert raised.value.field == field if hasattr(raised.value, "field") else field in str(raised.value)
+
+
+def test_the_role_takes_a_replacement_clock_for_the_sweep_as_the_expire_playbook_does():
+    # playbooks/sweep.yml documents burnin_marks_now; burnin_start once refused it as "not a variable of the role".
+    assert _checked(burnin_marks_now=1767225600)["burnin_marks_now"] == 1767225600
+    assert _checked(burnin_marks_now="0")["burnin_marks_now"] == 0
 
 
 def test_the_coverage_validates_against_the_verdict_schema():
