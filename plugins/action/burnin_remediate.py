@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_marks, remediation
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_marks, node_records, remediation
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
@@ -38,6 +38,7 @@ class ActionModule(K8sActionBase):
             options = remediation.check_options(args["label_verified"], args["verified_label"], args["quarantine"], args["quarantine_taint"])
             options.update(node_marks.check_options(args["node_marks"], args["mark_ttl_hours"], args["mark_condition"]))
             now = node_marks.check_now("now", args["now"]) or int(time.time())
+            namespace = node_records.check_namespace("record_namespace", args["record_namespace"])
             entries = {}
             if args["mode"] == "apply":
                 remediation.check_run_id("run_id", args["run_id"])
@@ -57,9 +58,16 @@ class ActionModule(K8sActionBase):
             return dict(result, failed=True, msg=exc.result.get("msg"))
         self._service = self._cluster.service
         self._args = args
+        self._namespace, self._now, self._forged = namespace, now, {}
         check_mode = self._task.check_mode
         changed, diffs, missing, note, marks = [], [], [], "", {}
+        ignored = {"future": [], "unreadable": [], "annotations": {}}
         try:
+            # What the collection may remove is read from the record ConfigMap only (cluster/node_records.py).
+            wanted = args["mode"] != "apply" or remediation.wanted(options)
+            records, unreadable, note = self._read_records(args["mode"]) if wanted else ({}, [], "")
+            self._entries, future = node_records.usable(records, now)
+            ignored.update(future=future, unreadable=unreadable)
             if args["mode"] == "apply":
                 for node in [node for node in sorted(verdicts) if remediation.touches(verdicts[node], options)]:
                     done = self._remediate(node, lambda state, node=node: self._plan_apply(state, verdicts[node], entries.get(node), options, now))
@@ -69,8 +77,12 @@ class ActionModule(K8sActionBase):
                         changed.extend(done[0])
                         diffs.extend(done[1])
             elif args["mode"] == "expire":
-                found, note = self._marked_nodes()
-                states = [remediation.node_state(node) for node in found]
+                states = []
+                for name in sorted(self._entries):
+                    node = self._read(name)
+                    if node is not None:
+                        states.append(node_records.trusted_state(remediation.node_state(node), self._entries[name]))
+                states = [state for state in states if node_marks.read_record(state) is not None]
                 removed = node_marks.plan_expire(states, now)
                 for state in states:
                     marks[state["name"]] = dict(node_marks.status(state, now), removed=removed.get(state["name"], ""))
@@ -81,8 +93,7 @@ class ActionModule(K8sActionBase):
                         diffs.extend(done[1])
             else:
                 run_id = None if args["all_runs"] else args["run_id"]
-                found, note = self._marked_nodes()
-                for node in [node["metadata"]["name"] for node in found]:
+                for node in sorted(self._entries):
                     done = self._remediate(node, lambda state: remediation.plan_undo(state, run_id))
                     if done is not None:
                         changed.extend(done[0])
@@ -97,7 +108,12 @@ class ActionModule(K8sActionBase):
                 msg="%s: %s" % (failed.what, failed.error["message"]),
             )
         nodes = sorted(set(change["node"] for change in changed))
+        ignored["annotations"] = dict(self._forged)
+        distrusted = node_records.note(ignored["future"], ignored["unreadable"], ignored["annotations"])
+        note = "; ".join(text for text in (note, distrusted) if text)
         result.update(
+            ignored=ignored,
+            records_left=len(self._entries),
             changed=bool(changed),
             changes=changed,
             remediation=remediation.record(args["mode"], args["run_id"], changed, check_mode=check_mode, missing=missing, note=note),
@@ -124,17 +140,48 @@ class ActionModule(K8sActionBase):
         resources = found.get("resources") or []
         return resources[0] if resources else None
 
-    def _marked_nodes(self):
-        """The nodes (objects) that carry a record of the collection's marks; an identity that may not list nodes undoes
-        nothing, with a note (it cannot have remediated either: remediation reads nodes)."""
+    def _read_records(self, mode):
+        """(entries, unreadable node names, note) of the record ConfigMap; none when there is none. An undo or expire by
+        an identity that may not read it changes nothing, with a note (it cannot have remediated either: remediation
+        writes it); a remediation fails."""
+        what = "reading ConfigMap/%s in %s" % (node_records.RECORD_NAME, self._namespace)
+
+        def read():
+            found = self._service.find("ConfigMap", "v1", name=node_records.RECORD_NAME, namespace=self._namespace)
+            return (found.get("resources") or [None])[0]
+
         try:
-            found = self._service.find("Node", "v1")
+            configmap = read()
         except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
             error = self._cluster.classified(getattr(exc, "result", {}).get("msg") if hasattr(exc, "result") else str(exc))
-            if error["category"] == "Forbidden":
-                return [], "nodes not checked for the collection's labels, taints and cordons: %s" % error["message"]
-            found = self._retried("listing the nodes", lambda: self._service.find("Node", "v1"))
-        return [node for node in found.get("resources") or [] if remediation.is_marked(remediation.node_state(node))], ""
+            if error["category"] == "Forbidden" and mode != "apply":
+                return {}, [], "nodes not checked for the collection's labels, taints and cordons: %s" % error["message"]
+            configmap = self._retried(what, read)
+        entries, unreadable = node_records.parse(configmap)
+        return entries, unreadable, ""
+
+    def _write_record(self, patch):
+        """Merge-patch the node's entry into the record ConfigMap, or create it with the entry."""
+        resource = self._retried("finding the ConfigMap API", lambda: self._service.find_resource("ConfigMap", "v1", fail=True))
+        name, namespace = node_records.RECORD_NAME, self._namespace
+        merge = "application/merge-patch+json"
+
+        def send():
+            try:
+                self._service.client.patch(resource, patch, name=name, namespace=namespace, content_type=merge)
+                return True
+            except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+                if getattr(exc, "status", None) != 404:
+                    raise
+            try:
+                self._service.client.create(resource, body=node_records.configmap(namespace, patch), namespace=namespace)
+            except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+                if getattr(exc, "status", None) != 409:  # made by another run in between: patch it
+                    raise
+                self._service.client.patch(resource, patch, name=name, namespace=namespace, content_type=merge)
+            return True
+
+        self._retried("writing ConfigMap/%s in %s" % (name, namespace), send)
 
     def _remediate(self, name, plan):
         """Read node NAME, PLAN(state) its new state and patch it (not in check mode), again on a conflict. Returns
@@ -144,10 +191,17 @@ class ActionModule(K8sActionBase):
             if node is None:
                 return None
             before = remediation.node_state(node)
-            after = plan(before)
+            # Planned from the record ConfigMap's entry; the patch also makes the annotations a true copy of it.
+            entry = self._entries.get(name)
+            forged = node_records.untrusted(before, entry)
+            if forged:
+                self._forged[name] = forged
+            after = plan(node_records.trusted_state(before, entry))
             patch = remediation.merge_patch(before, after)
             status_patch = node_marks.status_patch(before, after)
-            if patch is None and status_patch is None:
+            new_entry = node_records.entry_for(after, self._args["run_id"], self._now, entry)
+            record_patch = node_records.data_patch(name, entry, new_entry)
+            if patch is None and status_patch is None and record_patch is None:
                 return [], []
             diff = {
                 "before_header": "Node/%s" % name,
@@ -158,6 +212,13 @@ class ActionModule(K8sActionBase):
             if self._task.check_mode or patch is None or self._patch(name, patch):
                 if status_patch is not None and not self._task.check_mode:
                     self._patch_status(name, status_patch)
+                # After the node: a failure in between leaves a mark unrecorded (never removed), not a record of a
+                # mark that is not there.
+                if record_patch is not None and not self._task.check_mode:
+                    self._write_record(record_patch)
+                    self._entries[name] = new_entry
+                    if new_entry is None:
+                        self._entries.pop(name)
                 return remediation.changes(before, after), [diff]
         raise ClusterCallFailed(
             "patching Node/%s" % name,

@@ -18,9 +18,13 @@ description:
     whose verdict is C(fail) gets the taint O(quarantine_taint) with the run id as its value (O(quarantine=taint)) or
     is cordoned (O(quarantine=cordon)), and loses a verified label the collection set earlier. C(warn) nodes are left
     alone.
-  - Each mark is recorded in an annotation of the node (C(gpufleet.burnin/verified-label),
-    C(gpufleet.burnin/quarantine-taint), C(gpufleet.burnin/cordoned-by)). A node that is unschedulable already (an
-    admin's cordon) is not annotated, so the collection never uncordons it.
+  - Each mark is recorded in the ConfigMap C(gpufleet-burnin-node-records) of O(record_namespace), one key per node,
+    which only the burn-in identity may write; the node's annotations (C(gpufleet.burnin/verified-label),
+    C(gpufleet.burnin/quarantine-taint), C(gpufleet.burnin/cordoned-by), C(gpufleet.burnin/node-marks)) carry a copy
+    for people and schedulers. A kubelet may write its own node's annotations, so only the ConfigMap decides what is
+    removed; annotation records that differ from it, and a record written at a time from the future (more than 300
+    seconds ahead of the clock), are ignored and named in RV(msg). A node that is unschedulable already (an admin's
+    cordon) is not recorded, so the collection never uncordons it.
   - With O(mode=undo), removes the marks of the run O(run_id) (those whose value is that run id), or every mark the
     collection recorded with O(all_runs). Labels, taints and cordons the collection did not set stay.
   - With O(node_marks), every judged node gets the labels C(gpufleet.burnin/result), C(gpufleet.burnin/run-id) and
@@ -34,9 +38,9 @@ description:
     in between, so other taints are never lost.
   - Runs kubernetes.core's own client and service inside Ansible's worker process on the controller, like
     M(gpufleet.burnin.burnin_cleanup), and takes kubernetes.core's authentication options and their C(module_defaults).
-  - Needs C(get) and C(patch) on nodes, and for O(mode=undo) C(list) too; see C(extras/rbac/burnin-rbac.yaml),
-    ClusterRole C(gpufleet-burnin-node-remediation) (C(list) is the cluster reader's). An undo by an identity that may
-    not list nodes changes nothing and says so in RV(msg).
+  - Needs C(get) and C(patch) on nodes, and C(get), C(create) and C(patch) on ConfigMaps in O(record_namespace); see
+    C(extras/rbac/burnin-rbac.yaml), ClusterRole C(gpufleet-burnin-node-remediation) and Role C(gpufleet-burnin). An
+    undo or expire by an identity that may not read the record changes nothing and says so in RV(msg).
 author:
   - gpufleet.burnin maintainers (!UNKNOWN)
 extends_documentation_fragment:
@@ -112,6 +116,12 @@ options:
         C(PreferNoSchedule) or C(NoExecute)); its value is the run id.
     type: dict
     default: {}
+  record_namespace:
+    description:
+      - The namespace of the record ConfigMap C(gpufleet-burnin-node-records) (the role's C(burnin_namespace), also with
+        a namespace per run). It must exist for O(mode=apply).
+    type: str
+    default: gpufleet-burnin
   unreachable_grace:
     description: Seconds to retry a read or patch while the cluster does not answer.
     type: int
@@ -161,6 +171,17 @@ marks:
       it was removed, C(expired) or C(superseded by run <id>); empty when kept).
   returned: with mode=expire
   type: dict
+ignored:
+  description:
+    - What was not trusted - C(future) (nodes whose record was written at a time from the future), C(unreadable)
+      (nodes whose record cannot be read) and C(annotations) (C({<node>[<annotation key>]}), annotation records that
+      differ from the record ConfigMap).
+  returned: success
+  type: dict
+records_left:
+  description: How many nodes the record ConfigMap still names after the task (a cleanup keeps its namespace while any are left).
+  returned: success
+  type: int
 msg:
   description: One sentence, for example C(remediated 2 node(s)), in check mode C(would remediate 2 node(s)).
   returned: always

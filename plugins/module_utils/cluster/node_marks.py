@@ -42,6 +42,8 @@ ANNOTATIONS = (VERDICT_ANNOTATION, MARKS_RECORD)
 CONDITION_TYPE = "GpuBurninPassed"
 RESULTS = ("pass", "warn", "fail", "error")
 TTL_HOURS_DEFAULT = 24
+# Seconds a record's time may be ahead of the reader's clock (the writer's clock differs a little).
+FUTURE_SKEW = 300
 TTL_HOURS_MAX = 24 * 366
 # A clock given in place of the real one (burnin_marks_now): Unix seconds up to 2100-01-01.
 NOW_MAX = 4102444800
@@ -210,6 +212,8 @@ def plan_expire(states, now):
     node: that run did not judge it). Nodes without the collection's record are never named."""
     records = dict((state["name"], read_record(state)) for state in states)
     records = dict((name, record) for name, record in records.items() if record is not None)
+    # A mark from the future cannot be the latest run (cluster/node_records.py ignores such records before this).
+    records = dict((name, record) for name, record in records.items() if record["marked_at"] <= now + FUTURE_SKEW)
     if not records:
         return {}
     latest = max(records.values(), key=lambda record: (record["marked_at"], record["run_id"]))

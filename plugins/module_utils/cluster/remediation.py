@@ -8,8 +8,10 @@ verified label (``<label key>=<run id>``); a ``fail`` node is quarantined with a
 or a cordon (``spec.unschedulable``), and loses a verified label the collection set earlier; a ``warn`` node, or a node
 without a verdict, is left alone.
 
-Every mark the collection sets is recorded in an annotation of the node, so that undoing it removes that mark and
-nothing else: an admin's own labels, taints and cordons are never touched.
+Every mark the collection sets is recorded, so that undoing it removes that mark and nothing else: an admin's own
+labels, taints and cordons are never touched. The functions here read and write the records as annotations of a node
+state; the authoritative copy is the record ConfigMap (cluster/node_records.py: a kubelet may write its own node's
+annotations, so the action plans on node_records.trusted_state(), whose records are the ConfigMap's):
 
 - ``gpufleet.burnin/verified-label``: the key of the verified label the collection set (its value is the run id);
 - ``gpufleet.burnin/quarantine-taint``: ``<key>:<effect>`` of the taint the collection set (its value is the run id);

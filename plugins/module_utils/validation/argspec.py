@@ -203,6 +203,7 @@ BURNIN_REMEDIATE_OWN = dict(
     verified_label=dict(type="str", default="gpufleet.burnin/verified"),
     quarantine=dict(type="str", default="none", choices=["none", "taint", "cordon"]),
     quarantine_taint=dict(type="dict", default={}),
+    record_namespace=dict(type="str", default="gpufleet-burnin"),
     unreachable_grace=dict(type="int", default=30),
 )
 

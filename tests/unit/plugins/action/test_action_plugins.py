@@ -64,8 +64,9 @@ class Response:
 class FakeCluster:
     """What the plugins call of kubernetes.core's K8sService, over an in-memory cluster.
 
-    FAIL maps a call ("version", "nodes", "namespace", "node:<name>", "patch:<name>") to an exception raised instead, or
-    to a list of them raised one call after the other."""
+    FAIL maps a call ("version", "nodes", "namespace", "node:<name>", "patch:<name>", "configmap") to an exception
+    raised instead, or to a list of them raised one call after the other. CONFIGMAPS holds {(namespace, name): object}
+    (the record ConfigMap of burnin_remediate, cluster/node_records.py)."""
 
     def __init__(self, nodes=(), namespaces=(), fail=None, version="v1.33.2"):
         self.nodes = dict((node["metadata"]["name"], copy.deepcopy(node)) for node in nodes)
@@ -74,6 +75,7 @@ class FakeCluster:
         self.version = version
         self.calls = []
         self.patches = []
+        self.configmaps = {}
         outer = self
 
         class Dynamic:
@@ -88,7 +90,13 @@ class FakeCluster:
             client = Dynamic()
             configuration = mock.Mock(host="https://10.0.0.1:6443")
 
-            def patch(self, resource, patch, name=None, content_type=None):
+            def patch(self, resource, patch, name=None, content_type=None, namespace=None):
+                if getattr(resource, "kind", None) == "ConfigMap":
+                    outer.calls.append(("patch-configmap", namespace, name, content_type))
+                    if (namespace, name) not in outer.configmaps:
+                        raise ApiError("(404)\nReason: Not Found", 404)
+                    merge(outer.configmaps[(namespace, name)], patch)
+                    return outer.configmaps[(namespace, name)]
                 outer.calls.append(("patch", name, content_type))
                 outer.raise_for("patch:%s" % name)
                 outer.patches.append((name, copy.deepcopy(patch)))
@@ -98,6 +106,11 @@ class FakeCluster:
                 else:
                     merge(node, patch)
                 return node
+
+            def create(self, resource, body=None, namespace=None):
+                outer.calls.append(("create-configmap", namespace, body["metadata"]["name"]))
+                outer.configmaps[(namespace, body["metadata"]["name"])] = copy.deepcopy(body)
+                return body
 
         self.client = Client()
 
@@ -110,6 +123,10 @@ class FakeCluster:
 
     def find(self, kind, api_version, name=None, namespace=None, **kwargs):
         self.calls.append(("find", kind, name))
+        if kind == "ConfigMap":
+            self.raise_for("configmap")
+            found = self.configmaps.get((namespace, name))
+            return {"api_found": True, "resources": [copy.deepcopy(found)] if found else []}
         if kind == "Namespace":
             self.raise_for("namespace")
             return {"api_found": True, "resources": [{"metadata": {"name": name}}] if name in self.namespaces else []}
@@ -121,6 +138,8 @@ class FakeCluster:
 
     def find_resource(self, kind, api_version, fail=False):
         self.calls.append(("find_resource", kind))
+        if kind == "ConfigMap":
+            return mock.Mock(kind="ConfigMap")
         return mock.Mock(subresources={"status": "nodes-status-resource"}, __eq__=lambda me, other: other == "nodes-resource")
 
 
@@ -397,8 +416,8 @@ def test_remediate_undo_removes_only_the_marks_of_its_run(cluster):
     assert result["remediation"]["mode"] == "undo"
 
 
-def test_remediate_undo_with_a_token_that_may_not_list_nodes_undoes_nothing_with_a_note(cluster):
-    cluster(FakeCluster(nodes=[h100_node("good")], fail={"nodes": ApiError(FORBIDDEN, 403)}))
+def test_remediate_undo_with_a_token_that_may_not_read_the_record_undoes_nothing_with_a_note(cluster):
+    cluster(FakeCluster(nodes=[h100_node("good")], fail={"configmap": ApiError(FORBIDDEN, 403)}))
     result = run_action("burnin_remediate", dict(AUTH, mode="undo", all_runs=True, unreachable_grace=0))
     assert not result.get("failed") and result["changed"] is False, result
     assert result["msg"].startswith("undid the remediation of 0 node(s); nodes not checked for the collection's labels, taints and cordons: ")
@@ -455,6 +474,78 @@ def test_remediate_node_marks_label_annotate_and_set_the_condition_by_its_type_t
     assert done["changed"] and "gpufleet.burnin/result" not in fake.nodes["good"]["metadata"]["labels"], done
     assert [c["type"] for c in fake.nodes["good"]["status"]["conditions"]] == ["Ready"]
     assert fake.nodes["other"]["metadata"]["labels"]["team"] == "infra" and "other" not in done["marks"]
+
+
+RECORD = ("gpufleet-burnin", "gpufleet-burnin-node-records")
+
+
+def test_remediate_records_each_mark_in_the_configmap_and_the_undo_reads_it_from_there(cluster):
+    fake = cluster(FakeCluster(nodes=[h100_node("good"), h100_node("bad")]))
+    run_action("burnin_remediate", dict(AUTH, run_id="r1", node_verdicts=VERDICTS, label_verified=True, quarantine="taint", unreachable_grace=0))
+    data = fake.configmaps[RECORD]["data"]
+    assert json.loads(data["good"])["records"] == {"gpufleet.burnin/verified-label": "gpufleet.burnin/verified"}
+    assert json.loads(data["bad"])["records"] == {"gpufleet.burnin/quarantine-taint": "gpufleet.burnin/bad:NoSchedule"}
+    assert fake.configmaps[RECORD]["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "gpufleet.burnin"}
+    assert [c[0] for c in fake.calls if "configmap" in c[0]] == ["patch-configmap", "create-configmap", "patch-configmap"], "made once, then patched"
+    # The annotations are a copy; without the record the undo removes nothing, whatever they say.
+    del fake.configmaps[RECORD]
+    result = run_action("burnin_remediate", dict(AUTH, mode="undo", all_runs=True, unreachable_grace=0))
+    assert result["changed"] is False and fake.nodes["good"]["metadata"]["labels"]["gpufleet.burnin/verified"] == "r1", result
+    assert result["records_left"] == 0
+
+
+def test_remediate_undo_ignores_a_forged_annotation_record_and_names_it(cluster):
+    admin_taint = {"key": "admin.example.com/drain", "value": "rack7", "effect": "NoExecute"}
+    victim = h100_node("victim")
+    victim["spec"]["taints"] = [dict(admin_taint)]
+    victim["metadata"]["annotations"]["gpufleet.burnin/quarantine-taint"] = "admin.example.com/drain:NoExecute"
+    fake = cluster(FakeCluster(nodes=[victim, h100_node("bad")]))
+    run_action("burnin_remediate", dict(AUTH, run_id="r1", node_verdicts={"bad": {"verdict": "fail"}}, quarantine="taint", unreachable_grace=0))
+    result = run_action("burnin_remediate", dict(AUTH, mode="undo", all_runs=True, unreachable_grace=0))
+    assert result["msg"] == "undid the remediation of 1 node(s): bad", result
+    assert fake.nodes["victim"]["spec"]["taints"] == [admin_taint]
+    assert not fake.nodes["bad"]["spec"].get("taints") and "bad" not in fake.configmaps[RECORD]["data"]
+    assert result["records_left"] == 0
+
+
+def test_remediate_apply_ignores_a_forged_verified_label_record_and_says_so(cluster):
+    node = h100_node("good", labels={"node-restriction.kubernetes.io/pool": "a"})
+    node["metadata"]["annotations"]["gpufleet.burnin/verified-label"] = "node-restriction.kubernetes.io/pool"
+    fake = cluster(FakeCluster(nodes=[node]))
+    result = run_action("burnin_remediate", dict(AUTH, run_id="r2", node_verdicts={"good": {"verdict": "pass"}}, label_verified=True, unreachable_grace=0))
+    labels = fake.nodes["good"]["metadata"]["labels"]
+    assert labels["node-restriction.kubernetes.io/pool"] == "a" and labels["gpufleet.burnin/verified"] == "r2", result
+    assert result["ignored"]["annotations"] == {"good": ["gpufleet.burnin/verified-label"]}
+    assert "not trusted" in result["msg"] and "gpufleet.burnin/verified-label on good" in result["msg"]
+    # The annotation is now the record's copy.
+    assert fake.nodes["good"]["metadata"]["annotations"]["gpufleet.burnin/verified-label"] == "gpufleet.burnin/verified"
+
+
+def test_remediate_expire_ignores_a_record_from_the_future_and_reports_it(cluster):
+    fake = cluster(FakeCluster(nodes=[h100_node("a"), h100_node("b")]))
+    now = 1764770000
+    args = dict(AUTH, run_id="r1", node_verdicts={"a": {"verdict": "pass"}, "b": {"verdict": "pass"}}, node_marks=True, now=now, unreachable_grace=0)
+    run_action("burnin_remediate", args)
+    future = {
+        "records": {"gpufleet.burnin/node-marks": json.dumps({"run_id": "evil", "marked_at": now + 10**8, "expires": now + 10**9})},
+        "run_id": "e",
+        "at": now,
+    }
+    fake.configmaps[RECORD]["data"]["c"] = json.dumps(future)
+    fake.nodes["c"] = h100_node("c")
+    result = run_action("burnin_remediate", dict(AUTH, mode="expire", now=now + 60, unreachable_grace=0))
+    assert result["changed"] is False and sorted(result["marks"]) == ["a", "b"], result
+    assert result["ignored"]["future"] == ["c"] and "ignored the record of c: written at a time from the future" in result["msg"]
+    assert fake.nodes["a"]["metadata"]["labels"]["gpufleet.burnin/result"] == "pass"
+
+
+def test_remediate_fails_naming_the_record_when_its_namespace_is_missing(cluster):
+    cluster(FakeCluster(nodes=[h100_node("bad")]))
+    result = run_action(
+        "burnin_remediate",
+        dict(AUTH, run_id="r1", node_verdicts={"bad": {"verdict": "fail"}}, quarantine="taint", record_namespace="Bad_NS", unreachable_grace=0),
+    )
+    assert result["failed"] and result["msg"].startswith("gpufleet.burnin.burnin_remediate: record_namespace: "), result
 
 
 # --- the rendering plugins: burnin_plan, workload_plan, training_runtime, platform_overrides ----------------------
