@@ -81,7 +81,9 @@ class ActionModule(K8sActionBase):
                 for name in sorted(self._entries):
                     node = self._read(name)
                     if node is not None:
-                        states.append(node_records.trusted_state(remediation.node_state(node), self._entries[name]))
+                        state = remediation.node_state(node)
+                        self._note_untrusted(state, self._entries[name])
+                        states.append(node_records.trusted_state(state, self._entries[name]))
                 states = [state for state in states if node_marks.read_record(state) is not None]
                 removed = node_marks.plan_expire(states, now)
                 for state in states:
@@ -140,6 +142,11 @@ class ActionModule(K8sActionBase):
         resources = found.get("resources") or []
         return resources[0] if resources else None
 
+    def _note_untrusted(self, state, entry):
+        forged = node_records.untrusted(state, entry)
+        if forged:
+            self._forged[state["name"]] = forged
+
     def _read_records(self, mode):
         """(entries, unreadable node names, note) of the record ConfigMap; none when there is none. An undo or expire by
         an identity that may not read it changes nothing, with a note (it cannot have remediated either: remediation
@@ -174,7 +181,7 @@ class ActionModule(K8sActionBase):
                 if getattr(exc, "status", None) != 404:
                     raise
             try:
-                self._service.client.create(resource, body=node_records.configmap(namespace, patch), namespace=namespace)
+                self._service.client.create(resource, node_records.configmap(namespace, patch), namespace=namespace)
             except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
                 if getattr(exc, "status", None) != 409:  # made by another run in between: patch it
                     raise
@@ -193,9 +200,7 @@ class ActionModule(K8sActionBase):
             before = remediation.node_state(node)
             # Planned from the record ConfigMap's entry; the patch also makes the annotations a true copy of it.
             entry = self._entries.get(name)
-            forged = node_records.untrusted(before, entry)
-            if forged:
-                self._forged[name] = forged
+            self._note_untrusted(before, entry)
             after = plan(node_records.trusted_state(before, entry))
             patch = remediation.merge_patch(before, after)
             status_patch = node_marks.status_patch(before, after)

@@ -110,6 +110,7 @@ def run(playbook, state, *options, check=True):
 
 
 def remediate(state, work, name, target, verdicts, **params):
+    params.setdefault("record_namespace", NAMESPACE)  # the burn-in's record ConfigMap (cluster/node_records.py)
     out = work / ("%s.json" % name)
     extra = work / ("%s-vars.json" % name)
     extra.write_text(json.dumps(dict(params, target=target, node_verdicts=verdicts, out=str(out))))
@@ -299,11 +300,18 @@ def expired(again):
         return dict((cluster, dict((name, api.read(name)) for name in api.all())) for cluster, api in nodes.items())
 
     before = snapshot()
-    checked = run(PLAYBOOKS / "expire_marks.yml", state, "--check", "--diff")
+    checked = run(PLAYBOOKS / "expire_marks.yml", state, "-e", "burnin_namespace=%s" % NAMESPACE, "--check", "--diff")
     after_check = snapshot()
-    now = run(PLAYBOOKS / "expire_marks.yml", state)
+    now = run(PLAYBOOKS / "expire_marks.yml", state, "-e", "burnin_namespace=%s" % NAMESPACE)
     after_now = snapshot()
-    late = run(PLAYBOOKS / "expire_marks.yml", state, "-e", "burnin_marks_now=%d" % (int(time.time()) + (TTL_HOURS + 1) * 3600))
+    late = run(
+        PLAYBOOKS / "expire_marks.yml",
+        state,
+        "-e",
+        "burnin_namespace=%s" % NAMESPACE,
+        "-e",
+        "burnin_marks_now=%d" % (int(time.time()) + (TTL_HOURS + 1) * 3600),
+    )
     after_late = snapshot()
     return dict(
         again,

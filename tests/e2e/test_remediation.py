@@ -106,7 +106,9 @@ def run(work, playbook, state, *options, check=True):
 
 
 def remediate(state, work, name, target, verdicts, *options, **params):
-    """The remediate playbook on TARGET with VERDICTS and PARAMS: (its output, the task's result)."""
+    """The remediate playbook on TARGET with VERDICTS and PARAMS: (its output, the task's result). The record ConfigMap
+    is the burn-in's, in NAMESPACE, unless PARAMS name another record_namespace."""
+    params.setdefault("record_namespace", NAMESPACE)
     out = work / ("%s.json" % name)
     extra = work / ("%s-vars.json" % name)
     extra.write_text(json.dumps(dict(params, target=target, node_verdicts=verdicts, out=str(out))))
@@ -298,13 +300,25 @@ def test_cleanup_of_all_runs_removes_every_mark_of_the_collection_and_nothing_el
 
 def test_an_identity_without_node_rights_fails_remediation_and_cleanup_only_notes_it(rem_fleet):
     """The fleet's restricted token (the manifest's namespaced Role only): remediation names the refused verb and the
-    manifest; the undo, which the cleanup playbook always runs, says it checked no node instead of failing."""
+    manifest; the undo, which the cleanup playbook always runs, says it checked no node instead of failing (it may not
+    read the record ConfigMap in the burn-in namespace; with the record in its own namespace, the node is refused)."""
     state, work = rem_fleet
     restricted = ("-e", "burnin_kubeconfig=%s" % state["restricted_kubeconfig"])
     _out, undone = remediate(state, work, "forbidden-undo", GOOD, {}, *restricted, mode="undo", run_id=RUN)
     assert not undone.get("failed") and undone["changed"] is False, undone
-    assert "nodes not checked" in undone["msg"] and "may not list nodes" in undone["msg"], undone["msg"]
+    assert "nodes not checked" in undone["msg"] and "may not get configmaps" in undone["msg"], undone["msg"]
     node = Nodes(state, GOOD).gpu()[0]
-    _out, refused = remediate(state, work, "forbidden-apply", GOOD, {node: {"verdict": "pass"}}, *restricted, run_id=RUN, label_verified=True, may_fail=True)
+    _out, refused = remediate(
+        state,
+        work,
+        "forbidden-apply",
+        GOOD,
+        {node: {"verdict": "pass"}},
+        *restricted,
+        run_id=RUN,
+        label_verified=True,
+        may_fail=True,
+        record_namespace=state["restricted_namespace"],
+    )
     assert refused["failed"] and refused["error"]["category"] == "Forbidden", refused
     assert "may not get nodes" in refused["msg"] and "extras/rbac/burnin-rbac.yaml" in refused["msg"], refused["msg"]

@@ -343,9 +343,9 @@ def openssl(*args, cwd):
         raise FleetError("openssl " + " ".join(args) + " failed: " + r.stdout.decode(errors="replace"))
 
 
-def issue(pki, name, cn, usage, san=""):
-    """A key and a certificate of the fleet CA: pki/NAME.key, pki/NAME.crt."""
-    subject = f"/O=system:masters/CN={cn}" if usage == "clientAuth" else f"/CN={cn}"
+def issue(pki, name, cn, usage, san="", organization="system:masters"):
+    """A key and a certificate of the fleet CA: pki/NAME.key, pki/NAME.crt (a client's in ORGANIZATION, its group)."""
+    subject = f"/O={organization}/CN={cn}" if usage == "clientAuth" else f"/CN={cn}"
     openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", subject, cwd=pki)
     (pki / f"{name}.ext").write_text(
         "basicConstraints=critical,CA:FALSE\n"
@@ -405,6 +405,14 @@ def make_pki(pki):
     issue(pki, "webhook", "gpufleet-webhooks", "serverAuth", "IP:127.0.0.1,DNS:localhost")
     openssl("genrsa", "-out", "sa.key", "2048", cwd=pki)
     os.chmod(pki / "sa.key", 0o600)
+
+
+def issue_node_client(pki, node):
+    """A kubelet's client certificate for NODE, as a kubelet's TLS bootstrap gets it (CN=system:node:<node>,
+    O=system:nodes): the API servers' Node authorizer and NodeRestriction admission apply to it. (cert, key) paths."""
+    name = "node-" + node
+    issue(pki, name, "system:node:" + node, "clientAuth", organization="system:nodes")
+    return pki / f"{name}.crt", pki / f"{name}.key"
 
 
 # ---------------------------------------------------------------------------------------------- fleet files
@@ -544,7 +552,10 @@ class ClusterStarter:
             f"--tls-private-key-file={pki / 'server.key'}",
             f"--cert-dir={self.dir / 'certs'}",
             f"--token-auth-file={self.dir / 'tokens.csv'}",
-            "--authorization-mode=RBAC",
+            # As kubeadm and the managed clouds run it: kubelets are authorized by the Node authorizer and confined to
+            # their own Node by NodeRestriction; client certificates of the fleet CA authenticate (issue_node_client).
+            "--authorization-mode=Node,RBAC",
+            f"--client-ca-file={pki / 'ca.crt'}",
             f"--service-account-key-file={pki / 'sa.key'}",
             f"--service-account-signing-key-file={pki / 'sa.key'}",
             "--service-account-issuer=https://kubernetes.default.svc",
@@ -555,7 +566,7 @@ class ClusterStarter:
             # that TaintNodesByCondition would add. ExtendedResourceToleration is on as on GKE, whose GPU nodes
             # carry the nvidia.com/gpu taint.
             "--disable-admission-plugins=TaintNodesByCondition",
-            "--enable-admission-plugins=ExtendedResourceToleration",
+            "--enable-admission-plugins=ExtendedResourceToleration,NodeRestriction",
             "--allow-privileged=true",
             "--profiling=false",
             "--event-ttl=1h",

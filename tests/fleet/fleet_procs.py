@@ -201,12 +201,15 @@ def etcd_healthy(port):
 class Rest:
     """A minimal HTTPS client for one API server (bearer token, verified TLS)."""
 
-    def __init__(self, server, token, ca_file, impersonate=None):
+    def __init__(self, server, token, ca_file, impersonate=None, client_cert=None):
         hostport = server.split("://", 1)[1]
         self.host, port = hostport.rsplit(":", 1)
         self.port = int(port)
         self.token = token
         self.ctx = ssl.create_default_context(cafile=str(ca_file))
+        # (cert, key) of a client certificate (fleet.issue_node_client) instead of the token (None).
+        if client_cert:
+            self.ctx.load_cert_chain(str(client_cert[0]), str(client_cert[1]))
         # A user name to act as (the admin token may impersonate): requests then go through that user's RBAC and
         # admission, as tests/e2e/test_rbac_manifest.py needs for the admission policy.
         self.impersonate = impersonate
@@ -214,7 +217,9 @@ class Rest:
     def request(self, method, path, body=None, content_type="application/json", timeout=30):
         conn = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=timeout)
         try:
-            headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
+            headers = {"Accept": "application/json"}
+            if self.token:
+                headers["Authorization"] = f"Bearer {self.token}"
             if self.impersonate:
                 headers["Impersonate-User"] = self.impersonate
             data = None

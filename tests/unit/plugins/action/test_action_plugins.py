@@ -107,10 +107,10 @@ class FakeCluster:
                     merge(node, patch)
                 return node
 
-            def create(self, resource, body=None, namespace=None):
-                outer.calls.append(("create-configmap", namespace, body["metadata"]["name"]))
-                outer.configmaps[(namespace, body["metadata"]["name"])] = copy.deepcopy(body)
-                return body
+            def create(self, resource, definition, namespace=None):
+                outer.calls.append(("create-configmap", namespace, definition["metadata"]["name"]))
+                outer.configmaps[(namespace, definition["metadata"]["name"])] = copy.deepcopy(definition)
+                return definition
 
         self.client = Client()
 
