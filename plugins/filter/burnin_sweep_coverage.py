@@ -39,6 +39,12 @@ options:
     description: The clock in Unix seconds; 0 for the controller's.
     type: int
     default: 0
+  records:
+    description:
+      - The record ConfigMap C(gpufleet-burnin-node-records) of the burn-in namespace (C(kubernetes.core.k8s_info)
+        C(resources), or the object); a node without an entry counts as never verified, whatever its annotations say.
+    type: raw
+    default: []
 """
 
 EXAMPLES = r"""
@@ -59,14 +65,15 @@ import time
 from ansible.errors import AnsibleFilterError
 
 
-def burnin_sweep_coverage_filter(nodes, selection=None, events=None, now=0, run_id=""):
+def burnin_sweep_coverage_filter(nodes, selection=None, events=None, now=0, run_id="", records=None):
     from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import sweep
 
     if not isinstance(nodes, list) or not isinstance(events or [], list) or not isinstance(selection or {}, dict):
         raise AnsibleFilterError("gpufleet.burnin.burnin_sweep_coverage: the input and events must be lists, selection a mapping")
     selection = selection or {}
     preempted = sweep.preempted_nodes(events or [], [], selection.get("picked") or [], run_id=str(run_id or ""))
-    return sweep.coverage(nodes, int(now) or int(time.time()), selection, preempted)
+    now = int(now) or int(time.time())
+    return sweep.coverage(nodes, now, selection, preempted, records=sweep.records_of(records, now))
 
 
 class FilterModule(object):

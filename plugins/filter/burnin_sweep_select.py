@@ -52,6 +52,13 @@ options:
     description: The clock in Unix seconds; 0 for the controller's.
     type: int
     default: 0
+  records:
+    description:
+      - The record ConfigMap C(gpufleet-burnin-node-records) of the burn-in namespace (C(kubernetes.core.k8s_info)
+        C(resources), or the object), which says when the collection last marked each node. A node's own annotations are
+        not read (a kubelet may write them); a node without an entry counts as never verified.
+    type: raw
+    default: []
 """
 
 EXAMPLES = r"""
@@ -74,7 +81,7 @@ import time
 from ansible.errors import AnsibleFilterError
 
 
-def burnin_sweep_select_filter(nodes, pods, max_age_hours, max_nodes, max_percent, hold="none", run_id="", now=0):
+def burnin_sweep_select_filter(nodes, pods, max_age_hours, max_nodes, max_percent, hold="none", run_id="", now=0, records=None):
     from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import sweep
     from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 
@@ -90,7 +97,8 @@ def burnin_sweep_select_filter(nodes, pods, max_age_hours, max_nodes, max_percen
         )
     except (BurninError, TypeError, ValueError) as exc:
         raise AnsibleFilterError("gpufleet.burnin.burnin_sweep_select: %s" % exc)
-    chosen = sweep.select(nodes, pods, int(now) or int(time.time()), options)
+    now = int(now) or int(time.time())
+    chosen = sweep.select(nodes, pods, now, options, records=sweep.records_of(records, now))
     return dict(
         chosen,
         rows=chosen["picked"],

@@ -32,6 +32,7 @@ import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import sweep
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_marks as nm
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_records
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import remediation as rem
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
 
@@ -78,6 +79,26 @@ def mark(api, name, hours_ago, ttl_hours):
     options.update(nm.check_options(True, ttl_hours, False))
     state = nm.plan_mark(rem.node_state(obj), entry, "old-%d" % at, at, options)
     api.patch_node(name, {"metadata": {"labels": state["labels"], "annotations": state["annotations"]}})
+    # And in the record, which the sweep reads (cluster/node_records.py), as the remediation writes it.
+    from kubernetes.client.rest import ApiException
+
+    try:
+        api.create_namespace({"metadata": {"name": NAMESPACE}})
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+    record = {
+        "records": dict((key, state["annotations"][key]) for key in node_records.RECORD_KEYS if key in state["annotations"]),
+        "run_id": "old-%d" % at,
+        "at": at,
+    }
+    patch = {"data": {name: node_records.entry_text(record)}}
+    try:
+        api.patch_namespaced_config_map(node_records.RECORD_NAME, NAMESPACE, patch)
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+        api.create_namespaced_config_map(NAMESPACE, node_records.configmap(NAMESPACE, patch))
 
 
 def workload_pod(name, node):

@@ -6,8 +6,9 @@ verified again now, the pins and the priority of the node stages that verify the
 coverage of the verification per cluster and fleet-wide.
 
 Pure functions over Node, Pod and Event objects as the API server returns them; the clock is the caller's ``now``
-(Unix seconds). What the collection recorded on a node is read in one place, ``verification_of()``, so that a move
-of the records (node annotations today, module_utils/cluster/node_marks.py) changes only that function.
+(Unix seconds). What the collection recorded on a node is read in one place, ``verification_of()``: from the record
+ConfigMap (module_utils/cluster/node_records.py; RECORDS below is its object as read), never from the node's own
+annotations, which a kubelet may write (a node claiming a fresh verification would never be swept).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -18,7 +19,7 @@ import copy
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_marks, remediation, trainjobs
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_marks, node_records, remediation, trainjobs
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect import GPU_RESOURCE
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 
@@ -64,11 +65,22 @@ def gpus_of(node):
     return sum(_quantity(capacity.get(name)) for name in GPU_RESOURCES)
 
 
-def verification_of(node, now):
+def records_of(configmap, now):
+    """{node: entry} of the record CONFIGMAP (the object, a k8s_info list of it, or None), without the entries written
+    at a time from the future (ignored as cluster/node_records.py ignores them)."""
+    if isinstance(configmap, list):
+        configmap = configmap[0] if configmap else None
+    entries, _unreadable = node_records.parse(configmap if isinstance(configmap, dict) else None)
+    return node_records.usable(entries, now)[0]
+
+
+def verification_of(node, now, records=None):
     """What the collection recorded of the node's last verification, at NOW: {state (node_marks.status: verified,
     expired, warn, fail, error, unmarked), result, run_id, expires, marked_at (Unix seconds or None)}; the one reader
-    of the records (see the module's docstring)."""
+    of the records (see the module's docstring). RECORDS: records_of()'s {node: entry}; a node without an entry is
+    unmarked, whatever its annotations say."""
     state = remediation.node_state(node)
+    state = node_records.trusted_state(state, (records or {}).get(state["name"]))
     record = node_marks.read_record(state)
     out = node_marks.status(state, now)
     out["marked_at"] = record["marked_at"] if record else None
@@ -144,10 +156,10 @@ def _stale_why(status, now, max_age_seconds):
     return ""
 
 
-def select(nodes, pods, now, options, preempted=()):
+def select(nodes, pods, now, options, preempted=(), records=None):
     """The sweep's choice on one cluster. NODES: the Node objects; PODS: the cluster's pods (all namespaces); NOW: Unix
     seconds; OPTIONS: check_options()'s; PREEMPTED: nodes whose sweep pod an earlier step saw preempted (recorded as a
-    skip, picked again next sweep). Returns {picked: [{node, why, marked_at}] stalest first, skipped: [{node, reason,
+    skip, picked again next sweep); RECORDS: records_of()'s. Returns {picked: [{node, why, marked_at}] stalest first, skipped: [{node, reason,
     detail}], limit, gpu_nodes, stale, fresh: [names]}. A GPU node is stale when its mark is missing, expired or older
     than max_age_hours; it is picked when idle (no pod holds a GPU on it), Ready, schedulable and untainted, up to the
     limit."""
@@ -158,7 +170,7 @@ def select(nodes, pods, now, options, preempted=()):
     candidates, skipped, fresh = [], [], []
     for node in gpu_nodes:
         name = (node.get("metadata") or {}).get("name") or ""
-        status = verification_of(node, now)
+        status = verification_of(node, now, records)
         why = _stale_why(status, now, max_age)
         if not why:
             fresh.append(name)
@@ -192,7 +204,7 @@ def select(nodes, pods, now, options, preempted=()):
     }
 
 
-def coverage(nodes, now, selection=None, preempted=()):
+def coverage(nodes, now, selection=None, preempted=(), records=None):
     """One cluster's coverage at NOW: {gpu_nodes, verified (pass within expiry), verified_percent, oldest_verified_at
     (ISO time of the oldest verification still valid, or None), never_verified [names], expired [names], skipped
     {reason: count} (of SELECTION, the sweep's choice, with PREEMPTED added), picked [names], preempted [names], nodes
@@ -201,7 +213,7 @@ def coverage(nodes, now, selection=None, preempted=()):
     for node in nodes or []:
         if gpus_of(node) <= 0:
             continue
-        status = verification_of(node, now)
+        status = verification_of(node, now, records)
         name = (node.get("metadata") or {}).get("name") or ""
         rows.append({"node": name, "state": status["state"], "verified_at": status["marked_at"] if status["state"] == "verified" else None})
     rows.sort(key=lambda row: row["node"])
@@ -442,6 +454,7 @@ __all__ = [
     "preempted_nodes",
     "priority_class",
     "prometheus",
+    "records_of",
     "select",
     "stale_holds",
     "verification_of",

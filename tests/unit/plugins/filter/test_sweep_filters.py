@@ -13,7 +13,7 @@ import sys
 
 # The sweep's fake fleet of tests/unit/plugins/module_utils/test_sweep.py.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
-from test_sweep import NOW, fleet  # noqa: E402 pylint: disable=wrong-import-position
+from test_sweep import NOW, fleet, recorded  # noqa: E402 pylint: disable=wrong-import-position
 
 
 def test_the_filters_chain_as_the_role_uses_them():
@@ -24,10 +24,11 @@ def test_the_filters_chain_as_the_role_uses_them():
     from ansible_collections.gpufleet.burnin.plugins.filter.burnin_sweep_select import burnin_sweep_select_filter
 
     nodes, pods = fleet()
-    chosen = burnin_sweep_select_filter(nodes, pods, 12, 2, 100, hold="taint", run_id="r1", now=NOW)
+    records = [recorded(nodes)]  # kubernetes.core.k8s_info's resources
+    chosen = burnin_sweep_select_filter(nodes, pods, 12, 2, 100, hold="taint", run_id="r1", now=NOW, records=records)
     assert chosen["picked"] == ["never", "expired-old"] and chosen["hold_taint"]["value"] == "r1"
     events = [{"reason": "Preempted", "message": "Preempted by pod u on node never"}]
-    cover = burnin_sweep_coverage_filter(nodes, chosen, events=events, now=NOW)
+    cover = burnin_sweep_coverage_filter(nodes, chosen, events=events, now=NOW, records=records)
     assert cover["picked"] == ["never", "expired-old"] and cover["preempted"] == ["never"]
     assert burnin_sweep_coverage_filter([], chosen, events=events, now=NOW)["preempted"] == ["never"]
     assert "gpufleet_burnin_nodes_verified_ratio" in burnin_sweep_fleet_filter({"c1": cover}, format="prometheus")

@@ -2,7 +2,8 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """The sweep's choice, pins, preemption and coverage (module_utils/burnin/sweep.py) over a fake cluster: Node and Pod
-objects as the API server returns them, the nodes marked by node_marks.plan_mark itself (the real record format)."""
+objects as the API server returns them, the nodes marked by node_marks.plan_mark itself (the real record format) and
+their record ConfigMap as the remediation writes it (cluster/node_records.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import sweep
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_marks as nm
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_records
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import remediation as rem
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
@@ -38,6 +40,27 @@ def node(name, gpus=8, marked_hours_ago=None, ttl=24, verdict="pass", ready=True
         state = nm.plan_mark(rem.node_state(obj), entry, "run-%d" % at, at, options)
         obj["metadata"]["labels"], obj["metadata"]["annotations"] = state["labels"], state["annotations"]
     return obj
+
+
+def recorded(nodes):
+    """The record ConfigMap the remediation would have written for NODES' marks (one entry per marked node)."""
+    data = {}
+    for obj in nodes:
+        text = obj["metadata"]["annotations"].get(nm.MARKS_RECORD)
+        if text:
+            at = nm.read_record({"annotations": {nm.MARKS_RECORD: text}})["marked_at"]
+            data[obj["metadata"]["name"]] = node_records.entry_text({"records": {nm.MARKS_RECORD: text}, "run_id": "run-%d" % at, "at": at})
+    return {"metadata": {"name": node_records.RECORD_NAME}, "data": data}
+
+
+def select(nodes, pods, now, options, **kwargs):
+    """sweep.select with the nodes' record."""
+    return sweep.select(nodes, pods, now, options, records=sweep.records_of(recorded(nodes), now), **kwargs)
+
+
+def coverage(nodes, now, selection=None, **kwargs):
+    """sweep.coverage with the nodes' record."""
+    return sweep.coverage(nodes, now, selection, records=sweep.records_of(recorded(nodes), now), **kwargs)
 
 
 def pod(name, node_name, gpus=1, phase="Running", namespace="team", priority_class=None, claims=False):
@@ -70,7 +93,7 @@ def fleet():
 
 def test_the_sweep_picks_the_idle_stale_gpu_nodes_stalest_first_and_says_why_it_skips_the_others():
     nodes, pods = fleet()
-    chosen = sweep.select(nodes, pods, NOW, sweep.check_options(12, 10, 100, "none"))
+    chosen = select(nodes, pods, NOW, sweep.check_options(12, 10, 100, "none"))
     assert [row["node"] for row in chosen["picked"]] == ["never", "expired-old", "expired", "stale"]
     assert [row["why"] for row in chosen["picked"]] == ["missing", "expired", "expired", "stale"]
     assert dict((row["node"], row["reason"]) for row in chosen["skipped"]) == {
@@ -85,8 +108,8 @@ def test_the_sweep_picks_the_idle_stale_gpu_nodes_stalest_first_and_says_why_it_
 
 def test_max_age_decides_what_is_stale_before_the_expiry():
     nodes, pods = fleet()
-    assert "stale" not in [row["node"] for row in sweep.select(nodes, pods, NOW, sweep.check_options(24, 10, 100, "none"))["picked"]]
-    assert "fresh" in [row["node"] for row in sweep.select(nodes, pods, NOW, sweep.check_options(1, 10, 100, "none"))["picked"]]
+    assert "stale" not in [row["node"] for row in select(nodes, pods, NOW, sweep.check_options(24, 10, 100, "none"))["picked"]]
+    assert "fresh" in [row["node"] for row in select(nodes, pods, NOW, sweep.check_options(1, 10, 100, "none"))["picked"]]
 
 
 @pytest.mark.parametrize(
@@ -95,7 +118,7 @@ def test_max_age_decides_what_is_stale_before_the_expiry():
 )
 def test_the_bounds_cap_the_pick_and_the_rest_waits_over_the_limit(max_nodes, max_percent, expected):
     nodes, pods = fleet()
-    chosen = sweep.select(nodes, pods, NOW, sweep.check_options(12, max_nodes, max_percent, "none"))
+    chosen = select(nodes, pods, NOW, sweep.check_options(12, max_nodes, max_percent, "none"))
     assert len(chosen["picked"]) == expected
     assert chosen["limit"] == max(1, min(max_nodes, 9 * max_percent // 100))
     waiting = [row["node"] for row in chosen["skipped"] if row["reason"] == "over_limit"]
@@ -111,7 +134,7 @@ def test_a_sweep_pod_does_not_make_its_own_node_busy_and_ended_or_gpu_less_pods_
         pod("dra", "d", gpus=0, claims=True),
         pod("pending", "", gpus=8),
     ]
-    chosen = sweep.select(nodes, pods, NOW, OPTIONS)
+    chosen = select(nodes, pods, NOW, OPTIONS)
     assert [row["node"] for row in chosen["picked"]] == ["a", "b", "c"]
     assert chosen["skipped"][0]["node"] == "d" and chosen["skipped"][0]["reason"] == "busy"
 
@@ -130,19 +153,19 @@ def test_a_preempted_node_is_recorded_as_preempted_not_failed_and_picked_again_n
     own = [dict(events[0], involvedObject={"kind": "Pod", "name": "nccl-burnin-r2-node-node-0-0-x1"})]
     assert sweep.preempted_nodes(own, [], ["a", "b"], run_id="r2") == ["a"]
     assert sweep.preempted_nodes(events, victims, ["a", "b"]) == ["a", "b"]
-    chosen = sweep.select(nodes, [], NOW, OPTIONS, preempted=["a"])
+    chosen = select(nodes, [], NOW, OPTIONS, preempted=["a"])
     assert [row["reason"] for row in chosen["skipped"]] == ["preempted"]
-    cover = sweep.coverage(nodes, NOW, chosen, preempted=["a"])
+    cover = coverage(nodes, NOW, chosen, preempted=["a"])
     assert cover["preempted"] == ["a"] and cover["skipped"] == {"preempted": 1}
     # Nothing of the preemption stays on the node: the next sweep, without it, picks the node again.
-    assert [row["node"] for row in sweep.select(nodes, [], NOW + 600, OPTIONS)["picked"]] == ["a", "b"]
+    assert [row["node"] for row in select(nodes, [], NOW + 600, OPTIONS)["picked"]] == ["a", "b"]
 
 
 def test_coverage_counts_the_valid_passes_the_oldest_and_the_never_verified():
     nodes, pods = fleet()
     nodes.append(node("warned", marked_hours_ago=1, verdict="warn"))
-    chosen = sweep.select(nodes, pods, NOW, OPTIONS)
-    cover = sweep.coverage(nodes, NOW, chosen)
+    chosen = select(nodes, pods, NOW, OPTIONS)
+    cover = coverage(nodes, NOW, chosen)
     assert cover["gpu_nodes"] == 10
     # fresh (2 h) and stale (20 h of 48) are valid passes; a warn is not verified.
     assert cover["verified"] == 2 and cover["verified_percent"] == 20.0
@@ -154,8 +177,8 @@ def test_coverage_counts_the_valid_passes_the_oldest_and_the_never_verified():
 
 def test_the_fleet_coverage_adds_the_clusters_and_exports_the_ratio_and_timestamps():
     nodes, pods = fleet()
-    one = sweep.coverage(nodes, NOW, sweep.select(nodes, pods, NOW, OPTIONS))
-    two = sweep.coverage([node("x", marked_hours_ago=3), node("y")], NOW, {})
+    one = coverage(nodes, NOW, select(nodes, pods, NOW, OPTIONS))
+    two = coverage([node("x", marked_hours_ago=3), node("y")], NOW, {})
     fleet_cover = sweep.fleet_coverage({"gcp_h100": two, "aws_h100": one})
     assert list(fleet_cover["clusters"]) == ["aws_h100", "gcp_h100"]
     assert (fleet_cover["gpu_nodes"], fleet_cover["verified"], fleet_cover["never_verified"]) == (11, 3, 5)
@@ -222,12 +245,12 @@ def test_the_priority_class_is_negative_and_never_preempts():
 
 def test_a_cancelled_sweeps_hold_is_found_by_the_next_one():
     gke = node("g", taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}])
-    assert [row["node"] for row in sweep.select([gke], [], NOW, OPTIONS)["picked"]] == ["g"]
+    assert [row["node"] for row in select([gke], [], NOW, OPTIONS)["picked"]] == ["g"]
     held = node("a", taints=[sweep.hold_taint("run-1")])
     mine = node("b", taints=[sweep.hold_taint("run-2")])
     assert sweep.stale_holds([held, mine, node("c")], "run-2") == ["a"]
     # The sweep's own hold does not make a node tainted for the choice.
-    assert sweep.select([held], [], NOW, OPTIONS)["picked"][0]["node"] == "a"
+    assert select([held], [], NOW, OPTIONS)["picked"][0]["node"] == "a"
 
 
 @pytest.mark.parametrize(
@@ -253,7 +276,7 @@ def test_every_stale_gpu_node_is_picked_or_skipped_once_and_the_pick_keeps_the_b
         nodes.append(node(name, gpus=0 if kind == "cpu" else 8, marked_hours_ago=hours, cordoned=kind == "cordoned", ready=kind != "notready"))
         if kind == "busy":
             pods.append(pod("job-%d" % index, name))
-    chosen = sweep.select(nodes, pods, NOW, sweep.check_options(age, max_nodes, max_percent, "none"))
+    chosen = select(nodes, pods, NOW, sweep.check_options(age, max_nodes, max_percent, "none"))
     picked = [row["node"] for row in chosen["picked"]]
     skipped = [row["node"] for row in chosen["skipped"]]
     gpu = [n["metadata"]["name"] for n, kind in zip(nodes, kinds) if kind != "cpu"]
@@ -347,11 +370,36 @@ def test_the_coverage_validates_against_the_verdict_schema():
         schema = json.load(fh)
     registry = referencing.Registry().with_resource(schema["$id"], referencing.Resource.from_contents(schema))
     nodes, pods = fleet()
-    chosen = sweep.select(nodes, pods, NOW, OPTIONS)
-    fleet_cover = sweep.fleet_coverage({"aws_h100": sweep.coverage(nodes, NOW, chosen, preempted=["never"])})
+    chosen = select(nodes, pods, NOW, OPTIONS)
+    fleet_cover = sweep.fleet_coverage({"aws_h100": coverage(nodes, NOW, chosen, preempted=["never"])})
     for definition, document in (("sweep_coverage", fleet_cover), ("sweep_cluster_coverage", fleet_cover["clusters"]["aws_h100"])):
         validator = jsonschema.Draft202012Validator({"$ref": "%s#/$defs/%s" % (schema["$id"], definition)}, registry=registry)
         assert [error.message for error in validator.iter_errors(document)] == []
     bad = dict(fleet_cover, skipped={"lunch": 1})
     validator = jsonschema.Draft202012Validator({"$ref": "%s#/$defs/sweep_coverage" % schema["$id"]}, registry=registry)
     assert list(validator.iter_errors(bad))
+
+
+def test_a_node_claiming_a_fresh_mark_in_its_annotations_without_a_record_is_never_verified():
+    """A kubelet may write its own annotations and unrestricted labels: a forged fresh pass does not keep the node from
+    the sweep, nor count in the coverage; the same mark in the record does."""
+    forged = node("forged", marked_hours_ago=1)
+    honest = node("honest", marked_hours_ago=1)
+    record = recorded([honest])
+    chosen = sweep.select([forged, honest], [], NOW, OPTIONS, records=sweep.records_of(record, NOW))
+    assert [row["node"] for row in chosen["picked"]] == ["forged"] and chosen["fresh"] == ["honest"]
+    cover = sweep.coverage([forged, honest], NOW, chosen, records=sweep.records_of(record, NOW))
+    assert cover["verified"] == 1 and cover["never_verified"] == ["forged"]
+
+
+def test_a_record_from_the_future_is_ignored_by_the_sweep():
+    ahead = node("ahead", marked_hours_ago=-1000)  # marked 1000 hours from now
+    within = node("within", marked_hours_ago=-0.05)  # 3 minutes ahead: the clocks' skew
+    chosen = sweep.select([ahead, within], [], NOW, sweep.check_options(24, 10, 100, "none"), records=sweep.records_of(recorded([ahead, within]), NOW))
+    assert [row["node"] for row in chosen["picked"]] == ["ahead"] and chosen["fresh"] == ["within"]
+
+
+def test_records_of_takes_the_object_a_k8s_info_list_or_nothing():
+    record = recorded([node("a", marked_hours_ago=1)])
+    assert sorted(sweep.records_of(record, NOW)) == sorted(sweep.records_of([record], NOW)) == ["a"]
+    assert sweep.records_of([], NOW) == sweep.records_of(None, NOW) == {}
