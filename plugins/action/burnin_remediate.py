@@ -97,6 +97,8 @@ class ActionModule(K8sActionBase):
                 run_id = None if args["all_runs"] else args["run_id"]
                 for node in sorted(self._entries):
                     done = self._remediate(node, lambda state: remediation.plan_undo(state, run_id))
+                    if done is None and not check_mode:  # a Node deleted took the marks with it: its entry goes too
+                        self._write_record(node_records.data_patch(node, self._entries.pop(node), None))
                     if done is not None:
                         changed.extend(done[0])
                         diffs.extend(done[1])

@@ -494,6 +494,17 @@ def test_remediate_records_each_mark_in_the_configmap_and_the_undo_reads_it_from
     assert result["records_left"] == 0
 
 
+def test_remediate_undo_drops_the_entry_of_a_node_that_is_gone(cluster):
+    fake = cluster(FakeCluster(nodes=[h100_node("good"), h100_node("bad")]))
+    run_action("burnin_remediate", dict(AUTH, run_id="r1", node_verdicts=VERDICTS, label_verified=True, quarantine="taint", unreachable_grace=0))
+    del fake.nodes["bad"]
+    checked = run_action("burnin_remediate", dict(AUTH, mode="undo", run_id="r2", unreachable_grace=0), check_mode=True)
+    assert sorted(fake.configmaps[RECORD]["data"]) == ["bad", "good"] and checked["records_left"] == 2, "check mode writes nothing"
+    result = run_action("burnin_remediate", dict(AUTH, mode="undo", run_id="r2", unreachable_grace=0))
+    assert result["changed"] is False and sorted(fake.configmaps[RECORD]["data"]) == ["good"], result
+    assert result["records_left"] == 1
+
+
 def test_remediate_undo_ignores_a_forged_annotation_record_and_names_it(cluster):
     admin_taint = {"key": "admin.example.com/drain", "value": "rack7", "effect": "NoExecute"}
     victim = h100_node("victim")
