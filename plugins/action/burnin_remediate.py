@@ -58,7 +58,7 @@ class ActionModule(K8sActionBase):
             return dict(result, failed=True, msg=exc.result.get("msg"))
         self._service = self._cluster.service
         self._args = args
-        self._namespace, self._now, self._forged = namespace, now, {}
+        self._namespace, self._now, self._forged, self._record_found = namespace, now, {}, False
         check_mode = self._task.check_mode
         changed, diffs, missing, note, marks = [], [], [], "", {}
         ignored = {"future": [], "unreadable": [], "annotations": {}}
@@ -69,7 +69,10 @@ class ActionModule(K8sActionBase):
             self._entries, future = node_records.usable(records, now)
             ignored.update(future=future, unreadable=unreadable)
             if args["mode"] == "apply":
-                for node in [node for node in sorted(verdicts) if remediation.touches(verdicts[node], options)]:
+                touched = [node for node in sorted(verdicts) if remediation.touches(verdicts[node], options)]
+                if touched and not check_mode and not self._record_found:
+                    self._write_record({"data": {}})  # before any node changes: a namespace that is missing fails here
+                for node in touched:
                     done = self._remediate(node, lambda state, node=node: self._plan_apply(state, verdicts[node], entries.get(node), options, now))
                     if done is None:
                         missing.append(node)
@@ -166,6 +169,7 @@ class ActionModule(K8sActionBase):
             if error["category"] == "Forbidden" and mode != "apply":
                 return {}, [], "nodes not checked for the collection's labels, taints and cordons: %s" % error["message"]
             configmap = self._retried(what, read)
+        self._record_found = configmap is not None
         entries, unreadable = node_records.parse(configmap)
         return entries, unreadable, ""
 
@@ -174,6 +178,8 @@ class ActionModule(K8sActionBase):
         resource = self._retried("finding the ConfigMap API", lambda: self._service.find_resource("ConfigMap", "v1", fail=True))
         name, namespace = node_records.RECORD_NAME, self._namespace
         merge = "application/merge-patch+json"
+
+        no_namespace = []
 
         def send():
             try:
@@ -185,12 +191,22 @@ class ActionModule(K8sActionBase):
             try:
                 self._service.client.create(resource, node_records.configmap(namespace, patch), namespace=namespace)
             except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+                if getattr(exc, "status", None) == 404:  # the namespace itself is not there
+                    no_namespace.append(True)
+                    return True
                 if getattr(exc, "status", None) != 409:  # made by another run in between: patch it
                     raise
                 self._service.client.patch(resource, patch, name=name, namespace=namespace, content_type=merge)
             return True
 
-        self._retried("writing ConfigMap/%s in %s" % (name, namespace), send)
+        what = "writing ConfigMap/%s in %s" % (name, namespace)
+        self._retried(what, send)
+        if no_namespace:
+            message = (
+                "namespace %s does not exist; it holds the record of what the collection did to each node (record_namespace, the role's burnin_namespace, also with a namespace per run): create it"
+                % namespace
+            )
+            raise ClusterCallFailed(what, {"category": "NotFound", "status": 404, "detail": "", "message": message})
 
     def _remediate(self, name, plan):
         """Read node NAME, PLAN(state) its new state and patch it (not in check mode), again on a conflict. Returns

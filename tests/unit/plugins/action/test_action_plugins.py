@@ -109,6 +109,8 @@ class FakeCluster:
 
             def create(self, resource, definition, namespace=None):
                 outer.calls.append(("create-configmap", namespace, definition["metadata"]["name"]))
+                if namespace not in outer.namespaces and outer.namespaces:
+                    raise ApiError('(404)\nReason: Not Found\nHTTP response body: namespaces "%s" not found' % namespace, 404)
                 outer.configmaps[(namespace, definition["metadata"]["name"])] = copy.deepcopy(definition)
                 return definition
 
@@ -486,7 +488,8 @@ def test_remediate_records_each_mark_in_the_configmap_and_the_undo_reads_it_from
     assert json.loads(data["good"])["records"] == {"gpufleet.burnin/verified-label": "gpufleet.burnin/verified"}
     assert json.loads(data["bad"])["records"] == {"gpufleet.burnin/quarantine-taint": "gpufleet.burnin/bad:NoSchedule"}
     assert fake.configmaps[RECORD]["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "gpufleet.burnin"}
-    assert [c[0] for c in fake.calls if "configmap" in c[0]] == ["patch-configmap", "create-configmap", "patch-configmap"], "made once, then patched"
+    # Made (empty) before any node changes, so a missing namespace fails first; then each node's entry is patched in.
+    assert [c[0] for c in fake.calls if "configmap" in c[0]] == ["patch-configmap", "create-configmap", "patch-configmap", "patch-configmap"]
     # The annotations are a copy; without the record the undo removes nothing, whatever they say.
     del fake.configmaps[RECORD]
     result = run_action("burnin_remediate", dict(AUTH, mode="undo", all_runs=True, unreachable_grace=0))
@@ -548,6 +551,14 @@ def test_remediate_expire_ignores_a_record_from_the_future_and_reports_it(cluste
     assert result["changed"] is False and sorted(result["marks"]) == ["a", "b"], result
     assert result["ignored"]["future"] == ["c"] and "ignored the record of c: written at a time from the future" in result["msg"]
     assert fake.nodes["a"]["metadata"]["labels"]["gpufleet.burnin/result"] == "pass"
+
+
+def test_remediate_fails_naming_the_namespace_the_record_needs_before_it_changes_a_node(cluster):
+    fake = cluster(FakeCluster(nodes=[h100_node("bad")], namespaces=["other"]))
+    result = run_action("burnin_remediate", dict(AUTH, run_id="r1", node_verdicts={"bad": {"verdict": "fail"}}, quarantine="taint", unreachable_grace=0))
+    assert result["failed"] and result["error"]["category"] == "NotFound", result
+    assert result["msg"].startswith("writing ConfigMap/gpufleet-burnin-node-records in gpufleet-burnin: namespace gpufleet-burnin does not exist"), result
+    assert fake.configmaps == {} and fake.patches == [] and not fake.nodes["bad"]["spec"].get("taints"), "no node changed"
 
 
 def test_remediate_fails_naming_the_record_when_its_namespace_is_missing(cluster):
