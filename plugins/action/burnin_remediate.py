@@ -203,8 +203,8 @@ class ActionModule(K8sActionBase):
         self._retried(what, send)
         if no_namespace:
             message = (
-                "namespace %s does not exist; it holds the record of what the collection did to each node (record_namespace, the role's burnin_namespace, also with a namespace per run): create it"
-                % namespace
+                "namespace %s does not exist; it holds the record of what the collection did to each node "
+                "(record_namespace, the role's burnin_namespace, also with a namespace per run): create it" % namespace
             )
             raise ClusterCallFailed(what, {"category": "NotFound", "status": 404, "detail": "", "message": message})
 
