@@ -295,10 +295,14 @@ def test_a_status_is_known_by_its_kind_or_its_code_and_nothing_else():
     # kind Status without a code: still the server's answer (status 0, its message)
     no_code = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": 'trainjobs "x" is gone'})
     assert classify(no_code) == {"category": "Error", "status": 0, "detail": 'trainjobs "x" is gone', "message": 'trainjobs "x" is gone.'}
-    # an object that is no Status (the applied object, printed before the answer) is not the answer
-    applied = json.dumps({"kind": "TrainJob", "apiVersion": "trainer.kubeflow.org/v1alpha1", "metadata": {"name": "x"}})
-    err = classify("Failed to create object %s: %s" % (applied, status(409, "AlreadyExists", 'trainjobs.trainer.kubeflow.org "x" already exists')))
-    assert (err["category"], err["status"]) == ("Conflict", 409)
+    # an object that is no Status (the applied object, printed before the answer) is not the answer, whatever its kind
+    for kind in ("TrainJob", "ConfigMap"):
+        applied = json.dumps({"kind": kind, "apiVersion": "v1", "metadata": {"name": "x"}})
+        err = classify("Failed to create object %s: %s" % (applied, status(409, "AlreadyExists", '%s "x" already exists' % kind)))
+        assert (err["category"], err["status"]) == ("Conflict", 409)
+    # nor is a JSON start that is no JSON: the Status after it is read
+    err = classify('Failed to apply object: {"kind": Status, cut}: %s' % status(422, "Invalid", "spec.x: Required value"))
+    assert (err["category"], err["status"]) == ("Invalid", 422)
     # a code that is no number is no HTTP status; a Status without a message says its reason
     assert classify(json.dumps({"kind": "Status", "code": "403", "message": "no"}))[("status")] == 0
     assert classify(status(404, "NotFound", ""), server=SERVER)["message"] == "Not found on https://127.0.0.1:6443: NotFound."
@@ -316,6 +320,8 @@ def test_a_webhook_denial_without_its_own_words_keeps_the_whole_message_and_name
 
 def test_only_a_401_or_an_unauthorized_line_without_another_status_is_unauthorized():
     assert classify("Unauthorized: (403)\nReason: Forbidden\n")["category"] == "Forbidden"
+    assert classify("Unauthorized: (400)\nReason: Bad Request\n")["category"] == "Invalid"
+    assert classify("(400)\nReason: Bad Request\n")["category"] == "Invalid"
     assert classify("(401)\nReason: x\n")["category"] == "Unauthorized"
     assert classify("Unauthorized")["status"] == 401
 
@@ -340,3 +346,45 @@ def test_the_kubeconfig_server_is_that_of_the_context_asked_else_the_current_one
     assert kubeconfig_server(str(tmp_path / "missing")) is None
     path.write_text("contexts: [")
     assert kubeconfig_server(str(path)) is None
+
+
+@pytest.mark.parametrize(
+    "msg",
+    [
+        # the forms kubernetes.core's discovery and the API server print for a CRD nobody installed (prometheus-operator's
+        # ServiceMonitor, NFD's NodeFeatureRule): the group's component is named when it is one of ours, else the group
+        "Failed to find exact match for monitoring.coreos.com/v1.ServiceMonitor by [kind, name, singularName, shortNames]",
+        status(404, "NotFound", 'no matches for kind "ServiceMonitor" in version "monitoring.coreos.com/v1"'),
+    ],
+)
+def test_a_missing_api_of_another_group_names_the_group(msg):
+    err = classify(msg, server=SERVER)
+    assert (err["category"], err["status"]) == ("NotFound", 404)
+    assert err["message"] == (
+        "https://127.0.0.1:6443 has no ServiceMonitor API (monitoring.coreos.com/v1): install the component that serves monitoring.coreos.com on the cluster."
+    )
+
+
+def _detail_forms(filler):
+    return {
+        "status": status(500, "InternalError", filler),
+        "webhook": status(403, "Forbidden", 'admission webhook "v.x" denied the request: ' + filler),
+        "missing api": "Failed to find exact match for a.b/v1.K " + filler,
+        "transport": "Connection refused " + filler,
+        "unauthorized": "Unauthorized " + filler,
+        "plain": "plain " + filler,
+    }
+
+
+@pytest.mark.parametrize("form", sorted(_detail_forms("")))
+def test_the_detail_is_whole_up_to_2000_characters_and_cut_one_past(form):
+    # the detail is the server's message for a Status (its words only), the raw text otherwise
+    def detail_of(length):
+        words = _detail_forms("")[form]
+        own = json.loads(words)["message"] if words.startswith("{") else words
+        filler = "d" * (length - len(own))
+        return classify(_detail_forms(filler)[form])["detail"]
+
+    whole = detail_of(2000)
+    assert len(whole) == 2000 and whole.endswith("d")
+    assert detail_of(2001) == whole[:1997] + "..."
