@@ -326,22 +326,26 @@ def test_only_a_401_or_an_unauthorized_line_without_another_status_is_unauthoriz
     assert classify("Unauthorized")["status"] == 401
 
 
-KUBECONFIG = {
-    "current-context": "b",
-    "contexts": [{"name": "a", "context": {"cluster": "ca"}}, {"name": "b", "context": {"cluster": "cb"}}],
-    "clusters": [{"name": "ca", "cluster": {"server": "https://a:6443"}}, {"name": "cb", "cluster": {"server": "https://b:6443"}}],
-}
+def kubeconfig(order):
+    contexts = [{"name": "aws-a", "context": {"cluster": "cluster-a"}}, {"name": "gcp-b", "context": {"cluster": "cluster-b"}}]
+    clusters = [{"name": "cluster-a", "cluster": {"server": "https://a:6443"}}, {"name": "cluster-b", "cluster": {"server": "https://b:6443"}}]
+    return {"current-context": "gcp-b", "contexts": contexts[::order], "clusters": clusters[::order]}
 
 
-def test_the_kubeconfig_server_is_that_of_the_context_asked_else_the_current_one(tmp_path):
+@pytest.mark.parametrize("order", [1, -1])
+def test_the_kubeconfig_server_is_that_of_the_context_asked_else_the_current_one(tmp_path, order):
     from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import kubeconfig_server
 
-    assert kubeconfig_server(KUBECONFIG) == "https://b:6443"
-    assert kubeconfig_server(KUBECONFIG, "a") == "https://a:6443"
-    assert kubeconfig_server(KUBECONFIG, "c") is None
+    config = kubeconfig(order)
+    assert kubeconfig_server(config) == "https://b:6443"
+    assert kubeconfig_server(config, "aws-a") == "https://a:6443"
+    assert kubeconfig_server(config, "gcp-b") == "https://b:6443"
+    assert kubeconfig_server(config, "azure-c") is None
+    # read from a file: its names are new strings, equal to the ones asked for, not the same objects
     path = tmp_path / "config"
-    path.write_text(json.dumps(KUBECONFIG))
-    assert kubeconfig_server(str(path), "a") == "https://a:6443"
+    path.write_text(json.dumps(config))
+    assert kubeconfig_server(str(path), "".join(["aws", "-a"])) == "https://a:6443"
+    assert kubeconfig_server(str(path)) == "https://b:6443"
     # a file that cannot be read leaves the server out, it does not fail the report
     assert kubeconfig_server(str(tmp_path / "missing")) is None
     path.write_text("contexts: [")
