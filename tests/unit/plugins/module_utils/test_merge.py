@@ -6,6 +6,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
@@ -158,6 +160,8 @@ def test_a_map_patch_onto_null_drops_its_nulls():
             "unsupported condition(s) aa, zz; supported: platform, gpuArchitecture, instanceType, framework, workloadKind",
         ),
         ({"workloadKind": 1}, "o.when.workloadKind", "must be a string such as TrainJob, got 1"),
+        # a good workloadKind first does not end the check of the conditions after it
+        ({"workloadKind": "TrainJob", "platform": "aws"}, "o.when.platform", "must be a mapping with keys from equals, in, notIn, got 'aws'"),
         ({"platform": "aws"}, "o.when.platform", "must be a mapping with keys from equals, in, notIn, got 'aws'"),
         ({"platform": {"equals": 1}}, "o.when.platform.equals", "must be a string, got 1"),
         ({"platform": {"in": "aws"}}, "o.when.platform.in", "must be a list of strings such as [aws, gcp], got 'aws'"),
@@ -267,3 +271,18 @@ def test_a_json_patch_that_cannot_apply_is_an_error_of_its_field(operations, why
     assert raised.value.field == "o.jobTemplatePatch"
     # the library's own words after ours (their exact text is jsonpatch's)
     assert str(raised.value).startswith("o.jobTemplatePatch: cannot apply JSON Patch: ") and why in str(raised.value)
+
+
+def test_conditions_and_facts_read_from_yaml_or_json_match_as_literals_do():
+    # the overrides and the facts reach the module as new strings (keys and values), not this file's literals
+    when = json.loads('{"platform": {"equals": "aws"}, "gpuArchitecture": {"in": ["gb200"]}, "workloadKind": "TrainJob"}')
+    facts = json.loads('{"platform": "aws", "gpuArchitecture": "gb200", "framework": "mpi", "workloadKind": "TrainJob"}')
+    assert check_when(when) is when
+    assert matches_when(when, facts) is True
+    assert matches_when(when, dict(facts, platform="gcp")) is False
+
+
+def test_objects_of_one_kind_with_other_names_stay_apart():
+    a = {"apiVersion": "v", "kind": "K", "metadata": {"name": "r1"}, "spec": {"a": 1}}
+    b = {"apiVersion": "v", "kind": "K", "metadata": {"name": "r2"}, "spec": {"b": 2}}
+    assert merge_objects([a, b]) == [a, b]
