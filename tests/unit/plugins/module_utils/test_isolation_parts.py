@@ -829,11 +829,11 @@ def test_a_malformed_part_result_is_refused_with_its_index_and_the_allowed_value
 @pytest.mark.parametrize("extra, kept", [(0, True), (1, False)])
 def test_a_nic_or_topology_line_of_exactly_max_line_characters_is_read_and_one_more_is_not(extra, kept):
     nic = "h:1:1 [0] NCCL INFO NET/OFI GUID of rdmap49s0: 00"
-    line = nic + " " * (isolation_parts.MAX_LINE - len(nic) + extra)
-    assert len(line) == isolation_parts.MAX_LINE + extra
+    line = nic + " " * (4096 - len(nic) + extra)
+    assert len(line) == 4096 + extra
     assert isolation_parts.nics_in([line], "efa") == (["rdmap49s0"] if kept else [])
     group = "h:1:1 [0] NCCL INFO NET/OFI NIC group 0 device #0 0000:31:00.0"
-    line = group + " " * (isolation_parts.MAX_LINE - len(group) + extra)
+    line = group + " " * (4096 - len(group) + extra)
     assert isolation_parts.topology_groups([line], "efa")[0] == ({"h": [["rdmap49s0"]]} if kept else {})
 
 
@@ -860,3 +860,149 @@ def test_the_summary_names_only_found_parts():
     )
     assert isolation_parts.summary(parts) == "n2 both, n3 NIC m0, m1, link l0 A - B, link l0 B - C"
     assert isolation_parts.summary([]) == ""
+
+
+# The survivors of the recheck (docs/mutation.md, "Issue 47: cluster/k8s_errors.py, ..."): every combination of the
+# two path runs, an NVLink-only round read back, the budget's end on both sides, the link rounds read back.
+PROVEN = {"info_lines": 10, "mnnvl": True, "net": {}}
+SLOW_PAIR = {"nodes": ["n1", "n2"], "verdict": "fail", "busbw": 80.0}
+BESIDE = "no control pair ran: network-only judged against the 2-node thresholds"
+
+
+def path_run(path, verdict, busbw, **extra):
+    return dict({"nodes": ["n1", "n2"], "verdict": verdict, "busbw": busbw, "probe": {"kind": "paths", "node": "n1", "path": path}}, **extra)
+
+
+@pytest.mark.parametrize(
+    "network, nvlink, conclusion, why",
+    [
+        ("fail", "fail", "both", "slow network-only and slow NVLink-only: its NVLink and its network path are both at fault (%s)" % BESIDE),
+        ("fail", "pass", "fabric", "slow network-only, passes NVLink-only: its network path is at fault, its NVLink proved good (%s)" % BESIDE),
+        ("pass", "fail", "nvlink", "good network-only, slow NVLink-only: its NVLink (or NVSwitch) is at fault (%s)" % BESIDE),
+        (
+            "pass",
+            "pass",
+            "not_reproduced",
+            "good network-only and passes NVLink-only: neither path alone reproduces the slow pair (the two together, or a passing fault; %s)" % BESIDE,
+        ),
+    ],
+)
+def test_each_combination_of_the_two_path_runs_names_its_part(network, nvlink, conclusion, why):
+    part = isolation_parts._paths_conclusion(
+        "n1", SLOW_PAIR, path_run("network", network, 50.0), path_run("nvlink", nvlink, 100.0, nvlink_proof=PROVEN), "", None, 10.0
+    )
+    assert part["conclusion"] == conclusion
+    assert part["reason"] == "n1: %s (n1+n2 fail 80.0 GB/s; network-only n1+n2 %s 50.0 GB/s; NVLink-only n1+n2 %s 100.0 GB/s)" % (why, network, nvlink)
+
+
+def test_an_nvlink_only_run_without_a_result_leaves_the_path_undetermined_with_its_reason():
+    part = isolation_parts._paths_conclusion(
+        "n1", SLOW_PAIR, path_run("network", "fail", 50.0), path_run("nvlink", "error", 100.0, reason="pod evicted"), "", None, 10.0
+    )
+    assert (part["conclusion"], part["reason"]) == (
+        "undetermined",
+        "n1: the NVLink-only run gave no result: pod evicted (n1+n2 fail 80.0 GB/s; network-only n1+n2 fail 50.0 GB/s; NVLink-only n1+n2 error 100.0 GB/s)",
+    )
+
+
+CLIQUE = "nvidia.com/gpu.clique"
+NVLINK_CONCLUSION = {"outcome": "found", "culprits": [{"node": "n1", "evidence": [SLOW_PAIR]}], "good": ["n2"]}
+NVLINK_CONTEXT = {"transport": "ib", "nics": {}, "labels": {"n1": {CLIQUE: "c1"}, "n2": {CLIQUE: "c1"}}, "mnnvl": True, "nodes": ["n1", "n2"]}
+
+
+def test_a_pair_in_one_nvlink_domain_gets_its_nvlink_only_run_and_both_runs_decide():
+    step = isolation_parts.next_step(roundtrip(NVLINK_CONCLUSION), roundtrip(NVLINK_CONTEXT), [], max_jobs=5)
+    # one pair, one job at a time: the network-only run first
+    assert [job["probe"] for job in step["jobs"]] == [{"kind": "paths", "node": "n1", "path": "network"}]
+    results = [path_run("network", "pass", 50.0)]
+    step = isolation_parts.next_step(roundtrip(NVLINK_CONCLUSION), roundtrip(NVLINK_CONTEXT), roundtrip(results), max_jobs=5)
+    assert step["jobs"] == [{"nodes": ["n1", "n2"], "env": isolation_parts.nvlink_only_env(), "probe": {"kind": "paths", "node": "n1", "path": "nvlink"}}]
+    results.append(path_run("nvlink", "fail", 100.0, nvlink_proof=PROVEN))
+    step = isolation_parts.next_step(roundtrip(NVLINK_CONCLUSION), roundtrip(NVLINK_CONTEXT), roundtrip(results), max_jobs=5)
+    ((part),) = step["parts"]
+    assert (part["conclusion"], part["jobs"], [item["path"] for item in part["paths"]]) == ("nvlink", 2, ["all", "network", "nvlink"])
+
+
+@pytest.mark.parametrize("max_jobs, state", [(1, "run"), (0, "done"), (-1, "done")])
+def test_the_rounds_end_when_no_job_is_left_and_not_before(max_jobs, state):
+    step = isolation_parts.next_step(roundtrip(NVLINK_CONCLUSION), roundtrip(NVLINK_CONTEXT), [], max_jobs=max_jobs)
+    assert step["state"] == state
+    if state == "run":
+        assert len(step["jobs"]) == 1
+    else:
+        assert step == {
+            "state": "done",
+            "parts": [],
+            "pending": [{"kind": "paths", "node": "n1", "path": "network"}, {"kind": "paths", "node": "n1", "path": "nvlink"}],
+        }
+
+
+ZONE = "topology.kubernetes.io/zone"
+ZONES = {"a1": {ZONE: "A"}, "a2": {ZONE: "A"}, "b1": {ZONE: "B"}, "b2": {ZONE: "B"}}
+
+
+def test_a_not_reproduced_run_read_back_splits_by_zone_and_a_group_without_a_result_is_undetermined():
+    conclusion, context = {"outcome": "not_reproduced", "culprits": [], "good": sorted(ZONES)}, {"labels": ZONES, "nodes": sorted(ZONES)}
+    step = isolation_parts.next_step(roundtrip(conclusion), roundtrip(context), [], max_jobs=5)
+    assert [job["probe"] for job in step["jobs"]] == [{"kind": "links", "key": ZONE, "domain": "A"}, {"kind": "links", "key": ZONE, "domain": "B"}]
+    results = [link_run(["a1", "a2"], "pass", ZONE, "A"), dict(link_run(["b1", "b2"], "pass", ZONE, "B"), verdict="error")]
+    step = isolation_parts.next_step(roundtrip(conclusion), roundtrip(context), roundtrip(results), max_jobs=5)
+    ((part),) = step["parts"]
+    assert (part["conclusion"], part["reason"], part["jobs"]) == ("undetermined", "a group's run gave no result", 2)
+    assert isolation_parts._group_links(sorted(ZONES), None, [ZONE], [])[0]["jobs"] == 0
+
+
+def test_a_slow_group_of_two_nodes_is_the_fault_inside_it_not_split_again():
+    labels = {"a1": {"l0": "A", "l1": "A1"}, "a2": {"l0": "A", "l1": "A2"}, "b1": {"l0": "B", "l1": "B1"}, "b2": {"l0": "B", "l1": "B1"}}
+    runs = [link_run(["a1", "a2"], "fail", "l0", "A"), link_run(["b1", "b2"], "pass", "l0", "B")]
+    part, jobs = isolation_parts._group_links(sorted(labels), labels, ["l0", "l1"], roundtrip(runs))
+    assert (part["conclusion"], jobs) == ("inside", [])
+
+
+def test_a_slow_group_is_split_by_the_labels_after_its_own_only():
+    # l0 is missing on the other groups' nodes (so the run is split by l1) but splits the slow group: it is not a
+    # finer domain of it, the next label (l2) is.
+    labels = {
+        "a1": {"l0": "P", "l1": "A", "l2": "X"},
+        "a2": {"l0": "P", "l1": "A", "l2": "Y"},
+        "a3": {"l0": "Q", "l1": "A", "l2": "X"},
+        "a4": {"l0": "Q", "l1": "A", "l2": "Y"},
+        "b1": {"l1": "B", "l2": "X"},
+        "b2": {"l1": "B", "l2": "Y"},
+    }
+    keys = ["lz", "l0", "l1", "l2"]
+    labels = dict((node, dict(values, lz="Z")) for node, values in labels.items())
+    runs = [link_run(["a1", "a2", "a3", "a4"], "fail", "l1", "A"), link_run(["b1", "b2"], "pass", "l1", "B")]
+    part, jobs = isolation_parts._group_links(sorted(labels), labels, keys, roundtrip(runs))
+    assert part is None
+    assert [job["probe"] for job in jobs] == [{"kind": "links", "key": "l2", "domain": "X"}, {"kind": "links", "key": "l2", "domain": "Y"}]
+
+
+@pytest.mark.parametrize(
+    "percent, allowed", [(0, False), (0.5, True), (10, True), (99.9, True), (100, False), (-5, False), (150, False), (True, False), ("10", False)]
+)
+def test_the_peer_percent_is_above_0_and_below_100(percent, allowed):
+    cat = {"peers": {"percent": percent}}
+    if allowed:
+        assert isolation_parts.peer_percent(cat) == float(percent)
+    else:
+        with pytest.raises(ConfigError, match="peers.percent"):
+            isolation_parts.peer_percent(cat)
+
+
+def test_the_first_nic_without_a_result_gives_the_reason():
+    done = {
+        "m0": {"nodes": ["a", "b"], "verdict": "fail", "busbw": 10.0},
+        "m1": {"nodes": ["a", "b"], "verdict": "error", "reason": "first"},
+        "m2": {"nodes": ["a", "b"], "verdict": "error", "reason": "second"},
+    }
+    assert isolation_parts._nic_part("a", ["m0", "m1", "m2"], done, 10.0)["reason"] == (
+        "a: slow on NIC(s) m0 alone, none good on the others; no result on NIC(s) m1, m2 (first)"
+    )
+
+
+def test_a_long_line_is_skipped_and_the_lines_after_it_are_read():
+    assert isolation_parts.MAX_LINE == 4096
+    assert isolation_parts.nics_in(["x" * 4097 + "\n" + NIC_LINE], "ib") == NICS
+    groups = "\n".join("h:1:1 [0] NCCL INFO NET/OFI NIC group %d device #0 0000:%02x:00.0" % (group, group) for group in range(70))
+    assert len(isolation_parts.topology_groups([groups], "efa")[0]["h"]) == isolation_parts.MAX_NICS == 64
