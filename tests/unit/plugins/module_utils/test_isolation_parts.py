@@ -1006,3 +1006,26 @@ def test_a_long_line_is_skipped_and_the_lines_after_it_are_read():
     assert isolation_parts.nics_in(["x" * 4097 + "\n" + NIC_LINE], "ib") == NICS
     groups = "\n".join("h:1:1 [0] NCCL INFO NET/OFI NIC group %d device #0 0000:%02x:00.0" % (group, group) for group in range(70))
     assert len(isolation_parts.topology_groups([groups], "efa")[0]["h"]) == isolation_parts.MAX_NICS == 64
+
+
+# Survivors of the wider sample (docs/mutation.md): the link's domains by name, the first unmeasured slow pair, the
+# `found N nics` count equal to the NCCL devices and not fewer.
+def test_a_pair_link_names_both_domains_in_order():
+    part = isolation_parts._pair_link(["a", "b"], {"a": {"l0": "X"}, "b": {"l0": "Y"}}, ["l0"])
+    assert part["reason"] == "a+b slow though each passes with others: the link between l0 X and Y"
+
+
+def test_without_a_measured_slow_pair_the_first_slow_one_is_repeated():
+    culprit = {
+        "node": "n1",
+        "evidence": [{"nodes": ["n1", "n2"], "verdict": "fail"}, {"nodes": ["n1", "n3"], "verdict": "warn"}, {"nodes": ["n1", "n4"], "verdict": "fail"}],
+    }
+    assert isolation_parts._slowest_pair(culprit, {"n2", "n3", "n4"})["nodes"] == ["n1", "n2"]
+
+
+@pytest.mark.parametrize("found, grouped", [(1, False), (2, True), (3, False)])
+def test_a_found_count_groups_one_device_each_only_when_equal_to_the_nccl_devices(found, grouped):
+    groups, why = isolation_parts.rail_groups_in(
+        ["h:1:1 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa (found %d nics)" % found], "efa", ["a", "b"]
+    )
+    assert (groups == {"a": ["a"], "b": ["b"]}) is grouped and (why == "") is grouped
