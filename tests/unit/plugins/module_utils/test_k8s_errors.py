@@ -203,3 +203,192 @@ def test_every_result_is_short_and_classified():
     for msg in ("x" * 5000, status(500, "x", "y" * 5000), "Connection refused " + "z" * 5000):
         err = classify(msg)
         assert err["category"] in CLASSES and len(err["message"]) <= MAX_MESSAGE and len(err["detail"]) <= 2000
+
+
+# What the mutation run of cluster/k8s_errors.py (docs/mutation.md) found untested: each class's own sentence (a
+# mutant that sent an Invalid or an Error down the NotFound or Conflict branch kept the server's words in the
+# message), what counts as a Status object, and the kubeconfig's context lookup.
+
+CONFLICT = (
+    'Operation cannot be fulfilled on trainingruntimes.trainer.kubeflow.org "nccl": the object has been modified; please apply your changes to '
+    "the latest version and try again"
+)
+
+
+@pytest.mark.parametrize(
+    "code, reason, message, category, sentence",
+    [
+        (
+            422,
+            "Invalid",
+            'TrainJob.trainer.kubeflow.org "x" is invalid: spec.trainer.numNodes: Invalid value: -1',
+            "Invalid",
+            'The API server https://127.0.0.1:6443 rejected the object: TrainJob.trainer.kubeflow.org "x" is invalid: spec.trainer.numNodes: '
+            "Invalid value: -1.",
+        ),
+        (
+            400,
+            "BadRequest",
+            "the server rejected our request due to an error in our request",
+            "Invalid",
+            "The API server https://127.0.0.1:6443 rejected the object: the server rejected our request due to an error in our request.",
+        ),
+        (
+            404,
+            "NotFound",
+            'trainjobs.trainer.kubeflow.org "x" not found',
+            "NotFound",
+            'Not found on https://127.0.0.1:6443: trainjobs.trainer.kubeflow.org "x" not found.',
+        ),
+        (409, "Conflict", CONFLICT, "Conflict", "Conflict on https://127.0.0.1:6443: %s." % CONFLICT),
+        (
+            500,
+            "InternalError",
+            "etcdserver: leader changed",
+            "ServerError",
+            "The API server https://127.0.0.1:6443 failed (HTTP 500): etcdserver: leader changed.",
+        ),
+        (
+            503,
+            "ServiceUnavailable",
+            "the server is currently unable to handle the request",
+            "ServerError",
+            "The API server https://127.0.0.1:6443 failed (HTTP 503): the server is currently unable to handle the request.",
+        ),
+        # The Status of an EKS 1.32 API server (stackabletech/stackablectl#370: message, reason and code as printed
+        # there): no class of its own, the server's words alone.
+        (429, "TooManyRequests", "storage is (re)initializing", "Error", "storage is (re)initializing."),
+        (
+            403,
+            "Forbidden",
+            'pods "w-0" is forbidden: exceeded quota: gpu, requested: requests.nvidia.com/gpu=8, used: requests.nvidia.com/gpu=8, '
+            "limited: requests.nvidia.com/gpu=8",
+            "Forbidden",
+            'Forbidden on https://127.0.0.1:6443: pods "w-0" is forbidden: exceeded quota: gpu, requested: requests.nvidia.com/gpu=8, used: '
+            "requests.nvidia.com/gpu=8, limited: requests.nvidia.com/gpu=8. Grant the burn-in's rights with extras/rbac/burnin-rbac.yaml.",
+        ),
+    ],
+)
+def test_each_class_has_its_own_sentence(code, reason, message, category, sentence):
+    for msg in (status(code, reason, message), client_exception(code, reason, status(code, reason, message))):
+        err = classify(msg, server=SERVER)
+        assert (err["category"], err["status"], err["message"], err["detail"]) == (category, code, sentence, message)
+
+
+def test_without_a_server_the_sentence_says_the_api_server_and_the_context():
+    invalid = status(422, "Invalid", "spec.x: Required value")
+    assert classify(invalid)["message"] == "The API server rejected the object: spec.x: Required value."
+    assert classify(invalid, context="aws-a")["message"] == "The API server (context aws-a) rejected the object: spec.x: Required value."
+    assert classify(invalid, context="aws-a", server=SERVER)["message"] == (
+        "The API server https://127.0.0.1:6443 (context aws-a) rejected the object: spec.x: Required value."
+    )
+    assert classify(status(409, "Conflict", CONFLICT), context="aws-a")["message"] == "Conflict on the API server (context aws-a): %s." % CONFLICT
+    # the URL in the text when no server is given; the pool's host and port before the server given
+    assert classify("GET https://10.0.0.1:6443/apis/x: (500)\nReason: Internal Server Error\n")["message"] == (
+        "The API server https://10.0.0.1:6443 failed (HTTP 500): GET https://10.0.0.1:6443/apis/x: (500)."
+    )
+    pool = "HTTPSConnectionPool(host='10.0.0.2', port=443): Max retries exceeded with url: /version"
+    assert classify(pool, server=SERVER)["message"] == "Cannot reach https://10.0.0.2:443: it did not answer."
+
+
+def test_a_status_is_known_by_its_kind_or_its_code_and_nothing_else():
+    # kind Status without a code: still the server's answer (status 0, its message)
+    no_code = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": 'trainjobs "x" is gone'})
+    assert classify(no_code) == {"category": "Error", "status": 0, "detail": 'trainjobs "x" is gone', "message": 'trainjobs "x" is gone.'}
+    # an object that is no Status (the applied object, printed before the answer) is not the answer, whatever its kind
+    for kind in ("TrainJob", "ConfigMap"):
+        applied = json.dumps({"kind": kind, "apiVersion": "v1", "metadata": {"name": "x"}})
+        err = classify("Failed to create object %s: %s" % (applied, status(409, "AlreadyExists", '%s "x" already exists' % kind)))
+        assert (err["category"], err["status"]) == ("Conflict", 409)
+    # nor is a JSON start that is no JSON: the Status after it is read
+    err = classify('Failed to apply object: {"kind": Status, cut}: %s' % status(422, "Invalid", "spec.x: Required value"))
+    assert (err["category"], err["status"]) == ("Invalid", 422)
+    # a code that is no number is no HTTP status; a Status without a message says its reason
+    assert classify(json.dumps({"kind": "Status", "code": "403", "message": "no"}))[("status")] == 0
+    assert classify(status(404, "NotFound", ""), server=SERVER)["message"] == "Not found on https://127.0.0.1:6443: NotFound."
+    assert classify(json.dumps({"kind": "Status", "code": 500}))["message"] == "The API server failed (HTTP 500): ."
+    assert classify(json.dumps({"kind": "Status", "code": 429}))["message"] == "Unknown error."
+
+
+def test_a_webhook_denial_without_its_own_words_keeps_the_whole_message_and_names_the_context():
+    err = classify(status(403, "Forbidden", 'admission webhook "vjob.x" denied the request'), context="gcp-a", server=SERVER)
+    assert (err["category"], err["status"]) == ("Invalid", 403)
+    assert err["message"] == (
+        'The admission webhook vjob.x on https://127.0.0.1:6443 (context gcp-a) rejected the object: admission webhook "vjob.x" denied the request.'
+    )
+
+
+def test_only_a_401_or_an_unauthorized_line_without_another_status_is_unauthorized():
+    assert classify("Unauthorized: (403)\nReason: Forbidden\n")["category"] == "Forbidden"
+    assert classify("Unauthorized: (400)\nReason: Bad Request\n")["category"] == "Invalid"
+    assert classify("(400)\nReason: Bad Request\n")["category"] == "Invalid"
+    assert classify("(401)\nReason: x\n")["category"] == "Unauthorized"
+    assert classify("Unauthorized")["status"] == 401
+
+
+def kubeconfig(order):
+    contexts = [{"name": "aws-a", "context": {"cluster": "cluster-a"}}, {"name": "gcp-b", "context": {"cluster": "cluster-b"}}]
+    clusters = [{"name": "cluster-a", "cluster": {"server": "https://a:6443"}}, {"name": "cluster-b", "cluster": {"server": "https://b:6443"}}]
+    return {"current-context": "gcp-b", "contexts": contexts[::order], "clusters": clusters[::order]}
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_the_kubeconfig_server_is_that_of_the_context_asked_else_the_current_one(tmp_path, order):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import kubeconfig_server
+
+    config = kubeconfig(order)
+    assert kubeconfig_server(config) == "https://b:6443"
+    assert kubeconfig_server(config, "aws-a") == "https://a:6443"
+    assert kubeconfig_server(config, "gcp-b") == "https://b:6443"
+    assert kubeconfig_server(config, "azure-c") is None
+    # read from a file: its names are new strings, equal to the ones asked for, not the same objects
+    path = tmp_path / "config"
+    path.write_text(json.dumps(config))
+    assert kubeconfig_server(str(path), "".join(["aws", "-a"])) == "https://a:6443"
+    assert kubeconfig_server(str(path)) == "https://b:6443"
+    # a file that cannot be read leaves the server out, it does not fail the report
+    assert kubeconfig_server(str(tmp_path / "missing")) is None
+    path.write_text("contexts: [")
+    assert kubeconfig_server(str(path)) is None
+
+
+@pytest.mark.parametrize(
+    "msg",
+    [
+        # the forms kubernetes.core's discovery and the API server print for a CRD nobody installed (prometheus-operator's
+        # ServiceMonitor, NFD's NodeFeatureRule): the group's component is named when it is one of ours, else the group
+        "Failed to find exact match for monitoring.coreos.com/v1.ServiceMonitor by [kind, name, singularName, shortNames]",
+        status(404, "NotFound", 'no matches for kind "ServiceMonitor" in version "monitoring.coreos.com/v1"'),
+    ],
+)
+def test_a_missing_api_of_another_group_names_the_group(msg):
+    err = classify(msg, server=SERVER)
+    assert (err["category"], err["status"]) == ("NotFound", 404)
+    assert err["message"] == (
+        "https://127.0.0.1:6443 has no ServiceMonitor API (monitoring.coreos.com/v1): install the component that serves monitoring.coreos.com on the cluster."
+    )
+
+
+def _detail_forms(filler):
+    return {
+        "status": status(500, "InternalError", filler),
+        "webhook": status(403, "Forbidden", 'admission webhook "v.x" denied the request: ' + filler),
+        "missing api": "Failed to find exact match for a.b/v1.K " + filler,
+        "transport": "Connection refused " + filler,
+        "unauthorized": "Unauthorized " + filler,
+        "plain": "plain " + filler,
+    }
+
+
+@pytest.mark.parametrize("form", sorted(_detail_forms("")))
+def test_the_detail_is_whole_up_to_2000_characters_and_cut_one_past(form):
+    # the detail is the server's message for a Status (its words only), the raw text otherwise
+    def detail_of(length):
+        words = _detail_forms("")[form]
+        own = json.loads(words)["message"] if words.startswith("{") else words
+        filler = "d" * (length - len(own))
+        return classify(_detail_forms(filler)[form])["detail"]
+
+    whole = detail_of(2000)
+    assert len(whole) == 2000 and whole.endswith("d")
+    assert detail_of(2001) == whole[:1997] + "..."

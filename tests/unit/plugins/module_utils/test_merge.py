@@ -6,10 +6,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.merge import apply_json_patch, matches_when, merge_named, merge_objects
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.merge import apply_json_patch, check_when, matches_when, merge_named, merge_objects
 
 FACTS = {"platform": "aws", "gpuArchitecture": "gb200", "framework": "mpi"}
 
@@ -141,3 +143,146 @@ def test_a_map_patch_onto_null_drops_its_nulls():
     # (limits: {vpc.amazonaws.com/efa: null}) rendered `vpc.amazonaws.com/efa: null`, which the CRD refuses.
     assert merge_named({"limits": None}, {"limits": {"vpc.amazonaws.com/efa": None, "cpu": "1"}}) == {"limits": {"cpu": "1"}}
     assert merge_named({"limits": "x"}, {"limits": {"a": {"b": None}}}) == {"limits": {"a": {}}}
+
+
+# What the mutation run of rendering/merge.py (docs/mutation.md) found untested: each malformed condition's error
+# under its own field, the conditions that ask nothing (an empty equals, in or notIn), an unknown fact other than the
+# instance type, the workload kind's default, and the lists that are not merged by name.
+
+
+@pytest.mark.parametrize(
+    "when, field, message",
+    [
+        ("aws", "o.when", "must be a mapping of conditions (platform, gpuArchitecture, instanceType, framework, workloadKind), got 'aws'"),
+        (
+            {"zz": 1, "aa": 2, "platform": {}},
+            "o.when",
+            "unsupported condition(s) aa, zz; supported: platform, gpuArchitecture, instanceType, framework, workloadKind",
+        ),
+        ({"workloadKind": 1}, "o.when.workloadKind", "must be a string such as TrainJob, got 1"),
+        # a good workloadKind first does not end the check of the conditions after it
+        ({"workloadKind": "TrainJob", "platform": "aws"}, "o.when.platform", "must be a mapping with keys from equals, in, notIn, got 'aws'"),
+        ({"platform": "aws"}, "o.when.platform", "must be a mapping with keys from equals, in, notIn, got 'aws'"),
+        ({"platform": {"equals": 1}}, "o.when.platform.equals", "must be a string, got 1"),
+        ({"platform": {"in": "aws"}}, "o.when.platform.in", "must be a list of strings such as [aws, gcp], got 'aws'"),
+        ({"platform": {"in": ["aws", 1]}}, "o.when.platform.in", "must be a list of strings such as [aws, gcp], got ['aws', 1]"),
+        ({"platform": {"notIn": "aws"}}, "o.when.platform.notIn", "must be a list of strings such as [aws, gcp], got 'aws'"),
+        ({"gpuArchitecture": {"in": ["h100"], "notIn": [None]}}, "o.when.gpuArchitecture.notIn", "must be a list of strings such as [aws, gcp], got [None]"),
+    ],
+)
+def test_a_malformed_condition_is_refused_under_its_own_field(when, field, message):
+    with pytest.raises(ConfigError) as raised:
+        check_when(when, "o.when")
+    assert raised.value.field == field
+    assert str(raised.value) == "%s: %s" % (field, message)
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        {"platform": {"equals": None, "in": None, "notIn": None}, "workloadKind": None},
+        {"platform": {"equals": "", "in": [], "notIn": []}, "workloadKind": ""},
+        {"platform": {"equals": "aws", "in": [], "notIn": ["gcp"]}, "workloadKind": "TrainJob"},
+    ],
+)
+def test_a_condition_that_asks_nothing_matches_and_is_no_error(when):
+    assert check_when(when) is when
+    assert matches_when(when, FACTS) is True
+
+
+@pytest.mark.parametrize(
+    "when, expected",
+    [
+        # only the instance type is an optional fact; another unknown fact is just a value none of equals or in names
+        ({"platform": {"notIn": ["aws"]}}, True),
+        ({"platform": {"in": ["aws"]}}, False),
+        ({"platform": {"equals": "aws"}}, False),
+        ({"framework": {"notIn": ["mpi"]}}, True),
+    ],
+)
+def test_an_unknown_fact_other_than_the_instance_type_is_compared_as_it_is(when, expected):
+    assert matches_when(when, {"gpuArchitecture": "gb200"}) is expected
+
+
+@pytest.mark.parametrize(
+    "kind, wanted, expected", [(None, "TrainJob", True), (None, "JobSet", False), ("JobSet", "JobSet", True), ("JobSet", "TrainJob", False)]
+)
+def test_the_workload_kind_is_trainjob_unless_the_facts_say_otherwise(kind, wanted, expected):
+    facts = dict(FACTS, workloadKind=kind) if kind else dict(FACTS)
+    assert matches_when({"workloadKind": wanted}, facts) is expected
+
+
+@pytest.mark.parametrize(
+    "base, patch, merged",
+    [
+        # an empty list names nothing: it replaces the list, it is not merged into it
+        ([{"name": "a", "v": 1}], [], []),
+        ([], [{"name": "a"}], [{"name": "a"}]),
+        # one item without a name: the whole list is replaced
+        ([{"name": "a", "v": 1}], [{"name": "a", "w": 2}, {"v": 3}], [{"name": "a", "w": 2}, {"v": 3}]),
+        ([{"name": "a", "v": 1}, "x"], [{"name": "a", "w": 2}], [{"name": "a", "w": 2}]),
+        # named lists: an item of the same name merges in place, a new name goes last
+        (
+            [{"name": "a", "v": 1}, {"name": "b", "v": 2}],
+            [{"name": "b", "v": 3}, {"name": "c"}, {"name": "a", "w": 4}],
+            [{"name": "a", "v": 1, "w": 4}, {"name": "b", "v": 3}, {"name": "c"}],
+        ),
+        # a patch item named twice: the second merges into the first one added
+        ([{"name": "a", "v": 1}], [{"name": "c", "v": 1}, {"name": "c", "w": 2}], [{"name": "a", "v": 1}, {"name": "c", "v": 1, "w": 2}]),
+        # a scalar or a list onto a map replaces it
+        ({"a": 1}, 5, 5),
+        ({"a": 1}, [1], [1]),
+    ],
+)
+def test_which_lists_merge_by_name(base, patch, merged):
+    assert merge_named(base, patch) == merged
+
+
+def test_the_merge_result_shares_nothing_with_the_patch():
+    patch = {"spec": {"args": ["a"], "containers": [{"name": "n", "env": [{"name": "A"}]}]}}
+    merged = merge_named({"spec": {"containers": [{"name": "m"}]}}, patch)
+    merged["spec"]["args"].append("b")
+    merged["spec"]["containers"][1]["env"].append({"name": "B"})
+    assert patch == {"spec": {"args": ["a"], "containers": [{"name": "n", "env": [{"name": "A"}]}]}}
+    first = {"apiVersion": "v", "kind": "K", "metadata": {"name": "r"}, "spec": {"x": [1]}}
+    (only,) = merge_objects([first])
+    only["spec"]["x"].append(2)
+    assert first["spec"]["x"] == [1]
+
+
+def test_objects_without_metadata_share_a_key_by_api_and_kind():
+    a = {"apiVersion": "v", "kind": "K", "spec": {"a": 1}}
+    b = {"apiVersion": "v", "kind": "K", "metadata": None, "spec": {"b": 2}}
+    c = {"apiVersion": "v2", "kind": "K", "spec": {"c": 3}}
+    assert merge_objects([a, b, c]) == [{"apiVersion": "v", "kind": "K", "spec": {"a": 1, "b": 2}}, c]
+
+
+@pytest.mark.parametrize(
+    "operations, why",
+    [
+        ("x", "Document is expected to be sequence of operations"),
+        ([{"op": "add"}], "Operation must have a 'path' member"),
+        ([{"op": "remove", "path": "/nope"}], "can't remove a non-existent object 'nope'"),
+    ],
+)
+def test_a_json_patch_that_cannot_apply_is_an_error_of_its_field(operations, why):
+    with pytest.raises(ConfigError) as raised:
+        apply_json_patch({"a": 1}, operations, "o.jobTemplatePatch")
+    assert raised.value.field == "o.jobTemplatePatch"
+    # the library's own words after ours (their exact text is jsonpatch's)
+    assert str(raised.value).startswith("o.jobTemplatePatch: cannot apply JSON Patch: ") and why in str(raised.value)
+
+
+def test_conditions_and_facts_read_from_yaml_or_json_match_as_literals_do():
+    # the overrides and the facts reach the module as new strings (keys and values), not this file's literals
+    when = json.loads('{"platform": {"equals": "aws"}, "gpuArchitecture": {"in": ["gb200"]}, "workloadKind": "TrainJob"}')
+    facts = json.loads('{"platform": "aws", "gpuArchitecture": "gb200", "framework": "mpi", "workloadKind": "TrainJob"}')
+    assert check_when(when) is when
+    assert matches_when(when, facts) is True
+    assert matches_when(when, dict(facts, platform="gcp")) is False
+
+
+def test_objects_of_one_kind_with_other_names_stay_apart():
+    a = {"apiVersion": "v", "kind": "K", "metadata": {"name": "r1"}, "spec": {"a": 1}}
+    b = {"apiVersion": "v", "kind": "K", "metadata": {"name": "r2"}, "spec": {"b": 2}}
+    assert merge_objects([a, b]) == [a, b]
