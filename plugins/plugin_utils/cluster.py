@@ -75,6 +75,45 @@ class _PodsSeen(object):
             self._on_preempted()
 
 
+class Cancel(object):
+    """A cancel of every cluster's stage at once (gpufleet.burnin.burnin_batch on SIGINT or SIGTERM): set() from the
+    signal's handler, it ends the watches being read by the clusters that hold it (their ``cancel`` option); their
+    waits then end as failed reads and no later apply starts."""
+
+    REASON = "cancelled (SIGINT or SIGTERM): the stage was stopped"
+
+    def __init__(self):
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._sources = set()
+
+    def is_set(self):
+        return self._event.is_set()
+
+    def set(self):
+        self._event.set()
+        with self._lock:
+            sources = list(self._sources)
+        for source in sources:
+            source.stop()
+
+    def watching(self, source):
+        """SOURCE (a ListWatch) is stopped by set(), now or later, until forget(SOURCE)."""
+        with self._lock:
+            self._sources.add(source)
+        if self._event.is_set():
+            source.stop()
+
+    def forget(self, source):
+        with self._lock:
+            self._sources.discard(source)
+
+    def check(self, what):
+        """Raise ClusterCallFailed for WHAT once set."""
+        if self._event.is_set():
+            raise ClusterCallFailed(what, {"category": "Error", "status": 0, "detail": "", "message": self.REASON})
+
+
 def shown_diffs(outcome):
     """For several objects, their diffs as one list with each object's kind/name as its header: Ansible's callbacks
     print a list of diffs one by one, so one task shows every object's diff."""
@@ -113,6 +152,8 @@ class Cluster(object):
         # Waits follow the watch API (False: they poll, the rule of polling.py, as when a watch cannot be opened).
         "watch": True,
         "watch_seconds": WATCH_SECONDS,
+        # A Cancel shared by the clusters of a batch, or None.
+        "cancel": None,
     }
 
     def __init__(self, auth, name, namespace=None, clock=time.monotonic, sleep=time.sleep, **options):
@@ -202,6 +243,8 @@ class Cluster(object):
     def apply(self, objects, check_mode=False, diff=False):
         """Server-side apply of OBJECTS with kubernetes.core.k8s's code: its result. A TrainJob refused because Trainer's
         webhook has not cached its runtime yet is applied again. Raises ClusterCallFailed (its ``outcome`` the result)."""
+        if self.options["cancel"] is not None:
+            self.options["cancel"].check("applying")
         params = dict(
             self.auth,
             resource_definition=objects,
@@ -312,7 +355,11 @@ class Cluster(object):
         # A preemption that settles a TrainJob changes no TrainJob: the pods' thread wakes the TrainJobs' watch.
         pods = _PodsSeen(names, read_log, on_preempted=getattr(jobs, "interrupt", None))
 
+        cancel = self.options["cancel"]
+
         def ended(found):
+            if cancel is not None and cancel.is_set():
+                raise LookupError(Cancel.REASON)
             missing = [name for name in names if name not in found]
             if missing:
                 raise LookupError('TrainJob "%s" not found in namespace "%s" (it was deleted)' % (missing[0], self.namespace))
@@ -328,9 +375,13 @@ class Cluster(object):
             thread = threading.Thread(target=self._follow_pods, args=(pod_source, names, pods, stop, timeout), name="gpufleet-burnin-pods")
             thread.daemon = True
             thread.start()
+        if cancel is not None:
+            cancel.watching(jobs)
         try:
             watched = self._watch(jobs, ended, timeout)
         finally:
+            if cancel is not None:
+                cancel.forget(jobs)
             stop.set()
             if thread is not None:
                 pod_source.stop()

@@ -59,6 +59,28 @@ except ImportError as exc:  # kubernetes.core or the kubernetes Python client is
 
 display = Display()
 
+# kubernetes.core's client creation (get_api_client) loads the kubeconfig into the kubernetes client's process-wide
+# default configuration before copying it: two threads creating clients at once can get each other's cluster (the
+# inventory benchmark saw a context of one cluster read another's nodes). One client is created at a time, here and in
+# kubernetes.core's runner (its module-level name, wrapped once below); requests run in parallel.
+_CLIENT_CREATION = threading.Lock()
+
+
+def _one_at_a_time(create):
+    def created(*args, **kwargs):
+        with _CLIENT_CREATION:
+            return create(*args, **kwargs)
+
+    created.gpufleet_serialized = True
+    return created
+
+
+if IMPORT_ERROR is None:
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s import runner as _runner
+
+    if not getattr(_runner.get_api_client, "gpufleet_serialized", False):
+        _runner.get_api_client = _one_at_a_time(_runner.get_api_client)
+
 
 class ModuleExit(Exception):
     """Raised by ``exit_json``/``fail_json``: carries the module result out of kubernetes.core's runner."""
@@ -141,7 +163,9 @@ def k8s_reader(params, name):
         return ControllerModule(params=copy.deepcopy(params), check_mode=False, diff=False, name=name, **kwargs)
 
     module = AnsibleK8SModule(module_class=module_class, argument_spec=k8s_info_argspec(), supports_check_mode=True)
-    return K8sService(get_api_client(module), module)
+    with _CLIENT_CREATION:
+        client = get_api_client(module)
+    return K8sService(client, module)
 
 
 def pod_log(api_client, pod, tail_lines=None, max_bytes=None, cuts=None):
@@ -301,20 +325,13 @@ class ListWatch(object):
             response.close()
 
 
-# kubernetes.core's client creation loads the kubeconfig into the kubernetes client's process-wide default
-# configuration before copying it: two threads creating clients at once can get each other's cluster (the inventory
-# benchmark saw a context of one cluster read another's nodes). One client is created at a time; reads run in parallel.
-_CLIENT_CREATION = threading.Lock()
-
-
 def read_cluster(auth, name):
     """One cluster's ``/version`` and nodes (what detection reads of each, detect.node_evidence) with kubernetes.core's
     client, as cluster_detect reads them: ``{server, kubernetes_version, nodes}``, or ``{server, error}`` with the
     error classified (k8s_errors.classify), never a traceback."""
     server = configured_server(auth)
     try:
-        with _CLIENT_CREATION:
-            reader = k8s_reader(dict(auth, kind="Node", api_version="v1"), name)
+        reader = k8s_reader(dict(auth, kind="Node", api_version="v1"), name)
         server = server_of(reader, auth)
         version = get_json(reader.client.client, "/version")
         found = reader.find("Node", "v1")
@@ -324,6 +341,35 @@ def read_cluster(auth, name):
     except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
         return {"server": server, "error": classify(error_text(exc), context=auth.get("context"), server=server)}
     return {"server": server, "kubernetes_version": version.get("gitVersion", ""), "nodes": [node_evidence(node) for node in found.get("resources") or []]}
+
+
+def module_defaults_auth(task, templar, spec, own):
+    """The options of SPEC other than OWN (kubernetes.core's authentication options) that TASK's module_defaults give
+    kubernetes.core.k8s, templated by TEMPLAR (whose variables say for which host)."""
+    if _get_action_arg_defaults is None:
+        return {}
+    auth = dict((name, option) for name, option in spec.items() if name not in own)
+    names = set(auth)
+    names.update(alias for option in auth.values() for alias in option.get("aliases", []))
+    try:
+        # ansible-core's own lookup (private, the same in 2.19 to 2.21), with its template engine.
+        defaults = _get_action_arg_defaults("kubernetes.core.k8s", task, getattr(templar, "_engine", templar))
+    except (AttributeError, TypeError):
+        return {}
+    defaults = dict((key, value) for key, value in defaults.items() if key in names)
+    return templar.template(defaults) if defaults else {}
+
+
+def host_auth(task, templar, spec, own, given):
+    """kubernetes.core's authentication options for one host of a task run once for many: the task's module_defaults
+    templated with that host's variables (TEMPLAR's), under the options the task GIVES itself; validated against SPEC,
+    only those that are set."""
+    params = dict(module_defaults_auth(task, templar, spec, own), **templar.template(given))
+    auth_spec = dict((name, option) for name, option in spec.items() if name not in own)
+    validated = ArgumentSpecValidator(auth_spec).validate(params)
+    if validated.error_messages:
+        raise BurninError("; ".join(validated.error_messages))
+    return dict((key, value) for key, value in validated.validated_parameters.items() if value is not None)
 
 
 class K8sActionBase(ActionBase):
@@ -374,18 +420,7 @@ class K8sActionBase(ActionBase):
     def kubernetes_core_defaults(self, spec):
         """The authentication options that module_defaults give kubernetes.core.k8s in this task (for example through
         group/kubernetes.core.k8s), so this plugin connects where kubernetes.core's modules in the same play do."""
-        if _get_action_arg_defaults is None:
-            return {}
-        auth = dict((name, option) for name, option in spec.items() if name not in self.OWN)
-        names = set(auth)
-        names.update(alias for option in auth.values() for alias in option.get("aliases", []))
-        try:
-            # ansible-core's own lookup (private, the same in 2.19 to 2.21), with its template engine.
-            defaults = _get_action_arg_defaults("kubernetes.core.k8s", self._task, getattr(self._templar, "_engine", self._templar))
-        except (AttributeError, TypeError):
-            return {}
-        defaults = dict((key, value) for key, value in defaults.items() if key in names)
-        return self._templar.template(defaults) if defaults else {}
+        return module_defaults_auth(self._task, self._templar, spec, self.OWN)
 
     def validated_args(self, spec):
         """The task's options (module_defaults included) validated against SPEC; K8S_AUTH_* of the task's

@@ -455,8 +455,8 @@ def test_check_mode_leaves_the_servers_untouched(checked):
     # The dry run of the existing runtimes is a no-op; only the stages' TrainJobs would be created.
     assert run.results[AZURE]["changed_objects"] == ["TrainJob/%s-%s-node" % (ENTRY, RUN_CHECK), "TrainJob/%s-%s" % (ENTRY, RUN_CHECK)]
     assert "burn-in %s (check mode): 6 of 7 clusters passed, 1 failed: %s" % (RUN_CHECK, MISMATCH) in run.output, run
-    # --diff shows each object's diff, headed by the object, in the apply's one task.
-    assert "+++ after: TrainJob/%s-%s" % (ENTRY, RUN_CHECK) in run.output and '"name": "%s-%s"' % (ENTRY, RUN_CHECK) in run.output
+    # --diff shows each object's diff, headed by its cluster and the object, in the batch's one task.
+    assert "+++ after: %s: TrainJob/%s-%s" % (AZURE, ENTRY, RUN_CHECK) in run.output and '"name": "%s-%s"' % (ENTRY, RUN_CHECK) in run.output
 
 
 def test_check_mode_in_a_missing_namespace_creates_nothing(role, checked):

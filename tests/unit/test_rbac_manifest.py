@@ -60,6 +60,8 @@ OWN_CLUSTER_ACTIONS = {
     # a stage: server-side applies the plan, reads its TrainJob and pods until it ends, reads the logs; the isolation
     # stage runs the pair jobs as burnin_isolate does
     "gpufleet.burnin.burnin_stage": "stage",
+    # every cluster's stages of the batch at once, each as burnin_stage runs it
+    "gpufleet.burnin.burnin_batch": "stage",
     # reads each node (get; undo lists them first) and merge-patches it
     "gpufleet.burnin.burnin_remediate": "remediate",
 }

@@ -53,6 +53,8 @@ DEFAULT_SETTINGS = {
     "cluster": "",
     # write_logs(log_subdir, results) -> the paths written: the logs under the report directory, or None for none.
     "write_logs": None,
+    # progress(line): told as each attempt is applied and as it ends (the fleet driver's lines), or None.
+    "progress": None,
 }
 
 
@@ -181,6 +183,10 @@ def run_attempt(cluster, stage, attempt, result, plan_attempt, judge, settings, 
 
     waited = None
     if settings["wait"]:
+        if settings["progress"] is not None:
+            settings["progress"](
+                "%s: %s stage, attempt %d: applied, waiting for TrainJob %s" % (settings["cluster"] or result.get("cluster"), stage, attempt, trainjob)
+            )
         waited = steps.timed("wait (%s)" % label, cluster.wait, [trainjob], int(settings["timeout"]))[trainjob]
         result = _merged(
             result, {"stage": "wait", "outcome": waited.get("outcome"), "reason": waited.get("reason"), "conditions": waited.get("conditions") or []}
@@ -264,6 +270,8 @@ def run_stage(cluster, stage, result, plan_attempt, judge=None, settings=None, c
         changed = changed or bool(applied.get("changed"))
         applies.append(applied)
         lines.append(line)
+        if settings["progress"] is not None:
+            settings["progress"](line)
     stop = bool(verdict) and stages.stop_after(verdict.get("verdict"))
     msg = lines[-1] if lines else "%s stage: no attempt ran" % stage
     if len(lines) > 1:

@@ -268,6 +268,16 @@ def burnin_stage_spec():
     return with_k8s_auth(BURNIN_STAGE_OWN)
 
 
+BURNIN_BATCH_OWN = dict(
+    hosts=dict(type="list", elements="str", required=True),
+)
+
+
+def burnin_batch_spec():
+    """gpufleet.burnin.burnin_batch."""
+    return with_k8s_auth(BURNIN_BATCH_OWN)
+
+
 def refuse_on_host(spec, name, what="runs in the controller's process"):
     """The main() of a module that is only its action plugin's documentation: validate the options with SPEC, then
     fail, since NAME cannot run as a module on a host."""

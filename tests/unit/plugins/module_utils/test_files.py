@@ -182,7 +182,7 @@ def test_the_role_writes_every_file_through_burnin_write_in_directories_built_by
     assert sorted(writers) == ["render.yml", "summary.yml", "sweep_coverage.yml"]
     for name in ("render.yml", "summary.yml", "sweep_coverage.yml"):
         assert "gpufleet.burnin.safe_path([" in texts[name], name
-    # The stages' logs are written by gpufleet.burnin.burnin_stage, under a directory built by files.safe_join.
-    with open(os.path.join(tasks_dir, "..", "..", "..", "plugins", "action", "burnin_stage.py")) as handle:
+    # The stages' logs are written by plugin_utils/cluster_stages.py, under a directory built by files.safe_join.
+    with open(os.path.join(tasks_dir, "..", "..", "..", "plugins", "plugin_utils", "cluster_stages.py")) as handle:
         assert "write_logs(safe_join(report_dir, [" in handle.read()
         assert "~ '/' ~ inventory_hostname" not in texts[name] and "}}/{{ burnin__run_id }}" not in texts[name], name
