@@ -25,6 +25,9 @@ started only when a test asks for it; GPUFLEET_CLOUDS_FLEET_DIR reuses a clouds 
 as a user does (the fleet's inventory, --limit HOSTS, forks 10, polling every second, custom stats shown) and returns
 a BurninRun: rc, output, run_id, dir (the run's report dir), results (its summary.json), stats(), recap().
 
+`ansible_playbook(playbook, *args, check=False, timeout=600, **env)` runs ansible-playbook without colours, its stderr in
+its stdout, and returns the process (check: assert it exited 0); test modules import it (`from conftest import ...`).
+
 `own_fleet(name, spec, reuse_variable=None)` starts a module's fleet of its own from a spec (a dict) and returns
 (state, work dir); the fleet stops when the module's tests are done. The env variable REUSE_VARIABLE, when set, names
 a running fleet to use instead (left running).
@@ -280,8 +283,25 @@ class BurninRun:
         return "BurninRun(rc=%s)\n%s" % (self.rc, self.output[-6000:])
 
 
+def ansible_playbook(playbook, *args, check=False, timeout=600, **env):
+    """ansible-playbook PLAYBOOK ARGS without colours, its stderr in its stdout, ENV added to the environment: the
+    finished process (text). CHECK asserts that it exited 0, showing the end of its output."""
+    proc = subprocess.run(
+        ["ansible-playbook", str(playbook), *args],
+        env=dict(os.environ, ANSIBLE_NOCOLOR="1", **env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        check=False,
+        timeout=timeout,
+    )
+    if check:
+        assert proc.returncode == 0, proc.stdout[-4000:]
+    return proc
+
+
 def _burnin_playbook(fleet, reports, run_id, hosts, *args, namespace, entry, timeout=90):
-    command = ["ansible-playbook", str(BURNIN_PLAYBOOK), "-i", fleet.inventory, *args, "--limit", ":".join(hosts), "--forks", "10"]
+    command = ["-i", fleet.inventory, *args, "--limit", ":".join(hosts), "--forks", "10"]
     for variable in (
         "burnin_run_id=%s" % run_id,
         "burnin_namespace=%s" % namespace,
@@ -291,8 +311,7 @@ def _burnin_playbook(fleet, reports, run_id, hosts, *args, namespace, entry, tim
         "burnin_timeout=%d" % timeout,
     ):
         command += ["-e", variable]
-    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1", ANSIBLE_SHOW_CUSTOM_STATS="1")
-    proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False, timeout=900)
+    proc = ansible_playbook(BURNIN_PLAYBOOK, *command, timeout=900, ANSIBLE_FORCE_COLOR="0", ANSIBLE_SHOW_CUSTOM_STATS="1")
     return BurninRun(proc, reports, run_id)
 
 

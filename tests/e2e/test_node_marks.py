@@ -22,12 +22,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
+
+from conftest import ansible_playbook
 
 REPO = Path(__file__).resolve().parent.parent.parent
 PLAYBOOKS = REPO / "playbooks"
@@ -95,18 +95,7 @@ class Nodes:
 
 
 def run(playbook, state, *options, check=True):
-    proc = subprocess.run(
-        ["ansible-playbook", str(playbook), "-i", state["inventory"], *options],
-        env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        universal_newlines=True,
-        check=False,
-        timeout=600,
-    )
-    if check:
-        assert proc.returncode == 0, proc.stdout[-4000:]
-    return proc
+    return ansible_playbook(playbook, "-i", state["inventory"], *options, check=check)
 
 
 def remediate(state, work, name, target, verdicts, **params):
