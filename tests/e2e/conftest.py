@@ -28,6 +28,9 @@ a BurninRun: rc, output, run_id, dir (the run's report dir), results (its summar
 `ansible_playbook(playbook, *args, check=False, timeout=600, **env)` runs ansible-playbook without colours, its stderr in
 its stdout, and returns the process (check: assert it exited 0); test modules import it (`from conftest import ...`).
 
+`pass_and_fail_spec(good, bad)` is the spec of a two-cluster fleet whose BAD cluster fails its TrainJobs; `Nodes(state,
+cluster)` reads and patches a cluster's nodes as its admin.
+
 `own_fleet(name, spec, reuse_variable=None)` starts a module's fleet of its own from a spec (a dict) and returns
 (state, work dir); the fleet stops when the module's tests are done. The env variable REUSE_VARIABLE, when set, names
 a running fleet to use instead (left running).
@@ -235,6 +238,63 @@ def own_fleet(tmp_path_factory):
     finally:
         for d in started:
             fleetlib.stop(d)
+
+
+def pass_and_fail_spec(good, bad):
+    """The spec of a fleet of two clusters of 2 GPU nodes (test_node_marks.py, test_remediation.py): GOOD, GCP H100,
+    whose TrainJobs complete; BAD, Azure GB200, whose TrainJobs fail with nccl-tests' output cut short and the killed
+    rank's node named."""
+    return {
+        "restricted_namespace": "burnin-restricted",
+        "clusters": [
+            {"name": good, "platform": "gcp", "gpu_architecture": "h100", "kubernetes_version": "1.37", "nodes": 2, "trainjob_outcome": "Complete"},
+            {
+                "name": bad,
+                "platform": "azure",
+                "gpu_architecture": "gb200",
+                "kubernetes_version": "1.37",
+                "nodes": 2,
+                "trainjob_outcome": "Failed",
+                "nccl_log": "truncated",
+            },
+        ],
+    }
+
+
+class Nodes:
+    """The nodes of one cluster of STATE (own_fleet's), read and patched with the admin's kubeconfig."""
+
+    def __init__(self, state, cluster):
+        from kubernetes import client, config
+
+        self.api = client.CoreV1Api(config.new_client_from_config(config_file=state["kubeconfig"], context=cluster))
+
+    def all(self):
+        return dict((node.metadata.name, node) for node in self.api.list_node().items)
+
+    def gpu(self):
+        return sorted(name for name, node in self.all().items() if (node.metadata.labels or {}).get("gpufleet.test/fake-node") and "system" not in name)
+
+    def system(self):
+        return sorted(name for name in self.all() if "system" in name)
+
+    def selected(self, selector):
+        return sorted(node.metadata.name for node in self.api.list_node(label_selector=selector).items)
+
+    def read(self, name):
+        """What the collection's marks and an admin's touch: labels, annotations, conditions (type: status), taints
+        (their set fields) and the cordon."""
+        node = self.api.read_node(name)
+        return {
+            "labels": dict(node.metadata.labels or {}),
+            "annotations": dict(node.metadata.annotations or {}),
+            "conditions": dict((c.type, c.status) for c in node.status.conditions or []),
+            "taints": [dict((k, v) for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v) for t in node.spec.taints or []],
+            "unschedulable": bool(node.spec.unschedulable),
+        }
+
+    def patch(self, name, body):
+        self.api.patch_node(name, body)
 
 
 SCHEMA_FILE = FLEET_TOOLS.parent.parent / "docs" / "verdict-schema.json"
