@@ -307,17 +307,16 @@ class ListWatch(object):
     def interrupt(self):
         """End the watch being read, or the next one opened (its reader sees the stream end or fail, looks at what it
         has and watches again): from another thread that has news the watched objects do not show."""
-        with self._lock:
-            self._interrupted = True
-            response = self._response
-        if response is not None:
-            getattr(response, "shutdown", lambda: None)()
-            response.close()
+        self._end("_interrupted")
 
     def stop(self):
         """End the watch being read (its reader sees the stream end or fail) and any later one."""
+        self._end("_stopped")
+
+    def _end(self, flag):
+        """Set FLAG (the attribute's name) and end the watch being read."""
         with self._lock:
-            self._stopped = True
+            setattr(self, flag, True)
             response = self._response
         if response is not None:
             # urllib3 2.3+ can end a read blocked in another thread; close() alone may wait for it.

@@ -25,6 +25,12 @@ started only when a test asks for it; GPUFLEET_CLOUDS_FLEET_DIR reuses a clouds 
 as a user does (the fleet's inventory, --limit HOSTS, forks 10, polling every second, custom stats shown) and returns
 a BurninRun: rc, output, run_id, dir (the run's report dir), results (its summary.json), stats(), recap().
 
+`ansible_playbook(playbook, *args, check=False, timeout=600, **env)` runs ansible-playbook without colours, its stderr in
+its stdout, and returns the process (check: assert it exited 0); test modules import it (`from conftest import ...`).
+
+`pass_and_fail_spec(good, bad)` is the spec of a two-cluster fleet whose BAD cluster fails its TrainJobs; `Nodes(state,
+cluster)` reads and patches a cluster's nodes as its admin.
+
 `own_fleet(name, spec, reuse_variable=None)` starts a module's fleet of its own from a spec (a dict) and returns
 (state, work dir); the fleet stops when the module's tests are done. The env variable REUSE_VARIABLE, when set, names
 a running fleet to use instead (left running).
@@ -234,6 +240,63 @@ def own_fleet(tmp_path_factory):
             fleetlib.stop(d)
 
 
+def pass_and_fail_spec(good, bad):
+    """The spec of a fleet of two clusters of 2 GPU nodes (test_node_marks.py, test_remediation.py): GOOD, GCP H100,
+    whose TrainJobs complete; BAD, Azure GB200, whose TrainJobs fail with nccl-tests' output cut short and the killed
+    rank's node named."""
+    return {
+        "restricted_namespace": "burnin-restricted",
+        "clusters": [
+            {"name": good, "platform": "gcp", "gpu_architecture": "h100", "kubernetes_version": "1.37", "nodes": 2, "trainjob_outcome": "Complete"},
+            {
+                "name": bad,
+                "platform": "azure",
+                "gpu_architecture": "gb200",
+                "kubernetes_version": "1.37",
+                "nodes": 2,
+                "trainjob_outcome": "Failed",
+                "nccl_log": "truncated",
+            },
+        ],
+    }
+
+
+class Nodes:
+    """The nodes of one cluster of STATE (own_fleet's), read and patched with the admin's kubeconfig."""
+
+    def __init__(self, state, cluster):
+        from kubernetes import client, config
+
+        self.api = client.CoreV1Api(config.new_client_from_config(config_file=state["kubeconfig"], context=cluster))
+
+    def all(self):
+        return dict((node.metadata.name, node) for node in self.api.list_node().items)
+
+    def gpu(self):
+        return sorted(name for name, node in self.all().items() if (node.metadata.labels or {}).get("gpufleet.test/fake-node") and "system" not in name)
+
+    def system(self):
+        return sorted(name for name in self.all() if "system" in name)
+
+    def selected(self, selector):
+        return sorted(node.metadata.name for node in self.api.list_node(label_selector=selector).items)
+
+    def read(self, name):
+        """What the collection's marks and an admin's touch: labels, annotations, conditions (type: status), taints
+        (their set fields) and the cordon."""
+        node = self.api.read_node(name)
+        return {
+            "labels": dict(node.metadata.labels or {}),
+            "annotations": dict(node.metadata.annotations or {}),
+            "conditions": dict((c.type, c.status) for c in node.status.conditions or []),
+            "taints": [dict((k, v) for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v) for t in node.spec.taints or []],
+            "unschedulable": bool(node.spec.unschedulable),
+        }
+
+    def patch(self, name, body):
+        self.api.patch_node(name, body)
+
+
 SCHEMA_FILE = FLEET_TOOLS.parent.parent / "docs" / "verdict-schema.json"
 
 
@@ -280,8 +343,25 @@ class BurninRun:
         return "BurninRun(rc=%s)\n%s" % (self.rc, self.output[-6000:])
 
 
+def ansible_playbook(playbook, *args, check=False, timeout=600, **env):
+    """ansible-playbook PLAYBOOK ARGS without colours, its stderr in its stdout, ENV added to the environment: the
+    finished process (text). CHECK asserts that it exited 0, showing the end of its output."""
+    proc = subprocess.run(
+        ["ansible-playbook", str(playbook), *args],
+        env=dict(os.environ, ANSIBLE_NOCOLOR="1", **env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        check=False,
+        timeout=timeout,
+    )
+    if check:
+        assert proc.returncode == 0, proc.stdout[-4000:]
+    return proc
+
+
 def _burnin_playbook(fleet, reports, run_id, hosts, *args, namespace, entry, timeout=90):
-    command = ["ansible-playbook", str(BURNIN_PLAYBOOK), "-i", fleet.inventory, *args, "--limit", ":".join(hosts), "--forks", "10"]
+    command = ["-i", fleet.inventory, *args, "--limit", ":".join(hosts), "--forks", "10"]
     for variable in (
         "burnin_run_id=%s" % run_id,
         "burnin_namespace=%s" % namespace,
@@ -291,8 +371,7 @@ def _burnin_playbook(fleet, reports, run_id, hosts, *args, namespace, entry, tim
         "burnin_timeout=%d" % timeout,
     ):
         command += ["-e", variable]
-    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1", ANSIBLE_SHOW_CUSTOM_STATS="1")
-    proc = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False, timeout=900)
+    proc = ansible_playbook(BURNIN_PLAYBOOK, *command, timeout=900, ANSIBLE_FORCE_COLOR="0", ANSIBLE_SHOW_CUSTOM_STATS="1")
     return BurninRun(proc, reports, run_id)
 
 

@@ -30,6 +30,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import ansible_playbook
+
 REPO = Path(__file__).resolve().parent.parent.parent
 PLAYBOOKS = REPO / "playbooks"
 KILLED, HEALTHY = "aws-faults-a", "gcp-faults-a"
@@ -115,26 +117,8 @@ def kill_when_waiting(state, namespace):
 def run_playbook(name, state, work, *options):
     """playbooks/NAME over the faults fleet and the extra hosts: (the process, its wall time, the run's summary.json)."""
     start = time.monotonic()
-    proc = subprocess.run(
-        [
-            "ansible-playbook",
-            str(PLAYBOOKS / name),
-            *options,
-            "-i",
-            state["inventory"],
-            "-i",
-            str(work / "extra" / "hosts.yml"),
-            "-e",
-            "burnin_run_id=%s" % RUN,
-            "--forks",
-            "10",
-        ],
-        env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        universal_newlines=True,
-        check=False,
-        timeout=600,
+    proc = ansible_playbook(
+        PLAYBOOKS / name, *options, "-i", state["inventory"], "-i", str(work / "extra" / "hosts.yml"), "-e", "burnin_run_id=%s" % RUN, "--forks", "10"
     )
     wall = time.monotonic() - start
     return proc, wall, json.loads((work / "reports" / RUN / "summary.json").read_text())
@@ -298,14 +282,7 @@ def test_a_webhook_rejection_is_reported_with_the_webhooks_message(faults_fleet,
             ]
         )
     )
-    proc = subprocess.run(
-        ["ansible-playbook", str(playbook), "-i", "localhost,", "-c", "local"],
-        env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        universal_newlines=True,
-        check=False,
-    )
+    proc = ansible_playbook(playbook, "-i", "localhost,", "-c", "local")
     assert proc.returncode == 0, proc.stdout
     classified = json.loads(out.read_text())
     assert classified["category"] == "Invalid", classified

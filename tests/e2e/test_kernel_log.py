@@ -17,11 +17,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from conftest import ansible_playbook
 
 REPO = Path(__file__).resolve().parent.parent.parent
 PLAYBOOKS = REPO / "playbooks"
@@ -48,37 +48,28 @@ SPEC = {
 def burned_in(own_fleet):
     state, work = own_fleet("kmsg", SPEC, "GPUFLEET_KMSG_FLEET_DIR")
     params = {"burnin_workload_params": {"kernel_log": True, "privileged": True}, "burnin_stages": ["fleet"]}
-    proc = subprocess.run(
-        [
-            "ansible-playbook",
-            str(PLAYBOOKS / "burnin.yml"),
-            "-i",
-            state["inventory"],
-            "--limit",
-            CLUSTER,
-            "-e",
-            "burnin_run_id=%s" % RUN,
-            "-e",
-            "burnin_namespace=%s" % NAMESPACE,
-            "-e",
-            "burnin_report_dir=%s" % (work / "reports"),
-            "-e",
-            "burnin_poll_interval=2",
-            "-e",
-            "burnin_workload=dcgm-diag",
-            "-e",
-            "burnin_nodes=2",
-            "-e",
-            "burnin_quarantine=cordon",
-            "-e",
-            json.dumps(params),
-        ],
-        env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        universal_newlines=True,
-        check=False,
-        timeout=600,
+    proc = ansible_playbook(
+        PLAYBOOKS / "burnin.yml",
+        "-i",
+        state["inventory"],
+        "--limit",
+        CLUSTER,
+        "-e",
+        "burnin_run_id=%s" % RUN,
+        "-e",
+        "burnin_namespace=%s" % NAMESPACE,
+        "-e",
+        "burnin_report_dir=%s" % (work / "reports"),
+        "-e",
+        "burnin_poll_interval=2",
+        "-e",
+        "burnin_workload=dcgm-diag",
+        "-e",
+        "burnin_nodes=2",
+        "-e",
+        "burnin_quarantine=cordon",
+        "-e",
+        json.dumps(params),
     )
     summary = work / "reports" / RUN / "summary.json"
     assert summary.exists(), proc.stdout[-4000:]

@@ -22,12 +22,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
+
+from conftest import Nodes, ansible_playbook, pass_and_fail_spec
 
 REPO = Path(__file__).resolve().parent.parent.parent
 PLAYBOOKS = REPO / "playbooks"
@@ -36,21 +36,7 @@ SCHEMA = REPO / "docs" / "verdict-schema.json"
 GOOD, BAD = "gcp-mark-a", "azure-mark-b"
 RUN, RUN2 = "marks-e2e-1", "marks-e2e-2"
 NAMESPACE = "marks"
-SPEC = {
-    "restricted_namespace": "burnin-restricted",
-    "clusters": [
-        {"name": GOOD, "platform": "gcp", "gpu_architecture": "h100", "kubernetes_version": "1.37", "nodes": 2, "trainjob_outcome": "Complete"},
-        {
-            "name": BAD,
-            "platform": "azure",
-            "gpu_architecture": "gb200",
-            "kubernetes_version": "1.37",
-            "nodes": 2,
-            "trainjob_outcome": "Failed",
-            "nccl_log": "truncated",
-        },
-    ],
-}
+SPEC = pass_and_fail_spec(GOOD, BAD)
 RESULT, RUN_LABEL, EXPIRES = "gpufleet.burnin/result", "gpufleet.burnin/run-id", "gpufleet.burnin/expires"
 VERDICT, RECORD, CONDITION = "gpufleet.burnin/verdict", "gpufleet.burnin/node-marks", "GpuBurninPassed"
 ADMIN_LABEL = ("admin.example.com/keep", "yes")
@@ -62,51 +48,8 @@ def marks_fleet(own_fleet):
     return own_fleet("node-marks", SPEC, "GPUFLEET_MARKS_FLEET_DIR")
 
 
-class Nodes:
-    """The nodes of one cluster, read and patched with the admin's kubeconfig."""
-
-    def __init__(self, state, cluster):
-        from kubernetes import client, config
-
-        self.api = client.CoreV1Api(config.new_client_from_config(config_file=state["kubeconfig"], context=cluster))
-
-    def all(self):
-        return dict((node.metadata.name, node) for node in self.api.list_node().items)
-
-    def gpu(self):
-        return sorted(name for name, node in self.all().items() if (node.metadata.labels or {}).get("gpufleet.test/fake-node") and "system" not in name)
-
-    def system(self):
-        return sorted(name for name in self.all() if "system" in name)
-
-    def selected(self, selector):
-        return sorted(node.metadata.name for node in self.api.list_node(label_selector=selector).items)
-
-    def read(self, name):
-        node = self.api.read_node(name)
-        return {
-            "labels": dict(node.metadata.labels or {}),
-            "annotations": dict(node.metadata.annotations or {}),
-            "conditions": dict((c.type, c.status) for c in node.status.conditions or []),
-        }
-
-    def patch(self, name, body):
-        self.api.patch_node(name, body)
-
-
 def run(playbook, state, *options, check=True):
-    proc = subprocess.run(
-        ["ansible-playbook", str(playbook), "-i", state["inventory"], *options],
-        env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        universal_newlines=True,
-        check=False,
-        timeout=600,
-    )
-    if check:
-        assert proc.returncode == 0, proc.stdout[-4000:]
-    return proc
+    return ansible_playbook(playbook, "-i", state["inventory"], *options, check=check)
 
 
 def remediate(state, work, name, target, verdicts, **params):

@@ -28,13 +28,13 @@ __metaclass__ = type
 
 import importlib.util
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from conftest import ansible_playbook
 
 
 def _load_fleetlib():
@@ -72,17 +72,7 @@ def records_fleet(own_fleet):
 
 
 def run(playbook, state, *options):
-    proc = subprocess.run(
-        ["ansible-playbook", str(playbook), "-i", state["inventory"], "--limit", CLUSTER, *options],
-        env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        universal_newlines=True,
-        check=False,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout[-4000:]
-    return proc
+    return ansible_playbook(playbook, "-i", state["inventory"], "--limit", CLUSTER, *options, check=True)
 
 
 def remediate(state, work, name, verdicts, **params):

@@ -22,11 +22,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from conftest import Nodes, ansible_playbook, pass_and_fail_spec
 
 REPO = Path(__file__).resolve().parent.parent.parent
 PLAYBOOKS = REPO / "playbooks"
@@ -34,21 +34,7 @@ REMEDIATE = Path(__file__).resolve().parent / "playbooks" / "remediate.yml"
 GOOD, BAD = "gcp-rem-a", "azure-rem-b"
 RUN, RUN2 = "rem-e2e-1", "rem-e2e-2"
 NAMESPACE = "remediation"
-SPEC = {
-    "restricted_namespace": "burnin-restricted",
-    "clusters": [
-        {"name": GOOD, "platform": "gcp", "gpu_architecture": "h100", "kubernetes_version": "1.37", "nodes": 2, "trainjob_outcome": "Complete"},
-        {
-            "name": BAD,
-            "platform": "azure",
-            "gpu_architecture": "gb200",
-            "kubernetes_version": "1.37",
-            "nodes": 2,
-            "trainjob_outcome": "Failed",
-            "nccl_log": "truncated",
-        },
-    ],
-}
+SPEC = pass_and_fail_spec(GOOD, BAD)
 VERIFIED, BAD_TAINT = "gpufleet.burnin/verified", "gpufleet.burnin/bad"
 ADMIN_LABEL = ("admin.example.com/keep", "yes")
 # PreferNoSchedule: the burn-in's pods still land on the node.
@@ -60,49 +46,8 @@ def rem_fleet(own_fleet):
     return own_fleet("remediation", SPEC, "GPUFLEET_REMEDIATION_FLEET_DIR")
 
 
-class Nodes:
-    """The nodes of one cluster, read and patched with the admin's kubeconfig (the admin's own marks)."""
-
-    def __init__(self, state, cluster):
-        from kubernetes import client, config
-
-        self.api = client.CoreV1Api(config.new_client_from_config(config_file=state["kubeconfig"], context=cluster))
-
-    def all(self):
-        return dict((node.metadata.name, node) for node in self.api.list_node().items)
-
-    def gpu(self):
-        return sorted(name for name, node in self.all().items() if (node.metadata.labels or {}).get("gpufleet.test/fake-node") and "system" not in name)
-
-    def system(self):
-        return sorted(name for name in self.all() if "system" in name)
-
-    def read(self, name):
-        node = self.api.read_node(name)
-        return {
-            "labels": dict(node.metadata.labels or {}),
-            "annotations": dict(node.metadata.annotations or {}),
-            "taints": [dict((k, v) for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v) for t in node.spec.taints or []],
-            "unschedulable": bool(node.spec.unschedulable),
-        }
-
-    def patch(self, name, body):
-        self.api.patch_node(name, body)
-
-
 def run(work, playbook, state, *options, check=True):
-    proc = subprocess.run(
-        ["ansible-playbook", str(playbook), "-i", state["inventory"], *options],
-        env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        universal_newlines=True,
-        check=False,
-        timeout=600,
-    )
-    if check:
-        assert proc.returncode == 0, proc.stdout[-4000:]
-    return proc
+    return ansible_playbook(playbook, "-i", state["inventory"], *options, check=check)
 
 
 def remediate(state, work, name, target, verdicts, *options, **params):

@@ -22,8 +22,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -35,6 +33,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import nod
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_records
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import remediation as rem
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
+from conftest import ansible_playbook
 
 REPO = Path(__file__).resolve().parent.parent.parent
 SWEEP = REPO / "playbooks" / "sweep.yml"
@@ -125,42 +124,31 @@ def wait_for(what, check, timeout=120):
 
 
 def run_sweep(state, work, run_id, *options, check=True):
-    proc = subprocess.run(
-        [
-            "ansible-playbook",
-            str(SWEEP),
-            "-i",
-            state["inventory"],
-            "--limit",
-            CLUSTER,
-            "-e",
-            "burnin_run_id=%s" % run_id,
-            "-e",
-            "burnin_namespace=%s" % NAMESPACE,
-            "-e",
-            "burnin_report_dir=%s" % (work / "reports"),
-            "-e",
-            "burnin_metrics_dir=%s" % (work / "metrics"),
-            "-e",
-            "burnin_poll_interval=1",
-            "-e",
-            "burnin_timeout=180",
-            "-e",
-            "burnin_sweep_max_age_hours=12",
-            "-e",
-            json.dumps({"burnin_sweep_stages": ["node"]}),
-            *options,
-        ],
-        env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        universal_newlines=True,
-        check=False,
-        timeout=600,
+    return ansible_playbook(
+        SWEEP,
+        "-i",
+        state["inventory"],
+        "--limit",
+        CLUSTER,
+        "-e",
+        "burnin_run_id=%s" % run_id,
+        "-e",
+        "burnin_namespace=%s" % NAMESPACE,
+        "-e",
+        "burnin_report_dir=%s" % (work / "reports"),
+        "-e",
+        "burnin_metrics_dir=%s" % (work / "metrics"),
+        "-e",
+        "burnin_poll_interval=1",
+        "-e",
+        "burnin_timeout=180",
+        "-e",
+        "burnin_sweep_max_age_hours=12",
+        "-e",
+        json.dumps({"burnin_sweep_stages": ["node"]}),
+        *options,
+        check=check,
     )
-    if check:
-        assert proc.returncode == 0, proc.stdout[-5000:]
-    return proc
 
 
 @pytest.fixture(scope="module")

@@ -65,6 +65,30 @@ def line(kind, obj):
     return (json.dumps({"type": kind, "object": obj}) + "\n").encode()
 
 
+def read_in_thread(source):
+    """SOURCE's watch from resourceVersion 1, read in a daemon thread: (the thread, the objects of its events, the error
+    that ended it (str), an Event set at the first event and at the end)."""
+    seen, ended, first = [], [], threading.Event()
+
+    def read():
+        try:
+            for event in source.watch("1", 60):
+                seen.append(event["object"])
+                first.set()
+        except Exception as exc:  # pylint: disable=broad-except
+            ended.append(str(exc))
+        first.set()
+
+    thread = threading.Thread(target=read)
+    thread.daemon = True
+    thread.start()
+    return thread, seen, ended, first
+
+
+def names(objects):
+    return [obj["metadata"]["name"] for obj in objects]
+
+
 def test_list_and_watch_ask_what_the_watch_rule_needs_and_keep_no_hidden_field():
     listed = {"items": [job("a", "5")], "metadata": {"resourceVersion": "7"}}
     data = line("MODIFIED", job("a", "8"))
@@ -93,27 +117,12 @@ def test_stop_ends_a_stream_read_in_another_thread_and_any_later_watch():
     response = Response(chunks=[line("ADDED", job("p", "3"))], block=True)
     service = Service([response, Response(chunks=[line("ADDED", job("q", "4"))])])
     source = ListWatch(service, "Pod", "v1", "ns", label_selector="jobset.sigs.k8s.io/jobset-name in (a)")
-    seen, ended = [], []
-
-    first = threading.Event()
-
-    def read():
-        try:
-            for event in source.watch("1", 60):
-                seen.append(event["object"]["metadata"]["name"])
-                first.set()
-        except Exception as exc:  # pylint: disable=broad-except
-            ended.append(str(exc))
-        first.set()
-
-    thread = threading.Thread(target=read)
-    thread.daemon = True
-    thread.start()
+    thread, seen, ended, first = read_in_thread(source)
     # Bounded: a reader that fails before its first event ends the test with its error, never a wait without end.
-    assert first.wait(10) and seen == ["p"], ended
+    assert first.wait(10) and names(seen) == ["p"], ended
     source.stop()
     thread.join(5)
-    assert not thread.is_alive() and seen == ["p"] and ended == ["Response ended prematurely"]
+    assert not thread.is_alive() and names(seen) == ["p"] and ended == ["Response ended prematurely"]
     assert list(source.watch("3", 60)) == []
 
 
@@ -128,20 +137,7 @@ def test_interrupt_ends_the_stream_being_read_or_the_next_one_but_not_the_ones_a
     response = Response(chunks=[line("MODIFIED", victim)], block=True)
     service = Service([response, Response(chunks=[line("ADDED", job("q", "4"))]), Response(chunks=[line("ADDED", job("r", "5"))])])
     source = ListWatch(service, "Pod", "v1", "ns", hidden_fields=POD_HIDDEN)
-    seen, ended, first = [], [], threading.Event()
-
-    def read():
-        try:
-            for event in source.watch("1", 60):
-                seen.append(event["object"])
-                first.set()
-        except Exception as exc:  # pylint: disable=broad-except
-            ended.append(str(exc))
-        first.set()
-
-    thread = threading.Thread(target=read)
-    thread.daemon = True
-    thread.start()
+    thread, seen, ended, first = read_in_thread(source)
     assert first.wait(10), ended
     # What a wait keeps of a pod says that the scheduler preempted it (cluster/trainjobs.py settled_by_preemption).
     assert seen[0]["status"]["conditions"][0]["reason"] == "PreemptionByScheduler" and "affinity" not in seen[0]["spec"]
