@@ -11,7 +11,6 @@ __metaclass__ = type
 import json
 import os
 import signal
-import sys
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.batch_run import run_batch
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import failure_of
@@ -75,6 +74,12 @@ class ActionModule(K8sActionBase):
             specs[host] = {"stages": stages, "record": found[0]["result"]}
         check_mode, diff = bool(self._task.check_mode), bool(self._task.diff)
         display.display("%s: %d cluster(s) at once: %s" % (NAME, len(specs), ", ".join(sorted(specs)) or "none"))
+        # Said now: once the run is cancelled, Ansible no longer shows what its workers print.
+        for run_id in sorted(set(found[0]["run_id"] for found in inputs.values())):
+            display.display(
+                "%s: if this run is stopped (Ctrl-C, an AWX cancel), what it created (label gpufleet.burnin/run-id=%s) is removed by: "
+                "ansible-playbook -i <inventory> gpufleet.burnin.cleanup -e burnin_run_id=%s" % (NAME, run_id, run_id)
+            )
 
         def run_stage(host, stage, record):
             stage_args, host_auth_options = inputs[host]
@@ -87,9 +92,8 @@ class ActionModule(K8sActionBase):
 
         def on_signal(signum, frame):
             del frame
-            display.display("%s: cancelled by signal %d: stopping every cluster's stage" % (NAME, signum))
+            cancel.signum = getattr(cancel, "signum", signum)
             cancel.set()
-            cancel.signum = signum
 
         for signum in (signal.SIGINT, signal.SIGTERM):
             previous[signum] = signal.signal(signum, on_signal)
@@ -137,9 +141,9 @@ class ActionModule(K8sActionBase):
 
     @staticmethod
     def cancelled(clusters, inputs, signum, previous):
-        """After a cancel: what each cluster's run created, on stderr and (with burnin_report_dir) in
-        <report dir>/<run id>/cancelled.json, with the cleanup that removes it; then the signal's own handler
-        (Ansible's worker ends there)."""
+        """After a cancel: what each cluster's run created, with burnin_report_dir in <report dir>/<run id>/cancelled.json
+        (Ansible no longer shows what a worker prints by then); then the signal's own handler (Ansible's worker ends
+        there)."""
         created, run_ids, report_dirs = {}, set(), set()
         for host, out in clusters.items():
             args = inputs[host][0]
@@ -156,14 +160,6 @@ class ActionModule(K8sActionBase):
                 os.makedirs(os.path.dirname(path))
             with open(path, "w") as handle:
                 json.dump(record, handle, indent=2, sort_keys=True)
-        lines = ["%s: cancelled. What the run created is labelled gpufleet.burnin/run-id=%s; remove it with:" % (NAME, ",".join(sorted(run_ids)))]
-        lines.extend("  ansible-playbook -i <inventory> gpufleet.burnin.cleanup -e burnin_run_id=%s" % run_id for run_id in sorted(run_ids))
-        lines.extend(
-            "  %s (namespace %s): %s" % (host, created[host]["namespace"], ", ".join(created[host]["applied"]) or "nothing applied") for host in sorted(created)
-        )
-        # Ansible's main process may have stopped reading the worker's display queue: straight to stderr.
-        sys.stderr.write("\n".join(lines) + "\n")
-        sys.stderr.flush()
         handler = previous.get(signum)
         if callable(handler):
             handler(signum, None)
