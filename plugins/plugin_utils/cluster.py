@@ -13,7 +13,16 @@ import threading
 import time
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import classify, runtime_not_cached
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import JOBSET_NAME, POD_HIDDEN, collect, has_ended_once, not_started, pod_name
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import (
+    JOBSET_NAME,
+    POD_HIDDEN,
+    collect,
+    has_ended_for_good,
+    has_ended_once,
+    not_started,
+    pod_name,
+    tail_of,
+)
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import reads_whole
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed, outcome_of, settled_by_preemption, terminal_conditions
@@ -49,6 +58,8 @@ class _PodsSeen(object):
         self.seen = dict((name, {}) for name in names)
         self.logs = dict((name, {}) for name in names)
         self.cuts = dict((name, {}) for name in names)
+        # The pods whose log was read once they had ended for good (phase Succeeded or Failed): complete, not read again.
+        self.final = dict((name, set()) for name in names)
         # Per TrainJob, settled_by_preemption() once it says so; ON_PREEMPTED() then wakes the wait.
         self.preempted = dict((name, None) for name in names)
         self.requests = 0
@@ -67,6 +78,8 @@ class _PodsSeen(object):
             if pod_name(pod) not in self.logs[owner] and has_ended_once(pod):
                 try:
                     self.logs[owner][pod_name(pod)] = self._read_log(pod, self.cuts[owner])
+                    if has_ended_for_good(pod):
+                        self.final[owner].add(pod_name(pod))
                 except Exception:  # noqa: BLE001 pylint: disable=broad-except
                     pass  # read again at the next look
             if self.preempted[owner] is None:
@@ -425,6 +438,7 @@ class Cluster(object):
                 pods=[pods.seen[name][key] for key in sorted(pods.seen[name])],
                 logs=pods.logs[name],
                 logs_cut=pods.cuts[name],
+                logs_final=sorted(pods.final[name]),
             )
         return out
 
@@ -435,6 +449,7 @@ class Cluster(object):
         recorded as such and does not lose the others' logs."""
         waited = waited or {}
         cuts = dict(waited.get("logs_cut") or {})
+        early, final = waited.get("logs") or {}, set(waited.get("logs_final") or [])
         pods = sorted(self.retried("listing the pods of TrainJob %s" % name, lambda: self.pods_of([name])[name], interval=1), key=pod_name)
         read = {}
         for pod in pods:
@@ -443,6 +458,10 @@ class Cluster(object):
                 continue
             whole = self.options["whole_logs_of"] if whole_logs_of is None else whole_logs_of
             tail = None if reads_whole(pod, whole) else self.options["tail_lines"]
+            if pod_name(pod) in final and pod_name(pod) in early and has_ended_for_good(pod) and (tail is None or pod_name(pod) not in cuts):
+                # The wait read it whole once it had ended for good: the same text, without asking again.
+                read[pod_name(pod)] = (tail_of(early[pod_name(pod)], tail), None)
+                continue
             try:
                 read[pod_name(pod)] = (pod_log(api_client_of(self.service), pod, tail, self.options["max_bytes"], cuts), None)
             except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except

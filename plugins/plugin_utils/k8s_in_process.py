@@ -299,10 +299,12 @@ class ListWatch(object):
                     _hide(event["object"], self._hidden)
                 yield event
         finally:
+            # Under the lock: once the connection is back in the client's pool another thread may use it, and _end()
+            # must not shut down or close it then.
             with self._lock:
                 self._response = None
-            response.close()
-            response.release_conn()
+                response.close()
+                response.release_conn()
 
     def interrupt(self):
         """End the watch being read, or the next one opened (its reader sees the stream end or fail, looks at what it
@@ -317,11 +319,11 @@ class ListWatch(object):
         """Set FLAG (the attribute's name) and end the watch being read."""
         with self._lock:
             setattr(self, flag, True)
-            response = self._response
-        if response is not None:
-            # urllib3 2.3+ can end a read blocked in another thread; close() alone may wait for it.
-            getattr(response, "shutdown", lambda: None)()
-            response.close()
+            # Still under the lock: the reader's connection is not back in the pool (_events) while it is ended here.
+            if self._response is not None:
+                # urllib3 2.3+ can end a read blocked in another thread; close() alone may wait for it.
+                getattr(self._response, "shutdown", lambda: None)()
+                self._response.close()
 
 
 def read_cluster(auth, name):

@@ -135,6 +135,18 @@ def has_ended_once(pod):
     return any((c.get("state") or {}).get("terminated") or (c.get("lastState") or {}).get("terminated") for c in status.get("containerStatuses") or [])
 
 
+def has_ended_for_good(pod):
+    """True when POD's phase is Succeeded or Failed: no container of it runs again, its log is complete."""
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def tail_of(text, lines):
+    """The last LINES lines of TEXT (all of it when LINES is None), as the API's tailLines gives them."""
+    if lines is None or text is None:
+        return text
+    return "".join(text.splitlines(True)[-int(lines) :]) if int(lines) > 0 else ""
+
+
 def not_started(pod):
     """Why POD has no log to read (none of its containers has started), or None."""
     status = pod.get("status") or {}

@@ -169,6 +169,41 @@ def test_logs_tail_workers_whole_launcher_and_keep_what_the_wait_read(logs_read)
     assert cluster.service.calls == [("Pod", None, ("%s in (j)" % JOBSET,))]
 
 
+def test_wait_marks_the_logs_it_read_of_pods_ended_for_good(logs_read):
+    # a-node-0 had ended for good (Succeeded); a-node-1's container ended but the pod may run it again (Running).
+    again = pod("a-node-1", "a")
+    again["status"]["containerStatuses"][0]["lastState"] = {"terminated": {"exitCode": 1}}
+    cluster, dummy = cluster_with({"TrainJob": [{"a": trainjob("a", "Complete")}], "Pod": [[pod("a-node-0", "a", ended=True), again]]})
+    waited = cluster.wait(["a"], 60)
+    assert sorted(waited["a"]["logs"]) == ["a-node-0", "a-node-1"] and waited["a"]["logs_final"] == ["a-node-0"]
+
+
+def test_logs_reuse_what_the_wait_read_of_a_pod_ended_for_good_and_read_the_rest(logs_read):
+    ended = [pod("j-launcher-0", "j", replicated="launcher", ended=True), pod("j-node-0", "j", ended=True), pod("j-node-1-big", "j", ended=True)]
+    running = pod("j-node-2", "j")
+    cluster, dummy = cluster_with({"Pod": [ended + [running]]}, tail_lines=2)
+    whole = "".join("line %d\n" % i for i in range(5))
+    waited = {
+        "pods": ended + [running],
+        "logs": {"j-launcher-0": whole, "j-node-0": whole, "j-node-1-big": whole, "j-node-2": "early\n"},
+        "logs_cut": {"j-node-1-big": BIG_CUT},
+        "logs_final": ["j-launcher-0", "j-node-0", "j-node-1-big"],
+    }
+    collected = cluster.logs("j", waited)
+    by_name = dict((entry["item"]["metadata"]["name"], entry["log"]) for entry in collected["results"])
+    # The launcher whole and a worker's tail from the wait's read; a tail of a cut log, and a running pod, read again.
+    assert by_name["j-launcher-0"] == whole and by_name["j-node-0"] == "line 3\nline 4\n"
+    assert sorted(logs_read) == [("j-node-1-big", 2), ("j-node-2", 2)]
+    assert by_name["j-node-2"] == "log of j-node-2\n"
+
+
+def test_a_log_the_wait_read_before_the_pod_ended_for_good_is_read_again(logs_read):
+    now = pod("j-node-0", "j", ended=True)
+    cluster, dummy = cluster_with({"Pod": [[now]]}, tail_lines=5)
+    collected = cluster.logs("j", {"pods": [now], "logs": {"j-node-0": "first run\n"}, "logs_final": []})
+    assert logs_read == [("j-node-0", 5)] and collected["results"][0]["log"] == "log of j-node-0\n"
+
+
 def test_logs_read_whole_the_jobs_named_for_this_call(logs_read):
     # A node stage reads every node pod whole (module_utils/burnin/stage_run.py passes its plan's whole_logs_of).
     now = [pod("j-node-0", "j"), pod("j-launcher-0", "j", replicated="launcher")]
