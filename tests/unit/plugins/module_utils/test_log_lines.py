@@ -333,3 +333,16 @@ def test_the_next_nccl_is_found_wherever_the_one_before_it_sits(at):
 @pytest.mark.parametrize("pad", [1, 300])
 def test_a_message_that_ends_with_a_bar_and_repeats_nothing_keeps_it(pad):
     assert log_lines.nccl_line("h:1:2 [0] NCCL INFO " + "a" * pad + " |")["msg"] == "a" * pad + " |"
+
+
+def test_a_repeated_line_whose_message_holds_nccl_is_cut_at_the_repeat():
+    # NCCL's own "Loaded net plugin NCCL RDMA Plugin v6 (v6)" (NVIDIA/nccl#1357, tests/fixtures/real/nccl/
+    # hpcx-ibext-sharp-collnet-info.log) in a CloudWatch paste that repeats the line after ` | ` (aws/aws-ofi-nccl#889):
+    # the " NCCL " of the message is no marker, the repeat's is
+    msg = "NET/Plugin: Loaded net plugin NCCL RDMA Plugin v6 (v6)"
+    line = "  | 2025-05-16T16:39:51.208-07:00 | qh100-gpu20:39629:39686 [0] NCCL INFO " + msg + " | qh100-gpu20:39629:39686 [0] NCCL INFO " + msg
+    found = log_lines.nccl_line(log_lines.strip(line))
+    assert (found["host"], found["msg"]) == ("qh100-gpu20", msg)
+    # the occurrences looked at stay bounded: a repeat after four other " NCCL " is not looked for
+    many = "h:1:2 [0] NCCL INFO " + "a NCCL b" * 4 + " | h:1:2 [0] NCCL INFO x"
+    assert log_lines.nccl_line(many)["msg"] == "a NCCL b" * 4 + " | h:1:2 [0] NCCL INFO x"
