@@ -346,3 +346,9 @@ def test_a_repeated_line_whose_message_holds_nccl_is_cut_at_the_repeat():
     # the occurrences looked at stay bounded: a repeat after four other " NCCL " is not looked for
     many = "h:1:2 [0] NCCL INFO " + "a NCCL b" * 4 + " | h:1:2 [0] NCCL INFO x"
     assert log_lines.nccl_line(many)["msg"] == "a NCCL b" * 4 + " | h:1:2 [0] NCCL INFO x"
+
+
+@pytest.mark.parametrize("shift", range(8))
+def test_a_repeat_is_found_after_a_message_nccl_wherever_it_sits(shift):
+    msg = "x" * shift + "a NCCL b"
+    assert log_lines.nccl_line("h:1:2 [0] NCCL INFO " + msg + " | h:1:2 [0] NCCL INFO " + msg)["msg"] == msg
