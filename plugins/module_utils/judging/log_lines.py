@@ -130,17 +130,21 @@ def strip(line):
 
 def _repeat(line, position):
     """Where a second NCCL marker of LINE after POSITION starts (its host), or the line's end: a CloudWatch paste
-    repeats the line after `` | `` (aws/aws-ofi-nccl#889), which is no part of the first message."""
+    repeats the line after `` | `` (aws/aws-ofi-nccl#889), which is no part of the first message. A message may hold
+    " NCCL " itself (``Loaded net plugin NCCL RDMA Plugin v6``): the first _MAX_MARKERS occurrences are looked at."""
     at = line.find(" NCCL ", position)
-    if at < 0:
-        return len(line)
-    match = _MARKER.search(line, max(position, at - _MARKER_REACH), at + 12)
-    if not match:
-        return len(line)
-    begin = match.start()
-    while begin > position and line[begin - 1] in _HOST_CHARS:
-        begin -= 1
-    return begin if begin < match.start() else len(line)
+    for dummy in range(_MAX_MARKERS):
+        if at < 0:
+            break
+        match = _MARKER.search(line, max(position, at - _MARKER_REACH), at + 12)
+        if match:
+            begin = match.start()
+            while begin > position and line[begin - 1] in _HOST_CHARS:
+                begin -= 1
+            if begin < match.start():
+                return begin
+        at = line.find(" NCCL ", at + 6)
+    return len(line)
 
 
 def nccl_line(line):

@@ -959,7 +959,10 @@ def test_a_slow_group_of_two_nodes_is_the_fault_inside_it_not_split_again():
     assert (part["conclusion"], jobs) == ("inside", [])
 
 
-def test_a_slow_group_is_split_by_the_labels_after_its_own_only():
+# l1 at index 1 and 2 of the labels: `index + 1` mutated to `index ^ 1`, `& 1`, `% 1` or `- 1` gives another slice at
+# one of the two
+@pytest.mark.parametrize("coarser", [[], ["lz"]])
+def test_a_slow_group_is_split_by_the_labels_after_its_own_only(coarser):
     # l0 is missing on the other groups' nodes (so the run is split by l1) but splits the slow group: it is not a
     # finer domain of it, the next label (l2) is.
     labels = {
@@ -970,7 +973,7 @@ def test_a_slow_group_is_split_by_the_labels_after_its_own_only():
         "b1": {"l1": "B", "l2": "X"},
         "b2": {"l1": "B", "l2": "Y"},
     }
-    keys = ["lz", "l0", "l1", "l2"]
+    keys = coarser + ["l0", "l1", "l2"]
     labels = dict((node, dict(values, lz="Z")) for node, values in labels.items())
     runs = [link_run(["a1", "a2", "a3", "a4"], "fail", "l1", "A"), link_run(["b1", "b2"], "pass", "l1", "B")]
     part, jobs = isolation_parts._group_links(sorted(labels), labels, keys, roundtrip(runs))
@@ -1029,3 +1032,343 @@ def test_a_found_count_groups_one_device_each_only_when_equal_to_the_nccl_device
         ["h:1:1 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa (found %d nics)" % found], "efa", ["a", "b"]
     )
     assert (groups == {"a": ["a"], "b": ["b"]}) is grouped and (why == "") is grouped
+
+
+# The rest of the module's mutants (docs/mutation.md, "judging/isolation_parts.py run whole"): the catalogue's check, the
+# channel counts of two hosts, the control pair's two nodes, a culprit without a repeatable pair before one with,
+# older path results without a path, the last of two runs of one path, the link rounds' fallbacks and texts.
+def test_a_catalogue_without_paths_network_only_is_refused_under_its_file(monkeypatch):
+    for data in ({"paths": {}}, {"paths": {"network_only": []}}, ["paths"]):
+        monkeypatch.setattr(isolation_parts, "_cached", {})
+        monkeypatch.setattr(isolation_parts, "read_yaml_file", lambda path, what, data=data: data)
+        with pytest.raises(ConfigError) as raised:
+            isolation_parts.catalog()
+        assert str(raised.value) == "%s: must hold paths.network_only" % isolation_parts.CATALOG_FILE
+
+
+def test_a_peer_percent_out_of_bounds_is_refused_under_the_catalogues_field():
+    with pytest.raises(ConfigError) as raised:
+        isolation_parts.peer_percent({"peers": {"percent": 100}})
+    assert str(raised.value) == "%s peers.percent: must be a number above 0 and below 100, got 100" % isolation_parts.CATALOG_FILE
+
+
+def test_the_network_channels_of_every_host_are_added_up():
+    # two hosts, one `via NET/<name>` channel each (aws/aws-ofi-nccl's and NVIDIA/nccl-tests' published logs)
+    assert isolation_parts.nvlink_proof([real("nccl/aws-ofi-1.1.2-channel-via-net-aws-libfabric.log")])["net"] == {"AWS Libfabric": 2}
+    assert isolation_parts.nvlink_proof([real("nccl/nccl2.4-ring-via-net-socket.log")])["net"] == {"Socket": 2}
+
+
+def test_the_control_pair_is_two_free_good_nodes_in_name_order():
+    assert isolation_parts.control_pair({"g3", "g1", "g2"}, set()) == ["g1", "g2"]
+    assert isolation_parts.control_pair({"g3", "g1", "g2"}, {"g1"}) == ["g2", "g3"]
+    assert isolation_parts.control_pair({"g1", "g2"}, {"g2"}) is None
+
+
+def test_the_rails_gap_reads_the_catalogue_given():
+    cat = {"rails": {"x": {"not_probed": "no one-NIC variable documented"}}}
+    assert isolation_parts.rail_gap("x", cat) == "x: no one-NIC variable documented"
+    assert isolation_parts.rail_gap(None, cat) == "the transport unknown has no documented one-NIC variable"
+    assert isolation_parts.rail_gap("tcpx").startswith("tcpx: ")
+
+
+def test_rail_groups_without_nics_or_without_a_rule_are_none():
+    assert isolation_parts.rail_groups_in([P5_LINES], "efa", []) == ({}, "")
+    assert isolation_parts.rail_groups_in([NIC_LINE], "tcpx", NICS) == ({}, "")
+
+
+def test_a_long_topology_line_is_skipped_and_the_lines_after_it_are_read():
+    line = "h:1:1 [0] NCCL INFO NET/OFI NIC group 0 device #0 0000:31:00.0"
+    assert isolation_parts.topology_groups(["x" * 4097 + "\n" + line], "efa")[0] == {"h": [["rdmap49s0"]]}
+
+
+def test_a_topology_group_keeps_64_devices():
+    lines = "\n".join("h:1:1 [0] NCCL INFO NET/OFI NIC group 0 device #%d 0000:%02x:00.0" % (device, device) for device in range(70))
+    ((members,),) = isolation_parts.topology_groups([lines], "efa")[0].values()
+    assert members == ["rdmap%ds0" % device for device in range(64)]
+
+
+def test_without_a_budget_next_step_plans_no_job_and_lists_them_pending():
+    step = isolation_parts.next_step(roundtrip(NVLINK_CONCLUSION), roundtrip(NVLINK_CONTEXT), [])
+    assert (step["state"], step["parts"], len(step["pending"])) == ("done", [], 2)
+
+
+def test_a_culprit_without_a_slow_pair_with_a_good_partner_does_not_end_the_others():
+    conclusion = {
+        "outcome": "found",
+        "culprits": [
+            {"node": "n1", "evidence": [{"nodes": ["n1", "n5"], "verdict": "fail"}]},
+            {"node": "n3", "evidence": [{"nodes": ["n3", "n2"], "verdict": "fail"}]},
+        ],
+        "good": ["n2"],
+    }
+    context = {"transport": "ib", "nics": {}, "labels": {}, "mnnvl": False, "nodes": ["n1", "n2", "n3", "n5"]}
+    step = isolation_parts.next_step(roundtrip(conclusion), roundtrip(context), [])
+    assert step["pending"] == [{"kind": "paths", "node": "n3", "path": "network"}]
+    # and a run whose variables cannot be changed names each culprit not probed
+    conclusion["culprits"][0]["evidence"][0]["nodes"] = ["n1", "n2"]
+    step = isolation_parts.next_step(roundtrip(conclusion), roundtrip(dict(context, env_refused="no mpirun")), [])
+    assert [(part["node"], part["conclusion"], part["reason"], part["jobs"]) for part in step["parts"]] == [
+        ("n1", "not_probed", "n1: no mpirun", 0),
+        ("n3", "not_probed", "n3: no mpirun", 0),
+    ]
+
+
+def test_without_mnnvl_only_the_network_only_run_is_wanted():
+    step = isolation_parts.next_step(roundtrip(NVLINK_CONCLUSION), roundtrip(dict(NVLINK_CONTEXT, mnnvl=False)), [])
+    assert step["pending"] == [{"kind": "paths", "node": "n1", "path": "network"}]
+
+
+def test_a_path_result_without_a_path_is_the_network_only_run():
+    result = {"nodes": ["n1", "n2"], "verdict": "fail", "busbw": 50.0, "probe": {"kind": "paths", "node": "n1"}}
+    step = isolation_parts.next_step(roundtrip(NVLINK_CONCLUSION), roundtrip(dict(NVLINK_CONTEXT, mnnvl=False)), roundtrip([result]), max_jobs=5)
+    part = step["parts"][0]
+    assert (part["conclusion"], [item["path"] for item in part["paths"]]) == ("fabric", ["all", "network"])
+
+
+def test_of_two_runs_of_one_path_the_last_decides():
+    # the network-only run twice (pass, then fail): fabric, not nvlink
+    results = [path_run("network", "pass", 50.0), path_run("network", "fail", 20.0)]
+    step = isolation_parts.next_step(roundtrip(NVLINK_CONCLUSION), roundtrip(dict(NVLINK_CONTEXT, mnnvl=False)), roundtrip(results), max_jobs=5)
+    assert step["parts"][0]["conclusion"] == "fabric"
+    # the NVLink-only run twice (pass, then fail) after a good network-only run: nvlink, not not_reproduced
+    results = [path_run("network", "pass", 50.0), path_run("nvlink", "pass", 100.0, nvlink_proof=PROVEN), path_run("nvlink", "fail", 30.0, nvlink_proof=PROVEN)]
+    step = isolation_parts.next_step(roundtrip(NVLINK_CONCLUSION), roundtrip(NVLINK_CONTEXT), roundtrip(results), max_jobs=5)
+    assert step["parts"][0]["conclusion"] == "nvlink"
+
+
+def test_a_nic_below_its_siblings_carries_their_median_to_a_tenth():
+    done = dict(
+        (nic, {"nodes": ["a", "b"], "verdict": "pass", "busbw": busbw, "probe": {"kind": "rails", "node": "a", "nic": nic}})
+        for nic, busbw in (("m0", 10.0), ("m1", 333.33), ("m2", 333.35))
+    )
+    part = isolation_parts._nic_part("a", ["m0", "m1", "m2"], done, 10.0)
+    assert (part["conclusion"], part["nics"], part["runs"][0]["below_siblings"]) == ("found", ["m0"], 333.3)
+
+
+def test_only_a_found_nic_part_is_named_in_the_summary():
+    parts = [{"level": "nic", "node": "n1", "conclusion": conclusion, "nics": ["m0"]} for conclusion in ("not_reproduced", "undetermined", "not_probed")]
+    assert isolation_parts.summary(roundtrip(parts)) == ""
+
+
+THREE_DOMAINS = dict((node, {"l0": node[0].upper()}) for node in ("a1", "a2", "b1", "b2", "c1", "c2"))
+
+
+def test_a_slow_link_among_three_domains_is_named_from_the_pairs_across_them_only():
+    groups = [link_run([d + "1", d + "2"], "pass", "l0", d.upper()) for d in "abc"]
+    pairs = [
+        # within A, and with a node outside the run: no link
+        {"nodes": ["a1", "a2"], "verdict": "pass", "busbw": 360.0},
+        {"nodes": ["a1", "x9"], "verdict": "pass", "busbw": 360.0},
+        {"nodes": ["a1", "b1"], "verdict": "pass", "busbw": 360.0},
+        {"nodes": ["a2", "c1"], "verdict": "fail", "busbw": 50.0},
+        {"nodes": ["b2", "c2"], "verdict": "pass", "busbw": 360.0},
+    ]
+    part, jobs = isolation_parts._group_links(sorted(THREE_DOMAINS), THREE_DOMAINS, ["l0"], roundtrip(groups), roundtrip(pairs))
+    assert jobs == [] and part["conclusion"] == "found"
+    assert part["reason"] == "slow across l0 A - C (a2+c1 fail 50.0 GB/s), good within each and across the others: the link(s) between them"
+    assert part["links"] == [{"key": "l0", "domains": ["A", "C"], "nodes": ["a2", "c1"]}]
+    assert [run.get("domain") or run["domains"] for run in part["runs"]] == ["A", "B", "C", ["A", "B"], ["A", "C"], ["B", "C"]]
+
+
+def test_a_domain_whose_nodes_are_all_paired_lends_its_first_node_again():
+    labels = dict((node, {"l0": node[0].upper()}) for node in ("a1", "a2", "b1", "c1", "d1", "d2"))
+    runs = [link_run(["a1", "a2"], "pass", "l0", "A"), link_run(["d1", "d2"], "pass", "l0", "D")]
+    part, jobs = isolation_parts._group_links(sorted(labels), labels, ["l0"], roundtrip(runs))
+    assert part is None
+    # A's and D's nodes are all paired by A - D and B - D: their first node again on either side of a pair
+    assert [job["nodes"] for job in jobs] == [["a1", "b1"], ["a2", "c1"], ["a1", "d1"], ["b1", "c1"], ["b1", "d2"], ["c1", "d1"]]
+
+
+def test_the_nvlink_only_run_sets_the_catalogues_three_variables():
+    # _lib/nccl/isolation.yaml paths.nvlink_only: MNNVL on, P2P up to NVLink, the network plugin off (sockets only)
+    assert isolation_parts.nvlink_only_env() == [
+        {"name": "NCCL_MNNVL_ENABLE", "value": "1"},
+        {"name": "NCCL_P2P_LEVEL", "value": "NVL"},
+        {"name": "NCCL_NET", "value": "Socket"},
+    ]
+    assert isolation_parts.nvlink_only_env({"paths": {"network_only": {}}}) == []
+
+
+def test_each_culprit_gets_its_parts_whatever_the_part_of_the_one_before():
+    # n1: good network-only (nvlink, no rails); n3 and n5: slow network-only (fabric) on EFA whose devices the log
+    # does not group (rails not probed, with why)
+    conclusion = {
+        "outcome": "found",
+        "culprits": [
+            {"node": node, "evidence": [{"nodes": [node, partner], "verdict": "fail"}]} for node, partner in (("n1", "n2"), ("n3", "n4"), ("n5", "n6"))
+        ],
+        "good": ["n2", "n4", "n6"],
+    }
+    context = {
+        "transport": "efa",
+        "nics": {"n3": ["rdmap16s27"], "n5": ["rdmap16s27"]},
+        "labels": {},
+        "mnnvl": False,
+        "nodes": ["n%d" % i for i in range(1, 7)],
+    }
+    results = [
+        dict(path_run("network", verdict, 50.0), nodes=[node, partner], probe={"kind": "paths", "node": node, "path": "network"})
+        for node, partner, verdict in (("n1", "n2", "pass"), ("n3", "n4", "fail"), ("n5", "n6", "fail"))
+    ]
+    step = isolation_parts.next_step(roundtrip(conclusion), roundtrip(context), roundtrip(results), max_jobs=5)
+    assert [(part["level"], part["node"], part["conclusion"]) for part in step["parts"]] == [
+        ("path", "n1", "nvlink"),
+        ("path", "n3", "fabric"),
+        ("nic", "n3", "not_probed"),
+        ("path", "n5", "fabric"),
+        ("nic", "n5", "not_probed"),
+    ]
+    assert step["parts"][2]["reason"] == "rails not re-run: its log does not group its NCCL devices' EFA devices"
+
+
+def test_a_nic_without_a_result_read_back_is_an_error_not_a_cleared_nic():
+    done = {
+        "m0": {"nodes": ["a", "b"], "verdict": "pass", "busbw": 50.0},
+        "m1": {"nodes": ["a", "b"], "verdict": "error", "reason": "no EFA device"},
+    }
+    part = isolation_parts._nic_part("a", ["m0", "m1"], roundtrip(done), 10.0)
+    assert (part["conclusion"], part["cleared"], part["errors"]) == ("undetermined", ["m0"], ["m1"])
+
+
+def test_nodes_that_share_every_domain_are_not_probed_and_count_no_job():
+    labels = {"a1": {"l0": "A"}, "a2": {"l0": "A"}}
+    part, jobs = isolation_parts._group_links(["a1", "a2"], labels, ["l0"], [])
+    assert (part["conclusion"], part["jobs"], jobs) == ("not_probed", 0, [])
+
+
+@pytest.mark.parametrize(
+    "transport, nics, why",
+    [
+        ("tcpx", {"n1": ["eth1"], "n3": ["eth1"]}, "rails not re-run: tcpx: "),
+        ("ib", {}, "rails not re-run: its log lists no NIC"),
+    ],
+)
+def test_rails_not_re_run_are_named_for_each_fabric_culprit_with_no_job(transport, nics, why):
+    conclusion = {
+        "outcome": "found",
+        "culprits": [{"node": node, "evidence": [{"nodes": [node, partner], "verdict": "fail"}]} for node, partner in (("n1", "n2"), ("n3", "n4"))],
+        "good": ["n2", "n4"],
+    }
+    context = {"transport": transport, "nics": nics, "labels": {}, "mnnvl": False, "nodes": ["n1", "n2", "n3", "n4"]}
+    results = [
+        dict(path_run("network", "fail", 50.0), nodes=[node, partner], probe={"kind": "paths", "node": node, "path": "network"})
+        for node, partner in (("n1", "n2"), ("n3", "n4"))
+    ]
+    step = isolation_parts.next_step(roundtrip(conclusion), roundtrip(context), roundtrip(results), max_jobs=5)
+    nic_parts = [part for part in step["parts"] if part["level"] == "nic"]
+    assert [(part["node"], part["conclusion"], part["jobs"]) for part in nic_parts] == [("n1", "not_probed", 0), ("n3", "not_probed", 0)]
+    assert all(part["reason"].startswith(why) for part in nic_parts)
+    if transport == "tcpx":
+        assert nic_parts[0]["reason"] == "rails not re-run: %s" % isolation_parts.rail_gap("tcpx")
+
+
+def test_a_job_that_shares_a_node_waits_and_the_next_free_one_still_runs():
+    conclusion = {
+        "outcome": "found",
+        "culprits": [{"node": node, "evidence": [{"nodes": [node, partner], "verdict": "fail"}]} for node, partner in (("n1", "n2"), ("n3", "n4"))],
+        "good": ["n2", "n4"],
+    }
+    labels = dict((node, {CLIQUE: "c1"}) for node in ("n1", "n2", "n3", "n4"))
+    context = {"transport": "ib", "nics": {}, "labels": labels, "mnnvl": True, "nodes": ["n1", "n2", "n3", "n4"]}
+    step = isolation_parts.next_step(roundtrip(conclusion), roundtrip(context), [], max_jobs=5)
+    # each pair's NVLink-only run waits for its network-only run; the other pair's runs in the same round
+    assert [job["probe"] for job in step["jobs"]] == [{"kind": "paths", "node": "n1", "path": "network"}, {"kind": "paths", "node": "n3", "path": "network"}]
+
+
+def test_an_ib_nic_list_is_read_from_its_first_line_only():
+    other = NIC_LINE.replace("node-0", "node-1").replace("mlx5_", "mlx5_1")
+    assert isolation_parts.nics_in([NIC_LINE + "\n" + other], "ib") == NICS
+
+
+def test_an_efa_device_at_another_pci_function_stops_the_topology_with_its_address():
+    line = "h:1:1 [0] NCCL INFO NET/OFI NIC group 0 device #0 0000:10:1b.1"
+    assert isolation_parts.topology_groups([line], "efa") == ({}, None, "its log names EFA device 0000:10:1b.1, whose name the PCI naming does not give")
+
+
+def test_of_two_control_runs_the_last_decides():
+    control = [dict(path_run("control", "pass", busbw), nodes=["g1", "g2"]) for busbw in (100.0, 52.0)]
+    results = [path_run("network", "fail", 50.0)] + control
+    step = isolation_parts.next_step(roundtrip(NVLINK_CONCLUSION), roundtrip(dict(NVLINK_CONTEXT, mnnvl=False)), roundtrip(results), max_jobs=5)
+    # 50 beside 52 is less than 10 % below: not slow, so the NVLink paths are at fault (beside 100 it would be fabric)
+    assert step["parts"][0]["conclusion"] == "nvlink"
+
+
+@pytest.mark.parametrize("group", [["a0", "a1"], ["a0"]])
+def test_a_one_nic_run_names_the_devices_of_its_group_from_two_on(group):
+    context = dict(NVLINK_CONTEXT, transport="efa", mnnvl=False, nics={"n1": ["a0", "b0"]}, rail_groups={"n1": {"groups": {"a0": group, "b0": ["b0"]}}})
+    step = isolation_parts.next_step(roundtrip(NVLINK_CONCLUSION), roundtrip(context), roundtrip([path_run("network", "fail", 50.0)]), max_jobs=5)
+    (job,) = [job for job in step["jobs"] if job["probe"]["kind"] == "rails"]
+    assert job["probe"] == dict({"kind": "rails", "node": "n1", "nic": "a0", "of": 2}, **({"devices": group} if len(group) > 1 else {}))
+
+
+def test_only_an_unexplained_outcome_read_back_names_pair_links_and_only_not_reproduced_splits_the_run():
+    labels = {"a": {ZONE: "A"}, "b": {ZONE: "B"}}
+    context = {"transport": "ib", "nics": {}, "labels": labels, "mnnvl": False, "nodes": ["a", "b"]}
+    step = isolation_parts.next_step(roundtrip({"outcome": "unexplained", "unexplained": [["a", "b"]], "good": ["a", "b"]}), roundtrip(context), [])
+    assert [(part["level"], part["conclusion"]) for part in step["parts"]] == [("link", "found")]
+    for outcome in ("undetermined", "budget_exhausted", "found"):
+        step = isolation_parts.next_step(roundtrip({"outcome": outcome, "unexplained": [["a", "b"]], "good": ["a", "b"]}), roundtrip(context), [])
+        assert step == {"state": "done", "parts": [], "pending": []}
+
+
+def test_a_path_run_without_a_result_read_back_gives_its_reason():
+    runs = roundtrip([path_run("network", "error", None, reason="pod evicted"), path_run("nvlink", "error", None, reason="OOM")])
+    part = isolation_parts._paths_conclusion("n1", SLOW_PAIR, runs[0], None, "no MNNVL", None, 10.0)
+    assert (part["conclusion"], part["reason"].split(" (")[0]) == ("undetermined", "n1: the network-only run gave no result: pod evicted")
+    part = isolation_parts._paths_conclusion("n1", SLOW_PAIR, roundtrip(path_run("network", "pass", 50.0)), runs[1], "", None, 10.0)
+    assert (part["conclusion"], part["reason"].split(" (")[0]) == ("undetermined", "n1: the NVLink-only run gave no result: OOM")
+
+
+def test_three_domains_whose_pairs_across_all_pass_reproduce_nothing():
+    groups = [link_run([d + "1", d + "2"], "pass", "l0", d.upper()) for d in "abc"]
+    pairs = [{"nodes": nodes, "verdict": "pass", "busbw": 360.0} for nodes in (["a1", "b1"], ["a2", "c1"], ["b2", "c2"])]
+    part, jobs = isolation_parts._group_links(sorted(THREE_DOMAINS), THREE_DOMAINS, ["l0"], roundtrip(groups), roundtrip(pairs))
+    assert (part["conclusion"], part["reason"], part["jobs"], jobs) == (
+        "not_reproduced",
+        "every l0 group passes alone and every pair across two of them passes: no link between two domains is slow in pairs",
+        3,
+        [],
+    )
+
+
+def test_a_pair_in_two_nvlink_domains_gets_no_nvlink_only_run_in_either_order():
+    for first, second in (("c1", "c2"), ("c2", "c1")):
+        context = dict(NVLINK_CONTEXT, labels={"n1": {CLIQUE: first}, "n2": {CLIQUE: second}})
+        assert isolation_parts.nvlink_pair("n1", "n2", roundtrip(context)) == "the nodes are in different NVLink domains (%s %s and %s)" % (
+            CLIQUE,
+            first,
+            second,
+        )
+
+
+def test_an_nvlink_only_run_that_left_nvlink_does_not_count_and_says_why():
+    nvlink = path_run("nvlink", "pass", 100.0, nvlink_proof={"info_lines": 10, "mnnvl": True, "net": {"IB": 2}})
+    part = isolation_parts._paths_conclusion("n1", SLOW_PAIR, path_run("network", "pass", 50.0), nvlink, "", None, 10.0)
+    assert (part["conclusion"], part["reason"].split(" (")[0]) == (
+        "undetermined",
+        "n1: the NVLink-only run does not count: its log shows network channels",
+    )
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_two_domains_that_pass_alone_name_their_runs_or_one_node_each(size):
+    labels = dict(("%s%d" % (d, i), {"l0": d.upper()}) for d in "ab" for i in range(1, size + 1))
+    runs = [link_run(["%s%d" % (d, i) for i in range(1, size + 1)], "pass", "l0", d.upper()) for d in "ab"] if size > 1 else []
+    part, jobs = isolation_parts._group_links(sorted(labels), labels, ["l0"], roundtrip(runs))
+    groups = "A: a1+a2 pass 360.0 GB/s; B: b1+b2 pass 360.0 GB/s" if size > 1 else "one node each"
+    assert (part["conclusion"], part["reason"], jobs) == (
+        "found",
+        "each l0 group passes alone (%s) but the run over all failed: the link between A and B" % groups,
+        [],
+    )
+
+
+def test_two_groups_slow_alone_are_both_named_inside_and_not_split_again():
+    labels = dict((node, {"l0": node[0].upper(), "l1": node}) for node in ("a1", "a2", "a3", "b1", "b2", "c1", "c2"))
+    runs = [link_run(["a1", "a2", "a3"], "fail", "l0", "A"), link_run(["b1", "b2"], "fail", "l0", "B"), link_run(["c1", "c2"], "pass", "l0", "C")]
+    part, jobs = isolation_parts._group_links(sorted(labels), labels, ["l0", "l1"], roundtrip(runs))
+    assert (part["conclusion"], part["reason"], jobs) == (
+        "inside",
+        "the group of l0 A, B is slow alone: the fault is inside that domain, not between domains",
+        [],
+    )

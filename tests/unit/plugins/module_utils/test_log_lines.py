@@ -243,3 +243,112 @@ def test_a_cloudwatch_paste_that_lost_its_separator_and_repeats_the_line():
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import transport
 
     assert transport.parse_transport(socket)["hosts"]["ip-h"]["transport"] == "socket"
+
+
+# What the mutation run of judging/log_lines.py (docs/mutation.md, issue 47) found untested: each bound at its value
+# and one past it, a brace line that is no JSON, the " NCCL " occurrences looked at, a repeat without a host.
+def test_eight_prefixes_are_stripped_and_a_ninth_is_left():
+    assert log_lines.MAX_PREFIXES == 8
+    body, prefixes = log_lines.split("[1,0]<stdout>:" * 8 + LINE)
+    assert (body, len(prefixes)) == (LINE, 8)
+    body, prefixes = log_lines.split("[1,0]<stdout>:" * 9 + LINE)
+    assert (body, len(prefixes)) == ("[1,0]<stdout>:" + LINE, 8)
+
+
+@pytest.mark.parametrize("extra, decoded", [(0, True), (1, False)])
+def test_a_json_line_of_at_most_a_mebibyte_is_decoded(extra, decoded):
+    head = json.dumps({"log": LINE, "pad": ""})[:-2]
+    line = head + " " * ((1 << 20) - len(head) - 2 + extra) + '"}'
+    assert len(line) == (1 << 20) + extra
+    assert log_lines.split(line)[0] == (LINE if decoded else line)
+    assert log_lines.is_collector_json(line) is decoded
+
+
+def test_a_brace_line_that_is_no_collectors_json_is_text():
+    assert log_lines.is_collector_json("{not json}") is False
+    assert log_lines.is_collector_json('{"log": 1}') is False
+    assert log_lines.is_collector_json(json.dumps({"log": LINE})) is True
+
+
+@pytest.mark.parametrize("length, kept", [(253, 253), (254, 253), (300, 253)])
+def test_a_marker_host_is_at_most_253_characters(length, kept):
+    host = "h" * length
+    assert log_lines.nccl_line(host + ":1:2 [0] NCCL INFO x")["host"] == "h" * kept
+
+
+@pytest.mark.parametrize("junk, found", [(1, True), (3, True), (4, False)])
+def test_the_first_four_nccl_occurrences_of_a_line_are_looked_at(junk, found):
+    line = "a NCCL b" * junk + " h:1:2 [0] NCCL INFO x"
+    got = log_lines.nccl_line(line)
+    assert (got and (got["host"], got["msg"])) == (("h", "x") if found else None)
+
+
+def test_a_later_marker_without_a_host_is_part_of_the_message():
+    # only a marker with its host is a CloudWatch repeat (aws/aws-ofi-nccl#889); far into a long message too
+    for pad in (10, 300):
+        msg = "y" * pad + " |:1:2 [0] NCCL INFO z"
+        assert log_lines.nccl_line("h:1:2 [0] NCCL INFO " + msg)["msg"] == msg
+
+
+@pytest.mark.parametrize("pad", ["", "x"])
+@pytest.mark.parametrize("host", ["ab", "abc"])
+def test_a_repeated_line_is_cut_where_the_repeats_host_starts(pad, host):
+    # the host read backwards from the second marker, at an even and an odd position, of an even and an odd length:
+    # only the ` | ` around it is trimmed, anything else before the host stays in the first message
+    line = "h:1:2 [0] NCCL INFO " + pad + "hello#" + host + ":1:2 [0] NCCL INFO " + pad + "hello"
+    assert log_lines.nccl_line(line)["msg"] == pad + "hello#"
+    assert log_lines.nccl_line(line.replace("#", " | "))["msg"] == pad + "hello"
+
+
+def test_a_line_that_starts_with_nccl_is_searched_on():
+    assert log_lines.nccl_line(" NCCL x h:1:2 [0] NCCL INFO y")["host"] == "h"
+
+
+def test_a_second_nccl_far_into_a_long_message_is_searched_near_it_only():
+    msg = "y" * 13000 + " NCCL z"
+    assert log_lines.nccl_line("h:1:2 [0] NCCL INFO " + msg)["msg"] == msg
+
+
+def test_a_json_line_after_spaces_is_text():
+    # a collector's JSON line is the outermost form only (module doc): spaces before it make it text
+    line = " " + json.dumps({"log": LINE})
+    assert log_lines.is_collector_json(line) is False and log_lines.split(line) == (line, [])
+
+
+@pytest.mark.parametrize("at", [6, 7, 600, 603])
+def test_the_next_nccl_is_found_wherever_the_one_before_it_sits(at):
+    first = "h:1:2 [0] NCCL INFO "
+    if at < len(first):
+        # a junk " NCCL " at `at`, then a marker
+        line = "abcdefg"[:at] + " NCCL b h:1:2 [0] NCCL INFO x"
+        assert log_lines.nccl_line(line)["msg"] == "x"
+    else:
+        # a repeat whose " NCCL " sits at `at`: cut there
+        pad = "y" * (at - len(first) - len(" | h:1:2 [0]"))
+        line = first + pad + " | h:1:2 [0] NCCL INFO " + pad
+        assert line.find(" NCCL ", len(first)) == at
+        assert log_lines.nccl_line(line)["msg"] == pad
+
+
+@pytest.mark.parametrize("pad", [1, 300])
+def test_a_message_that_ends_with_a_bar_and_repeats_nothing_keeps_it(pad):
+    assert log_lines.nccl_line("h:1:2 [0] NCCL INFO " + "a" * pad + " |")["msg"] == "a" * pad + " |"
+
+
+def test_a_repeated_line_whose_message_holds_nccl_is_cut_at_the_repeat():
+    # NCCL's own "Loaded net plugin NCCL RDMA Plugin v6 (v6)" (NVIDIA/nccl#1357, tests/fixtures/real/nccl/
+    # hpcx-ibext-sharp-collnet-info.log) in a CloudWatch paste that repeats the line after ` | ` (aws/aws-ofi-nccl#889):
+    # the " NCCL " of the message is no marker, the repeat's is
+    msg = "NET/Plugin: Loaded net plugin NCCL RDMA Plugin v6 (v6)"
+    line = "  | 2025-05-16T16:39:51.208-07:00 | qh100-gpu20:39629:39686 [0] NCCL INFO " + msg + " | qh100-gpu20:39629:39686 [0] NCCL INFO " + msg
+    found = log_lines.nccl_line(log_lines.strip(line))
+    assert (found["host"], found["msg"]) == ("qh100-gpu20", msg)
+    # the occurrences looked at stay bounded: a repeat after four other " NCCL " is not looked for
+    many = "h:1:2 [0] NCCL INFO " + "a NCCL b" * 4 + " | h:1:2 [0] NCCL INFO x"
+    assert log_lines.nccl_line(many)["msg"] == "a NCCL b" * 4 + " | h:1:2 [0] NCCL INFO x"
+
+
+@pytest.mark.parametrize("shift", range(8))
+def test_a_repeat_is_found_after_a_message_nccl_wherever_it_sits(shift):
+    msg = "x" * shift + "a NCCL b"
+    assert log_lines.nccl_line("h:1:2 [0] NCCL INFO " + msg + " | h:1:2 [0] NCCL INFO " + msg)["msg"] == msg

@@ -62,3 +62,35 @@ def test_the_table_is_read_once(monkeypatch):
 @pytest.mark.parametrize("name, tid", [("IB", "ib"), ("IBext_v6", "ib"), ("Socket", "socket"), ("", None), (None, None), ("IBx", None), ("XIBext", None)])
 def test_net_names_by_name_or_prefix(name, tid):
     assert nccl_names.transport_of(name) == tid
+
+
+# What the mutation run of judging/nccl_names.py (docs/mutation.md, issue 47) found untested here: the WARN table's
+# plugin_init and noise rows by their `what`, rows without one, and a WARN table that is no mapping.
+def test_a_failed_net_plugin_and_a_noise_warn_are_named_by_their_rows():
+    # aws/aws-ofi-nccl#1020's and NVIDIA/nccl-tests#82's messages (tests/fixtures/real/nccl)
+    assert nccl_names.plugin_failure("NET/OFI OFI fi_getinfo() call failed: No data available") == {
+        "transport": "efa",
+        "what": "aws-ofi-nccl found no libfabric provider (fi_getinfo failed)",
+    }
+    assert nccl_names.noise("Failed to open libibverbs.so[.1]").startswith("no IB verbs library in the image")
+    assert nccl_names.plugin_failure("Failed to open libibverbs.so[.1]") is None
+    assert nccl_names.noise("NET/OFI OFI fi_getinfo() call failed: No data available") is None
+
+
+def test_warn_rows_without_a_what_are_named_by_their_pattern(tmp_path, monkeypatch):
+    table = tmp_path / "warnings.yaml"
+    table.write_text("plugin_init:\n  - {pattern: 'plugin down', transport: efa}\nnoise:\n  - {pattern: 'all quiet'}\n")
+    monkeypatch.setattr(nccl_names, "WARNINGS_FILE", str(table))
+    monkeypatch.setattr(nccl_names, "_CACHE", {})
+    assert nccl_names.plugin_failure("the plugin down again") == {"transport": "efa", "what": "plugin down"}
+    assert nccl_names.noise("all quiet here") == "all quiet"
+
+
+def test_a_warn_table_that_is_no_mapping_is_an_error_naming_the_file(tmp_path, monkeypatch):
+    table = tmp_path / "warnings.yaml"
+    table.write_text("- noise\n")
+    monkeypatch.setattr(nccl_names, "WARNINGS_FILE", str(table))
+    monkeypatch.setattr(nccl_names, "_CACHE", {})
+    with pytest.raises(ParseError) as failed:
+        nccl_names.catalog()
+    assert str(failed.value) == "%s: not a mapping of faults, plugin_init and noise" % table

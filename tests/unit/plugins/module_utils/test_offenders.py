@@ -117,3 +117,37 @@ def test_the_role_refuses_a_window_whose_k_exceeds_n_before_anything_runs():
     with pytest.raises(ConfigError) as caught:
         role_vars.check_role_vars({"burnin_offender_failures": 5})
     assert "burnin_offender_failures" in str(caught.value) and "burnin_offender_runs (4)" in str(caught.value)
+
+
+# What the mutation run of judging/offenders.py (docs/mutation.md) found untested: the window's bound on both sides,
+# unreadable clusters and rows of an earlier report skipped without ending the read, and only `fail` counting as bad.
+@pytest.mark.parametrize("runs, allowed", [(49, True), (50, True), (51, False)])
+def test_the_window_is_at_most_50_runs(runs, allowed):
+    if allowed:
+        assert offenders.check_window(1, runs) == (1, runs)
+    else:
+        with pytest.raises(ConfigError) as caught:
+            offenders.check_window(1, runs)
+        assert str(caught.value) == "burnin_offender_runs: must be a whole number from 1 to 50, got 51"
+
+
+def test_unreadable_clusters_and_rows_are_skipped_and_the_rest_read():
+    report = json.loads(
+        json.dumps(
+            {
+                "clusters": [
+                    "a",
+                    {"cluster": "b", "nodes": None},
+                    {"cluster": "c", "nodes": {"node": "n9"}},
+                    {"cluster": "d", "nodes": ["n1", {"verdict": "fail"}, {"node": "", "verdict": "fail"}, {"node": "n2", "verdict": "fail"}]},
+                ]
+            }
+        )
+    )
+    assert offenders.node_states(report) == {("d", "n2"): True}
+
+
+def test_only_a_failed_verdict_is_bad_without_the_sibling_rule():
+    rows = [{"node": "n-%s" % verdict, "verdict": verdict, "stages": ["node"]} for verdict in ("pass", "warn", "fail", "error")] + [{"node": "n-none"}]
+    states = offenders.node_states(json.loads(json.dumps({"clusters": [{"cluster": "a", "nodes": rows}]})))
+    assert states == {("a", "n-pass"): False, ("a", "n-warn"): False, ("a", "n-fail"): True, ("a", "n-error"): False, ("a", "n-none"): False}
