@@ -15,7 +15,7 @@ version_added: 0.3.0
 description:
   - Runs, for every host of O(hosts) whose cluster M(gpufleet.burnin.cluster_detect) read in this play (its
     C(burnin__cluster) says C(Detected)), that host's C(burnin_stages) in order, each as M(gpufleet.burnin.burnin_stage)
-    runs it, all clusters at once: a thread per cluster in this one worker process, each with its own kubernetes.core
+    runs it, all clusters at once (a thread per cluster in this one worker process), each with its own kubernetes.core
     client, waits and deadline, so a slow or unreachable cluster holds only itself. A cluster's stages stop at its
     first stage that could not reach the cluster, as the role's block does.
   - The role's task; run it with C(run_once) over C(ansible_play_batch) (a C(serial) batch, an AWX slice and C(--limit)
@@ -42,7 +42,9 @@ attributes:
     description: The apply's diffs, each headed by its host, kind and name.
 options:
   hosts:
-    description: The inventory hosts whose stages to run (the role gives C(ansible_play_batch)); a host whose cluster was not detected in this play is left out and listed in C(left_out).
+    description:
+      - The inventory hosts whose stages to run (the role gives C(ansible_play_batch)).
+      - A host whose cluster was not detected in this play is left out and listed in C(left_out).
     type: list
     elements: str
     required: true

@@ -97,7 +97,7 @@ def test_a_cancelled_burnin_stops_every_cluster_and_cleanup_removes_what_it_crea
     # Stopped at once, not at the jobs' end or the timeout.
     assert took < 60, took
     # Said before the cancel: once it comes, Ansible shows nothing more of its worker.
-    assert "gpufleet.burnin.cleanup -e burnin_run_id=%s" % RUN_ID in output.split("User interrupted execution")[0], output[-4000:]
+    assert "gpufleet.burnin.cleanup -e burnin_run_id=%s" % RUN_ID in output.split("User interrupted execution", maxsplit=1)[0], output[-4000:]
     # The worker records, after the main process ended, what each cluster's run created.
     path = reports / RUN_ID / "cancelled.json"
     deadline = time.monotonic() + 30

@@ -1083,8 +1083,9 @@ def test_a_long_topology_line_is_skipped_and_the_lines_after_it_are_read():
 
 def test_a_topology_group_keeps_64_devices():
     lines = "\n".join("h:1:1 [0] NCCL INFO NET/OFI NIC group 0 device #%d 0000:%02x:00.0" % (device, device) for device in range(70))
-    ((members,),) = isolation_parts.topology_groups([lines], "efa")[0].values()
-    assert members == ["rdmap%ds0" % device for device in range(64)]
+    groups = list(isolation_parts.topology_groups([lines], "efa")[0].values())
+    assert len(groups) == 1 and len(groups[0]) == 1
+    assert groups[0][0] == ["rdmap%ds0" % device for device in range(64)]
 
 
 def test_without_a_budget_next_step_plans_no_job_and_lists_them_pending():
