@@ -10,7 +10,8 @@ them, in any order (at most MAX_PREFIXES, each matched at a position, no copies,
   Bit/Vector ``{"message": ...}``): the line is its ``log``/``message``/``msg`` string; only as the outermost form;
 - the CRI log format ``<RFC 3339 time> stdout|stderr F|P `` (the kubelet's files under /var/log/pods);
 - CloudWatch Logs' console export ``| <ISO time> | `` (aws/aws-ofi-nccl#889), also with its separator lost (the time
-  running into the line) and the line repeated after `` | `` (the repeat is cut off the message);
+  running into the line) and the line repeated after `` | `` (the repeat, with its own prefixes, is cut off the
+  message);
 - journald/syslog ``Mmm dd HH:MM:SS host ident[pid]: `` and ``<ISO time> host ident[pid]: `` (journalctl's short
   and short-iso forms);
 - dates: RFC 3339/ISO ``2026-01-02T10:11:12.123Z `` (``kubectl logs --timestamps``), ``2026-01-02 10:11:12,345 ``,
@@ -76,6 +77,7 @@ _MARKER = re.compile(
 _HOST_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _MARKER_REACH = 600  # characters before " NCCL " the marker's head can take (pid, tid, dev, location, function)
 _MAX_MARKERS = 4  # " NCCL " occurrences of one line looked at
+_MAX_REPEAT_BARS = 2 * MAX_PREFIXES + 1  # bars looked back from a repeat: its separator and its prefixes' own
 
 
 def _json_body(line):
@@ -147,6 +149,22 @@ def _repeat(line, position):
     return len(line)
 
 
+def _message(line, start, repeat):
+    """The message of LINE from START up to REPEAT, where _repeat found a repeat's host (or the line's end). The
+    repeat is a whole line, so it starts at its own prefix stack (``| <time> | ``, ``[1,0]<stdout>:``, ...): the cut
+    is at the earliest of the last _MAX_REPEAT_BARS bars after which only prefixes and spaces come."""
+    if repeat == len(line):
+        return line[start:].strip()
+    cut = bar = repeat
+    for dummy in range(_MAX_REPEAT_BARS):
+        bar = line.rfind("|", start, bar)
+        if bar < 0:
+            break
+        if not strip(line[bar + 1 : repeat]).strip():
+            cut = bar
+    return line[start:cut].rstrip(" \t|").strip()
+
+
 def nccl_line(line):
     """The NCCL log line in LINE, wherever its marker is: {host, pid, tid, dev, location, function, level, msg}, or
     None. LINE may still carry prefixes this grammar does not know."""
@@ -163,8 +181,7 @@ def nccl_line(line):
             if begin < start:
                 found = match.groupdict()
                 found["host"] = line[begin:start]
-                end = _repeat(line, match.end())
-                found["msg"] = line[match.end() : end].strip() if end == len(line) else line[match.end() : end].rstrip(" \t|").strip()
+                found["msg"] = _message(line, match.end(), _repeat(line, match.end()))
                 return found
         at = line.find(" NCCL ", at + 6)
     return None

@@ -194,6 +194,50 @@ def test_a_reprefixed_document_yields_the_same_facts(name, prefixes, wrap_json):
     assert facts_of(_prefixed(text, prefixes, wrap_json)) == want
 
 
+def _repeated(text, prefixes, copy_prefix):
+    # a CloudWatch paste repeats each line after " | " (aws/aws-ofi-nccl#889): the whole line, its prefixes too, or
+    # its body under other prefixes
+    lines = []
+    for line in text.splitlines():
+        if log_lines.nccl_line(log_lines.strip(line)):
+            line += " | " + "".join(prefixes) + (line if copy_prefix else log_lines.strip(line))
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("name", DOCUMENTS)
+def test_a_document_whose_nccl_lines_are_repeated_yields_the_same_facts(name):
+    text = corpus.real(name)
+    assert facts_of(_repeated(text, [], True)) == facts_of(_repeated(text, [], False)) == original(name)
+
+
+@hypothesis.settings(max_examples=150, deadline=None, suppress_health_check=list(hypothesis.HealthCheck))
+@hypothesis.given(st.sampled_from(DOCUMENTS), st.lists(_PREFIX, min_size=1, max_size=2), st.booleans())
+def test_a_repeat_under_any_prefix_stack_yields_the_same_facts(name, prefixes, copy_prefix):
+    assert facts_of(_repeated(corpus.real(name), prefixes, copy_prefix)) == original(name)
+
+
+def test_a_repeat_is_cut_at_its_own_prefixes():
+    # eks-tag-output-indented-socket-fallback.log's line, CloudWatch-repeated with its Open MPI tag: before the cut
+    # at the repeat's own prefixes, its message ended in "|         [1,0]<stdout>:" and the socket transport was lost
+    line = "        [1,0]<stdout>:multi-node-nccl-test-worker-0:22:28 [0] NCCL INFO Using network Socket"
+    assert log_lines.nccl_line(log_lines.strip(line + " | " + line))["msg"] == "Using network Socket"
+    cloudwatch = "  | 2025-05-16T16:39:55.218-07:00 | ip-h:86:2554 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>"
+    assert log_lines.nccl_line(log_lines.strip(cloudwatch + " | " + cloudwatch))["msg"] == "NET/Socket : Using [0]eth0:10.0.0.1<0>"
+    # what is no prefix stays in the message, and a bar inside the message is kept
+    assert log_lines.nccl_line("h:1:2 [0] NCCL INFO a | b | not a prefix h:1:2 [0] NCCL INFO a")["msg"] == "a | b | not a prefix"
+    assert log_lines.nccl_line("h:1:2 [0] NCCL INFO a | b | [1,0]<stdout>:h:1:2 [0] NCCL INFO a | b")["msg"] == "a | b"
+
+
+@pytest.mark.parametrize("count, cut", [(8, True), (9, False)])
+def test_a_repeat_under_the_most_prefixes_with_bars_is_cut(count, cut):
+    # CloudWatch's prefix holds two bars: MAX_PREFIXES of them and the separator are the 17 bars looked back; of a
+    # ninth, what lies before those bars stays in the message
+    stack = "| 2025-05-16T16:39:55.218-07:00 | " * count
+    line = "h:1:2 [0] NCCL INFO a | " + stack + "h:1:2 [0] NCCL INFO a"
+    assert log_lines.nccl_line(line)["msg"] == ("a" if cut else "a | | 2025-05-16T16:39:55.218-07:00")
+
+
 def _hosts_of(text):
     hosts = set()
     for line in text.splitlines():
