@@ -92,8 +92,7 @@ class ActionModule(K8sActionBase):
 
         def on_signal(signum, frame):
             del frame
-            cancel.signum = getattr(cancel, "signum", signum)
-            cancel.set()
+            cancel.request(signum)
 
         for signum in (signal.SIGINT, signal.SIGTERM):
             previous[signum] = signal.signal(signum, on_signal)
@@ -109,7 +108,7 @@ class ActionModule(K8sActionBase):
             clusters[host] = self.shown(host, {"failed": True, "record": record, "msg": msg, "stage": "fleet", "error": None}, {})
             inputs[host] = ({"run_id": record.get("run_id") or "", "namespace": "", "variables": {}}, {})
         if cancel.is_set():
-            self.cancelled(clusters, inputs, getattr(cancel, "signum", signal.SIGINT), previous)
+            self.cancelled(clusters, inputs, cancel.signum or signal.SIGINT, previous)
         diffs = [diff for host in sorted(clusters) for diff in clusters[host].pop("diff", [])]
         result.update(clusters=clusters, left_out=left_out, changed=any(out.get("changed") for out in clusters.values()))
         result["msg"] = "%d cluster(s): %d ran every stage, %d failed, %d not driven" % (

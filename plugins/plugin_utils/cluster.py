@@ -89,21 +89,31 @@ class _PodsSeen(object):
 
 
 class Cancel(object):
-    """A cancel of every cluster's stage at once (gpufleet.burnin.burnin_batch on SIGINT or SIGTERM): set() from the
-    signal's handler, it ends the watches being read by the clusters that hold it (their ``cancel`` option); their
-    waits then end as failed reads and no later apply starts."""
+    """A cancel of every cluster's stage at once (gpufleet.burnin.burnin_batch on SIGINT or SIGTERM). The signal's
+    handler only request()s it: a handler runs in the main thread between any two bytecodes, also inside a lock the
+    main thread holds, and a signal may come twice (Ctrl-C, then Ansible's SIGTERM), so it takes no lock. set(), from
+    a thread of the batch (batch_run.run_batch), ends the watches being read by the clusters that hold it (their
+    ``cancel`` option); their waits then end as failed reads and no later apply starts."""
 
     REASON = "cancelled (SIGINT or SIGTERM): the stage was stopped"
 
     def __init__(self):
+        self.signum = None
         self._event = threading.Event()
         self._lock = threading.Lock()
         self._sources = set()
 
+    def request(self, signum):
+        """From a signal's handler: a plain assignment, no lock."""
+        if self.signum is None:
+            self.signum = signum
+
     def is_set(self):
-        return self._event.is_set()
+        return self.signum is not None or self._event.is_set()
 
     def set(self):
+        if self._event.is_set():
+            return
         self._event.set()
         with self._lock:
             sources = list(self._sources)
@@ -122,8 +132,8 @@ class Cancel(object):
             self._sources.discard(source)
 
     def check(self, what):
-        """Raise ClusterCallFailed for WHAT once set."""
-        if self._event.is_set():
+        """Raise ClusterCallFailed for WHAT once set or requested."""
+        if self.is_set():
             raise ClusterCallFailed(what, {"category": "Error", "status": 0, "detail": "", "message": self.REASON})
 
 

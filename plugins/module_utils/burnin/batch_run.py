@@ -45,8 +45,9 @@ CANCEL_SECONDS = 3.0
 
 def run_batch(clusters, run_stage, cancel=None, max_threads=MAX_THREADS, wait_step=0.5, cancel_seconds=CANCEL_SECONDS, clock=time.monotonic):
     """Every one of CLUSTERS ({host: {'stages': [...], 'record': the result so far}}) through its stages at once, at
-    most MAX_THREADS at a time. CANCEL (with is_set()), once set, starts no further stage, and the batch returns once
-    every cluster's stage ended or CANCEL_SECONDS later (a cluster still in its stage then is a failure that says so).
+    most MAX_THREADS at a time. CANCEL (is_set() and set(), as threading.Event): once it is_set(), the batch set()s it
+    from its own thread, starts no further stage, and returns once every cluster's stage ended or CANCEL_SECONDS later
+    (a cluster still in its stage then is a failure that says so).
     Returns {host: {record, lines, steps, diff, changed, stage (the last one run), failed and msg when it failed,
     error, seconds}}."""
     results = {}
@@ -55,7 +56,11 @@ def run_batch(clusters, run_stage, cancel=None, max_threads=MAX_THREADS, wait_st
     slots = threading.BoundedSemaphore(max(1, int(max_threads)))
 
     def cancelled():
-        return cancel is not None and cancel.is_set()
+        if cancel is None or not cancel.is_set():
+            return False
+        # set() here, in a thread of the batch: a signal's handler only requests the cancel (plugin_utils/cluster.py)
+        cancel.set()
+        return True
 
     def drive(host, spec):
         start = clock()

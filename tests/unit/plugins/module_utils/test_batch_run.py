@@ -123,11 +123,16 @@ def test_at_most_max_threads_clusters_at_a_time():
 
 
 class FakeCancel(object):
+    """Requested as a signal's handler does (the event), set() by the batch."""
+
     def __init__(self):
-        self.event = threading.Event()
+        self.event, self.sets = threading.Event(), []
 
     def is_set(self):
         return self.event.is_set()
+
+    def set(self):
+        self.sets.append(threading.current_thread().name)
 
 
 def test_a_cancel_starts_nothing_more_and_reports_every_cluster_within_its_bound():
@@ -146,6 +151,8 @@ def test_a_cancel_starts_nothing_more_and_reports_every_cluster_within_its_bound
     assert out["a"]["failed"] and "still running when the run was cancelled" in out["a"]["msg"]
     assert out["b"]["msg"] == "fleet stage: not started, the run was cancelled" and out["c"]["msg"] == "node stage: not started, the run was cancelled"
     assert [host for host, stage in clusters.calls] == ["a"]
+    # the batch, not the handler, ends the watches
+    assert cancel.sets and all(name == threading.current_thread().name for name in cancel.sets)
 
 
 def test_a_cancel_between_stages_stops_the_next_stage():

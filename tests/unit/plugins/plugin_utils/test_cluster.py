@@ -444,3 +444,49 @@ def test_a_polled_wait_ends_on_a_preemption_too():
     cluster, clock = cluster_with({"TrainJob": [{"a": trainjob("a")}], "Pod": [[pod("a-node-0", "a")], [victim]]})
     waited = cluster.wait(["a"], 3600)
     assert waited["a"]["outcome"] == "Preempted" and clock.now < 60
+
+
+class Source(object):
+    """A watch that stop() ends; STOPPING runs inside stop(), as a signal's handler may run inside it."""
+
+    def __init__(self, stopping=None):
+        self.stops, self.stopping = 0, stopping
+
+    def stop(self):
+        self.stops += 1
+        if self.stopping:
+            self.stopping()
+
+
+def test_a_cancel_requested_from_a_signal_only_flags_and_set_stops_each_watch_once():
+    cancel = cluster_module.Cancel()
+    first = Source()
+    cancel.watching(first)
+    cancel.request(2)
+    cancel.request(15)
+    # requested: seen by every cluster, but no watch is ended from the handler
+    assert cancel.is_set() and cancel.signum == 2 and first.stops == 0
+    with pytest.raises(ClusterCallFailed):
+        cancel.check("apply")
+    cancel.set()
+    cancel.set()
+    assert first.stops == 1
+    later = Source()
+    cancel.watching(later)
+    assert later.stops == 1
+
+
+def test_a_second_signal_while_the_watches_are_stopped_does_not_deadlock():
+    # Ctrl-C, then Ansible's SIGTERM while set() is still ending the watches: the handler's request() takes no lock
+    cancel = cluster_module.Cancel()
+    cancel.watching(Source(stopping=lambda: cancel.request(15)))
+    done = threading.Event()
+
+    def both():
+        cancel.request(2)
+        cancel.set()
+        done.set()
+
+    thread = threading.Thread(target=both, daemon=True)
+    thread.start()
+    assert done.wait(5) and cancel.signum == 2
