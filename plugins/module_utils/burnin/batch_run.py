@@ -68,16 +68,7 @@ def run_batch(clusters, run_stage, cancel=None, max_threads=MAX_THREADS, wait_st
             out = _one_cluster(host, spec["stages"], spec["record"], run_stage, cancelled)
         # One cluster's bug is its own failure: the others go on.
         except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
-            out = {
-                "failed": True,
-                "record": spec["record"],
-                "lines": [],
-                "steps": [],
-                "diff": [],
-                "changed": False,
-                "error": None,
-                "msg": "%s: %s" % (type(exc).__name__, exc),
-            }
+            out = _failed(spec, None, "%s: %s" % (type(exc).__name__, exc))
         finally:
             slots.release()
         out["seconds"] = round(clock() - start, 3)
@@ -116,18 +107,15 @@ def run_batch(clusters, run_stage, cancel=None, max_threads=MAX_THREADS, wait_st
 
 def _not_started(spec, why="not started, the run was cancelled"):
     stage = (spec["stages"] or ["fleet"])[0]
-    return {
-        "failed": True,
-        "record": spec["record"],
-        "lines": [],
-        "steps": [],
-        "diff": [],
-        "changed": False,
-        "error": None,
-        "stage": stage,
-        "msg": "%s stage: %s" % (stage, why),
-        "seconds": 0.0,
-    }
+    return dict(_failed(spec, stage, "%s stage: %s" % (stage, why)), seconds=0.0)
+
+
+def _failed(spec, stage, msg):
+    """A cluster's failed result that ran nothing more: its record as it was."""
+    out = {"failed": True, "record": spec["record"], "lines": [], "steps": [], "diff": [], "changed": False, "error": None, "msg": msg}
+    if stage:
+        out["stage"] = stage
+    return out
 
 
 __all__ = ["MAX_THREADS", "run_batch"]

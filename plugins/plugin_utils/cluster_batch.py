@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""Every cluster of a play's batch through its stages at once, behind gpufleet.burnin.burnin_batch: each host's inputs
+from its facts, the batch (module_utils/burnin/batch_run.py over cluster_stages.run_cluster_stage) with SIGINT and
+SIGTERM as its cancel, each cluster's result as the role's rescue keeps it, and after a cancel a record of what each
+cluster created."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import contextlib
+import json
+import os
+import signal
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.batch_run import run_batch
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import failure_of
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.files import safe_join
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cancel
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster_stages import run_cluster_stage
+
+# The facts of each host the role's earlier tasks set (roles/burnin/tasks/main.yml), by the option of burnin_stage
+# they feed.
+FACTS = {"result": "burnin_result", "variables": "burnin__checked", "run_id": "burnin__run_id", "namespace": "burnin__namespace", "cluster": "burnin__cluster"}
+
+
+def host_inputs(hostvars, task_vars, templar, host, auth_of):
+    """(burnin_stage's options, kubernetes.core's authentication options) of HOST from its facts, templated with its
+    own variables; AUTH_OF(that templar) gives the options. None when its cluster was not detected in this play."""
+    raw = hostvars.raw_get(host) if hostvars is not None else {}
+    if not isinstance(raw, dict) or not isinstance(raw.get("burnin__cluster"), dict):
+        return None
+    variables = dict(task_vars)
+    variables.update(raw)
+    templar = templar.copy_with_new_env(available_variables=variables)
+    args = dict((option, templar.template(raw.get(fact))) for option, fact in FACTS.items())
+    if (args["cluster"] or {}).get("outcome") != "Detected" or not isinstance(args["result"], dict):
+        return None
+    args["host"] = host
+    return args, auth_of(templar)
+
+
+@contextlib.contextmanager
+def cancelled_by_signals(signums=(signal.SIGINT, signal.SIGTERM)):
+    """A Cancel that SIGNUMS request while the block runs; their own handlers are back after it."""
+    cancel = Cancel()
+    previous = {}
+
+    def on_signal(signum, frame):
+        del frame
+        cancel.request(signum)
+
+    for signum in signums:
+        previous[signum] = signal.signal(signum, on_signal)
+    try:
+        yield cancel
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def shown(host, out, context, verbose):
+    """HOST's entry: its last stage's result, every diff headed by the host, a failure's record as the role's rescue
+    keeps it (cluster_result.failure_of, the failed task named by its stage), its detail only when VERBOSE."""
+    out = dict(out)
+    for diff in out.get("diff") or []:
+        for header in ("before_header", "after_header"):
+            if header in diff:
+                diff[header] = "%s: %s" % (host, diff[header])
+    if not out.get("failed"):
+        return out
+    failed = {"msg": out.get("msg"), "error": out.get("error")}
+    failure = failure_of(out.get("record"), {"name": "Run the stage %s" % out.get("stage")}, failed, context=context)
+    out["record"] = dict(out.get("record") or {}, **failure["record"])
+    out["detail"] = failure["detail"] if verbose else ""
+    return out
+
+
+def record_cancel(clusters, inputs):
+    """What each cluster's run created, in <burnin_report_dir>/<run id>/cancelled.json of every report directory the
+    clusters name (once cancelled, Ansible shows nothing more a worker prints). Returns the record."""
+    created, run_ids, report_dirs = {}, set(), set()
+    for host, out in clusters.items():
+        args = inputs[host][0]
+        record = out.get("record") or {}
+        run_ids.add(args["run_id"])
+        created[host] = {"namespace": args["namespace"], "applied": list(record.get("applied") or []), "stage": out.get("stage"), "msg": out.get("msg")}
+        report_dir = (args["variables"] or {}).get("burnin_report_dir")
+        if report_dir:
+            report_dirs.add((report_dir, args["run_id"]))
+    record = {"cancelled": True, "run_ids": sorted(run_ids), "clusters": created}
+    for report_dir, run_id in sorted(report_dirs):
+        path = safe_join(report_dir, [run_id, "cancelled.json"])
+        if not os.path.isdir(os.path.dirname(path)):
+            os.makedirs(os.path.dirname(path))
+        with open(path, "w") as handle:
+            json.dump(record, handle, indent=2, sort_keys=True)
+    return record
+
+
+def drive_batch(name, hosts, inputs_of, broken_record, progress, check_mode=False, diff=False, verbose=False):
+    """HOSTS' stages at once. INPUTS_OF(host) -> host_inputs' pair or None (raises BurninError for a host whose options
+    are wrong); BROKEN_RECORD(host) -> its burnin_result so far. PROGRESS(line) hears the batch. Returns the action's
+    result: {clusters: {host: shown entry}, left_out, changed, msg, diff (when any)}. After a cancel the record is
+    written and the signal's own handler runs (Ansible's worker ends there)."""
+    specs, inputs, left_out, broken = {}, {}, [], {}
+    for host in hosts:
+        try:
+            found = inputs_of(host)
+        except BurninError as exc:
+            broken[host] = "%s: %s: %s" % (name, host, exc)
+            continue
+        if found is None:
+            left_out.append(host)
+            continue
+        inputs[host] = found
+        specs[host] = {"stages": list((found[0]["variables"] or {}).get("burnin_stages") or ["fleet"]), "record": found[0]["result"]}
+    progress("%s: %d cluster(s) at once: %s" % (name, len(specs), ", ".join(sorted(specs)) or "none"))
+    # Said now: once the run is cancelled, Ansible no longer shows what its workers print.
+    for run_id in sorted(set(found[0]["run_id"] for found in inputs.values())):
+        progress(
+            "%s: if this run is stopped (Ctrl-C, an AWX cancel), what it created (label gpufleet.burnin/run-id=%s) is removed by: "
+            "ansible-playbook -i <inventory> gpufleet.burnin.cleanup -e burnin_run_id=%s" % (name, run_id, run_id)
+        )
+    with cancelled_by_signals() as cancel:
+
+        def run_stage(host, stage, record):
+            stage_args, auth = inputs[host]
+            return run_cluster_stage(
+                auth, name, dict(stage_args, stage=stage, result=record), check_mode=check_mode, diff=diff, progress=progress, cancel=cancel
+            )
+
+        outs = run_batch(specs, run_stage, cancel=cancel)
+    clusters = dict((host, shown(host, out, inputs[host][1].get("context"), verbose)) for host, out in outs.items())
+    for host, msg in broken.items():
+        # Its authentication options are wrong: nothing reached its cluster.
+        record = broken_record(host)
+        clusters[host] = shown(host, {"failed": True, "record": record, "msg": msg, "stage": "fleet", "error": None}, None, verbose)
+        inputs[host] = ({"run_id": record.get("run_id") or "", "namespace": "", "variables": {}}, {})
+    if cancel.is_set():
+        record_cancel(clusters, inputs)
+        handler = signal.getsignal(cancel.signum or signal.SIGINT)
+        if callable(handler):
+            handler(cancel.signum or signal.SIGINT, None)
+    result = {"clusters": clusters, "left_out": left_out, "changed": any(out.get("changed") for out in clusters.values())}
+    result["msg"] = "%d cluster(s): %d ran every stage, %d failed, %d not driven" % (
+        len(clusters) + len(left_out),
+        sum(1 for out in clusters.values() if not out.get("failed")),
+        sum(1 for out in clusters.values() if out.get("failed")),
+        len(left_out),
+    )
+    diffs = [diff for host in sorted(clusters) for diff in clusters[host].pop("diff", [])]
+    if diffs:
+        result["diff"] = diffs
+    return result
+
+
+__all__ = ["FACTS", "cancelled_by_signals", "drive_batch", "host_inputs", "record_cancel", "shown"]

@@ -1,0 +1,103 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""plugins/plugin_utils/cluster_batch.py: a batch's hosts sorted into driven, left out and broken, each cluster's entry
+as the role keeps it, and a cancel by a real signal recorded and handed to the signal's own handler. The clusters'
+stages are a fake run_cluster_stage (plugin_utils/cluster_stages.py has its own tests)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import signal
+import threading
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils import cluster_batch
+
+NAME = "gpufleet.burnin.burnin_batch"
+
+
+def inputs(run_id="r1", report_dir=None, stages=("fleet",)):
+    variables = {"burnin_stages": list(stages)}
+    if report_dir:
+        variables["burnin_report_dir"] = report_dir
+    args = {"run_id": run_id, "namespace": "burnin", "variables": variables, "result": {"cluster": "x", "run_id": run_id}, "cluster": {}}
+    return args, {"context": "ctx"}
+
+
+def test_hosts_are_driven_left_out_or_broken_and_counted(monkeypatch):
+    calls = []
+
+    def stage(auth, name, args, **options):
+        calls.append((args["host"] if "host" in args else None, args["stage"], auth["context"]))
+        diff = [{"before_header": "TrainJob/j", "after_header": "TrainJob/j"}]
+        if args["run_id"] == "bad":
+            return {"failed": True, "record": args["result"], "msg": "waiting: timed out", "error": None}
+        return {"changed": True, "record": dict(args["result"], done=args["stage"]), "lines": [args["stage"]], "diff": diff}
+
+    monkeypatch.setattr(cluster_batch, "run_cluster_stage", stage)
+
+    def inputs_of(host):
+        if host == "undetected":
+            return None
+        if host == "broken":
+            raise BurninError("api_key: not a string")
+        args, auth = inputs(run_id="bad" if host == "failing" else "r1", stages=("node", "fleet"))
+        return dict(args, host=host), auth
+
+    lines = []
+    out = cluster_batch.drive_batch(
+        NAME, ["ok", "failing", "undetected", "broken"], inputs_of, lambda host: {"run_id": "r1", "cluster": host}, lines.append, diff=True
+    )
+    assert out["left_out"] == ["undetected"] and out["changed"] is True
+    assert out["msg"] == "4 cluster(s): 1 ran every stage, 2 failed, 1 not driven"
+    assert out["clusters"]["ok"]["record"]["done"] == "fleet" and out["clusters"]["ok"]["lines"] == ["node", "fleet"]
+    # a failed stage ends the cluster's stages; its record names the stage as the role's rescue does
+    failing = out["clusters"]["failing"]
+    assert failing["failed"] and failing["stage"] == "node" and "Run the stage node" in json.dumps(failing["record"]) and failing["detail"] == ""
+    assert out["clusters"]["broken"]["msg"] == "%s: broken: api_key: not a string" % NAME and out["clusters"]["broken"]["failed"]
+    # every diff headed by its host, the hosts in order
+    assert [d["before_header"] for d in out["diff"]] == ["ok: TrainJob/j", "ok: TrainJob/j"]
+    assert sorted(set(call[0] for call in calls)) == ["failing", "ok"] and all(call[2] == "ctx" for call in calls)
+    assert lines[0] == "%s: 2 cluster(s) at once: failing, ok" % NAME
+    assert "gpufleet.burnin.cleanup -e burnin_run_id=bad" in lines[1] and "burnin_run_id=r1" in lines[2]
+
+
+def test_a_signal_cancels_records_what_each_cluster_created_and_runs_its_own_handler(monkeypatch, tmp_path):
+    started = threading.Event()
+
+    def stage(auth, name, args, cancel=None, **options):
+        started.set()
+        # the stage ends once the batch set() the cancel, as a watch stopped by it does
+        while not cancel._event.is_set():  # pylint: disable=protected-access
+            threading.Event().wait(0.01)
+        return {"failed": True, "record": dict(args["result"], applied=["TrainJob/j"]), "msg": "waiting for TrainJob j: cancelled", "error": None}
+
+    monkeypatch.setattr(cluster_batch, "run_cluster_stage", stage)
+    got = []
+    own = signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+    try:
+        threading.Thread(target=lambda: started.wait(5) and os.kill(os.getpid(), signal.SIGINT), daemon=True).start()
+        out = cluster_batch.drive_batch(NAME, ["a"], lambda host: (dict(inputs(report_dir=str(tmp_path))[0], host=host), {}), dict, lambda line: None)
+        # the batch's handler is gone again, and the signal reached the handler that was there before
+        assert signal.getsignal(signal.SIGINT) is not None and got == [signal.SIGINT]
+    finally:
+        signal.signal(signal.SIGINT, own)
+    assert out["clusters"]["a"]["failed"]
+    record = json.loads((tmp_path / "r1" / "cancelled.json").read_text())
+    assert record == {
+        "cancelled": True,
+        "run_ids": ["r1"],
+        "clusters": {"a": {"namespace": "burnin", "applied": ["TrainJob/j"], "stage": "fleet", "msg": "waiting for TrainJob j: cancelled"}},
+    }
+
+
+def test_a_cancel_record_stays_inside_its_report_directory(tmp_path):
+    # the run id is one slugged directory name below the report directory (files.safe_join), never a path
+    args, auth = inputs(run_id="../../escape", report_dir=str(tmp_path / "reports"))
+    cluster_batch.record_cancel({"a": {"record": {}}}, {"a": (args, auth)})
+    written = list(tmp_path.rglob("cancelled.json"))
+    assert len(written) == 1 and written[0].parent.parent == tmp_path / "reports"
