@@ -155,13 +155,13 @@ def _message(line, start, repeat):
     is at the earliest of the last _MAX_REPEAT_BARS bars after which only prefixes and spaces come."""
     if repeat == len(line):
         return line[start:].strip()
-    cut = bar = repeat
+    cut = separator = repeat
     for dummy in range(_MAX_REPEAT_BARS):
-        bar = line.rfind("|", start, bar)
-        if bar < 0:
+        separator = line.rfind("|", start, separator)
+        if separator < 0:
             break
-        if not strip(line[bar + 1 : repeat]).strip():
-            cut = bar
+        if not strip(line[separator + 1 : repeat]).strip():
+            cut = separator
     return line[start:cut].rstrip(" \t|").strip()
 
 
