@@ -491,3 +491,74 @@ class Cluster(object):
             if gone["state"] != "unwatchable":
                 return
         self._poll(lambda: sum(len(pods) for pods in self.pods_of(names).values()), lambda left: left == 0, PODS_GONE_SECONDS)
+
+    # The node protocol (module_utils/burnin/remediation_run.py): nodes read and patched, the record ConfigMap.
+
+    def read_node(self, name):
+        """Node NAME, or None when there is none."""
+        found = self.retried("reading Node/%s" % name, lambda: self.service.find("Node", "v1", name=name))
+        return (found.get("resources") or [None])[0]
+
+    def patch_node(self, name, patch):
+        """Merge-patch Node NAME; False on a conflict (the node changed since it was read), so the caller reads again."""
+        resource = self.retried("finding the Node API", lambda: self.service.find_resource("Node", "v1", fail=True))
+        conflict = []
+
+        def send():
+            try:
+                self.service.client.patch(resource, patch, name=name, content_type="application/merge-patch+json")
+            except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+                if getattr(exc, "status", None) == 409:
+                    conflict.append(True)
+                    return False
+                raise
+            return True
+
+        return self.retried("patching Node/%s" % name, send) and not conflict
+
+    def patch_node_status(self, name, patch):
+        """A strategic merge patch of Node NAME's status subresource: conditions merge by their type, so the kubelet's
+        own and other tools' conditions stay (a merge patch would replace the whole list)."""
+        resource = self.retried("finding the Node API", lambda: self.service.find_resource("Node", "v1", fail=True))
+        status = resource.subresources["status"]
+        self.retried(
+            "patching Node/%s/status" % name,
+            lambda: self.service.client.patch(status, patch, name=name, content_type="application/strategic-merge-patch+json"),
+        )
+
+    def read_configmap(self, name, namespace):
+        """ConfigMap NAME in NAMESPACE, or None when there is none. Raises ClusterCallFailed (a Forbidden at once)."""
+        return (
+            self.retried("reading ConfigMap/%s in %s" % (name, namespace), lambda: self.service.find("ConfigMap", "v1", name=name, namespace=namespace)).get(
+                "resources"
+            )
+            or [None]
+        )[0]
+
+    def merge_configmap(self, name, namespace, patch, created):
+        """Merge-patch ConfigMap NAME in NAMESPACE, or create it as CREATED when there is none (patched after all when
+        another client made it in between). False when NAMESPACE is not there. Raises ClusterCallFailed."""
+        resource = self.retried("finding the ConfigMap API", lambda: self.service.find_resource("ConfigMap", "v1", fail=True))
+        merge = "application/merge-patch+json"
+        no_namespace = []
+
+        def send():
+            try:
+                self.service.client.patch(resource, patch, name=name, namespace=namespace, content_type=merge)
+                return True
+            except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+                if getattr(exc, "status", None) != 404:
+                    raise
+            try:
+                self.service.client.create(resource, created, namespace=namespace)
+            except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+                if getattr(exc, "status", None) == 404:  # the namespace itself is not there
+                    no_namespace.append(True)
+                    return True
+                if getattr(exc, "status", None) != 409:  # made by another client in between: patch it
+                    raise
+                self.service.client.patch(resource, patch, name=name, namespace=namespace, content_type=merge)
+            return True
+
+        self.retried("writing ConfigMap/%s in %s" % (name, namespace), send)
+        return not no_namespace

@@ -19,8 +19,8 @@ annotations, so the action plans on node_records.trusted_state(), whose records 
   admin's cordon) gets no annotation, so it is never uncordoned by the collection.
 
 Undo for a run id removes the marks whose value is that run id (a newer run's marks stay); undo for all runs removes
-every mark an annotation records. Everything here is pure: the action plugin (plugins/action/burnin_remediate.py)
-reads the nodes, calls plan_apply/plan_undo and sends merge_patch(). The node marks with an expiry (result, run id,
+every mark an annotation records. Everything here is pure: the remediation's loop (module_utils/burnin/
+remediation_run.py) reads the nodes, calls plan_apply/plan_undo and sends merge_patch(). The node marks with an expiry (result, run id,
 verdict, condition) are cluster/node_marks.py's; undo removes them too.
 """
 

@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """The record no node can write (cluster/node_records.py): planning acts on the record ConfigMap's entry, never on a
 node's own annotations, and a record from the future is ignored. Each rule both ways, and the three forgeries of
-issue 43 planned as the action plugin plans them (plugins/action/burnin_remediate.py)."""
+issue 43 planned as the remediation plans them (plugins/module_utils/burnin/remediation_run.py)."""
 
 from __future__ import absolute_import, division, print_function
 

@@ -1,0 +1,165 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""module_utils/burnin/remediation_run.py against a fake cluster of its node protocol: what it reads and patches, in
+which order, again on a conflict, and what it records (the action's end-to-end cases are in
+tests/unit/plugins/action/test_action_plugins.py and tests/e2e/test_remediation.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import remediation_run
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_records
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
+
+NOW = 1_800_000_000
+
+
+def args(**given):
+    base = {
+        "mode": "apply",
+        "run_id": "r1",
+        "all_runs": False,
+        "node_verdicts": {"bad": {"verdict": "fail"}, "good": {"verdict": "pass"}},
+        "cluster_result": {"cluster": "c1"},
+        "label_verified": True,
+        "verified_label": "gpufleet.burnin/verified",
+        "quarantine": "taint",
+        "quarantine_taint": {},
+        "node_marks": False,
+        "mark_ttl_hours": 24,
+        "mark_condition": False,
+        "now": NOW,
+        "record_namespace": "burnin",
+    }
+    base.update(given)
+    return base
+
+
+class Nodes(object):
+    """The node protocol over nodes in memory; CONFLICTS: how many patches of a node are refused first."""
+
+    def __init__(self, names, conflicts=None, record=None, namespace=True, forbidden=False):
+        self.nodes = dict((name, {"metadata": {"name": name, "resourceVersion": "1", "labels": {}, "annotations": {}}, "spec": {}}) for name in names)
+        self.conflicts, self.record, self.namespace, self.forbidden = dict(conflicts or {}), record, namespace, forbidden
+        self.calls = []
+
+    def read_node(self, name):
+        self.calls.append(("read", name))
+        return copy.deepcopy(self.nodes.get(name))
+
+    def patch_node(self, name, patch):
+        self.calls.append(("patch", name))
+        if self.conflicts.get(name):
+            self.conflicts[name] -= 1
+            return False
+        node = self.nodes[name]
+        for part in ("metadata", "spec"):
+            for key, value in (patch.get(part) or {}).items():
+                if isinstance(value, dict):
+                    merged = dict(node[part].get(key) or {})
+                    merged.update(value)
+                    node[part][key] = dict((k, v) for k, v in merged.items() if v is not None)
+                else:
+                    node[part][key] = value
+        return True
+
+    def patch_node_status(self, name, patch):
+        self.calls.append(("status", name))
+
+    def read_configmap(self, name, namespace):
+        self.calls.append(("read-record", namespace))
+        if self.forbidden:
+            raise ClusterCallFailed("reading ConfigMap/%s in %s" % (name, namespace), {"category": "Forbidden", "status": 403, "detail": "", "message": "no"})
+        return copy.deepcopy(self.record)
+
+    def merge_configmap(self, name, namespace, patch, created):
+        self.calls.append(("write-record", namespace))
+        if not self.namespace:
+            return False
+        record = self.record or {"data": {}}
+        data = dict(record.get("data") or {})
+        for key, value in (patch.get("data") or {}).items():
+            if value is None:
+                data.pop(key, None)
+            else:
+                data[key] = value
+        self.record = dict(created if self.record is None else record, data=data)
+        return True
+
+
+def run(cluster, check_mode=False, **given):
+    given = args(**given)
+    return remediation_run.run_remediation(cluster, given, remediation_run.checked(given), check_mode=check_mode)
+
+
+def test_apply_records_first_then_marks_each_node_and_undo_takes_back_its_own():
+    cluster = Nodes(["bad", "good"])
+    out = run(cluster)
+    # the record is made before any node changes (a missing namespace fails there), each node's entry after it
+    assert cluster.calls[:2] == [("read-record", "burnin"), ("write-record", "burnin")]
+    assert out["changed"] and sorted(set(change["node"] for change in out["changes"])) == ["bad", "good"]
+    assert [diff["before_header"] for diff in out["diffs"]] == ["Node/bad", "Node/good"]
+    assert sorted(node_records.parse(cluster.record)[0]) == ["bad", "good"] and out["records_left"] == 2
+    undone = run(cluster, mode="undo")
+    assert undone["msg"] == "undid the remediation of 2 node(s): bad, good" and undone["records_left"] == 0
+    assert not node_records.parse(cluster.record)[0]
+
+
+@pytest.mark.parametrize("conflicts, fails", [(remediation_run.ATTEMPTS - 1, False), (remediation_run.ATTEMPTS, True)])
+def test_a_node_that_changes_under_every_attempt_fails_after_the_last(conflicts, fails):
+    cluster = Nodes(["bad"], conflicts={"bad": conflicts})
+    if not fails:
+        assert run(cluster, node_verdicts={"bad": {"verdict": "fail"}})["changed"]
+        assert cluster.calls.count(("read", "bad")) == conflicts + 1
+        return
+    with pytest.raises(ClusterCallFailed) as failed:
+        run(cluster, node_verdicts={"bad": {"verdict": "fail"}})
+    assert failed.value.error["category"] == "Conflict" and failed.value.partial == {"changes": []}
+    assert cluster.calls.count(("patch", "bad")) == remediation_run.ATTEMPTS
+
+
+def test_check_mode_patches_nothing_and_says_what_would_change():
+    cluster = Nodes(["bad", "good"])
+    out = run(cluster, check_mode=True)
+    assert out["changes"] and not [call for call in cluster.calls if call[0] in ("patch", "status", "write-record")]
+    assert cluster.nodes["bad"]["spec"] == {}
+
+
+def test_a_missing_namespace_is_named_with_the_option_that_sets_it():
+    with pytest.raises(ClusterCallFailed) as failed:
+        run(Nodes(["bad"], namespace=False))
+    assert failed.value.error["category"] == "NotFound" and "record_namespace" in failed.value.error["message"]
+
+
+@pytest.mark.parametrize("mode, fails", [("undo", False), ("expire", False), ("apply", True)])
+def test_a_record_that_may_not_be_read_stops_a_remediation_but_not_an_undo(mode, fails):
+    cluster = Nodes(["bad"], forbidden=True)
+    if fails:
+        with pytest.raises(ClusterCallFailed):
+            run(cluster, mode=mode)
+        return
+    out = run(cluster, mode=mode, run_id="" if mode == "expire" else "r1")
+    assert not out["changed"] and "nodes not checked for the collection's labels, taints and cordons: no" in out["msg"]
+
+
+def test_an_undo_of_a_node_that_is_gone_drops_its_entry():
+    cluster = Nodes(["bad", "good"])
+    run(cluster)
+    del cluster.nodes["good"]
+    out = run(cluster, mode="undo")
+    assert out["msg"] == "undid the remediation of 1 node(s): bad" and not node_records.parse(cluster.record)[0]
+
+
+def test_options_are_checked_before_anything_connects():
+    with pytest.raises(BurninError):
+        remediation_run.checked(args(quarantine="explode"))
+    with pytest.raises(BurninError):
+        remediation_run.checked(args(run_id=""))
+    assert remediation_run.checked(args(mode="expire", run_id=""))["verdicts"] == {}
