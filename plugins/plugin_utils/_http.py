@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""One HTTP request of the export (plugins/action/burnin_export.py) that always ends: one total deadline for the
+"""One HTTP request of the export (plugins/plugin_utils/export_run.py) that always ends: one total deadline for the
 connection, the request and the whole answer, and every transport error an answer (status None) with a message
 that holds neither the URL's secrets nor the server's text.
 

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""The metrics and the report export end to end (plugins/action/burnin_export.py, docs/metrics-export.md).
+"""The metrics and the report export end to end (plugins/plugin_utils/export_run.py behind gpufleet.burnin.burnin_export,
+docs/metrics-export.md).
 
 A burn-in of two clusters of the test fleet (gcp-usc1-h100-a passes; aws-usw2-h100-nodestage fails its slow node in
 the node stage) at -vvv, with every export on:

@@ -236,7 +236,7 @@ def _export_headers(name, value):
     return export.shown_headers(export.check_headers(name, value))
 
 
-# The metrics and the export read the run's JSON report (plugins/action/burnin_export.py).
+# The metrics and the export read the run's JSON report (plugins/plugin_utils/export_run.py).
 EXPORT_VARIABLES = ("burnin_metrics_dir", "burnin_pushgateway_url", "burnin_export_url")
 
 

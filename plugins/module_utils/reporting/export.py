@@ -2,9 +2,8 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """Sending a run's results elsewhere, the parts without I/O: the checks of the export options, the webhook's headers,
-the bounded retry with backoff, and messages that never hold a secret. The action plugin
-(plugins/action/burnin_export.py) does the HTTP calls through ``send`` functions given to ``deliver``; docs/metrics-export.md
-describes the whole.
+the bounded retry with backoff, and messages that never hold a secret. The export (plugins/plugin_utils/export_run.py)
+does the HTTP calls through ``send`` functions given to ``deliver``; docs/metrics-export.md describes the whole.
 
 Idempotent by run id: every attempt of one export sends the same body with ``Idempotency-Key: <run id>`` (and
 ``X-Burnin-Run-Id``), so a receiver that saw an attempt whose answer was lost can drop the repeat.

@@ -4,7 +4,7 @@
 """A burn-in run's figures as Prometheus metrics, from the run's JSON report (report.py's document, read with .get so
 newer report fields change nothing here). Written with the Prometheus client library (``prometheus-client``, a
 controller requirement): the text exposition for node_exporter's textfile collector and the body of a Pushgateway
-push (plugins/action/burnin_export.py does the writing and the pushing). Names, labels and an example:
+push (plugins/plugin_utils/export_run.py does the writing and the pushing). Names, labels and an example:
 docs/metrics-export.md.
 
 Cardinality is bounded: label values are names (cluster, node, stage, workload, GPU index, DCGM test) cut to
