@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""What a cleanup removes from one namespace, decided from what the cluster holds (the plugin
-plugins/action/burnin_cleanup.py reads and deletes).
+"""What a cleanup removes from one namespace, decided from what the cluster holds (module_utils/burnin/
+cleanup_run.py reads and deletes).
 
 A run's TrainJobs go (label gpufleet.burnin/run-id, or every TrainJob of the entry with ``all_runs``). The entry's
 shared objects (its runtime and the dependencies of its overrides, label gpufleet.burnin/entry) go once no TrainJob
