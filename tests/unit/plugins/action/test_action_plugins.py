@@ -191,9 +191,10 @@ def cluster(monkeypatch):
 
     def use(fake):
         holder["fake"] = fake
-        # cluster_detect makes its client itself; burnin_remediate through the cluster protocol (plugin_utils/cluster.py).
+        # cluster_detect makes its client in plugin_utils/cluster_detection.py; burnin_remediate through the cluster
+        # protocol (plugin_utils/cluster.py).
         for module, where in (
-            ("cluster_detect", ACTION % "cluster_detect"),
+            ("cluster_detect", "ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster_detection"),
             ("burnin_remediate", "ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster"),
         ):
             plugin = importlib.import_module(where)
