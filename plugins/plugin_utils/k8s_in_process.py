@@ -234,6 +234,13 @@ def _hide(obj, paths):
     return obj
 
 
+def _close_unpooled(response, pool):
+    """Close RESPONSE, whose connection never went back to POOL, and give POOL back the slot it took."""
+    response.close()
+    if pool is not None:
+        pool._put_conn(None)  # pylint: disable=protected-access
+
+
 class ListWatch(object):
     """``list()`` and ``watch(resource_version, seconds)`` of one kind in one namespace, for
     module_utils/cluster/watching.py, through kubernetes.core's client (its dynamic client: authentication, TLS and
@@ -279,15 +286,20 @@ class ListWatch(object):
             _request_timeout=(self.CONNECT_SECONDS, int(seconds) + self.READ_SLACK_SECONDS),
             **self._selectors,
         )
+        # Never back in the client's shared pool: urllib3 puts a connection back there itself when its stream ends, in
+        # the reader's thread, and _end() could then shut down a socket another thread had taken ([Errno 9]). The
+        # stream's own socket is closed when it ends, and its pool gets its slot back.
+        pool = getattr(response, "_pool", None)
+        response._pool = None  # pylint: disable=protected-access
         with self._lock:
             if self._stopped or self._interrupted:
                 self._interrupted = False
-                response.close()
+                _close_unpooled(response, pool)
                 return iter(())
             self._response = response
-        return self._events(response)
+        return self._events(response, pool)
 
-    def _events(self, response):
+    def _events(self, response, pool):
         from kubernetes.watch.watch import iter_resp_lines
 
         try:
@@ -299,12 +311,10 @@ class ListWatch(object):
                     _hide(event["object"], self._hidden)
                 yield event
         finally:
-            # Under the lock: once the connection is back in the client's pool another thread may use it, and _end()
-            # must not shut down or close it then.
+            # Under the lock: _end() shuts down or closes only the response being read.
             with self._lock:
                 self._response = None
-                response.close()
-                response.release_conn()
+                _close_unpooled(response, pool)
 
     def interrupt(self):
         """End the watch being read, or the next one opened (its reader sees the stream end or fail, looks at what it
