@@ -148,3 +148,31 @@ def test_interrupt_ends_the_stream_being_read_or_the_next_one_but_not_the_ones_a
     source.interrupt()
     assert list(source.watch("4", 60)) == []
     assert [e["object"]["metadata"]["name"] for e in source.watch("4", 60)] == ["r"]
+
+
+class Pool(object):
+    def __init__(self):
+        self.put = []
+
+    def _put_conn(self, conn):
+        self.put.append(conn)
+
+
+def test_a_watchs_connection_never_goes_back_to_the_shared_pool():
+    # urllib3 releases a connection to its pool itself when the stream ends, in the reader's thread; another thread
+    # could then take it while stop() shuts its socket down. So the response has no pool while it is read, its socket is
+    # closed at the end, and the pool only gets its slot back (None), never the connection.
+    pool = Pool()
+    response = Response(chunks=[line("ADDED", job("a", "2"))])
+    response._pool = pool  # pylint: disable=protected-access
+    source = ListWatch(Service([response]), "TrainJob", "trainer.kubeflow.org/v1alpha1", namespace="burnin")
+    events = source.watch("1", 60)
+    assert response._pool is None  # pylint: disable=protected-access
+    assert [event["object"]["metadata"]["name"] for event in events] == ["a"]
+    assert response.closed.is_set() and pool.put == [None]
+    # a watch opened after stop() is closed at once, its slot given back too
+    stopped = Response(chunks=[line("ADDED", job("b", "3"))])
+    stopped._pool = pool  # pylint: disable=protected-access
+    source = ListWatch(Service([stopped]), "TrainJob", "trainer.kubeflow.org/v1alpha1", namespace="burnin")
+    source.stop()
+    assert list(source.watch("1", 60)) == [] and stopped.closed.is_set() and pool.put == [None, None]
