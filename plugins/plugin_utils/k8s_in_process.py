@@ -331,8 +331,13 @@ class ListWatch(object):
             setattr(self, flag, True)
             # Still under the lock: the reader's connection is not back in the pool (_events) while it is ended here.
             if self._response is not None:
-                # urllib3 2.3+ can end a read blocked in another thread; close() alone may wait for it.
-                getattr(self._response, "shutdown", lambda: None)()
+                try:
+                    # urllib3 2.3+ can end a read blocked in another thread; close() alone may wait for it.
+                    getattr(self._response, "shutdown", lambda: None)()
+                except (OSError, ValueError, RuntimeError):
+                    # urllib3 closed it already: a read that failed closes the connection in the reader's thread
+                    # before the reader reaches _events' lock ([Errno 9] on its socket), a close() clears the shutdown.
+                    pass
                 self._response.close()
 
 

@@ -176,3 +176,55 @@ def test_a_watchs_connection_never_goes_back_to_the_shared_pool():
     source = ListWatch(Service([stopped]), "TrainJob", "trainer.kubeflow.org/v1alpha1", namespace="burnin")
     source.stop()
     assert list(source.watch("1", 60)) == [] and stopped.closed.is_set() and pool.put == [None, None]
+
+
+def streaming_server(body):
+    """A local HTTP server that answers one request with BODY as a chunk and then holds the stream open (a quiet watch)
+    until the returned Event is set: (its URL, the Event)."""
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    done = threading.Event()
+
+    def serve():
+        conn, dummy = server.accept()
+        with conn:
+            while b"\r\n\r\n" not in conn.recv(65536):
+                pass
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+            conn.sendall(b"%x\r\n%s\r\n" % (len(body), body))
+            done.wait(10)
+        server.close()
+
+    thread = threading.Thread(target=serve)
+    thread.daemon = True
+    thread.start()
+    return "http://127.0.0.1:%d" % server.getsockname()[1], done
+
+
+def test_stop_and_interrupt_end_a_stream_whose_connection_urllib3_already_closed():
+    # A read that fails (a cut stream, a read timeout) makes urllib3 close the connection in the reader's thread
+    # (HTTPResponse._error_catcher), before the reader reaches _events' lock. A stop() or interrupt() from another thread
+    # in between met a response whose socket was closed, and its shutdown() raised [Errno 9] out of that thread's stage.
+    import urllib3
+
+    for end in ("stop", "interrupt"):
+        url, done = streaming_server(line("ADDED", job("a", "2")))
+        manager = urllib3.PoolManager()
+
+        class RealService(Service):
+            def request(self, method, path, **params):
+                return manager.request("GET", url + path, preload_content=False, timeout=urllib3.Timeout(connect=5, read=10))
+
+        source = ListWatch(RealService([]), "TrainJob", "trainer.kubeflow.org/v1alpha1", namespace="burnin")
+        events = source.watch("1", 60)
+        assert next(events)["object"]["metadata"]["name"] == "a"
+        response = source._response  # pylint: disable=protected-access
+        response._connection.close()  # pylint: disable=protected-access
+        getattr(source, end)()
+        assert response.closed
+        events.close()
+        assert source._response is None  # pylint: disable=protected-access
+        done.set()
