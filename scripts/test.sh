@@ -217,7 +217,8 @@ step_e2e() {
     cd "$REPO"
     local rc
     set +e
-    "$GPUFLEET_VENV/bin/python" -m pytest -p no:cacheprovider tests/e2e </dev/null
+    # The slowest tests are named at the end: where the 90 minutes of CI go.
+    "$GPUFLEET_VENV/bin/python" -m pytest -p no:cacheprovider --durations=20 tests/e2e </dev/null
     rc=$?
     set -e
     if [ "$rc" = 5 ]; then

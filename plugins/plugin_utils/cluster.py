@@ -42,7 +42,7 @@ HIDDEN_FIELDS = ["metadata.managedFields"]
 # A TrainJob refused because Trainer's webhook has not seen its runtime yet (applied a moment before, in the same
 # call) is applied again, server-side apply being idempotent: up to CACHE_RETRIES times, CACHE_DELAY_SECONDS apart.
 CACHE_RETRIES, CACHE_DELAY_SECONDS = 5, 2
-# How long delete() waits for the TrainJobs' pods to go (their grace period, 30 s by default, and some): past it the
+# How long delete() waits for the TrainJobs' pods to end (their grace period, 30 s by default, and some): past it the
 # caller goes on, the next pods wait for the GPUs.
 PODS_GONE_SECONDS = 120
 TRAINJOB_HIDDEN = ["metadata.managedFields", "spec"]
@@ -479,18 +479,23 @@ class Cluster(object):
         return collect(pods, read, waited.get("pods"), waited.get("logs"), cuts)
 
     def delete(self, names):
-        """Delete the TrainJobs NAMES; back once their pods are gone (PODS_GONE_SECONDS at most): a terminating pod still
-        holds its node's GPUs, and the next job's pods (one per node, whose anti-affinity counts running pods only)
-        would double up on the nodes already free."""
+        """Delete the TrainJobs NAMES; back once none of their pods holds a node (PODS_GONE_SECONDS at most): a pod that
+        still runs holds its node's GPUs, and the next job's pods (one per node, whose anti-affinity counts running
+        pods only) would double up on the nodes already free. A pod that ended (Succeeded or Failed) holds nothing,
+        even before it is removed (docs/stages.md, "Waits")."""
         for name in names:
             self.delete_object({"apiVersion": self.options["api_version"], "kind": "TrainJob", "metadata": {"name": name, "namespace": self.namespace}})
         if self.options["watch"]:
             gone = self._watch(
-                self._source("Pod", "v1", label_selector=self._selector(names), hidden_fields=POD_HIDDEN), lambda left: not left, PODS_GONE_SECONDS
+                self._source("Pod", "v1", label_selector=self._selector(names), hidden_fields=POD_HIDDEN),
+                lambda left: all(has_ended_for_good(pod) for pod in left.values()),
+                PODS_GONE_SECONDS,
             )
             if gone["state"] != "unwatchable":
                 return
-        self._poll(lambda: sum(len(pods) for pods in self.pods_of(names).values()), lambda left: left == 0, PODS_GONE_SECONDS)
+        self._poll(
+            lambda: sum(not has_ended_for_good(pod) for pods in self.pods_of(names).values() for pod in pods), lambda left: left == 0, PODS_GONE_SECONDS
+        )
 
     # The node protocol (module_utils/burnin/remediation_run.py): nodes read and patched, the record ConfigMap.
 

@@ -12,7 +12,7 @@ A cluster (plugins/plugin_utils/cluster.py gives kubernetes.core's client; the u
   or Error: a wait never raises for the cluster.
 - ``logs(name, waited=None, whole_logs_of=None)``: the TrainJob's pods and their logs (module_utils/cluster/pod_logs.py
   collect()), the pods of WHOLE_LOGS_OF's jobs read whole (default the cluster's option).
-- ``delete(names)``: delete the TrainJobs NAMES, back once their pods are gone (the next job needs the GPUs).
+- ``delete(names)``: delete the TrainJobs NAMES, back once none of their pods runs (the next job needs the GPUs).
 
 Every other call raises ClusterCallFailed when the cluster refuses it or stays unreachable for the grace.
 """

@@ -229,6 +229,17 @@ def test_delete_tolerates_gone_and_waits_for_the_pods():
     assert clock.sleeps == [1.0, 2.0]
 
 
+@pytest.mark.parametrize("phase, holds", [("Running", True), ("Pending", True), ("Succeeded", False), ("Failed", False)])
+def test_delete_waits_for_the_pods_that_hold_their_node_only(phase, holds):
+    # A pod that ended holds no node while it waits for its removal (its grace period): the scheduler does not count it
+    # and the kubelet has freed its devices (docs/stages.md, "Waits"). One that runs or starts still does.
+    left = dict(pod("a-node-0", "a"), status={"phase": phase})
+    cluster, clock = cluster_with({"Pod": [[left], []]}, poll_interval=2)
+    cluster.delete(["a"])
+    assert len([call for call in cluster.service.calls if call[0] == "Pod"]) == (2 if holds else 1)
+    assert clock.sleeps == ([1.0] if holds else [])
+
+
 def test_delete_refused_raises_with_what():
     cluster, dummy = cluster_with({"Pod": [[]]})
 
@@ -396,6 +407,16 @@ def test_delete_watches_the_pods_go():
     assert made == [("Pod", None, "%s in (a)" % JOBSET)]
     assert clock.sleeps == [] and clock.now == 4
     assert not [call for call in cluster.service.calls if call[0] == "Pod"]
+
+
+def test_delete_watch_ends_when_the_pods_left_have_ended():
+    # The MPI workers JobSet stops when the launcher is done: Failed, deleted, removed only at their grace period's end.
+    stopped = dict(pod("a-node-0", "a"), status={"phase": "Failed"})
+    ended = {"type": "MODIFIED", "object": stopped}
+    sources = {"Pod": lambda clock: FakeListWatch(clock, [pod("a-node-0", "a")], [[(ended, 2), ({"type": "DELETED", "object": stopped}, 30)]])}
+    cluster, clock, dummy = watched_cluster({"Pod": [[]]}, sources)
+    cluster.delete(["a"])
+    assert clock.now == 2
 
 
 def preempted(obj):
