@@ -151,6 +151,12 @@ def _budget(variables, settings):
     }
 
 
+def _told(settings, host):
+    """PROGRESS(line) for HOST's lines (the fleet driver's), or None when nobody listens."""
+    progress = settings["progress"]
+    return None if progress is None else lambda line: progress("%s: %s" % (host, line))
+
+
 def _stopped(record, exc, what, host):
     """The record and result of an isolation or pairs stage that stopped on EXC (never a failed task)."""
     failed = isolation_stage.failed_record(exc.result.get("msg") if isinstance(exc, ModuleExit) else exc)
@@ -176,7 +182,9 @@ def _isolation(args, variables, settings, plan_attempt, connect, host):
     attempt = max(len(stages.attempts_of(record, "fleet")), 1)
     try:
         objects = plan_attempt("fleet", attempt, record)["objects"]
-        out = isolation_stage.isolate(connect, record, objects, judging=_judging(settings), budget=_budget(variables, settings))
+        out = isolation_stage.isolate(
+            connect, record, objects, judging=_judging(settings), budget=_budget(variables, settings), progress=_told(settings, host)
+        )
     except (ModuleExit, ClusterCallFailed, BurninError) as exc:
         return _stopped(record, exc, "isolation", host)[1]
     merged = dict(record, **out["record"]) if out["record"] else record
@@ -198,7 +206,14 @@ def _sweep_pairs(args, variables, settings, connect, host):
             dict(variables, burnin_nodes=2), record["platform"], record["gpu_architecture"], args["run_id"], args["namespace"], args["cluster"], "fleet"
         )
         out = isolation_stage.sweep_pairs(
-            connect, record, planned, nodes, judging=_judging(settings), budget=_budget(variables, settings), check_mode=settings["check_mode"]
+            connect,
+            record,
+            planned,
+            nodes,
+            judging=_judging(settings),
+            budget=_budget(variables, settings),
+            check_mode=settings["check_mode"],
+            progress=_told(settings, host),
         )
     except (ModuleExit, ClusterCallFailed, BurninError) as exc:
         merged, stopped = _stopped(record, exc, "pairs", host)

@@ -180,6 +180,9 @@ def test_the_isolation_names_exactly_the_slow_node_with_fewer_jobs_than_all_pair
     assert culprit["evidence"]["busbw"] < 250 and culprit["evidence"]["size"] > 0
     assert "isolation: bad node(s) %s" % BAD_NODE in result["reason"]
     assert "isolation found: %s" % BAD_NODE in proc.stdout
+    # Each round was told as it ended, in order (the fleet driver's progress).
+    told = [line.split(": isolation round ", 1)[1] for line in proc.stdout.splitlines() if line.startswith("%s: isolation round " % CLUSTER)]
+    assert [int(line.split(":")[0]) for line in told] == [entry["round"] for entry in isolation["rounds"]], proc.stdout[-3000:]
     # The pair jobs are deleted once read; the run's own TrainJob stays for the cleanup.
     names = trainjobs(state, CLUSTER)
     assert "nccl-burnin-%s" % run_id(1) in names and not [name for name in names if name.startswith("nccl-burnin-%s-iso-" % run_id(1))]

@@ -226,6 +226,7 @@ def run_isolation(
     clock=None,
     parts=None,
     ran_together=True,
+    on_round=None,
 ):
     """Run rounds until the planner concludes. JUDGE(logs, waited) -> a verdict (judging/verdict.py's) of one pair.
 
@@ -235,7 +236,8 @@ def run_isolation(
     against one NIC's share)}: once the bad nodes are named, the finer rounds of
     judging/isolation_parts.py run within the same budget (MAX_JOBS and MAX_MINUTES bound all rounds).
     Returns {rounds: [{round, pairs, trainjobs, results}], results, conclusion, findings, minutes, parts, part_results,
-    pending}. RAN_TOGETHER: as judging/isolation.py next_step's. In check mode only the first round is planned
+    pending}. ON_ROUND(round), when given, hears each round once its results are in (the fleet driver's progress).
+    RAN_TOGETHER: as judging/isolation.py next_step's. In check mode only the first round is planned
     (rounds[0].planned true) and nothing is applied; the conclusion is None. Exceptions of the cluster's calls
     propagate, with ``partial`` (what was found so far) set.
     """
@@ -277,6 +279,8 @@ def run_isolation(
             done = _run_round(cluster, jobs, step["pairs"], number, judge_for, timeout(), transport)
             entry["results"].extend(done)
             results.extend(done)
+            if on_round is not None:
+                on_round(entry)
         concluded = round((clock() - start) / 60.0, 2)
         conclusion = dict(conclusion, minutes=concluded)
         found_parts, pending = [], []
@@ -328,6 +332,8 @@ def run_isolation(
                 part_results.extend(done)
                 for result in done:
                     result["minutes"] = round((clock() - start) / 60.0, 2)
+                if on_round is not None:
+                    on_round(entry)
     except Exception as exc:
         exc.partial = {"rounds": rounds, "results": results, "part_results": part_results, "minutes": round((clock() - start) / 60.0, 2)}
         raise

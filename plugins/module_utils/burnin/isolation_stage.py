@@ -104,10 +104,11 @@ def needed(result, settings):
     return ""
 
 
-def isolate(connect, result, objects, judging=None, budget=None, nodes=None, known_good=None, check_mode=False, ran_together=True):
+def isolate(connect, result, objects, judging=None, budget=None, nodes=None, known_good=None, check_mode=False, ran_together=True, progress=None):
     """Isolate the bad nodes of the fleet stage whose RESULT and planned OBJECTS (its one TrainJob and its runtime) are
     given. CONNECT(namespace, api_version) -> the cluster (plugin_utils/cluster.py), called only when a job runs.
     RAN_TOGETHER: NODES ran together before (the fleet stage); false for the sweep's pairs (sweep_pairs()).
+    PROGRESS(line), when given, hears each round as it ends (round_line()).
     Returns {changed, skipped, rounds, nodes, known_good, conclusion, findings, record (to merge into the result), msg}.
     Raises BurninError on bad input; the cluster's errors propagate with ``partial`` (the rounds so far) set."""
     judging = dict(DEFAULT_JUDGING, **(judging or {}))
@@ -138,6 +139,7 @@ def isolate(connect, result, objects, judging=None, budget=None, nodes=None, kno
         round_timeout=budget["timeout"],
         check_mode=check_mode,
         ran_together=ran_together,
+        on_round=None if progress is None else lambda entry: progress(round_line(entry)),
         parts={
             "transport": run_transport(result),
             "judge_for": lambda size: pair_judge(result, judging, size),
@@ -174,7 +176,7 @@ def sweep_pairs_needed(nodes, settings):
 _JUDGED_FIELDS = ("workload", "collective", "results", "gpus_per_node", "instance_type")
 
 
-def sweep_pairs(connect, result, planned, nodes, judging=None, budget=None, check_mode=False):
+def sweep_pairs(connect, result, planned, nodes, judging=None, budget=None, check_mode=False, progress=None):
     """The sweep's pairs (docs/sweep.md): the all_reduce of the isolation's pairs over the picked NODES (two or more),
     so that their network is verified too, not only their GPUs. PLANNED: role_plan()'s plan of the fleet stage for 2
     nodes, which burnin/sweep.py pinned() already pinned to NODES under the sweep's PriorityClass; each pair's TrainJob
@@ -192,7 +194,16 @@ def sweep_pairs(connect, result, planned, nodes, judging=None, budget=None, chec
         cluster = connect(trainjob["metadata"].get("namespace"), trainjob["apiVersion"])
         cluster.apply([obj for obj in objects if obj.get("kind") != "TrainJob"])
     out = isolate(
-        lambda namespace, api_version: cluster, facts, objects, judging, budget, nodes=sorted(nodes), known_good=[], check_mode=check_mode, ran_together=False
+        lambda namespace, api_version: cluster,
+        facts,
+        objects,
+        judging,
+        budget,
+        nodes=sorted(nodes),
+        known_good=[],
+        check_mode=check_mode,
+        ran_together=False,
+        progress=progress,
     )
     if check_mode or out.get("skipped"):
         return out
@@ -205,10 +216,35 @@ def sweep_pairs(connect, result, planned, nodes, judging=None, budget=None, chec
     return out
 
 
+def round_line(entry):
+    """One line for a round that ended: its number, and each job's nodes (with its probe), verdict and busbw."""
+
+    def job(result):
+        probe = result.get("probe") or {}
+        what = "+".join(result.get("nodes") or [])
+        shown = [str(probe[key]) for key in ("kind", "path", "nic", "domain") if probe.get(key)]
+        busbw = result.get("busbw")
+        return "%s%s %s%s" % (what, " (%s)" % " ".join(shown) if shown else "", result.get("verdict"), " %.1f GB/s" % busbw if busbw is not None else "")
+
+    results = entry.get("results") or []
+    return "isolation round %d: %d job(s): %s" % (entry["round"], len(results), "; ".join(job(result) for result in results))
+
+
 def failed_record(exc):
     """What a cluster's result keeps of an isolation that stopped on EXC (it never changes the run's own verdict)."""
     partial = getattr(exc, "partial", None) or {}
     return {"isolation": {"outcome": "error", "reason": str(exc) or "failed", "rounds": partial.get("rounds") or []}}
 
 
-__all__ = ["DEFAULT_BUDGET", "DEFAULT_JUDGING", "failed_record", "isolate", "needed", "pair_judge", "run_transport", "sweep_pairs", "sweep_pairs_needed"]
+__all__ = [
+    "DEFAULT_BUDGET",
+    "DEFAULT_JUDGING",
+    "failed_record",
+    "isolate",
+    "needed",
+    "pair_judge",
+    "round_line",
+    "run_transport",
+    "sweep_pairs",
+    "sweep_pairs_needed",
+]

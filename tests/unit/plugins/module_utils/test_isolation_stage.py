@@ -118,6 +118,21 @@ def test_pairs_judged_by_the_verdict_on_nccl_tests_output_name_the_slow_node():
     assert "-x NCCL_P2P_DISABLE=1" in words and "-x NCCL_SHM_DISABLE=1" in words and words.count("NCCL_MNNVL_ENABLE") == 1
 
 
+def test_each_round_is_told_as_it_ends_with_its_jobs_verdicts_and_busbw():
+    cluster, told = PairCluster(["n2"]), []
+    out = isolation_stage.isolate(lambda *a: cluster, FAILED_FLEET, fleet_objects(), budget={"max_jobs": 8, "max_minutes": 30, "timeout": 600}, progress=told.append)
+    rounds = out["rounds"]
+    assert len(told) == len(rounds) > 1 and all(line.startswith("isolation round %d: " % (n + 1)) for n, line in enumerate(told))
+    # Round 1 holds every node once; a pair with n2 fails at the far-below output's busbw, one without it passes.
+    assert told[0].startswith("isolation round 1: 2 job(s): n0+n1 pass ") and "; n2+n3 fail " in told[0] and " GB/s" in told[0]
+    # The finer rounds name their probe: the slow node's network-only run.
+    assert any("(paths network) fail" in line for line in told[2:]), told
+    # Nobody listening: the same isolation, no line.
+    assert isolation_stage.isolate(lambda *a: PairCluster(["n2"]), FAILED_FLEET, fleet_objects(), budget={"max_jobs": 8, "max_minutes": 30, "timeout": 600})[
+        "rounds"
+    ] == rounds
+
+
 def test_check_mode_plans_the_first_round_without_a_client():
     out = isolation_stage.isolate(lambda *a: pytest.fail("no client in check mode"), FAILED_FLEET, fleet_objects(), check_mode=True)
     assert out["msg"] == "check mode: would run round 1, n0+n1, n2+n3" and out["record"] == {} and out["changed"] is False
