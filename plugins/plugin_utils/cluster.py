@@ -493,9 +493,7 @@ class Cluster(object):
             )
             if gone["state"] != "unwatchable":
                 return
-        self._poll(
-            lambda: sum(not has_ended_for_good(pod) for pods in self.pods_of(names).values() for pod in pods), lambda left: left == 0, PODS_GONE_SECONDS
-        )
+        self._poll(lambda: sum(not has_ended_for_good(pod) for pods in self.pods_of(names).values() for pod in pods), lambda left: left == 0, PODS_GONE_SECONDS)
 
     # The node protocol (module_utils/burnin/remediation_run.py): nodes read and patched, the record ConfigMap.
 

@@ -182,9 +182,7 @@ def _isolation(args, variables, settings, plan_attempt, connect, host):
     attempt = max(len(stages.attempts_of(record, "fleet")), 1)
     try:
         objects = plan_attempt("fleet", attempt, record)["objects"]
-        out = isolation_stage.isolate(
-            connect, record, objects, judging=_judging(settings), budget=_budget(variables, settings), progress=_told(settings, host)
-        )
+        out = isolation_stage.isolate(connect, record, objects, judging=_judging(settings), budget=_budget(variables, settings), progress=_told(settings, host))
     except (ModuleExit, ClusterCallFailed, BurninError) as exc:
         return _stopped(record, exc, "isolation", host)[1]
     merged = dict(record, **out["record"]) if out["record"] else record

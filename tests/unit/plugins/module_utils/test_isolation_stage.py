@@ -120,7 +120,9 @@ def test_pairs_judged_by_the_verdict_on_nccl_tests_output_name_the_slow_node():
 
 def test_each_round_is_told_as_it_ends_with_its_jobs_verdicts_and_busbw():
     cluster, told = PairCluster(["n2"]), []
-    out = isolation_stage.isolate(lambda *a: cluster, FAILED_FLEET, fleet_objects(), budget={"max_jobs": 8, "max_minutes": 30, "timeout": 600}, progress=told.append)
+    out = isolation_stage.isolate(
+        lambda *a: cluster, FAILED_FLEET, fleet_objects(), budget={"max_jobs": 8, "max_minutes": 30, "timeout": 600}, progress=told.append
+    )
     rounds = out["rounds"]
     assert len(told) == len(rounds) > 1 and all(line.startswith("isolation round %d: " % (n + 1)) for n, line in enumerate(told))
     # Round 1 holds every node once; a pair with n2 fails at the far-below output's busbw, one without it passes.
@@ -128,9 +130,12 @@ def test_each_round_is_told_as_it_ends_with_its_jobs_verdicts_and_busbw():
     # The finer rounds name their probe: the slow node's network-only run.
     assert any("(paths network) fail" in line for line in told[2:]), told
     # Nobody listening: the same isolation, no line.
-    assert isolation_stage.isolate(lambda *a: PairCluster(["n2"]), FAILED_FLEET, fleet_objects(), budget={"max_jobs": 8, "max_minutes": 30, "timeout": 600})[
-        "rounds"
-    ] == rounds
+    assert (
+        isolation_stage.isolate(lambda *a: PairCluster(["n2"]), FAILED_FLEET, fleet_objects(), budget={"max_jobs": 8, "max_minutes": 30, "timeout": 600})[
+            "rounds"
+        ]
+        == rounds
+    )
 
 
 def test_check_mode_plans_the_first_round_without_a_client():
