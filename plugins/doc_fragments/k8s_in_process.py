@@ -9,8 +9,8 @@ __metaclass__ = type
 
 class ModuleDocFragment(object):
     """What the plugins that talk to a cluster share (k8s_apply, trainjob_wait, trainjob_logs, cluster_detect):
-    its client run in the worker (plugins/plugin_utils/k8s_in_process.py),
-    and, for those that only read (the READS fragment), no diff."""
+    its client run in the worker (plugins/plugin_utils/k8s_in_process.py). Those that only read add
+    gpufleet.burnin.controller.unchanged (no diff)."""
 
     DOCUMENTATION = r"""
 attributes:
@@ -20,11 +20,4 @@ attributes:
 requirements:
   - kubernetes.core collection
   - kubernetes >= 24.2.0 (Python, on the controller)
-"""
-
-    READS = r"""
-attributes:
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is nothing to show.
 """

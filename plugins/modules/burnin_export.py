@@ -43,6 +43,8 @@ description:
   - Needs the Python package C(prometheus-client) on the controller for the metrics (the collection's C(requirements.txt)).
 author:
   - gpufleet.burnin maintainers (!UNKNOWN)
+extends_documentation_fragment:
+  - gpufleet.burnin.controller
 attributes:
   check_mode:
     support: full
@@ -50,9 +52,6 @@ attributes:
   diff_mode:
     support: none
     description: No diff is shown.
-  action:
-    support: full
-    description: Runs on the controller.
 options:
   report:
     description: The run's JSON report, C(<burnin_report_dir>/<run id>/burnin-report.json).

@@ -24,16 +24,13 @@ description:
     task with a message naming it. Runs on the controller and never contacts a cluster.
 author:
   - gpufleet.burnin maintainers (!UNKNOWN)
+extends_documentation_fragment:
+  - gpufleet.burnin.controller
+  - gpufleet.burnin.controller.unchanged
 attributes:
   check_mode:
     support: full
     description: Renders the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is nothing to show.
-  action:
-    support: full
-    description: Runs on the controller.
 options:
   variables:
     description: The role's C(burnin_*) variables, as M(gpufleet.burnin.burnin_start) returns them checked.

@@ -35,6 +35,8 @@ description:
     the baseline, the JUnit property C(baseline_regressed_nodes)).
 author:
   - gpufleet.burnin maintainers (!UNKNOWN)
+extends_documentation_fragment:
+  - gpufleet.burnin.controller
 attributes:
   check_mode:
     support: full
@@ -42,9 +44,6 @@ attributes:
   diff_mode:
     support: none
     description: No diff is shown.
-  action:
-    support: full
-    description: Runs on the controller.
 options:
   results:
     description:

@@ -21,16 +21,13 @@ description:
   - Runs on the controller and never contacts a cluster.
 author:
   - gpufleet.burnin maintainers (!UNKNOWN)
+extends_documentation_fragment:
+  - gpufleet.burnin.controller
+  - gpufleet.burnin.controller.unchanged
 attributes:
   check_mode:
     support: full
     description: The same in check mode; the result records C(check_mode).
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is no diff.
-  action:
-    support: full
-    description: Runs on the controller.
 options:
   variables:
     description:

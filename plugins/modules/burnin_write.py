@@ -21,6 +21,8 @@ description:
     (inventory host names, run ids) with P(gpufleet.burnin.safe_path#filter).
 author:
   - gpufleet.burnin maintainers (!UNKNOWN)
+extends_documentation_fragment:
+  - gpufleet.burnin.controller
 attributes:
   check_mode:
     support: full
@@ -28,9 +30,6 @@ attributes:
   diff_mode:
     support: none
     description: No diff is shown.
-  action:
-    support: full
-    description: Runs on the controller.
 options:
   directory:
     description: Directory to write into, created (with its parents) when missing.

@@ -30,7 +30,7 @@ author:
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - gpufleet.burnin.k8s_in_process
-  - gpufleet.burnin.k8s_in_process.reads
+  - gpufleet.burnin.controller.unchanged
 attributes:
   check_mode:
     support: full

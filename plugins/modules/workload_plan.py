@@ -33,13 +33,9 @@ attributes:
   check_mode:
     support: full
     description: Plans the same objects in check mode.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is nothing to diff.
-  action:
-    support: full
-    description: Runs on the controller.
 extends_documentation_fragment:
+  - gpufleet.burnin.controller
+  - gpufleet.burnin.controller.unchanged
   - gpufleet.burnin.render.runtime
   - gpufleet.burnin.render.overrides
 options:
