@@ -11,7 +11,7 @@ __metaclass__ = type
 import threading
 import time
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.batch_run import run_batch
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.batch_run import MAX_THREADS, run_batch
 
 BOUND = 10  # seconds any wait of these tests may take before it fails
 
@@ -62,8 +62,10 @@ def spec(*stages):
 
 def test_every_cluster_runs_its_own_stages_in_order():
     clusters = FakeClusters()
-    out = run_batch({"a": spec("node", "fleet"), "b": spec("fleet"), "c": spec("dcgm", "fleet", "isolation")}, clusters)
+    out = run_batch({"a": spec("node", "fleet"), "b": spec("fleet"), "c": spec("dcgm", "fleet", "isolation"), "d": spec("node")}, clusters)
     assert [stage for host, stage in clusters.calls if host == "c"] == ["dcgm", "fleet", "isolation"]
+    # changed when a stage changed something (the fake's fleet stage), not otherwise
+    assert out["d"]["changed"] is False and out["d"]["record"]["done"] == ["node"]
     assert out["a"]["record"]["done"] == ["node", "fleet"] and out["b"]["record"]["done"] == ["fleet"]
     assert out["c"]["lines"] == ["c: dcgm stage: pass", "c: fleet stage: pass", "c: isolation stage: pass"]
     assert out["c"]["stage"] == "isolation" and out["c"]["changed"] is True and len(out["c"]["steps"]) == 3
@@ -119,7 +121,42 @@ def test_a_slow_cluster_holds_only_itself():
 def test_at_most_max_threads_clusters_at_a_time():
     clusters = FakeClusters()
     out = run_batch(dict(("h%02d" % i, spec("fleet")) for i in range(12)), clusters, max_threads=3, wait_step=0.01)
-    assert len(out) == 12 and clusters.most <= 3
+    # every cluster ran, the later ones once a slot was free
+    assert len(out) == 12 and clusters.most <= 3 and not any(result.get("failed") for result in out.values())
+    assert sorted(host for host, stage in clusters.calls) == sorted(out)
+
+
+def test_a_bound_below_one_still_runs_one_cluster_at_a_time():
+    clusters = FakeClusters()
+    out = run_batch({"a": spec("fleet"), "b": spec("fleet")}, clusters, max_threads=0, wait_step=0.01)
+    assert clusters.most == 1 and not any(result.get("failed") for result in out.values())
+
+
+def test_more_clusters_than_max_threads_all_run_and_the_batch_ends():
+    # Past MAX_THREADS the next cluster starts when one ends; the batch ends once the last one reported.
+    clusters = FakeClusters()
+    out = run_batch(dict(("h%03d" % i, spec("fleet")) for i in range(MAX_THREADS + 44)), clusters, wait_step=0.01)
+    assert len(out) == MAX_THREADS + 44 and clusters.most <= MAX_THREADS and not any(result.get("failed") for result in out.values())
+
+
+class Ticks(object):
+    """A clock that moves STEP at each call; EVENTS ({tick: callable}) run when the clock reaches their tick."""
+
+    def __init__(self, step=1.0, events=None):
+        self.now, self.step, self.events, self.lock = 100.0, step, dict(events or {}), threading.Lock()
+
+    def __call__(self):
+        with self.lock:
+            self.now += self.step
+            now = self.now
+        for tick in [tick for tick in self.events if tick <= now]:
+            self.events.pop(tick)()
+        return now
+
+
+def test_a_clusters_seconds_are_its_stages_time_on_the_clock():
+    out = run_batch({"a": spec("fleet")}, FakeClusters(), clock=Ticks(step=1.23456))
+    assert out["a"]["seconds"] == 1.235
 
 
 class FakeCancel(object):
@@ -150,7 +187,11 @@ def test_a_cancel_starts_nothing_more_and_reports_every_cluster_within_its_bound
     assert took < 0.2 + 0.3 + 1.0, took
     assert out["a"]["failed"] and "still running when the run was cancelled" in out["a"]["msg"]
     assert out["b"]["msg"] == "fleet stage: not started, the run was cancelled" and out["c"]["msg"] == "node stage: not started, the run was cancelled"
+    assert (out["c"]["stage"], out["c"]["seconds"], out["c"]["changed"]) == ("node", 0.0, False)
     assert [host for host, stage in clusters.calls] == ["a"]
+    # the cluster still in its stage is left to a daemon thread: the process can end without it
+    (held,) = [thread for thread in threading.enumerate() if thread.name == "gpufleet-burnin-a"]
+    assert held.daemon
     # the batch, not the handler, ends the watches
     assert cancel.sets and all(name == threading.current_thread().name for name in cancel.sets)
 
@@ -162,9 +203,35 @@ def test_a_cancel_between_stages_stops_the_next_stage():
         cancel.event.set()
         return {"record": dict(record, done=[stage]), "lines": [stage]}
 
-    out = run_batch({"a": spec("node", "fleet")}, stage_then_cancel, cancel=cancel, wait_step=0.01)
+    out = run_batch({"a": spec("node", "fleet", "isolation")}, stage_then_cancel, cancel=cancel, wait_step=0.01)
     assert out["a"]["failed"] and out["a"]["stage"] == "fleet" and out["a"]["lines"] == ["node"]
     assert out["a"]["msg"] == "fleet stage: not started, the run was cancelled" and out["a"]["record"]["done"] == ["node"]
+
+
+def test_a_cancelled_batch_waits_its_bound_on_the_clock_for_the_stages_still_running():
+    # Both sides of CANCEL_SECONDS, on the clock: a stage that ends within it reports its own result; one that does not
+    # is reported as still running once the clock is CANCEL_SECONDS past the cancel, not a tick earlier or later.
+    for release_at, bound, still_running in ((104.0, 5, False), (None, 5, True)):
+        clusters, cancel = FakeClusters(held=["a"]), FakeCancel()
+        ticks = Ticks(events={release_at: clusters.held["a"].set} if release_at else {})
+        seen = []
+
+        def clock():
+            now = ticks()
+            if threading.current_thread() is threading.main_thread():
+                seen.append(now)
+            return now
+
+        def cancelled_in_its_stage(host, stage, record, clusters=clusters, cancel=cancel):
+            cancel.event.set()
+            return clusters(host, stage, record)
+
+        out = run_batch({"a": spec("fleet")}, cancelled_in_its_stage, cancel=cancel, wait_step=0.001, cancel_seconds=bound, clock=clock)
+        clusters.held["a"].set()
+        assert ("still running when the run was cancelled" in out["a"].get("msg", "")) is still_running, out
+        if still_running:
+            # the first look is the cancel's time; the last one is BOUND past it
+            assert seen[-1] - seen[0] == bound, seen
 
 
 def test_no_clusters_no_threads():
