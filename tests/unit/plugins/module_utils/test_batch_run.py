@@ -120,7 +120,13 @@ def test_a_slow_cluster_holds_only_itself():
 
 def test_at_most_max_threads_clusters_at_a_time():
     clusters = FakeClusters()
-    out = run_batch(dict(("h%02d" % i, spec("fleet")) for i in range(12)), clusters, max_threads=3, wait_step=0.01)
+
+    def slower_than_a_wait_step(host, stage, record):
+        # the clusters after the first three wait several wait steps for a slot
+        time.sleep(0.05)
+        return clusters(host, stage, record)
+
+    out = run_batch(dict(("h%02d" % i, spec("fleet")) for i in range(12)), slower_than_a_wait_step, max_threads=3, wait_step=0.01)
     # every cluster ran, the later ones once a slot was free
     assert len(out) == 12 and clusters.most <= 3 and not any(result.get("failed") for result in out.values())
     assert sorted(host for host, stage in clusters.calls) == sorted(out)

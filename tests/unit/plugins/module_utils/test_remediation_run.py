@@ -45,9 +45,10 @@ def args(**given):
 class Nodes(object):
     """The node protocol over nodes in memory; CONFLICTS: how many patches of a node are refused first."""
 
-    def __init__(self, names, conflicts=None, record=None, namespace=True, forbidden=False):
+    def __init__(self, names, conflicts=None, record=None, namespace=True, forbidden=False, read_error="Forbidden"):
         self.nodes = dict((name, {"metadata": {"name": name, "resourceVersion": "1", "labels": {}, "annotations": {}}, "spec": {}}) for name in names)
         self.conflicts, self.record, self.namespace, self.forbidden = dict(conflicts or {}), record, namespace, forbidden
+        self.read_error = made_at_run_time(read_error)
         self.calls = []
 
     def read_node(self, name):
@@ -76,7 +77,9 @@ class Nodes(object):
     def read_configmap(self, name, namespace):
         self.calls.append(("read-record", namespace))
         if self.forbidden:
-            raise ClusterCallFailed("reading ConfigMap/%s in %s" % (name, namespace), {"category": "Forbidden", "status": 403, "detail": "", "message": "no"})
+            raise ClusterCallFailed(
+                "reading ConfigMap/%s in %s" % (name, namespace), {"category": self.read_error, "status": 403, "detail": "", "message": "no"}
+            )
         return copy.deepcopy(self.record)
 
     def merge_configmap(self, name, namespace, patch, created):
@@ -92,6 +95,12 @@ class Nodes(object):
                 data[key] = value
         self.record = dict(created if self.record is None else record, data=data)
         return True
+
+
+def made_at_run_time(text):
+    """TEXT as a new string, not a literal the interpreter interns: as a mode or a category arrives from a task's
+    arguments or an API answer (compared by value, never by identity)."""
+    return "".join(list(text))
 
 
 def run(cluster, check_mode=False, **given):
@@ -121,7 +130,7 @@ def test_a_node_that_changes_under_every_attempt_fails_after_the_last(conflicts,
         return
     with pytest.raises(ClusterCallFailed) as failed:
         run(cluster, node_verdicts={"bad": {"verdict": "fail"}})
-    assert failed.value.error["category"] == "Conflict" and failed.value.partial == {"changes": []}
+    assert failed.value.error["category"] == "Conflict" and failed.value.error["status"] == 409 and failed.value.partial == {"changes": []}
     assert cluster.calls.count(("patch", "bad")) == remediation_run.ATTEMPTS
 
 
@@ -135,7 +144,7 @@ def test_check_mode_patches_nothing_and_says_what_would_change():
 def test_a_missing_namespace_is_named_with_the_option_that_sets_it():
     with pytest.raises(ClusterCallFailed) as failed:
         run(Nodes(["bad"], namespace=False))
-    assert failed.value.error["category"] == "NotFound" and "record_namespace" in failed.value.error["message"]
+    assert failed.value.error["category"] == "NotFound" and failed.value.error["status"] == 404 and "record_namespace" in failed.value.error["message"]
 
 
 @pytest.mark.parametrize("mode, fails", [("undo", False), ("expire", False), ("apply", True)])
@@ -163,3 +172,48 @@ def test_options_are_checked_before_anything_connects():
     with pytest.raises(BurninError):
         remediation_run.checked(args(run_id=""))
     assert remediation_run.checked(args(mode="expire", run_id=""))["verdicts"] == {}
+
+
+@pytest.mark.parametrize("category", ["Error", "Conflict", "Unauthorized", "Unreachable"])
+def test_a_record_that_cannot_be_read_for_another_reason_stops_an_undo_too(category):
+    # Only Forbidden means "this identity cannot have remediated": any other failure to read the record is a failure.
+    with pytest.raises(ClusterCallFailed):
+        run(Nodes(["bad"], forbidden=True, read_error=category), mode=made_at_run_time("undo"))
+
+
+def test_the_modes_are_told_apart_by_value():
+    cluster = Nodes(["bad", "good"])
+    assert run(cluster, mode=made_at_run_time("apply"))["msg"].startswith("remediated 2 node(s)")
+    assert run(cluster, mode=made_at_run_time("expire"), run_id="")["marks"] == {}
+    assert run(cluster, mode=made_at_run_time("undo"))["msg"] == "undid the remediation of 2 node(s): bad, good"
+
+
+def test_a_node_already_as_planned_is_not_patched_and_shows_no_diff():
+    cluster = Nodes(["bad", "good"])
+    run(cluster)
+    calls = len(cluster.calls)
+    again = run(cluster)
+    assert (again["changed"], again["changes"], again["diffs"]) == (False, [], [])
+    assert not [call for call in cluster.calls[calls:] if call[0] in ("patch", "status", "write-record")]
+
+
+def test_a_remediation_patches_unless_check_mode_is_asked():
+    cluster = Nodes(["bad"])
+    given = args(node_verdicts={"bad": {"verdict": "fail"}})
+    assert remediation_run.run_remediation(cluster, given, remediation_run.checked(given))["changed"]
+    assert ("patch", "bad") in cluster.calls
+
+
+def test_node_marks_take_the_reports_node_entries_only_when_asked():
+    with_marks = remediation_run.checked(args(node_marks=True))
+    assert sorted(with_marks["entries"]) == ["bad", "good"] and with_marks["entries"]["bad"]["verdict"] == "fail"
+    assert remediation_run.checked(args(node_marks=False))["entries"] == {}
+
+
+def test_a_node_without_a_report_entry_is_marked_with_its_verdict():
+    cluster = Nodes(["bad"])
+    given = args(node_marks=True, node_verdicts={"bad": {"verdict": "fail"}})
+    settings = dict(remediation_run.checked(given), entries={})
+    out = remediation_run.run_remediation(cluster, given, settings)
+    assert out["changed"]
+    assert any("fail" in str(value) for value in cluster.nodes["bad"]["metadata"]["annotations"].values()), cluster.nodes["bad"]
