@@ -152,9 +152,9 @@ def test_a_record_that_may_not_be_read_stops_a_remediation_but_not_an_undo(mode,
     cluster = Nodes(["bad"], forbidden=True)
     if fails:
         with pytest.raises(ClusterCallFailed):
-            run(cluster, mode=mode)
+            run(cluster, mode=made_at_run_time(mode))
         return
-    out = run(cluster, mode=mode, run_id="" if mode == "expire" else "r1")
+    out = run(cluster, mode=made_at_run_time(mode), run_id="" if mode == "expire" else "r1")
     assert not out["changed"] and "nodes not checked for the collection's labels, taints and cordons: no" in out["msg"]
 
 
@@ -217,3 +217,32 @@ def test_a_node_without_a_report_entry_is_marked_with_its_verdict():
     out = remediation_run.run_remediation(cluster, given, settings)
     assert out["changed"]
     assert any("fail" in str(value) for value in cluster.nodes["bad"]["metadata"]["annotations"].values()), cluster.nodes["bad"]
+
+
+def test_a_remediation_that_asks_for_nothing_reads_no_record():
+    cluster = Nodes(["bad"])
+    out = run(cluster, mode=made_at_run_time("apply"), label_verified=False, quarantine="none")
+    assert not out["changed"] and cluster.calls == []
+
+
+def test_a_lost_record_is_written_again_though_the_node_is_as_planned():
+    # The verified label is still on the node (nothing to patch); its entry in the record is written again.
+    cluster = Nodes(["good"])
+    given = {"node_verdicts": {"good": {"verdict": "pass"}}}
+    run(cluster, **given)
+    cluster.record = None
+    calls = len(cluster.calls)
+    again = run(cluster, **given)
+    assert sorted(node_records.parse(cluster.record)[0]) == ["good"] and again["records_left"] == 1
+    assert ("patch", "good") not in cluster.calls[calls:]
+
+
+def test_a_mark_taken_off_by_hand_is_put_back_from_the_record():
+    cluster = Nodes(["good"])
+    given = {"node_verdicts": {"good": {"verdict": "pass"}}}
+    run(cluster, **given)
+    label = args()["verified_label"]
+    assert label in cluster.nodes["good"]["metadata"]["labels"]
+    del cluster.nodes["good"]["metadata"]["labels"][label]
+    again = run(cluster, **given)
+    assert again["changed"] and label in cluster.nodes["good"]["metadata"]["labels"]
