@@ -17,6 +17,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions, isolation, isolation_parts
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import from_verdict, with_findings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS, cluster_passed
+from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import runs_on_every_node
 
 
 def started_record(variables, cluster, run_id, namespace, trainjob, entry, check_mode=False, started=None):
@@ -82,7 +83,7 @@ def recorded_detection(detection, check_nodes=True):
 def planned_record(stage, trainjob, workload, plan, objects, whole_logs_of):
     """The result's fields after the plan of STAGE (role_plan.role_plan): the fleet stage's workload, plan and OBJECTS
     (kind/name); a node stage changes only the result's stage (the cluster's workload fields stay the fleet stage's)."""
-    if stage != "fleet":
+    if runs_on_every_node(stage):
         return {"stage": "plan"}
     platform_data = dict((key, value) for key, value in (plan.get("platform_data") or {}).items() if key != "platform_vars")
     return {

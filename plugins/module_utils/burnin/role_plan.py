@@ -21,6 +21,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan imp
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
 from ansible_collections.gpufleet.burnin.plugins.module_utils import validate
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import workload_plan_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import runs_on_every_node
 
 # Role variable -> workload_plan option, passed as they are when set (None or "" leaves the option's default).
 _PASSED = (
@@ -232,7 +233,7 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
     objects = with_container(staged(plan["objects"], trainjob, entry), workload["container"])
     # Every stage: a platform's LD_LIBRARY_PATH or PATH before the image's own, unless its record says replace.
     objects = images.with_image_paths(objects, templating.shared_library().lib_yaml("images.yaml"), facts["platform"])
-    if stage != "fleet" or workload["results"] in ("dcgm-diag", "gpu-burn"):
+    if runs_on_every_node(stage) or workload["results"] in ("dcgm-diag", "gpu-burn"):
         objects = one_pod_per_node(objects)
     if stage in stages.NODE_STAGE_WORKLOADS:
         # GPUs only: a node with a NIC fault still gets its GPU and DCGM verdicts (rendering/node_local.py).
@@ -258,10 +259,10 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
         "instance_type": plan.get("instance_type") or "",
         "objects": object_names(objects),
         # A node stage's pods each print a whole table or DCGM JSON: read them whole, as the fleet stage's launcher.
-        "whole_logs_of": whole_logs_of if stage == "fleet" else ["node"],
+        "whole_logs_of": ["node"] if runs_on_every_node(stage) else whole_logs_of,
         # Where the stage's pod logs go under the cluster's report directory: the fleet stage's in it, the others' in
         # a directory of their own (a name, joined by gpufleet.burnin.burnin_stage with files.safe_join).
-        "log_subdir": "" if stage == "fleet" else stage,
+        "log_subdir": stage if runs_on_every_node(stage) else "",
         "note": note,
     }
     return {

@@ -30,6 +30,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_res
     judged_record,
     recorded_attempt,
 )
+from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import runs_on_every_node
 
 # What the settings hold (the role's variables of the same name without the burnin_ prefix, and the run's facts).
 DEFAULT_SETTINGS = {
@@ -144,7 +145,7 @@ class _Steps(object):
 def mnnvl_not_ready(stage, result, settings):
     """cluster/mnnvl.py readiness() of the cluster's nodes when STAGE's job enables MNNVL on GB200/GB300 and some GPU
     node's NVLink fabric is not registered, else None (the job runs)."""
-    if stage != "fleet" or not settings.get("mnnvl") or not settings.get("cluster_nodes"):
+    if runs_on_every_node(stage) or not settings.get("mnnvl") or not settings.get("cluster_nodes"):
         return None
     if (result or {}).get("gpu_architecture") not in mnnvl.MNNVL_GPUS:
         return None
@@ -223,7 +224,7 @@ def run_attempt(cluster, stage, attempt, result, plan_attempt, judge, settings, 
     pods = pod_logs["pods"] if "pods" in (pod_logs or {}) else (waited or {}).get("pods") or []
     runtime = dict(result.get("node_runtime") or {})
     runtime[stage] = drift.stage_runtime(
-        pods, (pod_logs or {}).get("results") or [], read_logs=stage != "fleet", rendered=drift.rendered_env(plan.get("objects"))
+        pods, (pod_logs or {}).get("results") or [], read_logs=runs_on_every_node(stage), rendered=drift.rendered_env(plan.get("objects"))
     )
     result = _merged(result, {"node_runtime": runtime})
     if stage == "fleet":

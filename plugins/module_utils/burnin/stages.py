@@ -25,12 +25,15 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_res
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS
 
-STAGES = ("node", "fleet", "isolation", "dcgm", "gpu")
-DEFAULT_STAGES = ("node", "fleet", "isolation")
-# Node stages: a catalogue workload (templates/workloads/<name>.yaml) on every GPU node at once, one pod per node.
-NODE_STAGE_WORKLOADS = {"node": "nccl-all-reduce-node", "dcgm": "dcgm-diag", "gpu": "gpu-burn"}
-# Stages that run a TrainJob of their own (isolation runs its pair jobs inside its action).
-JOB_STAGES = ("node", "fleet", "dcgm", "gpu")
+# The stages, one row each (module_utils/stage_table.py): the names every check below reads.
+from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import (
+    AFTER,
+    DEFAULT_STAGES,
+    JOB_STAGES,
+    NODE_STAGE_WORKLOADS,
+    STAGES,
+)
+
 REPEATED_VERDICTS = ("warn", "fail")
 REPEATS_MAX = 10
 _SEVERITY = dict((name, rank) for rank, name in enumerate(VERDICTS))
@@ -50,8 +53,10 @@ def check_stages(name, value, available_workloads=None):
         if stage in seen:
             raise ConfigError("%s[%d]" % (name, index), "stage %s is listed twice (burnin_repeats runs a stage again)" % stage)
         seen.append(stage)
-    if "isolation" in seen and ("fleet" not in seen or seen.index("isolation") < seen.index("fleet")):
-        raise ConfigError(name, "isolation finds the bad nodes of the fleet stage, so fleet must come before it, got %s" % ", ".join(seen))
+    for stage in seen:
+        before, why = AFTER.get(stage, (None, ""))
+        if before is not None and (before not in seen or seen.index(stage) < seen.index(before)):
+            raise ConfigError(name, "%s, so %s must come before it, got %s" % (why, before, ", ".join(seen)))
     if available_workloads is not None:
         for stage in seen:
             workload = NODE_STAGE_WORKLOADS.get(stage)

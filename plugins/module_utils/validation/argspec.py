@@ -10,6 +10,7 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import API_VERSION as TRAINER_API
+from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import JOB_STAGES, STAGES
 
 FRAMEWORK_CHOICES = ["torch", "mpi", "exec"]
 RCT_API_VERSION_CHOICES = ["v1", "v1beta2", "v1beta1"]
@@ -85,7 +86,7 @@ def burnin_plan_spec():
         run_id=dict(type="str", required=True),
         namespace=dict(type="str", required=True),
         cluster=dict(type="dict", default={}),
-        stage=dict(type="str", default="fleet", choices=["node", "fleet", "dcgm", "gpu"]),
+        stage=dict(type="str", default="fleet", choices=list(JOB_STAGES)),
         attempt=dict(type="int", default=1),
     )
 
@@ -253,7 +254,7 @@ def burnin_isolate_spec():
 
 
 BURNIN_STAGE_OWN = dict(
-    stage=dict(type="str", required=True, choices=["node", "fleet", "isolation", "dcgm", "gpu"]),
+    stage=dict(type="str", required=True, choices=list(STAGES)),
     result=dict(type="dict", required=True),
     variables=dict(type="dict", required=True),
     run_id=dict(type="str", required=True),
