@@ -9,7 +9,7 @@ with the thresholds drawn on it.
 Input: the fleet's results keyed by cluster (the role's ``burnin_fleet_results``), each with ``verdicts`` (a list of
 ``gpufleet.burnin.burnin_verdict`` results) or ``verdict`` (one); a cluster without a verdict is judged by its
 ``outcome``. The HTML page (templates/reports/, autoescaped Jinja2) has no script, no external asset and escapes every
-text; its geometry is computed here.
+text; its geometry is computed in geometry.py.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -18,7 +18,6 @@ __metaclass__ = type
 
 import datetime
 import json
-import math
 import os
 import hashlib
 import re
@@ -37,7 +36,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import act
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import size_label
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import node_entries, with_findings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, FAILING_VERDICTS, OK_OUTCOMES, VERDICTS
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import fleet_plots, history
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import fleet_plots, geometry, history
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import TEMPLATES_DIR
 
 SCHEMA = "gpufleet.burnin/report/v1"
@@ -47,7 +46,6 @@ FORMATS = ("json", "junit", "html")
 FILE_SUFFIXES = {"json": ".json", "junit": ".junit.xml", "html": ".html"}
 _SEVERITY = dict((name, rank) for rank, name in enumerate(VERDICTS))
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-COLORS = {"oop": "#1f77b4", "ip": "#ff7f0e", "pass": "#d62728", "warn": "#f5b041", "expected": "#7f7f7f", "avg": "#2ca02c", "avg_pass": "#9467bd"}
 
 
 def report_argument_spec():
@@ -595,191 +593,9 @@ def _stage_text(stage):
 # ------------------------------------------------------------------------------------------------ HTML and SVG
 
 
-def _num(value):
-    return "%.1f" % value
-
-
-def _nice_step(span):
-    raw = span / 5.0 if span > 0 else 1.0
-    power = 10 ** math.floor(math.log10(raw))
-    for factor in (1, 2, 2.5, 5, 10):
-        if raw <= factor * power:
-            return factor * power
-    return 10 * power  # pragma: no cover
-
-
-def plot_geometry(case, cluster_name=""):
-    """What the busbw plot of a testcase draws (templates/reports/busbw_plot.svg.j2), coordinates and labels formatted:
-    busbw (GB/s) against message size (log scale), the thresholds, the measured average; None without data."""
-    points = [item for item in case.get("series") or [] if isinstance(item, (list, tuple)) and len(item) >= 2 and item[0] and item[0] > 0]
-    if not points:
-        return None
-    width, height = 760, 354
-    left, right, top, bottom = 64, 24, 42, 54
-    plot_w, plot_h = width - left - right, height - top - bottom
-    xs = [math.log(item[0], 2) for item in points]
-    x_lo, x_hi = min(xs), max(xs)
-    if x_hi - x_lo < 1:
-        x_lo, x_hi = x_lo - 1, x_hi + 1
-    thresholds = case.get("thresholds") or []
-    values = [value for item in points for value in item[1:3] if value is not None]
-    for record in thresholds:
-        values.extend(value for value in (record.get("pass"), record.get("warn"), record.get("expected")) if value is not None)
-        values.extend(item["pass"] for item in record.get("ranges") or [] if item.get("pass") is not None)
-    avg = (case.get("metrics") or {}).get("avg_busbw")
-    if avg is not None:
-        values.append(avg)
-    y_hi = max(values + [1.0]) * 1.1
-    step = _nice_step(y_hi)
-    y_hi = math.ceil(y_hi / step) * step
-
-    def px(size):
-        return left + (math.log(size, 2) - x_lo) / (x_hi - x_lo) * plot_w
-
-    def py(value):
-        return top + plot_h - (value / y_hi) * plot_h
-
-    plot = {
-        "title": "busbw vs message size: %s %s" % (cluster_name, case.get("workload") or ""),
-        "width": width,
-        "height": height,
-        "left": left,
-        "top": top,
-        "plot_w": plot_w,
-        "plot_h": plot_h,
-        "right_x": left + plot_w,
-        "bottom_y": top + plot_h,
-        "center_x": left + plot_w // 2,
-        "center_y": top + plot_h // 2,
-        "label_y": height - 10,
-        "colors": COLORS,
-        "y_ticks": [],
-        "x_ticks": [],
-        "thresholds": [],
-        "avg": None,
-        "series": [],
-        "legend": [],
-    }
-    value = 0.0
-    while value <= y_hi + 1e-9:
-        y = py(value)
-        plot["y_ticks"].append({"y": _num(y), "label_y": _num(y + 4), "label": "%g" % value})
-        value += step
-    tick_every = max(1, int(math.ceil(len(points) / 10.0)))
-    for index, item in enumerate(points):
-        if index % tick_every and index != len(points) - 1:
-            continue
-        plot["x_ticks"].append({"x": _num(px(item[0])), "label": size_label(item[0])})
-    for record in thresholds:
-        label = "%s: %s" % (record.get("metric"), record.get("id"))
-        if record.get("metric") == "range":
-            # Each range's pass line (and warning band) spans only its sizes, clipped to the plotted sweep.
-            for item in record.get("ranges") or []:
-                low = max(math.log(max(item.get("min") or 1, 1), 2), x_lo)
-                high = x_hi if item.get("max") is None else min(math.log(item["max"], 2), x_hi)
-                if item.get("pass") is None or low > high:
-                    continue
-                x1, x2 = left + (low - x_lo) / (x_hi - x_lo) * plot_w, left + (high - x_lo) / (x_hi - x_lo) * plot_w
-                x1 = min(x1, x2 - 2.0)  # a range of one plotted size still shows, inside the plot
-                where = "%s in %s" % (record.get("id"), item.get("label") or "")
-                if item.get("warn") is not None:
-                    plot["thresholds"].append(
-                        {
-                            "kind": "range-warn",
-                            "x": _num(x1),
-                            "width": _num(x2 - x1),
-                            "y": _num(py(item["pass"])),
-                            "height": _num(max(py(item["warn"]) - py(item["pass"]), 0.5)),
-                            "title": "warning band %g-%g GB/s (%s)" % (item["warn"], item["pass"], where),
-                        }
-                    )
-                plot["thresholds"].append(
-                    {
-                        "kind": "range-pass",
-                        "x1": _num(x1),
-                        "x2": _num(x2),
-                        "y": _num(py(item["pass"])),
-                        "title": "pass >= %g GB/s at every size (%s)" % (item["pass"], where),
-                    }
-                )
-            continue
-        if record.get("metric") == "avg":
-            if record.get("pass") is not None:
-                plot["thresholds"].append(
-                    {
-                        "kind": "avg",
-                        "y": _num(py(record["pass"])),
-                        "label_y": _num(py(record["pass"]) - 4),
-                        "title": "average pass >= %s GB/s (%s)" % (record["pass"], record.get("id")),
-                        "label": "average pass >= %g GB/s (%s)" % (record["pass"], record.get("id")),
-                    }
-                )
-            continue
-        if record.get("warn") is not None and record.get("pass") is not None:
-            y_pass, y_warn = py(record["pass"]), py(record["warn"])
-            plot["thresholds"].append(
-                {
-                    "kind": "warn",
-                    "y": _num(y_pass),
-                    "height": _num(max(y_warn - y_pass, 0.5)),
-                    "title": "warning band %g-%g GB/s (%s)" % (record["warn"], record["pass"], label),
-                }
-            )
-        if record.get("expected") is not None:
-            plot["thresholds"].append({"kind": "expected", "y": _num(py(record["expected"])), "title": "published %g GB/s (%s)" % (record["expected"], label)})
-        if record.get("pass") is not None:
-            plot["thresholds"].append(
-                {
-                    "kind": "pass",
-                    "y": _num(py(record["pass"])),
-                    "label_y": _num(py(record["pass"]) - 4),
-                    "title": "pass >= %g GB/s (%s)" % (record["pass"], label),
-                    "label": "pass >= %g GB/s (%s)" % (record["pass"], record.get("id")),
-                }
-            )
-        if record.get("size") and x_lo <= math.log(record["size"], 2) <= x_hi:
-            plot["thresholds"].append({"kind": "size", "x": _num(px(record["size"]))})
-    if avg is not None:
-        plot["avg"] = {"y": _num(py(avg)), "title": "measured average %g GB/s" % avg}
-    for key, css in ((1, "series-oop"), (2, "series-ip")):
-        drawn = [item for item in points if len(item) > key and item[key] is not None]
-        if not drawn:
-            continue
-        side = "out-of-place" if key == 1 else "in-place"
-        coords = [(_num(px(item[0])), _num(py(item[key]))) for item in drawn]
-        plot["series"].append(
-            {
-                "css": css,
-                "point_css": css[7:],
-                "color": COLORS["oop" if key == 1 else "ip"],
-                "dash": "" if key == 1 else "5 3",
-                "points": " ".join("%s,%s" % coord for coord in coords),
-                "circles": [{"x": x, "y": y, "title": "%s %s: %g GB/s" % (size_label(item[0]), side, item[key])} for item, (x, y) in zip(drawn, coords)],
-            }
-        )
-    legend = [("oop", "out-of-place busbw", ""), ("ip", "in-place busbw", "5 3")]
-    metrics = set(record.get("metric") for record in thresholds if record.get("pass") is not None)
-    if "peak" in metrics or any(record.get("ranges") for record in thresholds):
-        legend.append(("pass", "pass threshold", "8 4"))
-    if any(record.get("expected") is not None and record.get("metric") != "avg" for record in thresholds):
-        legend.append(("expected", "published", "1 3"))
-    if avg is not None:
-        legend.append(("avg", "measured average", "6 3"))
-    if "avg" in metrics:
-        legend.append(("avg_pass", "average threshold", "2 4"))
-    x, y = left + 8, 14
-    for key, text, dash in legend:
-        needed = 36 + 6 * len(text)
-        if x + needed > width - right:
-            x, y = left + 8, y + 15
-        plot["legend"].append({"x": x, "y": y, "color": COLORS[key], "dash": dash, "text": text})
-        x += needed
-    return plot
-
-
 def render_plot(case, cluster_name=""):
     """Inline SVG of busbw (GB/s) against message size (log scale), with the thresholds; "" without data."""
-    plot = plot_geometry(case, cluster_name)
+    plot = geometry.plot_geometry(case, cluster_name)
     if plot is None:
         return ""
     environment = _environment()
@@ -790,10 +606,10 @@ def render_plot(case, cluster_name=""):
 
 
 # The page itself is templates/reports/fleet.html.j2 (autoescaped Jinja2); this code computes what it shows: the fleet
-# overview (the margin chart's geometry, the counts, the filter facets) and each cluster's folded details.
+# overview (the margin chart, the counts, the filter facets) and each cluster's folded details.
 
 REPORT_TEMPLATES_DIR = os.path.join(TEMPLATES_DIR, "reports")
-# The fail red is darker than the plots' threshold red (COLORS["pass"]), so the two never read as one.
+# The fail red is darker than the plots' threshold red (geometry.COLORS["pass"]), so the two never read as one.
 VERDICT_COLORS = {"pass": "#2e7d32", "warn": "#b7791f", "fail": "#b3261e", "error": "#6a1b9a"}
 # Fleets up to this many clusters show every cluster's details unfolded; larger ones fold them.
 DETAILS_OPEN_UP_TO = 12
@@ -895,38 +711,16 @@ def _facets(clusters):
 
 
 def fleet_chart(clusters, classes=None):
-    """Geometry of the overview chart: one bar per cluster (in the order given) of its margin over its pass threshold,
-    (value - pass) / pass of its lowest-margin check, the threshold at 0; clusters without a margin are grey-topped
-    bars down from the threshold. Returns the SVG's size, bars, ticks and lines, numbers already formatted."""
+    """The overview chart: geometry.margin_chart's bars, one per cluster in the order given, each with its cluster's
+    link, filter classes and title."""
     classes = classes or {}
-    count = max(len(clusters), 1)
-    left, right, top, bottom = 66, 18, 30, 44
-    plot_w = 1236 if count * 40 >= 1236 else max(560, count * 40)
-    width, height = left + plot_w + right, 300
-    plot_h = height - top - bottom
-    margins = [cluster["margin"]["margin"] for cluster in clusters if cluster.get("margin")]
-    low, high = max(min(margins + [-0.1]), -1.0), max(margins + [0.1])
-    step = _nice_step(high - low)
-    low, high = math.floor(low / step - 1e-9) * step, math.ceil(high / step + 1e-9) * step
-
-    def py(margin):
-        return top + (high - min(max(margin, low), high)) / (high - low) * plot_h
-
-    zero = py(0.0)
-    slot = float(plot_w) / count
-    bar_w = min(slot * 0.8, 28.0)
-    bars, warn_marks, unmeasured = [], [], 0
-    for index, cluster in enumerate(clusters):
-        x = left + index * slot + (slot - bar_w) / 2
+    chart = geometry.margin_chart([cluster.get("margin") for cluster in clusters])
+    for cluster, rect in zip(clusters, chart["bars"]):
         margin = cluster.get("margin")
         where = "%s / %s" % (cluster["platform"] or "?", cluster["gpu_architecture"] or "?")
         if margin is None:
-            unmeasured += 1
-            y, bar_h = zero, top + plot_h - zero
             title = "%s: %s, %s - no busbw result against a threshold" % (cluster["cluster"], cluster["verdict"], where)
         else:
-            y = py(max(margin["margin"], 0.0))
-            bar_h = max(py(min(margin["margin"], 0.0)) - y, 1.0)
             title = "%s: %s, %s - %s %s %s GB/s against pass %s GB/s: %s" % (
                 cluster["cluster"],
                 cluster["verdict"],
@@ -937,12 +731,7 @@ def fleet_chart(clusters, classes=None):
                 "%g" % margin["pass"],
                 _percent(margin["margin"]),
             )
-            if margin.get("warn") is not None:
-                warn = (float(margin["warn"]) - margin["pass"]) / margin["pass"]
-                if low <= warn <= high:
-                    reach = min((slot - bar_w) / 2, 3.0)
-                    warn_marks.append({"x1": _num(x - reach), "x2": _num(x + bar_w + reach), "y": _num(py(warn))})
-        bars.append(
+        rect.update(
             {
                 "cluster": cluster["cluster"],
                 "anchor": "cluster-%s" % _html_id(cluster["cluster"]),
@@ -950,42 +739,10 @@ def fleet_chart(clusters, classes=None):
                 "classes": " ".join(["bar", classes.get(cluster["cluster"], "fv-%s" % cluster["verdict"])] + ([] if margin else ["nodata"])),
                 "measured": margin is not None,
                 "margin": "%.4f" % margin["margin"] if margin else "",
-                "x": _num(x),
-                "y": _num(y),
-                "width": "%.2f" % bar_w,
-                "height": _num(bar_h),
                 "title": title,
             }
         )
-    ticks = []
-    value = low
-    while value <= high + 1e-9:
-        ticks.append({"y": _num(py(value)), "label": "%+g%%" % round(value * 100, 6) if abs(value) > 1e-9 else "0%"})
-        value += step
-    below = sum(1 for margin in margins if margin < 0)
-    return {
-        "width": width,
-        "height": height,
-        "left": left,
-        "top": top,
-        "plot_w": plot_w,
-        "plot_h": plot_h,
-        "right_x": left + plot_w,
-        "bottom_y": top + plot_h,
-        "zero": _num(zero),
-        "below_h": _num(top + plot_h - zero),
-        "bars": bars,
-        "ticks": ticks,
-        "warn_marks": warn_marks,
-        "separator": _num(left + unmeasured * slot) if unmeasured and unmeasured < len(clusters) else "",
-        "unmeasured": unmeasured,
-        "unmeasured_x": _num(left + unmeasured * slot / 2),
-        "below": below,
-        "above": len(margins) - below,
-        "label_x": left + plot_w // 2,
-        "label_y": height - 8,
-        "axis_y": top + plot_h // 2,
-    }
+    return chart
 
 
 def _check_rows(case):

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import geometry
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report as rp
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict as vd
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
@@ -312,11 +313,11 @@ def test_small_fleets_show_their_details_unfolded():
 def test_plot_geometry_is_computed_apart_from_its_markup():
     report = rp.build_report(fleet(), generated=GENERATED)
     case = report["clusters"][0]["testcases"][0]
-    plot = rp.plot_geometry(case, "aws-p5-a")
+    plot = geometry.plot_geometry(case, "aws-p5-a")
     assert [series["css"] for series in plot["series"]] == ["series-oop", "series-ip"] and len(plot["series"][0]["circles"]) == 31
     assert [line["kind"] for line in plot["thresholds"]][:3] == ["warn", "expected", "pass"] and plot["avg"]["y"]
     assert plot["series"][0]["points"] in rp.render_plot(case, "aws-p5-a")
-    assert rp.plot_geometry({"series": []}) is None
+    assert geometry.plot_geometry({"series": []}) is None
 
 
 def test_the_remediation_is_in_the_json_and_listed_in_the_html():
