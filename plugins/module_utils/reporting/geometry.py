@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """The HTML report's busbw plots and fleet chart as numbers, for their SVG templates (templates/reports/
 busbw_plot.svg.j2, _chart.svg.j2): one frame, one tick step and one tick rule for both. Coordinates come out
-formatted; the fleet chart's names, links and titles are report.py's, the sibling strip plots fleet_plots.py's.
+formatted; the fleet chart's names, links and titles are html_view.py's, the sibling strip plots fleet_plots.py's.
 """
 
 from __future__ import absolute_import, division, print_function
