@@ -10,7 +10,7 @@ __metaclass__ = type
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.report import report_argument_spec, write_reports
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.writer import report_argument_spec, write_reports
 
 
 class ActionModule(ActionBase):

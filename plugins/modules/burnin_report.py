@@ -188,7 +188,7 @@ baseline:
 """
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import refuse_on_host
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.report import report_argument_spec
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.writer import report_argument_spec
 
 
 def main():

@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import writer
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 SYNTHETIC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "unit", "plugins", "module_utils", "synthetic_fleet.py")
@@ -96,7 +96,7 @@ def main(sizes):
         for size in sizes:
             results = synthetic.synthetic_results(size)
             started = time.time()
-            written = report.write_reports(results, os.path.join(workdir, str(size)), generated="2026-12-01T10:10:00Z")
+            written = writer.write_reports(results, os.path.join(workdir, str(size)), generated="2026-12-01T10:10:00Z")
             write_s = time.time() - started
             page = written["files"]["html"]
             probed = page.replace(".html", ".probed.html")

@@ -46,7 +46,7 @@ Measured per run:
   Ansible alone (the bench's ServiceAccount); `apiserver_request_total` summed by verb counts every client's (the
   cluster's controllers, KWOK, the fleet's agent, the scrape itself), for scale;
 - reports: the wall time of the role's task "Write the fleet's reports" (a callback times every task; the slowest
-  tasks are printed), and the time of report.py's write_reports on the run's summary.json, rerun here afterwards;
+  tasks are printed), and the time of writer.py's write_reports on the run's summary.json, rerun here afterwards;
 - task evaluations per host: every task queued for a host, skipped and includes too (tests/bench/task_count.py,
   counted from the run), median and max over the hosts;
 - baseline: then, on the same inventory at the same forks, a playbook of as many empty set_fact tasks per host as
@@ -381,12 +381,12 @@ def write_inventory(path, state, clusters, size, kubeconfig, tag):
 
 
 def time_reports(summary, work):
-    """report.py's write_reports on the run's summary.json, as the role's burnin_report task calls it."""
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
+    """writer.py's write_reports on the run's summary.json, as the role's burnin_report task calls it."""
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import writer
 
     out = Path(tempfile.mkdtemp(prefix="reports-", dir=str(work)))
     started = time.monotonic()
-    report.write_reports(summary, str(out), formats=["json", "junit", "html"], run_id="bench", title="GPU burn-in bench")
+    writer.write_reports(summary, str(out), formats=["json", "junit", "html"], run_id="bench", title="GPU burn-in bench")
     elapsed = time.monotonic() - started
     size = sum(p.stat().st_size for p in out.iterdir())
     shutil.rmtree(str(out), ignore_errors=True)

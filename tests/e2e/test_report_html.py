@@ -31,7 +31,7 @@ import zlib
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import writer
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict
 
@@ -204,13 +204,13 @@ def staged_report_file(tmp_path_factory):
         "aws-p5-nodes": dict({"platform": "aws", "gpu_architecture": "h100", "outcome": "Complete", "trainjob": "e-r"}, **_staged(h100)),
         "aws-p5-a": fleet_results()["aws-p5-a"],
     }
-    return report.write_reports(results, str(directory), formats=["html"], generated="2026-12-01T09:00:00Z")["files"]["html"]
+    return writer.write_reports(results, str(directory), formats=["html"], generated="2026-12-01T09:00:00Z")["files"]["html"]
 
 
 @pytest.fixture(scope="module")
 def report_file(tmp_path_factory):
     directory = tmp_path_factory.mktemp("report")
-    written = report.write_reports(fleet_results(), str(directory), formats=["html"], generated="2026-11-30T09:00:00Z")
+    written = writer.write_reports(fleet_results(), str(directory), formats=["html"], generated="2026-11-30T09:00:00Z")
     return written["files"]["html"]
 
 
@@ -402,7 +402,7 @@ def synthetic_results(count):
 def fleet_report(tmp_path_factory):
     directory = tmp_path_factory.mktemp("fleet-report")
     results = synthetic_results(200)
-    written = report.write_reports(results, str(directory), generated="2026-12-01T10:10:00Z")
+    written = writer.write_reports(results, str(directory), generated="2026-12-01T10:10:00Z")
     return results, written["files"]
 
 
@@ -499,8 +499,8 @@ def test_nodes_against_the_baseline_and_range_thresholds_are_drawn(chromium, tmp
         given["aws-p5-a"].update(run_id=run_id, node_findings=found)
         return given
 
-    report.write_reports(results("run1", 480.0), str(tmp_path / "run1"), formats=["json"], run_id="run1")
-    written = report.write_reports(results("run2", 240.0), str(tmp_path / "run2"), formats=["html"], run_id="run2", history_dir=str(tmp_path))
+    writer.write_reports(results("run1", 480.0), str(tmp_path / "run1"), formats=["json"], run_id="run1")
+    written = writer.write_reports(results("run2", 240.0), str(tmp_path / "run2"), formats=["html"], run_id="run2", history_dir=str(tmp_path))
     seen = probed(
         chromium, tmp_path, written["files"]["html"], HISTORY_PROBE, "--window-size=1400,1000", "--virtual-time-budget=5000", name="probed-nodes.html"
     )

@@ -15,6 +15,7 @@ import sys
 
 import pytest
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import html_view
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -68,7 +69,7 @@ def page(tmp_path_factory):
     results = test_siblings.fleet()
     results.update(dict(("d" + name, entry) for name, entry in test_drift.fleet().items()))
     path = tmp_path_factory.mktemp("siblings") / "report.html"
-    path.write_text(report.render_html(report.build_report(results, generated="2026-01-01T00:00:00Z")))
+    path.write_text(html_view.render_html(report.build_report(results, generated="2026-01-01T00:00:00Z")))
     return str(path)
 
 
@@ -87,7 +88,7 @@ def test_the_strip_plot_puts_every_node_where_its_value_is(chromium, page, tmp_p
     assert [(point["cluster"], point["node"]) for point in outliers] == [("c", "c-3")]
     (slow,) = outliers
     assert slow["x"] < limit["x"] and slow["x"] > floor["x"] and slow["r"] > max(p["r"] for p in plot["points"] if not p["href"])
-    assert slow["href"] == "#" + report.node_anchor("c", "c-3") and slow["target"] is True
+    assert slow["href"] == "#" + html_view.node_anchor("c", "c-3") and slow["target"] is True
     assert all(point["x"] > limit["x"] for point in plot["points"] if not point["href"])
 
 

@@ -24,7 +24,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import d
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import export, metrics, report
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import export, metrics, writer
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import survey
 
@@ -128,7 +128,7 @@ def _report_formats(name, value):
         value = [item.strip() for item in value.replace("\n", ",").split(",") if item.strip()]
     validate.check_list(name, value, allow_none=True)
     for index, item in enumerate(value or []):
-        validate.check_choice("%s[%d]" % (name, index), item, report.FORMATS)
+        validate.check_choice("%s[%d]" % (name, index), item, writer.FORMATS)
     return value or []
 
 
@@ -242,7 +242,7 @@ EXPORT_VARIABLES = ("burnin_metrics_dir", "burnin_pushgateway_url", "burnin_expo
 
 def check_export_needs_report(result):
     wanted = [name for name in EXPORT_VARIABLES if result.get(name)]
-    if wanted and (not result.get("burnin_report_dir") or "json" not in result.get("burnin_report_formats", report.FORMATS)):
+    if wanted and (not result.get("burnin_report_dir") or "json" not in result.get("burnin_report_formats", writer.FORMATS)):
         validate.fail(wanted[0], "needs the run's JSON report: set burnin_report_dir and keep json in burnin_report_formats", show=False)
 
 

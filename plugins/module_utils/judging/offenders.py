@@ -8,7 +8,7 @@ A node is bad in a run when its verdict there was ``fail``, or when the sibling 
 did not see the node does not count). Nodes are told apart by cluster and node name. Meta's reliability study of its
 research clusters finds such nodes from repeated failures across jobs ("Revisiting Reliability in Large-Scale Machine
 Learning Research Clusters", arXiv:2410.21680, lemon node detection); the action is the table's ``repeat_offender``
-rule (_lib/actions.yaml): ``replace``. Pure: reading the earlier reports is reporting/report.py's.
+rule (_lib/actions.yaml): ``replace``. Pure: reading the earlier reports is reporting/writer.py's.
 """
 
 from __future__ import absolute_import, division, print_function

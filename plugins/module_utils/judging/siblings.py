@@ -25,7 +25,7 @@ of nccl-tests busbw and of gpu-burn figures on healthy nodes is a few percent), 
 A sample is judged only when its SKU and metric have at least ``min_siblings`` samples (this run's and merged earlier
 runs'); otherwise the rule is left out and the baseline's ``note`` says so. Earlier baselines (``burnin-baselines.json``
 of earlier runs) contribute their samples: the latest value per sample id, this run's replacing an earlier one.
-Everything here is pure: reading and writing files is reporting/report.py's.
+Everything here is pure: reading and writing files is reporting/writer.py's.
 """
 
 from __future__ import absolute_import, division, print_function

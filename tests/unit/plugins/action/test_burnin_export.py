@@ -18,7 +18,7 @@ from unittest import mock
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.report import write_reports
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.writer import write_reports
 
 SECRET = "unit-secret-4711"
 

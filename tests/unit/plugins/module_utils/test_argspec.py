@@ -18,7 +18,7 @@ import pytest
 yaml = pytest.importorskip("yaml")
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import argspec  # noqa: E402
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.report import report_argument_spec  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.writer import report_argument_spec  # noqa: E402
 
 MODULES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(argspec.__file__))), "modules")
 

@@ -17,6 +17,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_res
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import detect
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import drift
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import html_view
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report as rp
 
 GENERATED = "2026-01-01T00:00:00Z"
@@ -292,7 +293,7 @@ def test_the_report_names_a_runtime_drift_and_follows_the_schema():
     row = [row for row in a["nodes"] if row["node"] == "a-2"][0]
     assert row["verdict"] == "warn" and "drift" in row["stages"]
     # The fleet-wide drift table names the key with its stage.
-    assert "<td>nccl (node)</td><td>2.19.3+cuda12.3</td>" in rp.render_html(report)
+    assert "<td>nccl (node)</td><td>2.19.3+cuda12.3</td>" in html_view.render_html(report)
     schema = json.load(open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "docs", "verdict-schema.json")))
     import jsonschema
 

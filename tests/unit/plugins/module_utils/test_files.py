@@ -2,7 +2,7 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """Every file the collection writes stays inside its directory and never writes through a planted link
-(plugins/module_utils/files.py), for pod logs (cluster/pod_logs.write_logs) and reports (reporting/report.write_reports)."""
+(plugins/module_utils/files.py), for pod logs (cluster/pod_logs.write_logs) and reports (reporting/writer.write_reports)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -15,7 +15,7 @@ import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import write_logs
 from ansible_collections.gpufleet.burnin.plugins.module_utils.files import safe_name, slug, write_file, write_files
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.report import write_reports
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.writer import write_reports
 
 
 def log_result(name, text):

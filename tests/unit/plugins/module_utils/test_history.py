@@ -17,6 +17,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding, from_verdict
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import fleet_summary
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import history
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import html_view, writer
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report as rp
 
 GENERATED = "2026-12-01T09:00:00Z"
@@ -47,7 +48,7 @@ def results(run_id, peaks):
 
 
 def write_run(root, run_id, peaks, mtime=None):
-    written = rp.write_reports(results(run_id, peaks), str(root / run_id), formats=["json"], run_id=run_id, generated=GENERATED)
+    written = writer.write_reports(results(run_id, peaks), str(root / run_id), formats=["json"], run_id=run_id, generated=GENERATED)
     if mtime is not None:
         os.utime(written["files"]["json"], (mtime, mtime))
     return written["files"]["json"]
@@ -119,7 +120,7 @@ def test_a_drop_of_exactly_the_percentage_does_not_regress(tmp_path):
 
 def test_a_node_drop_of_exactly_the_percentage_does_not_regress(tmp_path):
     first = [measured("n1", "node", 400.0), measured("n2", "node", 400.0)]
-    loaded = history.load_baseline(rp.write_reports(with_nodes("run1", first), str(tmp_path / "run1"), formats=["json"], run_id="run1")["files"]["json"])
+    loaded = history.load_baseline(writer.write_reports(with_nodes("run1", first), str(tmp_path / "run1"), formats=["json"], run_id="run1")["files"]["json"])
     now = [measured("n1", "node", 300.0), measured("n2", "node", 299.96)]
     block = rp.build_report(with_nodes("run2", now), generated=GENERATED, baseline=loaded, regression_percent=25)["clusters"][0]["baseline"]
     assert [(item["node"], item["change_percent"], item["regressed"]) for item in block["nodes"]] == [("n1", -25.0, False), ("n2", -25.01, True)]
@@ -230,18 +231,18 @@ def test_a_malformed_baseline_names_the_file_and_the_field(tmp_path, content, fi
 def test_write_reports_still_writes_when_the_baseline_is_malformed(tmp_path):
     (tmp_path / "run1").mkdir()
     (tmp_path / "run1" / "burnin-report.json").write_text("{not json")
-    written = rp.write_reports(results("run2", {"a": (400.0, 200.0)}), str(tmp_path / "run2"), run_id="run2", history_dir=str(tmp_path))
+    written = writer.write_reports(results("run2", {"a": (400.0, 200.0)}), str(tmp_path / "run2"), run_id="run2", history_dir=str(tmp_path))
     assert written["baseline_error"].startswith("baseline %s: is not JSON" % (tmp_path / "run1" / "burnin-report.json"))
     assert os.path.isfile(written["files"]["json"]) and written["baseline"]["note"].startswith("baseline not compared: baseline ")
 
 
 # --- the reports show it --------------------------------------------------------------------------------------------
 def test_a_second_run_finds_the_first_and_every_format_shows_the_change(tmp_path):
-    first = rp.write_reports(
+    first = writer.write_reports(
         results("run1", {"a": (400.0, 200.0), "b": (400.0, 200.0)}), str(tmp_path / "run1"), run_id="run1", history_dir=str(tmp_path), generated=GENERATED
     )
     assert first["baseline"]["run_id"] is None and "no earlier run" in first["baseline"]["note"] and first["baseline_error"] == ""
-    second = rp.write_reports(
+    second = writer.write_reports(
         results("run2", {"a": (350.0, 200.0), "b": (401.0, 200.0)}),
         str(tmp_path / "run2"),
         run_id="run2",
@@ -277,11 +278,11 @@ def test_a_second_run_finds_the_first_and_every_format_shows_the_change(tmp_path
 
 
 def test_without_a_baseline_the_page_has_no_baseline_column(tmp_path):
-    page = rp.render_html(rp.build_report(results("run1", {"a": (400.0, 200.0)}), generated=GENERATED))
+    page = html_view.render_html(rp.build_report(results("run1", {"a": (400.0, 200.0)}), generated=GENERATED))
     assert 'class="clusters with-baseline"' not in page and "vs baseline" not in page
     report = rp.build_report(results("run1", {"a": (400.0, 200.0)}), generated=GENERATED, baseline_note="no earlier run: nothing compared")
     assert report["baseline"]["note"] == "no earlier run: nothing compared" and report["clusters"][0]["baseline"] is None
-    assert '<p class="history">no earlier run: nothing compared</p>' in rp.render_html(report)
+    assert '<p class="history">no earlier run: nothing compared</p>' in html_view.render_html(report)
 
 
 # --- per node ------------------------------------------------------------------------------------------------------
@@ -315,7 +316,7 @@ def test_node_measurements_are_findings_with_busbw_and_size():
 
 def test_a_node_whose_busbw_dropped_beyond_the_percentage_warns_and_is_named(tmp_path):
     first = [measured("n1", "node", 480.0), measured("n2", "node", 480.0), measured("n3", "node", 480.0, size=8 << 30), measured("n1", "isolation", 300.0)]
-    loaded = history.load_baseline(rp.write_reports(with_nodes("run1", first), str(tmp_path / "run1"), formats=["json"], run_id="run1")["files"]["json"])
+    loaded = history.load_baseline(writer.write_reports(with_nodes("run1", first), str(tmp_path / "run1"), formats=["json"], run_id="run1")["files"]["json"])
     assert loaded["clusters"]["a"]["nodes"][("n2", "node", G16)] == 480.0
     now = [measured("n1", "node", 470.0), measured("n2", "node", 400.0), measured("n3", "node", 300.0), measured("n4", "node", 480.0)]
     report = rp.build_report(with_nodes("run2", now), generated=GENERATED, baseline=loaded, regression_percent=10)
@@ -339,8 +340,8 @@ def test_a_node_whose_busbw_dropped_beyond_the_percentage_warns_and_is_named(tmp
 
 
 def test_every_report_shows_the_nodes_against_the_baseline(tmp_path):
-    rp.write_reports(with_nodes("run1", [measured("n1", "node", 480.0), measured("n2", "node", 480.0)]), str(tmp_path / "run1"), run_id="run1")
-    second = rp.write_reports(
+    writer.write_reports(with_nodes("run1", [measured("n1", "node", 480.0), measured("n2", "node", 480.0)]), str(tmp_path / "run1"), run_id="run1")
+    second = writer.write_reports(
         with_nodes("run2", [measured("n1", "node", 481.0), measured("n2", "node", 240.0)]),
         str(tmp_path / "run2"),
         run_id="run2",
@@ -376,7 +377,7 @@ def test_the_fleet_stage_findings_carry_the_runs_busbw_and_compare_per_node(tmp_
         ("n2", "fleet", {"busbw": 400.0, "size": G16}),
     ]
     assert from_verdict(dict(fleet_verdict(400.0), checks=[]))[0]["evidence"] == {}
-    rp.write_reports(with_nodes("run1", found), str(tmp_path / "run1"), formats=["json"], run_id="run1")
+    writer.write_reports(with_nodes("run1", found), str(tmp_path / "run1"), formats=["json"], run_id="run1")
     report = rp.build_report(
         with_nodes("run2", from_verdict(fleet_verdict(300.0)), peak=300.0),
         baseline=history.load_baseline(str(tmp_path / "run1" / "burnin-report.json")),

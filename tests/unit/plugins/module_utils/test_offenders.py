@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import offenders
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding, summarize
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report as rp
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import writer
 
 GENERATED = "2026-01-01T00:00:00Z"
 
@@ -30,7 +30,7 @@ def results(bad_nodes):
 
 
 def write_run(tmp_path, run_id, bad, **options):
-    out = rp.write_reports(results(bad), str(tmp_path / run_id), formats=["json"], run_id=run_id, generated=GENERATED, history_dir=str(tmp_path), **options)
+    out = writer.write_reports(results(bad), str(tmp_path / run_id), formats=["json"], run_id=run_id, generated=GENERATED, history_dir=str(tmp_path), **options)
     # Runs are ordered by the time their report was written: make it strictly increasing.
     stamp = 1000000000 + int(run_id[3:]) * 100
     os.utime(out["files"]["json"], (stamp, stamp))

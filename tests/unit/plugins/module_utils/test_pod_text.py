@@ -23,7 +23,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import fleet_summary
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import metrics
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.report import write_reports
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.writer import write_reports
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import geometry, html_view, junit, writer
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report as rp
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict as vd
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
@@ -127,7 +128,7 @@ def test_json_roundtrip():
 
 
 def test_junit():
-    xml = rp.render_junit(rp.build_report(fleet(), generated=GENERATED))
+    xml = junit.render_junit(rp.build_report(fleet(), generated=GENERATED))
     root = ET.fromstring(xml.encode("utf-8"))
     assert root.tag == "testsuites" and root.get("tests") == "5" and root.get("failures") == "1" and root.get("errors") == "1"
     suites = root.findall("testsuite")
@@ -153,7 +154,7 @@ def test_junit():
 
 
 def test_html_is_self_contained_and_escaped():
-    html = rp.render_html(rp.build_report(fleet(), generated=GENERATED))
+    html = html_view.render_html(rp.build_report(fleet(), generated=GENERATED))
     assert html.startswith("<!DOCTYPE html>") and "<script" not in html.lower()
     assert "gcp&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert re.findall(r"(?:src|href)=\"(?!#)[^\"]*\"", html) == []
@@ -166,7 +167,7 @@ def test_html_is_self_contained_and_escaped():
 def test_plot_draws_series_thresholds_and_average():
     report = rp.build_report(fleet(), generated=GENERATED)
     case = report["clusters"][0]["testcases"][0]
-    svg = rp.render_plot(case, "aws-p5-a")
+    svg = html_view.render_plot(case, "aws-p5-a")
     points = re.search(r'<polyline class="series-oop"[^>]* points="([^"]+)"', svg).group(1).split()
     assert len(points) == 31 and svg.count('class="point point-oop"') == 31 and svg.count('class="point point-ip"') == 31
     xs = [float(point.split(",")[0]) for point in points]
@@ -184,13 +185,13 @@ def test_plot_draws_a_range_threshold_over_its_sizes_only():
     report = rp.build_report(fleet(), generated=GENERATED)
     case = report["clusters"][0]["testcases"][0]
     assert [record["id"] for record in case["thresholds"]] == ["aws-h100-all-reduce-peak", "aws-h100-all-reduce-sizes"]
-    svg = rp.render_plot(case, "aws-p5-a")
+    svg = html_view.render_plot(case, "aws-p5-a")
     line = re.search(r'<line class="threshold-pass range" x1="([0-9.]+)" y1="([0-9.]+)" x2="([0-9.]+)" y2="([0-9.]+)"', svg)
     # The sweep is 8 B..8G (31 sizes over 672 px): 1G is the 28th point; the range's 16G end is clipped to 8G.
     assert line and float(line.group(1)) == 64.0 + 27 * 672 / 30.0 and float(line.group(3)) == 736.0 and line.group(2) == line.group(4)
     assert "pass &gt;= 250 GB/s at every size (aws-h100-all-reduce-sizes in 1G..16G)" in svg
     ranged = dict(case["thresholds"][1], ranges=[dict(case["thresholds"][1]["ranges"][0], warn=200.0)])
-    svg = rp.render_plot(dict(case, thresholds=[ranged]), "aws-p5-a")
+    svg = html_view.render_plot(dict(case, thresholds=[ranged]), "aws-p5-a")
     assert 'class="warn-band range"' in svg and "pass threshold" in svg
 
 
@@ -198,26 +199,26 @@ def test_plot_of_an_average_threshold_and_no_data():
     report = rp.build_report(fleet(), generated=GENERATED)
     gather = report["clusters"][2]["testcases"][0]
     gather["thresholds"].append({"id": "avg-x", "metric": "avg", "pass": 100.0, "warn": None, "expected": None})
-    svg = rp.render_plot(gather, "gcp")
+    svg = html_view.render_plot(gather, "gcp")
     assert 'class="threshold-avg"' in svg and "average pass &gt;= 100 GB/s (avg-x)" in svg and "average threshold" in svg
-    assert rp.render_plot({"series": []}) == "" and rp.render_plot({"series": [[0, None, None]]}) == ""
-    single = rp.render_plot({"series": [[1 << 30, 100.0, None]], "thresholds": [], "metrics": {}})
+    assert html_view.render_plot({"series": []}) == "" and html_view.render_plot({"series": [[0, None, None]]}) == ""
+    single = html_view.render_plot({"series": [[1 << 30, 100.0, None]], "thresholds": [], "metrics": {}})
     assert single.count('class="point point-oop"') == 1 and 'class="series-ip"' not in single
 
 
 def test_write_reports_and_check_mode(tmp_path):
     target = str(tmp_path / "reports" / "run1")
-    dry = rp.write_reports(fleet(), target, generated=GENERATED, check_mode=True)
+    dry = writer.write_reports(fleet(), target, generated=GENERATED, check_mode=True)
     assert dry["changed"] is True and len(dry["changed_files"]) == 3 and not os.path.exists(target)
-    first = rp.write_reports(fleet(), target, generated=GENERATED)
+    first = writer.write_reports(fleet(), target, generated=GENERATED)
     assert first["changed"] is True and sorted(os.listdir(target)) == ["burnin-report.html", "burnin-report.json", "burnin-report.junit.xml"]
     assert first["files"]["junit"] == os.path.join(target, "burnin-report.junit.xml") and first["summary"]["fail"] == 1
     assert oct(os.stat(first["files"]["html"]).st_mode & 0o777) == "0o644"
-    again = rp.write_reports(fleet(), target, generated=GENERATED)
+    again = writer.write_reports(fleet(), target, generated=GENERATED)
     assert again["changed"] is False and again["changed_files"] == []
-    dry_again = rp.write_reports(fleet(), target, generated=GENERATED, check_mode=True)
+    dry_again = writer.write_reports(fleet(), target, generated=GENERATED, check_mode=True)
     assert dry_again["changed"] is False
-    only = rp.write_reports(fleet(), target, formats=["json"], generated="2026-12-01T00:00:00Z", basename="fleet")
+    only = writer.write_reports(fleet(), target, formats=["json"], generated="2026-12-01T00:00:00Z", basename="fleet")
     assert only["files"] == {"json": os.path.join(target, "fleet.json")} and only["changed"] is True
 
 
@@ -233,11 +234,11 @@ def test_write_reports_errors(tmp_path, kwargs, message):
     args = dict(directory=str(tmp_path))
     args.update(kwargs)
     with pytest.raises(ConfigError, match=message):
-        rp.write_reports(fleet(), **args)
+        writer.write_reports(fleet(), **args)
 
 
 def test_argument_spec_is_defined_once():
-    spec = rp.report_argument_spec()
+    spec = writer.report_argument_spec()
     assert sorted(spec) == sorted(
         ["baseline", "basename", "directory", "formats", "generated", "history_dir", "regression_percent", "results", "run_id", "title"]
         + ["baseline_dir", "sibling_key", "sibling_min", "sibling_rule", "sibling_verdict", "offender_failures", "offender_runs", "golden", "drift_fail"]
@@ -262,7 +263,7 @@ def test_margin_is_the_lowest_check_over_its_pass_threshold():
 def test_fleet_overview_of_200_clusters():
     results = synthetic_fleet.synthetic_results(200)
     report = rp.build_report(results, generated=GENERATED)
-    html = rp.render_html(report)
+    html = html_view.render_html(report)
     assert "<script" not in html.lower() and re.findall(r"(?:src|href)=\"(?!#)[^\"]*\"", html) == []
     assert "=&#34;" not in html  # no attribute escaped by mistake in the templates
     assert set(re.findall(r"https?://[^\"' <]+", html)) == {"http://www.w3.org/2000/svg"}
@@ -295,28 +296,28 @@ def test_fleet_overview_of_200_clusters():
     assert html.count('<svg class="busbw-plot"') == 200 - len(unmeasured)
     # JSON and JUnit keep every cluster
     assert len(json.loads(rp.render_json(report))["clusters"]) == 200
-    assert len(ET.fromstring(rp.render_junit(report).encode("utf-8")).findall("testsuite")) == 200
+    assert len(ET.fromstring(junit.render_junit(report).encode("utf-8")).findall("testsuite")) == 200
 
 
 def test_small_fleets_show_their_details_unfolded():
-    html = rp.render_html(rp.build_report(fleet(), generated=GENERATED))
+    html = html_view.render_html(rp.build_report(fleet(), generated=GENERATED))
     assert html.count('<details class="cluster ') == 4 and html.count('" open>') == 4
     chart = re.search(r'<svg class="fleet-chart".*?</svg>', html, re.S).group(0)
     assert 'data-cluster="gcp&lt;script&gt;alert(1)&lt;/script&gt;"' in chart
     assert re.findall(r'data-cluster="([^"]*)"', chart)[0] == "oci-x"  # no result: first, with the errors
     assert "0 below" not in html and "1 below the pass threshold, 2 at or above, 1 without a busbw result." in html
-    empty = rp.render_html(rp.build_report({}, generated=GENERATED))
+    empty = html_view.render_html(rp.build_report({}, generated=GENERATED))
     assert '<svg class="fleet-chart"' in empty and "<details class" not in empty and "<b>0</b> of 0 clusters" in empty
 
 
 def test_plot_geometry_is_computed_apart_from_its_markup():
     report = rp.build_report(fleet(), generated=GENERATED)
     case = report["clusters"][0]["testcases"][0]
-    plot = rp.plot_geometry(case, "aws-p5-a")
+    plot = geometry.plot_geometry(case, "aws-p5-a")
     assert [series["css"] for series in plot["series"]] == ["series-oop", "series-ip"] and len(plot["series"][0]["circles"]) == 31
     assert [line["kind"] for line in plot["thresholds"]][:3] == ["warn", "expected", "pass"] and plot["avg"]["y"]
-    assert plot["series"][0]["points"] in rp.render_plot(case, "aws-p5-a")
-    assert rp.plot_geometry({"series": []}) is None
+    assert plot["series"][0]["points"] in html_view.render_plot(case, "aws-p5-a")
+    assert geometry.plot_geometry({"series": []}) is None
 
 
 def test_the_remediation_is_in_the_json_and_listed_in_the_html():
@@ -337,7 +338,7 @@ def test_the_remediation_is_in_the_json_and_listed_in_the_html():
     report = rp.build_report(results, generated=GENERATED)
     clusters = dict((c["cluster"], c) for c in json.loads(rp.render_json(report))["clusters"])
     assert clusters["aws-p5-a"]["remediation"] == done and clusters["aws-p5-b"]["remediation"] == {}
-    html = rp.render_html(report)
+    html = html_view.render_html(report)
     assert html.count('class="remediation"') == 1
     assert "remediation (apply, run 20261130t0800): changed 2 node(s) - not found: gone" in html
     assert "<li>n1: label gpufleet.burnin/verified: - -&gt; 20261130t0800</li>" in html
@@ -365,7 +366,7 @@ def test_nodes_and_clusters_whose_names_slug_alike_get_their_own_html_ids(tmp_pa
             **with_findings({}, findings),
         )
 
-    written = rp.write_reports(
+    written = writer.write_reports(
         dict((name, result(name)) for name in ("a.b", "a-b")), str(tmp_path), formats=["html"], run_id="r-1", generated="2026-12-03T07:00:00Z"
     )
     html = open(written["files"]["html"], encoding="utf-8").read()
@@ -393,11 +394,11 @@ def test_nodes_and_clusters_whose_names_slug_alike_get_their_own_html_ids(tmp_pa
 )
 def test_the_title_names_the_run_once(title, run_id, expected):
     report = rp.build_report(fleet(), run_id=run_id, title=title, generated=GENERATED)
-    html = rp.render_html(report)
+    html = html_view.render_html(report)
     # the page's <title> comes first (the charts' SVG <title>s follow)
     assert re.findall(r"<title>(.*?)</title>", html)[0] == expected
     assert re.findall(r"<h1>(.*?)</h1>", html) == [expected]
-    suites = ET.fromstring(rp.render_junit(report))
+    suites = ET.fromstring(junit.render_junit(report))
     assert suites.get("name") == "gpufleet.burnin " + expected
     assert expected.split().count(report["run_id"]) == 1
 

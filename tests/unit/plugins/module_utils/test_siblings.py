@@ -16,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import siblings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding, summarize
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import html_view, writer
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report as rp
 
 G16 = 16 << 30
@@ -110,26 +111,26 @@ def test_other_skus_are_not_siblings():
 
 def test_a_small_run_judges_against_the_merged_earlier_baselines(tmp_path):
     earlier_run = tmp_path / "run1"
-    written = rp.write_reports(fleet(), str(earlier_run), formats=["json"], run_id="run1", generated=GENERATED)
-    assert written["files"]["baselines"] == str(earlier_run / rp.BASELINES_FILE)
-    doc = json.loads((earlier_run / rp.BASELINES_FILE).read_text())
+    written = writer.write_reports(fleet(), str(earlier_run), formats=["json"], run_id="run1", generated=GENERATED)
+    assert written["files"]["baselines"] == str(earlier_run / writer.BASELINES_FILE)
+    doc = json.loads((earlier_run / writer.BASELINES_FILE).read_text())
     assert doc["schema"] == siblings.SCHEMA and doc["baselines"][0]["count"] == 12
     small = {"e": cluster({"e-0": 478.0, "e-1": 440.0})}
-    out = rp.write_reports(small, str(tmp_path / "run2"), formats=["json"], run_id="run2", generated=GENERATED, baseline_dir=str(tmp_path))
+    out = writer.write_reports(small, str(tmp_path / "run2"), formats=["json"], run_id="run2", generated=GENERATED, baseline_dir=str(tmp_path))
     report = json.loads(open(out["files"]["json"]).read())
     (record,) = report["siblings"]["baselines"]
     assert record["count"] == 14 and record["judged"] and report["siblings"]["earlier_runs"] == 1
     row = [row for row in report["clusters"][0]["nodes"] if row["node"] == "e-1"][0]
     assert row["verdict"] == "warn" and "14 siblings, 12 from earlier runs" in row["reason"]
     # Without the earlier run the same two nodes are too few.
-    alone = rp.write_reports(small, str(tmp_path / "alone" / "run3"), formats=["json"], run_id="run3", generated=GENERATED)
+    alone = writer.write_reports(small, str(tmp_path / "alone" / "run3"), formats=["json"], run_id="run3", generated=GENERATED)
     assert not json.loads(open(alone["files"]["json"]).read())["siblings"]["baselines"][0]["judged"]
 
 
 def test_a_bad_earlier_baselines_file_is_left_out_with_a_note(tmp_path):
     (tmp_path / "old").mkdir()
-    (tmp_path / "old" / rp.BASELINES_FILE).write_text('{"schema": "something else"}')
-    out = rp.write_reports(fleet(), str(tmp_path / "run2"), formats=["json"], run_id="run2", generated=GENERATED, baseline_dir=str(tmp_path))
+    (tmp_path / "old" / writer.BASELINES_FILE).write_text('{"schema": "something else"}')
+    out = writer.write_reports(fleet(), str(tmp_path / "run2"), formats=["json"], run_id="run2", generated=GENERATED, baseline_dir=str(tmp_path))
     report = json.loads(open(out["files"]["json"]).read())
     assert report["siblings"]["earlier_runs"] == 0 and "left out" in report["siblings"]["notes"][0] and "old" in report["siblings"]["notes"][0]
 
@@ -225,15 +226,15 @@ def test_the_report_with_siblings_follows_the_verdict_schema():
 
 
 def test_the_html_page_draws_each_sku_and_metric_and_links_the_outlier_to_its_row():
-    page = rp.render_html(rp.build_report(fleet(), generated=GENERATED))
+    page = html_view.render_html(rp.build_report(fleet(), generated=GENERATED))
     assert page.count('<figure class="sibling-plot"') == 1 and "<script" not in page
-    anchor = rp.node_anchor("c", "c-3")
+    anchor = html_view.node_anchor("c", "c-3")
     assert anchor.startswith("cluster-c-") and "-node-c-3-" in anchor
     assert '<a class="sib-link" href="#%s">' % anchor in page and '<tr id="%s">' % anchor in page
     for kind in ("sib-baseline", "sib-limit", "sib-floor"):
         assert 'class="%s"' % kind in page
     # Too few siblings: the plot is still drawn, with the note, and nothing is marked.
-    few = rp.render_html(rp.build_report({"a": cluster({"a-0": 480.0, "a-1": 400.0})}, generated=GENERATED))
+    few = html_view.render_html(rp.build_report({"a": cluster({"a-0": 480.0, "a-1": 400.0})}, generated=GENERATED))
     assert "sibling rule left out" in few and "sib-link" not in few and "sib-baseline" not in few
 
 

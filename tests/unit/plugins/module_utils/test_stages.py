@@ -23,6 +23,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import out
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_stage import judge_node_stage
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_plan import role_plan, run_start
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import html_view, junit
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
@@ -274,12 +275,12 @@ def test_reports_show_every_stage_attempt_and_a_row_per_node():
     assert [(row["node"], row["verdict"]) for row in cluster["nodes"]] == [("node-1", "fail"), ("node-0", "pass")]
     assert cluster["verdict"] == "fail" and cluster["testcases"][0]["workload"] == "node stage: nccl-all-reduce-node"
     assert json.loads(report.render_json(built))["clusters"][0]["nodes"][0]["node"] == "node-1"
-    root = ET.fromstring(report.render_junit(built).split("\n", 1)[1])
+    root = ET.fromstring(junit.render_junit(built).split("\n", 1)[1])
     nodes = [case for case in root.iter("testcase") if case.get("classname") == "gpufleet.burnin.c1.nodes"]
     assert sorted(case.get("name") for case in nodes) == ["node-0", "node-1"]
     assert [case.get("name") for case in nodes if case.find("failure") is not None] == ["node-1"]
     assert root.get("tests") == "3" and root.get("failures") == "2"
-    html = report.render_html(built)
+    html = html_view.render_html(built)
     assert html.count('<table class="nodes">') == 1 and html.count('<table class="stages">') == 1 and "e-r-node-2" in html
 
 

@@ -20,6 +20,7 @@ import pytest
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import dcgm_verdict
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import html_view, junit
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report as rp
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -168,13 +169,13 @@ def test_the_html_links_each_nodes_severity_and_action_to_its_evidence():
     import re
 
     report = rp.build_report(real_results(), generated="2026-12-03T10:06:00Z")
-    html = rp.render_html(report)
+    html = html_view.render_html(report)
     ids = set(re.findall(r'id="([^"]+)"', html))
     actions_links = re.findall(r'<td class="act act-([a-z-]+)"><a href="#([^"]+)" title="([^"]*)">([a-z-]+)</a></td>', html)
     severity_links = re.findall(r'<td class="sev sev-([a-z]+)"><a href="#([^"]+)">', html)
     nodes = [node for cluster in report["clusters"] for node in cluster["nodes"]]
     assert len(actions_links) == len(nodes) == len(severity_links) == 3, actions_links
-    ordered = [node for cluster in sorted(report["clusters"], key=rp._order_key) for node in cluster["nodes"]]
+    ordered = [node for cluster in sorted(report["clusters"], key=html_view._order_key) for node in cluster["nodes"]]
     for (action, href, why, text), node in zip(actions_links, ordered):
         assert action == text == node["action"] and href in ids, (href, node)
         # The action links to the evidence entry that decided it, and says why in its title.
@@ -189,7 +190,7 @@ def test_the_html_links_each_nodes_severity_and_action_to_its_evidence():
 def test_the_junit_report_carries_each_clusters_and_nodes_severity_and_action():
     import xml.etree.ElementTree as ET
 
-    root = ET.fromstring(rp.render_junit(rp.build_report(real_results(), generated="2026-12-03T10:06:00Z")).split("\n", 1)[1])
+    root = ET.fromstring(junit.render_junit(rp.build_report(real_results(), generated="2026-12-03T10:06:00Z")).split("\n", 1)[1])
     suites = dict((suite.get("name"), suite) for suite in root.iter("testsuite"))
     props = dict((prop.get("name"), prop.get("value")) for prop in suites["aws-socket"].iter("property"))
     assert (props["severity"], props["action"]) == ("warning", "retest")
