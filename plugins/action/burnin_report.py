@@ -7,58 +7,30 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.plugins.action import ActionBase
-
-from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.writer import report_argument_spec, write_reports
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.action import WriteActionBase
+
+# The options passed to write_reports as they are; the paths of the history are "" when not given.
+_PASSED = ("formats", "run_id", "title", "generated", "basename", "regression_percent", "sibling_key", "sibling_rule", "sibling_min", "sibling_verdict")
+_PASSED += ("offender_failures", "offender_runs", "golden", "drift_fail")
+_PATHS = ("baseline", "history_dir", "baseline_dir")
+_RETURNED = ("changed", "files", "changed_files", "summary", "baseline")
 
 
-class ActionModule(ActionBase):
+class ActionModule(WriteActionBase):
     """Writes the report files on the controller; in check mode it only says which would change."""
 
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
-    _supports_async = False
+    argument_spec = staticmethod(report_argument_spec)
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp
-        validation, args = self.validate_argument_spec(argument_spec=report_argument_spec())
-        del validation
-        try:
-            written = write_reports(
-                args["results"],
-                args["directory"],
-                formats=args["formats"],
-                run_id=args["run_id"],
-                title=args["title"],
-                generated=args["generated"],
-                basename=args["basename"],
-                check_mode=bool(self._task.check_mode),
-                baseline=args["baseline"] or "",
-                history_dir=args["history_dir"] or "",
-                regression_percent=args["regression_percent"],
-                sibling_key=args["sibling_key"],
-                sibling_rule=args["sibling_rule"],
-                sibling_min=args["sibling_min"],
-                sibling_verdict=args["sibling_verdict"],
-                baseline_dir=args["baseline_dir"] or "",
-                offender_failures=args["offender_failures"],
-                offender_runs=args["offender_runs"],
-                golden=args["golden"],
-                drift_fail=args["drift_fail"],
-            )
-        except BurninError as exc:
-            result.update(failed=True, msg=str(exc))
-            return result
-        except (IOError, OSError) as exc:
-            result.update(failed=True, msg="cannot write the reports into %s: %s" % (args["directory"], exc))
-            return result
-        result.update(
-            changed=written["changed"], files=written["files"], changed_files=written["changed_files"], summary=written["summary"], baseline=written["baseline"]
-        )
+    def unwritable(self, args, exc):
+        return "cannot write the reports into %s: %s" % (args["directory"], exc)
+
+    def write(self, args, check_mode):
+        options = dict((name, args[name]) for name in _PASSED)
+        options.update((name, args[name] or "") for name in _PATHS)
+        written = write_reports(args["results"], args["directory"], check_mode=check_mode, **options)
+        out = dict((key, written[key]) for key in _RETURNED)
         if written["baseline_error"]:
             # The reports are written (without a comparison); the bad baseline still fails the task, naming the file and field.
-            result.update(failed=True, msg=written["baseline_error"])
-        return result
+            out.update(failed=True, msg=written["baseline_error"])
+        return out

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""Shared base of the controller-side rendering action plugins: validate, call the core, report clean errors."""
+"""Shared bases of the controller-side action plugins that render or write: validate, call the core, report clean
+errors."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -67,13 +68,17 @@ def warm_up():
 warm_up()
 
 
-class RenderActionBase(ActionBase):
-    """Renders on the controller; never contacts a host or a cluster, so check mode behaves like a normal run."""
+class ControllerActionBase(ActionBase):
+    """Runs on the controller alone: no connection to the host, no file transfer, check mode supported."""
 
     TRANSFERS_FILES = False
     _requires_connection = False
     _supports_check_mode = True
     _supports_async = False
+
+
+class RenderActionBase(ControllerActionBase):
+    """Renders on the controller; never contacts a host or a cluster, so check mode behaves like a normal run."""
 
     argument_spec = None  # set by subclasses
     check = None  # set by subclasses: the core's check of all the options (module_utils/validation/inputs.py), run first
@@ -100,4 +105,33 @@ class RenderActionBase(ActionBase):
             result.update(failed=True, msg=str(exc))
             return result
         result["changed"] = False
+        return result
+
+
+class WriteActionBase(ControllerActionBase):
+    """Writes on the controller (files, reports, metrics) with one call into the core, which in check mode only says
+    what would change. A subclass sets ``argument_spec`` (a function returning the spec) and ``write(args,
+    check_mode)`` (the result's keys); a BurninError or a place that cannot be written fails the task with its
+    message, never a traceback."""
+
+    argument_spec = None  # set by subclasses
+
+    def write(self, args, check_mode):
+        raise NotImplementedError
+
+    def unwritable(self, args, exc):
+        """The message of an OSError while writing."""
+        return "cannot write into %s: %s" % (args.get("directory"), exc)
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(WriteActionBase, self).run(tmp, task_vars)
+        del tmp
+        validation, args = self.validate_argument_spec(argument_spec=self.argument_spec())
+        del validation
+        try:
+            result.update(self.write(args, bool(self._task.check_mode)))
+        except BurninError as exc:
+            result.update(failed=True, msg=str(exc))
+        except (IOError, OSError) as exc:
+            result.update(failed=True, msg=self.unwritable(args, exc))
         return result

@@ -779,6 +779,14 @@ def test_burnin_report_a_directory_it_cannot_write_fails_naming_it(tmp_path):
     assert result.get("failed") and result["msg"].startswith("cannot write the reports into %s: " % (blocker / "reports")), result
 
 
+def test_burnin_write_a_directory_it_cannot_write_fails_naming_it(tmp_path):
+    # The shared write base (plugin_utils/action.py WriteActionBase): an OSError is the task's message, not a traceback.
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    result = run_action("burnin_write", {"directory": str(blocker / "out"), "files": [{"name": "a.json", "content": "{}"}]})
+    assert result.get("failed") and result["msg"].startswith("cannot write into %s: " % (blocker / "out")), result
+
+
 def test_burnin_report_a_baseline_that_is_no_report_fails_after_writing_the_reports(tmp_path):
     bad = tmp_path / "baseline.json"
     bad.write_text("[1, 2]")
