@@ -39,7 +39,8 @@ class ActionModule(K8sActionBase):
             )
 
         def broken_record(host):
-            return hostvars[host].get("burnin_result") or {}
+            facts = hostvars[host]
+            return dict(facts.get("burnin_result") or {}, **((facts.get("burnin__cluster") or {}).get("recorded") or {}))
 
         out = drive_batch(
             NAME,

@@ -29,7 +29,8 @@ FACTS = {"result": "burnin_result", "variables": "burnin__checked", "run_id": "b
 
 def host_inputs(hostvars, task_vars, templar, host, auth_of):
     """(burnin_stage's options, kubernetes.core's authentication options) of HOST from its facts, templated with its
-    own variables; AUTH_OF(that templar) gives the options. None when its cluster was not detected in this play."""
+    own variables, its result with what detection recorded; AUTH_OF(that templar) gives the options. None when its
+    cluster was not detected in this play."""
     raw = hostvars.raw_get(host) if hostvars is not None else {}
     if not isinstance(raw, dict) or not isinstance(raw.get("burnin__cluster"), dict):
         return None
@@ -39,6 +40,8 @@ def host_inputs(hostvars, task_vars, templar, host, auth_of):
     args = dict((option, templar.template(raw.get(fact))) for option, fact in FACTS.items())
     if (args["cluster"] or {}).get("outcome") != "Detected" or not isinstance(args["result"], dict):
         return None
+    # What detection found joins the result here, not in a task of its own per host (roles/burnin/tasks/main.yml).
+    args["result"] = dict(args["result"], **(args["cluster"].get("recorded") or {}))
     args["host"] = host
     return args, auth_of(templar)
 

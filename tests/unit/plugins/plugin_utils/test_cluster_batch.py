@@ -101,3 +101,49 @@ def test_a_cancel_record_stays_inside_its_report_directory(tmp_path):
     cluster_batch.record_cancel({"a": {"record": {}}}, {"a": (args, auth)})
     written = list(tmp_path.rglob("cancelled.json"))
     assert len(written) == 1 and written[0].parent.parent == tmp_path / "reports"
+
+
+class _HostVars(object):
+    """The facts of each host, as Ansible's HostVars.raw_get gives them."""
+
+    def __init__(self, facts):
+        self.facts = facts
+
+    def raw_get(self, host):
+        return self.facts[host]
+
+
+def _templar():
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    return Templar(loader=DataLoader(), variables={})
+
+
+def _facts(outcome="Detected", recorded=None):
+    cluster = {"outcome": outcome, "recorded": recorded if recorded is not None else {"stage": "detect", "platform": "aws", "detected": {"gpu_nodes": 2}}}
+    return {
+        "burnin_result": {"cluster": "a", "stage": "start", "platform": "", "run_id": "r1"},
+        "burnin__checked": {"burnin_stages": ["fleet"]},
+        "burnin__run_id": "r1",
+        "burnin__namespace": "burnin",
+        "burnin__cluster": cluster,
+    }
+
+
+def test_a_hosts_inputs_are_its_templated_facts_with_what_detection_recorded():
+    hostvars = _HostVars({"a": _facts()})
+    args, auth = cluster_batch.host_inputs(hostvars, {}, _templar(), "a", lambda templar: {"context": "ctx"})
+    # The role records detection in no task of its own: the batch's result starts with it.
+    assert args["result"] == {"cluster": "a", "stage": "detect", "platform": "aws", "run_id": "r1", "detected": {"gpu_nodes": 2}}
+    assert (args["host"], args["run_id"], args["namespace"], args["variables"], auth) == ("a", "r1", "burnin", {"burnin_stages": ["fleet"]}, {"context": "ctx"})
+
+
+def test_a_host_not_detected_or_without_detection_is_left_out():
+    assert cluster_batch.host_inputs(_HostVars({"a": _facts(outcome="Mismatch")}), {}, _templar(), "a", dict) is None
+    without = _facts()
+    del without["burnin__cluster"]
+    assert cluster_batch.host_inputs(_HostVars({"a": without}), {}, _templar(), "a", dict) is None
+    # A detection that recorded nothing leaves the result as it was.
+    args, dummy = cluster_batch.host_inputs(_HostVars({"a": _facts(recorded={})}), {}, _templar(), "a", lambda templar: {})
+    assert args["result"]["stage"] == "start"
