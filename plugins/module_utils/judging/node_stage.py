@@ -24,7 +24,9 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import JOB_OK, _log_items, attribute
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import dcgm_verdict, judge, worst
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.dcgm import dcgm_verdict
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import worst
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import judge
 
 
 def _gb(value):
@@ -45,7 +47,7 @@ def judge_nccl_pod(text, facts, collective=None, thresholds=None, overrides=None
 
 
 def judge_dcgm_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None, judging=None):
-    """One pod's DCGM diagnostic JSON (verdict.dcgm_verdict, plugins/module_utils/judging/dcgm.py): its verdict with the
+    """One pod's DCGM diagnostic JSON (plugins/module_utils/judging/dcgm.py dcgm_verdict): its verdict with the
     failing GPUs and tests as evidence, or None when the log holds nothing of DCGM's. NODE (where POD ran) names the
     node in the reason; without it the log's marker line names the pod's host."""
     if not text or "DCGM" not in text:

@@ -13,18 +13,17 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm, kernel_log, nccl_results, transport
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results, transport
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import (
-    JOB_OK,
     _log_items,
     attribute,
-    with_node_attribution,
-    cut_note,
+    cut_notes,
     find_nccl_output,
+    job_check,
     pod_for_host,
 )
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.dcgm import dcgm_verdict
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import worst
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.thresholds import nic_share, nodes_label, range_label, select_thresholds
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import platform_catalog
@@ -274,7 +273,7 @@ def judge(
     collective = nccl_results.program_collective(collective or (result or {}).get("collective"))
     checks = []
     if job_outcome:
-        checks.append(_job_check(job_outcome, job_reason, result is not None or error is not None, bool(collective)))
+        checks.append(job_check(job_outcome, job_reason, result is not None or error is not None, bool(collective)))
     if error:
         checks.append({"name": "result", "verdict": "error", "reason": "no result: %s" % error})
     elif result is None and collective:
@@ -359,17 +358,6 @@ def rank_evidence(checks):
 def _hosts_text(hosts):
     names = sorted(hosts)
     return ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-
-
-def _job_check(outcome, reason, have_output, is_nccl):
-    detail = (": %s" % reason) if reason else ""
-    if outcome in JOB_OK:
-        return {"name": "job", "verdict": "pass", "reason": "TrainJob %s%s" % (outcome, "" if is_nccl else " (no bandwidth to judge)")}
-    if outcome == "Timeout" and not have_output:
-        return {"name": "job", "verdict": "error", "reason": "no result: the TrainJob did not finish in time%s" % detail}
-    if outcome in ("Failed", "Timeout"):
-        return {"name": "job", "verdict": "fail", "reason": "TrainJob %s%s" % (outcome, detail)}
-    return {"name": "job", "verdict": "error", "reason": "no result: the burn-in ended %s%s" % (outcome, detail)}
 
 
 def _result_checks(result):
@@ -587,161 +575,6 @@ def _failure_evidence(pod_logs):
         if parsed.get("errors"):
             return name, parsed
     return None, None
-
-
-def cut_notes(pod_logs):
-    """A note per log that was read only in part (trainjob_logs' ``cut``: pod_logs.LogBound), so that a verdict on a
-    cut log says so."""
-    entries = pod_logs if isinstance(pod_logs, list) else []
-    return [
-        cut_note(((entry.get("item") or {}).get("metadata") or {}).get("name") or "?", entry["cut"])
-        for entry in entries
-        if isinstance(entry, dict) and isinstance(entry.get("cut"), dict)
-    ]
-
-
-def _dcgm_texts(output, pod_logs):
-    """{pod name (or "output"): (text or None, read error or None)} of the logs to judge."""
-    source = pod_logs if isinstance(pod_logs, (dict, list)) and pod_logs else output
-    if isinstance(source, str):
-        return {"output": (source, None)} if source else {}
-    if isinstance(source, (dict, list)) and source:
-        return _log_items(source)
-    if source is None or source == "" or source == [] or source == {}:
-        return {}
-    raise ConfigError("output", "must be the pods' logs (k8s_log loop results, a mapping of pod name to text) or a log text, got %s" % type(source).__name__)
-
-
-SEVERITY_RANK = {"pass": 0, "warn": 1, "fail": 2, "error": 3}
-
-
-def dcgm_verdict(output, facts=None, job_outcome=None, job_reason=None, pods=None, pod_logs=None, workload=None, stage="dcgm"):
-    """Judge a ``dcgm-diag`` run (templates/workloads/dcgm-diag.yaml) by each pod's DCGM diagnostic JSON.
-
-    ``output`` / ``pod_logs``: the pods' logs (k8s_log loop results or {pod name: text}) or one log's text: the whole
-    run, or one pod's (a per-node stage calls it once per node). ``pods``: the pods (spec.nodeName) to name each log's
-    node; without them a log is named by the host its marker line prints. Each judged node has a check (name
-    ``dcgm``, with ``node``, ``pod``, ``failures``) and a finding of STAGE (plugins/module_utils/judging/node_findings.py)
-    with the failing GPUs and tests as evidence; a GPU failing a test fails the run ("node X GPU 5: diagnostic
-    (Hardware) failed: <DCGM's message>"), a warning warns it; a log without DCGM JSON is an ``error`` check naming its
-    pod and node (no finding: nothing was learnt about the node). Returns judge()'s fields plus ``results``
-    (dcgm-diag), ``dcgm`` ({node: dcgm.judge_node()}) and ``findings``; with pods or logs, the attribution too, its
-    ``failed_nodes`` including the nodes with a failed GPU.
-    """
-    facts = dict(facts or {})
-    texts = _dcgm_texts(output, pod_logs)
-    node_of = {}
-    for pod in pods or []:
-        metadata, spec = pod.get("metadata") or {}, pod.get("spec") or {}
-        if metadata.get("name") and spec.get("nodeName"):
-            node_of[metadata["name"]] = spec["nodeName"]
-    checks = []
-    if job_outcome:
-        checks.append(_job_check(job_outcome, job_reason, bool(texts), True))
-    judged, found, errors = {}, [], []
-    for name in sorted(texts):
-        text, read_error = texts[name]
-        parsed, problem = None, read_error
-        if problem is None:
-            try:
-                parsed = dcgm.parse_diag_output(text)
-            except dcgm.DcgmParseError as exc:
-                problem = str(exc)
-        node = node_of.get(name) or _marker_host(text) or name
-        where = "node %s (pod %s)" % (node, name) if node != name else "pod %s" % name
-        if parsed is None:
-            reason = "%s: no DCGM diagnostic result: %s" % (where, problem)
-            kernel = kernel_log.judge(text)
-            if kernel and kernel["verdict"] == "fail":
-                # no diagnostic, but the node's kernel log names an Xid whose catalog action takes the node out
-                reason = "node %s %s (%s)" % (node, kernel["reason"], reason)
-                checks.append({"name": "dcgm", "verdict": "fail", "node": node, "pod": name, "reason": reason})
-                judged[node] = {
-                    "verdict": "fail",
-                    "reason": reason,
-                    "gpus": {},
-                    "failures": [],
-                    "tests": [],
-                    "dcgm_version": None,
-                    "driver_version": None,
-                    "pod": name,
-                }
-                evidence = {"pod": name, "failed_gpus": [], "failures": [], "tests": [], "kernel_xids": kernel["xids"], "log_lines": kernel["lines"]}
-                found.append(finding(node, stage, "fail", reason, evidence))
-                continue
-            errors.append(reason)
-            checks.append({"name": "dcgm", "verdict": "error", "node": node, "pod": name, "reason": reason})
-            continue
-        result = dcgm.judge_node(parsed, node)
-        kernel = kernel_log.judge(text)
-        if kernel and kernel["xids"]:
-            # The node's own kernel log (kernel_log: true): an Xid the diagnostic did not see still decides the node,
-            # with NVIDIA's catalog action (judging/kernel_log.py).
-            result = dict(result)
-            text_kernel = "node %s %s" % (node, kernel["reason"])
-            if SEVERITY_RANK[kernel["verdict"]] > SEVERITY_RANK.get(result["verdict"], 0) or (result["verdict"] == "error" and kernel["verdict"] == "fail"):
-                result["verdict"], result["reason"] = kernel["verdict"], text_kernel
-            elif kernel["verdict"] != "pass":
-                result["reason"] = "%s; %s" % (result["reason"], text_kernel)
-        if result["verdict"] == "error":
-            # dcgmi's runtime_error: the diagnostic did not run, so nothing was learnt about the node (no finding).
-            reason = "%s: %s" % (where, result["reason"].split(": ", 1)[1])
-            errors.append(reason)
-            checks.append({"name": "dcgm", "verdict": "error", "node": node, "pod": name, "reason": reason})
-            continue
-        judged[node] = dict(result, pod=name)
-        failed_gpus = sorted(set(item["gpu"] for item in result["failures"] if item["gpu"] is not None))
-        check = {"name": "dcgm", "verdict": result["verdict"], "node": node, "pod": name, "reason": result["reason"], "failures": result["failures"]}
-        if failed_gpus:
-            check["value"] = "GPU %s" % ", ".join(str(gpu) for gpu in failed_gpus)
-        checks.append(check)
-        evidence = {"pod": name, "failed_gpus": failed_gpus, "failures": result["failures"], "tests": result["tests"], "dcgm_version": result["dcgm_version"]}
-        if kernel and kernel["xids"]:
-            evidence["kernel_xids"] = kernel["xids"]
-            evidence["log_lines"] = kernel["lines"]  # actions.finding_xids reads them: the catalog's action
-        found.append(finding(node, stage, result["verdict"], result["reason"], evidence))
-    if not texts:
-        checks.append({"name": "dcgm", "verdict": "error", "reason": "no result: no pod log to read DCGM diagnostic output from"})
-    verdict = worst(check["verdict"] for check in checks)
-    if verdict == "pass":
-        gpus = sum(len(entry["gpus"]) for entry in judged.values())
-        where = ("%d GPU(s)" % gpus) if gpus else "no GPU named (dcgmi's table reports the whole group)"
-        reason = "%sDCGM diagnostic passed on %d node(s), %s" % ("TrainJob %s; " % job_outcome if job_outcome else "", len(judged), where)
-    else:
-        reason = "; ".join(check["reason"] for check in checks if check["verdict"] == verdict)
-    failed_gpus = sum(len(set(item["gpu"] for item in entry["failures"] if item["gpu"] is not None)) for entry in judged.values())
-    out = {
-        "workload": workload,
-        "collective": None,
-        "results": "dcgm-diag",
-        "verdict": verdict,
-        "reason": reason,
-        "checks": checks,
-        "notes": cut_notes(pod_logs if pod_logs is not None else output),
-        "transport": None,
-        "thresholds": [],
-        "metrics": {
-            "dcgm_version": next((entry["dcgm_version"] for entry in judged.values() if entry["dcgm_version"]), None),
-            "driver_version": next((entry["driver_version"] for entry in judged.values() if entry["driver_version"]), None),
-            "nodes_judged": len(judged),
-            "gpus_judged": sum(len(entry["gpus"]) for entry in judged.values()),
-            "failed_gpus": failed_gpus,
-        },
-        "series": [],
-        "facts": facts,
-        "errors": errors[:10],
-        "warnings": 0,
-        "problems": [],
-        "output_pod": None,
-        "dcgm": judged,
-        "findings": found,
-    }
-    return with_node_attribution(out, judged, found, pods, pod_logs, output, job_outcome)
-
-
-def _marker_host(text):
-    match = dcgm.MARKER.search(text or "")
-    return match.group("host") if match else None
 
 
 __all__ = ["dcgm_verdict", "judge", "verdict_for", "worst"]

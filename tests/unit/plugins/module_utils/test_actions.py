@@ -18,7 +18,8 @@ import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding, from_verdict, node_entries, summarize
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import dcgm_verdict, verdict_for
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.dcgm import dcgm_verdict
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
 
 TESTS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 REAL = os.path.join(TESTS, "fixtures", "real")

@@ -18,6 +18,7 @@ import pytest
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_plan import run_start
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import attribution as at
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import transport as tp
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict as vd
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
@@ -91,7 +92,7 @@ def test_every_job_outcome_with_every_kind_of_evidence(outcome, evidence, verdic
     ],
 )
 def test_the_job_check_of_each_outcome_with_and_without_output(outcome, have_output, verdict, reason):
-    check = vd._job_check(outcome, "why", have_output, True)
+    check = at.job_check(outcome, "why", have_output, True)
     assert (check["name"], check["verdict"]) == ("job", verdict)
     assert check["reason"] == reason or check["reason"].startswith(reason + " ") or (outcome in ("Complete", "Succeeded") and check["reason"] == reason)
 

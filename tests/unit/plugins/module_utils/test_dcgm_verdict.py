@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""The verdict of a dcgm-diag run (judging/verdict.py dcgm_verdict): per pod, per node, the whole run, its findings."""
+"""The verdict of a dcgm-diag run (judging/dcgm.py dcgm_verdict): per pod, per node, the whole run, its findings."""
 
 from __future__ import absolute_import, division, print_function
 

@@ -15,7 +15,8 @@ import sys
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import dcgm_verdict, verdict_for
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.dcgm import dcgm_verdict
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
 
 FLEET = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "fleet")
 sys.path.insert(0, FLEET)

@@ -15,6 +15,7 @@ import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results as nr
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import attribution as at
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import thresholds as th
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict as vd
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
@@ -801,7 +802,7 @@ def test_output_that_is_no_nccl_tests_output_is_an_error_naming_why():
     with pytest.raises(ConfigError, match=r"^result: must be a parsed nccl-tests result \(gpufleet.burnin.nccl_results\), got str$"):
         vd.judge("all_reduce")
     with pytest.raises(ConfigError, match=r"^output: must be the pods' logs .* or a log text, got int$"):
-        vd.dcgm_verdict(5)
+        dcgm.dcgm_verdict(5)
 
 
 def test_a_parsed_result_has_no_log_to_prove_its_transport():
@@ -828,7 +829,7 @@ def test_pod_logs_given_as_the_output_are_the_pod_logs():
 
 def test_a_dcgm_verdict_keeps_its_facts():
     facts = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2}
-    assert vd.dcgm_verdict(None, facts=facts)["facts"] == facts
+    assert dcgm.dcgm_verdict(None, facts=facts)["facts"] == facts
 
 
 def test_the_wrong_sizes_are_named_up_to_six():

@@ -19,7 +19,7 @@ import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import dcgm_verdict
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.dcgm import dcgm_verdict
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report as rp
 
 jsonschema = pytest.importorskip("jsonschema")
