@@ -556,19 +556,23 @@ def _dcgm_texts(output, pod_logs):
 SEVERITY_RANK = {"pass": 0, "warn": 1, "fail": 2, "error": 3}
 
 
-def dcgm_verdict(output, facts=None, job_outcome=None, job_reason=None, pods=None, pod_logs=None, workload=None, stage="dcgm"):
+def dcgm_verdict(output, facts=None, job=None, judging=None):
     """Judge a ``dcgm-diag`` run (templates/workloads/dcgm-diag.yaml) by each pod's DCGM diagnostic JSON.
 
-    ``output`` / ``pod_logs``: the pods' logs (k8s_log loop results or {pod name: text}) or one log's text: the whole
-    run, or one pod's (a per-node stage calls it once per node). ``pods``: the pods (spec.nodeName) to name each log's
-    node; without them a log is named by the host its marker line prints. Each judged node has a check (name
-    ``dcgm``, with ``node``, ``pod``, ``failures``) and a finding of STAGE (plugins/module_utils/judging/node_findings.py)
+    ``output`` / ``job.pod_logs``: the pods' logs (k8s_log loop results or {pod name: text}) or one log's text: the
+    whole run, or one pod's (a per-node stage calls it once per node). ``job.pods``: the pods (spec.nodeName) to name
+    each log's node; without them a log is named by the host its marker line prints; ``job.outcome``, ``job.reason``:
+    how the TrainJob ended. ``judging``: workload, stage (``dcgm`` unless given). Each judged node has a check (name
+    ``dcgm``, with ``node``, ``pod``, ``failures``) and a finding of the stage (plugins/module_utils/judging/node_findings.py)
     with the failing GPUs and tests as evidence; a GPU failing a test fails the run ("node X GPU 5: diagnostic
     (Hardware) failed: <DCGM's message>"), a warning warns it; a log without DCGM JSON is an ``error`` check naming its
     pod and node (no finding: nothing was learnt about the node). Returns judge()'s fields plus ``results``
     (dcgm-diag), ``dcgm`` ({node: judge_node()}) and ``findings``; with pods or logs, the attribution too, its
     ``failed_nodes`` including the nodes with a failed GPU.
     """
+    job, judging = job or {}, judging or {}
+    job_outcome, job_reason, pods, pod_logs = job.get("outcome"), job.get("reason"), job.get("pods"), job.get("pod_logs")
+    stage = judging.get("stage", "dcgm")
     facts = dict(facts or {})
     texts = _dcgm_texts(output, pod_logs)
     node_of = {}
@@ -652,7 +656,7 @@ def dcgm_verdict(output, facts=None, job_outcome=None, job_reason=None, pods=Non
         reason = "; ".join(check["reason"] for check in checks if check["verdict"] == verdict)
     failed_gpus = sum(len(set(item["gpu"] for item in entry["failures"] if item["gpu"] is not None)) for entry in judged.values())
     out = {
-        "workload": workload,
+        "workload": judging.get("workload"),
         "collective": None,
         "results": "dcgm-diag",
         "verdict": verdict,

@@ -10,10 +10,10 @@ how its own node is, so each pod is judged alone: for nccl-tests output by the s
 _lib/thresholds.yaml, the intra-node NVLink/NVSwitch figures). Each node gets a finding
 (plugins/module_utils/judging/node_findings.py) of the stage; the stage's verdict is the worst of its nodes' (and of
 the job's own outcome). The parser of a workload's output is named by its catalogue entry (``results``, default
-``nccl-tests``); PARSERS maps each name to the function judging one pod: (log text, facts, collective=, thresholds=,
-overrides=, on_missing=, pod=, node=, judging= (the workload's rendered ``judging``)) -> a verdict with ``verdict``,
-``reason``, ``checks`` (and optionally ``evidence``, added to the node's finding), or None when the log holds no
-output of it.
+``nccl-tests``); PARSERS maps each name to the function judging one pod: (log text, facts, job (``pods``: the pod
+with its node, ``pod_logs``: its log), judging (the stage's, with the workload's rendered ``judging``)) -> a verdict
+with ``verdict``, ``reason``, ``checks`` (and optionally ``evidence``, added to the node's finding), or None when the
+log holds no output of it.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -33,45 +33,51 @@ def _gb(value):
     return "n/a" if value is None else "%.1f" % value
 
 
-def judge_nccl_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None, judging=None):
-    """One pod's single-node nccl-tests output judged as a 1-node run: the verdict of verdict.judge (peak and avg
-    checks against the ``nodes: 1`` thresholds), or None when the log holds no nccl-tests output."""
+def judge_nccl_pod(output, facts, job, judging):
+    """One pod's single-node nccl-tests output (OUTPUT, its log text) judged as a 1-node run: the verdict of
+    verdict.judge (peak and avg checks against the ``nodes: 1`` thresholds of JUDGING's collective, thresholds,
+    overrides, on_missing), or None when the log holds no nccl-tests output."""
+    text = output
     if not text or not ("# Avg bus bandwidth" in text or "Collective test starting" in text or "#       size" in text or '"results"' in text):
         return None
     error = result = None
+    collective = judging.get("collective")
     try:
         result = nccl_results.parse_nccl_output(text, collective=collective, allow_partial=True)
     except (nccl_results.NcclParseError, ConfigError) as exc:
         error = str(exc)
-    return judge(result, facts=dict(facts, nodes=1), collective=collective, thresholds=thresholds, overrides=overrides, on_missing=on_missing, error=error)
+    one_node = {
+        "collective": collective,
+        "thresholds": judging.get("thresholds"),
+        "overrides": judging.get("overrides"),
+        "on_missing": judging.get("on_missing", "warn"),
+    }
+    return judge({"result": result, "error": error}, dict(facts, nodes=1), {}, one_node)
 
 
-def judge_dcgm_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None, judging=None):
+def judge_dcgm_pod(output, facts, job, judging):
     """One pod's DCGM diagnostic JSON (plugins/module_utils/judging/dcgm.py dcgm_verdict): its verdict with the
-    failing GPUs and tests as evidence, or None when the log holds nothing of DCGM's. NODE (where POD ran) names the
-    node in the reason; without it the log's marker line names the pod's host."""
-    if not text or "DCGM" not in text:
+    failing GPUs and tests as evidence, or None when the log holds nothing of DCGM's. JOB: the pod (``pods``, with
+    the node it ran on, naming the node in the reason) and its log (``pod_logs``); without them the log's marker line
+    names the pod's host."""
+    if not output or "DCGM" not in output:
         return None
-    where = [{"metadata": {"name": pod}, "spec": {"nodeName": node}}] if pod and node else None
-    verdict = dcgm_verdict(text, facts=facts, pods=where, pod_logs={pod: text} if where else None)
+    verdict = dcgm_verdict(output, facts, job, {})
     found = verdict.get("findings") or []
     if found:
         verdict["evidence"] = dict(found[0].get("evidence") or {})
     return verdict
 
 
-def judge_gpu_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None, judging=None):
+def judge_gpu_pod(output, facts, job, judging):
     """One pod's gpu-burn lines (plugins/module_utils/judging/gpu.py): its node's verdict with every GPU's figures and
-    the thresholds as evidence, or None when the log holds no gpu-burn line. JUDGING: the workload's rendered
-    ``judging`` (its ``sibling_percent``, when set)."""
+    the thresholds as evidence, or None when the log holds no gpu-burn line. JUDGING: on_missing and the workload's
+    rendered ``sibling_percent``, when set."""
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import gpu
 
-    if not text or gpu.PREFIX not in text:
+    if not output or gpu.PREFIX not in output:
         return None
-    where = [{"metadata": {"name": pod}, "spec": {"nodeName": node}}] if pod and node else None
-    verdict = gpu.gpu_verdict(
-        text, facts=facts, pods=where, pod_logs={pod: text} if where else None, on_missing=on_missing, sibling_percent=(judging or {}).get("sibling_percent")
-    )
+    verdict = gpu.gpu_verdict(output, facts, job, {"on_missing": judging.get("on_missing", "warn"), "sibling_percent": judging.get("sibling_percent")})
     found = verdict.get("findings") or []
     if found:
         verdict["evidence"] = dict(found[0].get("evidence") or {})
@@ -114,29 +120,21 @@ def _doubled_nodes(judged_pods):
     return dict((node, sorted(pods)) for node, pods in by_node.items() if len(pods) > 1)
 
 
-def judge_node_stage(
-    pod_logs,
-    pods,
-    facts=None,
-    stage="node",
-    workload=None,
-    collective=None,
-    parser="nccl-tests",
-    thresholds=None,
-    overrides=None,
-    on_missing="warn",
-    job_outcome=None,
-    job_reason=None,
-    judging=None,
-):
+def judge_node_stage(output, facts=None, job=None, judging=None):
     """The verdict of one node-stage TrainJob: {stage, workload, collective, verdict, reason, checks (one per node,
     and the job's), node_results (node, pod, verdict, reason, busbw, size, threshold, pass, warn), findings (one per
     node), nodes, succeeded_nodes, failed_nodes, thresholds, metrics, series, errors}.
 
-    ``pod_logs``: trainjob_logs' ``results``; ``pods``: its ``pods`` (spec.nodeName says where each ran). ``facts``:
-    platform, gpu_architecture, gpus_per_node, instance_type (judged as one node). A node whose pod failed fails; a
-    node whose pod left no output to judge has no finding and makes the stage an ``error``, unless the job failed
-    (then ``fail``). ``judging``: the workload's rendered verdict parameters, given to the parser."""
+    ``output``: trainjob_logs' ``results``; ``job``: outcome, reason, pods (trainjob_logs' ``pods``: spec.nodeName
+    says where each ran). ``facts``: platform, gpu_architecture, gpus_per_node, instance_type (judged as one node).
+    ``judging``: stage (``node`` unless given), workload, collective, results (the parser, ``nccl-tests`` unless
+    given), thresholds, overrides, on_missing, and the workload's rendered verdict parameters (``sibling_percent``),
+    all given to the parser. A node whose pod failed fails; a node whose pod left no output to judge has no finding
+    and makes the stage an ``error``, unless the job failed (then ``fail``)."""
+    job, judging = job or {}, judging or {}
+    pod_logs, pods, job_outcome, job_reason = output, job.get("pods"), job.get("outcome"), job.get("reason")
+    stage, workload, collective = judging.get("stage", "node"), judging.get("workload"), judging.get("collective")
+    parser = judging.get("results", "nccl-tests")
     if parser not in PARSERS:
         raise ConfigError("parser", "must be one of %s, got %r" % (", ".join(sorted(PARSERS)), parser))
     facts = dict(facts or {})
@@ -157,9 +155,8 @@ def judge_node_stage(
     for entry in sorted(judged_pods, key=lambda item: (item.get("node") or "", item.get("name") or "")):
         node, pod = entry.get("node"), entry.get("name")
         text = (logs.get(pod) or (None, None))[0]
-        verdict = PARSERS[parser](
-            text, facts, collective=collective, thresholds=thresholds, overrides=overrides, on_missing=on_missing, pod=pod, node=node, judging=judging
-        )
+        where = [{"metadata": {"name": pod}, "spec": {"nodeName": node}}] if pod and node else None
+        verdict = PARSERS[parser](text, facts, {"pods": where, "pod_logs": {pod: text} if where else None}, judging)
         row = {"node": node, "pod": pod, "busbw": None, "size": None}
         if verdict is not None:
             busbw, size = _measured(verdict)

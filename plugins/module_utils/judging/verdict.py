@@ -237,40 +237,31 @@ def _sizes_text(sizes):
     return ", ".join(nccl_results.size_label(size) for size in sizes[:6]) + (", ..." if len(sizes) > 6 else "")
 
 
-def judge(
-    result,
-    facts=None,
-    collective=None,
-    thresholds=None,
-    overrides=None,
-    job_outcome=None,
-    job_reason=None,
-    on_missing="warn",
-    error=None,
-    workload=None,
-    transport_evidence=None,
-    expected_transport=None,
-    locate=None,
-):
-    """Judge one burn-in: a parsed nccl-tests ``result`` (or None), the TrainJob's outcome, the thresholds.
+def judge(output, facts=None, job=None, judging=None):
+    """Judge one burn-in: what was read of its nccl-tests output, the TrainJob's outcome, the thresholds.
 
-    ``facts``: platform, gpu_architecture, nodes, gpus_per_node, mnnvl; one_nic_of (a run limited to one of the node's
-    that many NICs, the isolation's NIC runs: held to one NIC's share of the thresholds). ``collective``: all_reduce, all_gather, ...
-    (default: the result's); None with no result judges a non-NCCL workload by its job outcome only.
-    ``error``: why there is no result (a parse error), reported as the ``error`` verdict. ``on_missing``: the
-    verdict when no threshold matches (warn, pass or fail). ``transport_evidence``: what
-    :func:`transport.parse_transport` read from the logs, judged against ``expected_transport`` ({transport, source}
-    or None) as the ``transport`` check; ``locate``: host -> {pod, node} for its evidence.
+    ``output``: {result: a parsed nccl-tests result or None, error: why there is no result (a parse error, reported as
+    the ``error`` verdict), transport: what :func:`transport.parse_transport` read from the logs, judged as the
+    ``transport`` check, or None}. ``facts``: platform, gpu_architecture, nodes, gpus_per_node, mnnvl, instance_type;
+    one_nic_of (a run limited to one of the node's that many NICs, the isolation's NIC runs: held to one NIC's share of
+    the thresholds). ``job``: outcome, reason, pods (the pod and node of each host of the transport evidence).
+    ``judging``: collective (all_reduce, all_gather, ...; default: the result's; None with no result judges a non-NCCL
+    workload by its job outcome only), thresholds, overrides, on_missing (the verdict when no threshold matches: warn,
+    pass or fail), workload, expected_transport (a transport id; None: what the platform catalogue expects).
     Returns {workload, collective, verdict, reason, checks, notes, thresholds, metrics, series, facts, errors, warnings,
     problems, transport}; each check has name, verdict, reason (and value, size, threshold where they apply); a check
     with ``note: true`` is information that never decides the verdict (its reason is in ``notes``, not ``reason``).
     """
+    output, job, judging = output or {}, job or {}, judging or {}
+    result, error = output.get("result"), output.get("error")
+    job_outcome, job_reason = job.get("outcome"), job.get("reason")
+    on_missing, thresholds, overrides = judging.get("on_missing", "warn"), judging.get("thresholds"), judging.get("overrides")
     facts = dict(facts or {})
     if on_missing not in ("pass", "warn", "fail"):
         raise ConfigError("on_missing", "must be pass, warn or fail, got %r" % (on_missing,))
     if result is not None and not isinstance(result, dict):
         raise ConfigError("result", "must be a parsed nccl-tests result (gpufleet.burnin.nccl_results), got %s" % type(result).__name__)
-    collective = nccl_results.program_collective(collective or (result or {}).get("collective"))
+    collective = nccl_results.program_collective(judging.get("collective") or (result or {}).get("collective"))
     checks = []
     if job_outcome:
         checks.append(job_check(job_outcome, job_reason, result is not None or error is not None, bool(collective)))
@@ -307,8 +298,9 @@ def judge(
                 )
         elif collective is None:
             checks.append({"name": "threshold", "verdict": on_missing, "reason": "the output does not name its collective: busbw not judged"})
-    if transport_evidence is not None:
-        checks.append(transport.check(transport_evidence, expected_transport, facts, locate))
+    if output.get("transport") is not None:
+        expected = _expected_transport(facts, judging.get("expected_transport"))
+        checks.append(transport.check(output["transport"], expected, facts, _locator(job.get("pods"))))
     if not [check for check in checks if not check.get("note")]:
         checks.append({"name": "result", "verdict": "error", "reason": "no result and no job outcome to judge"})
     rank_evidence(checks)
@@ -322,7 +314,7 @@ def judge(
     reasons = [check["reason"] for check in deciding]
     proof = [check for check in checks if check["name"] == "transport"]
     return {
-        "workload": workload,
+        "workload": judging.get("workload"),
         "collective": collective,
         "verdict": verdict,
         "reason": "; ".join(reasons),
@@ -337,6 +329,24 @@ def judge(
         "warnings": len((result or {}).get("warnings") or []),
         "problems": list((result or {}).get("problems") or []),
     }
+
+
+def _expected_transport(facts, given):
+    """{transport, source} the logs must show: GIVEN (a transport id) or what the platform catalogue expects for FACTS."""
+    if given is not None:
+        return {"transport": given, "source": "given"}
+    return platform_catalog.expected_transport(facts.get("platform"), facts.get("gpu_architecture"), facts.get("instance_type"))
+
+
+def _locator(pods):
+    """host -> {pod, node} of the PODS, for the transport check's evidence."""
+
+    def locate(host):
+        name = pod_for_host(pods or [], host)
+        nodes = [(pod.get("spec") or {}).get("nodeName") for pod in pods or [] if (pod.get("metadata") or {}).get("name") == name]
+        return {"pod": name, "node": nodes[0] if nodes else None}
+
+    return locate
 
 
 def rank_evidence(checks):
@@ -437,55 +447,41 @@ def _metrics(result):
     )
 
 
-def verdict_for(
-    output,
-    facts=None,
-    collective=None,
-    thresholds=None,
-    overrides=None,
-    job_outcome=None,
-    job_reason=None,
-    pods=None,
-    pod_logs=None,
-    on_missing="warn",
-    workload=None,
-    allow_partial=True,
-    expected_transport=None,
-    results=None,
-    sibling_percent=None,
-):
+def verdict_for(output, facts=None, job=None, judging=None):
     """Parse (when needed), judge and attribute in one call; what the ``burnin_verdict`` filter returns.
 
-    ``results``: how the workload's output is read (its catalogue entry's ``results``): ``nccl-tests`` (or None, the
-    default) as below; ``dcgm-diag`` judges every pod's DCGM diagnostic JSON (:func:`dcgm_verdict`); ``gpu-burn``
-    every pod's per-GPU lines (judging/gpu.py), with ``sibling_percent`` (the workload's rendered ``judging``) when
-    set.
-
-    ``output``: nccl-tests output as text, a parsed result, the ``-J`` JSON (text or dict), k8s_log loop results
-    (the log holding the table is found), or None (no output, e.g. a torch or exec workload).
-    The logs' NCCL INFO lines are the transport proof, judged against ``expected_transport`` (a transport id of
-    :data:`transport.TRANSPORTS`) or, when it is None, what the platform catalogue expects for the facts' platform,
-    gpu_architecture and instance_type.
+    ``facts``, ``job`` and ``judging`` are the filter's mappings (plugins/filter/burnin_verdict.py documents each key).
+    ``judging.results``: how the workload's output is read (its catalogue entry's ``results``): ``nccl-tests`` (or
+    None, the default) by :func:`nccl_verdict`; ``dcgm-diag`` judges every pod's DCGM diagnostic JSON
+    (judging/dcgm.py dcgm_verdict); ``gpu-burn`` every pod's per-GPU lines (judging/gpu.py gpu_verdict), with
+    ``sibling_percent`` (the workload's rendered ``judging``) when set.
     """
-    facts = dict(facts or {})
+    facts, judging = dict(facts or {}), judging or {}
+    results = judging.get("results")
     if results not in (None, "", "nccl-tests", "dcgm-diag", "gpu-burn"):
         raise ConfigError("results", "must be nccl-tests, dcgm-diag or gpu-burn (the workload's results), got %r" % (results,))
     if results == "gpu-burn":
         from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.gpu import gpu_verdict
 
-        return gpu_verdict(
-            output,
-            facts=facts,
-            job_outcome=job_outcome,
-            job_reason=job_reason,
-            pods=pods,
-            pod_logs=pod_logs,
-            workload=workload,
-            stage="fleet",
-            sibling_percent=sibling_percent,
-        )
+        return gpu_verdict(output, facts, job, {"workload": judging.get("workload"), "stage": "fleet", "sibling_percent": judging.get("sibling_percent")})
     if results == "dcgm-diag":
-        return dcgm_verdict(output, facts=facts, job_outcome=job_outcome, job_reason=job_reason, pods=pods, pod_logs=pod_logs, workload=workload)
+        return dcgm_verdict(output, facts, job, {"workload": judging.get("workload")})
+    return nccl_verdict(output, facts, job, judging)
+
+
+def nccl_verdict(output, facts=None, job=None, judging=None):
+    """The verdict of an nccl-tests run (or of a torch or exec run, by its job outcome and failure lines).
+
+    ``output``: nccl-tests output as text, a parsed result, the ``-J`` JSON (text or dict), k8s_log loop results
+    (the log holding the table is found), or None (no output, e.g. a torch or exec workload). ``job``: outcome, reason,
+    pods, pod_logs; ``judging``: collective, thresholds, overrides, on_missing, workload, allow_partial,
+    expected_transport. The logs' NCCL INFO lines are the transport proof, judged against ``expected_transport`` (a
+    transport id of :data:`transport.TRANSPORTS`) or, when it is None, what the platform catalogue expects for the
+    facts' platform, gpu_architecture and instance_type.
+    """
+    facts, job, judging = dict(facts or {}), job or {}, judging or {}
+    pods, pod_logs, collective = job.get("pods"), job.get("pod_logs"), judging.get("collective")
+    expected_transport = judging.get("expected_transport")
     if expected_transport is not None and expected_transport not in transport.TRANSPORTS:
         raise ConfigError("expected_transport", "must be one of %s, got %r" % (", ".join(sorted(transport.TRANSPORTS)), expected_transport))
     texts = None
@@ -513,7 +509,7 @@ def verdict_for(
         result = output
     elif result is None and output is not None and output != "" and output != []:
         try:
-            result = nccl_results.parse_nccl_output(output, collective=collective, allow_partial=allow_partial)
+            result = nccl_results.parse_nccl_output(output, collective=collective, allow_partial=judging.get("allow_partial", True))
         except nccl_results.NcclParseError as exc:
             error = str(exc)
         except ConfigError as exc:
@@ -524,38 +520,12 @@ def verdict_for(
     # which would count as output and make a timed-out job a failed one.
     if output not in (None, "", []) and error is None and result is None:
         error = "nccl-tests output could not be read"
-    evidence = expected = None
-    if texts is not None:
-        evidence = transport.parse_transport(texts)
-        if expected_transport is not None:
-            expected = {"transport": expected_transport, "source": "given"}
-        else:
-            expected = platform_catalog.expected_transport(facts.get("platform"), facts.get("gpu_architecture"), facts.get("instance_type"))
-
-    def locate(host):
-        name = pod_for_host(pods or [], host)
-        nodes = [(pod.get("spec") or {}).get("nodeName") for pod in pods or [] if (pod.get("metadata") or {}).get("name") == name]
-        return {"pod": name, "node": nodes[0] if nodes else None}
-
-    verdict = judge(
-        result,
-        facts=facts,
-        collective=collective,
-        thresholds=thresholds,
-        overrides=overrides,
-        job_outcome=job_outcome,
-        job_reason=job_reason,
-        on_missing=on_missing,
-        error=error,
-        workload=workload,
-        transport_evidence=evidence,
-        expected_transport=expected,
-        locate=locate,
-    )
+    evidence = transport.parse_transport(texts) if texts is not None else None
+    verdict = judge({"result": result, "error": error, "transport": evidence}, facts, job, judging)
     verdict["output_pod"] = source_pod
     verdict["notes"] = list(verdict.get("notes") or []) + cut_notes(pod_logs)
     if pods is not None or pod_logs is not None:
-        attribution = attribute(pods or [], pod_logs, result, job_outcome)
+        attribution = attribute(pods or [], pod_logs, result, job.get("outcome"))
         verdict["attribution"] = attribution
         for key in ("nodes", "succeeded_nodes", "failed_nodes"):
             verdict[key] = attribution[key]
@@ -577,4 +547,4 @@ def _failure_evidence(pod_logs):
     return None, None
 
 
-__all__ = ["dcgm_verdict", "judge", "verdict_for", "worst"]
+__all__ = ["dcgm_verdict", "judge", "nccl_verdict", "verdict_for", "worst"]

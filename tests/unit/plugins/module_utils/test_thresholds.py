@@ -37,7 +37,7 @@ def tagged():
 def check(name, **record):
     """The NAME check of the published run judged by one inventory record (id mine)."""
     override = dict({"id": "mine", "collective": "all_reduce", "source": "test"}, **record)
-    result = vd.judge(tagged(), H100_AWS, "all_reduce", overrides=[override])
+    result = vd.judge({"result": tagged()}, facts=H100_AWS, judging={"collective": "all_reduce", "overrides": [override]})
     return [item for item in result["checks"] if item["name"] == name and item["threshold"] == "mine"][0]
 
 
@@ -324,7 +324,11 @@ def test_without_the_parameters_line_an_average_compares_the_sweep_of_its_rows()
 
     def avg(sweep):
         override = {"id": "mine", "collective": "all_reduce", "source": "test", "metric": "avg", "pass": 100, "sweep": sweep}
-        return [item for item in vd.judge(result, H100_AWS, "all_reduce", overrides=[override])["checks"] if item["name"] == "avg"][0]
+        return [
+            item
+            for item in vd.judge({"result": result}, facts=H100_AWS, judging={"collective": "all_reduce", "overrides": [override]})["checks"]
+            if item["name"] == "avg"
+        ][0]
 
     assert avg({"min": 8, "max": "8G"})["verdict"] == "pass"
     assert "the run's sweep 8..8G differs from the 16..8G" in avg({"min": 16, "max": "8G"})["reason"]
