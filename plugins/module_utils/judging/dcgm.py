@@ -684,9 +684,23 @@ def dcgm_verdict(output, facts=None, job=None, judging=None):
     return with_node_attribution(out, judged, found, pods, pod_logs, output, job_outcome)
 
 
+def judge_dcgm_pod(output, facts, job, judging):
+    """One pod's DCGM diagnostic JSON (:func:`dcgm_verdict`): its verdict with the
+    failing GPUs and tests as evidence, or None when the log holds nothing of DCGM's. JOB: the pod (``pods``, with
+    the node it ran on, naming the node in the reason) and its log (``pod_logs``); without them the log's marker line
+    names the pod's host."""
+    if not output or "DCGM" not in output:
+        return None
+    verdict = dcgm_verdict(output, facts, job, {})
+    found = verdict.get("findings") or []
+    if found:
+        verdict["evidence"] = dict(found[0].get("evidence") or {})
+    return verdict
+
+
 def _marker_host(text):
     match = MARKER.search(text or "")
     return match.group("host") if match else None
 
 
-__all__ = ["DcgmParseError", "MARKER", "SEVERITIES", "TIMEOUT_MARKER", "dcgm_verdict", "judge_node", "parse_diag_output"]
+__all__ = ["DcgmParseError", "MARKER", "SEVERITIES", "TIMEOUT_MARKER", "dcgm_verdict", "judge_dcgm_pod", "judge_node", "parse_diag_output"]

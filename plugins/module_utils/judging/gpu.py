@@ -450,4 +450,17 @@ def gpu_verdict(output, facts=None, job=None, judging=None):
     return with_node_attribution(out, judged, found, pods, pod_logs, output, job_outcome)
 
 
-__all__ = ["GpuParseError", "check_sibling_percent", "gpu_verdict", "judge_node", "load_gpu_thresholds", "parse_gpu_output"]
+def judge_gpu_pod(output, facts, job, judging):
+    """One pod's gpu-burn lines (:func:`gpu_verdict`): its node's verdict with every GPU's figures and
+    the thresholds as evidence, or None when the log holds no gpu-burn line. JUDGING: on_missing and the workload's
+    rendered ``sibling_percent``, when set."""
+    if not output or PREFIX not in output:
+        return None
+    verdict = gpu_verdict(output, facts, job, {"on_missing": judging.get("on_missing", "warn"), "sibling_percent": judging.get("sibling_percent")})
+    found = verdict.get("findings") or []
+    if found:
+        verdict["evidence"] = dict(found[0].get("evidence") or {})
+    return verdict
+
+
+__all__ = ["GpuParseError", "check_sibling_percent", "gpu_verdict", "judge_gpu_pod", "judge_node", "load_gpu_thresholds", "parse_gpu_output"]

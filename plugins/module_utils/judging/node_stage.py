@@ -10,10 +10,10 @@ how its own node is, so each pod is judged alone: for nccl-tests output by the s
 _lib/thresholds.yaml, the intra-node NVLink/NVSwitch figures). Each node gets a finding
 (plugins/module_utils/judging/node_findings.py) of the stage; the stage's verdict is the worst of its nodes' (and of
 the job's own outcome). The parser of a workload's output is named by its catalogue entry (``results``, default
-``nccl-tests``); PARSERS maps each name to the function judging one pod: (log text, facts, job (``pods``: the pod
-with its node, ``pod_logs``: its log), judging (the stage's, with the workload's rendered ``judging``)) -> a verdict
-with ``verdict``, ``reason``, ``checks`` (and optionally ``evidence``, added to the node's finding), or None when the
-log holds no output of it.
+``nccl-tests``); judging/verdict.py KINDS names each one's ``node`` judge, the function judging one pod: (log text,
+facts, job (``pods``: the pod with its node, ``pod_logs``: its log), judging (the stage's, with the workload's
+rendered ``judging``)) -> a verdict with ``verdict``, ``reason``, ``checks`` (and optionally ``evidence``, added to
+the node's finding), or None when the log holds no output of it.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,71 +21,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import JOB_OK, _log_items, attribute
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.dcgm import dcgm_verdict
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import worst
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import judge
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import KINDS
 
 
 def _gb(value):
     return "n/a" if value is None else "%.1f" % value
-
-
-def judge_nccl_pod(output, facts, job, judging):
-    """One pod's single-node nccl-tests output (OUTPUT, its log text) judged as a 1-node run: the verdict of
-    verdict.judge (peak and avg checks against the ``nodes: 1`` thresholds of JUDGING's collective, thresholds,
-    overrides, on_missing), or None when the log holds no nccl-tests output."""
-    text = output
-    if not text or not ("# Avg bus bandwidth" in text or "Collective test starting" in text or "#       size" in text or '"results"' in text):
-        return None
-    error = result = None
-    collective = judging.get("collective")
-    try:
-        result = nccl_results.parse_nccl_output(text, collective=collective, allow_partial=True)
-    except (nccl_results.NcclParseError, ConfigError) as exc:
-        error = str(exc)
-    one_node = {
-        "collective": collective,
-        "thresholds": judging.get("thresholds"),
-        "overrides": judging.get("overrides"),
-        "on_missing": judging.get("on_missing", "warn"),
-    }
-    return judge({"result": result, "error": error}, dict(facts, nodes=1), {}, one_node)
-
-
-def judge_dcgm_pod(output, facts, job, judging):
-    """One pod's DCGM diagnostic JSON (plugins/module_utils/judging/dcgm.py dcgm_verdict): its verdict with the
-    failing GPUs and tests as evidence, or None when the log holds nothing of DCGM's. JOB: the pod (``pods``, with
-    the node it ran on, naming the node in the reason) and its log (``pod_logs``); without them the log's marker line
-    names the pod's host."""
-    if not output or "DCGM" not in output:
-        return None
-    verdict = dcgm_verdict(output, facts, job, {})
-    found = verdict.get("findings") or []
-    if found:
-        verdict["evidence"] = dict(found[0].get("evidence") or {})
-    return verdict
-
-
-def judge_gpu_pod(output, facts, job, judging):
-    """One pod's gpu-burn lines (plugins/module_utils/judging/gpu.py): its node's verdict with every GPU's figures and
-    the thresholds as evidence, or None when the log holds no gpu-burn line. JUDGING: on_missing and the workload's
-    rendered ``sibling_percent``, when set."""
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import gpu
-
-    if not output or gpu.PREFIX not in output:
-        return None
-    verdict = gpu.gpu_verdict(output, facts, job, {"on_missing": judging.get("on_missing", "warn"), "sibling_percent": judging.get("sibling_percent")})
-    found = verdict.get("findings") or []
-    if found:
-        verdict["evidence"] = dict(found[0].get("evidence") or {})
-    return verdict
-
-
-# The parser a workload's catalogue entry names (its ``results`` key) -> the function judging one pod's log.
-PARSERS = {"nccl-tests": judge_nccl_pod, "dcgm-diag": judge_dcgm_pod, "gpu-burn": judge_gpu_pod}
 
 
 def _measured(verdict):
@@ -135,8 +78,8 @@ def judge_node_stage(output, facts=None, job=None, judging=None):
     pod_logs, pods, job_outcome, job_reason = output, job.get("pods"), job.get("outcome"), job.get("reason")
     stage, workload, collective = judging.get("stage", "node"), judging.get("workload"), judging.get("collective")
     parser = judging.get("results", "nccl-tests")
-    if parser not in PARSERS:
-        raise ConfigError("parser", "must be one of %s, got %r" % (", ".join(sorted(PARSERS)), parser))
+    if parser not in KINDS:
+        raise ConfigError("parser", "must be one of %s, got %r" % (", ".join(sorted(KINDS)), parser))
     facts = dict(facts or {})
     logs = _log_items(pod_logs or [])
     attribution = attribute(pods or [], pod_logs or [], None, job_outcome)
@@ -156,7 +99,7 @@ def judge_node_stage(output, facts=None, job=None, judging=None):
         node, pod = entry.get("node"), entry.get("name")
         text = (logs.get(pod) or (None, None))[0]
         where = [{"metadata": {"name": pod}, "spec": {"nodeName": node}}] if pod and node else None
-        verdict = PARSERS[parser](text, facts, {"pods": where, "pod_logs": {pod: text} if where else None}, judging)
+        verdict = KINDS[parser]["node"](text, facts, {"pods": where, "pod_logs": {pod: text} if where else None}, judging)
         row = {"node": node, "pod": pod, "busbw": None, "size": None}
         if verdict is not None:
             busbw, size = _measured(verdict)
@@ -235,4 +178,4 @@ def judge_node_stage(output, facts=None, job=None, judging=None):
     }
 
 
-__all__ = ["PARSERS", "judge_dcgm_pod", "judge_gpu_pod", "judge_nccl_pod", "judge_node_stage"]
+__all__ = ["judge_node_stage"]

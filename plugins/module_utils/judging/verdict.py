@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results, transport
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm, gpu, nccl_results, transport
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import (
     _log_items,
@@ -23,7 +23,6 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attributio
     job_check,
     pod_for_host,
 )
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.dcgm import dcgm_verdict
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import worst
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.thresholds import nic_share, nodes_label, range_label, select_thresholds
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import platform_catalog
@@ -458,15 +457,15 @@ def verdict_for(output, facts=None, job=None, judging=None):
     """
     facts, judging = dict(facts or {}), judging or {}
     results = judging.get("results")
-    if results not in (None, "", "nccl-tests", "dcgm-diag", "gpu-burn"):
+    if results not in (None, "") and results not in KINDS:
         raise ConfigError("results", "must be nccl-tests, dcgm-diag or gpu-burn (the workload's results), got %r" % (results,))
-    if results == "gpu-burn":
-        from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.gpu import gpu_verdict
-
-        return gpu_verdict(output, facts, job, {"workload": judging.get("workload"), "stage": "fleet", "sibling_percent": judging.get("sibling_percent")})
-    if results == "dcgm-diag":
-        return dcgm_verdict(output, facts, job, {"workload": judging.get("workload")})
-    return nccl_verdict(output, facts, job, judging)
+    kind = KINDS[results or "nccl-tests"]
+    if kind["reads"] is not None:
+        # A per-node kind reads only these of the run's judging (gpu-burn's thresholds are another document).
+        judging = dict((key, judging.get(key)) for key in kind["reads"])
+        if kind["stage"]:
+            judging["stage"] = kind["stage"]
+    return kind["judge"](output, facts, job, judging)
 
 
 def nccl_verdict(output, facts=None, job=None, judging=None):
@@ -532,6 +531,44 @@ def nccl_verdict(output, facts=None, job=None, judging=None):
     return verdict
 
 
+def judge_nccl_pod(output, facts, job, judging):
+    """One pod's single-node nccl-tests output (OUTPUT, its log text) judged as a 1-node run: the verdict of
+    verdict.judge (peak and avg checks against the ``nodes: 1`` thresholds of JUDGING's collective, thresholds,
+    overrides, on_missing), or None when the log holds no nccl-tests output."""
+    text = output
+    if not text or not ("# Avg bus bandwidth" in text or "Collective test starting" in text or "#       size" in text or '"results"' in text):
+        return None
+    error = result = None
+    collective = judging.get("collective")
+    try:
+        result = nccl_results.parse_nccl_output(text, collective=collective, allow_partial=True)
+    except (nccl_results.NcclParseError, ConfigError) as exc:
+        error = str(exc)
+    one_node = {
+        "collective": collective,
+        "thresholds": judging.get("thresholds"),
+        "overrides": judging.get("overrides"),
+        "on_missing": judging.get("on_missing", "warn"),
+    }
+    return judge({"result": result, "error": error}, dict(facts, nodes=1), {}, one_node)
+
+
+# Each results kind (a workload's ``results`` in the catalogue): its parser, the judge of a run (the fleet stage, the
+# filter), the judge of one pod of a node stage (judging/node_stage.py: its node's finding), the keys of ``judging``
+# the run's judge reads (None: all) and the stage its findings are of (None: the judge's own).
+KINDS = {
+    "nccl-tests": {"parse": nccl_results.parse_nccl_output, "judge": nccl_verdict, "node": judge_nccl_pod, "reads": None, "stage": None},
+    "dcgm-diag": {"parse": dcgm.parse_diag_output, "judge": dcgm.dcgm_verdict, "node": dcgm.judge_dcgm_pod, "reads": ("workload",), "stage": None},
+    "gpu-burn": {
+        "parse": gpu.parse_gpu_output,
+        "judge": gpu.gpu_verdict,
+        "node": gpu.judge_gpu_pod,
+        "reads": ("workload", "sibling_percent"),
+        "stage": "fleet",
+    },
+}
+
+
 def _failure_evidence(pod_logs):
     """(pod name, partial nccl_results result) of the first log (by pod name) whose failure lines name hosts, or
     (None, None): what a run without a table still proves."""
@@ -547,4 +584,4 @@ def _failure_evidence(pod_logs):
     return None, None
 
 
-__all__ = ["dcgm_verdict", "judge", "nccl_verdict", "verdict_for", "worst"]
+__all__ = ["KINDS", "judge", "judge_nccl_pod", "nccl_verdict", "verdict_for", "worst"]
