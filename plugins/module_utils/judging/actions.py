@@ -35,7 +35,7 @@ _XID_PATTERNS = (
     re.compile(r"NVRM: Xid \([^)\n]{0,48}\): (?P<xid>\d{1,4})\b"),
     re.compile(r"Detected XID (?P<xid>\d{1,4}) for GPU (?P<gpu>\d{1,4})"),
 )
-# Check names of judging/verdict.py and what they signal when they fail (warn: the second rule).
+# Check names of judging/nccl_judge.py and what they signal when they fail (warn: the second rule).
 _CHECK_SIGNALS = {
     "transport": ("transport_fallback", "transport_fallback"),
     "peak": ("busbw_fail_cluster", "busbw_warn"),

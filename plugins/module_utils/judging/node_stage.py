@@ -6,7 +6,7 @@
 A node stage (``node``: a single-node all_reduce over all local GPUs, ``dcgm``: a DCGM diagnostic, ``gpu``: a per-GPU test; see
 plugins/module_utils/burnin/stages.py) runs a catalogue workload on every GPU node at once. Each pod's output says
 how its own node is, so each pod is judged alone: for nccl-tests output by the same grading as the fleet stage
-(plugins/module_utils/judging/verdict.py) against the thresholds of one node (``nodes: 1`` records of
+(plugins/module_utils/judging/nccl_judge.py) against the thresholds of one node (``nodes: 1`` records of
 _lib/thresholds.yaml, the intra-node NVLink/NVSwitch figures). Each node gets a finding
 (plugins/module_utils/judging/node_findings.py) of the stage; the stage's verdict is the worst of its nodes' (and of
 the job's own outcome). The parser of a workload's output is named by its catalogue entry (``results``, default
