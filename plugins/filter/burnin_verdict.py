@@ -257,8 +257,6 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Burn
 
 PREFIX = "gpufleet.burnin.burnin_verdict"
 GROUPS = ("facts", "job", "judging")
-# The sub-options' names in judging/verdict.py's verdict_for where they differ (job's are prefixed there).
-_CORE_NAMES = {("job", "outcome"): "job_outcome", ("job", "reason"): "job_reason"}
 _OPTIONS = []  # DOCUMENTATION's options, parsed on first use: the one list of the filter's parameters
 
 
@@ -313,7 +311,7 @@ def _checked(where, value, spec):
 
 
 def core_arguments(facts=None, job=None, judging=None):
-    """The three mappings checked against DOCUMENTATION, as verdict_for's keyword arguments (facts as one dict)."""
+    """The three mappings checked against DOCUMENTATION, as verdict_for's keyword arguments (facts, job, judging)."""
     out = {}
     for group, given in (("facts", facts), ("job", job), ("judging", judging)):
         spec = options()[group]
@@ -324,14 +322,11 @@ def core_arguments(facts=None, job=None, judging=None):
         unknown = sorted(str(key) for key in given if key not in spec)
         if unknown:
             _fail(group, "unknown key%s %s; allowed: %s" % ("s" if len(unknown) > 1 else "", ", ".join(unknown), ", ".join(sorted(spec))))
-        values = dict((key, _checked("%s.%s" % (group, key), given.get(key, sub.get("default")), sub)) for key, sub in spec.items())
-        if group == "facts":
-            out["facts"] = values
-        else:
-            out.update((_CORE_NAMES.get((group, key), key), value) for key, value in values.items())
-    out["allow_partial"] = bool(out["allow_partial"] if out["allow_partial"] is not None else True)
-    out["on_missing"] = out["on_missing"] or "warn"
-    out["overrides"] = out["overrides"] or None
+        out[group] = dict((key, _checked("%s.%s" % (group, key), given.get(key, sub.get("default")), sub)) for key, sub in spec.items())
+    judged = out["judging"]
+    judged["allow_partial"] = bool(judged["allow_partial"] if judged["allow_partial"] is not None else True)
+    judged["on_missing"] = judged["on_missing"] or "warn"
+    judged["overrides"] = judged["overrides"] or None
     return out
 
 
@@ -342,12 +337,13 @@ def burnin_verdict_filter(output, facts=None, job=None, judging=None, **others):
     if others:
         # The keyword arguments of 0.1.0: say which key each one became.
         where = dict((key, "%s.%s" % (group, key)) for group in GROUPS for key in options()[group])
+        # 0.1.0 prefixed the job's outcome and reason.
         where.update(job_outcome="job.outcome", job_reason="job.reason")
         name = sorted(others)[0]
         _fail(name, "not an argument; burnin_verdict takes facts, job and judging%s" % ((" (use %s)" % where[name]) if name in where else ""))
     arguments = core_arguments(facts, job, judging)
     try:
-        return verdict_for(output, **arguments)
+        return verdict_for(output, arguments["facts"], arguments["job"], arguments["judging"])
     except BurninError as exc:
         raise AnsibleFilterError("%s: %s" % (PREFIX, exc))
 

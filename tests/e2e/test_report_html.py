@@ -151,7 +151,10 @@ def fleet_results():
             "run_id": "e2e",
             "verdicts": [
                 verdict.verdict_for(
-                    fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), h100, "all_reduce", job_outcome="Complete", workload="nccl-all-reduce"
+                    fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"),
+                    facts=h100,
+                    job={"outcome": "Complete"},
+                    judging={"collective": "all_reduce", "workload": "nccl-all-reduce"},
                 )
             ],
         },
@@ -159,13 +162,19 @@ def fleet_results():
             "platform": "gcp",
             "gpu_architecture": "h200",
             "outcome": "Complete",
-            "verdicts": [verdict.verdict_for(fixture("v2.16-all-gather-2x8-h200-nccl2.27.log"), h200, job_outcome="Complete", workload="nccl-all-gather")],
+            "verdicts": [
+                verdict.verdict_for(
+                    fixture("v2.16-all-gather-2x8-h200-nccl2.27.log"), facts=h200, job={"outcome": "Complete"}, judging={"workload": "nccl-all-gather"}
+                )
+            ],
         },
         "aws-p5-<b>": {
             "platform": "aws",
             "gpu_architecture": "h100",
             "outcome": "Failed",
-            "verdicts": [verdict.verdict_for(fixture("v2.16-all-reduce-wrong.log"), h100, job_outcome="Failed", workload="nccl-all-reduce")],
+            "verdicts": [
+                verdict.verdict_for(fixture("v2.16-all-reduce-wrong.log"), facts=h100, job={"outcome": "Failed"}, judging={"workload": "nccl-all-reduce"})
+            ],
         },
         "oci-x": {"outcome": "Unreachable", "reason": "Max retries exceeded"},
     }
@@ -174,7 +183,7 @@ def fleet_results():
 def _staged(facts):
     from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result
 
-    result = {"outcome": "Complete", "verdict": verdict.verdict_for(None, facts, job_outcome="Complete", workload="torch-smoke")}
+    result = {"outcome": "Complete", "verdict": verdict.verdict_for(None, facts=facts, job={"outcome": "Complete"}, judging={"workload": "torch-smoke"})}
     node = {
         "verdict": "fail",
         "reason": "ip-10-1-2-3 busbw 301.5 GB/s at 16G is below h100-single-node-all-reduce-peak",

@@ -159,7 +159,7 @@ def judged_record(result, verdict, cluster=""):
     failing = not cluster_passed({"outcome": "Complete", "verdict": verdict})
     failed_nodes = verdict.get("failed_nodes") or []
     record = {"verdict": verdict, "stage": "verdict" if failing else result.get("stage"), "reason": result.get("reason")}
-    # A verdict that judged nodes itself (a dcgm-diag run: judging/verdict.py dcgm_verdict) brings its findings.
+    # A verdict that judged nodes itself (a dcgm-diag run: judging/dcgm.py dcgm_verdict) brings its findings.
     findings = verdict["findings"] if isinstance(verdict.get("findings"), list) else from_verdict(verdict)
     record.update(with_findings(result, findings))
     if failing:

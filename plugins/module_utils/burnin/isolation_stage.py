@@ -41,20 +41,16 @@ def pair_judge(result, judging, nodes=2, expected_transport=None, one_nic_of=Non
     }
     if one_nic_of:
         facts["one_nic_of"] = one_nic_of
+    pair_judging = {
+        "collective": result.get("collective") or None,
+        "overrides": judging["overrides"] or None,
+        "on_missing": judging["on_missing"],
+        "workload": result.get("workload") or None,
+    }
 
     def judge(logs, waited):
-        return verdict_for(
-            logs.get("results") or [],
-            facts=facts,
-            collective=result.get("collective") or None,
-            overrides=judging["overrides"] or None,
-            job_outcome=waited.get("outcome"),
-            job_reason=waited.get("reason"),
-            pods=logs.get("pods"),
-            on_missing=judging["on_missing"],
-            workload=result.get("workload") or None,
-            expected_transport=expected_transport,
-        )
+        job = {"outcome": waited.get("outcome"), "reason": waited.get("reason"), "pods": logs.get("pods")}
+        return verdict_for(logs.get("results") or [], facts, job, dict(pair_judging, expected_transport=expected_transport))
 
     return judge
 

@@ -85,7 +85,7 @@ def workload_of(variables, platform, gpu_architecture):
         "collective": "" if custom else rendered.get("collective") or "",
         # How the verdict reads the logs (workload_catalog.RESULTS); a custom trainer is judged by its outcome.
         "results": "" if custom else rendered.get("results") or "",
-        # Which parser judges a node stage's output, pod by pod: plugins/module_utils/judging/node_stage.py PARSERS.
+        # Which parser judges a node stage's output, pod by pod: plugins/module_utils/judging/verdict.py KINDS (its node judges).
         "parser": (rendered.get("results") or "nccl-tests") if not custom else "nccl-tests",
         "env": nccl_env.merge_env(rendered.get("env") or [], variables.get("burnin_env") or []),
         # What the workload sets on the GPU container itself (dcgm-diag's privileged securityContext): with_container.

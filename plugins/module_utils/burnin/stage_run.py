@@ -91,19 +91,16 @@ def judge_attempt(stage, plan_stage, result, pod_logs, waited, settings):
             "mnnvl": bool(settings["mnnvl"]),
             "instance_type": result.get("instance_type") or None,
         }
-        return verdict_for(
-            output,
-            facts=facts,
-            collective=result.get("collective") or None,
-            overrides=settings["thresholds"] or None,
-            job_outcome=result.get("outcome") or None,
-            job_reason=result.get("reason") or None,
-            pods=pods,
-            on_missing=settings["on_missing"],
-            workload=result.get("workload") or None,
-            results=result.get("results") or None,
-            sibling_percent=(plan_stage.get("judging") or {}).get("sibling_percent"),
-        )
+        job = {"outcome": result.get("outcome") or None, "reason": result.get("reason") or None, "pods": pods}
+        judging = {
+            "collective": result.get("collective") or None,
+            "overrides": settings["thresholds"] or None,
+            "on_missing": settings["on_missing"],
+            "workload": result.get("workload") or None,
+            "results": result.get("results") or None,
+            "sibling_percent": (plan_stage.get("judging") or {}).get("sibling_percent"),
+        }
+        return verdict_for(output, facts, job, judging)
     facts = {
         "platform": result.get("platform") or "",
         "gpu_architecture": result.get("gpu_architecture") or "",
@@ -111,20 +108,18 @@ def judge_attempt(stage, plan_stage, result, pod_logs, waited, settings):
     }
     if plan_stage.get("gpus_per_node") not in (None, ""):
         facts["gpus_per_node"] = int(plan_stage["gpus_per_node"])
-    return judge_node_stage(
-        output,
-        pods,
-        facts=facts,
+    job = {"outcome": result.get("outcome") or None, "reason": result.get("reason") or None, "pods": pods}
+    # The workload's rendered verdict parameters (sibling_percent) ride with the stage's own.
+    judging = dict(
+        plan_stage.get("judging") or {},
         stage=stage,
         workload=plan_stage.get("workload"),
         collective=plan_stage.get("collective") or None,
-        parser=plan_stage.get("parser") or "nccl-tests",
-        judging=plan_stage.get("judging") or None,
+        results=plan_stage.get("parser") or "nccl-tests",
         overrides=settings["thresholds"] or None,
         on_missing=settings["on_missing"],
-        job_outcome=result.get("outcome") or None,
-        job_reason=result.get("reason") or None,
     )
+    return judge_node_stage(output, facts, job, judging)
 
 
 class _Steps(object):

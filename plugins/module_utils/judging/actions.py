@@ -19,7 +19,7 @@ import os
 import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ParseError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm_errors
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, OK_OUTCOMES, PENDING
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import LIB_DIR, read_yaml_file
 
@@ -35,7 +35,7 @@ _XID_PATTERNS = (
     re.compile(r"NVRM: Xid \([^)\n]{0,48}\): (?P<xid>\d{1,4})\b"),
     re.compile(r"Detected XID (?P<xid>\d{1,4}) for GPU (?P<gpu>\d{1,4})"),
 )
-# Check names of judging/verdict.py and what they signal when they fail (warn: the second rule).
+# Check names of judging/nccl_judge.py and what they signal when they fail (warn: the second rule).
 _CHECK_SIGNALS = {
     "transport": ("transport_fallback", "transport_fallback"),
     "peak": ("busbw_fail_cluster", "busbw_warn"),
@@ -143,8 +143,8 @@ def xid_signal(code):
 def _dcgm_signal(failure, verdict):
     severity = failure.get("severity")
     if isinstance(severity, str):
-        # judging/dcgm.py names the severity (SEVERITIES: number -> name, ...); the table is keyed by DCGM's number.
-        severity = dict((entry[0], number) for number, entry in dcgm.SEVERITIES.items()).get(severity)
+        # judging/dcgm_errors.py names the severity (SEVERITIES: number -> name, ...); the table is keyed by DCGM's number.
+        severity = dict((entry[0], number) for number, entry in dcgm_errors.SEVERITIES.items()).get(severity)
     where = "GPU %s " % failure["gpu"] if failure.get("gpu") is not None else ""
     detail = "DCGM %s%s" % (where, failure.get("test") or "test")
     rule = table()["dcgm_severities"].get(severity) if isinstance(severity, int) else None

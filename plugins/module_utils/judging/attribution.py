@@ -276,6 +276,29 @@ def cut_note(name, cut):
     )
 
 
+def job_check(outcome, reason, have_output, is_nccl):
+    """The ``job`` check of a verdict: how the TrainJob ended, an error when it ended without output to judge."""
+    detail = (": %s" % reason) if reason else ""
+    if outcome in JOB_OK:
+        return {"name": "job", "verdict": "pass", "reason": "TrainJob %s%s" % (outcome, "" if is_nccl else " (no bandwidth to judge)")}
+    if outcome == "Timeout" and not have_output:
+        return {"name": "job", "verdict": "error", "reason": "no result: the TrainJob did not finish in time%s" % detail}
+    if outcome in ("Failed", "Timeout"):
+        return {"name": "job", "verdict": "fail", "reason": "TrainJob %s%s" % (outcome, detail)}
+    return {"name": "job", "verdict": "error", "reason": "no result: the burn-in ended %s%s" % (outcome, detail)}
+
+
+def cut_notes(pod_logs):
+    """A note per log that was read only in part (trainjob_logs' ``cut``: pod_logs.LogBound), so that a verdict on a
+    cut log says so."""
+    entries = pod_logs if isinstance(pod_logs, list) else []
+    return [
+        cut_note(((entry.get("item") or {}).get("metadata") or {}).get("name") or "?", entry["cut"])
+        for entry in entries
+        if isinstance(entry, dict) and isinstance(entry.get("cut"), dict)
+    ]
+
+
 def _pending_reason(status):
     for condition in status.get("conditions") or []:
         if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
@@ -330,4 +353,4 @@ def with_node_attribution(verdict, judged, found, pods, pod_logs, output, job_ou
     return verdict
 
 
-__all__ = ["JOB_OK", "attribute", "cut_note", "find_nccl_output", "pod_for_host", "with_node_attribution"]
+__all__ = ["JOB_OK", "attribute", "cut_note", "cut_notes", "find_nccl_output", "job_check", "pod_for_host", "with_node_attribution"]

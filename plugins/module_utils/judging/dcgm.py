@@ -28,8 +28,8 @@ as plain strings (the old NVVS format in NvvsCommon.h, ``gpu_ids`` instead of ``
 output ({"iterations": [<one document each>], "Overall Result": ...}), judged by the worst of its iterations.
 Without JSON in the log: dcgmi's text table (``_table``; dcgmi/Diag.cpp), whose test rows say Warn for a warning.
 
-Pure Python: the log text in, a plain dict out. The verdict (plugins/module_utils/judging/verdict.py) judges a run
-whose workload's ``results`` is ``dcgm-diag`` with :func:`judge_node` per pod.
+Pure Python: the log text in, a plain dict out. :func:`dcgm_verdict` judges a run whose workload's ``results`` is
+``dcgm-diag`` (plugins/module_utils/judging/verdict.py dispatches to it) with :func:`judge_node` per pod.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -39,10 +39,13 @@ __metaclass__ = type
 import json
 import re
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import log_lines
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import kernel_log, log_lines
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import _log_items, cut_notes, job_check, with_node_attribution
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.dcgm_errors import SEVERITIES
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
 from ansible_collections.gpufleet.burnin.plugins.module_utils.text import clean_tree
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import SEVERITY
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import SEVERITY, worst
 
 # The marker the catalogue's workload (templates/workloads/dcgm-diag.yaml) prints before the JSON.
 MARKER = re.compile(r"^# gpufleet-burnin dcgm-diag on (?P<host>\S+?):", re.MULTILINE)
@@ -65,19 +68,6 @@ _STATUS_WORDS = {
 }
 # A node's verdict from its GPUs' statuses: a skipped or not-run test decides nothing.
 _VERDICT_OF = {"pass": "pass", "warn": "warn", "fail": "fail", "skip": "pass", "not_run": "pass"}
-# DCGM's error severities (NVIDIA/DCGM dcgmlib/dcgm_errors.h, dcgmErrorSeverity_t), each warning's
-# ``error_severity``: the only thing in ``dcgmi diag -j`` output that tells a warning from a failure, since dcgmi
-# prints both as "Fail" (dcgmi/Diag.cpp; only its table shows WARN). name, this collection's verdict, DCGM's meaning
-# (the enum's comments), the action it recommends.
-SEVERITIES = {
-    0: ("NONE", None, "no error", None),
-    1: ("MONITOR", "warn", "can perform workload, but needs to be monitored", "monitor the GPU"),
-    2: ("ISOLATE", "fail", "cannot perform workload: the GPU should be isolated", "isolate the GPU"),
-    3: ("UNKNOWN", "fail", "this error code is not recognized", "triage the GPU"),
-    4: ("TRIAGE", "fail", "cannot perform workload: perform further remediation", "triage the GPU"),
-    5: ("CONFIG", "warn", "cannot perform workload: requires a configuration change", "fix the node's configuration"),
-    6: ("RESET", "fail", "cannot perform workload: requires a GPU reset", "reset the GPU"),
-}
 # Nesting deeper than this is no DCGM document (dcgmi's nest about 8 levels): refused before json decodes it.
 MAX_DEPTH = 64
 _GPU_GROUPS = ("gpu",)
@@ -551,4 +541,166 @@ def _problem_text(node, item):
     return "%s: %s%s %s%s%s" % (where, item["test"], category, word, (": %s" % item["message"]) if item["message"] else "", severity)
 
 
-__all__ = ["DcgmParseError", "MARKER", "SEVERITIES", "TIMEOUT_MARKER", "judge_node", "parse_diag_output"]
+def _dcgm_texts(output, pod_logs):
+    """{pod name (or "output"): (text or None, read error or None)} of the logs to judge."""
+    source = pod_logs if isinstance(pod_logs, (dict, list)) and pod_logs else output
+    if isinstance(source, str):
+        return {"output": (source, None)} if source else {}
+    if isinstance(source, (dict, list)) and source:
+        return _log_items(source)
+    if source is None or source == "" or source == [] or source == {}:
+        return {}
+    raise ConfigError("output", "must be the pods' logs (k8s_log loop results, a mapping of pod name to text) or a log text, got %s" % type(source).__name__)
+
+
+SEVERITY_RANK = {"pass": 0, "warn": 1, "fail": 2, "error": 3}
+
+
+def dcgm_verdict(output, facts=None, job=None, judging=None):
+    """Judge a ``dcgm-diag`` run (templates/workloads/dcgm-diag.yaml) by each pod's DCGM diagnostic JSON.
+
+    ``output`` / ``job.pod_logs``: the pods' logs (k8s_log loop results or {pod name: text}) or one log's text: the
+    whole run, or one pod's (a per-node stage calls it once per node). ``job.pods``: the pods (spec.nodeName) to name
+    each log's node; without them a log is named by the host its marker line prints; ``job.outcome``, ``job.reason``:
+    how the TrainJob ended. ``judging``: workload, stage (``dcgm`` unless given). Each judged node has a check (name
+    ``dcgm``, with ``node``, ``pod``, ``failures``) and a finding of the stage (plugins/module_utils/judging/node_findings.py)
+    with the failing GPUs and tests as evidence; a GPU failing a test fails the run ("node X GPU 5: diagnostic
+    (Hardware) failed: <DCGM's message>"), a warning warns it; a log without DCGM JSON is an ``error`` check naming its
+    pod and node (no finding: nothing was learnt about the node). Returns judge()'s fields plus ``results``
+    (dcgm-diag), ``dcgm`` ({node: judge_node()}) and ``findings``; with pods or logs, the attribution too, its
+    ``failed_nodes`` including the nodes with a failed GPU.
+    """
+    job, judging = job or {}, judging or {}
+    job_outcome, job_reason, pods, pod_logs = job.get("outcome"), job.get("reason"), job.get("pods"), job.get("pod_logs")
+    stage = judging.get("stage", "dcgm")
+    facts = dict(facts or {})
+    texts = _dcgm_texts(output, pod_logs)
+    node_of = {}
+    for pod in pods or []:
+        metadata, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+        if metadata.get("name") and spec.get("nodeName"):
+            node_of[metadata["name"]] = spec["nodeName"]
+    checks = []
+    if job_outcome:
+        checks.append(job_check(job_outcome, job_reason, bool(texts), True))
+    judged, found, errors = {}, [], []
+    for name in sorted(texts):
+        text, read_error = texts[name]
+        parsed, problem = None, read_error
+        if problem is None:
+            try:
+                parsed = parse_diag_output(text)
+            except DcgmParseError as exc:
+                problem = str(exc)
+        node = node_of.get(name) or _marker_host(text) or name
+        where = "node %s (pod %s)" % (node, name) if node != name else "pod %s" % name
+        if parsed is None:
+            reason = "%s: no DCGM diagnostic result: %s" % (where, problem)
+            kernel = kernel_log.judge(text)
+            if kernel and kernel["verdict"] == "fail":
+                # no diagnostic, but the node's kernel log names an Xid whose catalog action takes the node out
+                reason = "node %s %s (%s)" % (node, kernel["reason"], reason)
+                checks.append({"name": "dcgm", "verdict": "fail", "node": node, "pod": name, "reason": reason})
+                judged[node] = {
+                    "verdict": "fail",
+                    "reason": reason,
+                    "gpus": {},
+                    "failures": [],
+                    "tests": [],
+                    "dcgm_version": None,
+                    "driver_version": None,
+                    "pod": name,
+                }
+                evidence = {"pod": name, "failed_gpus": [], "failures": [], "tests": [], "kernel_xids": kernel["xids"], "log_lines": kernel["lines"]}
+                found.append(finding(node, stage, "fail", reason, evidence))
+                continue
+            errors.append(reason)
+            checks.append({"name": "dcgm", "verdict": "error", "node": node, "pod": name, "reason": reason})
+            continue
+        result = judge_node(parsed, node)
+        kernel = kernel_log.judge(text)
+        if kernel and kernel["xids"]:
+            # The node's own kernel log (kernel_log: true): an Xid the diagnostic did not see still decides the node,
+            # with NVIDIA's catalog action (judging/kernel_log.py).
+            result = dict(result)
+            text_kernel = "node %s %s" % (node, kernel["reason"])
+            if SEVERITY_RANK[kernel["verdict"]] > SEVERITY_RANK.get(result["verdict"], 0) or (result["verdict"] == "error" and kernel["verdict"] == "fail"):
+                result["verdict"], result["reason"] = kernel["verdict"], text_kernel
+            elif kernel["verdict"] != "pass":
+                result["reason"] = "%s; %s" % (result["reason"], text_kernel)
+        if result["verdict"] == "error":
+            # dcgmi's runtime_error: the diagnostic did not run, so nothing was learnt about the node (no finding).
+            reason = "%s: %s" % (where, result["reason"].split(": ", 1)[1])
+            errors.append(reason)
+            checks.append({"name": "dcgm", "verdict": "error", "node": node, "pod": name, "reason": reason})
+            continue
+        judged[node] = dict(result, pod=name)
+        failed_gpus = sorted(set(item["gpu"] for item in result["failures"] if item["gpu"] is not None))
+        check = {"name": "dcgm", "verdict": result["verdict"], "node": node, "pod": name, "reason": result["reason"], "failures": result["failures"]}
+        if failed_gpus:
+            check["value"] = "GPU %s" % ", ".join(str(gpu) for gpu in failed_gpus)
+        checks.append(check)
+        evidence = {"pod": name, "failed_gpus": failed_gpus, "failures": result["failures"], "tests": result["tests"], "dcgm_version": result["dcgm_version"]}
+        if kernel and kernel["xids"]:
+            evidence["kernel_xids"] = kernel["xids"]
+            evidence["log_lines"] = kernel["lines"]  # actions.finding_xids reads them: the catalog's action
+        found.append(finding(node, stage, result["verdict"], result["reason"], evidence))
+    if not texts:
+        checks.append({"name": "dcgm", "verdict": "error", "reason": "no result: no pod log to read DCGM diagnostic output from"})
+    verdict = worst(check["verdict"] for check in checks)
+    if verdict == "pass":
+        gpus = sum(len(entry["gpus"]) for entry in judged.values())
+        where = ("%d GPU(s)" % gpus) if gpus else "no GPU named (dcgmi's table reports the whole group)"
+        reason = "%sDCGM diagnostic passed on %d node(s), %s" % ("TrainJob %s; " % job_outcome if job_outcome else "", len(judged), where)
+    else:
+        reason = "; ".join(check["reason"] for check in checks if check["verdict"] == verdict)
+    failed_gpus = sum(len(set(item["gpu"] for item in entry["failures"] if item["gpu"] is not None)) for entry in judged.values())
+    out = {
+        "workload": judging.get("workload"),
+        "collective": None,
+        "results": "dcgm-diag",
+        "verdict": verdict,
+        "reason": reason,
+        "checks": checks,
+        "notes": cut_notes(pod_logs if pod_logs is not None else output),
+        "transport": None,
+        "thresholds": [],
+        "metrics": {
+            "dcgm_version": next((entry["dcgm_version"] for entry in judged.values() if entry["dcgm_version"]), None),
+            "driver_version": next((entry["driver_version"] for entry in judged.values() if entry["driver_version"]), None),
+            "nodes_judged": len(judged),
+            "gpus_judged": sum(len(entry["gpus"]) for entry in judged.values()),
+            "failed_gpus": failed_gpus,
+        },
+        "series": [],
+        "facts": facts,
+        "errors": errors[:10],
+        "warnings": 0,
+        "problems": [],
+        "output_pod": None,
+        "dcgm": judged,
+        "findings": found,
+    }
+    return with_node_attribution(out, judged, found, pods, pod_logs, output, job_outcome)
+
+
+def judge_dcgm_pod(output, facts, job, judging):
+    """One pod's DCGM diagnostic JSON (:func:`dcgm_verdict`): its verdict with the
+    failing GPUs and tests as evidence, or None when the log holds nothing of DCGM's. JOB: the pod (``pods``, with
+    the node it ran on, naming the node in the reason) and its log (``pod_logs``); without them the log's marker line
+    names the pod's host."""
+    if not output or "DCGM" not in output:
+        return None
+    verdict = dcgm_verdict(output, facts, job, {})
+    found = verdict.get("findings") or []
+    if found:
+        verdict["evidence"] = dict(found[0].get("evidence") or {})
+    return verdict
+
+
+def _marker_host(text):
+    match = MARKER.search(text or "")
+    return match.group("host") if match else None
+
+
+__all__ = ["DcgmParseError", "MARKER", "SEVERITIES", "TIMEOUT_MARKER", "dcgm_verdict", "judge_dcgm_pod", "judge_node", "parse_diag_output"]

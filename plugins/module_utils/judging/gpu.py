@@ -343,24 +343,17 @@ def _ranges(gpus):
     return ", ".join(parts) or "no figures"
 
 
-def gpu_verdict(
-    output,
-    facts=None,
-    job_outcome=None,
-    job_reason=None,
-    pods=None,
-    pod_logs=None,
-    workload=None,
-    stage="gpu",
-    on_missing="warn",
-    thresholds=None,
-    sibling_percent=None,
-):
-    """Judge a gpu-burn run by every pod's log (k8s_log loop results or {pod name: text}, or one log's text): per
-    node judge_node() with a check (name ``gpu``, node, pod, gpus) and a finding of STAGE whose evidence carries every
-    GPU's figures and the thresholds; a log without gpu-burn lines is an ``error`` check (no finding). Returns the
-    verdict's usual fields plus ``results`` (gpu-burn), ``gpu`` ({node: judge_node()}) and ``findings``.
-    SIBLING_PERCENT: judge_node()'s (None: the thresholds' default)."""
+def gpu_verdict(output, facts=None, job=None, judging=None):
+    """Judge a gpu-burn run by every pod's log (``output`` or ``job.pod_logs``: k8s_log loop results or {pod name:
+    text}, or one log's text): per node judge_node() with a check (name ``gpu``, node, pod, gpus) and a finding of the
+    stage whose evidence carries every GPU's figures and the thresholds; a log without gpu-burn lines is an ``error``
+    check (no finding). ``job``: outcome, reason, pods, pod_logs. ``judging``: workload, stage (``gpu`` unless given),
+    on_missing, thresholds (a _lib/gpu-thresholds.yaml document), sibling_percent (judge_node()'s; None: the
+    thresholds' default). Returns the verdict's usual fields plus ``results`` (gpu-burn), ``gpu`` ({node:
+    judge_node()}) and ``findings``."""
+    job, judging = job or {}, judging or {}
+    job_outcome, job_reason, pods, pod_logs = job.get("outcome"), job.get("reason"), job.get("pods"), job.get("pod_logs")
+    stage, on_missing = judging.get("stage", "gpu"), judging.get("on_missing", "warn")
     facts = dict(facts or {})
     source = pod_logs if isinstance(pod_logs, (dict, list)) and pod_logs else output
     texts = {"output": (source, None)} if isinstance(source, str) and source else (_log_items(source) if source else {})
@@ -404,9 +397,9 @@ def gpu_verdict(
             node,
             facts.get("gpu_architecture") or "",
             gpus_per_node,
-            thresholds=thresholds,
+            thresholds=judging.get("thresholds"),
             on_missing=on_missing,
-            sibling_percent=sibling_percent,
+            sibling_percent=judging.get("sibling_percent"),
             run=across,
         )
         judged[node] = dict(result, pod=name)
@@ -431,7 +424,7 @@ def gpu_verdict(
     else:
         reason = "; ".join(check["reason"] for check in checks if check["verdict"] == verdict)
     out = {
-        "workload": workload,
+        "workload": judging.get("workload"),
         "collective": None,
         "results": "gpu-burn",
         "verdict": verdict,
@@ -457,4 +450,17 @@ def gpu_verdict(
     return with_node_attribution(out, judged, found, pods, pod_logs, output, job_outcome)
 
 
-__all__ = ["GpuParseError", "check_sibling_percent", "gpu_verdict", "judge_node", "load_gpu_thresholds", "parse_gpu_output"]
+def judge_gpu_pod(output, facts, job, judging):
+    """One pod's gpu-burn lines (:func:`gpu_verdict`): its node's verdict with every GPU's figures and
+    the thresholds as evidence, or None when the log holds no gpu-burn line. JUDGING: on_missing and the workload's
+    rendered ``sibling_percent``, when set."""
+    if not output or PREFIX not in output:
+        return None
+    verdict = gpu_verdict(output, facts, job, {"on_missing": judging.get("on_missing", "warn"), "sibling_percent": judging.get("sibling_percent")})
+    found = verdict.get("findings") or []
+    if found:
+        verdict["evidence"] = dict(found[0].get("evidence") or {})
+    return verdict
+
+
+__all__ = ["GpuParseError", "check_sibling_percent", "gpu_verdict", "judge_gpu_pod", "judge_node", "load_gpu_thresholds", "parse_gpu_output"]

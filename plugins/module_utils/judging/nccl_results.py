@@ -572,7 +572,7 @@ def parse_nccl_runs(text, allow_partial=False, source=SOURCE):
         run = parser.runs[-1] if parser.runs else _Run()
         if allow_partial:
             # Every log is a result: what the text holds (versions, devices, hosts, failing hosts), complete=false.
-            # The verdict is error only when it holds neither a result nor evidence (verdict.rank_evidence).
+            # The verdict is error only when it holds neither a result nor evidence (nccl_judge.rank_evidence).
             _note(run.problems, message)
             tables = [run]
         else:

@@ -6,14 +6,14 @@
 A node stage (``node``: a single-node all_reduce over all local GPUs, ``dcgm``: a DCGM diagnostic, ``gpu``: a per-GPU test; see
 plugins/module_utils/burnin/stages.py) runs a catalogue workload on every GPU node at once. Each pod's output says
 how its own node is, so each pod is judged alone: for nccl-tests output by the same grading as the fleet stage
-(plugins/module_utils/judging/verdict.py) against the thresholds of one node (``nodes: 1`` records of
+(plugins/module_utils/judging/nccl_judge.py) against the thresholds of one node (``nodes: 1`` records of
 _lib/thresholds.yaml, the intra-node NVLink/NVSwitch figures). Each node gets a finding
 (plugins/module_utils/judging/node_findings.py) of the stage; the stage's verdict is the worst of its nodes' (and of
 the job's own outcome). The parser of a workload's output is named by its catalogue entry (``results``, default
-``nccl-tests``); PARSERS maps each name to the function judging one pod: (log text, facts, collective=, thresholds=,
-overrides=, on_missing=, pod=, node=, judging= (the workload's rendered ``judging``)) -> a verdict with ``verdict``,
-``reason``, ``checks`` (and optionally ``evidence``, added to the node's finding), or None when the log holds no
-output of it.
+``nccl-tests``); judging/verdict.py KINDS names each one's ``node`` judge, the function judging one pod: (log text,
+facts, job (``pods``: the pod with its node, ``pod_logs``: its log), judging (the stage's, with the workload's
+rendered ``judging``)) -> a verdict with ``verdict``, ``reason``, ``checks`` (and optionally ``evidence``, added to
+the node's finding), or None when the log holds no output of it.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,63 +21,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import JOB_OK, _log_items, attribute
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import dcgm_verdict, judge, worst
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import worst
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import KINDS
 
 
 def _gb(value):
     return "n/a" if value is None else "%.1f" % value
-
-
-def judge_nccl_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None, judging=None):
-    """One pod's single-node nccl-tests output judged as a 1-node run: the verdict of verdict.judge (peak and avg
-    checks against the ``nodes: 1`` thresholds), or None when the log holds no nccl-tests output."""
-    if not text or not ("# Avg bus bandwidth" in text or "Collective test starting" in text or "#       size" in text or '"results"' in text):
-        return None
-    error = result = None
-    try:
-        result = nccl_results.parse_nccl_output(text, collective=collective, allow_partial=True)
-    except (nccl_results.NcclParseError, ConfigError) as exc:
-        error = str(exc)
-    return judge(result, facts=dict(facts, nodes=1), collective=collective, thresholds=thresholds, overrides=overrides, on_missing=on_missing, error=error)
-
-
-def judge_dcgm_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None, judging=None):
-    """One pod's DCGM diagnostic JSON (verdict.dcgm_verdict, plugins/module_utils/judging/dcgm.py): its verdict with the
-    failing GPUs and tests as evidence, or None when the log holds nothing of DCGM's. NODE (where POD ran) names the
-    node in the reason; without it the log's marker line names the pod's host."""
-    if not text or "DCGM" not in text:
-        return None
-    where = [{"metadata": {"name": pod}, "spec": {"nodeName": node}}] if pod and node else None
-    verdict = dcgm_verdict(text, facts=facts, pods=where, pod_logs={pod: text} if where else None)
-    found = verdict.get("findings") or []
-    if found:
-        verdict["evidence"] = dict(found[0].get("evidence") or {})
-    return verdict
-
-
-def judge_gpu_pod(text, facts, collective=None, thresholds=None, overrides=None, on_missing="warn", pod=None, node=None, judging=None):
-    """One pod's gpu-burn lines (plugins/module_utils/judging/gpu.py): its node's verdict with every GPU's figures and
-    the thresholds as evidence, or None when the log holds no gpu-burn line. JUDGING: the workload's rendered
-    ``judging`` (its ``sibling_percent``, when set)."""
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import gpu
-
-    if not text or gpu.PREFIX not in text:
-        return None
-    where = [{"metadata": {"name": pod}, "spec": {"nodeName": node}}] if pod and node else None
-    verdict = gpu.gpu_verdict(
-        text, facts=facts, pods=where, pod_logs={pod: text} if where else None, on_missing=on_missing, sibling_percent=(judging or {}).get("sibling_percent")
-    )
-    found = verdict.get("findings") or []
-    if found:
-        verdict["evidence"] = dict(found[0].get("evidence") or {})
-    return verdict
-
-
-# The parser a workload's catalogue entry names (its ``results`` key) -> the function judging one pod's log.
-PARSERS = {"nccl-tests": judge_nccl_pod, "dcgm-diag": judge_dcgm_pod, "gpu-burn": judge_gpu_pod}
 
 
 def _measured(verdict):
@@ -112,31 +63,23 @@ def _doubled_nodes(judged_pods):
     return dict((node, sorted(pods)) for node, pods in by_node.items() if len(pods) > 1)
 
 
-def judge_node_stage(
-    pod_logs,
-    pods,
-    facts=None,
-    stage="node",
-    workload=None,
-    collective=None,
-    parser="nccl-tests",
-    thresholds=None,
-    overrides=None,
-    on_missing="warn",
-    job_outcome=None,
-    job_reason=None,
-    judging=None,
-):
+def judge_node_stage(output, facts=None, job=None, judging=None):
     """The verdict of one node-stage TrainJob: {stage, workload, collective, verdict, reason, checks (one per node,
     and the job's), node_results (node, pod, verdict, reason, busbw, size, threshold, pass, warn), findings (one per
     node), nodes, succeeded_nodes, failed_nodes, thresholds, metrics, series, errors}.
 
-    ``pod_logs``: trainjob_logs' ``results``; ``pods``: its ``pods`` (spec.nodeName says where each ran). ``facts``:
-    platform, gpu_architecture, gpus_per_node, instance_type (judged as one node). A node whose pod failed fails; a
-    node whose pod left no output to judge has no finding and makes the stage an ``error``, unless the job failed
-    (then ``fail``). ``judging``: the workload's rendered verdict parameters, given to the parser."""
-    if parser not in PARSERS:
-        raise ConfigError("parser", "must be one of %s, got %r" % (", ".join(sorted(PARSERS)), parser))
+    ``output``: trainjob_logs' ``results``; ``job``: outcome, reason, pods (trainjob_logs' ``pods``: spec.nodeName
+    says where each ran). ``facts``: platform, gpu_architecture, gpus_per_node, instance_type (judged as one node).
+    ``judging``: stage (``node`` unless given), workload, collective, results (the parser, ``nccl-tests`` unless
+    given), thresholds, overrides, on_missing, and the workload's rendered verdict parameters (``sibling_percent``),
+    all given to the parser. A node whose pod failed fails; a node whose pod left no output to judge has no finding
+    and makes the stage an ``error``, unless the job failed (then ``fail``)."""
+    job, judging = job or {}, judging or {}
+    pod_logs, pods, job_outcome, job_reason = output, job.get("pods"), job.get("outcome"), job.get("reason")
+    stage, workload, collective = judging.get("stage", "node"), judging.get("workload"), judging.get("collective")
+    parser = judging.get("results", "nccl-tests")
+    if parser not in KINDS:
+        raise ConfigError("parser", "must be one of %s, got %r" % (", ".join(sorted(KINDS)), parser))
     facts = dict(facts or {})
     logs = _log_items(pod_logs or [])
     attribution = attribute(pods or [], pod_logs or [], None, job_outcome)
@@ -155,9 +98,8 @@ def judge_node_stage(
     for entry in sorted(judged_pods, key=lambda item: (item.get("node") or "", item.get("name") or "")):
         node, pod = entry.get("node"), entry.get("name")
         text = (logs.get(pod) or (None, None))[0]
-        verdict = PARSERS[parser](
-            text, facts, collective=collective, thresholds=thresholds, overrides=overrides, on_missing=on_missing, pod=pod, node=node, judging=judging
-        )
+        where = [{"metadata": {"name": pod}, "spec": {"nodeName": node}}] if pod and node else None
+        verdict = KINDS[parser]["node"](text, facts, {"pods": where, "pod_logs": {pod: text} if where else None}, judging)
         row = {"node": node, "pod": pod, "busbw": None, "size": None}
         if verdict is not None:
             busbw, size = _measured(verdict)
@@ -236,4 +178,4 @@ def judge_node_stage(
     }
 
 
-__all__ = ["PARSERS", "judge_dcgm_pod", "judge_gpu_pod", "judge_nccl_pod", "judge_node_stage"]
+__all__ = ["judge_node_stage"]

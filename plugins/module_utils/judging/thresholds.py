@@ -6,7 +6,7 @@ judge a cluster's metric by.
 
 Thresholds live in ``_lib/thresholds.yaml`` (schema in its header); inventory records (``burnin_thresholds``)
 override them and win over the collection's for the same metric. Grading a result against the selected records is
-the job of plugins/module_utils/judging/verdict.py.
+the job of plugins/module_utils/judging/nccl_judge.py.
 """
 
 from __future__ import absolute_import, division, print_function

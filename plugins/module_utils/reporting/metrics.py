@@ -56,7 +56,7 @@ SEVERITIES = ("none", "info", "warning", "critical")
 ACTIONS = ("none", "monitor", "retest", "reset-gpu", "reboot", "drain", "replace")
 # DCGM diagnostic test statuses (plugins/module_utils/judging/dcgm.py).
 DCGM_STATUSES = ("pass", "fail", "warn", "skip", "not_run")
-# The bandwidth checks of a verdict (plugins/module_utils/judging/verdict.py): their value and thresholds are GB/s.
+# The bandwidth checks of a verdict (plugins/module_utils/judging/nccl_judge.py): their value and thresholds are GB/s.
 BUSBW_CHECKS = ("peak", "avg")
 # nccl-tests prints busbw in GB/s of 1e9 bytes: the metrics carry the base unit, bytes per second.
 GB = 1e9

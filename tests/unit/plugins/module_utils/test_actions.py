@@ -18,7 +18,8 @@ import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding, from_verdict, node_entries, summarize
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import dcgm_verdict, verdict_for
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.dcgm import dcgm_verdict
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
 
 TESTS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 REAL = os.path.join(TESTS, "fixtures", "real")
@@ -111,7 +112,7 @@ def test_the_xid_scan_is_bounded_and_linear():
     ],
 )
 def test_published_dcgm_results_map_by_dcgms_own_severity(name, verdict, severity, action, rule):
-    judged = dcgm_verdict(read("dcgm", name), workload="dcgm-diag")
+    judged = dcgm_verdict(read("dcgm", name), judging={"workload": "dcgm-diag"})
     assert judged["verdict"] == verdict, judged["reason"]
     recommended = actions.of_verdict(judged)
     assert (recommended["severity"], recommended["action"], recommended["action_rule"]) == (severity, action, rule), recommended
@@ -143,7 +144,7 @@ def judged_replay(name, platform="aws", gpu="h100"):
     items = _pods()
     logs = [{"item": items[0], "log": nccl_logs.replay_log(name, HOSTS, platform, gpu)}]
     facts = {"platform": platform, "gpu_architecture": gpu}
-    return verdict_for(logs, facts=facts, pods=items, job_outcome="Complete", collective="all_reduce", workload="nccl-all-reduce")
+    return verdict_for(logs, facts=facts, job={"outcome": "Complete", "pods": items}, judging={"collective": "all_reduce", "workload": "nccl-all-reduce"})
 
 
 @pytest.mark.parametrize("name", ["socket-fallback", "ofi-tcp-fallback"])

@@ -18,6 +18,7 @@ import pytest
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stages
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_plan import run_start
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import attribution as at
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import transport as tp
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict as vd
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
@@ -70,7 +71,7 @@ OUTCOME_X_EVIDENCE = [
 @pytest.mark.parametrize("outcome, evidence, verdict, reason", OUTCOME_X_EVIDENCE)
 def test_every_job_outcome_with_every_kind_of_evidence(outcome, evidence, verdict, reason):
     output = fixture(evidence) if evidence else None
-    result = vd.verdict_for(output, H100_AWS, "all_reduce", job_outcome=outcome, job_reason="why" if outcome else None)
+    result = vd.verdict_for(output, facts=H100_AWS, job={"outcome": outcome, "reason": "why" if outcome else None}, judging={"collective": "all_reduce"})
     assert result["verdict"] == verdict, result["reason"]
     assert result["reason"].startswith(reason), result["reason"]
 
@@ -91,7 +92,7 @@ def test_every_job_outcome_with_every_kind_of_evidence(outcome, evidence, verdic
     ],
 )
 def test_the_job_check_of_each_outcome_with_and_without_output(outcome, have_output, verdict, reason):
-    check = vd._job_check(outcome, "why", have_output, True)
+    check = at.job_check(outcome, "why", have_output, True)
     assert (check["name"], check["verdict"]) == ("job", verdict)
     assert check["reason"] == reason or check["reason"].startswith(reason + " ") or (outcome in ("Complete", "Succeeded") and check["reason"] == reason)
 
@@ -99,9 +100,11 @@ def test_the_job_check_of_each_outcome_with_and_without_output(outcome, have_out
 def test_a_timed_out_job_whose_pods_logged_a_table_fails_also_from_pod_logs():
     # the shape the role passes: the pods' logs, not one text
     logs = [{"name": "nccl-r1-node-0-0-x", "log": fixture(COMPLETE)}]
-    result = vd.verdict_for(logs, H100_AWS, "all_reduce", job_outcome="Timeout", job_reason="not finished in 1800 s", pods=[])
+    result = vd.verdict_for(
+        logs, facts=H100_AWS, job={"outcome": "Timeout", "reason": "not finished in 1800 s", "pods": []}, judging={"collective": "all_reduce"}
+    )
     assert result["verdict"] == "fail" and result["reason"].startswith("TrainJob Timeout: not finished in 1800 s")
-    empty = vd.verdict_for([], H100_AWS, "all_reduce", job_outcome="Timeout", job_reason="not finished in 1800 s", pods=[])
+    empty = vd.verdict_for([], facts=H100_AWS, job={"outcome": "Timeout", "reason": "not finished in 1800 s", "pods": []}, judging={"collective": "all_reduce"})
     assert empty["verdict"] == "error"
 
 
@@ -149,8 +152,8 @@ def test_mnnvl_enabled_x_reported_x_nodes(enabled, logs, nodes):
 
 def test_mnnvl_silent_logs_do_not_fail_the_whole_verdict():
     facts = dict(H100_AWS, platform="azure", mnnvl=True)
-    silent = vd.verdict_for(MNNVL_LOGS["unknown"], facts, None, job_outcome="Complete", expected_transport="ib")
-    zero = vd.verdict_for(MNNVL_LOGS["0"], facts, None, job_outcome="Complete", expected_transport="ib")
+    silent = vd.verdict_for(MNNVL_LOGS["unknown"], facts=facts, job={"outcome": "Complete"}, judging={"collective": None, "expected_transport": "ib"})
+    zero = vd.verdict_for(MNNVL_LOGS["0"], facts=facts, job={"outcome": "Complete"}, judging={"collective": None, "expected_transport": "ib"})
     # (the fixture's largest size is below the peak record's, so the busbw checks only warn: not comparable)
     assert "MNNVL 0" not in silent["reason"] and silent["verdict"] == "warn", silent["reason"]
     assert [check["verdict"] for check in silent["checks"] if check["name"] == "transport"] == ["pass"]
@@ -235,7 +238,12 @@ COMPLETE_X_CUT = [
 
 @pytest.mark.parametrize("evidence, allow_partial, outcome, verdict, reason", COMPLETE_X_CUT)
 def test_complete_and_cut_output_with_and_without_partial_results(evidence, allow_partial, outcome, verdict, reason):
-    result = vd.verdict_for(fixture(evidence), H100_AWS, "all_reduce", job_outcome=outcome, job_reason="why" if outcome else None, allow_partial=allow_partial)
+    result = vd.verdict_for(
+        fixture(evidence),
+        facts=H100_AWS,
+        job={"outcome": outcome, "reason": "why" if outcome else None},
+        judging={"collective": "all_reduce", "allow_partial": allow_partial},
+    )
     assert result["verdict"] == verdict, result["reason"]
     assert result["reason"].startswith(reason), result["reason"]
 

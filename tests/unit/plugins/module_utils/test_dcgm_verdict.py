@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""The verdict of a dcgm-diag run (judging/verdict.py dcgm_verdict): per pod, per node, the whole run, its findings."""
+"""The verdict of a dcgm-diag run (judging/dcgm.py dcgm_verdict): per pod, per node, the whole run, its findings."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -36,7 +36,7 @@ def run(failing_node_log="v4-level3-gpu5-diagnostic-fail.log", job_outcome="Comp
     names = ["job-node-0-%d" % index for index in range(4)]
     pods = [pod(name, "n%d" % index) for index, name in enumerate(names)]
     logs = [{"item": pods[index], "log": fixture(failing_node_log if index == 3 else "v4-level3-pass-8gpu.log")} for index in range(4)]
-    return verdict_for(logs, pods=pods, results="dcgm-diag", workload="dcgm-diag", job_outcome=job_outcome)
+    return verdict_for(logs, job={"outcome": job_outcome, "pods": pods}, judging={"workload": "dcgm-diag", "results": "dcgm-diag"})
 
 
 def test_a_failing_gpu_fails_the_run_naming_node_gpu_test_and_message():
@@ -81,27 +81,29 @@ def test_the_record_carries_the_dcgm_findings_and_the_failure_names_the_node():
 
 
 def test_one_pod_at_a_time_as_a_per_node_stage_calls_it():
-    one = verdict_for(fixture("v4-level3-gpu5-diagnostic-fail.log"), results="dcgm-diag")
+    one = verdict_for(fixture("v4-level3-gpu5-diagnostic-fail.log"), judging={"results": "dcgm-diag"})
     # Without the pod list the node is the host the workload's marker line names.
     assert one["verdict"] == "fail" and one["findings"][0]["node"] == "nccl-burnin-r1-node-0-3"
     assert one["reason"].startswith("node nccl-burnin-r1-node-0-3 GPU 5: diagnostic (Hardware) failed")
     single = pod("job-node-0-2", "n2")
-    by_node = verdict_for([{"item": single, "log": fixture("v4-level3-pass-8gpu.log")}], pods=[single], results="dcgm-diag")
+    by_node = verdict_for([{"item": single, "log": fixture("v4-level3-pass-8gpu.log")}], job={"pods": [single]}, judging={"results": "dcgm-diag"})
     assert by_node["verdict"] == "pass" and [(item["node"], item["verdict"]) for item in by_node["findings"]] == [("n2", "pass")]
-    mapping = verdict_for(None, pod_logs={"p": fixture("v3-level2-4gpu-persistence-config-memory-isolate.log")}, results="dcgm-diag")
+    mapping = verdict_for(None, job={"pod_logs": {"p": fixture("v3-level2-4gpu-persistence-config-memory-isolate.log")}}, judging={"results": "dcgm-diag"})
     assert mapping["verdict"] == "fail" and mapping["findings"][0]["node"] == "p"
 
 
 def test_no_logs_is_an_error_and_a_failed_job_fails():
-    assert verdict_for([], results="dcgm-diag")["verdict"] == "error"
-    assert verdict_for(None, results="dcgm-diag", job_outcome="Timeout")["reason"].startswith("no result: the TrainJob did not finish in time")
+    assert verdict_for([], judging={"results": "dcgm-diag"})["verdict"] == "error"
+    assert verdict_for(None, job={"outcome": "Timeout"}, judging={"results": "dcgm-diag"})["reason"].startswith(
+        "no result: the TrainJob did not finish in time"
+    )
     failed = run("v4-level3-pass-8gpu.log", job_outcome="Failed")
     assert failed["verdict"] == "fail" and failed["reason"].startswith("TrainJob Failed")
 
 
 def test_an_unknown_results_kind_is_refused():
     with pytest.raises(ConfigError, match="^results: must be nccl-tests, dcgm-diag or gpu-burn"):
-        verdict_for("x", results="dcgm")
+        verdict_for("x", judging={"results": "dcgm"})
 
 
 def test_the_dcgm_stage_names_each_node_once_not_its_pods_host():
@@ -110,7 +112,7 @@ def test_the_dcgm_stage_names_each_node_once_not_its_pods_host():
     names = ["job-dcgm-node-0-%d" % index for index in range(2)]
     pods = [pod(name, "n%d" % index) for index, name in enumerate(names)]
     logs = [{"item": pods[0], "log": fixture("v4-level3-pass-8gpu.log")}, {"item": pods[1], "log": fixture("v4-level3-gpu5-diagnostic-fail.log")}]
-    stage = judge_node_stage(logs, pods, stage="dcgm", parser="dcgm-diag", job_outcome="Complete")
+    stage = judge_node_stage(logs, job={"pods": pods, "outcome": "Complete"}, judging={"stage": "dcgm", "results": "dcgm-diag"})
     assert stage["verdict"] == "fail" and stage["failed_nodes"] == ["n1"]
     assert stage["reason"].startswith("node n1 GPU 5: diagnostic (Hardware) failed: GPU 5 had an error"), stage["reason"]
     check = next(check for check in stage["checks"] if check["name"] == "n1")
@@ -119,7 +121,7 @@ def test_the_dcgm_stage_names_each_node_once_not_its_pods_host():
 
 
 def test_a_runtime_error_is_an_error_check_with_no_finding():
-    result = verdict_for(None, pod_logs={"p": fixture("v4-runtime-error.log")}, results="dcgm-diag")
+    result = verdict_for(None, job={"pod_logs": {"p": fixture("v4-runtime-error.log")}}, judging={"results": "dcgm-diag"})
     assert result["verdict"] == "error" and result["findings"] == []
     assert result["reason"] == (
         "node nccl-burnin-r1-node-0-3 (pod p): dcgmi could not run the diagnostic (a setup failure, not a GPU result):"
@@ -130,26 +132,26 @@ def test_a_runtime_error_is_an_error_check_with_no_finding():
 def test_a_dcgm_verdict_counts_no_nccl_warnings_and_no_nccl_problems():
     # The record has the keys of an NCCL verdict (the report and the history read them alike); a DCGM run has no
     # NCCL WARN lines to count and no output pod, with logs or without.
-    for verdict in (run(), verdict_for([], results="dcgm-diag")):
+    for verdict in (run(), verdict_for([], judging={"results": "dcgm-diag"})):
         assert (verdict["warnings"], verdict["problems"], verdict["output_pod"], verdict["collective"]) == (0, [], None, None), verdict
 
 
 def test_a_warned_run_says_why_not_that_it_passed():
     # The published GB10 document (tests/fixtures/real/dcgm): persistence mode off, a CONFIG warning.
     with open(os.path.join(FIXTURES, "..", "..", "..", "fixtures", "real", "dcgm", "dcgm-4.2.3-level1-gb10-persistence-config.json")) as handle:
-        verdict = verdict_for({"spark": handle.read()}, results="dcgm-diag", job_outcome="Complete")
+        verdict = verdict_for({"spark": handle.read()}, job={"outcome": "Complete"}, judging={"results": "dcgm-diag"})
     assert verdict["verdict"] == "warn" and verdict["reason"].startswith("node spark GPU 0: software (Deployment) warned: Persistence Mode"), verdict["reason"]
 
 
 def test_empty_logs_of_any_shape_are_no_logs():
     for empty in (None, "", [], {}):
-        verdict = verdict_for(empty, results="dcgm-diag")
+        verdict = verdict_for(empty, judging={"results": "dcgm-diag"})
         assert verdict["verdict"] == "error" and verdict["reason"] == "no result: no pod log to read DCGM diagnostic output from", empty
 
 
 def test_a_passed_dcgm_3_table_names_no_gpu_count_it_does_not_have():
     # DCGM 3.3.9's "Skip - All"/"Pass - All" table (tests/fixtures/real/dcgm) names no GPU: no "0 GPU(s)".
     with open(os.path.join(FIXTURES, "..", "..", "..", "fixtures", "real", "dcgm", "dcgm-3.3.9-level3-table-skip-2gpu.txt")) as handle:
-        verdict = verdict_for({"gpu-node-1": handle.read()}, results="dcgm-diag", job_outcome="Complete")
+        verdict = verdict_for({"gpu-node-1": handle.read()}, job={"outcome": "Complete"}, judging={"results": "dcgm-diag"})
     assert verdict["reason"] == "TrainJob Complete; DCGM diagnostic passed on 1 node(s), no GPU named (dcgmi's table reports the whole group)"
-    assert verdict_for({"n": fixture("v4-level3-pass-8gpu.log")}, results="dcgm-diag")["reason"] == "DCGM diagnostic passed on 1 node(s), 8 GPU(s)"
+    assert verdict_for({"n": fixture("v4-level3-pass-8gpu.log")}, judging={"results": "dcgm-diag"})["reason"] == "DCGM diagnostic passed on 1 node(s), 8 GPU(s)"

@@ -15,7 +15,8 @@ import sys
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import dcgm_verdict, verdict_for
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.dcgm import dcgm_verdict
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
 
 FLEET = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "fleet")
 sys.path.insert(0, FLEET)
@@ -57,7 +58,7 @@ def judged(name, platform, gpu):
     logs = [{"item": items[0], "log": text}]
     # As gpufleet.burnin.burnin_stage judges the fleet stage of the default workload.
     facts = {"platform": platform, "gpu_architecture": gpu}
-    return text, verdict_for(logs, facts=facts, pods=items, job_outcome="Complete", collective="all_reduce", workload="nccl-all-reduce")
+    return text, verdict_for(logs, facts=facts, job={"outcome": "Complete", "pods": items}, judging={"collective": "all_reduce", "workload": "nccl-all-reduce"})
 
 
 @pytest.mark.parametrize("name", sorted(nccl_logs.REPLAYS))
@@ -130,7 +131,7 @@ def test_a_replayed_dcgm_diagnostic_is_judged_as_published(name, verdict):
         "spec": {"nodeName": "gpu-node-0", "hostname": "dcgm-1-node-0-0"},
         "status": {"phase": "Succeeded", "containerStatuses": [{"name": "node", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]},
     }
-    judged = dcgm_verdict([{"item": pod, "log": text}], pods=[pod], job_outcome="Complete")
+    judged = dcgm_verdict([{"item": pod, "log": text}], job={"outcome": "Complete", "pods": [pod]})
     assert judged["verdict"] == verdict, judged["reason"]
     if verdict == "fail":
         assert judged["failed_nodes"] == ["gpu-node-0"]
@@ -145,8 +146,9 @@ def test_the_stand_ins_nvlink_only_run_of_a_gb200_pair_stays_on_nvlink_and_is_ju
     items = pods(HOSTS)
     facts = {"platform": "aws", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4}
 
-    def judge(text, **kwargs):
-        return verdict_for([{"item": items[0], "log": text}], pods=items, job_outcome="Complete", collective="all_reduce", workload="nccl-all-reduce", **kwargs)
+    def judge(text, facts, expected_transport=None):
+        judging = {"collective": "all_reduce", "workload": "nccl-all-reduce", "expected_transport": expected_transport}
+        return verdict_for([{"item": items[0], "log": text}], facts=facts, job={"outcome": "Complete", "pods": items}, judging=judging)
 
     # NVLink-only (isolation_stage.path_judge): held to the MNNVL thresholds, over the socket net NCCL_NET names.
     text = nccl_logs.launcher_log("good", HOSTS, 4, "aws", "gb200", cmd, mnnvl=True, transport="nvlink")

@@ -226,7 +226,12 @@ def test_hostile_output_is_read_in_bounded_linear_time():
 def test_the_node_stage_names_node_index_and_uuid_and_carries_figures_and_thresholds():
     pods = [{"metadata": {"name": "job-gpu-node-0-%d" % index}, "spec": {"nodeName": "n%d" % index}} for index in range(2)]
     logs = {"job-gpu-node-0-0": log([GOOD] * 8), "job-gpu-node-0-1": log([GOOD] * 5 + [(500.0, 2500.0)] + [GOOD] * 2, host="job-gpu-node-0-1")}
-    verdict = judge_node_stage(logs, pods, facts={"gpu_architecture": "h100", "gpus_per_node": 8}, stage="gpu", workload="gpu-burn", parser="gpu-burn")
+    verdict = judge_node_stage(
+        logs,
+        facts={"gpu_architecture": "h100", "gpus_per_node": 8},
+        job={"pods": pods},
+        judging={"stage": "gpu", "workload": "gpu-burn", "results": "gpu-burn"},
+    )
     assert verdict["verdict"] == "fail" and verdict["failed_nodes"] == ["n1"] and verdict["succeeded_nodes"] == ["n0"]
     assert verdict["reason"].startswith("node n1 GPU 5 (%s): bf16 matmul 500.0 TFLOPS below the fail threshold 635.6 (h100-tflops; warn only" % uuid(5))
     assert "500.0 TFLOPS is 37.1 % below the median 795.0 of the node's 8 GPUs" in verdict["reason"]
@@ -352,7 +357,7 @@ H100 = {"gpu_architecture": "h100", "gpus_per_node": 8}
 
 def test_the_run_verdict_over_every_pod():
     pods, logs = pods_and_logs([[GOOD] * 8, [GOOD] * 8])
-    verdict = gpu.gpu_verdict(logs, facts=H100, job_outcome="Complete", pods=pods, pod_logs=logs, workload="gpu-burn")
+    verdict = gpu.gpu_verdict(logs, facts=H100, job={"outcome": "Complete", "pods": pods, "pod_logs": logs}, judging={"workload": "gpu-burn"})
     assert verdict["verdict"] == "pass" and verdict["reason"] == "TrainJob Complete; per-GPU test passed on 2 node(s), 16 GPU(s)"
     assert verdict["checks"][0] == {"name": "job", "verdict": "pass", "reason": "TrainJob Complete"}
     assert [item["id"] for item in verdict["thresholds"]] == ["h100-gbps", "h100-tflops"]
@@ -363,7 +368,7 @@ def test_the_run_verdict_over_every_pod():
 
 def test_the_run_verdict_is_its_worst_node_and_names_only_those():
     pods, logs = pods_and_logs([[GOOD] * 7 + [(700.0, 2500.0)], [GOOD] * 7 + [(500.0, 2500.0)], [(716.0, 2500.0)] * 8])
-    verdict = gpu.gpu_verdict(logs, facts=H100, job_outcome="Failed", job_reason="BackoffLimitExceeded", pods=pods, pod_logs=logs)
+    verdict = gpu.gpu_verdict(logs, facts=H100, job={"outcome": "Failed", "reason": "BackoffLimitExceeded", "pods": pods, "pod_logs": logs})
     assert verdict["checks"][0] == {"name": "job", "verdict": "fail", "reason": "TrainJob Failed: BackoffLimitExceeded"}
     assert (
         verdict["verdict"] == "fail" and "n2" not in verdict["reason"] and verdict["reason"].startswith("TrainJob Failed: BackoffLimitExceeded; node n0 GPU 7")
@@ -376,7 +381,7 @@ def test_the_run_verdict_is_its_worst_node_and_names_only_those():
 def test_a_node_whose_gpus_are_all_slow_alike_fails_against_the_runs_gpus():
     # n1's eight GPUs agree with each other (its own median) but are 24.5 % below the run's: a slow node
     pods, logs = pods_and_logs([[GOOD] * 8, [(600.0, 2500.0)] * 8, [GOOD] * 8])
-    verdict = gpu.gpu_verdict(logs, facts=H100, pods=pods, pod_logs=logs)
+    verdict = gpu.gpu_verdict(logs, facts=H100, job={"pods": pods, "pod_logs": logs})
     assert verdict["failed_nodes"] == ["n1"]
     n1 = verdict["gpu"]["n1"]
     assert "bf16 matmul 600.0 TFLOPS is 24.5 % below the median 795.0 of the run's 24 GPUs (more than 10 %)" in n1["gpus"][0]["reason"]
@@ -387,7 +392,7 @@ def test_a_node_whose_gpus_are_all_slow_alike_fails_against_the_runs_gpus():
 
 def test_a_pod_without_gpu_burn_lines_is_an_error_worse_than_a_failed_node():
     pods, logs = pods_and_logs([[GOOD] * 7 + [(500.0, 2500.0)], "Traceback (most recent call last):\nImportError: torch\n"])
-    verdict = gpu.gpu_verdict(logs, facts=H100, pods=pods, pod_logs=logs)
+    verdict = gpu.gpu_verdict(logs, facts=H100, job={"pods": pods, "pod_logs": logs})
     assert verdict["verdict"] == "error"
     assert verdict["reason"].startswith("node n1 (pod job-gpu-node-0-1): no gpu-burn result: no gpu-burn line")
     assert [item["node"] for item in verdict["findings"]] == ["n0"] and verdict["errors"] == [verdict["reason"]]
@@ -399,14 +404,16 @@ def test_one_text_without_pods_is_named_by_its_host_and_has_no_attribution():
     assert verdict["verdict"] == "pass" and list(verdict["gpu"]) == [HOST] and "attribution" not in verdict
     assert verdict["findings"][0]["node"] == HOST
     # Empty pod logs beside the text: the text is read.
-    assert list(gpu.gpu_verdict(log([GOOD] * 8), facts=H100, pod_logs={})["gpu"]) == [HOST]
+    assert list(gpu.gpu_verdict(log([GOOD] * 8), facts=H100, job={"pod_logs": {}})["gpu"]) == [HOST]
 
 
 def test_the_fleet_stage_judges_a_gpu_burn_run_per_gpu():
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
 
     pods, logs = pods_and_logs([[GOOD] * 7 + [(500.0, 2500.0)]])
-    verdict = verdict_for(logs, facts=dict(H100, platform="aws", nodes=1), pods=pods, results="gpu-burn", workload="gpu-burn", job_outcome="Complete")
+    verdict = verdict_for(
+        logs, facts=dict(H100, platform="aws", nodes=1), job={"outcome": "Complete", "pods": pods}, judging={"workload": "gpu-burn", "results": "gpu-burn"}
+    )
     assert verdict["results"] == "gpu-burn" and verdict["failed_nodes"] == ["n0"] and verdict["findings"][0]["stage"] == "fleet"
 
 
@@ -468,7 +475,7 @@ def test_the_parse_error_and_the_run_errors_are_bounded():
         gpu.parse_gpu_output("nothing\n")
     assert str(caught.value) == "no gpu-burn line ('# gpufleet-burnin gpu-burn on <host>: ...') in the log"
     pods, logs = pods_and_logs(["no output"] * 12)
-    verdict = gpu.gpu_verdict(logs, facts=H100, pods=pods, pod_logs=logs)
+    verdict = gpu.gpu_verdict(logs, facts=H100, job={"pods": pods, "pod_logs": logs})
     assert verdict["verdict"] == "error" and len(verdict["errors"]) == 10 and len([c for c in verdict["checks"] if c["verdict"] == "error"]) == 12
 
 
@@ -488,7 +495,7 @@ def test_more_survivors_ratios_above_one_a_rounded_warn_the_missing_list_and_a_f
     assert result["reason"] == "node n1: 2 of 20 GPUs reported (no line for GPU %s)" % ", ".join(str(index) for index in range(2, 18))
     pods, logs = pods_and_logs([[GOOD] * 7 + [(500.0, 2500.0)]])
     pods[0]["status"] = {"phase": "Failed", "containerStatuses": [{"name": "node", "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}
-    verdict = gpu.gpu_verdict(logs, facts=H100, job_outcome="Failed", pods=pods, pod_logs=logs)
+    verdict = gpu.gpu_verdict(logs, facts=H100, job={"outcome": "Failed", "pods": pods, "pod_logs": logs})
     assert verdict["failed_nodes"] == ["n0"] and verdict["succeeded_nodes"] == []
 
 

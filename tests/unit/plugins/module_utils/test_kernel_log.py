@@ -10,7 +10,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions, kernel_log, verdict
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions, dcgm, kernel_log
 
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real")
 
@@ -64,10 +64,10 @@ def test_a_kernel_xid_fails_a_node_whose_diagnostic_passed_and_gives_the_catalog
     lines = ["NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149"]
     log = table + "\n" + "# gpufleet-burnin gpu 0, 00000000:DC:00.0\n" + "\n".join(kernel_log.XID_MARK + line for line in lines)
     pods = [{"metadata": {"name": "dcgm-node-0-0"}, "spec": {"nodeName": "gpu-node-0"}, "status": {"phase": "Succeeded"}}]
-    judged = verdict.dcgm_verdict({"dcgm-node-0-0": log}, pods=pods, job_outcome="Complete")
+    judged = dcgm.dcgm_verdict({"dcgm-node-0-0": log}, job={"outcome": "Complete", "pods": pods})
     assert judged["verdict"] == "fail" and judged["failed_nodes"] == ["gpu-node-0"], judged["reason"]
     assert "node gpu-node-0 GPU 0: kernel Xid 45 caused by Xid 149 (critical: drain)" in judged["reason"]
     recommended = actions.of_finding(judged["findings"][0])
     assert recommended["action"] == "drain", recommended
     # without the kernel section the same log passes
-    assert verdict.dcgm_verdict({"dcgm-node-0-0": table}, pods=pods, job_outcome="Complete")["verdict"] == "pass"
+    assert dcgm.dcgm_verdict({"dcgm-node-0-0": table}, job={"outcome": "Complete", "pods": pods})["verdict"] == "pass"

@@ -69,7 +69,7 @@ def dcgm_results():
     """One cluster, three nodes: n0 passes DCGM, n1 fails it, n2's GPU 0 warns (published diagnostics)."""
     pods = [pod("job-node-0-%d" % index, "n%d" % index) for index in range(3)]
     logs = [{"item": item, "log": real(name)} for item, name in zip(pods, (PASSING_LOG, FAILING_LOG, GPU_WARNING_LOG))]
-    verdict = verdict_for(logs, pods=pods, results="dcgm-diag", workload="dcgm-diag", job_outcome="Complete")
+    verdict = verdict_for(logs, job={"outcome": "Complete", "pods": pods}, judging={"workload": "dcgm-diag", "results": "dcgm-diag"})
     findings = verdict["findings"]
     return {
         "b200-a": {

@@ -80,7 +80,7 @@ def computed(name):
             nccl_version=facts.get("nccl_version"),
             failed_hosts=sorted(facts.get("failed_hosts") or {}),
         )
-    judged = verdict.verdict_for(text, on_missing="pass")
+    judged = verdict.verdict_for(text, judging={"on_missing": "pass"})
     got["grade"] = judged["verdict"]
     got["grade_reason"] = judged["reason"]
     evidence = transport.parse_transport(text)
@@ -197,7 +197,7 @@ def test_pod_logs_with_failure_lines_but_no_table_name_the_failed_nodes():
         {"metadata": {"name": "job-launcher-0-0-a", "labels": {}}, "spec": {"nodeName": "n0", "hostname": "HCA-128"}, "status": {"phase": "Failed"}},
     ]
     logs = [{"item": pods[0], "log": real("hca-all-reduce-crash-test-nccl-failure.log")}]
-    judged = verdict.verdict_for(logs, collective="all_reduce", pods=pods, on_missing="pass")
+    judged = verdict.verdict_for(logs, job={"pods": pods}, judging={"collective": "all_reduce", "on_missing": "pass"})
     assert judged["verdict"] == "fail" and judged["reason"].startswith("the log names failing host(s) HCA-107, HCA-108, HCA-128")
     assert judged["failed_nodes"] == ["n0"]
 
@@ -225,7 +225,7 @@ def test_shuffled_published_lines_give_a_result_or_the_parse_error():
         except nccl_results.NcclParseError as error:
             assert error.reason
         transport.check(transport.parse_transport(text), {"transport": "ib", "source": "test"}, {"nodes": 2})
-        assert verdict.verdict_for(text, on_missing="pass")["verdict"] in ("pass", "warn", "fail", "error")
+        assert verdict.verdict_for(text, judging={"on_missing": "pass"})["verdict"] in ("pass", "warn", "fail", "error")
 
     check()
 
@@ -236,7 +236,9 @@ def _torch_run(name):
         text = handle.read()
     pod = {"metadata": {"name": "ddp-node-0-0", "labels": {}}, "spec": {"nodeName": "n1"}, "status": {"phase": "Succeeded"}}
     facts = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8, "instance_type": "p5.48xlarge"}
-    return verdict.verdict_for([{"item": pod, "log": text}], facts=facts, collective=None, job_outcome="Complete", workload="torch-ddp", pods=[pod])
+    return verdict.verdict_for(
+        [{"item": pod, "log": text}], facts=facts, job={"outcome": "Complete", "pods": [pod]}, judging={"collective": None, "workload": "torch-ddp"}
+    )
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import applied_record, apply_results, failure_of, judged_record
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm, gpu, verdict
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm, gpu, nccl_judge, verdict
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import SEVERITY, VERDICTS, cluster_passed, fleet_summary, verdict_of, worst
 
 
@@ -244,6 +244,6 @@ def test_the_order_of_severity_is_the_verdicts_order_and_a_typo_is_refused():
 
 
 def test_the_judging_modules_share_the_one_order():
-    # verdict.worst is the same function, and neither gpu nor dcgm keeps an order of its own (judging/outcomes.py).
-    assert verdict.worst is worst and gpu.worst is worst and dcgm.SEVERITY is SEVERITY
+    # nccl_judge.worst is the same function, and neither gpu nor dcgm keeps an order of its own (judging/outcomes.py).
+    assert nccl_judge.worst is worst and gpu.worst is worst and dcgm.SEVERITY is SEVERITY
     assert not hasattr(gpu, "_SEVERITY") and not hasattr(dcgm, "_SEVERITY") and not hasattr(verdict, "_SEVERITY")

@@ -116,7 +116,7 @@ def test_a_huge_log_keeps_its_head_its_tail_and_the_lines_between_that_are_not_n
     # What a cut log gives the verdict: the failing hosts of the crash, and a note that names the pod.
     pod = {"metadata": {"name": "job-launcher-0-0-a", "labels": {}}, "spec": {"nodeName": "n0", "hostname": "job-launcher-0-0"}, "status": {"phase": "Failed"}}
     entry = {"item": pod, "log": got, "cut": cut}
-    judged = verdict.verdict_for([entry], collective="all_reduce", pods=[pod], on_missing="pass")
+    judged = verdict.verdict_for([entry], job={"pods": [pod]}, judging={"collective": "all_reduce", "on_missing": "pass"})
     assert judged["verdict"] == "fail" and judged["reason"].startswith("the log names failing host(s) HCA-107, HCA-108, HCA-128")
     assert any(note.startswith("log of pod job-launcher-0-0-a cut to %d of its %d bytes" % (cut["kept"], cut["size"])) for note in judged["notes"])
 

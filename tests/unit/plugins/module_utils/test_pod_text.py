@@ -67,7 +67,9 @@ def burn_in(warning, noise=b"", node="n3", message="TrainJob finished", tmp_path
     collected = collect(pods, read)
     job = {"status": {"conditions": [{"type": "Complete", "status": "True", "reason": "JobsCompleted", "message": message}]}}
     outcome = outcome_of({"state": "done", "value": job, "polls": 1}, "job", 60)
-    verdict = verdict_for(collected["results"], pods=collected["pods"], results="dcgm-diag", workload="dcgm-diag", job_outcome=outcome["outcome"])
+    verdict = verdict_for(
+        collected["results"], job={"outcome": outcome["outcome"], "pods": collected["pods"]}, judging={"workload": "dcgm-diag", "results": "dcgm-diag"}
+    )
     result = {"cluster": "c1", "platform": "aws", "gpu_architecture": "h100", "outcome": outcome["outcome"], "run_id": "r-1", "reason": outcome["reason"]}
     result.update(judged_record(result, verdict, "c1")["record"])
     written = write_reports({"c1": result}, str(tmp_path), formats=["json", "junit", "html"], run_id="r-1", generated="2026-12-03T07:00:00Z")

@@ -35,14 +35,20 @@ def fixture(name):
 def fleet():
     """Four clusters: a pass, a fail (#wrong), a warn with a nasty name, and one that never ran."""
     h100 = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8, "mnnvl": False}
-    ok = vd.verdict_for(fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), h100, "all_reduce", job_outcome="Complete", workload="nccl-all-reduce")
-    smoke = vd.verdict_for(None, {}, None, job_outcome="Complete", workload="torch-smoke")
-    wrong = vd.verdict_for(fixture("v2.16-all-reduce-wrong.log"), h100, job_outcome="Failed", job_reason="exit 1", workload="nccl-all-reduce")
+    ok = vd.verdict_for(
+        fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"),
+        facts=h100,
+        job={"outcome": "Complete"},
+        judging={"collective": "all_reduce", "workload": "nccl-all-reduce"},
+    )
+    smoke = vd.verdict_for(None, facts={}, job={"outcome": "Complete"}, judging={"collective": None, "workload": "torch-smoke"})
+    wrong = vd.verdict_for(
+        fixture("v2.16-all-reduce-wrong.log"), facts=h100, job={"outcome": "Failed", "reason": "exit 1"}, judging={"workload": "nccl-all-reduce"}
+    )
     warn = vd.verdict_for(
         fixture("v2.16-all-gather-2x8-h200-nccl2.27.log"),
-        {"platform": "gcp", "gpu_architecture": "h200", "nodes": 2},
-        overrides=[{"collective": "all_gather", "metric": "peak", "pass": 400, "warn": 300}],
-        workload="nccl-all-gather",
+        facts={"platform": "gcp", "gpu_architecture": "h200", "nodes": 2},
+        judging={"overrides": [{"collective": "all_gather", "metric": "peak", "pass": 400, "warn": 300}], "workload": "nccl-all-gather"},
     )
     return {
         "aws-p5-a": {

@@ -169,8 +169,8 @@ def test_the_sibling_percent_reaches_the_gpu_stages_verdict():
 def test_the_sibling_percent_reaches_a_fleet_stage_running_gpu_burn():
     text = log(SLOW)
     facts = {"platform": "aws", "gpu_architecture": "h100", "nodes": 1, "gpus_per_node": 8}
-    assert verdict_for(text, facts=facts, results="gpu-burn")["verdict"] == "pass"
-    assert verdict_for(text, facts=facts, results="gpu-burn", sibling_percent=5)["verdict"] == "fail"
+    assert verdict_for(text, facts=facts, judging={"results": "gpu-burn"})["verdict"] == "pass"
+    assert verdict_for(text, facts=facts, judging={"results": "gpu-burn", "sibling_percent": 5})["verdict"] == "fail"
     plan_stage = {"judging": {"sibling_percent": 5.0}}
     result = {"platform": "aws", "gpu_architecture": "h100", "gpus_per_node": 8, "results": "gpu-burn", "workload": "gpu-burn", "outcome": "Complete"}
     pod = {"metadata": {"name": "job-gpu-node-0-0"}, "spec": {"nodeName": "n0"}}

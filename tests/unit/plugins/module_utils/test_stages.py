@@ -142,7 +142,7 @@ def test_attempts_are_kept_and_a_failed_or_warned_stage_runs_again_up_to_the_rep
 
 def test_a_rerun_replaces_the_stage_findings_and_a_failed_stage_fails_the_cluster():
     logs, pods = node_pods([480.0, 300.0])
-    first = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome="Complete")
+    first = judge_node_stage(logs, facts=H100, job={"pods": pods, "outcome": "Complete"}, judging={"collective": "all_reduce"})
     result = {"outcome": "Complete", "verdict": {"verdict": "pass"}, "reason": "AllJobsCompleted"}
     result.update(cluster_result.recorded_attempt(result, "node", "e-r-node", first))
     assert result["node_verdicts"]["node-1"]["verdict"] == "fail" and len(result["node_findings"]) == 2
@@ -150,7 +150,7 @@ def test_a_rerun_replaces_the_stage_findings_and_a_failed_stage_fails_the_cluste
     final = cluster_result.final_record(result)
     assert final["stage"] == "verdict" and final["reason"].startswith("node stage fail: node-1 busbw ")
     logs, pods = node_pods([480.0, 470.0])
-    second = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome="Complete")
+    second = judge_node_stage(logs, facts=H100, job={"pods": pods, "outcome": "Complete"}, judging={"collective": "all_reduce"})
     result.update(cluster_result.recorded_attempt(result, "node", "e-r-node-2", second))
     assert len(result["node_findings"]) == 2 and result["node_verdicts"]["node-1"]["verdict"] == "pass"
     assert outcomes.cluster_passed(result) and cluster_result.final_record(result) == {}
@@ -162,7 +162,9 @@ def test_a_rerun_replaces_the_stage_findings_and_a_failed_stage_fails_the_cluste
 
 def test_each_pod_is_judged_alone_against_the_single_node_threshold():
     logs, pods = node_pods([482.0, 300.0, 410.0])
-    verdict = judge_node_stage(logs, pods, facts=H100, stage="node", workload="nccl-all-reduce-node", collective="all_reduce", job_outcome="Complete")
+    verdict = judge_node_stage(
+        logs, facts=H100, job={"pods": pods, "outcome": "Complete"}, judging={"stage": "node", "workload": "nccl-all-reduce-node", "collective": "all_reduce"}
+    )
     rows = dict((row["node"], row) for row in verdict["node_results"])
     assert [rows[node]["verdict"] for node in ("node-0", "node-1", "node-2")] == ["pass", "fail", "warn"]
     assert rows["node-1"]["threshold"] == "h100-single-node-all-reduce-peak" and rows["node-1"]["pass"] == 432.0
@@ -177,25 +179,27 @@ def test_each_pod_is_judged_alone_against_the_single_node_threshold():
 
 def test_a_platform_single_node_record_and_inventory_records_win():
     logs, pods = node_pods([455.0])
-    azure = judge_node_stage(logs, pods, facts=dict(H100, platform="azure"), collective="all_reduce", job_outcome="Complete")
+    azure = judge_node_stage(logs, facts=dict(H100, platform="azure"), job={"pods": pods, "outcome": "Complete"}, judging={"collective": "all_reduce"})
     assert azure["node_results"][0]["threshold"] == "azure-h100-all-reduce-single-node" and azure["verdict"] == "fail"
     own = [{"id": "ours", "gpu_architecture": "h100", "collective": "all_reduce", "nodes": 1, "pass": 400}]
-    mine = judge_node_stage(logs, pods, facts=dict(H100, platform="azure"), collective="all_reduce", overrides=own, job_outcome="Complete")
+    mine = judge_node_stage(
+        logs, facts=dict(H100, platform="azure"), job={"pods": pods, "outcome": "Complete"}, judging={"collective": "all_reduce", "overrides": own}
+    )
     assert mine["verdict"] == "pass" and mine["node_results"][0]["threshold"] == "ours"
 
 
 def test_a_failed_pod_fails_its_node_and_a_missing_output_is_an_error():
     logs, pods = node_pods([480.0, 481.0], failed=[1])
-    verdict = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome="Failed", job_reason="FailedJobs")
+    verdict = judge_node_stage(logs, facts=H100, job={"pods": pods, "outcome": "Failed", "reason": "FailedJobs"}, judging={"collective": "all_reduce"})
     rows = dict((row["node"], row) for row in verdict["node_results"])
     assert rows["node-0"]["verdict"] == "pass" and rows["node-1"]["verdict"] == "fail"
     assert rows["node-1"]["reason"].startswith("pod job-node-node-0-1-x1y2z failed: ") and "container node exited 1" in rows["node-1"]["reason"]
     assert verdict["verdict"] == "fail" and verdict["checks"][0] == {"name": "job", "verdict": "fail", "reason": "TrainJob Failed: FailedJobs"}
     logs[0]["log"] = "nothing here\n"
-    verdict = judge_node_stage(logs[:1], pods[:1], facts=H100, collective="all_reduce", job_outcome="Complete")
+    verdict = judge_node_stage(logs[:1], facts=H100, job={"pods": pods[:1], "outcome": "Complete"}, judging={"collective": "all_reduce"})
     assert verdict["verdict"] == "error" and verdict["findings"] == [] and "no nccl-tests output" in verdict["reason"]
     with pytest.raises(ConfigError):
-        judge_node_stage([], [], parser="dcgm-json")
+        judge_node_stage([], job={"pods": []}, judging={"results": "dcgm-json"})
 
 
 def test_two_pods_on_one_node_warn_that_a_node_went_unjudged():
@@ -203,11 +207,13 @@ def test_two_pods_on_one_node_warn_that_a_node_went_unjudged():
     test fleet after the isolation's pods held two nodes) judges that node twice and another not at all."""
     logs, pods = node_pods([480.0, 481.0, 479.0])
     pods[2]["spec"]["nodeName"] = "node-0"
-    verdict = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome="Complete")
+    verdict = judge_node_stage(logs, facts=H100, job={"pods": pods, "outcome": "Complete"}, judging={"collective": "all_reduce"})
     assert verdict["verdict"] == "warn", verdict["checks"]
     assert verdict["reason"] == "3 pods judged 2 node(s) only: node node-0 ran job-node-node-0-0-x1y2z, job-node-node-0-2-x1y2z"
     logs, pods = node_pods([480.0, 481.0])
-    assert judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome="Complete")["reason"].startswith("2 node(s) passed")
+    assert judge_node_stage(logs, facts=H100, job={"pods": pods, "outcome": "Complete"}, judging={"collective": "all_reduce"})["reason"].startswith(
+        "2 node(s) passed"
+    )
 
 
 # ------------------------------------------------------------------------------------------------ the node stage's plan
@@ -261,7 +267,9 @@ def test_the_node_stage_plans_its_workload_on_every_gpu_node():
 
 def staged_result():
     logs, pods = node_pods([482.0, 300.0])
-    node = judge_node_stage(logs, pods, facts=H100, stage="node", workload="nccl-all-reduce-node", collective="all_reduce", job_outcome="Complete")
+    node = judge_node_stage(
+        logs, facts=H100, job={"pods": pods, "outcome": "Complete"}, judging={"stage": "node", "workload": "nccl-all-reduce-node", "collective": "all_reduce"}
+    )
     result = {"cluster": "c1", "platform": "aws", "gpu_architecture": "h100", "outcome": "Complete", "trainjob": "e-r"}
     result.update(cluster_result.recorded_attempt(result, "node", "e-r-node", node))
     result.update(cluster_result.recorded_attempt(result, "node", "e-r-node-2", node))
@@ -299,7 +307,7 @@ def test_the_stages_verdict_is_the_worst_of_the_stages_and_none_without_any():
 def test_a_missing_output_is_an_error_also_when_the_job_outcome_is_not_known_yet():
     logs, pods = node_pods([480.0])
     logs[0]["log"] = "nothing here\n"
-    verdict = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome=None)
+    verdict = judge_node_stage(logs, facts=H100, job={"pods": pods, "outcome": None}, judging={"collective": "all_reduce"})
     assert verdict["verdict"] == "error" and "no nccl-tests output" in verdict["reason"], verdict
     assert all(check["name"] != "job" for check in verdict["checks"])  # no outcome, no job check
 
@@ -319,7 +327,7 @@ def test_a_passed_node_stage_names_the_busbw_range_of_its_nodes():
     import re
 
     logs, pods = node_pods([480.0, 481.0])
-    verdict = judge_node_stage(logs, pods, facts=H100, collective="all_reduce", job_outcome="Complete")
+    verdict = judge_node_stage(logs, facts=H100, job={"pods": pods, "outcome": "Complete"}, judging={"collective": "all_reduce"})
     low, high = sorted(row["busbw"] for row in verdict["node_results"])
     assert re.match(r"^2 node\(s\) passed, busbw [0-9.]+\.\.[0-9.]+ GB/s$", verdict["reason"]), verdict["reason"]
     assert ("%.1f..%.1f" % (low, high)) in verdict["reason"]

@@ -2,7 +2,7 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """Values exactly at a boundary of a threshold comparison (judging/thresholds.py and the grading of
-judging/verdict.py): busbw exactly at pass and at warn, a row exactly at a range's bounds or at a record's min_size,
+judging/nccl_judge.py): busbw exactly at pass and at warn, a row exactly at a range's bounds or at a record's min_size,
 a node count exactly at a record's bounds, numbers exactly at the limits the data checks. Each case sits on the edge
 and one step beside it, so that `>=` turned into `>` (or `<` into `<=`) fails a test; the mutants these tests were
 written for are listed in docs/mutation.md.
@@ -22,7 +22,7 @@ import pytest
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results as nr
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import thresholds as th
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict as vd
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_judge
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures", "nccl")
 H100_AWS = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8, "mnnvl": False}
@@ -37,7 +37,7 @@ def tagged():
 def check(name, **record):
     """The NAME check of the published run judged by one inventory record (id mine)."""
     override = dict({"id": "mine", "collective": "all_reduce", "source": "test"}, **record)
-    result = vd.judge(tagged(), H100_AWS, "all_reduce", overrides=[override])
+    result = nccl_judge.judge({"result": tagged()}, facts=H100_AWS, judging={"collective": "all_reduce", "overrides": [override]})
     return [item for item in result["checks"] if item["name"] == name and item["threshold"] == "mine"][0]
 
 
@@ -309,7 +309,7 @@ def test_the_range_checks_value_is_the_row_of_the_lowest_margin_also_beside_a_ra
     # = 0.10, is lower than the 16K row's 0.8 GB/s.
     got = check("range", sizes=[{"min": "16K", "max": "16K", "pass": 0}, {"min": "1G", "max": "1G", "pass": 400}])
     assert (got["size"], got["value"], got["pass"]) == (G, 441.24, 400), got
-    assert vd._gb(1000) == "1000" and vd._gb(999.94) == "999.9" and vd._gb(None) == "n/a"  # pylint: disable=protected-access
+    assert nccl_judge._gb(1000) == "1000" and nccl_judge._gb(999.94) == "999.9" and nccl_judge._gb(None) == "n/a"  # pylint: disable=protected-access
 
 
 def test_a_peak_below_its_min_size_reports_the_busbw_it_had():
@@ -324,7 +324,11 @@ def test_without_the_parameters_line_an_average_compares_the_sweep_of_its_rows()
 
     def avg(sweep):
         override = {"id": "mine", "collective": "all_reduce", "source": "test", "metric": "avg", "pass": 100, "sweep": sweep}
-        return [item for item in vd.judge(result, H100_AWS, "all_reduce", overrides=[override])["checks"] if item["name"] == "avg"][0]
+        return [
+            item
+            for item in nccl_judge.judge({"result": result}, facts=H100_AWS, judging={"collective": "all_reduce", "overrides": [override]})["checks"]
+            if item["name"] == "avg"
+        ][0]
 
     assert avg({"min": 8, "max": "8G"})["verdict"] == "pass"
     assert "the run's sweep 8..8G differs from the 16..8G" in avg({"min": 16, "max": "8G"})["reason"]

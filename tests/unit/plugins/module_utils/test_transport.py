@@ -186,7 +186,7 @@ def test_base_env_keeps_the_lines_the_proof_reads():
 def test_verdict_for_a_socket_fallback_on_aws_h100():
     trainjob = "nccl-all-reduce-20261130t0915"
     logs = [{"item": {"metadata": {"name": "%s-launcher-0-0-abcde" % trainjob}}, "log": fixture("aws-h100-socket-fallback.log")}]
-    result = vd.verdict_for(logs, H100_AWS, "all_reduce", job_outcome="Complete", pods=pods(trainjob))
+    result = vd.verdict_for(logs, facts=H100_AWS, job={"outcome": "Complete", "pods": pods(trainjob)}, judging={"collective": "all_reduce"})
     assert result["verdict"] == "fail"
     assert "expected EFA through aws-ofi-nccl" in result["reason"] and "seen plain TCP sockets (network Socket" in result["reason"]
     # The wrong transport explains the busbw: its reason comes first.
@@ -199,10 +199,12 @@ def test_verdict_for_a_socket_fallback_on_aws_h100():
 def test_verdict_for_matching_transport_passes_and_unknown_is_a_note():
     trainjob = "nccl-all-reduce-20261130t0900"
     text = fixture("aws-h100-efa.log")
-    result = vd.verdict_for(text, H100_AWS, "all_reduce", job_outcome="Complete", pods=pods(trainjob), pod_logs={"launcher": text})
+    result = vd.verdict_for(
+        text, facts=H100_AWS, job={"outcome": "Complete", "pods": pods(trainjob), "pod_logs": {"launcher": text}}, judging={"collective": "all_reduce"}
+    )
     assert result["verdict"] == "pass" and result["transport"]["seen"] == "efa"
     plain = "\n".join(line for line in fixture("aws-h100-efa.log").splitlines() if "NCCL INFO" not in line)
-    quiet = vd.verdict_for(plain, H100_AWS, "all_reduce", job_outcome="Complete")
+    quiet = vd.verdict_for(plain, facts=H100_AWS, job={"outcome": "Complete"}, judging={"collective": "all_reduce"})
     assert quiet["verdict"] == "pass" and quiet["transport"]["seen"] == "unknown"
     assert any("transport unknown" in note for note in quiet["notes"]) and "transport" not in quiet["reason"]
 
@@ -210,12 +212,12 @@ def test_verdict_for_matching_transport_passes_and_unknown_is_a_note():
 def test_verdict_for_instance_type_and_given_expectation():
     text = fixture("gcp-h100-fastrak.log")
     facts = {"platform": "gcp", "gpu_architecture": "h100", "nodes": 2, "gpus_per_node": 8, "mnnvl": False}
-    assert vd.verdict_for(text, facts, "all_reduce")["transport"]["verdict"] == "pass"
-    high = vd.verdict_for(text, dict(facts, instance_type="a3-highgpu-8g"), "all_reduce")
+    assert vd.verdict_for(text, facts=facts, judging={"collective": "all_reduce"})["transport"]["verdict"] == "pass"
+    high = vd.verdict_for(text, facts=dict(facts, instance_type="a3-highgpu-8g"), judging={"collective": "all_reduce"})
     assert high["transport"]["verdict"] == "fail" and "expected GPUDirect-TCPX" in high["reason"]
-    assert vd.verdict_for(text, facts, "all_reduce", expected_transport="socket")["transport"]["expected_source"] == "given"
+    assert vd.verdict_for(text, facts=facts, judging={"collective": "all_reduce", "expected_transport": "socket"})["transport"]["expected_source"] == "given"
     with pytest.raises(ConfigError, match="expected_transport"):
-        vd.verdict_for(text, facts, "all_reduce", expected_transport="nope")
+        vd.verdict_for(text, facts=facts, judging={"collective": "all_reduce", "expected_transport": "nope"})
 
 
 # --- what the rendered objects leave in the logs -------------------------------------------------------------------

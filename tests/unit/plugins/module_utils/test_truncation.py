@@ -58,7 +58,7 @@ def test_no_cut_nccl_tests_document_passes(name):
         if last_end is not None and cut > last_end:
             break  # the cut holds the footer of the last table: that is the whole result
         text = "\n".join(lines[:cut])
-        judged = verdict.verdict_for(text, on_missing="pass")
+        judged = verdict.verdict_for(text, judging={"on_missing": "pass"})
         if judged["verdict"] not in ("error", "fail"):
             passed.append((cut, judged["verdict"], judged["reason"][:200]))
     assert not passed, passed[:5]

@@ -15,7 +15,9 @@ import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results as nr
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import attribution as at
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import thresholds as th
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_judge
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict as vd
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
 
@@ -251,7 +253,12 @@ def test_custom_thresholds_document_replaces_the_collection():
 
 
 def test_pass():
-    result = vd.judge(parsed("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), H100_AWS, "all_reduce", job_outcome="Complete", workload="w")
+    result = nccl_judge.judge(
+        {"result": parsed("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log")},
+        facts=H100_AWS,
+        job={"outcome": "Complete"},
+        judging={"collective": "all_reduce", "workload": "w"},
+    )
     assert result["verdict"] == "pass" and result["workload"] == "w" and result["collective"] == "all_reduce"
     assert result["reason"] == (
         "TrainJob Complete; busbw 441.9 GB/s at 8G (out-of-place) meets aws-h100-all-reduce-peak (>= 270.0 GB/s, warn >= 250.0); "
@@ -275,12 +282,14 @@ def test_pass():
 )
 def test_grades(limits, verdict, words):
     override = dict(record(id="mine"), **limits)
-    result = vd.judge(parsed("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log"), H100_AWS, "all_reduce", overrides=[override])
+    result = nccl_judge.judge(
+        {"result": parsed("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log")}, facts=H100_AWS, judging={"collective": "all_reduce", "overrides": [override]}
+    )
     assert result["verdict"] == verdict and words in result["reason"]
 
 
 def test_avg_and_peak_both_judged():
-    result = vd.judge(parsed("v2.16-all-gather-2x8-h200-nccl2.27.log"), dict(H100_AWS, platform="gcp", gpu_architecture="h200"))
+    result = nccl_judge.judge({"result": parsed("v2.16-all-gather-2x8-h200-nccl2.27.log")}, facts=dict(H100_AWS, platform="gcp", gpu_architecture="h200"))
     assert result["verdict"] == "pass" and [check["name"] for check in result["checks"]] == ["peak", "avg"]
     assert result["reason"].endswith("average busbw 144.0 GB/s meets gcp-h200-all-gather-avg (>= 100.0 GB/s)")
 
@@ -288,7 +297,7 @@ def test_avg_and_peak_both_judged():
 def test_avg_sweep_must_match():
     result = parsed("v2.16-all-gather-2x8-h200-nccl2.27.log")
     result["config"]["min_bytes"] = 8
-    verdict = vd.judge(result, dict(H100_AWS, platform="gcp", gpu_architecture="h200"))
+    verdict = nccl_judge.judge({"result": result}, facts=dict(H100_AWS, platform="gcp", gpu_architecture="h200"))
     assert verdict["verdict"] == "warn"
     assert "the run's sweep 8..8G differs from the 1K..8G that gcp-h200-all-gather-avg averages over: not comparable" in verdict["reason"]
 
@@ -299,27 +308,27 @@ def test_peak_below_min_size_is_not_comparable():
         row["ip"]["wrong"] = 0
     result["wrong_total"], result["wrong_sizes"], result["warnings"] = 0, [], []
     result["failed_hosts"], result["errors"] = {}, []  # the fixture's IB completion error is a fault of its own
-    verdict = vd.judge(result, dict(H100_AWS, platform="azure"))
+    verdict = nccl_judge.judge({"result": result}, facts=dict(H100_AWS, platform="azure"))
     assert verdict["verdict"] == "warn"
     assert verdict["reason"] == "largest size 1G is below the 8G that azure-h100-all-reduce-peak was measured at: not comparable"
 
 
 def test_size_specific_threshold_reads_that_row():
     result = parsed("v2.16-all-reduce-2x8-h100.json")
-    verdict = vd.judge(result, dict(H100_AWS, gpu_architecture="b200"))
+    verdict = nccl_judge.judge({"result": result}, facts=dict(H100_AWS, gpu_architecture="b200"))
     peak = verdict["checks"][0]
     assert peak["size"] == 1 << 30 and peak["side"] == "in-place" and peak["value"] == result["rows"][0]["ip"]["busbw"]
     assert verdict["verdict"] == "warn" and "at 1G (in-place) is below 570.0 GB/s but above 300.0 GB/s, in the warning band" in verdict["reason"]
     truncated = copy.deepcopy(result)
     truncated["rows"] = truncated["rows"][1:]
-    verdict = vd.judge(truncated, dict(H100_AWS, gpu_architecture="b200"))
+    verdict = nccl_judge.judge({"result": truncated}, facts=dict(H100_AWS, gpu_architecture="b200"))
     assert verdict["verdict"] == "warn" and "busbw not measured at 1G (the run covers 2G..16G)" in verdict["reason"]
 
 
 def test_both_sides_takes_the_lower():
     result = parsed("v2.16-two-tests-4x4-gb200.log", collective="all_reduce")
     facts = {"platform": "aws", "gpu_architecture": "gb200", "nodes": 2, "gpus_per_node": 4, "mnnvl": True}
-    check = vd.judge(result, facts)["checks"][0]
+    check = nccl_judge.judge({"result": result}, facts=facts)["checks"][0]
     row = [row for row in result["rows"] if row["size"] == 1 << 30][0]
     assert check["value"] == min(row["oop"]["busbw"], row["ip"]["busbw"]) and check["side"] == "lower of out-of-place and in-place"
 
@@ -382,7 +391,9 @@ def test_range_record_forms():
 def test_range_judges_every_row_and_names_each_size_that_fell_short():
     result = parsed("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log")
     ranges = [{"min": "1M", "max": "64M", "pass": 100}, {"min": "1G", "pass": 450, "warn": 400}]
-    verdict = vd.judge(result, H100_AWS, "all_reduce", overrides=[{"id": "mine", "collective": "all_reduce", "sizes": ranges}])
+    verdict = nccl_judge.judge(
+        {"result": result}, facts=H100_AWS, judging={"collective": "all_reduce", "overrides": [{"id": "mine", "collective": "all_reduce", "sizes": ranges}]}
+    )
     check = [check for check in verdict["checks"] if check["name"] == "range"][0]
     assert verdict["verdict"] == "fail" and check["verdict"] == "fail"
     assert check["reason"] == (
@@ -398,7 +409,7 @@ def test_range_judges_every_row_and_names_each_size_that_fell_short():
 
 def test_default_range_fails_a_dip_the_peak_does_not_see():
     result = with_row(parsed("v2.16-all-reduce-2x8-h100.json"), 2 << 30, 231.5)
-    verdict = vd.judge(result, H100_AWS, "all_reduce")
+    verdict = nccl_judge.judge({"result": result}, facts=H100_AWS, judging={"collective": "all_reduce"})
     peak, ranged = [check for check in verdict["checks"] if check["name"] in ("peak", "range")]
     assert peak["verdict"] == "pass" and ranged["verdict"] == "fail" and verdict["verdict"] == "fail"
     assert ranged["reason"] == "busbw (in-place) below aws-h100-all-reduce-sizes in 1G..16G (>= 250.0 GB/s) at 2G 231.5 GB/s"
@@ -408,18 +419,26 @@ def test_default_range_fails_a_dip_the_peak_does_not_see():
 def test_range_without_rows_in_it_is_not_judged():
     result = parsed("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log")
     only = [{"collective": "all_reduce", "sizes": {"min": "16G"}, "pass": 1000}]
-    verdict = vd.judge(result, H100_AWS, "all_reduce", overrides=only)
+    verdict = nccl_judge.judge({"result": result}, facts=H100_AWS, judging={"collective": "all_reduce", "overrides": only})
     check = [check for check in verdict["checks"] if check["name"] == "range"][0]
     assert check["verdict"] == "warn" and check["reason"] == "no size of the run (8..8G) lies in 16G+ of inventory-*-*-all_reduce-range: not judged"
     partly = [{"collective": "all_reduce", "sizes": [{"max": "1K", "pass": 0}, {"min": "16G", "pass": 1000}]}]
-    check = [check for check in vd.judge(result, H100_AWS, "all_reduce", overrides=partly)["checks"] if check["name"] == "range"][0]
+    check = [
+        check
+        for check in nccl_judge.judge({"result": result}, facts=H100_AWS, judging={"collective": "all_reduce", "overrides": partly})["checks"]
+        if check["name"] == "range"
+    ][0]
     assert check["verdict"] == "warn" and check["reason"] == "the run has no size in 16G+ of inventory-*-*-all_reduce-range: not judged there"
-    off = vd.judge(result, H100_AWS, "all_reduce", overrides=[{"collective": "all_reduce", "metric": "range", "sizes": {"min": "1G"}, "disabled": True}])
+    off = nccl_judge.judge(
+        {"result": result},
+        facts=H100_AWS,
+        judging={"collective": "all_reduce", "overrides": [{"collective": "all_reduce", "metric": "range", "sizes": {"min": "1G"}, "disabled": True}]},
+    )
     assert "range" not in [check["name"] for check in off["checks"]]
 
 
 def test_wrong_elements_fail():
-    verdict = vd.judge(parsed("v2.16-all-reduce-wrong.log"), H100_AWS, job_outcome="Complete")
+    verdict = nccl_judge.judge({"result": parsed("v2.16-all-reduce-wrong.log")}, facts=H100_AWS, job={"outcome": "Complete"})
     assert verdict["verdict"] == "fail"
     assert "12 wrong elements (#wrong) at 256M, 512M" in verdict["reason"]
 
@@ -427,34 +446,36 @@ def test_wrong_elements_fail():
 def test_out_of_bounds_without_rows_counts_fail():
     result = parsed("v2.16-all-reduce-2x8-h100.json")
     result["out_of_bounds"] = 3
-    assert "3 out-of-bounds values reported by nccl-tests" in vd.judge(result, H100_AWS)["reason"]
+    assert "3 out-of-bounds values reported by nccl-tests" in nccl_judge.judge({"result": result}, facts=H100_AWS)["reason"]
 
 
 def test_min_bw_check_fails():
-    verdict = vd.judge(parsed("v2.16-all-reduce-cputime-timestamps-minbw-failed.log"), dict(H100_AWS, gpu_architecture="gb200", gpus_per_node=4))
+    verdict = nccl_judge.judge(
+        {"result": parsed("v2.16-all-reduce-cputime-timestamps-minbw-failed.log")}, facts=dict(H100_AWS, gpu_architecture="gb200", gpus_per_node=4)
+    )
     assert verdict["verdict"] == "fail" and "nccl-tests' own NCCL_TESTS_MIN_BW check failed (average 341.4 GB/s)" in verdict["reason"]
 
 
 def test_no_threshold_uses_on_missing():
     facts = dict(H100_AWS, platform="togetherai")
     result = parsed("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log")
-    verdict = vd.judge(result, facts, "all_reduce")
+    verdict = nccl_judge.judge({"result": result}, facts=facts, judging={"collective": "all_reduce"})
     assert verdict["verdict"] == "warn" and verdict["reason"] == "no threshold for togetherai/h100 all_reduce on 2 node(s) without MNNVL: busbw not judged"
-    assert vd.judge(result, facts, "all_reduce", on_missing="pass")["verdict"] == "pass"
-    assert vd.judge(result, facts, "all_reduce", on_missing="fail")["verdict"] == "fail"
+    assert nccl_judge.judge({"result": result}, facts=facts, judging={"collective": "all_reduce", "on_missing": "pass"})["verdict"] == "pass"
+    assert nccl_judge.judge({"result": result}, facts=facts, judging={"collective": "all_reduce", "on_missing": "fail"})["verdict"] == "fail"
     with pytest.raises(ConfigError, match="^on_missing: "):
-        vd.judge(result, facts, "all_reduce", on_missing="ignore")
-    unnamed = vd.judge(result, H100_AWS)
+        nccl_judge.judge({"result": result}, facts=facts, judging={"collective": "all_reduce", "on_missing": "ignore"})
+    unnamed = nccl_judge.judge({"result": result}, facts=H100_AWS)
     assert unnamed["verdict"] == "warn" and "does not name its collective" in unnamed["reason"]
 
 
 def test_incomplete_results():
     partial = parsed("v2.16-all-reduce-truncated-mid-row.log", allow_partial=True)
-    alone = vd.judge(partial, H100_AWS)
+    alone = nccl_judge.judge({"result": partial}, facts=H100_AWS)
     # mpirun's 'process rank 11 ... on node ... exited on signal 9' names the host: evidence, so a failed run
     assert alone["verdict"] == "fail" and alone["reason"].startswith("the log names failing host(s) nccl-all-reduce-20261130t0800-node-0-1")
     assert "; no complete result: line 65: truncated" in alone["reason"]
-    failed = vd.judge(partial, H100_AWS, job_outcome="Failed", job_reason="JobFailed: launcher exited 137")
+    failed = nccl_judge.judge({"result": partial}, facts=H100_AWS, job={"outcome": "Failed", "reason": "JobFailed: launcher exited 137"})
     assert failed["verdict"] == "fail"
     assert failed["reason"].startswith("TrainJob Failed: JobFailed: launcher exited 137; ")
     assert "; no complete result: line 65" in failed["reason"]
@@ -472,21 +493,23 @@ def test_incomplete_results():
     ],
 )
 def test_workloads_without_a_collective(outcome, output, verdict, reason):
-    result = vd.judge(output, {}, None, job_outcome=outcome, job_reason="exit 1" if outcome != "Complete" else None)
+    result = nccl_judge.judge(
+        {"result": output}, facts={}, job={"outcome": outcome, "reason": "exit 1" if outcome != "Complete" else None}, judging={"collective": None}
+    )
     assert (result["verdict"], result["reason"]) == (verdict, reason)
 
 
 def test_parse_errors_are_error_verdicts_unless_the_job_failed():
     text = fixture("v2.16-all-reduce-init-failure.log")
     # 'Test NCCL failure' naming its host is evidence: a failed run, not an unjudged one (tests/fixtures/real/nccl)
-    named = vd.verdict_for(text, H100_AWS, "all_reduce")
+    named = vd.verdict_for(text, facts=H100_AWS, judging={"collective": "all_reduce"})
     assert named["verdict"] == "fail" and "failing host(s) nccl-all-reduce-20261130t0815-node-0-1" in named["reason"]
     quiet = "\n".join(line for line in text.splitlines() if "failure" not in line and "WARN" not in line)
-    result = vd.verdict_for(quiet, H100_AWS, "all_reduce")
+    result = vd.verdict_for(quiet, facts=H100_AWS, judging={"collective": "all_reduce"})
     assert result["verdict"] == "error" and result["reason"].startswith("no result: nccl-tests output: no result table found")
-    failed = vd.verdict_for(text, H100_AWS, "all_reduce", job_outcome="Failed")
+    failed = vd.verdict_for(text, facts=H100_AWS, job={"outcome": "Failed"}, judging={"collective": "all_reduce"})
     assert failed["verdict"] == "fail" and "Test NCCL failure" in failed["reason"]
-    missing = vd.verdict_for(None, H100_AWS, "all_reduce", job_outcome="Complete")
+    missing = vd.verdict_for(None, facts=H100_AWS, job={"outcome": "Complete"}, judging={"collective": "all_reduce"})
     assert missing["verdict"] == "error" and "no nccl-tests output to judge" in missing["reason"]
 
 
@@ -494,21 +517,23 @@ def test_a_timed_out_job_without_any_pod_log_is_unjudged_not_failed():
     # A fleet job that timed out before a pod ran (unschedulable, say) has no log: nothing to judge, so error, as a
     # timed-out job whose output is None; its logs only would make it a failure of the cluster's parts.
     for output in ([], None):
-        result = vd.verdict_for(output, H100_AWS, "all_reduce", job_outcome="Timeout", job_reason="not finished in 3600 s", pods=[])
+        result = vd.verdict_for(
+            output, facts=H100_AWS, job={"outcome": "Timeout", "reason": "not finished in 3600 s", "pods": []}, judging={"collective": "all_reduce"}
+        )
         assert result["verdict"] == "error", (output, result["reason"])
         assert result["reason"].startswith("no result: the TrainJob did not finish in time: not finished in 3600 s")
-    failed = vd.verdict_for([], H100_AWS, "all_reduce", job_outcome="Failed", job_reason="BackoffLimitExceeded", pods=[])
+    failed = vd.verdict_for([], facts=H100_AWS, job={"outcome": "Failed", "reason": "BackoffLimitExceeded", "pods": []}, judging={"collective": "all_reduce"})
     assert failed["verdict"] == "fail" and failed["reason"].startswith("TrainJob Failed: BackoffLimitExceeded")
 
 
 def test_bad_result_type():
     with pytest.raises(ConfigError, match="^result: must be a parsed nccl-tests result"):
-        vd.judge("text", H100_AWS)
+        nccl_judge.judge({"result": "text"}, facts=H100_AWS)
 
 
 @pytest.mark.parametrize("verdicts, worst", [([], "pass"), (["pass", "warn"], "warn"), (["fail", "warn"], "fail"), (["fail", "error", "pass"], "error")])
 def test_worst(verdicts, worst):
-    assert vd.worst(verdicts) == worst
+    assert nccl_judge.worst(verdicts) == worst
 
 
 # ------------------------------------------------------------------------------------------------ attribution
@@ -658,7 +683,9 @@ def test_verdict_for_pod_logs_finds_the_launcher_output():
     pods = mpi_pods()
     text = fixture("v2.13-all-reduce-2x8-h100-nccl2.18-tagged.log")
     logs = [{"item": item, "log": text if "launcher" in item["metadata"]["name"] else "Server listening on 0.0.0.0 port 2222.\n"} for item in pods]
-    result = vd.verdict_for(logs, H100_AWS, "all_reduce", job_outcome="Complete", pods=pods, workload="nccl-all-reduce")
+    result = vd.verdict_for(
+        logs, facts=H100_AWS, job={"outcome": "Complete", "pods": pods}, judging={"collective": "all_reduce", "workload": "nccl-all-reduce"}
+    )
     assert result["verdict"] == "pass" and result["output_pod"] == pods[0]["metadata"]["name"]
     assert result["succeeded_nodes"] == ["gpu-node-a", "gpu-node-b"] and result["failed_nodes"] == []
     assert result["attribution"]["hosts"] == ["nccl-all-reduce-20261130t0700-node-0-0", "nccl-all-reduce-20261130t0700-node-0-1"]
@@ -667,30 +694,32 @@ def test_verdict_for_pod_logs_finds_the_launcher_output():
 def test_verdict_for_without_any_output_in_the_logs():
     pods = mpi_pods()
     logs = [{"item": item, "log": "nothing\n"} for item in pods]
-    result = vd.verdict_for(logs, H100_AWS, "all_reduce", job_outcome="Failed", pods=pods)
+    result = vd.verdict_for(logs, facts=H100_AWS, job={"outcome": "Failed", "pods": pods}, judging={"collective": "all_reduce"})
     assert result["verdict"] == "fail" and "no pod log holds nccl-tests output" in result["reason"]
 
 
 def test_verdict_for_a_torch_workload_ignores_nccl_lines_in_its_logs():
     pods = mpi_pods()
     logs = [{"item": item, "log": "%s:1:1 [0] NCCL INFO NCCL version 2.27.7+cuda12.9\n" % JOB} for item in pods]
-    result = vd.verdict_for(logs, {}, None, job_outcome="Complete", pods=pods, workload="torch-smoke")
+    result = vd.verdict_for(logs, facts={}, job={"outcome": "Complete", "pods": pods}, judging={"collective": None, "workload": "torch-smoke"})
     assert result["verdict"] == "pass" and result["output_pod"] is None and result["reason"] == "TrainJob Complete (no bandwidth to judge)"
-    died = vd.verdict_for(logs, H100_AWS, "all_reduce", job_outcome="Failed", pods=pods)
+    died = vd.verdict_for(logs, facts=H100_AWS, job={"outcome": "Failed", "pods": pods}, judging={"collective": "all_reduce"})
     assert died["verdict"] == "fail" and died["output_pod"] == pods[0]["metadata"]["name"] and "no result table found" in died["reason"]
 
 
 def test_verdict_for_two_tests_needs_the_collective():
     text = fixture("v2.16-two-tests-4x4-gb200.log")
-    result = vd.verdict_for(text, {"platform": "oci", "gpu_architecture": "gb200", "nodes": 4, "gpus_per_node": 4, "mnnvl": True})
+    result = vd.verdict_for(text, facts={"platform": "oci", "gpu_architecture": "gb200", "nodes": 4, "gpus_per_node": 4, "mnnvl": True})
     assert result["verdict"] == "error" and "the output holds 2 tests" in result["reason"]
-    chosen = vd.verdict_for(text, {"platform": "oci", "gpu_architecture": "gb200", "nodes": 4, "gpus_per_node": 4, "mnnvl": True}, "all_reduce")
+    chosen = vd.verdict_for(
+        text, facts={"platform": "oci", "gpu_architecture": "gb200", "nodes": 4, "gpus_per_node": 4, "mnnvl": True}, judging={"collective": "all_reduce"}
+    )
     assert chosen["verdict"] == "pass" and chosen["metrics"]["peak_busbw"] == 810.13
 
 
 def test_verdict_for_a_parsed_result_and_find_nccl_output():
     result = parsed("v2.16-all-reduce-2x8-h100.json")
-    assert vd.verdict_for(result, H100_AWS)["verdict"] == "pass"
+    assert vd.verdict_for(result, facts=H100_AWS)["verdict"] == "pass"
     assert at.find_nccl_output({"a-node-0-0-x": "sshd", "b": None}) == (None, None)
     assert at.find_nccl_output({"w": "# Avg bus bandwidth : 1", "l-launcher-0-0-x": "#  size  count"}) == ("w", "# Avg bus bandwidth : 1")
 
@@ -795,13 +824,13 @@ def test_the_failing_hosts_are_named_up_to_eight():
 def test_output_that_is_no_nccl_tests_output_is_an_error_naming_why():
     # No pod log at all is no output (test_a_timed_out_job_without_any_pod_log_is_unjudged_not_failed).
     assert vd.verdict_for([])["reason"] == "no result and no job outcome to judge"
-    assert vd.verdict_for([], collective="all_reduce")["reason"] == "no result: no nccl-tests output to judge"
+    assert vd.verdict_for([], judging={"collective": "all_reduce"})["reason"] == "no result: no nccl-tests output to judge"
     assert vd.verdict_for(["a log line"])["reason"].startswith("no result: nccl-tests output: no result table found in 1 lines")
     assert vd.verdict_for({"foo": 1})["reason"].startswith("no result: nccl-tests output (JSON): no 'results' list")
     with pytest.raises(ConfigError, match=r"^result: must be a parsed nccl-tests result \(gpufleet.burnin.nccl_results\), got str$"):
-        vd.judge("all_reduce")
+        nccl_judge.judge({"result": "all_reduce"})
     with pytest.raises(ConfigError, match=r"^output: must be the pods' logs .* or a log text, got int$"):
-        vd.dcgm_verdict(5)
+        dcgm.dcgm_verdict(5)
 
 
 def test_a_parsed_result_has_no_log_to_prove_its_transport():
@@ -815,35 +844,39 @@ def test_pod_logs_given_as_the_output_are_the_pod_logs():
         {"item": item, "log": fixture("v2.16-all-reduce-truncated-mid-row.log") if "launcher" in item["metadata"]["name"] else "sshd started\n"}
         for item in mpi_pods()
     ]
-    alone = vd.verdict_for(logs, pods=mpi_pods(), job_outcome="Failed")
-    both = vd.verdict_for(logs, pods=mpi_pods(), pod_logs=logs, job_outcome="Failed")
+    alone = vd.verdict_for(logs, job={"outcome": "Failed", "pods": mpi_pods()})
+    both = vd.verdict_for(logs, job={"outcome": "Failed", "pods": mpi_pods(), "pod_logs": logs})
     assert alone["attribution"] == both["attribution"] and alone["notes"] == both["notes"]
     entry = [item for item in alone["attribution"]["pods"] if item["node"] == "gpu-node-b"][0]
     assert any(reason.startswith("log: mpirun noticed that process rank 11") for reason in entry["reasons"]), entry
     # Without the pod list the logs still give the attribution, and a log read in part its note.
     logs[0]["cut"] = {"kept": 4096, "size": 9000, "max_bytes": 4096, "lines_dropped": 7}
-    no_pods = vd.verdict_for(logs, job_outcome="Failed")
-    assert "attribution" in no_pods and no_pods["notes"][-1:] == vd.cut_notes(logs) and len(vd.cut_notes(logs)) == 1, no_pods["notes"]
+    no_pods = vd.verdict_for(logs, job={"outcome": "Failed"})
+    assert "attribution" in no_pods and no_pods["notes"][-1:] == at.cut_notes(logs) and len(at.cut_notes(logs)) == 1, no_pods["notes"]
 
 
 def test_a_dcgm_verdict_keeps_its_facts():
     facts = {"platform": "aws", "gpu_architecture": "h100", "nodes": 2}
-    assert vd.dcgm_verdict(None, facts=facts)["facts"] == facts
+    assert dcgm.dcgm_verdict(None, facts=facts)["facts"] == facts
 
 
 def test_the_wrong_sizes_are_named_up_to_six():
     result = parsed("v2.16-all-reduce-wrong.log")
-    check = [item for item in vd.judge(result, H100_AWS)["checks"] if item["name"] == "wrong"][0]
+    check = [item for item in nccl_judge.judge({"result": result}, facts=H100_AWS)["checks"] if item["name"] == "wrong"][0]
     assert check["reason"] == "12 wrong elements (#wrong) at 256M, 512M"
     result["wrong_sizes"] = [1 << power for power in range(20, 27)]
-    check = [item for item in vd.judge(result, H100_AWS)["checks"] if item["name"] == "wrong"][0]
+    check = [item for item in nccl_judge.judge({"result": result}, facts=H100_AWS)["checks"] if item["name"] == "wrong"][0]
     assert check["reason"] == "12 wrong elements (#wrong) at 1M, 2M, 4M, 8M, 16M, 32M, ..."
     result["wrong_sizes"] = result["wrong_sizes"][:6]
-    assert [item for item in vd.judge(result, H100_AWS)["checks"] if item["name"] == "wrong"][0]["reason"].endswith("at 1M, 2M, 4M, 8M, 16M, 32M")
+    assert [item for item in nccl_judge.judge({"result": result}, facts=H100_AWS)["checks"] if item["name"] == "wrong"][0]["reason"].endswith(
+        "at 1M, 2M, 4M, 8M, 16M, 32M"
+    )
 
 
 def test_the_errors_check_quotes_the_first_failing_host_by_name():
     # ib-completion-error-4-three-hosts.log: H100-1 and H100-5 name different peers; H100-1's line is quoted.
-    check = [item for item in vd.verdict_for(real("ib-completion-error-4-three-hosts.log"), allow_partial=True)["checks"] if item["name"] == "errors"][0]
+    check = [
+        item for item in vd.verdict_for(real("ib-completion-error-4-three-hosts.log"), judging={"allow_partial": True})["checks"] if item["name"] == "errors"
+    ][0]
     assert check["hosts"] == ["H100-1", "H100-5"] and "H100-1:9821:9920 [1] transport/net_ib.cc:1295" in check["reason"], check["reason"]
     assert "fe80::966d:ae03:8b:df50" in check["reason"] and "9c:f5f8" not in check["reason"]

@@ -19,7 +19,7 @@ import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import dcgm_verdict
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.dcgm import dcgm_verdict
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import html_view, junit
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import report as rp
 
@@ -91,10 +91,14 @@ def real_results():
         "status": {"phase": "Succeeded", "containerStatuses": [{"name": "node", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]},
     }
     text = helpers.read("dcgm", "dcgm-3.3.8-level3-table-cuda-init-fail-8gpu.txt")
-    results["gcp-crash"] = _judged(gcp, "dcgm", dcgm_verdict([{"item": pod, "log": text}], pods=[pod], job_outcome="Complete", workload="dcgm-diag"))
+    results["gcp-crash"] = _judged(
+        gcp, "dcgm", dcgm_verdict([{"item": pod, "log": text}], job={"outcome": "Complete", "pods": [pod]}, judging={"workload": "dcgm-diag"})
+    )
     config = helpers.read("dcgm", "dcgm-4.2.3-level1-gb10-persistence-config.json")
     results["gb10-config"] = _judged(
-        _start("gb10-config", "onprem", "gb10"), "dcgm", dcgm_verdict([{"item": pod, "log": config}], pods=[pod], job_outcome="Complete", workload="dcgm-diag")
+        _start("gb10-config", "onprem", "gb10"),
+        "dcgm",
+        dcgm_verdict([{"item": pod, "log": config}], job={"outcome": "Complete", "pods": [pod]}, judging={"workload": "dcgm-diag"}),
     )
     mismatch = _start("aws-mismatch", "aws", "h100")
     mismatch.update(outcome="Mismatch", reason="platform mismatch: the group declares aws but the nodes are gcp (2)")

@@ -50,7 +50,7 @@ def test_each_published_warn_form_is_classified_once(message, kind):
 
 
 def test_a_warn_only_log_of_a_fault_fails_naming_its_host():
-    judged = verdict.verdict_for(DOCA, on_missing="pass")
+    judged = verdict.verdict_for(DOCA, judging={"on_missing": "pass"})
     assert judged["verdict"] == "fail" and "worker-0" in judged["reason"] and "GIN/GDAKI" in judged["reason"], judged["reason"]
     result = nccl_results.parse_nccl_output(DOCA, allow_partial=True)
     assert result["complete"] is False and sorted(result["failed_hosts"]) == ["worker-0"] and result["rows"] == []
@@ -60,7 +60,7 @@ def test_a_log_without_table_or_evidence_is_error_and_still_returns_what_it_hold
     text = "# nccl-tests version 2.17.6 nccl-headers=22807 nccl-library=22807\n#  Rank  0 Group  0 Pid  1 on node0 device  0 [0000:19:00] NVIDIA H800\n"
     result = nccl_results.parse_nccl_output(text, allow_partial=True)
     assert (result["complete"], result["hosts"], result["nccl_version"], result["nccl_tests_version"]) == (False, ["node0"], "2.28.7", "2.17.6")
-    assert verdict.verdict_for(text, on_missing="pass")["verdict"] == "error"
+    assert verdict.verdict_for(text, judging={"on_missing": "pass"})["verdict"] == "error"
     with pytest.raises(nccl_results.NcclParseError):
         nccl_results.parse_nccl_output(text)
 
