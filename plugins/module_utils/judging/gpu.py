@@ -248,11 +248,13 @@ def check_sibling_percent(value, field="sibling_percent"):
 def run_medians(parsed_logs):
     """{figure: (median, GPUs)} over the measured GPUs of PARSED_LOGS (parse_gpu_output() results) when they come
     from two nodes or more, else {}: the run's yardstick beside each node's own."""
-    if len([parsed for parsed in parsed_logs if parsed and parsed["gpus"]]) < 2:
+    # A pod whose log held no gpu-burn line (None) is its node's error, not a yardstick.
+    measured = [parsed for parsed in parsed_logs if parsed and parsed["gpus"]]
+    if len(measured) < 2:
         return {}
     out = {}
     for figure in FIGURES:
-        values = [g[figure] for parsed in parsed_logs for g in parsed["gpus"] if g["error"] is None and math.isfinite(g[figure])]
+        values = [g[figure] for parsed in measured for g in parsed["gpus"] if g["error"] is None and math.isfinite(g[figure])]
         if len(values) >= 2:
             out[figure] = (median(values), len(values))
     return out

@@ -399,6 +399,22 @@ def test_a_pod_without_gpu_burn_lines_is_an_error_worse_than_a_failed_node():
     assert gpu.gpu_verdict({}, facts=H100)["reason"] == "no result: no pod log to read gpu-burn output from"
 
 
+@pytest.mark.parametrize("broken_at", [0, 1, 2])
+def test_a_pod_without_gpu_burn_lines_beside_two_measured_nodes_is_an_error_not_a_crash(broken_at):
+    # The run's yardstick is taken over the nodes that printed figures; a pod with none (its log holds only a
+    # Python traceback) is that node's error, wherever it sits among the pods.
+    figures = [[GOOD] * 8, [GOOD] * 7 + [(500.0, 2500.0)]]
+    figures.insert(broken_at, "Traceback (most recent call last):\nImportError: torch\n")
+    pods, logs = pods_and_logs(figures)
+    verdict = gpu.gpu_verdict(logs, facts=H100, job={"pods": pods, "pod_logs": logs})
+    broken = "n%d" % broken_at
+    assert verdict["verdict"] == "error" and verdict["errors"] == [verdict["reason"]]
+    assert verdict["reason"].startswith("node %s (pod job-gpu-node-0-%d): no gpu-burn result: no gpu-burn line" % (broken, broken_at))
+    assert sorted(item["node"] for item in verdict["findings"]) == sorted(node for node in ("n0", "n1", "n2") if node != broken)
+    # The two measured nodes still have the run's median (16 GPUs) beside their own.
+    assert all(verdict["gpu"][node]["gpus"][0]["figures"]["tflops_run_median"] == 795.0 for node in verdict["gpu"])
+
+
 def test_one_text_without_pods_is_named_by_its_host_and_has_no_attribution():
     verdict = gpu.gpu_verdict(log([GOOD] * 8), facts=H100)
     assert verdict["verdict"] == "pass" and list(verdict["gpu"]) == [HOST] and "attribution" not in verdict
