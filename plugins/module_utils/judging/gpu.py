@@ -260,10 +260,16 @@ def run_medians(parsed_logs):
     return out
 
 
-def judge_node(parsed, node, gpu_architecture="", gpus_per_node=None, thresholds=None, on_missing="warn", sibling_percent=None, run=None):
+def judge_node(parsed, node, facts=None, judging=None):
     """One node's GPUs: {verdict, reason, gpus [{index, uuid, result, reason, figures}], bad_gpus, checks, host,
-    torch, thresholds (the records used), sibling_percent}. PARSED: parse_gpu_output()'s result. SIBLING_PERCENT:
-    the workload's (templates/workloads/gpu-burn.yaml), else the thresholds' default."""
+    torch, thresholds (the records used), sibling_percent}. PARSED: parse_gpu_output()'s result. FACTS: the node's
+    gpu_architecture and gpus_per_node. JUDGING: thresholds (a _lib/gpu-thresholds.yaml document), on_missing
+    (default warn), sibling_percent (the workload's, templates/workloads/gpu-burn.yaml; else the thresholds' default)
+    and run (run_medians()'s yardstick)."""
+    facts, judging = facts or {}, judging or {}
+    gpu_architecture, gpus_per_node = facts.get("gpu_architecture") or "", facts.get("gpus_per_node")
+    thresholds, on_missing, sibling_percent = judging.get("thresholds"), judging.get("on_missing", "warn"), judging.get("sibling_percent")
+    run = judging.get("run")
     if on_missing not in ("pass", "warn", "fail"):
         raise ConfigError("on_missing", "must be pass, warn or fail, got %r" % (on_missing,))
     table = thresholds or load_gpu_thresholds()
@@ -397,12 +403,8 @@ def gpu_verdict(output, facts=None, job=None, judging=None):
         result = judge_node(
             parsed,
             node,
-            facts.get("gpu_architecture") or "",
-            gpus_per_node,
-            thresholds=judging.get("thresholds"),
-            on_missing=on_missing,
-            sibling_percent=judging.get("sibling_percent"),
-            run=across,
+            {"gpu_architecture": facts.get("gpu_architecture") or "", "gpus_per_node": gpus_per_node},
+            {"thresholds": judging.get("thresholds"), "on_missing": on_missing, "sibling_percent": judging.get("sibling_percent"), "run": across},
         )
         judged[node] = dict(result, pod=name)
         for record in result["thresholds"]:

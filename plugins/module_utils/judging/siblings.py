@@ -198,14 +198,18 @@ def earlier_samples(documents):
     return merged
 
 
-def judge(results, key=DEFAULT_KEY, rule=None, min_siblings=DEFAULT_MIN_SIBLINGS, verdict="warn", earlier=None):
-    """Judge every node of RESULTS (the fleet's results keyed by cluster) against its SKU's baseline.
+def judge(results, options=None):
+    """Judge every node of RESULTS (the fleet's results keyed by cluster) against its SKU's baseline. OPTIONS: key
+    (default DEFAULT_KEY), rule, min_siblings (default DEFAULT_MIN_SIBLINGS), verdict (default warn), each checked, and
+    earlier (earlier_samples()'s answer).
 
     Returns {findings: {cluster: [finding]}, baselines: [record], key, rule, min_siblings, verdict}; each record
     {sku, metric, label, unit, baseline, mad, rule, count, earlier, kept, floor, judged, note, samples: {id: value},
-    nodes: [{cluster, node, gpu, sample, value, distance, verdict}]}. EARLIER: earlier_samples()'s answer."""
-    key, rule = check_key(key), check_rule(rule)
-    min_siblings, verdict = check_min_siblings(min_siblings), check_verdict(verdict)
+    nodes: [{cluster, node, gpu, sample, value, distance, verdict}]}."""
+    options = options or {}
+    key, rule = check_key(options.get("key", DEFAULT_KEY)), check_rule(options.get("rule"))
+    min_siblings, verdict = check_min_siblings(options.get("min_siblings", DEFAULT_MIN_SIBLINGS)), check_verdict(options.get("verdict", "warn"))
+    earlier = options.get("earlier")
     groups = {}
     for cluster in sorted(results or {}, key=str):
         entry = results[cluster]

@@ -325,7 +325,7 @@ def build_report(
     if not isinstance(results, dict):
         raise ConfigError("results", "must be the fleet's results keyed by cluster (burnin_fleet_results), got %s" % type(results).__name__)
     # Every node against its SKU's siblings across all clusters (judging/siblings.py): findings added per cluster.
-    sibling = siblings.judge(dict((name, entry) for name, entry in results.items() if isinstance(entry, dict)), **(sibling_options or {}))
+    sibling = siblings.judge(dict((name, entry) for name, entry in results.items() if isinstance(entry, dict)), sibling_options)
     # What each node runs against its SKU's majority and the golden versions (judging/drift.py).
     drifted = drift.judge(dict((name, entry) for name, entry in results.items() if isinstance(entry, dict)), key=sibling["key"], **(drift_options or {}))
     clusters = []

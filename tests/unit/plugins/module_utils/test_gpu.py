@@ -49,7 +49,7 @@ def _num(value):
 
 
 def judged(figures, arch="h100", gpus_per_node=8, **kwargs):
-    return gpu.judge_node(gpu.parse_gpu_output(log(figures, **kwargs)), "n1", arch, gpus_per_node)
+    return gpu.judge_node(gpu.parse_gpu_output(log(figures, **kwargs)), "n1", {"gpu_architecture": arch, "gpus_per_node": gpus_per_node})
 
 
 def by_index(result):
@@ -116,7 +116,7 @@ def test_exactly_at_a_sustained_floor_warns_and_just_below_fails():
     sustained = dict(table, architectures={"h100": dict((f, dict(r, sustained=True)) for f, r in table["architectures"]["h100"].items())})
 
     def run(figures):
-        return gpu.judge_node(gpu.parse_gpu_output(log(figures)), "n1", "h100", 8, thresholds=sustained)
+        return gpu.judge_node(gpu.parse_gpu_output(log(figures)), "n1", {"gpu_architecture": "h100", "gpus_per_node": 8}, {"thresholds": sustained})
 
     assert run([(635.6, 2500.0)] * 8)["verdict"] == "warn"
     result = run([(635.5, 2500.0)] * 8)
@@ -175,7 +175,7 @@ def test_a_missing_gpu_fails_the_node_naming_its_index():
     assert result["reason"] == "node n1: 7 of 8 GPUs reported (no line for GPU 7)"
     # The pod saw 8 but printed 6 lines and no end line: cut short.
     text = "\n".join(log([GOOD] * 8).splitlines()[:7])
-    result = gpu.judge_node(gpu.parse_gpu_output(text), "n1", "h100", None)
+    result = gpu.judge_node(gpu.parse_gpu_output(text), "n1", {"gpu_architecture": "h100", "gpus_per_node": None})
     assert result["reason"] == "node n1: 6 of 8 GPUs reported (no line for GPU 6, 7); the output stops before its end line"
 
 
@@ -188,11 +188,11 @@ def test_an_architecture_without_thresholds_is_judged_by_its_siblings_with_the_o
         "node n1: no TFLOPS or GB/s threshold for gpu_architecture 'rtxpro6000' in _lib/gpu-thresholds.yaml: judged against the node's GPUs only"
     )
     parsed = gpu.parse_gpu_output(log([(1000.0, 5000.0)] * 4))
-    assert gpu.judge_node(parsed, "n1", "rtxpro6000", 4, on_missing="pass")["verdict"] == "pass"
-    gb300 = gpu.judge_node(gpu.parse_gpu_output(log([(2000.0, 6500.0)] * 4)), "n1", "gb300", 4)
+    assert gpu.judge_node(parsed, "n1", {"gpu_architecture": "rtxpro6000", "gpus_per_node": 4}, {"on_missing": "pass"})["verdict"] == "pass"
+    gb300 = gpu.judge_node(gpu.parse_gpu_output(log([(2000.0, 6500.0)] * 4)), "n1", {"gpu_architecture": "gb300", "gpus_per_node": 4})
     assert gb300["verdict"] == "warn" and "no TFLOPS threshold for gpu_architecture 'gb300'" in gb300["reason"]
     with pytest.raises(ConfigError, match="^on_missing: must be pass, warn or fail"):
-        gpu.judge_node(parsed, "n1", "h100", 4, on_missing="maybe")
+        gpu.judge_node(parsed, "n1", {"gpu_architecture": "h100", "gpus_per_node": 4}, {"on_missing": "maybe"})
 
 
 def test_the_reader_takes_the_first_of_a_repeated_gpu_and_ignores_other_lines():
@@ -326,13 +326,16 @@ def test_the_reader_keeps_exactly_max_gpus_and_the_node_shows_at_most_three_outp
     parsed = gpu.parse_gpu_output(text)
     assert len(parsed["gpus"]) == gpu.MAX_GPUS and parsed["problems"] == []
     repeated = log([GOOD] * 8) + "".join(prefix + "gpu %d uuid U tflops 1.0 gbps 1.0 errors 0\n" % index for index in range(4))
-    result = gpu.judge_node(gpu.parse_gpu_output(repeated), "n1", "h100", 8)
+    result = gpu.judge_node(gpu.parse_gpu_output(repeated), "n1", {"gpu_architecture": "h100", "gpus_per_node": 8})
     assert [check["name"] for check in result["checks"]] == ["output"] * 3 and result["verdict"] == "warn"
 
 
 def test_no_gpu_line_and_more_lines_than_the_header_counted():
     only_end = "# gpufleet-burnin gpu-burn on %s: done, 0 of 0 GPUs measured\n" % HOST
-    assert gpu.judge_node(gpu.parse_gpu_output(only_end), "n1", "h100", None)["reason"] == "node n1: no GPU line in the output"
+    assert (
+        gpu.judge_node(gpu.parse_gpu_output(only_end), "n1", {"gpu_architecture": "h100", "gpus_per_node": None})["reason"]
+        == "node n1: no GPU line in the output"
+    )
     # The header said 4 (e.g. CUDA_VISIBLE_DEVICES), eight lines came: nothing is missing.
     assert judged([GOOD] * 8, count=4, gpus_per_node=None)["verdict"] == "pass"
 
@@ -507,7 +510,7 @@ def test_more_survivors_ratios_above_one_a_rounded_warn_the_missing_list_and_a_f
             gpu.load_gpu_thresholds(str(path))
     # 271.2 x 0.8 = 216.96, kept to one decimal as the reasons print it.
     assert gpu.load_gpu_thresholds()["architectures"]["a100"]["tflops"]["warn"] == 217.0
-    result = gpu.judge_node(gpu.parse_gpu_output(log([GOOD] * 2, count=20)), "n1", "h100", None)
+    result = gpu.judge_node(gpu.parse_gpu_output(log([GOOD] * 2, count=20)), "n1", {"gpu_architecture": "h100", "gpus_per_node": None})
     assert result["reason"] == "node n1: 2 of 20 GPUs reported (no line for GPU %s)" % ", ".join(str(index) for index in range(2, 18))
     pods, logs = pods_and_logs([[GOOD] * 7 + [(500.0, 2500.0)]])
     pods[0]["status"] = {"phase": "Failed", "containerStatuses": [{"name": "node", "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}
@@ -543,7 +546,7 @@ def burn_judged(lines):
         )
     )
     done = "# gpufleet-burnin gpu-burn on %s: done, %d of %d GPUs measured" % (HOST, len(lines), len(lines))
-    return gpu.judge_node(gpu.parse_gpu_output("\n".join([head] + lines + [done]) + "\n"), "n1", "h100", len(lines))
+    return gpu.judge_node(gpu.parse_gpu_output("\n".join([head] + lines + [done]) + "\n"), "n1", {"gpu_architecture": "h100", "gpus_per_node": len(lines)})
 
 
 def test_the_burn_line_carries_products_memory_clocks_power_temperature_and_throttle_reasons():

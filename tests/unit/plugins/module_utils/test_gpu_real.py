@@ -60,7 +60,7 @@ def test_a_published_healthy_h100_node_passes_every_gpu():
     # The eight GPUs' published own-memory copies, each with the published 8192x8192 bf16 figure.
     copies = diagonal(read("nccl-1264-h100-sxm-p2p-unidirectional-disabled.txt"))
     tflops = bf16(read("torch-perf-79-h100-80gb-hbm3-bf16.txt"))[8192]
-    result = gpu.judge_node(gpu.parse_gpu_output(lines([(tflops, gbps) for gbps in copies])), "h100-node", "h100", 8)
+    result = gpu.judge_node(gpu.parse_gpu_output(lines([(tflops, gbps) for gbps in copies])), "h100-node", {"gpu_architecture": "h100", "gpus_per_node": 8})
     assert result["verdict"] == "pass", result["reason"]
     assert result["reason"] == "node h100-node: 8 GPU(s) passed, bf16 matmul 797.5..797.5 TFLOPS, memory copy 2474.8..2514.7 GB/s"
     # Their 1.6 % spread is far inside the sibling percent.
@@ -72,12 +72,14 @@ def test_the_published_figures_of_each_matrix_size_grade_as_the_thresholds_say()
     grades = {}
     for size, tflops in figures.items():
         # One GPU at the size's figure among seven at the 8192 one: the absolute thresholds and the siblings both apply.
-        result = gpu.judge_node(gpu.parse_gpu_output(lines([(figures[8192], 2500.0)] * 7 + [(tflops, 2500.0)])), "n", "h100", 8)
+        result = gpu.judge_node(
+            gpu.parse_gpu_output(lines([(figures[8192], 2500.0)] * 7 + [(tflops, 2500.0)])), "n", {"gpu_architecture": "h100", "gpus_per_node": 8}
+        )
         grades[size] = result["gpus"][7]["result"]
     # 1024 (176.62) and 2048 (676.59: warns on 715.1, but 15 % below its siblings) are too small to fill an H100;
     # 4096, 8192 and 10240 (719.72, above 715.1 and 9.8 % below 797.51) pass.
     assert grades == {1024: "fail", 2048: "fail", 4096: "pass", 8192: "pass", 10240: "pass"}
-    alone = gpu.judge_node(gpu.parse_gpu_output(lines([(figures[2048], 2500.0)] * 8)), "n", "h100", 8)
+    alone = gpu.judge_node(gpu.parse_gpu_output(lines([(figures[2048], 2500.0)] * 8)), "n", {"gpu_architecture": "h100", "gpus_per_node": 8})
     assert alone["verdict"] == "warn"
 
 
@@ -132,9 +134,13 @@ def test_the_inferred_thresholds_are_the_peak_times_the_lowest_measured_efficien
 def test_a_published_healthy_gb200_and_a100_node_pass_every_gpu():
     figures = mamf(read(MAMF_744))
     a100, dummy, gb200 = matrices(read(P2P_744))
-    result = gpu.judge_node(gpu.parse_gpu_output(lines([(figures["GB200"], gbps) for gbps in gb200])), "gb200-node", "gb200", 4)
+    result = gpu.judge_node(
+        gpu.parse_gpu_output(lines([(figures["GB200"], gbps) for gbps in gb200])), "gb200-node", {"gpu_architecture": "gb200", "gpus_per_node": 4}
+    )
     assert result["verdict"] == "pass", result["reason"]
     # GPU 0's 5714.94 is 1.7 % below the median of the four.
     assert result["gpus"][0]["figures"]["gbps_median"] == 5815.6
-    result = gpu.judge_node(gpu.parse_gpu_output(lines([(figures["A100"], gbps) for gbps in a100])), "a100-node", "a100", 8)
+    result = gpu.judge_node(
+        gpu.parse_gpu_output(lines([(figures["A100"], gbps) for gbps in a100])), "a100-node", {"gpu_architecture": "a100", "gpus_per_node": 8}
+    )
     assert result["verdict"] == "pass", result["reason"]

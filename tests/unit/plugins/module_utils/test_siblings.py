@@ -80,7 +80,7 @@ def test_the_report_shows_the_sibling_verdict_beside_the_fixed_floor():
 
 
 def test_fail_when_asked():
-    judged = siblings.judge(fleet(), verdict="fail")
+    judged = siblings.judge(fleet(), {"verdict": "fail"})
     assert judged["findings"]["c"][0]["verdict"] == "fail"
     report = rp.build_report(fleet(), generated=GENERATED, sibling_options={"verdict": "fail"})
     c = [item for item in report["clusters"] if item["cluster"] == "c"][0]
@@ -105,7 +105,7 @@ def test_other_skus_are_not_siblings():
     assert sorted(record["sku"] for record in judged["baselines"]) == ["aws/h100/p5.48xlarge", "gcp/h100/a3-highgpu-8g"]
     assert "d" not in judged["findings"]
     # A key of the platform alone keeps them apart too; of the GPU alone makes them siblings and d's nodes slow.
-    judged = siblings.judge(results, key=["gpu_architecture"])
+    judged = siblings.judge(results, {"key": ["gpu_architecture"]})
     assert [item["node"] for item in judged["findings"]["d"]] == ["d-0", "d-1", "d-2", "d-3"]
 
 
