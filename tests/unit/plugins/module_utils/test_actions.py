@@ -219,7 +219,7 @@ def _gpu_finding(figures):
         + ["%s gpu %d uuid GPU-%d tflops %.2f gbps %.2f errors %d" % (prefix, index, index, t, g, e) for index, (t, g, e) in enumerate(figures)]
         + ["%s done, %d of %d GPUs measured" % (prefix, len(figures), len(figures))]
     )
-    result = gpu.judge_node(gpu.parse_gpu_output(text), "n", "h100", len(figures))
+    result = gpu.judge_node(gpu.parse_gpu_output(text), "n", {"gpu_architecture": "h100", "gpus_per_node": len(figures)})
     return finding("n", "gpu", result["verdict"], result["reason"], {"gpus": result["gpus"], "bad_gpus": result["bad_gpus"]})
 
 

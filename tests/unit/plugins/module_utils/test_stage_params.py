@@ -182,4 +182,4 @@ def test_the_sibling_percent_reaches_a_fleet_stage_running_gpu_burn():
 @pytest.mark.parametrize("value", [0, 100, True, "5", float("nan")])
 def test_the_judge_refuses_a_bad_sibling_percent(value):
     with pytest.raises(ConfigError, match=r"^sibling_percent: must be a number above 0 and below 100"):
-        gpu.judge_node(gpu.parse_gpu_output(log(SLOW)), "n0", "h100", 8, sibling_percent=value)
+        gpu.judge_node(gpu.parse_gpu_output(log(SLOW)), "n0", {"gpu_architecture": "h100", "gpus_per_node": 8}, {"sibling_percent": value})
