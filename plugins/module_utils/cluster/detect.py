@@ -9,7 +9,8 @@ The original WorkloadRun controller detected both from node labels (``status.det
 
 - platform: ``spec.providerID`` (``aws://``, ``gce://``, ``azure://``, ``oci://``, ``nebius://`` or an ``ocid1.`` OCID), then the
   cloud's own node labels (``eks.amazonaws.com/...``, ``cloud.google.com/...``, ``kubernetes.azure.com/...``,
-  ``oci.oraclecloud.com/...``, ``node.coreweave.cloud/...``, ``topology.nebius.com/...``), then the instance type's naming scheme;
+  ``oci.oraclecloud.com/...``, ``node.coreweave.cloud/...``, ``topology.nebius.com/...``), then the instance type's naming scheme,
+  each platform's markers read from the ``detection`` of its catalogue, _lib/platforms/<platform>/platform.yaml;
 - GPU architecture: GPU Feature Discovery's ``nvidia.com/gpu.product`` (``NVIDIA-H100-80GB-HBM3`` -> ``h100``),
   then GKE's ``cloud.google.com/gke-accelerator``, then the instance type (``p5.48xlarge`` -> ``h100``).
 
@@ -25,36 +26,23 @@ import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import drift
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.platform_catalog import load_platform_catalog
 
 UNKNOWN = "unknown"
 
-# Platforms whose nodes say who they are (providerID, labels, instance types).
-DETECTABLE_PLATFORMS = ("aws", "gcp", "azure", "oci", "coreweave", "nebius")
 
-_PROVIDER_SCHEMES = {
-    "aws": "aws",
-    "gce": "gcp",
-    "azure": "azure",
-    "oci": "oci",
-    "nebius": "nebius",
-}
+def _markers(key):
+    """(marker, platform) of every platform's ``detection.KEY`` (_lib/platforms/<platform>/platform.yaml), platforms
+    in name order: what a Node says of its platform is data, beside the rest of the platform."""
+    catalog = load_platform_catalog()
+    return [(marker, platform) for platform in sorted(catalog) for marker in ((catalog[platform].get("detection") or {}).get(key) or [])]
 
-# Label key prefixes set by each cloud's node tooling.
-_LABEL_PREFIXES = (
-    ("eks.amazonaws.com/", "aws"),
-    ("k8s.io/cloud-provider-aws", "aws"),
-    ("topology.k8s.aws/", "aws"),
-    ("alpha.eksctl.io/", "aws"),
-    ("karpenter.k8s.aws/", "aws"),
-    ("cloud.google.com/", "gcp"),
-    ("kubernetes.azure.com/", "azure"),
-    ("oci.oraclecloud.com/", "oci"),
-    ("node.coreweave.cloud/", "coreweave"),
-    ("ds.coreweave.com/", "coreweave"),
-    # Nebius mk8s: the GPU cluster (InfiniBand fabric) label (SkyPilot examples/nebius_infiniband/README.md; third party).
-    ("topology.nebius.com/", "nebius"),
-    ("nebius.com/", "nebius"),
-)
+
+def detectable_platforms():
+    """The platforms whose nodes say who they are (a ``detection`` in their catalogue)."""
+    catalog = load_platform_catalog()
+    return tuple(platform for platform in sorted(catalog) if catalog[platform].get("detection"))
+
 
 _INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 PRODUCT_LABEL = "nvidia.com/gpu.product"
@@ -107,12 +95,6 @@ _INSTANCE_TYPES = (
     (re.compile(r"^g2-"), "l4"),
     (re.compile(r"^BM\.GPU4\.8\Z"), "a100"),
 )
-_INSTANCE_TYPE_PLATFORMS = (
-    (re.compile(r"^(p[3-6][a-z]*|g[4-6][a-z]*|trn\d|inf\d)[-.]"), "aws"),
-    (re.compile(r"^(a2|a3|a4|a4x|g2|g4)-"), "gcp"),
-    (re.compile(r"^Standard_"), "azure"),
-    (re.compile(r"^(BM|VM)\.GPU"), "oci"),
-)
 _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 
 
@@ -156,15 +138,17 @@ def gpu_from_instance_type(instance_type):
 def platform_from_provider_id(provider_id):
     """Platform from ``spec.providerID`` (``aws:///us-east-1a/i-0...`` -> ``aws``), else ``unknown``."""
     provider_id = _text(provider_id)
-    if provider_id.startswith("ocid1."):
-        return "oci"
-    scheme = provider_id.split("://", 1)[0] if "://" in provider_id else ""
-    return _PROVIDER_SCHEMES.get(scheme.lower(), UNKNOWN)
+    for prefix, platform in _markers("provider_ids"):
+        # A scheme (aws://) is compared without case, as URL schemes are; another prefix (an OCID's ocid1.) as it is.
+        if (provider_id.lower() if prefix.endswith("://") else provider_id).startswith(prefix):
+            return platform
+    return UNKNOWN
 
 
 def platform_from_labels(labels):
+    prefixes = _markers("label_prefixes")
     for key in sorted(labels or {}):
-        for prefix, platform in _LABEL_PREFIXES:
+        for prefix, platform in prefixes:
             if key.startswith(prefix):
                 return platform
     return UNKNOWN
@@ -172,7 +156,7 @@ def platform_from_labels(labels):
 
 def platform_from_instance_type(instance_type):
     instance_type = _text(instance_type)
-    for pattern, platform in _INSTANCE_TYPE_PLATFORMS:
+    for pattern, platform in _markers("instance_types"):
         if pattern.search(instance_type):
             return platform
     return UNKNOWN
@@ -353,7 +337,7 @@ def check_cluster(nodes, platform=None, gpu_architecture=None, nodes_listed=True
             errors.append("the platform cannot be detected from the nodes (no known providerID, cloud label or instance type); set burnin_platform")
     else:
         result.update(platform=declared_platform, platform_source="declared")
-        if declared_platform not in DETECTABLE_PLATFORMS:
+        if declared_platform not in detectable_platforms():
             # togetherai, mistral, onprem...: nothing on a node says so; only the GPU is checked.
             pass
         elif detected_platform == UNKNOWN:

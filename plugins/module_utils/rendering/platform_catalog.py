@@ -22,6 +22,7 @@ PLATFORMS_LIB = "platforms"
 RESOURCE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
 _INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 _VAR_TYPES = (("bool", bool), ("int", int), ("str", str), ("list", list))
+_DETECTION_KEYS = ("provider_ids", "label_prefixes", "instance_types")
 _CATALOGS = {}
 
 
@@ -45,8 +46,31 @@ def _check_var(path, name, spec):
     return dict(spec, type=kind[0])
 
 
+def _check_detection(path, detection):
+    """A catalogue's ``detection`` (what a Node says of its platform, read by cluster/detect.py): provider_ids
+    (prefixes of spec.providerID; one ending in ``://`` is a scheme, compared without case), label_prefixes (of label
+    keys) and instance_types (regular expressions searched in the instance type), each a list of strings; the
+    expressions compiled. None when the platform cannot be told from its nodes."""
+    if detection is None:
+        return None
+    if not isinstance(detection, dict) or not detection or set(detection) - set(_DETECTION_KEYS):
+        raise _catalog_error(path, "detection must be a mapping with keys from %s" % ", ".join(_DETECTION_KEYS))
+    out = {}
+    for key in _DETECTION_KEYS:
+        values = detection.get(key) or []
+        if not isinstance(values, list) or not all(isinstance(value, str) and value for value in values):
+            raise _catalog_error(path, "detection.%s must be a list of non-empty strings" % key)
+        out[key] = list(values)
+    try:
+        out["instance_types"] = [re.compile(pattern) for pattern in out["instance_types"]]
+    except re.error as exc:
+        raise _catalog_error(path, "detection.instance_types holds an invalid regular expression: %s" % exc)
+    return out
+
+
 def load_platform_catalog(lib_dir=LIB_DIR):
-    """``{platform: {"shapes": {...}, "nic_resources": [...], "instance_type_labels": [...], "vars": {...}}}`` from
+    """``{platform: {"shapes": {...}, "nic_resources": [...], "instance_type_labels": [...], "vars": {...}, "detection":
+    {...} or None}}`` from
     every ``_lib/platforms/<platform>/platform.yaml`` (plain YAML), checked and cached per directory."""
     if lib_dir in _CATALOGS:
         return _CATALOGS[lib_dir]
@@ -60,8 +84,8 @@ def load_platform_catalog(lib_dir=LIB_DIR):
         label = "_lib/%s/%s/platform.yaml" % (PLATFORMS_LIB, platform)
         with open(path) as handle:
             data = load_yaml(handle.read(), label) or {}
-        if not isinstance(data, dict) or set(data) - {"shapes", "nic_resources", "instance_type_labels", "vars", "transport"}:
-            raise _catalog_error(label, "must be a mapping with keys from shapes, nic_resources, instance_type_labels, vars, transport")
+        if not isinstance(data, dict) or set(data) - {"shapes", "nic_resources", "instance_type_labels", "vars", "transport", "detection"}:
+            raise _catalog_error(label, "must be a mapping with keys from shapes, nic_resources, instance_type_labels, vars, transport, detection")
         declared = [("transport", data.get("transport"))]
         declared += [("shapes.%s.transport" % shape, row.get("transport")) for shape, row in (data.get("shapes") or {}).items() if isinstance(row, dict)]
         for where, value in declared:
@@ -93,6 +117,7 @@ def load_platform_catalog(lib_dir=LIB_DIR):
             "instance_type_labels": list(data.get("instance_type_labels") or []),
             "vars": variables,
             "transport": data.get("transport"),
+            "detection": _check_detection(label, data.get("detection")),
         }
     _CATALOGS[lib_dir] = catalog
     return catalog

@@ -133,6 +133,53 @@ def test_platform_from_provider_id(provider_id, platform):
     assert detect.platform_from_provider_id(provider_id) == platform
 
 
+def catalogues():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.platform_catalog import load_platform_catalog
+
+    return load_platform_catalog()
+
+
+@pytest.mark.parametrize("platform", sorted(catalogues()))
+def test_every_shape_a_catalogue_names_is_told_as_its_own_platform_and_no_other(platform):
+    # What a Node says of its platform is the catalogue's detection (_lib/platforms/<platform>/platform.yaml): every
+    # shape of a platform with instance-type markers is read as that platform, and no platform's markers claim another's.
+    entry = catalogues()[platform]
+    told = dict((shape, detect.platform_from_instance_type(shape)) for shape in entry["shapes"])
+    if (entry["detection"] or {}).get("instance_types"):
+        assert set(told.values()) <= {platform}, told
+    else:
+        assert set(told.values()) <= {"unknown"}, told
+
+
+@pytest.mark.parametrize(
+    "instance_type, platform",
+    [
+        # GCP's G4 (RTX PRO 6000) machine types, as dstackai/dstack#3213 lists them: AWS's g-family markers took them.
+        ("g4-standard-48", "gcp"),
+        ("g4-standard-384", "gcp"),
+        ("g2-standard-96", "gcp"),
+        # AWS's g families are <family>.<size>; p6's family holds a dash.
+        ("g4dn.12xlarge", "aws"),
+        ("g6e.48xlarge", "aws"),
+        ("p6-b200.48xlarge", "aws"),
+        ("p6e-gb200.36xlarge", "aws"),
+        ("trn1.32xlarge", "aws"),
+        ("BM.GPU.GB200-v2.4", "oci"),
+        ("gd-8xh100ib-i128", "unknown"),
+    ],
+)
+def test_platform_from_instance_type_reads_each_clouds_naming(instance_type, platform):
+    assert detect.platform_from_instance_type(instance_type) == platform
+
+
+def test_the_detectable_platforms_are_those_whose_catalogue_has_a_detection():
+    assert detect.detectable_platforms() == ("aws", "azure", "coreweave", "gcp", "nebius", "oci")
+    assert "onprem" in catalogues() and catalogues()["onprem"]["detection"] is None
+    # A scheme is compared without case (as before), an OCID as it is.
+    assert detect.platform_from_provider_id("GCE://proj/zone/vm") == "gcp"
+    assert detect.platform_from_provider_id("OCID1.instance.oc1.iad.abc") == "unknown"
+
+
 def test_platform_from_labels_and_instance_type_when_no_provider_id():
     assert detect.describe_node(node(labels={"eks.amazonaws.com/nodegroup": "gpu"}))["platform"] == "aws"
     assert detect.describe_node(node(labels={"cloud.google.com/gke-nodepool": "gpu"}))["platform"] == "gcp"

@@ -648,3 +648,20 @@ def test_catalogue_errors_name_the_file(tmp_path):
     (tmp_path / "platforms" / "bad" / "platform.yaml").write_text("shapes:\n  x: {gpus: 8}\n")
     with pytest.raises(ParseError, match=re.escape("_lib/platforms/bad/platform.yaml: shapes.x needs a gpu")):
         platform_catalog.load_platform_catalog(str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "detection, message",
+    [
+        ("detection: [aws://]\n", "detection must be a mapping with keys from provider_ids, label_prefixes, instance_types"),
+        ("detection: {labels: [x/]}\n", "detection must be a mapping with keys from provider_ids, label_prefixes, instance_types"),
+        ("detection: {label_prefixes: x/}\n", "detection.label_prefixes must be a list of non-empty strings"),
+        ("detection: {provider_ids: ['']}\n", "detection.provider_ids must be a list of non-empty strings"),
+        ("detection: {instance_types: ['^(p5']}\n", "detection.instance_types holds an invalid regular expression"),
+    ],
+)
+def test_a_catalogues_detection_is_checked_naming_the_file(tmp_path, detection, message):
+    (tmp_path / "platforms" / "bad").mkdir(parents=True)
+    (tmp_path / "platforms" / "bad" / "platform.yaml").write_text("shapes:\n  x: {gpu: h100}\n" + detection)
+    with pytest.raises(ParseError, match=re.escape("_lib/platforms/bad/platform.yaml: " + message)):
+        platform_catalog.load_platform_catalog(str(tmp_path))
