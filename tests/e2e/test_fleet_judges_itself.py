@@ -32,7 +32,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.report import earlier_runs, node_anchor
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.html_view import node_anchor
+from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting.writer import earlier_runs
 
 REPO = Path(__file__).resolve().parent.parent.parent
 PLAYBOOK = REPO / "playbooks" / "burnin.yml"
