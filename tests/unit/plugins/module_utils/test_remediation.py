@@ -8,9 +8,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import remediation as rem
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_marks, remediation as rem
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
@@ -198,3 +200,62 @@ def test_the_role_checks_its_remediation_variables():
     with pytest.raises(ConfigError) as raised:
         check_role_vars({"burnin_quarantine_taint": {"key": "ok", "effect": "Never"}})
     assert raised.value.field == "burnin_quarantine_taint.effect"
+
+
+# --- what the mutation run of cluster/remediation.py (issue 47) found untested ---------------------------------------
+def from_json(state):
+    """STATE as the action has it: read back from the API server's JSON, its strings new objects."""
+    return json.loads(json.dumps(state))
+
+
+def test_a_taint_key_that_is_no_string_is_refused_under_its_field():
+    with pytest.raises(ConfigError) as raised:
+        rem.check_options(True, "ok", "taint", {"key": 5})
+    assert raised.value.field == "quarantine_taint.key"
+
+
+@pytest.mark.parametrize("older, newer", [("run-1", "run-2"), ("a", "b"), ("20261206-1", "20261207-1")])
+def test_undo_of_a_later_run_keeps_every_mark_of_an_earlier_one(older, newer):
+    # the run ids compared by equality only: an earlier run's id sorting before the undone one's is not the same run
+    marks = json.dumps({"run_id": older, "marked_at": 1764770000, "expires": 1764773600, "condition": ""})
+    state = rem.plan_apply(node(annotations={node_marks.MARKS_RECORD: marks}), "fail", older, options(quarantine="cordon"))
+    state["labels"][node_marks.RUN_LABEL] = older
+    assert rem.plan_undo(state, newer) == state
+    undone = rem.plan_undo(state, older)
+    assert not undone["unschedulable"] and undone["annotations"] == {} and node_marks.RUN_LABEL not in undone["labels"]
+
+
+def test_undo_for_all_runs_uncordons_what_the_collection_cordoned():
+    cordoned = rem.plan_apply(node(), "fail", "run-1", options(quarantine="cordon"))
+    undone = rem.plan_undo(cordoned, None)
+    assert undone["unschedulable"] is False and undone["annotations"] == {}
+
+
+def test_undo_compares_the_taints_run_id_by_value():
+    # the taint and the run id come from the cluster's JSON and the task's arguments: equal strings, other objects
+    tainted = from_json(rem.plan_apply(node(), "fail", "run-1", options()))
+    run_id = "".join(["run", "-1"])
+    assert tainted["taints"][0]["value"] is not run_id
+    assert rem.plan_undo(tainted, run_id)["taints"] == [] and rem.TAINT_RECORD not in rem.plan_undo(tainted, run_id)["annotations"]
+
+
+def test_a_cordon_and_an_uncordon_are_both_changes():
+    cordoned = rem.plan_apply(node(), "fail", "run-1", options(quarantine="cordon"))
+    for before, after in ((node(), cordoned), (cordoned, rem.plan_undo(cordoned, "run-1"))):
+        shown = [(c["what"], c["key"], c["before"], c["after"]) for c in rem.changes(before, after) if c["what"] != "annotation"]
+        assert shown == [("unschedulable", "spec.unschedulable", before["unschedulable"], after["unschedulable"])]
+
+
+@pytest.mark.parametrize(
+    "mode, nodes, missing, check_mode, text",
+    [
+        ("apply", ["n1", "n2"], (), False, "remediated 2 node(s): n1, n2"),
+        ("apply", [], (), False, "remediated 0 node(s)"),
+        ("undo", ["n1"], ["n9"], False, "undid the remediation of 1 node(s): n1; not found: n9"),
+        ("expire", [], ["n8", "n9"], True, "would remove the expired and superseded marks of 0 node(s); not found: n8, n9"),
+        ("apply", ["n1"], (), True, "would remediate 1 node(s): n1"),
+        ("undo", [], (), True, "would undo the remediation of 0 node(s)"),
+    ],
+)
+def test_the_summary_names_the_nodes_changed_and_those_not_found(mode, nodes, missing, check_mode, text):
+    assert rem.summary(mode, nodes, missing, check_mode) == text
