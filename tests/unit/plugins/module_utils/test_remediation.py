@@ -259,3 +259,34 @@ def test_a_cordon_and_an_uncordon_are_both_changes():
 )
 def test_the_summary_names_the_nodes_changed_and_those_not_found(mode, nodes, missing, check_mode, text):
     assert rem.summary(mode, nodes, missing, check_mode) == text
+
+
+def test_the_cordon_and_the_marks_run_id_are_compared_by_value():
+    marks = json.dumps({"run_id": "run-1", "marked_at": 1764770000, "expires": 1764773600, "condition": ""})
+    state = from_json(rem.plan_apply(node(annotations={node_marks.MARKS_RECORD: marks}), "fail", "run-1", options(quarantine="cordon")))
+    undone = rem.plan_undo(state, "".join(["run", "-1"]))
+    assert not undone["unschedulable"] and undone["annotations"] == {}
+
+
+def test_a_verdict_read_from_json_is_compared_by_value():
+    passed = json.loads('{"verdict": "pass"}')["verdict"]
+    assert rem.touches(passed, options(quarantine="none")) and not rem.touches(passed, options(label=False, quarantine="none"))
+
+
+def test_undo_of_another_run_keeps_its_taint_and_a_taint_removed_by_hand_loses_its_record():
+    tainted = rem.plan_apply(node(taints=[ADMIN_TAINT]), "fail", "run-2", options())
+    assert rem.plan_undo(tainted, "run-1") == tainted
+    by_hand = dict(tainted, taints=[ADMIN_TAINT])
+    for run_id in ("run-2", "run-1", None):
+        undone = rem.plan_undo(by_hand, run_id)
+        assert undone["taints"] == [ADMIN_TAINT] and rem.TAINT_RECORD not in undone["annotations"]
+
+
+def test_no_node_verdicts_are_none_to_act_on():
+    assert rem.check_node_verdicts("node_verdicts", None) == {} and rem.check_node_verdicts("node_verdicts", {}) == {}
+
+
+def test_the_verified_labels_run_id_is_compared_by_value():
+    labelled = from_json(rem.plan_apply(node(), "pass", "run-1", options()))
+    undone = rem.plan_undo(labelled, "".join(["run", "-1"]))
+    assert undone["labels"] == {"team": "ml"} and undone["annotations"] == {}
