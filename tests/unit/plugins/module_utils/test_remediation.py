@@ -290,3 +290,34 @@ def test_the_verified_labels_run_id_is_compared_by_value():
     labelled = from_json(rem.plan_apply(node(), "pass", "run-1", options()))
     undone = rem.plan_undo(labelled, "".join(["run", "-1"]))
     assert undone["labels"] == {"team": "ml"} and undone["annotations"] == {}
+
+
+@pytest.mark.parametrize("older, newer", [("run-1", "run-2"), ("a", "b")])
+def test_undo_of_a_later_run_keeps_the_taint_and_the_label_of_an_earlier_one(older, newer):
+    for verdict in ("fail", "pass"):
+        state = rem.plan_apply(node(), verdict, older, options(quarantine="taint"))
+        assert rem.plan_undo(state, newer) == state
+        assert rem.plan_undo(state, older)["annotations"] == {}
+
+
+def test_a_taint_of_the_same_key_with_another_effect_is_no_quarantine():
+    # a taint is its key and its effect: an admin's gpufleet.burnin/bad:NoExecute (sorting before NoSchedule) is not ours
+    other = {"key": "gpufleet.burnin/bad", "value": "admin", "effect": "NoExecute"}
+    after = rem.plan_apply(node(taints=[other]), "fail", "run-1", options())
+    assert after["taints"] == [other, {"key": "gpufleet.burnin/bad", "value": "run-1", "effect": "NoSchedule"}]
+    assert after["annotations"][rem.TAINT_RECORD] == "gpufleet.burnin/bad:NoSchedule"
+    assert rem.plan_undo(after, "run-1")["taints"] == [other]
+
+
+@pytest.mark.parametrize("earlier", ["example.com/verified", "old.example.com/verified", "gpufleet.burnin/ok"])
+def test_the_collections_label_under_any_earlier_key_is_moved_to_the_new_one(earlier):
+    state = node(labels={earlier: "run-1"}, annotations={rem.LABEL_RECORD: earlier})
+    after = rem.plan_apply(state, "pass", "run-2", options())
+    assert after["labels"] == {"gpufleet.burnin/verified": "run-2"}
+    assert after["annotations"] == {rem.LABEL_RECORD: "gpufleet.burnin/verified"}
+
+
+@pytest.mark.parametrize("quarantine, wanted", [("none", False), ("taint", True), ("cordon", True)])
+def test_any_quarantine_but_none_is_a_remediation(quarantine, wanted):
+    assert rem.wanted(options(label=False, quarantine=quarantine)) is wanted
+    assert rem.touches("fail", options(label=False, quarantine=quarantine)) is wanted
