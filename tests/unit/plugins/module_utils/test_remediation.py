@@ -321,3 +321,20 @@ def test_the_collections_label_under_any_earlier_key_is_moved_to_the_new_one(ear
 def test_any_quarantine_but_none_is_a_remediation(quarantine, wanted):
     assert rem.wanted(options(label=False, quarantine=quarantine)) is wanted
     assert rem.touches("fail", options(label=False, quarantine=quarantine)) is wanted
+
+
+def test_a_taint_taken_over_or_removed_is_a_change_with_both_sides():
+    first = rem.plan_apply(node(taints=[ADMIN_TAINT]), "fail", "run-1", options())
+    second = rem.plan_apply(first, "fail", "run-2", options())
+    undone = rem.plan_undo(second, "run-2")
+    shown = [[(c["key"], c["before"], c["after"]) for c in rem.changes(b, a) if c["what"] == "taint"] for b, a in ((first, second), (second, undone))]
+    assert shown == [
+        [("gpufleet.burnin/bad:NoSchedule", "gpufleet.burnin/bad=run-1:NoSchedule", "gpufleet.burnin/bad=run-2:NoSchedule")],
+        [("gpufleet.burnin/bad:NoSchedule", "gpufleet.burnin/bad=run-2:NoSchedule", None)],
+    ]
+
+
+def test_a_quarantine_mode_given_at_run_time_is_compared_by_value():
+    cordon = "".join(["cor", "don"])
+    after = rem.plan_apply(node(), "fail", "run-1", options(quarantine=cordon))
+    assert after["unschedulable"] is True and after["annotations"] == {rem.CORDON_RECORD: "run-1"}
