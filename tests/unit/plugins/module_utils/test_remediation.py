@@ -338,3 +338,51 @@ def test_a_quarantine_mode_given_at_run_time_is_compared_by_value():
     cordon = "".join(["cor", "don"])
     after = rem.plan_apply(node(), "fail", "run-1", options(quarantine=cordon))
     assert after["unschedulable"] is True and after["annotations"] == {rem.CORDON_RECORD: "run-1"}
+
+
+def test_verdicts_and_modes_given_at_run_time_are_compared_by_value():
+    # the node verdicts come from the cluster result's JSON and the options from the task's arguments
+    verdicts = json.loads('["pass", "fail"]')
+    taint, none = "".join(["ta", "int"]), "".join(["no", "ne"])
+    assert rem.plan_apply(node(), verdicts[0], "run-1", options())["labels"] == {"team": "ml", "gpufleet.burnin/verified": "run-1"}
+    failed = rem.plan_apply(node(), verdicts[1], "run-1", options(quarantine=taint))
+    assert failed["taints"] == [{"key": "gpufleet.burnin/bad", "value": "run-1", "effect": "NoSchedule"}]
+    assert not rem.wanted(options(label=False, quarantine=none)) and rem.wanted(options(label=True, quarantine=none))
+
+
+def test_a_second_run_on_a_node_read_back_changes_nothing():
+    # the node read from the cluster holds the run id of the first pass as a new string; the same run again is no change
+    for verdict, opts in (("pass", options()), ("fail", options(quarantine="cordon")), ("fail", options())):
+        once = from_json(rem.plan_apply(node(), verdict, "run-1", opts))
+        again = rem.plan_apply(once, verdict, "".join(["run", "-1"]), opts)
+        assert rem.changes(once, again) == [] and rem.merge_patch(once, again) is None
+
+
+def test_a_label_whose_value_changes_is_a_change_and_in_the_patch():
+    first = rem.plan_apply(node(), "pass", "run-1", options())
+    second = rem.plan_apply(first, "pass", "run-2", options())
+    assert rem.changes(first, second) == [{"node": "n1", "what": "label", "key": "gpufleet.burnin/verified", "before": "run-1", "after": "run-2"}]
+    assert rem.merge_patch(first, second) == {"metadata": {"resourceVersion": "7", "labels": {"gpufleet.burnin/verified": "run-2"}}}
+
+
+def test_an_unchanged_condition_is_no_change():
+    condition = {"type": "GpuBurninPassed", "status": "True", "reason": "BurninPass", "message": "m", "lastHeartbeatTime": "t", "lastTransitionTime": "t"}
+    state = rem.node_state({"metadata": {"name": "n1", "labels": {}, "annotations": {}}, "spec": {}, "status": {"conditions": [condition]}})
+    assert state["condition"] == condition
+    assert rem.changes(state, rem.plan_apply(state, "warn", "run-1", options())) == []
+
+
+def test_undo_of_an_earlier_run_keeps_a_later_runs_cordon():
+    cordoned = rem.plan_apply(node(), "fail", "run-2", options(quarantine="cordon"))
+    assert rem.plan_undo(cordoned, "run-1") == cordoned
+
+
+def test_a_taint_of_our_key_with_an_effect_sorting_after_ours_is_no_quarantine_either():
+    other = {"key": "gpufleet.burnin/bad", "value": "admin", "effect": "PreferNoSchedule"}
+    after = rem.plan_apply(node(taints=[other]), "fail", "run-1", options())
+    assert after["taints"] == [other, {"key": "gpufleet.burnin/bad", "value": "run-1", "effect": "NoSchedule"}]
+
+
+def test_the_summary_is_of_a_real_run_by_default_and_the_record_keeps_the_run_id():
+    assert rem.summary("apply", ["n1"]) == "remediated 1 node(s): n1"
+    assert rem.record("undo", "run-7", [])["run_id"] == "run-7" and rem.record("expire", None, [])["run_id"] == ""
