@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import json
 import threading
 import time
 
@@ -215,6 +216,7 @@ def test_a_gpu_named_after_unknown_in_the_alphabet_is_grouped_too():
     host, groups = inventory.cluster_host({"nodes": AWS_V100})
     assert groups == ["aws_v100", "csp_aws", "gpu_v100"]
     assert host["burnin_gpu_architecture"] == "v100" and host["burnin_cluster_gpu_architectures"] == {"v100": 2}
+    assert "burnin_cluster_reason" not in host, "one architecture, whatever its name: no reason"
 
 
 def test_a_gpu_node_of_an_unknown_model_is_not_counted_as_an_architecture():
@@ -281,3 +283,36 @@ def test_read_all_reads_in_daemon_threads_named_after_the_cluster():
 
     inventory.read_all([("prod-a", 1)], read, workers=1, timeout=10)
     assert seen == [("gpufleet-inventory-prod-a", True)]
+
+
+@pytest.mark.parametrize("platform", ["vultr", "yotta", "togetherai"])
+def test_a_declared_platform_of_any_name_is_grouped(platform):
+    # platforms the nodes cannot name are declared by the inventory's `platforms`, some sorting after "unknown"
+    onprem = [node("n%d" % i, product="NVIDIA-B200", gpus=8) for i in range(2)]
+    host, groups = inventory.cluster_host({"nodes": onprem}, platform=platform)
+    assert groups == ["%s_b200" % platform, "csp_%s" % platform, "gpu_b200"] and host["burnin_platform"] == platform
+
+
+def test_a_platform_declared_as_unknown_in_the_inventory_file_is_none():
+    # read from the inventory's YAML: a new string, equal to the module's "unknown"
+    declared = json.loads('{"*": "unknown"}')["*"]
+    host, groups = inventory.cluster_host({"nodes": [node("n0", product="NVIDIA-B200", gpus=8)]}, platform=declared)
+    assert "burnin_platform" not in host and groups == ["gpu_b200"]
+
+
+def test_several_architectures_give_the_reason_with_their_counts():
+    nodes = AWS_H100 + [node("h200", "aws:///us-east-1a/i-7", "p5en.48xlarge", "NVIDIA-H200", 8)]
+    assert inventory.cluster_host({"nodes": nodes})[0]["burnin_cluster_reason"] == (
+        "the GPU nodes have several architectures (h100 (3), h200 (1)): set burnin_gpu_architecture for this host"
+    )
+
+
+@pytest.mark.parametrize("category, group", [("Refused", "undetected"), ("Error", "unreachable"), ("Forbidden", "unreachable"), ("Unreachable", "unreachable")])
+def test_only_a_refused_credential_command_is_undetected_rather_than_unreachable(category, group):
+    host, groups = inventory.cluster_host({"error": {"category": category, "message": "m"}})
+    assert groups == [group] and host == {"burnin_cluster_reason": "%s: m" % category}
+
+
+def test_a_context_is_found_by_its_name_given_at_run_time():
+    config = json.loads('{"contexts": [{"name": "ctx-a", "context": {"cluster": "a", "user": "u"}}], "clusters": [], "users": []}')
+    assert inventory.context_kubeconfig(config, "".join(["ctx", "-a"]), "/x")["current-context"] == "ctx-a"
