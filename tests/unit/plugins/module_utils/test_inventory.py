@@ -314,5 +314,24 @@ def test_only_a_refused_credential_command_is_undetected_rather_than_unreachable
 
 
 def test_a_context_is_found_by_its_name_given_at_run_time():
-    config = json.loads('{"contexts": [{"name": "ctx-a", "context": {"cluster": "a", "user": "u"}}], "clusters": [], "users": []}')
-    assert inventory.context_kubeconfig(config, "".join(["ctx", "-a"]), "/x")["current-context"] == "ctx-a"
+    # the kubeconfig parsed from its file: the context's cluster and user names are other strings than the lists' own
+    text = '{"contexts": [{"name": "ctx-a", "context": {"cluster": "cluster-a", "user": "user-a"}}], "clusters": [{"name": "cluster-a", "cluster": {}}], '
+    config = json.loads(text + '"users": [{"name": "user-a", "user": {"token": "t"}}]}')
+    one = inventory.context_kubeconfig(config, "".join(["ctx", "-a"]), "/x")
+    assert one["current-context"] == "ctx-a" and one["clusters"] == config["clusters"] and one["users"] == config["users"]
+
+
+def test_read_all_waits_for_a_read_still_within_its_timeout():
+    # a fake clock 0.01 s short of the timeout at every look: the slow read is waited for, its answer kept
+    calls = [0]
+
+    def clock():
+        calls[0] += 1
+        return 0.0 if calls[0] <= 2 else 9.99
+
+    def read(argument):
+        time.sleep(0.2)
+        return {"nodes": [], "argument": argument}
+
+    results = inventory.read_all([("slow", "slow")], read, workers=1, timeout=10, clock=clock)
+    assert results == {"slow": {"nodes": [], "argument": "slow"}} and calls[0] > 4
