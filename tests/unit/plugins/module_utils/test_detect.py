@@ -7,6 +7,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import recorded_detection
@@ -304,3 +306,35 @@ def test_node_evidence_keeps_what_detection_and_discovery_read():
     # A node without a providerID gets none; what is not a mapping is left for describe_node to refuse by its index.
     assert "spec" not in detect.node_evidence({"metadata": {"name": "n"}})
     assert detect.node_evidence("n") == "n"
+
+
+# --- what the mutation run of cluster/detect.py (issue 47) found untested ------------------------------------------
+@pytest.mark.parametrize("instance_type", ["t4g.medium", "t4g.2xlarge", "Standard_L4s"])
+def test_a_cpu_instance_type_holding_a_short_model_name_is_no_gpu(instance_type):
+    # AWS's Graviton t4g and Azure's storage-optimized Ls instances have no GPU: only model names longer than three
+    # characters are found glued to other characters
+    described = detect.describe_node(node("cpu-0", instance_type=instance_type))
+    assert described["gpu_architecture"] == "unknown" and not described["is_gpu"]
+    assert detect.gpu_from_instance_type("gd-8xh100ib-i128") == "h100"
+
+
+@pytest.mark.parametrize("present, is_gpu", [("true", True), ("false", False), ("yes", False), ("TRUE", False), ("", False)])
+def test_only_gpu_present_true_makes_a_node_without_other_evidence_a_gpu_node(present, is_gpu):
+    # read back from JSON, as the API server's answer is: the value is a new string
+    labels = json.loads(json.dumps({"nvidia.com/gpu.present": present}))
+    assert detect.describe_node(node("n0", labels=labels))["is_gpu"] is is_gpu
+
+
+def test_a_v100_cluster_is_a_v100_cluster():
+    # v100 sorts after "unknown": the most common known value is not the most common value before "unknown"
+    nodes = [node("v%d" % i, "aws:///us-east-1a/i-%d" % i, "Tesla-V100-SXM2-16GB", "p3.16xlarge", 8) for i in range(2)]
+    result = detect.check_cluster(nodes, "", "")
+    assert result["ok"] and (result["platform"], result["gpu_architecture"]) == ("aws", "v100")
+
+
+def test_the_warnings_name_the_platforms_and_architectures_with_their_counts():
+    result = detect.check_cluster([aws_h100(0), aws_h100(1), gcp_h100(2), azure_gb200(3)], "aws", "h100")
+    assert result["warnings"] == [
+        "the nodes show several platforms: aws (2), azure (1), gcp (1)",
+        "the GPU nodes have several architectures: gb200 (1), h100 (3)",
+    ]
