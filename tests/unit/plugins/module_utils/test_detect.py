@@ -338,3 +338,41 @@ def test_the_warnings_name_the_platforms_and_architectures_with_their_counts():
         "the nodes show several platforms: aws (2), azure (1), gcp (1)",
         "the GPU nodes have several architectures: gb200 (1), h100 (3)",
     ]
+
+
+def test_a_gpu_declared_against_v100_nodes_is_a_mismatch():
+    nodes = [node("v%d" % i, "aws:///us-east-1a/i-%d" % i, "Tesla-V100-SXM2-16GB", "p3.16xlarge", 8) for i in range(2)]
+    result = detect.check_cluster(nodes, "aws", "h100")
+    assert not result["ok"] and result["message"].startswith("GPU mismatch: the group declares h100 but the GPU nodes are v100 (2)")
+    assert detect.check_cluster(nodes, "aws", "v100")["ok"]
+
+
+def test_nodes_of_no_known_platform_beside_one_platform_are_no_second_platform():
+    bare = node("gpu-9", product="NVIDIA-H100-80GB-HBM3", gpus=8)
+    result = detect.check_cluster([aws_h100(0), aws_h100(1), bare], "aws", "h100")
+    assert result["ok"] and result["platforms"] == {"aws": 2, "unknown": 1} and result["warnings"] == []
+
+
+def test_gpu_nodes_of_an_unknown_model_do_not_confirm_a_declared_gpu_and_are_no_second_architecture():
+    odd = [node("gpu-%d" % i, "aws:///x/i-%d" % i, "NVIDIA-Foo-9000", gpus=8) for i in range(2)]
+    result = detect.check_cluster(odd, "aws", "h100")
+    assert result["ok"] and result["warnings"] == ["the GPU nodes do not confirm architecture h100 (products: NVIDIA-Foo-9000 (2))"]
+
+
+def test_a_cluster_without_gpu_nodes_warns_of_no_gpu_architecture():
+    result = detect.check_cluster([node("cpu", "aws:///x/i-1", instance_type="m5.large")], "aws", "h100")
+    assert result["warnings"] == [] and result["errors"] == [
+        "none of the 1 nodes has a GPU (no nvidia.com/gpu.product label, nvidia.com/gpu capacity or GPU instance type)"
+    ]
+
+
+@pytest.mark.parametrize("gpus, is_gpu", [(0, False), (1, True), (2, True)])
+def test_a_node_with_one_gpu_of_capacity_alone_is_a_gpu_node(gpus, is_gpu):
+    assert detect.describe_node(node("n0", gpus=gpus))["is_gpu"] is is_gpu
+
+
+@pytest.mark.parametrize("nodes, kind", [("nodes", "str"), ({"items": []}, "dict")])
+def test_nodes_that_are_no_list_name_their_type(nodes, kind):
+    with pytest.raises(ConfigError) as raised:
+        detect.check_cluster(nodes, "aws", "h100")
+    assert str(raised.value) == "nodes: must be a list of Node objects (the 'resources' of kubernetes.core.k8s_info), got %s" % kind
