@@ -376,3 +376,30 @@ def test_nodes_that_are_no_list_name_their_type(nodes, kind):
     with pytest.raises(ConfigError) as raised:
         detect.check_cluster(nodes, "aws", "h100")
     assert str(raised.value) == "nodes: must be a list of Node objects (the 'resources' of kubernetes.core.k8s_info), got %s" % kind
+
+
+def test_the_node_config_is_of_named_gpu_nodes_only():
+    info = {"kubeletVersion": "v1.34.1", "kernelVersion": "6.8.0-1024-aws"}
+    gpu, cpu, nameless = aws_h100(0), node("cpu", "aws:///x/i-1", instance_type="m5.large"), aws_h100(2)
+    for obj in (gpu, cpu, nameless):
+        obj["status"]["nodeInfo"] = dict(info)
+    del nameless["metadata"]["name"]
+    configs = detect.detect_cluster([gpu, cpu, nameless])["node_config"]
+    assert list(configs) == [gpu["metadata"]["name"]] and configs[gpu["metadata"]["name"]]["kubelet"] == "v1.34.1"
+
+
+def test_nodes_not_listed_take_the_declared_platform_and_gpu():
+    result = detect.check_cluster(None, "aws", "h100", nodes_listed=False)
+    assert (result["platform"], result["gpu_architecture"]) == ("aws", "h100")
+    missing = detect.check_cluster(None, "", "", nodes_listed=False)
+    assert (missing["platform"], missing["gpu_architecture"]) == ("unknown", "unknown")
+
+
+def test_two_platforms_are_several():
+    result = detect.check_cluster([aws_h100(0), gcp_h100(1)], "", "")
+    assert result["warnings"] == ["the nodes show several platforms: aws (1), gcp (1)"]
+
+
+def test_an_undetectable_gpu_says_which_products_the_nodes_show():
+    result = detect.check_cluster([node("gpu-0", "aws:///x/i-1", "NVIDIA-Foo-9000", gpus=8)], "", "")
+    assert result["errors"] == ["the GPU architecture cannot be detected from the nodes (products: NVIDIA-Foo-9000 (1)); set burnin_gpu_architecture"]
