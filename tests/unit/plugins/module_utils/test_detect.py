@@ -403,3 +403,9 @@ def test_two_platforms_are_several():
 def test_an_undetectable_gpu_says_which_products_the_nodes_show():
     result = detect.check_cluster([node("gpu-0", "aws:///x/i-1", "NVIDIA-Foo-9000", gpus=8)], "", "")
     assert result["errors"] == ["the GPU architecture cannot be detected from the nodes (products: NVIDIA-Foo-9000 (1)); set burnin_gpu_architecture"]
+
+
+def test_a_node_described_alone_is_the_first_in_its_errors():
+    with pytest.raises(ConfigError) as raised:
+        detect.describe_node("not a node")
+    assert raised.value.field == "nodes[0]"
