@@ -409,3 +409,16 @@ def test_a_node_described_alone_is_the_first_in_its_errors():
     with pytest.raises(ConfigError) as raised:
         detect.describe_node("not a node")
     assert raised.value.field == "nodes[0]"
+
+
+def test_a_node_known_only_by_gkes_accelerator_label_is_a_gpu_node_whatever_its_model():
+    # nvidia-tesla-v100 is GKE's accelerator name of the V100 (v100 sorts after "unknown")
+    for accelerator, arch in (("nvidia-tesla-v100", "v100"), ("nvidia-tesla-t4", "t4"), ("nvidia-h100-80gb", "h100")):
+        described = detect.describe_node(node("gke-0", labels={"cloud.google.com/gke-accelerator": accelerator}))
+        assert described["is_gpu"] and described["gpu_architecture"] == arch
+
+
+def test_a_gpu_node_without_a_gpu_count_counts_no_gpus():
+    bare = node("gpu-0", "aws:///x/i-1", "NVIDIA-H100-80GB-HBM3")
+    assert detect.describe_node(bare)["gpus"] == 0
+    assert detect.detect_cluster([bare, aws_h100(1)])["gpus"] == 8
