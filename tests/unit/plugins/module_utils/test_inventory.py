@@ -335,3 +335,14 @@ def test_read_all_waits_for_a_read_still_within_its_timeout():
 
     results = inventory.read_all([("slow", "slow")], read, workers=1, timeout=10, clock=clock)
     assert results == {"slow": {"nodes": [], "argument": "slow"}} and calls[0] > 4
+
+
+def test_read_all_starts_the_reads_in_the_inventorys_order():
+    seen = []
+
+    def read(argument):
+        seen.append(argument)
+        return {"nodes": []}
+
+    results = inventory.read_all([("a", "a"), ("b", "b"), ("c", "c")], read, workers=1, timeout=10)
+    assert seen == ["a", "b", "c"] and list(results) == ["a", "b", "c"]
