@@ -7,6 +7,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import cleanup
 
 
@@ -50,3 +52,26 @@ def test_trainjobs_are_deleted_before_the_shared_objects_they_use():
     assert cleanup.summary(["a", "b"], ["ns: shared objects of e, still used by TrainJobs e-r2"]) == (
         "deleted 2 object(s), kept ns: shared objects of e, still used by TrainJobs e-r2"
     )
+
+
+# What the mutation run of cluster/cleanup.py (issue 47) found untested.
+
+
+def test_only_the_runs_own_label_value_dooms_a_trainjob_read_back_from_json():
+    # the TrainJobs come from the API server as JSON: their label values are new strings, never the caller's run id
+    # object (`==` -> `is`); a run id sorting before the others' or a TrainJob without the run label is not doomed
+    # (`==` -> `<=`)
+    jobs = json.loads(json.dumps([obj("e-r1", **{RUN: "r1"}), obj("e-r0", **{RUN: "r0"}), obj("e-a", **{RUN: "a"}), obj("e-nolabel")]))
+    doomed, remaining = cleanup.split_trainjobs(jobs, "".join(["r", "1"]), all_runs=False)
+    assert [j["metadata"]["name"] for j in doomed] == ["e-r1"] and remaining == ["e-a", "e-nolabel", "e-r0"]
+    doomed, remaining = cleanup.split_trainjobs(jobs, "r9", all_runs=False)
+    assert doomed == [] and remaining == ["e-a", "e-nolabel", "e-r0", "e-r1"]
+
+
+def test_a_namespace_whose_doomed_trainjob_is_already_gone_still_goes():
+    # the run's TrainJobs are read before the namespace's burn-in TrainJobs: one deleted in between (its TTL, another
+    # cleanup) leaves no burn-in TrainJob in the namespace, which then holds nothing but the run's leftovers
+    ours = obj("burnin", **MANAGED)
+    assert cleanup.drops_namespace(ours, [], [obj("e-r1")])
+    assert cleanup.drops_namespace(ours, [obj("e-r1")], [obj("e-r1"), obj("e-r1-gone")])
+    assert not cleanup.drops_namespace(ours, [obj("e-r2")], [obj("e-r1")])

@@ -7,6 +7,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import recorded_detection
@@ -351,3 +353,119 @@ def test_node_evidence_keeps_what_detection_and_discovery_read():
     # A node without a providerID gets none; what is not a mapping is left for describe_node to refuse by its index.
     assert "spec" not in detect.node_evidence({"metadata": {"name": "n"}})
     assert detect.node_evidence("n") == "n"
+
+
+# --- what the mutation run of cluster/detect.py (issue 47) found untested ------------------------------------------
+@pytest.mark.parametrize("instance_type", ["t4g.medium", "t4g.2xlarge", "Standard_L4s"])
+def test_a_cpu_instance_type_holding_a_short_model_name_is_no_gpu(instance_type):
+    # AWS's Graviton t4g and Azure's storage-optimized Ls instances have no GPU: only model names longer than three
+    # characters are found glued to other characters
+    described = detect.describe_node(node("cpu-0", instance_type=instance_type))
+    assert described["gpu_architecture"] == "unknown" and not described["is_gpu"]
+    assert detect.gpu_from_instance_type("gd-8xh100ib-i128") == "h100"
+
+
+@pytest.mark.parametrize("present, is_gpu", [("true", True), ("false", False), ("yes", False), ("TRUE", False), ("", False)])
+def test_only_gpu_present_true_makes_a_node_without_other_evidence_a_gpu_node(present, is_gpu):
+    # read back from JSON, as the API server's answer is: the value is a new string
+    labels = json.loads(json.dumps({"nvidia.com/gpu.present": present}))
+    assert detect.describe_node(node("n0", labels=labels))["is_gpu"] is is_gpu
+
+
+def test_a_v100_cluster_is_a_v100_cluster():
+    # v100 sorts after "unknown": the most common known value is not the most common value before "unknown"
+    nodes = [node("v%d" % i, "aws:///us-east-1a/i-%d" % i, "Tesla-V100-SXM2-16GB", "p3.16xlarge", 8) for i in range(2)]
+    result = detect.check_cluster(nodes, "", "")
+    assert result["ok"] and (result["platform"], result["gpu_architecture"]) == ("aws", "v100")
+
+
+def test_the_warnings_name_the_platforms_and_architectures_with_their_counts():
+    result = detect.check_cluster([aws_h100(0), aws_h100(1), gcp_h100(2), azure_gb200(3)], "aws", "h100")
+    assert result["warnings"] == [
+        "the nodes show several platforms: aws (2), azure (1), gcp (1)",
+        "the GPU nodes have several architectures: gb200 (1), h100 (3)",
+    ]
+
+
+def test_a_gpu_declared_against_v100_nodes_is_a_mismatch():
+    nodes = [node("v%d" % i, "aws:///us-east-1a/i-%d" % i, "Tesla-V100-SXM2-16GB", "p3.16xlarge", 8) for i in range(2)]
+    result = detect.check_cluster(nodes, "aws", "h100")
+    assert not result["ok"] and result["message"].startswith("GPU mismatch: the group declares h100 but the GPU nodes are v100 (2)")
+    assert detect.check_cluster(nodes, "aws", "v100")["ok"]
+
+
+def test_nodes_of_no_known_platform_beside_one_platform_are_no_second_platform():
+    bare = node("gpu-9", product="NVIDIA-H100-80GB-HBM3", gpus=8)
+    result = detect.check_cluster([aws_h100(0), aws_h100(1), bare], "aws", "h100")
+    assert result["ok"] and result["platforms"] == {"aws": 2, "unknown": 1} and result["warnings"] == []
+
+
+def test_gpu_nodes_of_an_unknown_model_do_not_confirm_a_declared_gpu_and_are_no_second_architecture():
+    odd = [node("gpu-%d" % i, "aws:///x/i-%d" % i, "NVIDIA-Foo-9000", gpus=8) for i in range(2)]
+    result = detect.check_cluster(odd, "aws", "h100")
+    assert result["ok"] and result["warnings"] == ["the GPU nodes do not confirm architecture h100 (products: NVIDIA-Foo-9000 (2))"]
+
+
+def test_a_cluster_without_gpu_nodes_warns_of_no_gpu_architecture():
+    result = detect.check_cluster([node("cpu", "aws:///x/i-1", instance_type="m5.large")], "aws", "h100")
+    assert result["warnings"] == [] and result["errors"] == [
+        "none of the 1 nodes has a GPU (no nvidia.com/gpu.product label, nvidia.com/gpu capacity or GPU instance type)"
+    ]
+
+
+@pytest.mark.parametrize("gpus, is_gpu", [(0, False), (1, True), (2, True)])
+def test_a_node_with_one_gpu_of_capacity_alone_is_a_gpu_node(gpus, is_gpu):
+    assert detect.describe_node(node("n0", gpus=gpus))["is_gpu"] is is_gpu
+
+
+@pytest.mark.parametrize("nodes, kind", [("nodes", "str"), ({"items": []}, "dict")])
+def test_nodes_that_are_no_list_name_their_type(nodes, kind):
+    with pytest.raises(ConfigError) as raised:
+        detect.check_cluster(nodes, "aws", "h100")
+    assert str(raised.value) == "nodes: must be a list of Node objects (the 'resources' of kubernetes.core.k8s_info), got %s" % kind
+
+
+def test_the_node_config_is_of_named_gpu_nodes_only():
+    info = {"kubeletVersion": "v1.34.1", "kernelVersion": "6.8.0-1024-aws"}
+    gpu, cpu, nameless = aws_h100(0), node("cpu", "aws:///x/i-1", instance_type="m5.large"), aws_h100(2)
+    for obj in (gpu, cpu, nameless):
+        obj["status"]["nodeInfo"] = dict(info)
+    del nameless["metadata"]["name"]
+    configs = detect.detect_cluster([gpu, cpu, nameless])["node_config"]
+    assert list(configs) == [gpu["metadata"]["name"]] and configs[gpu["metadata"]["name"]]["kubelet"] == "v1.34.1"
+
+
+def test_nodes_not_listed_take_the_declared_platform_and_gpu():
+    result = detect.check_cluster(None, "aws", "h100", nodes_listed=False)
+    assert (result["platform"], result["gpu_architecture"]) == ("aws", "h100")
+    missing = detect.check_cluster(None, "", "", nodes_listed=False)
+    assert (missing["platform"], missing["gpu_architecture"]) == ("unknown", "unknown")
+
+
+def test_two_platforms_are_several():
+    result = detect.check_cluster([aws_h100(0), gcp_h100(1)], "", "")
+    assert result["warnings"] == ["the nodes show several platforms: aws (1), gcp (1)"]
+
+
+def test_an_undetectable_gpu_says_which_products_the_nodes_show():
+    result = detect.check_cluster([node("gpu-0", "aws:///x/i-1", "NVIDIA-Foo-9000", gpus=8)], "", "")
+    assert result["errors"] == ["the GPU architecture cannot be detected from the nodes (products: NVIDIA-Foo-9000 (1)); set burnin_gpu_architecture"]
+
+
+def test_a_node_described_alone_is_the_first_in_its_errors():
+    with pytest.raises(ConfigError) as raised:
+        detect.describe_node("not a node")
+    assert raised.value.field == "nodes[0]"
+
+
+def test_a_node_known_only_by_gkes_accelerator_label_is_a_gpu_node_whatever_its_model():
+    # nvidia-tesla-v100 is GKE's accelerator name of the V100 (v100 sorts after "unknown")
+    for accelerator, arch in (("nvidia-tesla-v100", "v100"), ("nvidia-tesla-t4", "t4"), ("nvidia-h100-80gb", "h100")):
+        described = detect.describe_node(node("gke-0", labels={"cloud.google.com/gke-accelerator": accelerator}))
+        assert described["is_gpu"] and described["gpu_architecture"] == arch
+
+
+def test_a_gpu_node_without_a_gpu_count_counts_no_gpus():
+    bare = node("gpu-0", "aws:///x/i-1", "NVIDIA-H100-80GB-HBM3")
+    assert detect.describe_node(bare)["gpus"] == 0
+    assert detect.detect_cluster([bare, aws_h100(1)])["gpus"] == 8

@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import json
 import threading
 import time
 
@@ -204,3 +205,144 @@ def test_a_refused_exec_is_undetected_naming_the_command_file_only():
     assert host == {
         "burnin_cluster_reason": "Refused: not read: the kubeconfig's user runs a command for its credentials (get-token) and exec_credentials is refuse"
     }
+
+
+# --- what the mutation run of cluster/inventory.py (issue 47) found untested ---------------------------------------
+AWS_V100 = [node("v%d" % i, "aws:///us-east-1a/i-v%d" % i, "p3.16xlarge", "Tesla-V100-SXM2-16GB", 8) for i in range(2)]
+
+
+def test_a_gpu_named_after_unknown_in_the_alphabet_is_grouped_too():
+    # v100 sorts after "unknown": only unknown itself is left out
+    host, groups = inventory.cluster_host({"nodes": AWS_V100})
+    assert groups == ["aws_v100", "csp_aws", "gpu_v100"]
+    assert host["burnin_gpu_architecture"] == "v100" and host["burnin_cluster_gpu_architectures"] == {"v100": 2}
+    assert "burnin_cluster_reason" not in host, "one architecture, whatever its name: no reason"
+
+
+def test_a_gpu_node_of_an_unknown_model_is_not_counted_as_an_architecture():
+    nodes = AWS_H100 + [node("odd", "aws:///us-east-1a/i-8", "", "NVIDIA-Foo-9000", 8)]
+    host, groups = inventory.cluster_host({"nodes": nodes})
+    assert host["burnin_cluster_gpu_architectures"] == {"h100": 3} and groups == ["aws_h100", "csp_aws", "gpu_h100"]
+    unknown = [node("odd%d" % i, "aws:///us-east-1a/i-8%d" % i, "", "NVIDIA-Foo-9000", 8) for i in range(2)]
+    host, groups = inventory.cluster_host({"nodes": unknown})
+    assert host["burnin_cluster_gpu_architectures"] == {} and groups == ["csp_aws", "undetected"]
+
+
+@pytest.mark.parametrize(
+    "counts, most",
+    [
+        ([8, 8, 4], 8),  # the most nodes, not the smallest count
+        ([4, 8, 8, 2], 8),
+        ([8, 4], 4),  # a tie: the smallest, whatever the node order
+        ([4, 8], 4),
+        ([0, 0], 0),  # GPU nodes that say no count: none
+    ],
+)
+def test_the_gpus_per_node_are_those_of_most_gpu_nodes(counts, most):
+    nodes = [node("g%d" % i, "aws:///us-east-1a/i-%d" % i, "p5.48xlarge", "NVIDIA-H100-80GB-HBM3", gpus) for i, gpus in enumerate(counts)]
+    assert inventory.cluster_host({"nodes": nodes})[0]["burnin_cluster_gpus_per_node"] == most
+
+
+def test_a_context_takes_the_first_cluster_and_user_of_its_names():
+    # the kubernetes client refuses a kubeconfig list with a name twice: the context's own mapping has one of each
+    config = {
+        "clusters": [{"name": "a", "cluster": {"server": "https://a:6443"}}, {"name": "a", "cluster": {"server": "https://other:6443"}}],
+        "users": [{"name": "u", "user": {"token": "t1"}}, {"name": "u", "user": {"token": "t2"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "a", "user": "u"}}],
+    }
+    one = inventory.context_kubeconfig(config, "c", "/x")
+    assert one["clusters"] == [config["clusters"][0]] and one["users"] == [config["users"][0]]
+
+
+def test_read_all_times_out_a_cluster_exactly_at_the_timeout_on_its_clock():
+    # a fake clock: the read starts at 0 and the next look is at exactly 10 s, when the read is let go; at the timeout
+    # the cluster is unreachable already, its late answer dropped
+    release, calls = threading.Event(), [0]
+
+    def clock():
+        calls[0] += 1
+        if calls[0] >= 4:
+            release.set()
+        return 0.0 if calls[0] <= 2 else 10.0
+
+    def read(argument):
+        release.wait(5)
+        return {"nodes": [], "late": True}
+
+    results = inventory.read_all([("slow", "slow")], read, workers=1, timeout=10, clock=clock)
+    assert results["slow"]["error"]["category"] == "Unreachable" and "10 s" in results["slow"]["error"]["message"]
+
+
+def test_read_all_reads_in_daemon_threads_named_after_the_cluster():
+    seen = []
+
+    def read(argument):
+        thread = threading.current_thread()
+        seen.append((thread.name, thread.daemon))
+        return {"nodes": []}
+
+    inventory.read_all([("prod-a", 1)], read, workers=1, timeout=10)
+    assert seen == [("gpufleet-inventory-prod-a", True)]
+
+
+@pytest.mark.parametrize("platform", ["vultr", "yotta", "togetherai"])
+def test_a_declared_platform_of_any_name_is_grouped(platform):
+    # platforms the nodes cannot name are declared by the inventory's `platforms`, some sorting after "unknown"
+    onprem = [node("n%d" % i, product="NVIDIA-B200", gpus=8) for i in range(2)]
+    host, groups = inventory.cluster_host({"nodes": onprem}, platform=platform)
+    assert groups == ["%s_b200" % platform, "csp_%s" % platform, "gpu_b200"] and host["burnin_platform"] == platform
+
+
+def test_a_platform_declared_as_unknown_in_the_inventory_file_is_none():
+    # read from the inventory's YAML: a new string, equal to the module's "unknown"
+    declared = json.loads('{"*": "unknown"}')["*"]
+    host, groups = inventory.cluster_host({"nodes": [node("n0", product="NVIDIA-B200", gpus=8)]}, platform=declared)
+    assert "burnin_platform" not in host and groups == ["gpu_b200"]
+
+
+def test_several_architectures_give_the_reason_with_their_counts():
+    nodes = AWS_H100 + [node("h200", "aws:///us-east-1a/i-7", "p5en.48xlarge", "NVIDIA-H200", 8)]
+    assert inventory.cluster_host({"nodes": nodes})[0]["burnin_cluster_reason"] == (
+        "the GPU nodes have several architectures (h100 (3), h200 (1)): set burnin_gpu_architecture for this host"
+    )
+
+
+@pytest.mark.parametrize("category, group", [("Refused", "undetected"), ("Error", "unreachable"), ("Forbidden", "unreachable"), ("Unreachable", "unreachable")])
+def test_only_a_refused_credential_command_is_undetected_rather_than_unreachable(category, group):
+    host, groups = inventory.cluster_host({"error": {"category": category, "message": "m"}})
+    assert groups == [group] and host == {"burnin_cluster_reason": "%s: m" % category}
+
+
+def test_a_context_is_found_by_its_name_given_at_run_time():
+    # the kubeconfig parsed from its file: the context's cluster and user names are other strings than the lists' own
+    text = '{"contexts": [{"name": "ctx-a", "context": {"cluster": "cluster-a", "user": "user-a"}}], "clusters": [{"name": "cluster-a", "cluster": {}}], '
+    config = json.loads(text + '"users": [{"name": "user-a", "user": {"token": "t"}}]}')
+    one = inventory.context_kubeconfig(config, "".join(["ctx", "-a"]), "/x")
+    assert one["current-context"] == "ctx-a" and one["clusters"] == config["clusters"] and one["users"] == config["users"]
+
+
+def test_read_all_waits_for_a_read_still_within_its_timeout():
+    # a fake clock 0.01 s short of the timeout at every look: the slow read is waited for, its answer kept
+    calls = [0]
+
+    def clock():
+        calls[0] += 1
+        return 0.0 if calls[0] <= 2 else 9.99
+
+    def read(argument):
+        time.sleep(0.2)
+        return {"nodes": [], "argument": argument}
+
+    results = inventory.read_all([("slow", "slow")], read, workers=1, timeout=10, clock=clock)
+    assert results == {"slow": {"nodes": [], "argument": "slow"}} and calls[0] > 4
+
+
+def test_read_all_starts_the_reads_in_the_inventorys_order():
+    seen = []
+
+    def read(argument):
+        seen.append(argument)
+        return {"nodes": []}
+
+    results = inventory.read_all([("a", "a"), ("b", "b"), ("c", "c")], read, workers=1, timeout=10)
+    assert seen == ["a", "b", "c"] and list(results) == ["a", "b", "c"]

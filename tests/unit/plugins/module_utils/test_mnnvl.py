@@ -106,3 +106,64 @@ def test_registered_nodes_or_no_mnnvl_run_the_job():
     for cluster_nodes, on in ((nodes(), True), (nodes(unregistered=["aws-gb-gpu-2"]), False)):
         cluster, out = fleet_run(cluster_nodes, mnnvl_on=on)
         assert [call[0] for call in cluster.calls][:2] == ["apply", "wait"], cluster.calls
+
+
+# What the mutation run of cluster/mnnvl.py (issue 47) found untested.
+
+
+def not_ready(count):
+    return {"ready": [], "not_ready": [{"node": "gb-%d" % i, "reason": "why-%d" % i} for i in range(count)], "domains": {}}
+
+
+@pytest.mark.parametrize("count, named, more", [(1, 1, None), (15, 15, None), (16, 16, None), (17, 16, 1), (40, 16, 24)])
+def test_the_reason_names_at_most_sixteen_nodes_and_counts_the_others(count, named, more):
+    verdict = mnnvl.readiness_verdict(not_ready(count))
+    reason = verdict["reason"]
+    parts = reason.split("hang): ", 1)[1].split("; ")
+    assert [part for part in parts if part.startswith("node ")] == ["node gb-%d: why-%d" % (i, i) for i in range(named)]
+    if more is None:
+        assert " more" not in reason
+    else:
+        assert reason.endswith("; and %d more" % more)
+    # every node is still a finding and a failed node, named or not
+    assert verdict["failed_nodes"] == ["gb-%d" % i for i in range(count)] and len(verdict["findings"]) == count
+
+
+def test_a_readiness_verdict_counts_the_nodes_and_no_nccl_warnings():
+    ready = {"ready": ["a", "b"], "not_ready": [{"node": "c", "reason": "no label"}], "domains": {UUID + ".1": ["a", "b"]}}
+    verdict = mnnvl.readiness_verdict(ready, stage="isolation", workload="nccl")
+    assert verdict["warnings"] == 0 and verdict["problems"] == [] and verdict["errors"] == []
+    assert verdict["metrics"] == {"nodes_ready": 2, "nodes_not_ready": 1, "nvlink_domains": 1}
+    assert verdict["checks"] == [{"name": "mnnvl", "verdict": "fail", "node": "c", "reason": "node c: no label"}]
+    assert verdict["workload"] == "nccl" and verdict["findings"][0]["stage"] == "isolation"
+
+
+def test_a_long_label_value_is_quoted_in_its_first_hundred_characters():
+    _domain, reason = mnnvl.node_fabric({"nvidia.com/gpu.clique": "y" * 99 + "z" + "w" * 10})
+    assert ("=%r is" % ("y" * 99 + "z")) in reason and "w" not in reason
+    _domain, reason = mnnvl.node_fabric({"nvidia.com/gpu.clique": "y" * 98 + "z"})
+    assert ("=%r is" % ("y" * 98 + "z")) in reason
+
+
+def test_cpu_nodes_before_the_gpu_nodes_do_not_end_the_read():
+    cpu = {"metadata": {"name": "system-0", "labels": {}}, "status": {"capacity": {"cpu": "8"}}}
+    fleet = nodes(count=3)
+    ready = mnnvl.readiness([cpu, cpu] + fleet + [cpu])
+    assert ready["ready"] == names(fleet)
+
+
+def test_a_gpu_node_without_a_name_is_named_by_its_index():
+    fleet = nodes(count=2, unregistered=["aws-gb-gpu-1"])
+    for obj in fleet:
+        del obj["metadata"]["name"]
+    ready = mnnvl.readiness(fleet)
+    assert ready["ready"] == ["node-0"] and [item["node"] for item in ready["not_ready"]] == ["node-1"]
+
+
+def test_at_most_4096_nodes_are_read():
+    gpu = {"metadata": {"labels": {"nvidia.com/gpu.product": "NVIDIA-GB200", "nvidia.com/gpu.clique": UUID + ".1"}}}
+    for count, read in ((4095, 4095), (4096, 4096), (4097, 4096)):
+        fleet = [dict(gpu, metadata=dict(gpu["metadata"], name="n%d" % i)) for i in range(count)]
+        ready = mnnvl.readiness(fleet)
+        assert len(ready["ready"]) == read and ready["ready"][-1] == "n%d" % (read - 1)
+        assert ready["domains"] == {UUID + ".1": ["n%d" % i for i in range(read)]}

@@ -220,3 +220,52 @@ def test_the_note_names_what_was_ignored_and_is_empty_otherwise():
     assert node_records.note([], [], {}) == ""
     text = node_records.note(["n3"], ["n4"], {"n5": [rem.TAINT_RECORD]})
     assert "n3" in text and "future" in text and "n4" in text and rem.TAINT_RECORD + " on n5" in text
+
+
+# --- what the mutation run of cluster/node_records.py (issue 47) found untested ------------------------------------
+@pytest.mark.parametrize("now", [NOW, NOW + 100, NOW + 4095, 1_700_000_123])
+def test_the_clock_skew_is_added_to_any_now(now):
+    # the skew's bits overlap those of most clocks (`now + skew` -> `now ^ skew` agreed on NOW alone)
+    skew = node_records.CLOCK_SKEW
+    near = {"records": {rem.CORDON_RECORD: "r"}, "run_id": "r", "at": now + skew}
+    assert not node_records.from_the_future(near, now)
+    assert node_records.from_the_future(dict(near, at=now + skew + 1), now)
+
+
+def entry_of_length(size):
+    base = {"records": {rem.CORDON_RECORD: ""}, "run_id": "r", "at": NOW}
+    pad = size - len(json.dumps(base))
+    text = json.dumps(dict(base, records={rem.CORDON_RECORD: "r" * pad}))
+    assert len(text) == size
+    return text
+
+
+@pytest.mark.parametrize("size, readable", [(2047, True), (2048, True), (2049, False)])
+def test_an_entry_of_at_most_2048_characters_is_read(size, readable):
+    entries, unreadable = node_records.parse({"data": {"n1": entry_of_length(size)}})
+    assert (sorted(entries), unreadable) == ((["n1"], []) if readable else ([], ["n1"]))
+
+
+def test_an_entry_read_back_equal_to_the_new_one_is_no_change():
+    # the entries compared come from two JSON reads: equal, never the same object
+    entry = {"records": {rem.CORDON_RECORD: "run-1"}, "run_id": "run-1", "at": NOW}
+    before = node_records.parse(configmap(n1=entry))[0]["n1"]
+    after = json.loads(node_records.entry_text(entry))
+    assert before is not after and node_records.data_patch("n1", before, after) is None
+
+
+def test_the_entry_text_is_compact_json_with_sorted_keys():
+    # the same entry is written as the same text whatever the order its keys were made in
+    entry = {"run_id": "run-1", "records": {rem.TAINT_RECORD: "k:NoSchedule", rem.CORDON_RECORD: "run-1"}, "at": NOW}
+    assert node_records.entry_text(entry) == (
+        '{"at":%d,"records":{"%s":"run-1","%s":"k:NoSchedule"},"run_id":"run-1"}' % (NOW, rem.CORDON_RECORD, rem.TAINT_RECORD)
+    )
+
+
+def test_the_note_says_each_thing_ignored_in_its_own_words():
+    assert node_records.note(["n3", "n6"], [], {}) == "ignored the record of n3, n6: written at a time from the future"
+    assert node_records.note([], ["n4"], {}) == "ignored the unreadable record of n4"
+    assert node_records.note([], [], {"n5": [rem.TAINT_RECORD, rem.CORDON_RECORD], "n1": [rem.LABEL_RECORD]}) == (
+        "not trusted, as not in %s: the annotations %s on n1; %s, %s on n5" % (node_records.RECORD_NAME, rem.LABEL_RECORD, rem.TAINT_RECORD, rem.CORDON_RECORD)
+    )
+    assert node_records.note(["n3"], ["n4"], {}) == "ignored the record of n3: written at a time from the future; ignored the unreadable record of n4"
