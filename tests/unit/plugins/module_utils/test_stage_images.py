@@ -349,3 +349,11 @@ def test_a_trainjob_read_from_json_gets_the_rule_too():
     out = images.with_image_paths([trainjob, runtime], records, "aws")
     assert out[0]["spec"]["trainer"]["args"] == ["-x", "PATH=/p:/a/bin"]
     assert out[1]["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] == "/p:/a/bin"
+
+
+def test_the_path_rule_compares_a_record_read_from_yaml_by_value():
+    """_lib/images.yaml is read at run time: its words are new strings, not the module's literals."""
+    record = json.loads(json.dumps(OWN))
+    assert images.path_value(record, "gcp", "LD_LIBRARY_PATH", "/x") == "/x"
+    assert images.path_value(record, "aws", "LD_LIBRARY_PATH", json.loads('"/opt/lib"')) == "/opt/lib"
+    assert images.path_value(record, "aws", "PATH", "".join(["/opt", "/bin"])) == "/opt/bin"
