@@ -361,3 +361,14 @@ def test_nics_given_in_any_one_field_are_the_given_source(given, nic_source):
     catalog = platform_catalog.load_platform_catalog(templating.shared_library().lib_dir)
     cluster = plan.resolve_cluster(given, {"platform": "other", "gpuArchitecture": "h100"}, catalog)
     assert cluster["nic_source"] == nic_source
+
+
+def test_mnnvl_is_off_in_the_templates_unless_asked():
+    """The seed's Mistral GB300 env reads enable_mnnvl (_lib/nccl/mistral-ib-env.yaml): unset is off, as for the base env."""
+    facts = {"platform": "mistral", "gpuArchitecture": "gb300"}
+
+    def mnnvl(**given):
+        trainer = plan_workload(dict(TORCH, gpus_per_node=4, **given), facts)["objects"][-1]["spec"]["trainer"]
+        return [item["value"] for item in trainer["env"] if item["name"] == "NCCL_MNNVL_ENABLE"]
+
+    assert mnnvl() == ["0"] and mnnvl(enable_mnnvl=False) == ["0"] and mnnvl(enable_mnnvl=True) == ["1"]
