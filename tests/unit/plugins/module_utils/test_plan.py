@@ -259,7 +259,8 @@ def test_the_workers_env_is_that_of_the_node_container_of_the_node_job_of_the_ru
         _runtime(
             "r",
             ("launcher", [{"name": "node", "env": env("launcher")}]),
-            ("node", [{"name": "agent", "env": env("agent")}, {"name": "node", "env": env("node")}]),
+            ("sidecar", [{"name": "node", "env": env("sidecar job")}]),
+            ("node", [{"name": "agent", "env": env("agent")}, {"name": "sidecar", "env": env("sidecar")}, {"name": "node", "env": env("node")}]),
         ),
     ]
     assert plan._worker_env(json.loads(json.dumps(objects)), "r") == env("node")
@@ -372,3 +373,31 @@ def test_mnnvl_is_off_in_the_templates_unless_asked():
         return [item["value"] for item in trainer["env"] if item["name"] == "NCCL_MNNVL_ENABLE"]
 
     assert mnnvl() == ["0"] and mnnvl(enable_mnnvl=False) == ["0"] and mnnvl(enable_mnnvl=True) == ["1"]
+    runtime = plan_workload(TORCH, GCP)["objects"][-2]
+    assert {"name": "NCCL_MNNVL_ENABLE", "value": "0"} in node_pod(runtime)["containers"][0]["env"]
+
+
+def test_only_an_mpi_plan_takes_the_overrides_mpi_args_also_from_json():
+    extra = {"when": {}, "mpiArgs": ["--bind-to", "none"]}
+    torch = plan_workload(dict(TORCH, overrides=[extra]), GCP)
+    assert torch["mpi_args"] == [] and torch["objects"][-1]["spec"]["trainer"]["args"] == ["train.py", "--steps", "10"]
+    mpi = plan_workload(json.loads(json.dumps(dict(MPI, overrides=[extra]))), {"platform": "other", "gpuArchitecture": "h100"})
+    assert mpi["mpi_args"] == ["--bind-to", "none"] and "--bind-to" in mpi["objects"][-1]["spec"]["trainer"]["args"]
+
+
+def test_the_trainer_release_rules_read_the_runtime_also_after_dependencies():
+    long_job = "a-sidecar-job-of-21ch"
+    dep = _dependency_env(long_job, "side", [])
+    dep["dependencies"][0]["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["image"] = "img"
+    facts = {"platform": "aws", "gpuArchitecture": "gb300"}
+    with pytest.raises(ConfigError, match="21 characters"):
+        plan_workload(dict(MPI, overrides=[dep], trainer_version="v2.4"), facts)
+    assert plan_workload(dict(MPI, overrides=[dep], trainer_version="v2.3"), facts)["objects"][0]["kind"] == "ComputeDomain"
+
+
+def test_nics_discovered_on_the_nodes_are_the_nodes_source():
+    catalog = platform_catalog.load_platform_catalog(templating.shared_library().lib_dir)
+    for platform, nic, field in (("azure", "rdma/ib", "rdma_resource"), ("aws", "vpc.amazonaws.com/efa", "efa_per_node")):
+        node = {"metadata": {"labels": {}}, "status": {"allocatable": {"nvidia.com/gpu": "8", nic: "8"}}}
+        cluster = plan.resolve_cluster({"cluster_nodes": [node]}, {"platform": platform, "gpuArchitecture": "h100"}, catalog)
+        assert cluster["nic_source"] == "nodes" and cluster[field], (platform, cluster)
