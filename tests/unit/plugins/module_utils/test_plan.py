@@ -401,3 +401,13 @@ def test_nics_discovered_on_the_nodes_are_the_nodes_source():
         node = {"metadata": {"labels": {}}, "status": {"allocatable": {"nvidia.com/gpu": "8", nic: "8"}}}
         cluster = plan.resolve_cluster({"cluster_nodes": [node]}, {"platform": platform, "gpuArchitecture": "h100"}, catalog)
         assert cluster["nic_source"] == "nodes" and cluster[field], (platform, cluster)
+
+
+def test_a_torch_trainer_read_from_json_runs_torchrun():
+    framework, trainer = json.loads(json.dumps(["torch", {"script": "t.py"}]))
+    assert plan.trainer_command(framework, trainer, 8, False) == (["torchrun"], ["t.py"])
+
+
+def test_only_an_x_forwards_a_variable_not_another_options_value():
+    env = [{"name": "FOO", "value": "1"}]
+    assert rank_env_args(["--bind-to", "FOO", "-N", "8"], env) == ["-x", "FOO=1", "-x", "PATH", "-x", "LD_LIBRARY_PATH"]
