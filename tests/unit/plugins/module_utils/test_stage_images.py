@@ -357,3 +357,10 @@ def test_the_path_rule_compares_a_record_read_from_yaml_by_value():
     assert images.path_value(record, "gcp", "LD_LIBRARY_PATH", "/x") == "/x"
     assert images.path_value(record, "aws", "LD_LIBRARY_PATH", json.loads('"/opt/lib"')) == "/opt/lib"
     assert images.path_value(record, "aws", "PATH", "".join(["/opt", "/bin"])) == "/opt/bin"
+
+
+def test_only_a_trainjobs_trainer_gets_the_rule():
+    """Kinds sorting below TrainJob (a JobSet) with a trainer's fields are left alone, as Kueue's Workload above it."""
+    records = {"a": {"image": "a:1", "env": {"PATH": "/a/bin"}}}
+    jobset = {"kind": "JobSet", "spec": {"trainer": {"image": "a:1", "args": ["-x", "PATH=/p"], "env": [{"name": "PATH", "value": "/p"}]}}}
+    assert images.with_image_paths([jobset], records, "aws") == [jobset]
