@@ -14,7 +14,7 @@ import pytest
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload, wrap_pre_command
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import rank_env_args
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import plan, platform_catalog, templating
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import plan as plan_mod, platform_catalog, templating
 
 MPI = dict(
     entry_name="nccl",
@@ -197,21 +197,24 @@ GCP = {"platform": "gcp", "gpuArchitecture": "h100"}
 
 
 def test_a_torch_trainer_runs_a_script_or_a_module():
-    assert plan.trainer_command("torch", {"module": "pkg.train", "args": ["--x", 1, 2.5]}, 8, False) == (["torchrun"], ["-m", "pkg.train", "--x", "1", "2.5"])
-    assert plan.trainer_command("torch", {"script": "t.py"}, 8, False) == (["torchrun"], ["t.py"])
+    assert plan_mod.trainer_command("torch", {"module": "pkg.train", "args": ["--x", 1, 2.5]}, 8, False) == (
+        ["torchrun"],
+        ["-m", "pkg.train", "--x", "1", "2.5"],
+    )
+    assert plan_mod.trainer_command("torch", {"script": "t.py"}, 8, False) == (["torchrun"], ["t.py"])
     for both_or_none in ({}, None, {"script": "t.py", "module": "m"}, {"script": "", "module": ""}):
         with pytest.raises(ConfigError, match="^trainer: torch needs exactly one of 'script' or 'module'$"):
-            plan.trainer_command("torch", both_or_none, 8, False)
+            plan_mod.trainer_command("torch", both_or_none, 8, False)
 
 
 def test_an_exec_trainer_read_from_json_runs_its_command():
     framework, trainer = json.loads(json.dumps(["exec", {"command": ["nvidia-smi", "-L"], "args": ["-q"]}]))
-    assert plan.trainer_command(framework, trainer, 8, False) == (["nvidia-smi", "-L"], ["-q"])
+    assert plan_mod.trainer_command(framework, trainer, 8, False) == (["nvidia-smi", "-L"], ["-q"])
 
 
 @pytest.mark.parametrize("timeout", [1, 2, 86400])
 def test_an_mpi_timeout_from_one_second_is_the_commands_bound(timeout):
-    command, args = plan.trainer_command("mpi", {"binary": "/b", "timeout": timeout, "mpirun_path": "/opt/mpirun"}, 2, True)
+    command, args = plan_mod.trainer_command("mpi", {"binary": "/b", "timeout": timeout, "mpirun_path": "/opt/mpirun"}, 2, True)
     assert command == ["timeout", str(timeout), "/opt/mpirun"]
     assert args[:2] == ["-N", "2"] and args[-2:] == ["NCCL_MNNVL_ENABLE=1", "/b"]
 
@@ -219,21 +222,21 @@ def test_an_mpi_timeout_from_one_second_is_the_commands_bound(timeout):
 @pytest.mark.parametrize("timeout", [0, -1, True, "60", 1.5, None])
 def test_an_mpi_timeout_below_one_or_no_integer_is_refused(timeout):
     with pytest.raises(ConfigError) as err:
-        plan.trainer_command("mpi", {"binary": "/b", "timeout": timeout}, 2, False)
+        plan_mod.trainer_command("mpi", {"binary": "/b", "timeout": timeout}, 2, False)
     assert str(err.value) == "trainer.timeout: must be a positive number of seconds, got %r" % (timeout,)
 
 
 @pytest.mark.parametrize("value", ["-b 8", {"a": 1}, [True], [None], [["x"]]])
 def test_trainer_lists_that_are_no_lists_of_strings_are_refused_with_what_was_given(value):
     with pytest.raises(ConfigError) as err:
-        plan.trainer_command("exec", {"command": ["x"], "args": value}, 8, False)
+        plan_mod.trainer_command("exec", {"command": ["x"], "args": value}, 8, False)
     assert str(err.value) == "trainer.args: must be a list of strings, got %r" % (value,)
 
 
 @pytest.mark.parametrize("trainer", ["train.py", ["train.py"], 3])
 def test_a_trainer_that_is_no_mapping_is_refused_with_what_was_given(trainer):
     with pytest.raises(ConfigError) as err:
-        plan.trainer_command("torch", trainer, 8, False)
+        plan_mod.trainer_command("torch", trainer, 8, False)
     assert str(err.value) == "trainer: must be a mapping, got %r" % (trainer,)
 
 
@@ -251,7 +254,10 @@ def _runtime(name, *jobs):
 
 
 def test_the_workers_env_is_that_of_the_node_container_of_the_node_job_of_the_runtime():
-    env = lambda value: [{"name": "WHO", "value": value}]  # noqa: E731
+
+    def env(value):
+        return [{"name": "WHO", "value": value}]
+
     objects = [
         {"kind": "ConfigMap", "metadata": {"name": "r"}},
         {"kind": "Workload", "metadata": {"name": "r"}},
@@ -263,10 +269,10 @@ def test_the_workers_env_is_that_of_the_node_container_of_the_node_job_of_the_ru
             ("node", [{"name": "agent", "env": env("agent")}, {"name": "sidecar", "env": env("sidecar")}, {"name": "node", "env": env("node")}]),
         ),
     ]
-    assert plan._worker_env(json.loads(json.dumps(objects)), "r") == env("node")
-    assert plan._worker_env(objects, "r") == env("node")
-    assert plan._worker_env(objects, "none") == []
-    assert plan._worker_env([_runtime("r", ("node", [{"name": "node"}]))], "r") == []
+    assert plan_mod._worker_env(json.loads(json.dumps(objects)), "r") == env("node")
+    assert plan_mod._worker_env(objects, "r") == env("node")
+    assert plan_mod._worker_env(objects, "none") == []
+    assert plan_mod._worker_env([_runtime("r", ("node", [{"name": "node"}]))], "r") == []
 
 
 def _dependency_env(job, container, env):
@@ -301,7 +307,7 @@ def test_an_overrides_error_names_it_by_its_index_or_its_platform_source():
     template = {"spec": {"workload": {"trainJob": {"runtimeRef": {"name": "r"}, "trainer": {}}}}}
     platform = [({"when": {}}, "templates/overrides/platforms/x.yaml"), ({"when": {}, "jobTemplatePatch": bad}, "templates/overrides/platforms/x.yaml")]
     with pytest.raises(ConfigError) as err:
-        plan._apply_overrides(template, platform, [], {"platform": "x"}, "torch")
+        plan_mod._apply_overrides(template, platform, [], {"platform": "x"}, "torch")
     assert err.value.field == "templates/overrides/platforms/x.yaml override #2"
 
 
@@ -360,7 +366,7 @@ def test_the_trainer_release_rules_read_the_trainjob_also_after_dependencies():
 )
 def test_nics_given_in_any_one_field_are_the_given_source(given, nic_source):
     catalog = platform_catalog.load_platform_catalog(templating.shared_library().lib_dir)
-    cluster = plan.resolve_cluster(given, {"platform": "other", "gpuArchitecture": "h100"}, catalog)
+    cluster = plan_mod.resolve_cluster(given, {"platform": "other", "gpuArchitecture": "h100"}, catalog)
     assert cluster["nic_source"] == nic_source
 
 
@@ -399,13 +405,13 @@ def test_nics_discovered_on_the_nodes_are_the_nodes_source():
     catalog = platform_catalog.load_platform_catalog(templating.shared_library().lib_dir)
     for platform, nic, field in (("azure", "rdma/ib", "rdma_resource"), ("aws", "vpc.amazonaws.com/efa", "efa_per_node")):
         node = {"metadata": {"labels": {}}, "status": {"allocatable": {"nvidia.com/gpu": "8", nic: "8"}}}
-        cluster = plan.resolve_cluster({"cluster_nodes": [node]}, {"platform": platform, "gpuArchitecture": "h100"}, catalog)
+        cluster = plan_mod.resolve_cluster({"cluster_nodes": [node]}, {"platform": platform, "gpuArchitecture": "h100"}, catalog)
         assert cluster["nic_source"] == "nodes" and cluster[field], (platform, cluster)
 
 
 def test_a_torch_trainer_read_from_json_runs_torchrun():
     framework, trainer = json.loads(json.dumps(["torch", {"script": "t.py"}]))
-    assert plan.trainer_command(framework, trainer, 8, False) == (["torchrun"], ["t.py"])
+    assert plan_mod.trainer_command(framework, trainer, 8, False) == (["torchrun"], ["t.py"])
 
 
 def test_only_an_x_forwards_a_variable_not_another_options_value():
