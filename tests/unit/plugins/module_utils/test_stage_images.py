@@ -17,6 +17,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
 
 import pytest
@@ -197,3 +198,169 @@ def test_a_workload_refuses_an_image_of_another_kind_naming_both():
         check_role_vars(_given("aws", "h100", "gpu", "gpu-burn", burnin_stage_params={"gpu": {"image": efa}}))
     with pytest.raises(ConfigError, match=r"workload nccl-all-reduce needs a nccl-tests image, but \S+ is _lib/images.yaml's dcgm, a dcgm image"):
         check_role_vars(_given("aws", "h100", "fleet", "nccl-all-reduce", burnin_image=IMAGES["dcgm"]["image"]))
+
+
+# What the mutation run of rendering/images.py (issue 47) left untested: the functions called on small records of the
+# test's own, each rule on both sides.
+RECORDS = {
+    "any-x86": {"kind": "nccl-tests", "image": "r/any:1", "arches": ["amd64"], "default_for": ["*"]},
+    "own-x86": {"kind": "nccl-tests", "image": "r/own:1", "arches": ["amd64"], "default_for": ["gcp"]},
+    "own-arm": {"kind": "nccl-tests", "image": "r/own-arm:1", "arches": ["arm64"], "default_for": ["gcp"], "default_gpus": ["gb300"]},
+    "torch": {"kind": "pytorch", "image": "r/torch:1", "arches": ["amd64", "arm64"], "default_for": ["*"]},
+    "unlisted": {"kind": "dcgm", "image": "r/dcgm:1", "arches": ["amd64"]},
+    "any-arm": {"kind": "nccl-tests", "image": "r/any-arm:1", "arches": ["arm64"], "default_for": ["*"], "default_gpus": ["gb200"]},
+}
+
+
+@pytest.mark.parametrize("gpu, cpu", [("gb200", "arm64"), ("gb300", "arm64"), ("h100", "amd64"), ("b200", "amd64"), ("gb2000", "amd64"), (None, "amd64")])
+def test_the_cpu_of_a_gpu_is_arm64_for_grace_only(gpu, cpu):
+    assert images.cpu_of(gpu) == cpu
+
+
+@pytest.mark.parametrize(
+    "kind, platform, gpu, key",
+    [
+        ("nccl-tests", "gcp", "h100", "own-x86"),  # the platform's own before the any-platform record, in any order
+        ("nccl-tests", "aws", "h100", "any-x86"),
+        ("nccl-tests", "gcp", "gb300", "own-arm"),
+        ("nccl-tests", "gcp", "gb200", "any-arm"),  # GCP's arm record is for gb300 only: the next record is looked at
+        ("nccl-tests", "aws", "gb300", None),
+        ("nccl-tests", "aws", "gb200", "any-arm"),
+        ("pytorch", "gcp", "gb200", "torch"),
+        ("dcgm", "aws", "h100", None),  # a record no platform runs by default
+        ("jax", "aws", "h100", None),
+    ],
+)
+def test_the_default_record_is_the_platforms_own_else_the_any_platform_one(kind, platform, gpu, key):
+    for records in (RECORDS, dict(reversed(list(RECORDS.items())))):
+        found = images.default_record(records, kind, platform, gpu)
+        assert found == ((key, RECORDS[key]) if key else (None, None))
+    assert images.default_record(None, kind, platform, gpu) == (None, None)
+
+
+def test_a_record_is_found_by_its_image_only():
+    assert images.record_of(RECORDS, "r/torch:1") == ("torch", RECORDS["torch"])
+    assert images.record_of(RECORDS, "r/torch:2") == (None, None)
+    assert images.record_of(None, "r/torch:1") == (None, None)
+    records = dict(RECORDS, later={"kind": "dcgm", "image": "r/torch:1"})
+    assert images.record_of(records, "r/torch:1")[0] == "torch"
+
+
+def test_check_kind_refuses_only_a_recorded_image_of_another_kind():
+    images.check_kind(RECORDS, "r/torch:1", "pytorch", "torch-smoke")
+    images.check_kind(RECORDS, "r/mine:1", "pytorch", "torch-smoke")
+    with pytest.raises(ConfigError) as err:
+        images.check_kind(RECORDS, "r/torch:1", "dcgm", "dcgm-diag", field="data.image")
+    assert str(err.value) == (
+        "data.image: workload dcgm-diag needs a dcgm image, but r/torch:1 is _lib/images.yaml's torch, a pytorch image: set the workload's image "
+        "(burnin_stage_params or burnin_workload_params) to a dcgm image, or leave it unset for the default"
+    )
+    with pytest.raises(ConfigError, match="^image: "):
+        images.check_kind(RECORDS, "r/torch:1", "dcgm", "dcgm-diag")
+
+
+OWN = {"env": {"LD_LIBRARY_PATH": "/opt/lib", "PATH": "/opt/bin"}, "platforms": {"gcp": {"ld_library_path": "replace"}, "aws": {}}}
+
+
+@pytest.mark.parametrize(
+    "record, platform, name, value, expected",
+    [
+        (OWN, "aws", "LD_LIBRARY_PATH", "/x", "/x:/opt/lib"),
+        (OWN, "aws", "PATH", "/x:/y", "/x:/y:/opt/bin"),
+        (OWN, "azure", "PATH", "/x", "/x:/opt/bin"),
+        (OWN, "aws", "LD_LIBRARY_PATH", "", "/opt/lib"),
+        (OWN, "aws", "LD_LIBRARY_PATH", "/opt/lib", "/opt/lib"),
+        (OWN, "aws", "LD_LIBRARY_PATH", "/x:/opt/lib", "/x:/opt/lib"),
+        (OWN, "aws", "LD_LIBRARY_PATH", "/x/opt/lib", "/x/opt/lib:/opt/lib"),  # ends with the path, not with ":" and it
+        (OWN, "aws", "LD_LIBRARY_PATH", "/opt/lib:/x", "/opt/lib:/x:/opt/lib"),
+        (OWN, "gcp", "LD_LIBRARY_PATH", "/x", "/x"),
+        (OWN, "gcp", "PATH", "/x", "/x"),
+        (OWN, "aws", "PYTHONPATH", "/x", "/x"),
+        ({"env": {"PATH": "/opt/bin"}}, "aws", "LD_LIBRARY_PATH", "/x", "/x"),
+        ({"env": {"PATH": ""}}, "aws", "PATH", "/x", "/x"),
+        ({}, "aws", "PATH", "/x", "/x"),
+        ({"platforms": {"aws": {"ld_library_path": "keep"}}, "env": {"PATH": "/b"}}, "aws", "PATH", "/x", "/x:/b"),
+        (None, "aws", "PATH", "/x", "/x"),
+    ],
+)
+def test_a_platforms_path_comes_before_the_images_own_unless_replaced(record, platform, name, value, expected):
+    assert images.path_value(record, platform, name, value) == expected
+
+
+def _runtime(*containers, **init):
+    pod = {"containers": list(containers)}
+    pod.update(init)
+    return {
+        "kind": "TrainingRuntime",
+        "spec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": pod}}}}]}}},
+    }
+
+
+def test_with_image_paths_applies_the_rule_to_every_container_by_its_own_image_and_to_the_ranks_by_the_trainjobs():
+    records = {"a": {"image": "a:1", "env": {"PATH": "/a/bin", "LD_LIBRARY_PATH": "/a/lib"}}, "b": {"image": "b:1", "env": {"PATH": "/b/bin"}}}
+    runtime = _runtime(
+        {"name": "node", "image": "a:1", "env": [{"name": "PATH", "value": "/p"}, {"name": "LD_LIBRARY_PATH", "valueFrom": {}}, {"name": "X", "value": "/p"}]},
+        {"name": "side", "image": "b:1", "env": [{"name": "PATH", "value": "/p"}, {"name": "LD_LIBRARY_PATH", "value": 3}]},
+        initContainers=[{"name": "init", "image": "b:1", "env": [{"name": "PATH", "value": "/i"}]}, {"name": "bare", "image": "a:1"}],
+    )
+    trainjob = {
+        "kind": "TrainJob",
+        "spec": {
+            "trainer": {
+                "image": "a:1",
+                "command": ["-x", "mpirun", "-x", "PATH=/p", "-x", "LD_LIBRARY_PATH", "-x", "X=/p", "PATH=/q", "-d", "PATH=/r", 7, "-x", 8],
+                "args": ["-x", "LD_LIBRARY_PATH=/l=m", "-x"],
+                "env": [{"name": "LD_LIBRARY_PATH", "value": "/e"}],
+            }
+        },
+    }
+    other = {"kind": "ConfigMap", "data": {"PATH": "/p"}}
+    # Another kind with a trainer's fields (Kueue's Workload sorts after both kinds the rule reads) is left alone.
+    workload = {"kind": "Workload", "spec": {"trainer": {"image": "a:1", "env": [{"name": "PATH", "value": "/w"}]}}}
+    given = [runtime, trainjob, other, {"kind": "TrainJob", "spec": {"trainer": {"image": "zz", "command": "-x PATH=/p"}}}, {"kind": "TrainJob"}, workload]
+    before = repr(given)
+    out = images.with_image_paths(given, records, "aws")
+    assert repr(given) == before  # the objects given are not changed
+    pod = out[0]["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["env"] == [{"name": "PATH", "value": "/p:/a/bin"}, {"name": "LD_LIBRARY_PATH", "valueFrom": {}}, {"name": "X", "value": "/p"}]
+    assert pod["containers"][1]["env"] == [{"name": "PATH", "value": "/p:/b/bin"}, {"name": "LD_LIBRARY_PATH", "value": 3}]
+    assert pod["initContainers"] == [{"name": "init", "image": "b:1", "env": [{"name": "PATH", "value": "/i:/b/bin"}]}, {"name": "bare", "image": "a:1"}]
+    trainer = out[1]["spec"]["trainer"]
+    assert trainer["command"] == ["-x", "mpirun", "-x", "PATH=/p:/a/bin", "-x", "LD_LIBRARY_PATH", "-x", "X=/p", "PATH=/q", "-d", "PATH=/r", 7, "-x", 8]
+    assert trainer["args"] == ["-x", "LD_LIBRARY_PATH=/l=m:/a/lib", "-x"]
+    assert trainer["env"] == [{"name": "LD_LIBRARY_PATH", "value": "/e:/a/lib"}]
+    assert out[2:] == given[2:]
+    # On a platform whose recipe the record says replaces the path: nothing changes.
+    records["a"]["platforms"] = {"gcp": {"ld_library_path": "replace"}}
+    assert images.with_image_paths([trainjob], records, "gcp") == [trainjob]
+
+
+def test_a_forwarded_word_first_in_the_list_is_no_forwarded_variable():
+    records = {"a": {"image": "a:1", "env": {"PATH": "/a/bin"}}}
+    trainjob = {"kind": "TrainJob", "spec": {"trainer": {"image": "a:1", "args": ["PATH=/p", "-x", "PATH=/p", "-x"]}}}
+    assert images.with_image_paths([trainjob], records, "aws")[0]["spec"]["trainer"]["args"] == ["PATH=/p", "-x", "PATH=/p:/a/bin", "-x"]
+
+
+def test_a_trainjob_read_from_json_gets_the_rule_too():
+    """The role's objects come back from YAML or JSON: their kinds are new strings, not the module's literals."""
+    records = {"a": {"image": "a:1", "env": {"PATH": "/a/bin"}}}
+    trainjob = json.loads(json.dumps({"kind": "TrainJob", "spec": {"trainer": {"image": "a:1", "args": ["-x", "PATH=/p"]}}}))
+    runtime = json.loads(json.dumps(_runtime({"name": "node", "image": "a:1", "env": [{"name": "PATH", "value": "/p"}]})))
+    out = images.with_image_paths([trainjob, runtime], records, "aws")
+    assert out[0]["spec"]["trainer"]["args"] == ["-x", "PATH=/p:/a/bin"]
+    assert out[1]["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] == "/p:/a/bin"
+
+
+def test_the_path_rule_compares_a_record_read_from_yaml_by_value():
+    """_lib/images.yaml is read at run time: its words are new strings, not the module's literals."""
+    record = json.loads(json.dumps(OWN))
+    assert images.path_value(record, "gcp", "LD_LIBRARY_PATH", "/x") == "/x"
+    assert images.path_value(record, "aws", "LD_LIBRARY_PATH", json.loads('"/opt/lib"')) == "/opt/lib"
+    assert images.path_value(record, "aws", "PATH", "".join(["/opt", "/bin"])) == "/opt/bin"
+
+
+def test_only_a_trainjobs_trainer_gets_the_rule():
+    """Kinds sorting below TrainJob (a JobSet) with a trainer's fields are left alone, as Kueue's Workload above it."""
+    records = {"a": {"image": "a:1", "env": {"PATH": "/a/bin"}}}
+    jobset = {"kind": "JobSet", "spec": {"trainer": {"image": "a:1", "args": ["-x", "PATH=/p"], "env": [{"name": "PATH", "value": "/p"}]}}}
+    assert images.with_image_paths([jobset], records, "aws") == [jobset]

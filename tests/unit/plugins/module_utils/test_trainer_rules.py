@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
 import re
 
@@ -170,3 +171,181 @@ def test_a_malformed_data_file_is_refused_naming_the_key(tmp_path, text, problem
     path.write_text(text)
     with pytest.raises(ParseError, match=re.escape(problem)):
         trainer_rules.load_trainer_versions(str(path))
+
+
+# What the mutation run of rendering/trainer_rules.py (issue 47) left untested: each rule of the data file's check on
+# both sides, the release names read, and check_env/check_runtime called directly on a data file of the test's own.
+GOOD = "releases: {v2.4: {source: s, tested: rule%s}}"
+
+
+def data_file(directory, text):
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "trainer-versions.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("releases: [v2.4]", "needs a mapping 'releases'"),
+        ("[1]", "needs a mapping 'releases'"),
+        ("releases: {v2.4: [source]}", ": releases.v2.4 must be a mapping"),
+        ("releases: {v2.4: {source: 3, tested: rule}}", "releases.v2.4.source must say where the rules were read"),
+        ("releases: {v2.4: {source: ' ', tested: rule}}", "releases.v2.4.source must say where the rules were read"),
+        ("releases: {v2.4: {source: s}}", "releases.v2.4.tested must be one of controller, rule"),
+        ("releases: {v2.4.1: {source: s, tested: rule}}", ": releases.v2.4.1 is not a release name such as v2.3"),
+        ("releases: {V2.4: {source: s, tested: rule}}", "is not a release name"),
+        ("releases: {v2.4: {source: s, tested: rule, x: 1, a: 2}}", "releases.v2.4 has unknown keys a, x"),
+        (GOOD % ", reserved_env: {exec: {names: [A], reason: r}}", "releases.v2.4.reserved_env.exec must be a plugin (torch, mpi)"),
+        (GOOD % ", reserved_env: {mpi: {names: A, reason: r}}", "releases.v2.4.reserved_env.mpi must be a plugin"),
+        (GOOD % ", reserved_env: {mpi: {names: [3], reason: r}}", "releases.v2.4.reserved_env.mpi must be a plugin"),
+        (GOOD % ", reserved_env: {mpi: {names: [A, 1B], reason: r}}", "releases.v2.4.reserved_env.mpi must be a plugin"),
+        (GOOD % ", reserved_env: {mpi: [A]}", "releases.v2.4.reserved_env.mpi must be a plugin"),
+        (GOOD % ", reserved_env: {mpi: {names: [A], reason: ' '}}", "releases.v2.4.reserved_env.mpi needs a reason"),
+        (GOOD % ", reserved_env: {mpi: {names: [A], reason: 1}}", "releases.v2.4.reserved_env.mpi needs a reason"),
+        (GOOD % ", replicated_job_name_max: 0", "releases.v2.4.replicated_job_name_max must be an integer from 1 to 63"),
+        (GOOD % ", replicated_job_name_max: true", "must be an integer from 1 to 63"),
+        (GOOD % ", replicated_job_name_max: '20'", "must be an integer from 1 to 63"),
+        (GOOD % ", trainjob_image_on: {jax: [node]}", "releases.v2.4.trainjob_image_on.jax must be a framework with a list of replicatedJob names"),
+        (GOOD % ", trainjob_image_on: {mpi: node}", "releases.v2.4.trainjob_image_on.mpi must be a framework"),
+        (GOOD % ", trainjob_image_on: {mpi: [node, 1]}", "releases.v2.4.trainjob_image_on.mpi must be a framework"),
+    ],
+)
+def test_each_rule_of_the_data_file_is_refused_under_its_key(tmp_path, text, problem):
+    path = data_file(tmp_path, text)
+    with pytest.raises(ParseError) as err:
+        trainer_rules.load_trainer_versions(path)
+    assert str(err.value).startswith("Trainer versions %s" % path) and problem in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "",
+        ", replicated_job_name_max: 1",
+        ", replicated_job_name_max: 63",
+        ", reserved_env: {torch: {names: [_A9, b], reason: r}, mpi: {names: [], reason: r}}",
+        ", trainjob_image_on: {exec: [node], torch: [], mpi: [launcher]}",
+        ", reserved_env: null, trainjob_image_on: null",
+    ],
+)
+def test_the_data_files_rules_at_their_bounds_are_accepted(tmp_path, extra):
+    releases = trainer_rules.load_trainer_versions(data_file(tmp_path, GOOD % extra))
+    assert list(releases) == ["v2.4"] and releases["v2.4"]["source"] == "s"
+
+
+def test_a_data_file_is_read_once_per_path(tmp_path):
+    path = data_file(tmp_path, GOOD % "")
+    first = trainer_rules.load_trainer_versions(path)
+    (tmp_path / "trainer-versions.yaml").write_text("releases: {}")
+    assert trainer_rules.load_trainer_versions(path) is first
+    other = data_file(tmp_path / "other", "releases: {v2.4: {source: s, tested: controller}}")
+    assert trainer_rules.load_trainer_versions(other)["v2.4"]["tested"] == "controller"
+
+
+@pytest.mark.parametrize("version, release", [("v2.4", "v2.4"), ("2.4", "v2.4"), ("v2.4.1", "v2.4"), ("2.10.0", "v2.10"), ("v12.3", "v12.3")])
+def test_a_release_is_the_major_and_minor_of_a_version(version, release):
+    assert trainer_rules.release_of(version) == release
+
+
+@pytest.mark.parametrize("version", [None, "", "v2", "2", "v2.4.1.2", "v2.4.x", "x2.4", "v2.4 ", "latest", 2])
+def test_a_version_that_is_no_release_is_refused(version):
+    with pytest.raises(ConfigError) as err:
+        trainer_rules.release_of(version)
+    assert err.value.field == "trainer_version"
+    if version is not None:
+        assert "got %r" % (version,) in str(err.value)
+    else:
+        assert "got None" in str(err.value)
+
+
+def test_an_unknown_release_names_the_version_given(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        trainer_rules.rules_for("2.5.1")
+    assert err.value.field == "trainer_version" and "got '2.5.1'" in str(err.value) and "patch release" in str(err.value)
+    assert trainer_rules.rules_for("v2.4.7")["replicated_job_name_max"] == 20
+
+
+RESERVED = GOOD % ", reserved_env: {mpi: {names: [A, B], reason: set by the plugin}}, replicated_job_name_max: 5, trainjob_image_on: {mpi: [launcher]}"
+
+
+def test_check_env_names_the_field_index_the_reason_and_every_reserved_name(tmp_path):
+    path = data_file(tmp_path, RESERVED)
+    env = [{"name": "C"}, "not a mapping", {"value": "no name"}, {"name": "B", "value": "1"}]
+    with pytest.raises(ConfigError) as err:
+        trainer_rules.check_env(env, "mpi", "2.4.3", field="spec.env", path=path)
+    assert err.value.field == "spec.env[3].name"
+    assert str(err.value) == "spec.env[3].name: B is reserved by Kubeflow Trainer v2.4 for framework mpi: set by the plugin (reserved there: A, B)"
+    # Another framework, a framework of no plugin, no env: nothing is reserved.
+    for framework, items in (("torch", env), ("jax", env), ("mpi", None), ("mpi", [])):
+        assert trainer_rules.check_env(items, framework, "v2.4", path=path) is None
+
+
+def runtime_of(*jobs):
+    return {"spec": {"template": {"spec": {"replicatedJobs": list(jobs)}}}}
+
+
+def job(name, *containers):
+    return {"name": name, "template": {"spec": {"template": {"spec": {"containers": list(containers)}}}}}
+
+
+def trainjob(image=None, env=None):
+    trainer = {}
+    if image is not None:
+        trainer["image"] = image
+    if env is not None:
+        trainer["env"] = env
+    return {"spec": {"trainer": trainer}}
+
+
+def test_check_runtime_limits_names_at_the_releases_maximum_and_one_past(tmp_path):
+    path = data_file(tmp_path, RESERVED)
+    trainer_rules.check_runtime(runtime_of(job("abcde"), {"name": None}, {}), trainjob(), "mpi", "v2.4", path=path)
+    with pytest.raises(ConfigError) as err:
+        trainer_rules.check_runtime(runtime_of(job("abcde"), job("abcdef")), trainjob(), "mpi", "v2.4", path=path)
+    assert err.value.field == "spec.template.spec.replicatedJobs[1].name"
+    assert "'abcdef' has 6 characters: Kubeflow Trainer v2.4 allows at most 5" in str(err.value)
+
+
+def test_check_runtime_defaults_to_the_dns_label_limit(tmp_path):
+    path = data_file(tmp_path, GOOD % "")
+    trainer_rules.check_runtime(runtime_of(job("a" * 63)), trainjob(), "mpi", "v2.4", path=path)
+    with pytest.raises(ConfigError, match="64 characters"):
+        trainer_rules.check_runtime(runtime_of(job("a" * 64)), trainjob(), "mpi", "v2.4", path=path)
+    for empty in ({}, {"spec": None}, {"spec": {"template": {"spec": {}}}}):
+        trainer_rules.check_runtime(empty, None, "mpi", "v2.4", path=path)
+
+
+def test_check_runtime_refuses_reserved_names_in_the_trainjobs_env(tmp_path):
+    path = data_file(tmp_path, RESERVED)
+    with pytest.raises(ConfigError) as err:
+        trainer_rules.check_runtime(runtime_of(), trainjob(env=[{"name": "A"}]), "mpi", "v2.4", path=path)
+    assert err.value.field == "spec.trainer.env[0].name"
+
+
+def test_check_runtime_refuses_another_image_only_on_the_trainer_container_of_the_listed_jobs(tmp_path):
+    path = data_file(tmp_path, RESERVED.replace("replicated_job_name_max: 5", "replicated_job_name_max: 8"))
+    listed = job("launcher", {"name": "node", "image": "img"}, {"name": "sidecar", "image": "other"}, {"name": "init", "image": "other"}, {"name": "node"})
+    unlisted = job("node", {"name": "node", "image": "other"})
+    trainer_rules.check_runtime(runtime_of(unlisted, listed), trainjob("img"), "mpi", "v2.4", path=path)
+    # No TrainJob image, or a framework the release sets no image for: nothing to compare.
+    bad = job("launcher", {"name": "node", "image": "other"})
+    trainer_rules.check_runtime(runtime_of(bad), trainjob(), "mpi", "v2.4", path=path)
+    trainer_rules.check_runtime(runtime_of(bad), trainjob("img"), "torch", "v2.4", path=path)
+    trainer_rules.check_runtime(runtime_of(bad), trainjob("img"), "mpi", "v2.4", path=data_file(tmp_path / "plain", GOOD % ""))
+    with pytest.raises(ConfigError) as err:
+        trainer_rules.check_runtime(runtime_of(unlisted, listed, bad), trainjob("img"), "mpi", "2.4.0", path=path)
+    assert err.value.field == "spec.template.spec.replicatedJobs[2] (launcher)"
+    assert str(err.value) == (
+        "spec.template.spec.replicatedJobs[2] (launcher): its node container runs 'other', but Kubeflow Trainer v2.4 sets the TrainJob's image 'img' "
+        "on the launcher of framework mpi: give both the same image (image), or pin trainer_version to an earlier release"
+    )
+
+
+def test_the_trainer_container_is_found_by_name_in_a_runtime_read_from_json(tmp_path):
+    """An override's runtime comes from YAML or JSON: its container names are new strings, not the module's literal."""
+    path = data_file(tmp_path, RESERVED.replace("replicated_job_name_max: 5", "replicated_job_name_max: 8"))
+    read = json.loads(json.dumps(runtime_of(job("launcher", {"name": "node", "image": "other"}))))
+    with pytest.raises(ConfigError, match=r"replicatedJobs\[0\] \(launcher\): its node container runs 'other'"):
+        trainer_rules.check_runtime(read, json.loads(json.dumps(trainjob("img"))), "mpi", "v2.4", path=path)
