@@ -5,7 +5,7 @@
 
 Per platform of the catalogue: the role's plan of the nccl-all-reduce burn-in (2 nodes, the platform's default GPU,
 one user variable), two "worker" sshd processes on loopback ports started by the rendered worker script with the
-rendered worker container's environment as their own (the image's ENV lines from _lib/images.yaml under it, as
+rendered worker container's environment as their own (the ENV lines of its image record under it, as
 PID 1 has it in the pod), the SSH key files laid out as Trainer v2.3's MPI plugin mounts them
 (pkg/runtime/framework/plugins/mpi/mpi.go: id_rsa, id_rsa.pub, authorized_keys of an ECDSA P-521 key), the
 launcher's init script, then the rendered trainer command and args with the hostfile and OMPI_MCA_* variables as
@@ -15,8 +15,8 @@ with that value, libnccl.so.2 resolves, and the platform's net plugin directory 
 that holds libnccl-net.so (or NCCL_NET_PLUGIN=none where NCCL's own IB transport is meant).
 
 Stand-ins, each for what cannot be real here (docs/platforms/mpi-launch.md):
-- the image's file system: a temp dir ROOT; its libraries are empty files under ROOT at the paths _lib/images.yaml
-  records, and the stand-in resolves a library by looking for ROOT/<dir>/<soname> along LD_LIBRARY_PATH (then the
+- the image's file system: a temp dir ROOT; its libraries are empty files under ROOT at the paths of its image
+  record, and the stand-in resolves a library by looking for ROOT/<dir>/<soname> along LD_LIBRARY_PATH (then the
   linker's default dirs): it replaces ld.so inside the image;
 - the image's mpirun and orted: ROOT/<mpirun's dir>/{mpirun,orted}, symlinks to Debian's, so an absolute mpirun
   path works as Open MPI's --prefix does; the image's OPAL_PREFIX (its own install) is not set on the launcher;
@@ -44,9 +44,9 @@ import yaml
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_plan
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import templating
 
 ROOT_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-IMAGES = os.path.join(ROOT_DIR, "_lib", "images.yaml")
 NODES = 2
 USER_VAR = {"name": "BURNIN_USER_MARK", "value": "from burnin_env"}
 # One GPU of each platform of the catalogue (_lib/platforms/*/platform.yaml), the shape it defaults to, and Together AI
@@ -165,12 +165,11 @@ def _image_root(tmp, record, platform, gpu):
 
 
 def _run_launch(tmp, platform, gpu):
-    with open(IMAGES) as fh:
-        images = yaml.safe_load(fh)
+    images = templating.shared_library().image_records()[0]
     runtime, trainjob, jobs = _plan(platform, gpu)
     image = _container(jobs["node"])["image"]
     records = [rec for rec in images.values() if rec["image"] == image]
-    assert records, "no record of %s in _lib/images.yaml" % image
+    assert records, "no image record of %s (_lib/images.yaml, _lib/platforms/*/images.yaml)" % image
     record = records[0]
     root, sonames = _image_root(tmp, record, platform, gpu)
     binary = os.path.join(record["nccl_tests_dir"], "all_reduce_perf" + record.get("nccl_tests_suffix", ""))

@@ -18,12 +18,13 @@ __metaclass__ = type
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import yaml
 
 import awx_rules
-from conftest import REPO, isolated_env, run, tracked_files
+from conftest import REPO, isolated_env, run, run_json, tracked_files
 
 GUIDE = REPO / "docs" / "scenarios" / "adding-a-platform.md"
 BLOCK = re.compile(r"```(?:yaml|sh)\n(.*?)```", re.S)
@@ -41,6 +42,7 @@ def guide_files():
 def test_the_guide_names_its_files():
     assert sorted(guide_files()) == [
         "_lib/platforms/acme/ib-env.yaml",
+        "_lib/platforms/acme/images.yaml",
         "_lib/platforms/acme/platform.yaml",
         "inventory/hosts.yml",
         "templates/overrides/platforms/acme.yaml",
@@ -83,6 +85,22 @@ def test_adding_a_platform_as_the_guide_says_renders_it(tmp_path):
     assert container["resources"]["limits"]["acme.example/ib"] == 8
     text = yaml.safe_dump(docs["TrainJob"]) + yaml.safe_dump(plan.get("mpi_args"))
     assert "NCCL_IB_HCA=mlx5_ib" in text and "NCCL_IB_GID_INDEX=3" in text
+    # Its own image (step 3), with the image's mpirun, and its topology labels in its catalogue (step 1).
+    image = yaml.safe_load(guide_files()["_lib/platforms/acme/images.yaml"])["nccl-tests-acme"]
+    assert container["image"] == docs["TrainJob"]["spec"]["trainer"]["image"] == image["image"]
+    assert image["mpirun"] in docs["TrainJob"]["spec"]["trainer"]["command"] + docs["TrainJob"]["spec"]["trainer"].get("args", [])
+    labels = run_json(
+        [
+            sys.executable,
+            "-c",
+            "import json; from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import isolation_parts as p; "
+            "print(json.dumps(p.topology_labels()))",
+        ],
+        env=dict(isolated_env(root), PYTHONPATH=str(root)),
+    )
+    # The isolation's topology: every cluster's labels, then each platform's own (Acme's in its order), NVLink's last.
+    assert labels[:2] == ["topology.kubernetes.io/region", "topology.kubernetes.io/zone"] and labels[-1] == "nvidia.com/gpu.clique"
+    assert labels.index("topology.acme.example/fabric") + 1 == labels.index("topology.acme.example/rack")
 
 
 def test_the_guides_and_the_readme_link_to_files_that_exist():

@@ -24,6 +24,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.cleanup im
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.workload_catalog import available_workloads, render_workload
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.platform_catalog import load_platform_catalog
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MANIFEST = os.path.join(ROOT, "extras", "rbac", "burnin-rbac.yaml")
@@ -42,7 +43,8 @@ KINDS = {
     "PriorityClass": ("scheduling.k8s.io", "priorityclasses", False),
     "Event": ("", "events", True),
 }
-PLATFORMS = ("aws", "gcp", "azure", "oci", "coreweave", "nebius", "onprem", "togetherai", "mistral", "other")
+# Every platform of _lib/platforms/, and one the collection does not know.
+PLATFORMS = tuple(sorted(load_platform_catalog())) + ("other",)
 GPUS = ("h100", "h200", "b200", "gb200", "gb300")
 MODULE_PREFIX = "kubernetes.core."
 # The collection's own actions: those that reach a cluster, as the kubernetes.core module they behave like, and those

@@ -232,7 +232,7 @@ def role_plan(variables, platform, gpu_architecture, run_id, namespace, cluster=
     trainjob = stages.stage_trainjob("%s-%s" % (entry, run_id), stage, attempt)
     objects = with_container(staged(plan["objects"], trainjob, entry), workload["container"])
     # Every stage: a platform's LD_LIBRARY_PATH or PATH before the image's own, unless its record says replace.
-    objects = images.with_image_paths(objects, templating.shared_library().lib_yaml("images.yaml"), facts["platform"])
+    objects = images.with_image_paths(objects, templating.shared_library().image_records()[0], facts["platform"])
     if runs_on_every_node(stage) or workload["results"] in ("dcgm-diag", "gpu-burn"):
         objects = one_pod_per_node(objects)
     if stage in stages.NODE_STAGE_WORKLOADS:

@@ -38,6 +38,7 @@ import re
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import transport as transport_lines
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import median
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.platform_catalog import load_platform_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import LIB_DIR, read_yaml_file
 
 CATALOG_FILE = os.path.join(LIB_DIR, "nccl", "isolation.yaml")
@@ -250,7 +251,11 @@ def rail_env(transport, nic, cat=None, devices=None):
 
 
 def topology_labels(cat=None):
-    return list(((cat or catalog()).get("topology") or {}).get("labels") or [])
+    """The node labels naming topology domains, coarsest first: the catalogue's ``topology.labels``, every platform's
+    ``topology_labels`` (its catalogue, folder-name order) and the catalogue's ``topology.finest``."""
+    topology = (cat or catalog()).get("topology") or {}
+    platforms = [label for info in load_platform_catalog().values() for label in info["topology_labels"]]
+    return list(topology.get("labels") or []) + platforms + list(topology.get("finest") or [])
 
 
 def split_by_domain(nodes, labels, keys):

@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""The image records of _lib/images.yaml: which image a workload runs by default, of which kind, and the one rule for
-the library and program paths a platform sets on it.
+"""The image records: which image a workload runs by default, of which kind, and the one rule for the library and
+program paths a platform sets on it. The records are ``_lib/images.yaml`` (the images of every platform) and each
+platform's own, ``_lib/platforms/<platform>/images.yaml`` (:func:`merge_records`).
 
 Every workload declares the kind of image it needs (``image_kind``: nccl-tests, pytorch, dcgm). Its default is the
 record of that kind the platform names in ``default_for`` (for the node's CPU and GPU), else the kind's record for
@@ -18,11 +19,34 @@ __metaclass__ = type
 
 import copy
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
 
 KINDS = ("nccl-tests", "pytorch", "dcgm")
 PATH_VARIABLES = ("LD_LIBRARY_PATH", "PATH")
 ANY_PLATFORM = "*"
+
+
+def merge_records(sources):
+    """``({key: record}, {key: file})`` from SOURCES, ``[(file, platform, data)]`` in order: ``platform`` None for the
+    shared file, else the platform whose folder holds the file, whose records may name no other platform (in
+    ``default_for`` or ``platforms``). A key is one record in all the files."""
+    records, files = {}, {}
+    for label, platform, data in sources:
+        if not isinstance(data or {}, dict):
+            raise ParseError("%s: must be a mapping of image records, got %s" % (label, type(data).__name__))
+        for key, record in (data or {}).items():
+            if key in records:
+                raise ParseError("%s: image record %s is already in %s; keys are one record in all the image files" % (label, key, files[key]))
+            if not isinstance(record, dict):
+                raise ParseError("%s: image record %s must be a mapping" % (label, key))
+            named = set(record.get("default_for") or []) | set(record.get("platforms") or {})
+            if platform is not None and named - {platform}:
+                raise ParseError(
+                    "%s: image record %s names %s in default_for or platforms: a platform's folder holds its own images only, "
+                    "the images of every platform are _lib/images.yaml's" % (label, key, ", ".join(sorted(named - {platform})))
+                )
+            records[key], files[key] = record, label
+    return records, files
 
 
 def cpu_of(gpu_architecture):
@@ -55,15 +79,16 @@ def record_of(records, image):
     return None, None
 
 
-def check_kind(records, image, kind, workload, field="image"):
-    """Refuse IMAGE for WORKLOAD when _lib/images.yaml records it as an image of another kind than KIND."""
+def check_kind(records, image, kind, workload, field="image", files=None):
+    """Refuse IMAGE for WORKLOAD when the image records (FILES: the file of each, merge_records) record it as an image
+    of another kind than KIND."""
     key, record = record_of(records, image)
     if record is not None and record.get("kind") != kind:
         raise ConfigError(
             field,
-            "workload %s needs a %s image, but %s is _lib/images.yaml's %s, a %s image: set the workload's image "
+            "workload %s needs a %s image, but %s is %s's %s, a %s image: set the workload's image "
             "(burnin_stage_params or burnin_workload_params) to a %s image, or leave it unset for the default"
-            % (workload, kind, image, key, record.get("kind"), kind),
+            % (workload, kind, image, (files or {}).get(key, "_lib/images.yaml"), key, record.get("kind"), kind),
         )
 
 

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""The platform catalogue (``_lib/platforms/<platform>/platform.yaml``: shapes, NIC resources, variables), checked
+"""The platform catalogue (``_lib/platforms/<platform>/platform.yaml``: shapes, NIC resources, variables, detection
+markers, topology labels), checked
 and cached; platform variables resolved over their defaults; default instance types; NIC counts and instance types
 discovered from Node objects. Pure functions of plain data."""
 
@@ -23,6 +24,7 @@ RESOURCE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-
 _INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 _VAR_TYPES = (("bool", bool), ("int", int), ("str", str), ("list", list))
 _DETECTION_KEYS = ("provider_ids", "label_prefixes", "instance_types")
+_CATALOG_KEYS = ("shapes", "nic_resources", "instance_type_labels", "vars", "transport", "detection", "topology_labels")
 _CATALOGS = {}
 
 
@@ -68,9 +70,17 @@ def _check_detection(path, detection):
     return out
 
 
+def _check_topology_labels(path, labels):
+    """The platform's topology labels (coarsest first, judging/isolation_parts.py), each a qualified label key."""
+    pattern = GRAMMARS["qualified_name"][0]
+    if not isinstance(labels, list) or not all(isinstance(label, str) and pattern.match(label) for label in labels) or len(set(labels)) < len(labels):
+        raise _catalog_error(path, "topology_labels must be a list of distinct node label keys (such as example.com/rack), coarsest first")
+    return list(labels)
+
+
 def load_platform_catalog(lib_dir=LIB_DIR):
     """``{platform: {"shapes": {...}, "nic_resources": [...], "instance_type_labels": [...], "vars": {...}, "detection":
-    {...} or None}}`` from
+    {...} or None, "topology_labels": [...]}}`` from
     every ``_lib/platforms/<platform>/platform.yaml`` (plain YAML), checked and cached per directory."""
     if lib_dir in _CATALOGS:
         return _CATALOGS[lib_dir]
@@ -84,8 +94,8 @@ def load_platform_catalog(lib_dir=LIB_DIR):
         label = "_lib/%s/%s/platform.yaml" % (PLATFORMS_LIB, platform)
         with open(path) as handle:
             data = load_yaml(handle.read(), label) or {}
-        if not isinstance(data, dict) or set(data) - {"shapes", "nic_resources", "instance_type_labels", "vars", "transport", "detection"}:
-            raise _catalog_error(label, "must be a mapping with keys from shapes, nic_resources, instance_type_labels, vars, transport, detection")
+        if not isinstance(data, dict) or set(data) - set(_CATALOG_KEYS):
+            raise _catalog_error(label, "must be a mapping with keys from %s" % ", ".join(_CATALOG_KEYS))
         declared = [("transport", data.get("transport"))]
         declared += [("shapes.%s.transport" % shape, row.get("transport")) for shape, row in (data.get("shapes") or {}).items() if isinstance(row, dict)]
         for where, value in declared:
@@ -118,6 +128,7 @@ def load_platform_catalog(lib_dir=LIB_DIR):
             "vars": variables,
             "transport": data.get("transport"),
             "detection": _check_detection(label, data.get("detection")),
+            "topology_labels": _check_topology_labels(label, data.get("topology_labels") or []),
         }
     _CATALOGS[lib_dir] = catalog
     return catalog

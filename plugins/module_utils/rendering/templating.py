@@ -193,10 +193,22 @@ class TemplateLibrary(object):
         return text[:-1] if text.endswith("\n") else text
 
     def default_image(self, kind, platform, gpu_architecture):
-        """The record of _lib/images.yaml a workload of image KIND runs by default (rendering/images.py), with its
-        key as ``key``, or None."""
-        key, record = images.default_record(self.lib_yaml("images.yaml"), kind, platform, gpu_architecture)
+        """The image record a workload of image KIND runs by default (rendering/images.py), with its key as ``key``,
+        or None."""
+        key, record = images.default_record(self.image_records()[0], kind, platform, gpu_architecture)
         return dict(record, key=key) if record is not None else None
+
+    def image_records(self):
+        """``({key: record}, {key: file})``: the image records of ``_lib/images.yaml`` and of every platform's
+        ``_lib/platforms/<platform>/images.yaml`` (rendering/images.py merge_records), cached."""
+        if ("image_records",) not in self._data:
+            sources = [("images.yaml", None)]
+            root = os.path.join(self.lib_dir, "platforms")
+            for platform in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+                if os.path.isfile(os.path.join(root, platform, "images.yaml")):
+                    sources.append(("platforms/%s/images.yaml" % platform, platform))
+            self._data[("image_records",)] = images.merge_records([("_lib/" + path, platform, self.lib_yaml(path)) for path, platform in sources])
+        return self._data[("image_records",)]
 
     def lib_yaml(self, path):
         """``_lib/<path>`` parsed as plain YAML (not rendered), cached; a missing file is an error naming it."""

@@ -146,8 +146,9 @@ def _check_result(name, rendered, data):
     if not isinstance(image, str) or not image:
         raise ConfigError(
             "data.image",
-            "%s has no default image for gpu_architecture %r (Grace nodes are arm64 and _lib/images.yaml records no public arm64 "
-            "nccl-tests image built with MPI for platform %r): set burnin_image (or image in burnin_workload_params) to yours"
+            "%s has no default image for gpu_architecture %r (Grace nodes are arm64 and no image record, in _lib/images.yaml or the "
+            "platform's images.yaml, is a public arm64 nccl-tests image built with MPI for platform %r): set burnin_image (or image in "
+            "burnin_workload_params) to yours"
             % (where, data.get("gpu_architecture"), data.get("platform")),
         )
     if not isinstance(rendered.get("trainer"), dict) or not rendered["trainer"]:
@@ -188,7 +189,8 @@ def render_workload(name, data, library=None):
     rendered = library.render_yaml("%s/%s.yaml" % (WORKLOADS_SUBDIR, name), dict(data))
     _check_result(name, rendered, data)
     if os.path.isfile(os.path.join(library.lib_dir, "images.yaml")):
-        images.check_kind(library.lib_yaml("images.yaml"), rendered["image"], rendered["image_kind"], name, "data.image")
+        records, files = library.image_records()
+        images.check_kind(records, rendered["image"], rendered["image_kind"], name, "data.image", files)
     rendered["workload"] = name
     if rendered.get("results") is None:
         rendered["results"] = "nccl-tests" if rendered.get("collective") else None

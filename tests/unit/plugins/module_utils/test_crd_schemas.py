@@ -30,6 +30,7 @@ jsonschema = pytest.importorskip("jsonschema")
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import templating  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.platform_catalog import load_platform_catalog
 
 
 def _manifests_dir():
@@ -49,7 +50,8 @@ CRD_FILES = {
     ("trainer.kubeflow.org/v1alpha1", "TrainJob"): os.path.join("crds", "trainer.kubeflow.org_trainjobs.yaml"),
     ("resource.nvidia.com/v1beta1", "ComputeDomain"): os.path.join(STAND_INS, "computedomain-crd.yaml"),
 }
-PLATFORMS = ["aws", "gcp", "azure", "oci", "coreweave", "nebius", "onprem", "togetherai", "mistral", "other"]
+# Every platform of _lib/platforms/, and one the collection does not know.
+PLATFORMS = sorted(load_platform_catalog()) + ["other"]
 ARCHITECTURES = ["h100", "h200", "b200", "gb200", "gb300"]
 # (platform, gpu, extra plan config): instance types and variables that change the rendered objects.
 VARIANTS = [

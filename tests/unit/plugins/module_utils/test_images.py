@@ -13,24 +13,26 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 import sys
 
 import pytest
 import yaml
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import nccl_results
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_plan
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import images, templating
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "fleet"))
 import nccl_logs  # noqa: E402 pylint: disable=wrong-import-position
 
-with open(os.path.join(ROOT, "_lib", "images.yaml")) as _fh:
-    IMAGES = yaml.safe_load(_fh)
-PLATFORMS = sorted(name for name in os.listdir(os.path.join(ROOT, "_lib", "platforms")) if not name.endswith(".j2")) + ["togetherai"]
+# _lib/images.yaml and every platform's _lib/platforms/<platform>/images.yaml.
+IMAGES = templating.shared_library().image_records()[0]
+PLATFORMS = sorted(name for name in os.listdir(os.path.join(ROOT, "_lib", "platforms")) if not name.endswith(".j2"))
 PLATFORM_KEYS = {"plugin_dir", "net_plugin", "host_libraries", "topology_file", "ld_library_path"}
 
 # platform, GPU, instance type ("" = the platform's default for the GPU) -> record, mpirun, binary.
@@ -111,7 +113,9 @@ def test_records_are_complete():
                 for gpu in record.get("default_gpus", ["*"]):
                     assert (record["kind"], platform, arch, gpu) not in seen, (key, seen.get((record["kind"], platform, arch, gpu)))
                     seen[(record["kind"], platform, arch, gpu)] = key
-    assert set(PLATFORMS) <= set(IMAGES["nccl-tests-efa"]["platforms"])
+    # Every platform that runs the any-platform x86_64 image says what it needs of it; Mistral's seed entries are GB300
+    # only (docs/platforms/mistral.md), whose nodes are arm64: it never runs that image.
+    assert set(PLATFORMS) - {"mistral"} <= set(IMAGES["nccl-tests-efa"]["platforms"])
     # one image of each kind for every platform without its own (x86_64 at least)
     assert set(kind for kind, platform, arch, gpu in seen if platform == "*" and arch == "amd64") == {"nccl-tests", "pytorch", "dcgm"}
 
@@ -176,3 +180,48 @@ def test_rank_library_path_prepends_or_replaces_as_the_recipe_says_and_the_plugi
         assert holders and holders[0] == needs["plugin_dir"], "libnccl-net.so is not first found in %s on %r" % (needs["plugin_dir"], rank_path)
     if needs.get("net_plugin"):
         assert container.get("NCCL_NET_PLUGIN") is not None and _forwarded(words, "NCCL_NET_PLUGIN") in (None, container["NCCL_NET_PLUGIN"])
+
+
+def test_a_platforms_images_are_in_its_folder_and_merged_once():
+    records, files = templating.shared_library().image_records()
+    for key, record in records.items():
+        named = set(record.get("default_for") or []) | set(record.get("platforms") or {})
+        if files[key] == "_lib/images.yaml":
+            # the shared file holds the images of every platform (default_for "*"), a platform's own in its folder
+            assert record["default_for"] == ["*"], key
+        else:
+            platform = files[key].split("/")[2]
+            assert files[key] == "_lib/platforms/%s/images.yaml" % platform and named == {platform}, key
+    assert {files[key] for key in records} > {"_lib/images.yaml"}
+
+
+@pytest.mark.parametrize(
+    "sources, message",
+    [
+        (
+            [("_lib/images.yaml", None, {"a": {"image": "x"}}), ("_lib/platforms/p/images.yaml", "p", {"a": {"image": "y"}})],
+            "image record a is already in _lib/images.yaml",
+        ),
+        ([("_lib/platforms/p/images.yaml", "p", {"a": {"default_for": ["q"]}})], "image record a names q in default_for or platforms"),
+        ([("_lib/platforms/p/images.yaml", "p", {"a": {"default_for": ["*"]}})], "image record a names * in default_for or platforms"),
+        ([("_lib/platforms/p/images.yaml", "p", {"a": {"platforms": {"p": {}, "q": {}}}})], "image record a names q in default_for or platforms"),
+        ([("_lib/platforms/p/images.yaml", "p", ["a"])], "must be a mapping of image records, got list"),
+        ([("_lib/images.yaml", None, {"a": "x"})], "image record a must be a mapping"),
+    ],
+)
+def test_bad_image_files_are_refused_naming_the_file(sources, message):
+    with pytest.raises(ParseError, match=re.escape("%s: %s" % (sources[-1][0], message))):
+        images.merge_records(sources)
+
+
+def test_merged_records_keep_each_file_and_a_platforms_own_names_it():
+    records, files = images.merge_records(
+        [
+            ("_lib/images.yaml", None, {"a": {"image": "x", "default_for": ["*"], "platforms": {"q": {}}}}),
+            ("_lib/platforms/p/images.yaml", "p", {"b": {"image": "y", "kind": "dcgm", "default_for": ["p"], "platforms": {"p": {}}}}),
+            ("_lib/platforms/q/images.yaml", "q", None),
+        ]
+    )
+    assert list(records) == ["a", "b"] and files == {"a": "_lib/images.yaml", "b": "_lib/platforms/p/images.yaml"}
+    with pytest.raises(ConfigError, match=re.escape("but y is _lib/platforms/p/images.yaml's b, a dcgm image")):
+        images.check_kind(records, "y", "nccl-tests", "w", files=files)

@@ -18,7 +18,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import w
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 with open(os.path.join(ROOT, "_lib", "workloads", "nccl-tests-recipes.yaml")) as _fh:
     RECIPES = yaml.safe_load(_fh)
-PLATFORMS = sorted(name for name in os.listdir(os.path.join(ROOT, "_lib", "platforms")) if not name.endswith(".j2")) + ["togetherai"]
+PLATFORMS = sorted(name for name in os.listdir(os.path.join(ROOT, "_lib", "platforms")) if not name.endswith(".j2"))
 
 
 def _args(name, platform, **params):

@@ -281,16 +281,16 @@ def library_copy(tmp_path):
 
 
 def test_missing_fragment_is_a_clear_error(library_copy):
-    os.remove(str(library_copy / "_lib" / "nccl" / "mistral-ib-env.yaml"))
+    os.remove(str(library_copy / "_lib" / "platforms" / "mistral" / "ib-env.yaml"))
     library = templating.TemplateLibrary(str(library_copy / "templates"), str(library_copy / "_lib"))
-    with pytest.raises(RenderError, match=r"platform: render overrides: .*_lib/nccl/mistral-ib-env.yaml does not exist"):
+    with pytest.raises(RenderError, match=r"platform: render overrides: .*_lib/platforms/mistral/ib-env.yaml does not exist"):
         build_overrides(TORCH_WITHOUT_MNNVL, library)
 
 
 def test_template_syntax_error_names_the_file(library_copy):
-    (library_copy / "_lib" / "deps" / "azure-mlnx-runtime-patch.yaml").write_text("{% if %}\n")
+    (library_copy / "_lib" / "platforms" / "azure" / "mlnx-runtime-patch.yaml").write_text("{% if %}\n")
     library = templating.TemplateLibrary(str(library_copy / "templates"), str(library_copy / "_lib"))
-    with pytest.raises(RenderError, match=r"azure-mlnx-runtime-patch.yaml line 1: template syntax error"):
+    with pytest.raises(RenderError, match=r"azure/mlnx-runtime-patch.yaml line 1: template syntax error"):
         build_overrides(TORCH_WITHOUT_MNNVL, library)
 
 
@@ -314,16 +314,16 @@ def test_lib_indent_and_to_mpi_args_helpers(library_copy):
 
 
 def test_warm_loads_every_template_and_leaves_broken_ones_to_the_render(library_copy):
-    (library_copy / "_lib" / "deps" / "azure-mlnx-runtime-patch.yaml").write_text("{% if %}\n")
+    (library_copy / "_lib" / "platforms" / "azure" / "mlnx-runtime-patch.yaml").write_text("{% if %}\n")
     library = templating.TemplateLibrary(str(library_copy / "templates"), str(library_copy / "_lib"))
     library.warm()  # a broken fragment does not fail the warm-up
     loaded = set(library._env.cache.keys()) if library._env.cache is not None else set()
     names = {key[1] for key in loaded}
     assert "templates/overrides/workloadrun.yaml" in names
-    assert "_lib/nccl/mistral-ib-env.yaml" in names
-    assert "_lib/deps/azure-mlnx-runtime-patch.yaml" not in names
+    assert "_lib/platforms/mistral/ib-env.yaml" in names
+    assert "_lib/platforms/azure/mlnx-runtime-patch.yaml" not in names
     assert library._sources is not None
-    with pytest.raises(RenderError, match=r"azure-mlnx-runtime-patch.yaml line 1: template syntax error"):
+    with pytest.raises(RenderError, match=r"azure/mlnx-runtime-patch.yaml line 1: template syntax error"):
         build_overrides(TORCH_WITHOUT_MNNVL, library)
 
 

@@ -371,7 +371,7 @@ def test_nics_given_in_any_one_field_are_the_given_source(given, nic_source):
 
 
 def test_mnnvl_is_off_in_the_templates_unless_asked():
-    """The seed's Mistral GB300 env reads enable_mnnvl (_lib/nccl/mistral-ib-env.yaml): unset is off, as for the base env."""
+    """The seed's Mistral GB300 env reads enable_mnnvl (_lib/platforms/mistral/ib-env.yaml): unset is off, as for the base env."""
     facts = {"platform": "mistral", "gpuArchitecture": "gb300"}
 
     def mnnvl(**given):

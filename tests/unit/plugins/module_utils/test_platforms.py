@@ -29,6 +29,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import o
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import platform_catalog
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import templating
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
 
@@ -602,7 +603,16 @@ def test_every_platform_has_data_a_template_docs_and_documented_variables():
     root = templating.COLLECTION_ROOT
     catalog = platform_catalog.load_platform_catalog()
     templates = sorted(name[: -len(".yaml")] for name in os.listdir(os.path.join(templating.TEMPLATES_DIR, "overrides", "platforms")))
-    assert sorted(catalog) == templates == ["aws", "azure", "coreweave", "gcp", "nebius", "oci", "onprem"]
+    folders = sorted(
+        name for name in os.listdir(os.path.join(templating.LIB_DIR, "platforms")) if os.path.isdir(os.path.join(templating.LIB_DIR, "platforms", name))
+    )
+    # Every folder is a catalogued platform; every platform-layer template has its folder; a folder without a template
+    # is a platform whose entries are the seed's (its page says "seed only").
+    assert sorted(catalog) == folders and set(templates) <= set(folders)
+    seed_named = inputs._seed_platforms(templating.shared_library())  # pylint: disable=protected-access
+    for platform in set(folders) - set(templates):
+        assert platform in seed_named, platform
+        assert "(seed only)" in open(os.path.join(root, "docs", "platforms", "%s.md" % platform)).read().split("\n")[0], platform
     # The option docs of platform_overrides and workload_plan (doc fragment gpufleet.burnin.render.overrides).
     options = open(os.path.join(root, "plugins", "doc_fragments", "render.py")).read().split("OVERRIDES = ")[1]
     # The README links docs/platforms/README.md, which links every platform's page.
@@ -665,3 +675,31 @@ def test_a_catalogues_detection_is_checked_naming_the_file(tmp_path, detection, 
     (tmp_path / "platforms" / "bad" / "platform.yaml").write_text("shapes:\n  x: {gpu: h100}\n" + detection)
     with pytest.raises(ParseError, match=re.escape("_lib/platforms/bad/platform.yaml: " + message)):
         platform_catalog.load_platform_catalog(str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        "topology_labels: example.com/rack\n",
+        "topology_labels: [example.com/rack, '']\n",
+        "topology_labels: ['bad key!']\n",
+        "topology_labels: [example.com/rack, example.com/rack]\n",
+        "topology_labels: [{example.com/rack: 1}]\n",
+    ],
+)
+def test_a_catalogues_topology_labels_are_checked_naming_the_file(tmp_path, labels):
+    (tmp_path / "platforms" / "bad").mkdir(parents=True)
+    (tmp_path / "platforms" / "bad" / "platform.yaml").write_text("shapes: {}\n" + labels)
+    message = "_lib/platforms/bad/platform.yaml: topology_labels must be a list of distinct node label keys"
+    with pytest.raises(ParseError, match=re.escape(message)):
+        platform_catalog.load_platform_catalog(str(tmp_path))
+
+
+def test_a_catalogues_topology_labels_are_kept_in_order(tmp_path):
+    (tmp_path / "platforms" / "good").mkdir(parents=True)
+    (tmp_path / "platforms" / "good" / "platform.yaml").write_text("topology_labels: [example.com/spine, rack, example.com/host]\n")
+    assert platform_catalog.load_platform_catalog(str(tmp_path))["good"]["topology_labels"] == ["example.com/spine", "rack", "example.com/host"]
+
+    (tmp_path / "other" / "platforms" / "none").mkdir(parents=True)
+    (tmp_path / "other" / "platforms" / "none" / "platform.yaml").write_text("shapes: {}\n")
+    assert platform_catalog.load_platform_catalog(str(tmp_path / "other"))["none"]["topology_labels"] == []

@@ -27,11 +27,15 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_plan
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import images
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.platform_catalog import load_platform_catalog
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import templating
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
-with open(os.path.join(ROOT, "_lib", "images.yaml")) as _fh:
-    IMAGES = yaml.safe_load(_fh)
-PLATFORMS = ["aws", "gcp", "azure", "oci", "coreweave", "nebius", "onprem", "togetherai"]
+# _lib/images.yaml and every platform's _lib/platforms/<platform>/images.yaml.
+IMAGES = templating.shared_library().image_records()[0]
+# Every platform of _lib/platforms/ but Mistral, whose seed entries are GB300 only and need burnin_image there
+# (docs/platforms/mistral.md): its other GPUs are no configuration the seed knows.
+PLATFORMS = sorted(set(load_platform_catalog()) - {"mistral"})
 GPUS = ["h100", "h200", "b200", "gb200", "gb300"]
 # stage -> the workloads it runs (the fleet stage: every catalogue workload a user may pick that a record serves)
 STAGE_WORKLOADS = [

@@ -241,7 +241,7 @@ def _mpirun_words(trainer):
 
 
 @pytest.mark.parametrize("framework", ["mpi", "torch", "exec"])
-@pytest.mark.parametrize("platform", ["aws", "gcp", "azure", "oci", "coreweave", "nebius", "onprem", "togetherai", "mistral", "other"])
+@pytest.mark.parametrize("platform", sorted(platform_catalog.load_platform_catalog()) + ["other"])
 def test_every_rendered_plan_logs_what_the_transport_check_reads(platform, framework):
     """Issue 13: the base env keeps NCCL's INIT and NET lines in the logs on every platform and GPU: NCCL_DEBUG=INFO
     and an NCCL_DEBUG_SUBSYS naming INIT (which every line kind of SUBSYSTEMS is logged under) in every container that
