@@ -29,16 +29,9 @@ def pair_judge(result, judging, nodes=2, expected_transport=None, one_nic_of=Non
     nodes (2; a group of the links probe, more); EXPECTED_TRANSPORT (a judging/transport.py id): the transport the
     run was told to use, instead of the platform catalogue's; ONE_NIC_OF: the run may use one of the node's that many
     NICs, so it is held to one NIC's share of the thresholds."""
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import facts_of, verdict_for
 
-    facts = {
-        "platform": result.get("platform") or None,
-        "gpu_architecture": result.get("gpu_architecture") or None,
-        "nodes": nodes,
-        "gpus_per_node": int(result["gpus_per_node"]) if result.get("gpus_per_node") not in (None, "") else None,
-        "mnnvl": bool(judging["mnnvl"]),
-        "instance_type": result.get("instance_type") or None,
-    }
+    facts = facts_of(result, nodes, judging["mnnvl"])
     if one_nic_of:
         facts["one_nic_of"] = one_nic_of
     pair_judging = {

@@ -78,19 +78,12 @@ def judge_attempt(stage, plan_stage, result, pod_logs, waited, settings):
     """The verdict of one attempt: the fleet stage's by verdict.verdict_for (as the filter burnin_verdict does), a node
     stage's pod by pod by node_stage.judge_node_stage ."""
     from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_stage import judge_node_stage
-    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import verdict_for
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.verdict import facts_of, verdict_for
 
     output = (pod_logs or {}).get("results") or []
     pods = pod_logs["pods"] if "pods" in (pod_logs or {}) else (waited or {}).get("pods") or []
     if stage == "fleet":
-        facts = {
-            "platform": result.get("platform") or None,
-            "gpu_architecture": result.get("gpu_architecture") or None,
-            "nodes": int(settings["nodes"]),
-            "gpus_per_node": int(result.get("gpus_per_node")),
-            "mnnvl": bool(settings["mnnvl"]),
-            "instance_type": result.get("instance_type") or None,
-        }
+        facts = facts_of(result, settings["nodes"], settings["mnnvl"])
         job = {"outcome": result.get("outcome") or None, "reason": result.get("reason") or None, "pods": pods}
         judging = {
             "collective": result.get("collective") or None,
@@ -101,13 +94,8 @@ def judge_attempt(stage, plan_stage, result, pod_logs, waited, settings):
             "sibling_percent": (plan_stage.get("judging") or {}).get("sibling_percent"),
         }
         return verdict_for(output, facts, job, judging)
-    facts = {
-        "platform": result.get("platform") or "",
-        "gpu_architecture": result.get("gpu_architecture") or "",
-        "instance_type": plan_stage.get("instance_type") or None,
-    }
-    if plan_stage.get("gpus_per_node") not in (None, ""):
-        facts["gpus_per_node"] = int(plan_stage["gpus_per_node"])
+    # A node stage's own plan says its shape (instance type, GPUs per node).
+    facts = facts_of(dict(result, instance_type=plan_stage.get("instance_type"), gpus_per_node=plan_stage.get("gpus_per_node")))
     job = {"outcome": result.get("outcome") or None, "reason": result.get("reason") or None, "pods": pods}
     # The workload's rendered verdict parameters (sibling_percent) ride with the stage's own.
     judging = dict(

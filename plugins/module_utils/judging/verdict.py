@@ -31,6 +31,24 @@ KINDS = {
 }
 
 
+def facts_of(record, nodes=None, mnnvl=None):
+    """The ``facts`` mapping of a run (the filter's, plugins/filter/burnin_verdict.py) from a stage's RECORD (its
+    ``platform``, ``gpu_architecture``, ``gpus_per_node`` and ``instance_type``; an empty value is unknown, None) and
+    what the run was asked for: NODES and MNNVL, left out when None (a node stage's pod is judged alone)."""
+    gpus = record.get("gpus_per_node")
+    facts = {
+        "platform": record.get("platform") or None,
+        "gpu_architecture": record.get("gpu_architecture") or None,
+        "gpus_per_node": int(gpus) if gpus not in (None, "") else None,
+        "instance_type": record.get("instance_type") or None,
+    }
+    if nodes is not None:
+        facts["nodes"] = int(nodes)
+    if mnnvl is not None:
+        facts["mnnvl"] = bool(mnnvl)
+    return facts
+
+
 def verdict_for(output, facts=None, job=None, judging=None):
     """Parse (when needed), judge and attribute in one call; what the ``burnin_verdict`` filter returns.
 
@@ -53,4 +71,4 @@ def verdict_for(output, facts=None, job=None, judging=None):
     return kind["judge"](output, facts, job, judging)
 
 
-__all__ = ["KINDS", "verdict_for"]
+__all__ = ["KINDS", "facts_of", "verdict_for"]

@@ -148,8 +148,7 @@ def _check_result(name, rendered, data):
             "data.image",
             "%s has no default image for gpu_architecture %r (Grace nodes are arm64 and no image record, in _lib/images.yaml or the "
             "platform's images.yaml, is a public arm64 nccl-tests image built with MPI for platform %r): set burnin_image (or image in "
-            "burnin_workload_params) to yours"
-            % (where, data.get("gpu_architecture"), data.get("platform")),
+            "burnin_workload_params) to yours" % (where, data.get("gpu_architecture"), data.get("platform")),
         )
     if not isinstance(rendered.get("trainer"), dict) or not rendered["trainer"]:
         raise ParseError("%s: trainer must be a non-empty mapping" % where)
