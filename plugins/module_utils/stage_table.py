@@ -5,8 +5,9 @@
 burnin/stages.py (what burnin_stages accepts, the default, the node stages' workloads) and the plugins' argument specs
 (validation/argspec.py); the doc stubs' ``choices``, the role's argument specs and defaults and docs/stages.md are
 checked against the rows by tests/unit/plugins/module_utils/test_stage_table.py. Adding a stage: docs/layout.md.
-Code that treats one stage as no other (the fleet stage's TrainJob keeps the run's name, isolation runs its pairs in
-its own action) names it where it does so.
+Code that treats the stages of one scope as no other (the ``fleet`` scope's TrainJob keeps the run's name and its
+verdict is the cluster's; the ``pairs`` scope runs its pairs in its own action) asks for the scope (:func:`scope_of`),
+never for a stage's name.
 
 A row: ``stage``; ``workload``, the catalogue workload it runs (templates/workloads/<name>.yaml), or None for the
 fleet stage (burnin_workload) and isolation (pair jobs of the fleet stage's workload); ``results``, the results kind
@@ -42,13 +43,20 @@ JOB_STAGES = tuple(row["stage"] for row in STAGE_TABLE if row["job"])
 # Node stages: a catalogue workload on every GPU node at once, one pod per node.
 NODE_STAGE_WORKLOADS = dict((row["stage"], row["workload"]) for row in STAGE_TABLE if row["scope"] == "node")
 SCOPES = dict((row["stage"], row["scope"]) for row in STAGE_TABLE)
+RESULTS = dict((row["stage"], row["results"]) for row in STAGE_TABLE)
 # stage -> (the stage that must come before it, why).
 AFTER = dict((row["stage"], row["after"]) for row in STAGE_TABLE if row.get("after"))
 
 
+def scope_of(stage):
+    """The scope of STAGE (``node``, ``fleet`` or ``pairs``), or None for a name that is no stage (a finding of the
+    report's own checks, such as ``drift``)."""
+    return SCOPES.get(stage)
+
+
 def runs_on_every_node(stage):
     """Whether STAGE is a node stage (scope ``node``): its catalogue workload on every GPU node, judged per node."""
-    return SCOPES.get(stage) == "node"
+    return scope_of(stage) == "node"
 
 
-__all__ = ["AFTER", "DEFAULT_STAGES", "JOB_STAGES", "NODE_STAGE_WORKLOADS", "SCOPES", "STAGES", "STAGE_TABLE", "runs_on_every_node"]
+__all__ = ["AFTER", "DEFAULT_STAGES", "JOB_STAGES", "NODE_STAGE_WORKLOADS", "RESULTS", "SCOPES", "STAGES", "STAGE_TABLE", "runs_on_every_node", "scope_of"]

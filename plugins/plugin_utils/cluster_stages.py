@@ -20,6 +20,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError, ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.files import safe_join
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import TRAINER_API
+from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import scope_of
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster, shown_diffs
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import ModuleExit
 
@@ -107,14 +108,14 @@ def run_cluster_stage(auth, name, args, check_mode=False, diff=False, progress=N
     }
 
     def run():
-        if args["stage"] == "isolation":
+        if scope_of(args["stage"]) == "pairs":
             return _isolation(args, variables, settings, plan_attempt, connect, host)
         return run_stage(connect(args["namespace"], TRAINER_API), args["stage"], args["result"], plan_attempt, settings=settings)
 
     order = list(variables.get("burnin_stages") or [args["stage"]])
-    if args["stage"] == "isolation" and variables.get("burnin_sweep_nodes"):
+    if scope_of(args["stage"]) == "pairs" and variables.get("burnin_sweep_nodes"):
         # The sweep's pairs come after its node stages (roles/burnin/tasks/sweep.yml).
-        order.append("isolation")
+        order.append(args["stage"])
     try:
         out = in_order(args["stage"], order, args["result"], run, cluster=host)
     except ModuleExit as exc:

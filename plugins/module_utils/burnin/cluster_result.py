@@ -17,7 +17,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Conf
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions, isolation, isolation_parts
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import from_verdict, with_findings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS, cluster_passed
-from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import runs_on_every_node
+from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import runs_on_every_node, scope_of
 
 
 def started_record(variables, cluster, run_id, namespace, trainjob, entry, check_mode=False, started=None):
@@ -306,9 +306,9 @@ def final_record(result):
     becomes ``verdict``; {} otherwise."""
     result = result or {}
     records = [record for record in result.get("stages") or [] if record.get("verdict") in ("fail", "error")]
-    others = [record for record in records if record.get("stage") != "fleet"]
+    others = [record for record in records if scope_of(record.get("stage")) != "fleet"]
     if not others:
         return {}
     text = "; ".join("%s stage %s: %s" % (record["stage"], record["verdict"], record.get("reason") or "") for record in others)
-    fleet_failed = any(record.get("stage") == "fleet" for record in records)
+    fleet_failed = any(scope_of(record.get("stage")) == "fleet" for record in records)
     return {"reason": ("%s; %s" % (result["reason"], text)) if fleet_failed and result.get("reason") else text, "stage": "verdict"}

@@ -30,7 +30,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_res
     judged_record,
     recorded_attempt,
 )
-from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import runs_on_every_node
+from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import runs_on_every_node, scope_of
 
 # What the settings hold (the role's variables of the same name without the burnin_ prefix, and the run's facts).
 DEFAULT_SETTINGS = {
@@ -82,7 +82,7 @@ def judge_attempt(stage, plan_stage, result, pod_logs, waited, settings):
 
     output = (pod_logs or {}).get("results") or []
     pods = pod_logs["pods"] if "pods" in (pod_logs or {}) else (waited or {}).get("pods") or []
-    if stage == "fleet":
+    if scope_of(stage) == "fleet":
         facts = facts_of(result, settings["nodes"], settings["mnnvl"])
         job = {"outcome": result.get("outcome") or None, "reason": result.get("reason") or None, "pods": pods}
         judging = {
@@ -210,7 +210,7 @@ def run_attempt(cluster, stage, attempt, result, plan_attempt, judge, settings, 
         pods, (pod_logs or {}).get("results") or [], read_logs=runs_on_every_node(stage), rendered=drift.rendered_env(plan.get("objects"))
     )
     result = _merged(result, {"node_runtime": runtime})
-    if stage == "fleet":
+    if scope_of(stage) == "fleet":
         judged = judged_record(result, verdict)
         result = _merged(result, judged["record"])
         result = _merged(result, recorded_attempt(result, stage, trainjob, verdict))

@@ -32,6 +32,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import
     JOB_STAGES,
     NODE_STAGE_WORKLOADS,
     STAGES,
+    scope_of,
 )
 
 REPEATED_VERDICTS = ("warn", "fail")
@@ -81,7 +82,7 @@ def check_repeats(name, value):
 def stage_trainjob(trainjob, stage, attempt=1):
     """The TrainJob name of a STAGE's ATTEMPT: the fleet stage keeps the run's name (``<entry>-<run id>``, as before
     stages), the others add the stage (``<entry>-<run id>-node``); attempts after the first add their number."""
-    name = trainjob if stage == "fleet" else "%s-%s" % (trainjob, stage)
+    name = trainjob if scope_of(stage) == "fleet" else "%s-%s" % (trainjob, stage)
     return name if int(attempt) <= 1 else "%s-%d" % (name, int(attempt))
 
 

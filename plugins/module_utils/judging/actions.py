@@ -22,6 +22,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import Pars
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import dcgm_errors
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, OK_OUTCOMES, PENDING
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import LIB_DIR, read_yaml_file
+from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import scope_of
 
 TABLE_FILE = os.path.join(LIB_DIR, "actions.yaml")
 _CACHE = {}
@@ -197,7 +198,7 @@ def signals_of_finding(finding):
         for gpu in bad_gpus:
             rule = "gpu_wrong_results" if gpu.get("index") in wrong else ("gpu_slow" if gpu.get("result") == "fail" else "gpu_slow_warn")
             signals.append((rule, "GPU %s" % gpu.get("index")))
-    elif stage == "isolation" and verdict == "fail":
+    elif scope_of(stage) == "pairs" and verdict == "fail":
         signals.append(("isolation_culprit", ""))
     elif stage == "drift":
         # judging/drift.py: the node runs other versions than its SKU's majority or the golden file allows.

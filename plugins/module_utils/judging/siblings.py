@@ -37,6 +37,7 @@ import math
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.nccl_results import size_label
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import finding
+from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import RESULTS, scope_of
 
 SCHEMA = "gpufleet.burnin/baselines/v1"
 KEY_FIELDS = ("platform", "gpu_architecture", "instance_type", "gpu_product")
@@ -129,11 +130,17 @@ def samples_of(findings):
         if not isinstance(item, dict) or not item.get("node") or not isinstance(item.get("evidence"), dict):
             continue
         node, stage, evidence = str(item["node"]), item.get("stage"), item["evidence"]
-        if stage == "node" and _number(evidence.get("busbw")) and isinstance(evidence.get("size"), int) and evidence["size"] > 0:
+        if (
+            scope_of(stage) == "node"
+            and RESULTS[stage] == "nccl-tests"
+            and _number(evidence.get("busbw"))
+            and isinstance(evidence.get("size"), int)
+            and evidence["size"] > 0
+        ):
             label = "node all_reduce busbw at %s" % size_label(evidence["size"])
             floor = evidence.get("pass_busbw") if _number(evidence.get("pass_busbw")) else None
             out.append(("node/busbw@%s" % size_label(evidence["size"]), label, "GB/s", node, node, None, float(evidence["busbw"]), floor))
-        elif stage == "gpu":
+        elif RESULTS.get(stage) == "gpu-burn":
             for gpu in evidence.get("gpus") or []:
                 if not isinstance(gpu, dict) or not isinstance(gpu.get("figures"), dict):
                     continue

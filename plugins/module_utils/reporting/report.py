@@ -23,6 +23,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import act
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import node_entries, with_findings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import FAIL_OUTCOMES, OK_OUTCOMES, SEVERITY, VERDICTS
 from ansible_collections.gpufleet.burnin.plugins.module_utils.reporting import history
+from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import scope_of
 
 SCHEMA = "gpufleet.burnin/report/v1"
 # The version of docs/verdict-schema.json this report follows (its "$id" ends with it).
@@ -126,7 +127,7 @@ def _stage_testcases(entry, stages):
     cases = []
     for stage in stages:
         judged = stage.get("judged")
-        if stage["stage"] == "fleet" or not judged or judged.get("verdict") not in VERDICTS:
+        if scope_of(stage["stage"]) == "fleet" or not judged or judged.get("verdict") not in VERDICTS:
             continue
         case = _testcase(dict(judged, succeeded_nodes=[], failed_nodes=[]), entry)
         case["workload"] = "%s stage: %s" % (stage["stage"], judged.get("workload") or stage["stage"])
