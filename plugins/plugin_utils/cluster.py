@@ -25,7 +25,13 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs i
 )
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import reads_whole
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import poll_until
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed, outcome_of, settled_by_preemption, terminal_conditions
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import (
+    TERMINAL,
+    ClusterCallFailed,
+    outcome_of,
+    settled_by_preemption,
+    terminal_conditions,
+)
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.watching import WATCH_SECONDS, watch_until
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import API_VERSION as TRAINER_API
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (
@@ -456,11 +462,16 @@ class Cluster(object):
         """The pods of TrainJob NAME and their logs (pod_logs.collect()), the wait's record WAITED (pods, logs,
         logs_cut) kept for the pods their controllers removed; WHOLE_LOGS_OF (default the option) names the replicated
         jobs whose logs are read whole. The pod listing is retried as the wait's reads are; one unreadable pod is
-        recorded as such and does not lose the others' logs."""
+        recorded as such and does not lose the others' logs. A job that ended whose pods the wait last saw all ended
+        for good is not listed again: no pod of it runs again and no controller makes another."""
         waited = waited or {}
         cuts = dict(waited.get("logs_cut") or {})
         early, final = waited.get("logs") or {}, set(waited.get("logs_final") or [])
-        pods = sorted(self.retried("listing the pods of TrainJob %s" % name, lambda: self.pods_of([name])[name], interval=1), key=pod_name)
+        seen = waited.get("pods") or []
+        if waited.get("outcome") in TERMINAL and seen and all(has_ended_for_good(pod) for pod in seen):
+            pods = sorted(seen, key=pod_name)
+        else:
+            pods = sorted(self.retried("listing the pods of TrainJob %s" % name, lambda: self.pods_of([name])[name], interval=1), key=pod_name)
         read = {}
         for pod in pods:
             if not_started(pod):

@@ -511,3 +511,35 @@ def test_a_second_signal_while_the_watches_are_stopped_does_not_deadlock():
     thread = threading.Thread(target=both, daemon=True)
     thread.start()
     assert done.wait(5) and cancel.signum == 2
+
+
+@pytest.mark.parametrize(
+    "outcome, running, listed",
+    [
+        ("Complete", False, False),
+        ("Failed", False, False),
+        # A pod the wait last saw running may run again, or its controller may be making another: listed again.
+        ("Complete", True, True),
+        # A job that did not end may make pods after the wait's last look.
+        ("Timeout", False, True),
+        ("Preempted", False, True),
+        ("Unreachable", False, True),
+        (None, False, True),
+    ],
+)
+def test_logs_list_the_pods_again_unless_the_job_ended_and_the_wait_saw_every_pod_end(logs_read, outcome, running, listed):
+    seen = [pod("j-launcher-0", "j", replicated="launcher", ended=True), pod("j-node-0", "j", ended=not running)]
+    now = [pod("j-launcher-0", "j", replicated="launcher", ended=True), pod("j-node-0", "j", ended=True), pod("j-node-9", "j", ended=True)]
+    cluster, dummy = cluster_with({"Pod": [now]})
+    collected = cluster.logs("j", {"outcome": outcome, "pods": seen, "logs": {}, "logs_final": []})
+    assert bool(cluster.service.calls) is listed
+    names = sorted(entry["item"]["metadata"]["name"] for entry in collected["results"])
+    assert names == (["j-launcher-0", "j-node-0", "j-node-9"] if listed else ["j-launcher-0", "j-node-0"])
+    # Every pod's log is read either way (none was read whole by the wait here).
+    assert sorted(name for name, dummy in logs_read) == names
+
+
+def test_logs_of_a_job_whose_wait_saw_no_pod_list_them(logs_read):
+    cluster, dummy = cluster_with({"Pod": [[pod("j-node-0", "j", ended=True)]]})
+    cluster.logs("j", {"outcome": "Complete", "pods": [], "logs": {}})
+    assert cluster.service.calls == [("Pod", None, ("%s in (j)" % JOBSET,))]
