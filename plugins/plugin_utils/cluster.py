@@ -37,6 +37,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime 
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (
     ListWatch,
     api_client_of,
+    apply_with,
     configured_server,
     k8s_reader,
     pod_log,
@@ -165,7 +166,8 @@ class Cluster(object):
     whole_logs_of and max_bytes (logs: k8s_in_process.pod_log's bound per pod, None for its default), record_pods
     (wait: read the pods and the logs of those that ended), api_version (the TrainJob API), watch and watch_seconds
     (waits watch, each watch request at most that long; module_utils/cluster/watching.py). The client is made by
-    connect(); apply() needs none (kubernetes.core.k8s's runner makes its own).
+    connect(); apply() uses it when there is one (check and diff mode aside), else kubernetes.core.k8s's runner
+    makes its own.
     """
 
     DEFAULTS = {
@@ -281,8 +283,11 @@ class Cluster(object):
             server_side_apply={"field_manager": self.options["field_manager"], "force_conflicts": self.options["force_conflicts"]},
             hidden_fields=HIDDEN_FIELDS,
         )
+        # A connected cluster applies with its own client (k8s_in_process.apply_with: one request less per object);
+        # check and diff mode, and a cluster not connected, with kubernetes.core's runner whole.
+        direct = self.service is not None and not check_mode and not diff
         for attempt in range(CACHE_RETRIES + 1):
-            outcome = run_k8s(params, check_mode=check_mode, diff=diff, name=self.name)
+            outcome = apply_with(self.service, params) if direct else run_k8s(params, check_mode=check_mode, diff=diff, name=self.name)
             # In check mode a runtime's dry run stores nothing: its TrainJob is refused however long one waits.
             if not outcome.get("failed") or check_mode or attempt == CACHE_RETRIES or not runtime_not_cached(outcome.get("msg")):
                 break

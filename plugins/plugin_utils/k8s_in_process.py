@@ -39,11 +39,38 @@ except ImportError:  # not in this ansible-core: only group/gpufleet.burnin.k8s 
 try:
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.runner import run_module
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.runner import perform_action, run_module
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.resource import create_definitions
     from ansible_collections.kubernetes.core.plugins.modules.k8s import argspec as k8s_argspec
     from ansible_collections.kubernetes.core.plugins.modules.k8s_info import argspec as k8s_info_argspec
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService, decode_response
+
+    class ServerSideApply(K8sService):
+        """kubernetes.core's K8sService whose ``apply`` is the server-side apply PATCH its ``k8s_apply`` ends with,
+        without the read of the object that precedes it there (``apply_object``: a client-side patch that server-side
+        apply does not use; the runner's ``retrieve`` has read the object already, for the diff)."""
+
+        def __init__(self, service, server_side_apply):
+            super(ServerSideApply, self).__init__(service.client, service.module)
+            self.server_side_apply = server_side_apply
+
+        def apply(self, resource, definition, existing=None):
+            del existing
+            try:
+                return decode_response(
+                    resource.server_side_apply(
+                        body=definition,
+                        name=definition["metadata"]["name"],
+                        namespace=definition["metadata"].get("namespace"),
+                        force_conflicts=self.server_side_apply["force_conflicts"],
+                        field_manager=self.server_side_apply["field_manager"],
+                        serialize=False,
+                    )
+                )
+            except Exception as e:
+                reason = e.body if hasattr(e, "body") else e
+                raise CoreException("Failed to apply object: {0}".format(reason)) from e
 
     # The client is what costs: import it now, in the main process (the runner imports it lazily on first use).
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s import client as _client  # noqa: F401 pylint: disable=unused-import
@@ -152,6 +179,36 @@ def run_k8s(params, check_mode, diff, name):
     except ModuleExit as done:
         return done.result
     return {"failed": True, "msg": "%s: kubernetes.core's runner returned no result" % name}
+
+
+def apply_with(service, params):
+    """kubernetes.core.k8s's result of a server-side apply with PARAMS (``resource_definition``, ``server_side_apply``,
+    ``hidden_fields``) through SERVICE (k8s_reader's, connected): kubernetes.core's runner as ``run_module`` runs it
+    (``perform_action`` object by object: the read for the diff, the apply, the diff and the hidden fields; the
+    result shaped, the first error failed, secrets removed, by the module's exit and fail), with ServerSideApply's one
+    request per apply. Not for check or diff mode: run_k8s."""
+    service = ServerSideApply(service, params["server_side_apply"])
+    # As run_k8s's module does: the caller's objects are not changed (the runner sets each one's kind and apiVersion).
+    module, params = service.module, dict(copy.deepcopy(params), apply=True)
+    results, changed = [], False
+    try:
+        for definition in create_definitions(params):
+            try:
+                result = perform_action(service, definition, params)
+            except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+                error = dict(getattr(exc, "result", None) or {})
+                if getattr(exc.__cause__, "reason", None) is not None:
+                    error["reason"] = exc.__cause__.reason
+                error["msg"] = str(exc)
+                module.fail_json(**error)
+            changed |= result["changed"]
+            results.append(result)
+        if len(results) == 1:
+            module.exit_json(**results[0])
+        module.exit_json(changed=changed, result={"results": results})
+    except ModuleExit as done:
+        return done.result
+    return {"failed": True, "msg": "kubernetes.core's runner returned no result"}
 
 
 def k8s_reader(params, name):

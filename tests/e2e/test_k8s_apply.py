@@ -218,3 +218,40 @@ def test_secrets_are_redacted_and_bad_input_is_a_clear_error(fleet, tmp_path):
     assert secret not in output
     assert "ignored=2" in output
     assert "objects" in output and "dict" in output
+
+
+def test_a_connected_cluster_applies_as_kubernetes_cores_runner_does(fleet, namespace):
+    """plugin_utils/cluster.py applies with its connected client (k8s_in_process.apply_with, one request less per
+    object than kubernetes.core's runner) outside check and diff mode: the same results, object by object, as the
+    runner gives on a real API server: created, unchanged, one of two changed, hidden fields hidden, errors failed."""
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
+    from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster
+
+    cluster = Cluster({"kubeconfig": fleet.kubeconfig, "context": CLUSTER}, "test", namespace).connect()
+    runner = Cluster({"kubeconfig": fleet.kubeconfig, "context": CLUSTER}, "test", namespace)  # not connected: the runner
+
+    def applied(which, objects):
+        outcome = which.apply(objects)
+        return [(item["method"], item["changed"], item["result"]["metadata"]["name"]) for item in outcome["result"]["results"]], outcome
+
+    cluster.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}])
+    first, outcome = applied(cluster, [configmap(namespace, "a", "1"), configmap(namespace, "b", "1")])
+    assert first == [("apply", True, "a"), ("apply", True, "b")] and outcome["changed"] is True
+    assert all("managedFields" not in item["result"]["metadata"] for item in outcome["result"]["results"])
+    again, outcome = applied(cluster, [configmap(namespace, "a", "1"), configmap(namespace, "b", "1")])
+    assert again == [("apply", False, "a"), ("apply", False, "b")] and outcome["changed"] is False
+    by_runner, runner_outcome = applied(runner, [configmap(namespace, "a", "1"), configmap(namespace, "b", "1")])
+    assert by_runner == again and sorted(runner_outcome["result"]["results"][0]) == sorted(outcome["result"]["results"][0])
+    one, outcome = applied(cluster, [configmap(namespace, "a", "2"), configmap(namespace, "b", "1")])
+    assert one == [("apply", True, "a"), ("apply", False, "b")] and get_configmap(fleet, namespace, "a")["data"] == {"value": "2"}
+    # One object alone: its result, not a list (as kubernetes.core.k8s returns it).
+    single = cluster.apply([configmap(namespace, "c", "1")])
+    assert single["changed"] is True and single["method"] == "apply" and single["result"]["metadata"]["name"] == "c"
+    # An object the API server refuses: failed with kubernetes.core's message, the objects before it applied.
+    with pytest.raises(ClusterCallFailed) as refused:
+        cluster.apply([configmap(namespace, "d", "1"), configmap(namespace, "Not_A_Name", "1")])
+    assert refused.value.outcome["failed"] is True and refused.value.outcome["msg"].startswith("Failed to apply object")
+    assert get_configmap(fleet, namespace, "d")["data"] == {"value": "1"}
+    with pytest.raises(ClusterCallFailed) as by_runner_refused:
+        runner.apply([configmap(namespace, "Not_A_Name", "1")])
+    assert by_runner_refused.value.error["category"] == refused.value.error["category"]

@@ -276,3 +276,21 @@ def test_an_xid_45_naming_its_causes_is_judged_by_the_worst_of_them():
 )
 def test_the_causes_an_xid_line_names(line, causes):
     assert actions.xids_in(line)[0].get("caused_by") == causes
+
+
+@pytest.mark.parametrize(
+    "stage, verdict, evidence, signal",
+    [
+        # The isolation's culprit: a fail of the pairs stage only (a warn is a slow pair, judged by its busbw).
+        ("isolation", "fail", {}, ("isolation_culprit", "")),
+        ("isolation", "warn", {"busbw": 80.0}, ("busbw_warn", "busbw 80.0 GB/s")),
+        # The report's own checks (judging/drift.py, siblings.py), each on both sides of fail.
+        ("drift", "fail", {"key": "nccl", "value": "2.21.5"}, ("config_drift", "nccl 2.21.5")),
+        ("drift", "warn", {"key": "nccl", "value": "2.21.5"}, ("config_drift_warn", "nccl 2.21.5")),
+        ("siblings", "fail", {"metric": "gpu/gflops", "sku": "h100"}, ("sibling_slow", "gpu/gflops of SKU h100")),
+        ("siblings", "warn", {"metric": "gpu/gflops", "sku": "h100"}, ("sibling_slow_warn", "gpu/gflops of SKU h100")),
+    ],
+)
+def test_a_findings_signal_is_its_origins_on_both_sides_of_fail(stage, verdict, evidence, signal):
+    found = {"node": "n1", "stage": stage, "verdict": verdict, "reason": "r", "evidence": evidence}
+    assert actions.signals_of_finding(found) == [signal]

@@ -267,7 +267,11 @@ def test_apply_retries_a_runtime_the_webhook_has_not_cached(monkeypatch, check_m
         calls.append((params["server_side_apply"], check_mode, diff))
         return answers[len(calls) - 1]
 
+    def apply_with(service, params):
+        return run_k8s(params, False, False, "direct")
+
     monkeypatch.setattr(cluster_module, "run_k8s", run_k8s)
+    monkeypatch.setattr(cluster_module, "apply_with", apply_with)
     cluster, clock = cluster_with({}, field_manager="fm", force_conflicts=False)
     objects = [{"kind": "TrainJob", "metadata": {"name": "a"}}]
     if check_mode:
@@ -280,6 +284,21 @@ def test_apply_retries_a_runtime_the_webhook_has_not_cached(monkeypatch, check_m
     assert cluster.apply(objects) == {"changed": True}
     assert calls == [({"field_manager": "fm", "force_conflicts": False}, False, False)] * 3
     assert clock.sleeps == [cluster_module.CACHE_DELAY_SECONDS] * 2
+
+
+@pytest.mark.parametrize(
+    "connected, check_mode, diff, direct",
+    [(True, False, False, True), (True, True, False, False), (True, False, True, False), (False, False, False, False)],
+)
+def test_apply_uses_the_connected_client_only_outside_check_and_diff_mode(monkeypatch, connected, check_mode, diff, direct):
+    used = []
+    monkeypatch.setattr(cluster_module, "run_k8s", lambda params, check_mode, diff, name: used.append(("runner", check_mode, diff)) or {"changed": True})
+    monkeypatch.setattr(cluster_module, "apply_with", lambda service, params: used.append(("direct", service)) or {"changed": True})
+    cluster, dummy = cluster_with({})
+    if not connected:
+        cluster.service = None
+    cluster.apply([{"kind": "ConfigMap", "metadata": {"name": "a"}}], check_mode=check_mode, diff=diff)
+    assert used == ([("direct", cluster.service)] if direct else [("runner", check_mode, diff)])
 
 
 def test_a_log_the_wait_cut_is_named_in_the_wait_and_in_the_logs(logs_read):
