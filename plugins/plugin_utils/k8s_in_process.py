@@ -46,6 +46,13 @@ try:
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService, decode_response
 
+    def _apply_body(definition):
+        """The body as kubernetes.core's k8s_apply sends it: JSON bytes to kubernetes clients before 25.0.0."""
+        import kubernetes
+
+        major = int(str(getattr(kubernetes, "__version__", "25")).split(".", 1)[0] or 0)
+        return json.dumps(definition).encode() if major < 25 else definition
+
     class ServerSideApply(K8sService):
         """kubernetes.core's K8sService whose ``apply`` is the server-side apply PATCH its ``k8s_apply`` ends with,
         without the read of the object that precedes it there (``apply_object``: a client-side patch that server-side
@@ -60,7 +67,7 @@ try:
             try:
                 return decode_response(
                     resource.server_side_apply(
-                        body=definition,
+                        body=_apply_body(definition),
                         name=definition["metadata"]["name"],
                         namespace=definition["metadata"].get("namespace"),
                         force_conflicts=self.server_side_apply["force_conflicts"],

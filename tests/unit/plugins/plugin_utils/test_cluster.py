@@ -562,3 +562,15 @@ def test_logs_of_a_job_whose_wait_saw_no_pod_list_them(logs_read):
     cluster, dummy = cluster_with({"Pod": [[pod("j-node-0", "j", ended=True)]]})
     cluster.logs("j", {"outcome": "Complete", "pods": [], "logs": {}})
     assert cluster.service.calls == [("Pod", None, ("%s in (j)" % JOBSET,))]
+
+
+@pytest.mark.parametrize("version, encoded", [("24.2.0", True), ("25.0.0", False), ("37.0.3", False)])
+def test_the_apply_body_is_sent_as_kubernetes_cores_k8s_apply_sends_it(monkeypatch, version, encoded):
+    import kubernetes
+
+    from ansible_collections.gpufleet.burnin.plugins.plugin_utils import k8s_in_process
+
+    monkeypatch.setattr(kubernetes, "__version__", version)
+    definition = {"kind": "ConfigMap", "metadata": {"name": "a"}}
+    body = k8s_in_process._apply_body(definition)  # pylint: disable=protected-access
+    assert body == (b'{"kind": "ConfigMap", "metadata": {"name": "a"}}' if encoded else definition)
