@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, event, given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, event, example, given, settings, strategies as st  # noqa: E402
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # noqa: E402
 
@@ -410,6 +410,8 @@ ROLE_VARS = options(ROLE_TABLE, ())
 
 
 @given(ROLE_VARS)
+# Found by hypothesis: the dcgm workload with a PyTorch burnin_image (burnin_image is the nccl-tests workloads' only).
+@example({"burnin_workload": "dcgm-diag", "burnin_image": "nvcr.io/nvidia/pytorch:26.01-py3"})
 def test_role_vars(given_vars):
     # The role passes gpufleet.burnin.burnin_start every burnin_* variable of the host: the role's defaults with the inventory's over them.
     checked = refused_cleanly(role_vars.check_role_vars, dict(ROLE_DEFAULTS, **given_vars))
@@ -422,7 +424,8 @@ def test_role_vars(given_vars):
     platform, arch = values["burnin_platform"] or "unknown", values["burnin_gpu_architecture"] or "unknown"
     counts = defaults.gpu_defaults(arch, platform)
     gpus = counts["gpus_per_node"] if values["burnin_gpus_per_node"] is None else values["burnin_gpus_per_node"]
-    params = dict({"image": values["burnin_image"]} if values["burnin_image"] else {}, **values["burnin_workload_params"])
+    # burnin_image is the nccl-tests workloads' image only, as the role plans (burnin/role_plan.py).
+    params = workload_catalog.with_burnin_image(values["burnin_workload"], values["burnin_workload_params"], values["burnin_image"])
     data = dict(params, nodes=values["burnin_nodes"], gpus_per_node=gpus, platform=platform, gpu_architecture=arch)
     workload = workload_catalog.render_workload(values["burnin_workload"], data)
     framework = values["burnin_framework"] or workload["framework"]
