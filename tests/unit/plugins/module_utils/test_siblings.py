@@ -418,6 +418,8 @@ def test_an_earlier_document_is_refused_under_its_own_field():
         with pytest.raises(ConfigError) as caught:
             siblings.earlier_samples([good, doc])
         assert caught.value.field == field, doc
+        if field == "burnin_baseline_dir[1]":
+            assert "must be a gpufleet.burnin/baselines/v1 document with a 'baselines' list" in str(caught.value)
 
 
 def test_a_node_less_than_1_percent_below_is_named_below_under_a_small_rule():
