@@ -453,3 +453,22 @@ def test_too_few_siblings_still_list_each_node_without_a_distance():
     assert record["note"] == "sibling rule left out: 3 sample(s) of SKU aws/h100/p5.48xlarge for node all_reduce busbw at 16G, fewer than burnin_sibling_min 4"
     # at the minimum the rule is applied
     assert siblings.judge({"a": cluster({"a-0": 480.0, "a-1": 400.0, "a-2": 470.0})}, {"min_siblings": 3})["baselines"][0]["judged"] is True
+
+
+def test_an_sku_and_metric_keep_at_most_5000_earlier_samples_and_a_later_value_replaces_an_earlier_one():
+    assert siblings.MAX_SAMPLES == 5000
+
+    def doc(values):
+        return {"schema": siblings.SCHEMA, "baselines": [{"sku": "s", "metric": "m", "samples": values}]}
+
+    for count, kept in ((4999, 4999), (5000, 5000), (5001, 5000)):
+        merged = siblings.earlier_samples([doc(dict(("n%05d" % index, 100.0) for index in range(count)))])
+        assert len(merged[("s", "m")]) == kept, count
+    # A later run of the same 5000 GPUs: each id's value is the later one, though the slot is full.
+    first = dict(("n%05d" % index, 100.0) for index in range(5000))
+    later = dict(("n%05d" % index, 90.0) for index in range(5000))
+    merged = siblings.earlier_samples([doc(first), doc(later)])[("s", "m")]
+    assert len(merged) == 5000 and set(merged.values()) == {90.0}
+    # and a new id beyond the bound is still not added
+    merged = siblings.earlier_samples([doc(first), doc({"new": 50.0})])[("s", "m")]
+    assert len(merged) == 5000 and "new" not in merged
