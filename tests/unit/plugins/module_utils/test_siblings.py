@@ -435,17 +435,6 @@ def test_a_cluster_result_that_is_no_mapping_is_skipped_and_the_others_judged():
     assert [item["node"] for item in judged["findings"]["b"]] == ["slow"] and judged["baselines"][0]["count"] == 9
 
 
-def test_an_sku_and_metric_keep_at_most_5000_earlier_samples():
-    assert siblings.MAX_SAMPLES == 5000
-
-    def doc(values):
-        return {"schema": siblings.SCHEMA, "baselines": [{"sku": "s", "metric": "m", "samples": values}]}
-
-    for count, kept in ((4999, 4999), (5000, 5000), (5001, 5000)):
-        merged = siblings.earlier_samples([doc(dict(("n%05d" % index, 100.0) for index in range(count)))])
-        assert len(merged[("s", "m")]) == kept, count
-
-
 def test_too_few_siblings_still_list_each_node_without_a_distance():
     judged = siblings.judge({"a": cluster({"a-0": 480.0, "a-1": 400.0, "a-2": 470.0})})
     (record,) = judged["baselines"]
