@@ -392,3 +392,52 @@ def test_a_cluster_result_that_is_no_mapping_is_skipped_and_the_others_judged():
     results = fleet()
     results["0"] = "not a result"
     assert [(row["cluster"], row["node"]) for row in drift.judge(results)["nodes"]] == [("b", "b-1")]
+
+
+def test_only_a_trainingruntime_gives_its_jobs_env():
+    job = {"name": "node", "template": {"spec": {"template": {"spec": {"containers": [{"name": "n", "env": [{"name": "NCCL_DEBUG", "value": "INFO"}]}]}}}}}
+    spec = {"template": {"spec": {"replicatedJobs": [job]}}}
+    # ClusterTrainingRuntime sorts before TrainingRuntime, Workload after it: neither is read
+    assert drift.rendered_env([{"kind": "ClusterTrainingRuntime", "spec": spec}, {"kind": "Workload", "spec": spec}]) == {}
+    assert drift.rendered_env([{"kind": "TrainingRuntime", "spec": spec}]) == {"node": "NCCL_DEBUG=INFO"}
+
+
+def test_only_the_launcher_is_left_out_of_a_stages_pods():
+    # Kubeflow Trainer's initializer sorts before "launcher": it ran on its node and is read
+    pods = [pod("job-dataset-initializer-0-0-a", "n1", role="dataset-initializer"), pod("job-launcher-0-0-b", "n2", role="launcher")]
+    assert sorted(drift.stage_runtime(pods)) == ["n1"]
+
+
+def test_a_golden_version_given_alone_is_a_list_of_one_and_a_boolean_is_refused():
+    assert drift.check_golden({"aws": {"driver": "570.*", "kernel": 6}}) == {"aws": {"driver": ["570.*"], "kernel": ["6"]}}
+    with pytest.raises(ConfigError) as caught:
+        drift.check_golden({"aws": {"driver": True}})
+    assert str(caught.value) == "burnin_golden.aws.driver: must be a non-empty list of allowed versions (patterns such as 570.*), got True"
+
+
+def test_a_bad_golden_file_says_what_it_allows():
+    keys = "driver, cuda, kubelet, kernel, os_image, container_runtime, nccl, net_plugin, images, nccl_env"
+    with pytest.raises(ConfigError) as caught:
+        drift.check_golden({"aws": "570"})
+    assert str(caught.value) == "burnin_golden.aws: must map keys (%s) to lists of allowed versions" % keys
+    with pytest.raises(ConfigError) as caught:
+        drift.check_golden({"aws": {"firmware": ["1"]}})
+    assert str(caught.value) == "burnin_golden.aws.firmware: is not a key the drift check reads; allowed: %s" % keys
+
+
+def test_a_cluster_with_runtime_but_no_node_config_is_compared_and_one_with_neither_skipped():
+    results = runtime_fleet(["2.20.5+cuda12.4", "2.20.5+cuda12.4", "2.19.3+cuda12.3"])
+    results["a"]["detected"] = dict(results["a"]["detected"], node_config={})
+    # "0" (no node config, no runtime) sorts before "a" and "b"
+    results["0"] = {"outcome": "Succeeded"}
+    rows = [(row["cluster"], row["node"], row["key"]) for row in drift.judge(results)["nodes"]]
+    assert rows == [("a", "a-2", "nccl")]
+
+
+def test_a_finding_carries_the_golden_versions_it_was_judged_against():
+    judged = drift.judge(fleet(), golden={"aws/h100": {"driver": ["570.148.*"]}})
+    (item,) = judged["findings"]["b"]
+    assert item["node"] == "b-1" and item["evidence"]["golden"] == ["570.148.*"] and item["evidence"]["majority"] == "570.148.08"
+    # without a golden file the evidence holds an empty list
+    (item,) = drift.judge(fleet())["findings"]["b"]
+    assert item["evidence"]["golden"] == []
