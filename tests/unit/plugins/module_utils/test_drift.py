@@ -371,6 +371,9 @@ def test_the_golden_wildcard_comes_first_and_the_most_specific_wins_whatever_the
     golden = {"aws/h100": {"driver": ["3"]}, "aws": {"driver": ["4"]}, "*": {"driver": ["5"]}}
     assert drift._golden_for(golden, "aws/h100/p5.48xlarge") == {"driver": ["3"]}
     assert drift._golden_for(golden, "aws/a100/p4d.24xlarge") == {"driver": ["4"]}
+    # a SKU that sorts after the pattern is no match of it, nor a pattern that sorts before "*" of another SKU
+    assert drift._golden_for(golden, "aws/l40s/g6e.48xlarge") == {"driver": ["4"]}
+    assert drift._golden_for({"!lab": {"driver": ["1"]}}, "aws/h100/x") == {}
 
 
 def test_a_runtime_node_that_is_no_gpu_node_does_not_end_the_read():
