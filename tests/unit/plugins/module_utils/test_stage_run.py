@@ -226,3 +226,146 @@ def test_bad_settings_and_stages_name_the_field():
         run_stage(fakes.FakeCluster(fleet_script()), "fleet", fakes.start(variables), fakes.planner(variables), settings={"wiat": True})
     with pytest.raises(ConfigError, match="repeats"):
         run_stage(fakes.FakeCluster(fleet_script()), "fleet", fakes.start(variables), fakes.planner(variables), settings={"repeats": 11})
+
+
+# What the mutation run of burnin/stage_run.py (issue 47) found untested: the thresholds given reaching both kinds of
+# verdict, the pods of the wait when the logs do not list them, a stage other than the fleet stage judged per node, a
+# resumed stage, the summary line of several attempts and of none.
+
+
+def test_a_threshold_override_reaches_the_fleet_and_the_node_stages_verdicts():
+    variables = fakes.checked()
+    override = [{"id": "mine", "collective": "all_reduce", "source": "test", "pass": 10000.0}]
+    for thresholds, verdict in (([], "pass"), (override, "fail")):
+        out = run_stage(
+            fakes.FakeCluster(fleet_script("good")),
+            "fleet",
+            fakes.start(variables),
+            fakes.planner(variables),
+            settings=settings_of(variables, thresholds=thresholds),
+        )
+        assert out["record"]["verdict"]["verdict"] == verdict
+    assert "is below mine (>= 10000 GB/s)" in out["record"]["verdict"]["reason"]
+
+    def script(trainjob, objects):
+        pods, logs = fakes.node_pods(trainjob, objects, [480.0, 478.0])
+        return ("Complete", pods, logs)
+
+    for thresholds, verdict in (([], "pass"), (override, "fail")):
+        out = run_stage(
+            fakes.FakeCluster(script),
+            "node",
+            fakes.start(variables),
+            fakes.planner(variables, {"detection": {"gpu_nodes": 2}}),
+            settings=settings_of(variables, thresholds=thresholds),
+        )
+        assert out["record"]["stages"][0]["verdict"] == verdict
+    assert "node-0 busbw 478.0 GB/s at 16G (out-of-place) is below mine (>= 10000 GB/s)" in out["msg"]
+
+
+class LogsWithoutPods(fakes.FakeCluster):
+    """A cluster whose logs() does not list the pods: the wait's are used."""
+
+    def logs(self, name, waited=None, whole_logs_of=None):
+        out = dict(fakes.FakeCluster.logs(self, name, waited, whole_logs_of))
+        assert "pods" in out
+        del out["pods"]
+        return out
+
+
+def test_without_the_pods_in_the_logs_the_waits_pods_place_each_node():
+    variables = fakes.checked()
+
+    def script(trainjob, objects):
+        pods, logs = fakes.node_pods(trainjob, objects, [480.0, 120.0])
+        return ("Complete", pods, logs)
+
+    out = run_stage(
+        LogsWithoutPods(script), "node", fakes.start(variables), fakes.planner(variables, {"detection": {"gpu_nodes": 2}}), settings=settings_of(variables)
+    )
+    (stage,) = out["record"]["stages"]
+    assert [(row["node"], row["verdict"]) for row in stage["attempts"][0]["nodes"]] == [("node-0", "pass"), ("node-1", "fail")]
+    assert sorted(out["record"]["node_runtime"]["node"]) == ["node-0", "node-1"]
+    # judge_attempt alone: the pods of the wait, else none
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stage_run
+
+    result = {"platform": "aws", "gpu_architecture": "h100", "outcome": "Complete"}
+    plan_stage = {"workload": "dcgm-diag", "parser": "dcgm-diag"}
+    pod = {"metadata": {"name": "p"}, "spec": {"nodeName": "n0"}, "status": {"phase": "Succeeded"}}
+    settings = dict(stage_run.DEFAULT_SETTINGS)
+    assert (
+        stage_run.judge_attempt("dcgm", plan_stage, result, {"results": []}, {"pods": [pod]}, settings)["reason"]
+        == "n0 no dcgm-diag output in the log of pod p"
+    )
+    assert stage_run.judge_attempt("dcgm", plan_stage, result, {"results": [], "pods": []}, {"pods": [pod]}, settings)["reason"] == (
+        "no pod of the dcgm stage ran on a node"
+    )
+
+
+def test_a_dcgm_stage_is_recorded_as_a_node_stage_not_as_the_clusters_verdict():
+    variables = fakes.checked()
+
+    def judge(stage, plan_stage, result, pod_logs, waited, settings):
+        return {"verdict": "warn", "reason": "dcgm said so", "findings": [], "nodes": []}
+
+    def empty(trainjob, objects):
+        return ("Complete", [], {})
+
+    out = run_stage(
+        fakes.FakeCluster(empty),
+        "dcgm",
+        fakes.start(variables),
+        fakes.planner(variables, {"detection": {"gpu_nodes": 2}}),
+        judge=judge,
+        settings=settings_of(variables),
+    )
+    assert out["msg"] == "aws-a: dcgm stage, attempt 1: warn - dcgm said so"
+    assert "verdict" not in out["record"] and out["record"]["stages"][0]["verdict"] == "warn"
+
+
+def test_the_steps_name_the_written_logs():
+    variables = fakes.checked()
+
+    def script(trainjob, objects):
+        pods, logs = fakes.node_pods(trainjob, objects, [480.0, 478.0])
+        return ("Complete", pods, logs)
+
+    settings = settings_of(variables, write_logs=lambda subdir, results: None)
+    out = run_stage(fakes.FakeCluster(script), "node", fakes.start(variables), fakes.planner(variables, {"detection": {"gpu_nodes": 2}}), settings=settings)
+    assert [step["name"] for step in out["steps"]] == [
+        "plan (node attempt 1)",
+        "apply (node attempt 1)",
+        "wait (node attempt 1)",
+        "logs (node attempt 1)",
+        "write logs (node attempt 1)",
+        "verdict (node attempt 1)",
+    ]
+
+
+def test_a_resumed_stage_runs_its_next_attempt_only_and_a_done_one_none():
+    variables = fakes.checked()
+    first = run_stage(
+        fakes.FakeCluster(fleet_script("below-threshold")), "fleet", fakes.start(variables), fakes.planner(variables), settings=settings_of(variables)
+    )
+    plan = fakes.planner(variables)
+    again = run_stage(fakes.FakeCluster(fleet_script("good")), "fleet", first["record"], plan, settings=settings_of(variables, repeats=1))
+    assert plan.calls == [("fleet", 2)]
+    assert [(a["attempt"], a["verdict"]) for a in again["record"]["stages"][0]["attempts"]] == [(1, "warn"), (2, "pass")]
+    # one line this time, so no list of the attempts
+    assert len(again["lines"]) == 1 and again["msg"] == again["lines"][0]
+    cluster = fakes.FakeCluster(fleet_script())
+    done = run_stage(cluster, "fleet", again["record"], fakes.planner(variables), settings=settings_of(variables, repeats=1))
+    assert done["msg"] == "fleet stage: no attempt ran" and done["lines"] == [] and cluster.calls == [] and done["stop"] is False
+
+
+def test_the_summary_of_several_attempts_is_the_last_line_and_their_verdicts():
+    variables = fakes.checked()
+    out = run_stage(
+        fakes.FakeCluster(fleet_script("below-threshold", "good")),
+        "fleet",
+        fakes.start(variables),
+        fakes.planner(variables),
+        settings=settings_of(variables, repeats=2),
+    )
+    assert len(out["lines"]) == 2 and out["lines"][0] != out["lines"][1]
+    assert out["msg"] == out["lines"][-1] + " (attempts: warn, pass)"
