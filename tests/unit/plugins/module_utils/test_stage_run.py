@@ -369,3 +369,58 @@ def test_the_summary_of_several_attempts_is_the_last_line_and_their_verdicts():
     )
     assert len(out["lines"]) == 2 and out["lines"][0] != out["lines"][1]
     assert out["msg"] == out["lines"][-1] + " (attempts: warn, pass)"
+
+
+def test_the_fleet_verdict_reads_the_planned_instance_type_and_the_jobs_outcome():
+    variables = fakes.checked()
+    base = fakes.planner(variables)
+
+    def plan(stage, attempt, result):
+        out = base(stage, attempt, result)
+        out["record"] = dict(out["record"], instance_type="p5en.48xlarge")
+        return out
+
+    out = run_stage(fakes.FakeCluster(fleet_script("good")), "fleet", fakes.start(variables), plan, settings=settings_of(variables))
+    assert "as expected for aws/h100 (p5en.48xlarge) on 2 host(s)" in out["record"]["verdict"]["reason"]
+    out = run_stage(fakes.FakeCluster(fleet_script("truncated")), "fleet", fakes.start(variables), fakes.planner(variables), settings=settings_of(variables))
+    assert out["record"]["verdict"]["reason"].startswith("TrainJob Failed: JobFailed: a job failed;")
+
+
+def test_a_stage_named_at_run_time_is_the_fleet_stage():
+    variables = fakes.checked()
+    stage = "".join(["fl", "eet"])  # as Ansible passes it: not the module's literal
+    out = run_stage(fakes.FakeCluster(fleet_script("good")), stage, fakes.start(variables), fakes.planner(variables), settings=settings_of(variables))
+    assert out["record"]["verdict"]["verdict"] == "pass" and out["msg"].startswith("aws-a: pass - ")
+
+
+class Doubling(object):
+    """A clock whose every reading doubles the time since 0 (1, 3, 7, 15 ... ms): each step's seconds differ."""
+
+    def __init__(self):
+        self.ticks = 0
+
+    def __call__(self):
+        self.ticks = self.ticks * 2 + 1
+        return self.ticks / 1000.0
+
+
+def test_each_step_takes_its_own_seconds_to_the_millisecond():
+    variables = fakes.checked()
+    out = run_stage(
+        fakes.FakeCluster(fleet_script("good")), "fleet", fakes.start(variables), fakes.planner(variables), settings=settings_of(variables), clock=Doubling()
+    )
+    # readings 1, 3 | 7, 15 | 31, 63 | 127, 255 | 511, 1023 ms
+    assert [(step["name"].split(" ")[0], step["seconds"]) for step in out["steps"]] == [
+        ("plan", 0.002),
+        ("apply", 0.008),
+        ("wait", 0.032),
+        ("logs", 0.128),
+        ("verdict", 0.512),
+    ]
+
+
+def test_a_wait_that_could_not_read_the_cluster_names_the_trainjob():
+    variables = fakes.checked()
+    with pytest.raises(ClusterCallFailed) as caught:
+        run_stage(fakes.FakeCluster(fleet_script("Unreachable")), "fleet", fakes.start(variables), fakes.planner(variables), settings=settings_of(variables))
+    assert str(caught.value) == "waiting for TrainJob nccl-burnin-r1: connection refused" and caught.value.what == "waiting for TrainJob nccl-burnin-r1"
