@@ -424,3 +424,66 @@ def test_a_wait_that_could_not_read_the_cluster_names_the_trainjob():
     with pytest.raises(ClusterCallFailed) as caught:
         run_stage(fakes.FakeCluster(fleet_script("Unreachable")), "fleet", fakes.start(variables), fakes.planner(variables), settings=settings_of(variables))
     assert str(caught.value) == "waiting for TrainJob nccl-burnin-r1: connection refused" and caught.value.what == "waiting for TrainJob nccl-burnin-r1"
+
+
+class RecordingLogs(fakes.FakeCluster):
+    """A fake cluster that keeps what the stage passed to logs() as the wait's reads."""
+
+    def logs(self, name, waited=None, whole_logs_of=None):
+        self.early = waited
+        return fakes.FakeCluster.logs(self, name, waited, whole_logs_of)
+
+
+def test_the_defaults_run_once_apply_without_diff_and_wait_an_hour():
+    variables = fakes.checked()
+    cluster = RecordingLogs(fleet_script("below-threshold", "good"))
+    out = run_stage(cluster, "fleet", fakes.start(variables), fakes.planner(variables), settings={"namespace": fakes.NAMESPACE, "nodes": variables["burnin_nodes"]})
+    # no repeats by default: a warned stage runs once
+    assert [a["verdict"] for a in out["record"]["stages"][0]["attempts"]] == ["warn"]
+    assert cluster.calls[0][2:] == (False, False) and cluster.calls[1] == ("wait", ["nccl-burnin-r1"], 3600)
+    assert out["changed"] is True and out["record"]["verdict"]["workload"] == "nccl-all-reduce"
+    # what the wait read goes to the logs, each key with its default when the wait read none
+    launcher, worker0, worker1 = cluster.early["pods"]
+    assert launcher["metadata"]["name"] == "nccl-burnin-r1-launcher-0-0-x1" and worker1["spec"]["nodeName"] == "node-1"
+    assert dict((key, cluster.early[key]) for key in ("logs", "logs_cut", "logs_final")) == {"logs": {}, "logs_cut": {}, "logs_final": []}
+    # the wait's conditions are recorded
+    cluster = fakes.FakeCluster(fleet_script("good"))
+    out = run_stage(cluster, "fleet", fakes.start(variables), fakes.planner(variables), settings=settings_of(variables, collect_logs=False))
+    assert out["record"]["conditions"] == [{"type": "Complete", "status": "True"}]
+
+
+def test_each_line_names_the_cluster_of_the_settings_else_the_results():
+    variables = fakes.checked()
+    told = []
+    settings = settings_of(variables, cluster="inventory-host", progress=told.append)
+    out = run_stage(fakes.FakeCluster(fleet_script("good")), "fleet", fakes.start(variables), fakes.planner(variables), settings=settings)
+    assert told[0] == "inventory-host: fleet stage, attempt 1: applied, waiting for TrainJob nccl-burnin-r1" and told[1] == out["lines"][0]
+    out = run_stage(
+        fakes.FakeCluster(fleet_script("good")),
+        "fleet",
+        fakes.start(variables),
+        fakes.planner(variables),
+        settings=settings_of(variables, cluster="x", wait=False),
+    )
+    assert out["msg"].startswith("x: fleet stage, attempt 1: ")
+    out = run_stage(
+        fakes.FakeCluster(fleet_script("good")),
+        "fleet",
+        fakes.start(variables),
+        fakes.planner(variables),
+        settings=settings_of(variables, cluster="", collect_logs=False),
+    )
+    assert out["msg"] == "aws-a: fleet stage, attempt 1: Complete - JobsCompleted: jobs completed"
+
+    def script(trainjob, objects):
+        pods, logs = fakes.node_pods(trainjob, objects, [480.0, 478.0])
+        return ("Complete", pods, logs)
+
+    out = run_stage(
+        fakes.FakeCluster(script),
+        "node",
+        fakes.start(variables),
+        fakes.planner(variables, {"detection": {"gpu_nodes": 2}}),
+        settings=settings_of(variables, cluster="y"),
+    )
+    assert out["msg"].startswith("y: node stage, attempt 1: pass - ")
