@@ -437,7 +437,9 @@ class RecordingLogs(fakes.FakeCluster):
 def test_the_defaults_run_once_apply_without_diff_and_wait_an_hour():
     variables = fakes.checked()
     cluster = RecordingLogs(fleet_script("below-threshold", "good"))
-    out = run_stage(cluster, "fleet", fakes.start(variables), fakes.planner(variables), settings={"namespace": fakes.NAMESPACE, "nodes": variables["burnin_nodes"]})
+    out = run_stage(
+        cluster, "fleet", fakes.start(variables), fakes.planner(variables), settings={"namespace": fakes.NAMESPACE, "nodes": variables["burnin_nodes"]}
+    )
     # no repeats by default: a warned stage runs once
     assert [a["verdict"] for a in out["record"]["stages"][0]["attempts"]] == ["warn"]
     assert cluster.calls[0][2:] == (False, False) and cluster.calls[1] == ("wait", ["nccl-burnin-r1"], 3600)
@@ -487,3 +489,16 @@ def test_each_line_names_the_cluster_of_the_settings_else_the_results():
         settings=settings_of(variables, cluster="y"),
     )
     assert out["msg"].startswith("y: node stage, attempt 1: pass - ")
+
+
+def test_the_fleet_is_judged_as_one_node_unless_the_settings_say_how_many():
+    variables = fakes.checked()
+    for settings, record in (({}, "h100-single-node-all-reduce-peak"), ({"nodes": 2}, "aws-h100-all-reduce-peak")):
+        out = run_stage(
+            fakes.FakeCluster(fleet_script("good")),
+            "fleet",
+            fakes.start(variables),
+            fakes.planner(variables),
+            settings=dict(settings, namespace=fakes.NAMESPACE),
+        )
+        assert "meets %s (" % record in out["record"]["verdict"]["reason"], settings
