@@ -355,7 +355,7 @@ def test_a_resumed_stage_runs_its_next_attempt_only_and_a_done_one_none():
     assert len(again["lines"]) == 1 and again["msg"] == again["lines"][0]
     cluster = fakes.FakeCluster(fleet_script())
     done = run_stage(cluster, "fleet", again["record"], fakes.planner(variables), settings=settings_of(variables, repeats=1))
-    assert done["msg"] == "fleet stage: no attempt ran" and done["lines"] == [] and cluster.calls == [] and done["stop"] is False
+    assert done["msg"] == "fleet stage: no attempt ran" and done["lines"] == [] and cluster.calls == [] and done["stop"] is False and done["changed"] is False
 
 
 def test_the_summary_of_several_attempts_is_the_last_line_and_their_verdicts():
@@ -502,3 +502,23 @@ def test_the_fleet_is_judged_as_one_node_unless_the_settings_say_how_many():
             settings=dict(settings, namespace=fakes.NAMESPACE),
         )
         assert "meets %s (" % record in out["record"]["verdict"]["reason"], settings
+
+
+def test_a_node_stage_judges_the_jobs_outcome_and_keeps_the_plans_note():
+    variables = fakes.checked()
+
+    def script(trainjob, objects):
+        pods, logs = fakes.node_pods(trainjob, objects, [480.0, 478.0], failed=(1,))
+        return ("Failed", pods, logs)
+
+    base = fakes.planner(variables, {"detection": {"gpu_nodes": 2}})
+
+    def plan(stage, attempt, result):
+        out = base(stage, attempt, result)
+        out["stage"] = dict(out["stage"], note="a note")
+        return out
+
+    out = run_stage(fakes.FakeCluster(script), "node", fakes.start(variables), plan, settings=settings_of(variables))
+    (stage,) = out["record"]["stages"]
+    assert stage["judged"]["checks"][0] == {"name": "job", "verdict": "fail", "reason": "TrainJob Failed: JobFailed: a job failed"}
+    assert stage["note"] == "a note" and stage["verdict"] == "fail"
