@@ -394,28 +394,28 @@ def test_a_stage_named_at_run_time_is_the_fleet_stage():
 
 
 class Doubling(object):
-    """A clock whose every reading doubles the time since 0 (1, 3, 7, 15 ... ms): each step's seconds differ."""
+    """A clock whose every reading doubles the time since 0 (0.1, 0.3, 0.7, 1.5 ... ms): each step's seconds differ."""
 
     def __init__(self):
         self.ticks = 0
 
     def __call__(self):
         self.ticks = self.ticks * 2 + 1
-        return self.ticks / 1000.0
+        return self.ticks / 10000.0
 
 
-def test_each_step_takes_its_own_seconds_to_the_millisecond():
+def test_each_step_takes_its_own_seconds_rounded_to_the_millisecond():
     variables = fakes.checked()
     out = run_stage(
         fakes.FakeCluster(fleet_script("good")), "fleet", fakes.start(variables), fakes.planner(variables), settings=settings_of(variables), clock=Doubling()
     )
-    # readings 1, 3 | 7, 15 | 31, 63 | 127, 255 | 511, 1023 ms
+    # readings 0.1, 0.3 | 0.7, 1.5 | 3.1, 6.3 | 12.7, 25.5 | 51.1, 102.3 ms: 0.2, 0.8, 3.2, 12.8 and 51.2 ms to the millisecond
     assert [(step["name"].split(" ")[0], step["seconds"]) for step in out["steps"]] == [
-        ("plan", 0.002),
-        ("apply", 0.008),
-        ("wait", 0.032),
-        ("logs", 0.128),
-        ("verdict", 0.512),
+        ("plan", 0.0),
+        ("apply", 0.001),
+        ("wait", 0.003),
+        ("logs", 0.013),
+        ("verdict", 0.051),
     ]
 
 
@@ -522,3 +522,41 @@ def test_a_node_stage_judges_the_jobs_outcome_and_keeps_the_plans_note():
     (stage,) = out["record"]["stages"]
     assert stage["judged"]["checks"][0] == {"name": "job", "verdict": "fail", "reason": "TrainJob Failed: JobFailed: a job failed"}
     assert stage["note"] == "a note" and stage["verdict"] == "fail"
+
+
+class WaitWithoutImages(fakes.FakeCluster):
+    """The wait keeps the pods without their status (as cluster/pod_logs.py POD_HIDDEN trims them); the logs' are whole."""
+
+    def wait(self, names, timeout):
+        out = fakes.FakeCluster.wait(self, names, timeout)
+        for record in out.values():
+            record["pods"] = [dict(pod, status={}) for pod in record["pods"]]
+        return out
+
+
+def test_what_each_node_ran_is_read_from_the_pods_the_logs_list():
+    variables = fakes.checked()
+
+    def script(trainjob, objects):
+        pods, logs = fakes.fleet_pods(trainjob, objects, "good")
+        for pod in pods:
+            pod["status"]["containerStatuses"][0]["imageID"] = "registry.example/nccl@sha256:" + "2" * 64
+        return ("Complete", pods, logs)
+
+    out = run_stage(WaitWithoutImages(script), "fleet", fakes.start(variables), fakes.planner(variables), settings=settings_of(variables))
+    assert out["record"]["node_runtime"]["fleet"]["node-1"]["images"] == {"node": "registry.example/nccl@sha256:" + "2" * 64}
+
+
+class UnreadWait(fakes.FakeCluster):
+    """A wait that could not read the cluster and says why in its reason only (no classified error)."""
+
+    def wait(self, names, timeout):
+        return dict((name, {"outcome": "Unreachable", "reason": "no route to host", "conditions": [], "pods": []}) for name in names)
+
+
+def test_a_failed_wait_without_an_error_is_explained_by_its_reason():
+    variables = fakes.checked()
+    with pytest.raises(ClusterCallFailed) as caught:
+        run_stage(UnreadWait(fleet_script("good")), "fleet", fakes.start(variables), fakes.planner(variables), settings=settings_of(variables))
+    assert caught.value.error == {"category": "Unreachable", "message": "no route to host"}
+    assert str(caught.value) == "waiting for TrainJob nccl-burnin-r1: no route to host"
