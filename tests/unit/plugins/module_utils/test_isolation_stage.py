@@ -249,3 +249,62 @@ def test_a_slow_pair_of_two_picked_nodes_fails_the_stage_without_blaming_either(
     (stage,) = out["record"]["stages"]
     assert stage["verdict"] == "fail" and out["record"]["isolation"]["outcome"] == "undetermined"
     assert "n0" not in (out["record"].get("node_verdicts") or {}) and "n1" not in (out["record"].get("node_verdicts") or {})
+
+
+# What the mutation run of burnin/isolation_stage.py (issue 47) found untested: the default budget, the transport of
+# the fleet's run, a fleet verdict naming no node, the runtime's own node affinity in each pair, the message's parts.
+
+
+def test_the_default_budget_is_the_roles():
+    import yaml
+
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "burnin", "defaults", "main.yml")) as handle:
+        defaults = yaml.safe_load(handle)
+    assert isolation_stage.DEFAULT_BUDGET == {
+        "max_jobs": defaults["burnin_isolation_max_jobs"],
+        "max_minutes": defaults["burnin_isolation_max_minutes"],
+        "timeout": defaults["burnin_timeout"],
+    }
+
+
+def test_the_runs_transport_is_the_one_seen_else_the_one_expected():
+    def transport(**proof):
+        return isolation_stage.run_transport({"verdict": {"transport": proof}})
+
+    assert transport(seen="efa", expected="ib") == "efa"
+    for seen in (None, "unknown", "mixed"):
+        assert transport(seen=seen, expected="ib") == "ib", seen
+    assert transport() is None and isolation_stage.run_transport(None) is None
+
+
+def test_a_fleet_verdict_that_names_no_node_is_not_isolated():
+    assert isolation_stage.needed(dict(FAILED_FLEET, verdict={"verdict": "fail", "nodes": []}), RUN) == "the fleet stage ran on one node"
+    assert isolation_stage.needed(dict(FAILED_FLEET, verdict={"verdict": "fail"}), RUN) == "the fleet stage ran on one node"
+
+
+def test_each_pair_keeps_the_runtimes_own_node_affinity_and_the_message_its_parts():
+    objects = fleet_objects()
+    (runtime,) = [obj for obj in objects if obj["kind"] == "TrainingRuntime"]
+    term = {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]}
+    for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+        if job["name"] == "node":
+            pod_spec = job["template"]["spec"]["template"]["spec"]
+            pod_spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [term]}]}}}
+    cluster = PairCluster(["n2"])
+    out = isolation_stage.isolate(lambda *a: cluster, FAILED_FLEET, objects, budget={"max_jobs": 8, "max_minutes": 30, "timeout": 600})
+    for job, nodes in cluster.pairs.values():
+        replicated = job["spec"]["runtimePatches"][-1]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]
+        terms = replicated["template"]["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert terms["nodeSelectorTerms"][0]["matchExpressions"][0] == term, nodes
+    parts = out["record"]["isolation"]["parts"]
+    assert parts and out["msg"] == "isolation found: %s%s" % (out["conclusion"]["reason"], "".join("; " + part["reason"] for part in parts))
+    assert "; n2: slow" in out["msg"] and "%s" not in out["msg"]
+
+
+def test_a_pairs_verdict_names_the_fleets_workload():
+    name = "nccl-burnin-r1-iso-1-0"
+    (job,) = [obj for obj in fleet_objects() if obj["kind"] == "TrainJob"]
+    pods, logs = fakes.fleet_pods(name, [job], "good")
+    collected = collect(pods, dict((pod["metadata"]["name"], (logs.get(pod["metadata"]["name"], ""), None)) for pod in pods), None, None)
+    verdict = isolation_stage.pair_judge(FAILED_FLEET, dict(isolation_stage.DEFAULT_JUDGING))(collected, {"outcome": "Complete", "reason": "JobsCompleted"})
+    assert verdict["workload"] == "nccl-all-reduce" and verdict["verdict"] == "pass"
