@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import importlib.util
+import json
 import os
 
 import pytest
@@ -308,3 +309,35 @@ def test_a_pairs_verdict_names_the_fleets_workload():
     collected = collect(pods, dict((pod["metadata"]["name"], (logs.get(pod["metadata"]["name"], ""), None)) for pod in pods), None, None)
     verdict = isolation_stage.pair_judge(FAILED_FLEET, dict(isolation_stage.DEFAULT_JUDGING))(collected, {"outcome": "Complete", "reason": "JobsCompleted"})
     assert verdict["workload"] == "nccl-all-reduce" and verdict["verdict"] == "pass"
+
+
+def good_pair_logs():
+    (job,) = [obj for obj in fleet_objects() if obj["kind"] == "TrainJob"]
+    pods, logs = fakes.fleet_pods("nccl-burnin-r1-iso-1-0", [job], "good")
+    return collect(pods, dict((pod["metadata"]["name"], (logs.get(pod["metadata"]["name"], ""), None)) for pod in pods), None, None)
+
+
+def test_a_pair_is_judged_as_two_nodes_of_the_fleets_instance_type_by_default():
+    fleet = dict(FAILED_FLEET, instance_type="p5en.48xlarge")
+    verdict = isolation_stage.pair_judge(fleet, dict(isolation_stage.DEFAULT_JUDGING))(good_pair_logs(), {"outcome": "Complete", "reason": "JobsCompleted"})
+    assert "as expected for aws/h100 (p5en.48xlarge) on 2 host(s)" in verdict["reason"]
+    # two nodes: the multi-node record, not the single node's
+    assert "meets aws-h100-all-reduce-peak (" in verdict["reason"] and "single-node" not in verdict["reason"]
+
+
+def test_a_rails_probe_named_at_run_time_is_judged_as_one_nic():
+    judge_probe = isolation_stage.probe_judge(FAILED_FLEET, dict(isolation_stage.DEFAULT_JUDGING))
+    assert judge_probe(2, {"kind": "".join(["ra", "ils"]), "of": 8}) is not None
+    assert judge_probe(2, {"kind": "links"}) is None
+
+
+def test_a_run_of_two_nodes_that_ran_together_needs_no_client_and_no_job():
+    two = dict(FAILED_FLEET, verdict={"verdict": "fail", "nodes": ["n0", "n1"]})
+    out = isolation_stage.isolate(lambda *a: pytest.fail("no client: the run itself was the pair"), two, fleet_objects())
+    assert out["rounds"] == [] and out["msg"].startswith("isolation undetermined: a run of 2 node(s) and no known-good partner")
+
+
+def test_objects_read_back_from_json_are_isolated():
+    objects = json.loads(json.dumps(fleet_objects()))
+    out = isolation_stage.isolate(lambda *a: pytest.fail("no client in check mode"), FAILED_FLEET, objects, check_mode=True)
+    assert out["msg"] == "check mode: would run round 1, n0+n1, n2+n3"
