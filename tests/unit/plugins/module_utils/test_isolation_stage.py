@@ -341,3 +341,26 @@ def test_objects_read_back_from_json_are_isolated():
     objects = json.loads(json.dumps(fleet_objects()))
     out = isolation_stage.isolate(lambda *a: pytest.fail("no client in check mode"), FAILED_FLEET, objects, check_mode=True)
     assert out["msg"] == "check mode: would run round 1, n0+n1, n2+n3"
+
+
+def test_only_an_mnnvl_check_of_the_fleet_verdict_stops_the_isolation():
+    checks = [
+        {"name": "job", "verdict": "pass"},
+        {"name": "avg", "verdict": "fail"},
+        {"name": "peak", "verdict": "fail"},
+        {"name": "transport", "verdict": "pass"},
+    ]
+    assert isolation_stage.needed(dict(FAILED_FLEET, verdict=dict(FAILED_FLEET["verdict"], checks=checks)), RUN) == ""
+    mnnvl = checks + [{"name": "mnnvl", "verdict": "error"}]
+    assert isolation_stage.needed(dict(FAILED_FLEET, verdict=dict(FAILED_FLEET["verdict"], checks=mnnvl)), RUN).startswith("MNNVL was not ready")
+
+
+def test_too_few_nodes_change_nothing():
+    out = isolation_stage.isolate(None, dict(FAILED_FLEET, verdict={"verdict": "fail", "nodes": ["n0"]}), fleet_objects())
+    assert out["changed"] is False and out["skipped"] is True and out["msg"] == "fewer than 2 nodes in the run: nothing to isolate"
+
+
+def test_a_pair_is_judged_with_the_fleets_collective():
+    fleet = dict(FAILED_FLEET, collective="all_gather")
+    verdict = isolation_stage.pair_judge(fleet, dict(isolation_stage.DEFAULT_JUDGING))(good_pair_logs(), {"outcome": "Complete", "reason": "JobsCompleted"})
+    assert verdict["collective"] == "all_gather"
