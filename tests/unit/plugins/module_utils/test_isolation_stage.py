@@ -364,3 +364,19 @@ def test_a_pair_is_judged_with_the_fleets_collective():
     fleet = dict(FAILED_FLEET, collective="all_gather")
     verdict = isolation_stage.pair_judge(fleet, dict(isolation_stage.DEFAULT_JUDGING))(good_pair_logs(), {"outcome": "Complete", "reason": "JobsCompleted"})
     assert verdict["collective"] == "all_gather"
+
+
+def test_the_sweep_applies_every_object_but_the_trainjob_and_records_the_pairs_outcome():
+    cluster = SweepPairCluster([])
+    planned = sweep_plan(["n0", "n1"])
+    # a ConfigMap sorts before TrainJob, the TrainingRuntime after it: both are applied before the pairs
+    planned["objects"] = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra", "namespace": fakes.NAMESPACE}}] + planned["objects"]
+    out = isolation_stage.sweep_pairs(lambda namespace, api_version: cluster, SWEPT, planned, ["n0", "n1"], budget={"timeout": 600})
+    assert cluster.applied[0] == "ConfigMap/extra" and [name for name in cluster.applied if name.startswith("TrainingRuntime/")]
+    (stage,) = out["record"]["stages"]
+    assert stage["attempts"][0]["outcome"] == "Complete"
+
+
+def test_the_sweep_in_check_mode_plans_the_first_round_and_records_nothing():
+    out = isolation_stage.sweep_pairs(lambda *a: pytest.fail("no client in check mode"), SWEPT, sweep_plan(["n0", "n1"]), ["n0", "n1"], check_mode=True)
+    assert out["msg"] == "check mode: would run round 1, n0+n1" and out["record"] == {} and out["changed"] is False
