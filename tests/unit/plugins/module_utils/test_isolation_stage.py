@@ -329,6 +329,8 @@ def test_a_rails_probe_named_at_run_time_is_judged_as_one_nic():
     judge_probe = isolation_stage.probe_judge(FAILED_FLEET, dict(isolation_stage.DEFAULT_JUDGING))
     assert judge_probe(2, {"kind": "".join(["ra", "ils"]), "of": 8}) is not None
     assert judge_probe(2, {"kind": "links"}) is None
+    # a probe without a kind is judged as a pair
+    assert judge_probe(2, {}) is None
 
 
 def test_a_run_of_two_nodes_that_ran_together_needs_no_client_and_no_job():
@@ -380,3 +382,16 @@ def test_the_sweep_applies_every_object_but_the_trainjob_and_records_the_pairs_o
 def test_the_sweep_in_check_mode_plans_the_first_round_and_records_nothing():
     out = isolation_stage.sweep_pairs(lambda *a: pytest.fail("no client in check mode"), SWEPT, sweep_plan(["n0", "n1"]), ["n0", "n1"], check_mode=True)
     assert out["msg"] == "check mode: would run round 1, n0+n1" and out["record"] == {} and out["changed"] is False
+
+
+def test_the_sweep_connects_to_the_trainjobs_namespace_and_api_version_whatever_the_objects_order():
+    cluster, connected = SweepPairCluster([]), []
+
+    def connect(namespace, api_version):
+        connected.append((namespace, api_version))
+        return cluster
+
+    planned = json.loads(json.dumps(sweep_plan(["n0", "n1"])))
+    planned["objects"] = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra", "namespace": "other"}}] + planned["objects"]
+    isolation_stage.sweep_pairs(connect, SWEPT, planned, ["n0", "n1"], budget={"timeout": 600})
+    assert connected == [(fakes.NAMESPACE, "trainer.kubeflow.org/v1alpha1")]
