@@ -9,6 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -403,3 +405,26 @@ def test_records_of_takes_the_object_a_k8s_info_list_or_nothing():
     record = recorded([node("a", marked_hours_ago=1)])
     assert sorted(sweep.records_of(record, NOW)) == sorted(sweep.records_of([record], NOW)) == ["a"]
     assert sweep.records_of([], NOW) == sweep.records_of(None, NOW) == {}
+
+
+# What the mutation run of burnin/sweep.py (issue 47) found untested: the stale count beside the bound, preempted
+# nodes of the selection and of the run added up, a hold's run id compared by value.
+
+
+def test_the_stale_count_is_every_stale_gpu_node_whatever_the_bound():
+    nodes, pods = fleet()
+    # four idle stale nodes (picked or over the limit) and four skipped as busy, cordoned, not ready or tainted
+    for max_nodes in (10, 2, 1):
+        assert select(nodes, pods, NOW, sweep.check_options(12, max_nodes, 100, "none"))["stale"] == 8, max_nodes
+
+
+def test_preempted_nodes_of_the_selection_and_of_the_run_add_up():
+    selection = {"picked": [], "skipped": [{"node": "a", "reason": "preempted"}, {"node": "b", "reason": "busy"}]}
+    got = sweep.coverage([], NOW, selection=selection, preempted=["c", "d", "c"])
+    assert got["skipped"] == {"preempted": 3, "busy": 1} and got["preempted"] == ["c", "d"]
+
+
+def test_a_hold_of_this_run_is_not_stale_whatever_string_object_names_it():
+    held = json.loads(json.dumps({"metadata": {"name": "n1"}, "spec": {"taints": [sweep.hold_taint("run-7")]}}))
+    assert sweep.stale_holds([held], run_id="".join(["run-", "7"])) == []
+    assert sweep.stale_holds([held], run_id="run-8") == ["n1"]
