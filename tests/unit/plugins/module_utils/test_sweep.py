@@ -428,3 +428,28 @@ def test_a_hold_of_this_run_is_not_stale_whatever_string_object_names_it():
     held = json.loads(json.dumps({"metadata": {"name": "n1"}, "spec": {"taints": [sweep.hold_taint("run-7")]}}))
     assert sweep.stale_holds([held], run_id="".join(["run-", "7"])) == []
     assert sweep.stale_holds([held], run_id="run-8") == ["n1"]
+
+
+def test_a_busy_node_names_three_of_its_gpu_pods_and_counts_on():
+    def detail(count):
+        nodes = [node("busy", marked_hours_ago=30)]
+        pods = [pod("train-%d" % index, "busy") for index in range(count)]
+        (row,) = select(nodes, pods, NOW, OPTIONS)["skipped"]
+        return row["detail"]
+
+    assert detail(3) == "GPUs held by team/train-0, team/train-1, team/train-2"
+    assert detail(4) == "GPUs held by team/train-0, team/train-1, team/train-2, ..."
+
+
+def test_the_verified_percent_and_only_a_verified_nodes_time():
+    nodes = [node("a", marked_hours_ago=2), node("b", marked_hours_ago=30), node("c")]
+    cover = coverage(nodes, NOW, {})
+    assert cover["verified_percent"] == 33.3
+    assert dict((row["node"], row["verified_at"]) for row in cover["nodes"]) == {"a": nm.iso(NOW - 2 * HOUR), "b": None, "c": None}
+
+
+def test_the_html_page_counts_the_skipped_nodes_per_cluster_and_fleet():
+    nodes, pods = fleet()
+    one = coverage(nodes, NOW, select(nodes, pods, NOW, OPTIONS))
+    page = sweep.html(sweep.fleet_coverage({"aws_h100": one}))
+    assert page.count("<td>busy 1, cordoned 1, not_ready 1, tainted 1</td>") == 2
