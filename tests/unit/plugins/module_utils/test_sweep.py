@@ -453,3 +453,25 @@ def test_the_html_page_counts_the_skipped_nodes_per_cluster_and_fleet():
     one = coverage(nodes, NOW, select(nodes, pods, NOW, OPTIONS))
     page = sweep.html(sweep.fleet_coverage({"aws_h100": one}))
     assert page.count("<td>busy 1, cordoned 1, not_ready 1, tainted 1</td>") == 2
+
+
+def test_a_cluster_without_gpu_nodes_takes_none_and_one_with_a_few_at_least_one():
+    assert sweep.limit(0, 10, 100) == 0 and sweep.limit(-1, 10, 100) == 0
+    assert sweep.limit(1, 10, 1) == 1 and sweep.limit(3, 10, 50) == 1
+
+
+def test_skipped_nodes_of_one_reason_are_counted_and_added_up_across_clusters():
+    nodes = [node("busy-%d" % index, marked_hours_ago=30) for index in range(2)]
+    pods = [pod("train-%d" % index, "busy-%d" % index) for index in range(2)]
+    one = coverage(nodes, NOW, select(nodes, pods, NOW, OPTIONS))
+    assert one["skipped"] == {"busy": 2}
+    empty = coverage([], NOW, {})
+    fleet_cover = sweep.fleet_coverage({"a": one, "b": dict(one), "c": empty})
+    assert fleet_cover["skipped"] == {"busy": 4}
+    text = sweep.prometheus(fleet_cover)
+    # a cluster without GPU nodes is at 0, and a reason it did not skip for counts 0
+    assert 'gpufleet_burnin_nodes_verified_ratio{cluster="c"} 0.0' in text
+    assert 'gpufleet_burnin_sweep_nodes_skipped{cluster="a",reason="busy"} 2' in text
+    assert 'gpufleet_burnin_sweep_nodes_skipped{cluster="a",reason="cordoned"} 0' in text
+    # no verification at all: the fleet row says so
+    assert "<td>fleet</td><td>4</td><td>0</td><td>0.0</td><td>-</td>" in sweep.html(fleet_cover)
