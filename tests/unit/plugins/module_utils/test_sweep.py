@@ -475,3 +475,17 @@ def test_skipped_nodes_of_one_reason_are_counted_and_added_up_across_clusters():
     assert 'gpufleet_burnin_sweep_nodes_skipped{cluster="a",reason="cordoned"} 0' in text
     # no verification at all: the fleet row says so
     assert "<td>fleet</td><td>4</td><td>0</td><td>0.0</td><td>-</td>" in sweep.html(fleet_cover)
+
+
+def test_one_preempted_node_of_each_side_counts_two_and_the_fleets_percent_and_ratio():
+    selection = {"picked": [], "skipped": [{"node": "a", "reason": "preempted"}]}
+    assert sweep.coverage([], NOW, selection=selection, preempted=["b"])["skipped"] == {"preempted": 2}
+    assert coverage([], NOW, {})["verified_percent"] == 0.0
+    nodes = [node("a", marked_hours_ago=2), node("b", marked_hours_ago=30), node("c")]
+    fleet_cover = sweep.fleet_coverage({"x": coverage(nodes, NOW, {}), "y": coverage([], NOW, {})})
+    assert fleet_cover["verified_percent"] == 33.3
+    assert sweep.fleet_coverage({"y": coverage([], NOW, {})})["verified_percent"] == 0.0
+    text = sweep.prometheus(fleet_cover)
+    assert 'gpufleet_burnin_nodes_verified_ratio{cluster="x"} 0.333333' in text
+    page = sweep.html(fleet_cover)
+    assert "%s" not in page and "<tr><td>x</td><td>3</td><td>1</td><td>33.3</td>" in page and "<td>b, c</td>" not in page and "<td>c</td>" in page
