@@ -200,7 +200,8 @@ def earlier_samples(documents):
                 raise ConfigError("%s.baselines[%d]" % (where, number), "must have 'sku', 'metric' and 'samples' (sample id -> number)")
             slot = merged.setdefault((str(record.get("sku")), str(record.get("metric"))), {})
             for sample, value in record["samples"].items():
-                if _number(value) and len(slot) < MAX_SAMPLES:
+                # A full slot still takes a later value of a sample it holds: the bound is on ids, not on updates.
+                if _number(value) and (str(sample) in slot or len(slot) < MAX_SAMPLES):
                     slot[str(sample)] = float(value)
     return merged
 

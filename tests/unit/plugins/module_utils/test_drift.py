@@ -310,3 +310,137 @@ def test_one_key_drifting_in_two_stages_is_two_series_told_apart_by_scope():
     text = metrics.exposition(metrics.build_families(report))
     lines = [line for line in text.splitlines() if line.startswith("gpufleet_burnin_node_config_drift{")]
     assert len(lines) == 2 and any('scope="dcgm"' in line for line in lines) and any('scope="node"' in line for line in lines)
+
+
+# What the mutation run of judging/drift.py (issue 47) found untested: each bound at its value and one past it, the
+# driver's parts without their first, the entries skipped without ending the read, pods by name.
+
+
+def test_a_value_is_kept_up_to_200_characters():
+    assert drift.MAX_TEXT == 200
+    for length, kept in ((199, 199), (200, 200), (201, 200)):
+        kernel = ("6.8.0-" + "x" * length)[:length]
+        assert drift.node_config(node("n", kernel=kernel))["kernel"] == kernel[:kept], length
+
+
+def test_the_driver_from_its_parts_needs_the_major_and_takes_what_follows():
+    def driver(**parts):
+        labels = dict(("nvidia.com/cuda.driver.%s" % name, value) for name, value in parts.items())
+        return drift.node_config({"metadata": {"labels": labels}}).get("driver")
+
+    assert driver(major="570", minor="148", rev="08") == "570.148.08"
+    assert driver(major="570", minor="148") == "570.148"
+    assert driver(minor="148", rev="08") is None and driver(rev="08") is None
+
+
+def test_an_nccl_variable_name_is_kept_up_to_100_characters():
+    for length, kept in ((99, 99), (100, 100), (101, 100)):
+        name = ("NCCL_" + "X" * length)[:length]
+        env = drift.pod_runtime(pod("p", "n1", env=[{"name": name, "value": "1"}]))["nccl_env"]
+        assert env == "%s=1" % name[:kept], length
+
+
+def test_a_replicated_job_without_a_template_does_not_end_the_read():
+    node_job = {"name": "node", "template": {"spec": {"template": {"spec": {"containers": [{"name": "n", "env": [{"name": "NCCL_DEBUG", "value": "INFO"}]}]}}}}}
+    runtime = {"kind": "TrainingRuntime", "spec": {"template": {"spec": {"replicatedJobs": [{"name": "launcher"}, node_job]}}}}
+    assert drift.rendered_env([runtime]) == {"node": "NCCL_DEBUG=INFO"}
+
+
+def test_a_node_that_ran_two_pods_keeps_the_first_by_name_whatever_their_order():
+    first = pod("job-node-0-0-a", "n1", image_id="registry.example/nccl@sha256:" + "1" * 64)
+    second = pod("job-node-0-1-b", "n1", image_id="registry.example/nccl@sha256:" + "2" * 64)
+    for pods in ([first, second], [second, first]):
+        assert drift.stage_runtime(pods)["n1"]["images"] == {"node": "registry.example/nccl@sha256:" + "1" * 64}
+    # a pod without metadata has no name and sorts as "None"; it is still read
+    bare = pod("x", "n2")
+    del bare["metadata"]
+    assert sorted(drift.stage_runtime([bare, first])) == ["n1", "n2"]
+
+
+def test_a_sku_of_the_golden_file_must_be_a_non_empty_string():
+    for sku in (5, "  ", ""):
+        with pytest.raises(ConfigError) as caught:
+            drift.check_golden({sku: {"driver": ["570.*"]}})
+        assert str(caught.value) == "burnin_golden: a SKU must be a non-empty string, got %r" % (sku,)
+
+
+def test_the_golden_wildcard_comes_first_and_the_most_specific_wins_whatever_the_names():
+    # "!lab" sorts before "*": the wildcard is applied first by rule, not by name
+    golden = {"!lab": {"driver": ["1"]}, "*": {"driver": ["2"], "kernel": ["6.*"]}}
+    assert drift._golden_for(golden, "!lab/h100/x") == {"driver": ["1"], "kernel": ["6.*"]}
+    golden = {"aws/h100": {"driver": ["3"]}, "aws": {"driver": ["4"]}, "*": {"driver": ["5"]}}
+    assert drift._golden_for(golden, "aws/h100/p5.48xlarge") == {"driver": ["3"]}
+    assert drift._golden_for(golden, "aws/a100/p4d.24xlarge") == {"driver": ["4"]}
+    # a SKU that sorts after the pattern is no match of it, nor a pattern that sorts before "*" of another SKU
+    assert drift._golden_for(golden, "aws/l40s/g6e.48xlarge") == {"driver": ["4"]}
+    assert drift._golden_for({"!lab": {"driver": ["1"]}}, "aws/h100/x") == {}
+
+
+def test_a_runtime_node_that_is_no_gpu_node_does_not_end_the_read():
+    results = runtime_fleet(["2.20.5+cuda12.4", "2.20.5+cuda12.4", "2.19.3+cuda12.3"])
+    # "0-cpu" sorts before the GPU nodes a-0 .. a-2
+    results["a"]["node_runtime"]["node"]["0-cpu"] = {"nccl": "2.18.1+cuda12.1"}
+    assert [(row["node"], row["key"]) for row in drift.judge(results)["nodes"]] == [("a-2", "nccl")]
+
+
+def test_only_the_images_key_is_read_per_container():
+    results = runtime_fleet(["2.20.5+cuda12.4"] * 3)
+    for index in range(3):
+        results["a"]["node_runtime"]["node"]["a-%d" % index]["nccl"] = {"node": "2.20.5+cuda12.4" if index else "2.19.3+cuda12.3"}
+    judged = drift.judge(results)
+    assert judged["nodes"] == [] and not [item for item in judged["skus"] if item["key"] == "nccl"]
+
+
+def test_a_cluster_result_that_is_no_mapping_is_skipped_and_the_others_judged():
+    results = fleet()
+    results["0"] = "not a result"
+    assert [(row["cluster"], row["node"]) for row in drift.judge(results)["nodes"]] == [("b", "b-1")]
+
+
+def test_only_a_trainingruntime_gives_its_jobs_env():
+    job = {"name": "node", "template": {"spec": {"template": {"spec": {"containers": [{"name": "n", "env": [{"name": "NCCL_DEBUG", "value": "INFO"}]}]}}}}}
+    spec = {"template": {"spec": {"replicatedJobs": [job]}}}
+    # ClusterTrainingRuntime sorts before TrainingRuntime, Workload after it: neither is read
+    assert drift.rendered_env([{"kind": "ClusterTrainingRuntime", "spec": spec}, {"kind": "Workload", "spec": spec}]) == {}
+    assert drift.rendered_env([{"kind": "TrainingRuntime", "spec": spec}]) == {"node": "NCCL_DEBUG=INFO"}
+
+
+def test_only_the_launcher_is_left_out_of_a_stages_pods():
+    # Kubeflow Trainer's initializer sorts before "launcher": it ran on its node and is read
+    pods = [pod("job-dataset-initializer-0-0-a", "n1", role="dataset-initializer"), pod("job-launcher-0-0-b", "n2", role="launcher")]
+    assert sorted(drift.stage_runtime(pods)) == ["n1"]
+
+
+def test_a_golden_version_given_alone_is_a_list_of_one_and_a_boolean_is_refused():
+    assert drift.check_golden({"aws": {"driver": "570.*", "kernel": 6}}) == {"aws": {"driver": ["570.*"], "kernel": ["6"]}}
+    with pytest.raises(ConfigError) as caught:
+        drift.check_golden({"aws": {"driver": True}})
+    assert str(caught.value) == "burnin_golden.aws.driver: must be a non-empty list of allowed versions (patterns such as 570.*), got True"
+
+
+def test_a_bad_golden_file_says_what_it_allows():
+    keys = "driver, cuda, kubelet, kernel, os_image, container_runtime, nccl, net_plugin, images, nccl_env"
+    with pytest.raises(ConfigError) as caught:
+        drift.check_golden({"aws": "570"})
+    assert str(caught.value) == "burnin_golden.aws: must map keys (%s) to lists of allowed versions" % keys
+    with pytest.raises(ConfigError) as caught:
+        drift.check_golden({"aws": {"firmware": ["1"]}})
+    assert str(caught.value) == "burnin_golden.aws.firmware: is not a key the drift check reads; allowed: %s" % keys
+
+
+def test_a_cluster_with_runtime_but_no_node_config_is_compared_and_one_with_neither_skipped():
+    results = runtime_fleet(["2.20.5+cuda12.4", "2.20.5+cuda12.4", "2.19.3+cuda12.3"])
+    results["a"]["detected"] = dict(results["a"]["detected"], node_config={})
+    # "0" (no node config, no runtime) sorts before "a" and "b"
+    results["0"] = {"outcome": "Succeeded"}
+    rows = [(row["cluster"], row["node"], row["key"]) for row in drift.judge(results)["nodes"]]
+    assert rows == [("a", "a-2", "nccl")]
+
+
+def test_a_finding_carries_the_golden_versions_it_was_judged_against():
+    judged = drift.judge(fleet(), golden={"aws/h100": {"driver": ["570.148.*"]}})
+    (item,) = judged["findings"]["b"]
+    assert item["node"] == "b-1" and item["evidence"]["golden"] == ["570.148.*"] and item["evidence"]["majority"] == "570.148.08"
+    # without a golden file the evidence holds an empty list
+    (item,) = drift.judge(fleet())["findings"]["b"]
+    assert item["evidence"]["golden"] == []

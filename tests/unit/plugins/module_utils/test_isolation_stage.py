@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import importlib.util
+import json
 import os
 
 import pytest
@@ -249,3 +250,148 @@ def test_a_slow_pair_of_two_picked_nodes_fails_the_stage_without_blaming_either(
     (stage,) = out["record"]["stages"]
     assert stage["verdict"] == "fail" and out["record"]["isolation"]["outcome"] == "undetermined"
     assert "n0" not in (out["record"].get("node_verdicts") or {}) and "n1" not in (out["record"].get("node_verdicts") or {})
+
+
+# What the mutation run of burnin/isolation_stage.py (issue 47) found untested: the default budget, the transport of
+# the fleet's run, a fleet verdict naming no node, the runtime's own node affinity in each pair, the message's parts.
+
+
+def test_the_default_budget_is_the_roles():
+    import yaml
+
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "burnin", "defaults", "main.yml")) as handle:
+        defaults = yaml.safe_load(handle)
+    assert isolation_stage.DEFAULT_BUDGET == {
+        "max_jobs": defaults["burnin_isolation_max_jobs"],
+        "max_minutes": defaults["burnin_isolation_max_minutes"],
+        "timeout": defaults["burnin_timeout"],
+    }
+
+
+def test_the_runs_transport_is_the_one_seen_else_the_one_expected():
+    def transport(**proof):
+        return isolation_stage.run_transport({"verdict": {"transport": proof}})
+
+    assert transport(seen="efa", expected="ib") == "efa"
+    for seen in (None, "unknown", "mixed"):
+        assert transport(seen=seen, expected="ib") == "ib", seen
+    assert transport() is None and isolation_stage.run_transport(None) is None
+
+
+def test_a_fleet_verdict_that_names_no_node_is_not_isolated():
+    assert isolation_stage.needed(dict(FAILED_FLEET, verdict={"verdict": "fail", "nodes": []}), RUN) == "the fleet stage ran on one node"
+    assert isolation_stage.needed(dict(FAILED_FLEET, verdict={"verdict": "fail"}), RUN) == "the fleet stage ran on one node"
+
+
+def test_each_pair_keeps_the_runtimes_own_node_affinity_and_the_message_its_parts():
+    objects = fleet_objects()
+    (runtime,) = [obj for obj in objects if obj["kind"] == "TrainingRuntime"]
+    term = {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]}
+    for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+        if job["name"] == "node":
+            pod_spec = job["template"]["spec"]["template"]["spec"]
+            pod_spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [term]}]}}}
+    cluster = PairCluster(["n2"])
+    out = isolation_stage.isolate(lambda *a: cluster, FAILED_FLEET, objects, budget={"max_jobs": 8, "max_minutes": 30, "timeout": 600})
+    for job, nodes in cluster.pairs.values():
+        replicated = job["spec"]["runtimePatches"][-1]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]
+        terms = replicated["template"]["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert terms["nodeSelectorTerms"][0]["matchExpressions"][0] == term, nodes
+    parts = out["record"]["isolation"]["parts"]
+    assert parts and out["msg"] == "isolation found: %s%s" % (out["conclusion"]["reason"], "".join("; " + part["reason"] for part in parts))
+    assert "; n2: slow" in out["msg"] and "%s" not in out["msg"]
+
+
+def test_a_pairs_verdict_names_the_fleets_workload():
+    name = "nccl-burnin-r1-iso-1-0"
+    (job,) = [obj for obj in fleet_objects() if obj["kind"] == "TrainJob"]
+    pods, logs = fakes.fleet_pods(name, [job], "good")
+    collected = collect(pods, dict((pod["metadata"]["name"], (logs.get(pod["metadata"]["name"], ""), None)) for pod in pods), None, None)
+    verdict = isolation_stage.pair_judge(FAILED_FLEET, dict(isolation_stage.DEFAULT_JUDGING))(collected, {"outcome": "Complete", "reason": "JobsCompleted"})
+    assert verdict["workload"] == "nccl-all-reduce" and verdict["verdict"] == "pass"
+
+
+def good_pair_logs():
+    (job,) = [obj for obj in fleet_objects() if obj["kind"] == "TrainJob"]
+    pods, logs = fakes.fleet_pods("nccl-burnin-r1-iso-1-0", [job], "good")
+    return collect(pods, dict((pod["metadata"]["name"], (logs.get(pod["metadata"]["name"], ""), None)) for pod in pods), None, None)
+
+
+def test_a_pair_is_judged_as_two_nodes_of_the_fleets_instance_type_by_default():
+    fleet = dict(FAILED_FLEET, instance_type="p5en.48xlarge")
+    verdict = isolation_stage.pair_judge(fleet, dict(isolation_stage.DEFAULT_JUDGING))(good_pair_logs(), {"outcome": "Complete", "reason": "JobsCompleted"})
+    assert "as expected for aws/h100 (p5en.48xlarge) on 2 host(s)" in verdict["reason"]
+    # two nodes: the multi-node record, not the single node's
+    assert "meets aws-h100-all-reduce-peak (" in verdict["reason"] and "single-node" not in verdict["reason"]
+
+
+def test_a_rails_probe_named_at_run_time_is_judged_as_one_nic():
+    judge_probe = isolation_stage.probe_judge(FAILED_FLEET, dict(isolation_stage.DEFAULT_JUDGING))
+    assert judge_probe(2, {"kind": "".join(["ra", "ils"]), "of": 8}) is not None
+    assert judge_probe(2, {"kind": "links"}) is None
+    # a probe without a kind is judged as a pair
+    assert judge_probe(2, {}) is None
+
+
+def test_a_run_of_two_nodes_that_ran_together_needs_no_client_and_no_job():
+    two = dict(FAILED_FLEET, verdict={"verdict": "fail", "nodes": ["n0", "n1"]})
+    out = isolation_stage.isolate(lambda *a: pytest.fail("no client: the run itself was the pair"), two, fleet_objects())
+    assert out["rounds"] == [] and out["msg"].startswith("isolation undetermined: a run of 2 node(s) and no known-good partner")
+
+
+def test_objects_read_back_from_json_are_isolated():
+    objects = json.loads(json.dumps(fleet_objects()))
+    out = isolation_stage.isolate(lambda *a: pytest.fail("no client in check mode"), FAILED_FLEET, objects, check_mode=True)
+    assert out["msg"] == "check mode: would run round 1, n0+n1, n2+n3"
+
+
+def test_only_an_mnnvl_check_of_the_fleet_verdict_stops_the_isolation():
+    checks = [
+        {"name": "job", "verdict": "pass"},
+        {"name": "avg", "verdict": "fail"},
+        {"name": "peak", "verdict": "fail"},
+        {"name": "transport", "verdict": "pass"},
+    ]
+    assert isolation_stage.needed(dict(FAILED_FLEET, verdict=dict(FAILED_FLEET["verdict"], checks=checks)), RUN) == ""
+    mnnvl = checks + [{"name": "mnnvl", "verdict": "error"}]
+    assert isolation_stage.needed(dict(FAILED_FLEET, verdict=dict(FAILED_FLEET["verdict"], checks=mnnvl)), RUN).startswith("MNNVL was not ready")
+
+
+def test_too_few_nodes_change_nothing():
+    out = isolation_stage.isolate(None, dict(FAILED_FLEET, verdict={"verdict": "fail", "nodes": ["n0"]}), fleet_objects())
+    assert out["changed"] is False and out["skipped"] is True and out["msg"] == "fewer than 2 nodes in the run: nothing to isolate"
+
+
+def test_a_pair_is_judged_with_the_fleets_collective():
+    fleet = dict(FAILED_FLEET, collective="all_gather")
+    verdict = isolation_stage.pair_judge(fleet, dict(isolation_stage.DEFAULT_JUDGING))(good_pair_logs(), {"outcome": "Complete", "reason": "JobsCompleted"})
+    assert verdict["collective"] == "all_gather"
+
+
+def test_the_sweep_applies_every_object_but_the_trainjob_and_records_the_pairs_outcome():
+    cluster = SweepPairCluster([])
+    planned = sweep_plan(["n0", "n1"])
+    # a ConfigMap sorts before TrainJob, the TrainingRuntime after it: both are applied before the pairs
+    planned["objects"] = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra", "namespace": fakes.NAMESPACE}}] + planned["objects"]
+    out = isolation_stage.sweep_pairs(lambda namespace, api_version: cluster, SWEPT, planned, ["n0", "n1"], budget={"timeout": 600})
+    assert cluster.applied[0] == "ConfigMap/extra" and [name for name in cluster.applied if name.startswith("TrainingRuntime/")]
+    (stage,) = out["record"]["stages"]
+    assert stage["attempts"][0]["outcome"] == "Complete"
+
+
+def test_the_sweep_in_check_mode_plans_the_first_round_and_records_nothing():
+    out = isolation_stage.sweep_pairs(lambda *a: pytest.fail("no client in check mode"), SWEPT, sweep_plan(["n0", "n1"]), ["n0", "n1"], check_mode=True)
+    assert out["msg"] == "check mode: would run round 1, n0+n1" and out["record"] == {} and out["changed"] is False
+
+
+def test_the_sweep_connects_to_the_trainjobs_namespace_and_api_version_whatever_the_objects_order():
+    cluster, connected = SweepPairCluster([]), []
+
+    def connect(namespace, api_version):
+        connected.append((namespace, api_version))
+        return cluster
+
+    planned = json.loads(json.dumps(sweep_plan(["n0", "n1"])))
+    planned["objects"] = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra", "namespace": "other"}}] + planned["objects"]
+    isolation_stage.sweep_pairs(connect, SWEPT, planned, ["n0", "n1"], budget={"timeout": 600})
+    assert connected == [(fakes.NAMESPACE, "trainer.kubeflow.org/v1alpha1")]

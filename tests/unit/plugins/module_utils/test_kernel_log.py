@@ -71,3 +71,70 @@ def test_a_kernel_xid_fails_a_node_whose_diagnostic_passed_and_gives_the_catalog
     assert recommended["action"] == "drain", recommended
     # without the kernel section the same log passes
     assert dcgm.dcgm_verdict({"dcgm-node-0-0": table}, job={"outcome": "Complete", "pods": pods})["verdict"] == "pass"
+
+
+# What the mutation run of judging/kernel_log.py (issue 47) found untested: each bound at its value and one past it,
+# the verdict whatever the order of the Xids, a repeated Xid counted once.
+
+# DGX A100's eight GPUs (nvidia-smi --query-gpu=index,pci.bus_id): bus 0F holds an F, which base 15 would not read.
+A100_BUSES = ["07", "0F", "47", "4E", "87", "90", "B7", "BD"]
+A100_GPUS = "\n".join("# gpufleet-burnin gpu %d, 00000000:%s:00.0" % (index, bus) for index, bus in enumerate(A100_BUSES))
+
+
+def xid_line(bus, xid, text="pid=1, name=python3, Ch 00000001"):
+    return kernel_log.XID_MARK + "NVRM: Xid (PCI:0000:%s:00): %d, %s" % (bus.lower(), xid, text)
+
+
+def test_each_gpu_of_a_dgx_a100_is_found_by_its_bus_also_one_with_an_f():
+    for index, bus in enumerate(A100_BUSES):
+        judged = kernel_log.judge(A100_GPUS + "\n" + xid_line(bus, 48))
+        assert [(item["gpu"], item["pci"]) for item in judged["xids"]] == [(index, "0000:%s:00" % bus.lower())]
+        assert judged["reason"] == "GPU %d: kernel Xid 48 (critical: reset-gpu)" % index
+
+
+def test_a_repeated_xid_on_one_gpu_counts_once_and_on_two_gpus_twice():
+    judged = kernel_log.judge("\n".join([A100_GPUS, xid_line("07", 13), xid_line("07", 13), xid_line("0f", 13)]))
+    assert [(item["xid"], item["gpu"]) for item in judged["xids"]] == [(13, 0), (13, 1)]
+    assert judged["reason"] == "GPU 0: kernel Xid 13 (warning: retest); GPU 1: kernel Xid 13 (warning: retest)"
+    assert judged["verdict"] == "warn" and len(judged["lines"]) == 2
+
+
+def test_the_verdict_is_the_worst_xid_whatever_their_order():
+    # Xid 48: critical (fail), 13: warning (warn), 63: info (pass)
+    cases = [((13, 48), "fail"), ((48, 13), "fail"), ((63, 13), "warn"), ((13, 63), "warn"), ((63,), "pass"), ((63, 48, 13), "fail")]
+    for xids, verdict in cases:
+        text = "\n".join([A100_GPUS] + [xid_line(A100_BUSES[number], xid) for number, xid in enumerate(xids)])
+        assert kernel_log.judge(text)["verdict"] == verdict, xids
+
+
+def test_at_most_200_kernel_lines_are_kept():
+    assert kernel_log.MAX_LINES == 200
+    for count, kept in ((199, 199), (200, 200), (201, 200)):
+        text = "\n".join(xid_line("07", 13, "line %d" % number) for number in range(count))
+        lines = kernel_log.read(text)["lines"]
+        assert len(lines) == kept and lines[-1].endswith("line %d" % (kept - 1)), count
+
+
+def test_a_kernel_line_is_kept_up_to_300_characters():
+    for length, kept in ((299, 299), (300, 300), (301, 300)):
+        message = ("NVRM: Xid (PCI:0000:07:00): 13, " + "x" * length)[:length]
+        assert kernel_log.read(kernel_log.XID_MARK + message)["lines"] == [message[:kept]], length
+
+
+def test_the_reason_names_six_xids_and_counts_the_others():
+    # distinct Xids on GPU 0: each its own entry, in the order of the log
+    xids = [13, 31, 43, 48, 61, 62, 63, 64, 68, 69, 74, 79, 92]
+
+    def reason(count):
+        return kernel_log.judge("\n".join([A100_GPUS] + [xid_line("07", xid) for xid in xids[:count]]))["reason"]
+
+    named = "; ".join(
+        "GPU 0: kernel Xid %d (%s)" % pair
+        for pair in zip(xids, ["warning: retest", "warning: retest", "info: none", "critical: reset-gpu", "critical: drain", "critical: reset-gpu"])
+    )
+    assert reason(1) == "GPU 0: kernel Xid 13 (warning: retest)"
+    assert reason(5) == named.rsplit("; ", 1)[0]
+    assert reason(6) == named
+    assert reason(7) == named + " (and 1 more)"
+    assert reason(8) == named + " (and 2 more)"
+    assert reason(13) == named + " (and 7 more)"

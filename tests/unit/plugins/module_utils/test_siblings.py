@@ -293,3 +293,171 @@ def test_a_published_healthy_hgx_spread_stays_within_the_rule_and_an_8_percent_g
     assert judged["findings"] == {} and min(row["distance"] for row in record["nodes"]) == round(100 * (2474.76 - 2501.505) / 2501.505, 2)
     (slow,) = siblings.judge(results(slow="n1"))["findings"]["a"]
     assert slow["node"] == "n1" and slow["evidence"]["gpu"] == 3 and -8.2 < slow["evidence"]["distance_percent"] < -7.9
+
+
+# What the mutation run of judging/siblings.py (issue 47) found untested: each rule at its bound and one past it,
+# findings read back from JSON (new strings, not the module's literals), the refused inputs under their fields.
+
+
+def quiet(slow, count=8, rule=None):
+    """COUNT nodes at exactly 100 GB/s and one at SLOW: the baseline is 100, the noise 0 (the rule is the floor)."""
+    figures = dict(("n%d" % index, 100.0) for index in range(count))
+    figures["slow"] = slow
+    options = {"rule": rule} if rule is not None else {}
+    judged = siblings.judge({"a": cluster(figures)}, options)
+    return [item["node"] for item in judged["findings"].get("a", [])], judged["baselines"][0]
+
+
+def test_the_default_rule_is_5_percent_below_the_baseline():
+    assert siblings.DEFAULT_RULE_FLOOR == 5.0
+    named, record = quiet(94.5)
+    assert named == ["slow"] and record["rule"] == 5.0
+    assert quiet(95.5)[0] == [] and quiet(95.0)[0] == []
+
+
+def test_a_node_exactly_at_the_rule_passes_and_a_hair_below_it_is_named():
+    assert quiet(95.0, rule=5)[0] == []
+    assert quiet(94.9, rule=5)[0] == ["slow"]
+    named, record = quiet(90.0, rule=10)
+    assert named == [] and record["rule"] == 10.0
+    assert quiet(89.9, rule=10)[0] == ["slow"]
+
+
+def test_the_evidence_and_the_record_keep_three_decimals_of_the_baseline_and_the_mad():
+    # the baseline of the eight 100.0123 (100.012 to three decimals, 100.01 to two), their MAD 0.0125 (0.013 to three)
+    figures = dict(("n%d" % index, value) for index, value in enumerate([99.99, 99.995, 100.0, 100.0123, 100.0123, 100.021, 100.025, 100.03]))
+    figures["slow"] = 80.004  # -20.00584 % (-20.01 to two decimals, -20.006 to three)
+    judged = siblings.judge({"a": cluster(figures)})
+    (record,) = judged["baselines"]
+    assert record["baseline"] == 100.012 and record["kept"] == 8 and record["mad"] == 0.013
+    # the samples keep three decimals, the nodes' distances two
+    assert record["samples"]["n3"] == 100.012 and record["samples"]["slow"] == 80.004
+    assert [row["distance"] for row in record["nodes"] if row["node"] == "slow"] == [-20.01]
+    (slow,) = judged["findings"]["a"]
+    assert slow["evidence"]["baseline"] == 100.012 and slow["evidence"]["distance_percent"] == -20.01
+
+
+def test_the_mad_is_the_median_of_the_distances_to_the_baseline():
+    found = siblings.baseline([100.0, 90.0, 110.0, 95.0, 105.0, 100.0], rule=50)
+    assert found["baseline"] == 100.0 and found["mad"] == 5.0 and found["kept"] == 6 and found["dropped"] == 0
+
+
+def test_more_values_dropped_than_kept_are_counted():
+    found = siblings.baseline([100.0] * 4 + [50.0, 40.0, 30.0, 20.0, 10.0], rule=5)
+    assert found["baseline"] == 100.0 and found["kept"] == 4 and found["dropped"] == 5
+
+
+def test_a_baseline_of_many_samples_ends():
+    # 300 equal samples (MAX_SAMPLES is 5000): the loop stops when nothing is dropped, whatever the count
+    found = siblings.baseline([480.0] * 300)
+    assert found["baseline"] == 480.0 and found["kept"] == 300 and found["dropped"] == 0
+
+
+def test_only_positive_figures_are_samples():
+    def samples(busbw, size=G16, stage="node"):
+        item = finding("n0", stage, "pass", "ok", {"busbw": busbw, "size": size})
+        return [(metric, value) for metric, _label, _unit, _id, _node, _gpu, value, _floor in siblings.samples_of([item])]
+
+    assert samples(0) == [] and samples(0.0) == [] and samples(-1.0) == []
+    assert samples(0.5) == [("node/busbw@16G", 0.5)] and samples(1) == [("node/busbw@16G", 1.0)]
+    # the size: one byte on, 0 and below not, nor none at all
+    assert samples(480.0, size=1) == [("node/busbw@1", 480.0)]
+    assert samples(480.0, size=0) == [] and samples(480.0, size=-1) == [] and samples(480.0, size=None) == []
+    # only the node stage's busbw: another stage's (sorting before or after "node") is no sample
+    assert samples(480.0, stage="isolation") == [] and samples(480.0, stage="siblings") == []
+    gpu = finding("n0", "gpu", "pass", "ok", {"gpus": [{"index": 0, "figures": {"tflops": 0.5, "gbps": 0}}]})
+    assert [(metric, value) for metric, _l, _u, _i, _n, _g, value, _f in siblings.samples_of([gpu])] == [("gpu/tflops", 0.5)]
+    # only the gpu stage's figures: another stage (sorting after "gpu") is no sample
+    other = finding("n0", "isolation", "pass", "ok", {"gpus": [{"index": 0, "figures": {"tflops": 700.0}}]})
+    assert siblings.samples_of([other]) == []
+
+
+def test_findings_read_back_from_json_are_samples():
+    node = finding("n0", "node", "pass", "ok", {"busbw": 480.0, "size": G16})
+    gpu = finding("n1", "gpu", "pass", "ok", {"gpus": [{"index": 3, "figures": {"gbps": 2900.0}}]})
+    got = siblings.samples_of(json.loads(json.dumps([node, gpu])))
+    assert [(metric, sample, value) for metric, _l, _u, sample, _n, _g, value, _f in got] == [("node/busbw@16G", "n0", 480.0), ("gpu/gbps", "n1/gpu3", 2900.0)]
+
+
+def test_findings_without_a_node_or_evidence_are_skipped():
+    good = finding("n0", "node", "pass", "ok", {"busbw": 480.0, "size": G16})
+    items = ["not a finding", None, {"stage": "node", "evidence": {"busbw": 480.0, "size": G16}}, {"node": "n1", "stage": "node", "evidence": None}, good]
+    assert [row[3] for row in siblings.samples_of(items)] == ["n0"]
+
+
+def test_the_rule_is_refused_at_0_and_100_and_below_and_taken_between():
+    for value in (0, 0.0, -5, -0.5, 100, 100.0, 150, "0", "-1", float("nan"), True, [5], {}):
+        with pytest.raises(ConfigError) as caught:
+            siblings.check_rule(value)
+        assert "burnin_sibling_rule" in str(caught.value), value
+    for value, taken in ((0.5, 0.5), (1, 1.0), ("1", 1.0), (99.9, 99.9), (None, None), ("", None)):
+        assert siblings.check_rule(value) == taken, value
+
+
+def test_the_minimum_of_siblings_is_a_whole_number_from_2_to_100000():
+    for value, taken in ((2, 2), (100000, 100000), ("4", 4), (" 3 ", 3)):
+        assert siblings.check_min_siblings(value) == taken
+    for value in (1, 100001, 4.0, "abc", "4.5", None, True, [4]):
+        with pytest.raises(ConfigError) as caught:
+            siblings.check_min_siblings(value)
+        assert "burnin_sibling_min" in str(caught.value) and "from 2 to 100000" in str(caught.value), value
+
+
+def test_an_earlier_document_is_refused_under_its_own_field():
+    good = {"schema": siblings.SCHEMA, "baselines": [{"sku": "s", "metric": "m", "samples": {"n0": 480.0}}]}
+    assert siblings.earlier_samples([good]) == {("s", "m"): {"n0": 480.0}}
+    refused = [
+        ({"schema": "gpufleet.burnin/baselines/v0", "baselines": []}, "burnin_baseline_dir[1]"),
+        ({"schema": "gpufleet.burnin/baselines/v2", "baselines": []}, "burnin_baseline_dir[1]"),
+        ({"schema": siblings.SCHEMA, "baselines": {}}, "burnin_baseline_dir[1]"),
+        ({"schema": siblings.SCHEMA, "baselines": "x"}, "burnin_baseline_dir[1]"),
+        ({"schema": siblings.SCHEMA, "baselines": [{"sku": "s", "metric": "m"}]}, "burnin_baseline_dir[1].baselines[0]"),
+        ({"schema": siblings.SCHEMA, "baselines": ["x"]}, "burnin_baseline_dir[1].baselines[0]"),
+    ]
+    for doc, field in refused:
+        with pytest.raises(ConfigError) as caught:
+            siblings.earlier_samples([good, doc])
+        assert caught.value.field == field, doc
+        if field == "burnin_baseline_dir[1]":
+            assert "must be a gpufleet.burnin/baselines/v1 document with a 'baselines' list" in str(caught.value)
+
+
+def test_a_node_less_than_1_percent_below_is_named_below_under_a_small_rule():
+    named, record = quiet(99.2, rule=0.5)
+    assert named == ["slow"]
+    (slow,) = siblings.judge({"a": cluster(dict([("n%d" % index, 100.0) for index in range(8)] + [("slow", 99.2)]))}, {"rule": 0.5})["findings"]["a"]
+    assert "0.8 % below the baseline 100.0" in slow["reason"]
+
+
+def test_a_cluster_result_that_is_no_mapping_is_skipped_and_the_others_judged():
+    results = {"a": "not a result", "b": cluster(dict([("n%d" % index, 100.0) for index in range(8)] + [("slow", 80.0)]))}
+    judged = siblings.judge(results)
+    assert [item["node"] for item in judged["findings"]["b"]] == ["slow"] and judged["baselines"][0]["count"] == 9
+
+
+def test_too_few_siblings_still_list_each_node_without_a_distance():
+    judged = siblings.judge({"a": cluster({"a-0": 480.0, "a-1": 400.0, "a-2": 470.0})})
+    (record,) = judged["baselines"]
+    assert [(row["node"], row["distance"], row["verdict"]) for row in record["nodes"]] == [("a-0", None, None), ("a-1", None, None), ("a-2", None, None)]
+    assert record["note"] == "sibling rule left out: 3 sample(s) of SKU aws/h100/p5.48xlarge for node all_reduce busbw at 16G, fewer than burnin_sibling_min 4"
+    # at the minimum the rule is applied
+    assert siblings.judge({"a": cluster({"a-0": 480.0, "a-1": 400.0, "a-2": 470.0})}, {"min_siblings": 3})["baselines"][0]["judged"] is True
+
+
+def test_an_sku_and_metric_keep_at_most_5000_earlier_samples_and_a_later_value_replaces_an_earlier_one():
+    assert siblings.MAX_SAMPLES == 5000
+
+    def doc(values):
+        return {"schema": siblings.SCHEMA, "baselines": [{"sku": "s", "metric": "m", "samples": values}]}
+
+    for count, kept in ((4999, 4999), (5000, 5000), (5001, 5000)):
+        merged = siblings.earlier_samples([doc(dict(("n%05d" % index, 100.0) for index in range(count)))])
+        assert len(merged[("s", "m")]) == kept, count
+    # A later run of the same 5000 GPUs: each id's value is the later one, though the slot is full.
+    first = dict(("n%05d" % index, 100.0) for index in range(5000))
+    later = dict(("n%05d" % index, 90.0) for index in range(5000))
+    merged = siblings.earlier_samples([doc(first), doc(later)])[("s", "m")]
+    assert len(merged) == 5000 and set(merged.values()) == {90.0}
+    # and a new id beyond the bound is still not added
+    merged = siblings.earlier_samples([doc(first), doc({"new": 50.0})])[("s", "m")]
+    assert len(merged) == 5000 and "new" not in merged

@@ -9,6 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -403,3 +405,87 @@ def test_records_of_takes_the_object_a_k8s_info_list_or_nothing():
     record = recorded([node("a", marked_hours_ago=1)])
     assert sorted(sweep.records_of(record, NOW)) == sorted(sweep.records_of([record], NOW)) == ["a"]
     assert sweep.records_of([], NOW) == sweep.records_of(None, NOW) == {}
+
+
+# What the mutation run of burnin/sweep.py (issue 47) found untested: the stale count beside the bound, preempted
+# nodes of the selection and of the run added up, a hold's run id compared by value.
+
+
+def test_the_stale_count_is_every_stale_gpu_node_whatever_the_bound():
+    nodes, pods = fleet()
+    # four idle stale nodes (picked or over the limit) and four skipped as busy, cordoned, not ready or tainted
+    for max_nodes in (10, 2, 1):
+        assert select(nodes, pods, NOW, sweep.check_options(12, max_nodes, 100, "none"))["stale"] == 8, max_nodes
+
+
+def test_preempted_nodes_of_the_selection_and_of_the_run_add_up():
+    selection = {"picked": [], "skipped": [{"node": "a", "reason": "preempted"}, {"node": "b", "reason": "busy"}]}
+    got = sweep.coverage([], NOW, selection=selection, preempted=["c", "d", "c"])
+    assert got["skipped"] == {"preempted": 3, "busy": 1} and got["preempted"] == ["c", "d"]
+
+
+def test_a_hold_of_this_run_is_not_stale_whatever_string_object_names_it():
+    held = json.loads(json.dumps({"metadata": {"name": "n1"}, "spec": {"taints": [sweep.hold_taint("run-7")]}}))
+    assert sweep.stale_holds([held], run_id="".join(["run-", "7"])) == []
+    assert sweep.stale_holds([held], run_id="run-8") == ["n1"]
+
+
+def test_a_busy_node_names_three_of_its_gpu_pods_and_counts_on():
+    def detail(count):
+        nodes = [node("busy", marked_hours_ago=30)]
+        pods = [pod("train-%d" % index, "busy") for index in range(count)]
+        (row,) = select(nodes, pods, NOW, OPTIONS)["skipped"]
+        return row["detail"]
+
+    assert detail(3) == "GPUs held by team/train-0, team/train-1, team/train-2"
+    assert detail(4) == "GPUs held by team/train-0, team/train-1, team/train-2, ..."
+
+
+def test_the_verified_percent_and_only_a_verified_nodes_time():
+    nodes = [node("a", marked_hours_ago=2), node("b", marked_hours_ago=30), node("c")]
+    cover = coverage(nodes, NOW, {})
+    assert cover["verified_percent"] == 33.3
+    assert dict((row["node"], row["verified_at"]) for row in cover["nodes"]) == {"a": nm.iso(NOW - 2 * HOUR), "b": None, "c": None}
+
+
+def test_the_html_page_counts_the_skipped_nodes_per_cluster_and_fleet():
+    nodes, pods = fleet()
+    one = coverage(nodes, NOW, select(nodes, pods, NOW, OPTIONS))
+    page = sweep.html(sweep.fleet_coverage({"aws_h100": one}))
+    assert page.count("<td>busy 1, cordoned 1, not_ready 1, tainted 1</td>") == 2
+
+
+def test_a_cluster_without_gpu_nodes_takes_none_and_one_with_a_few_at_least_one():
+    assert sweep.limit(0, 10, 100) == 0 and sweep.limit(-1, 10, 100) == 0
+    assert sweep.limit(1, 10, 1) == 1 and sweep.limit(3, 10, 50) == 1
+
+
+def test_skipped_nodes_of_one_reason_are_counted_and_added_up_across_clusters():
+    nodes = [node("busy-%d" % index, marked_hours_ago=30) for index in range(2)]
+    pods = [pod("train-%d" % index, "busy-%d" % index) for index in range(2)]
+    one = coverage(nodes, NOW, select(nodes, pods, NOW, OPTIONS))
+    assert one["skipped"] == {"busy": 2}
+    empty = coverage([], NOW, {})
+    fleet_cover = sweep.fleet_coverage({"a": one, "b": dict(one), "c": empty})
+    assert fleet_cover["skipped"] == {"busy": 4}
+    text = sweep.prometheus(fleet_cover)
+    # a cluster without GPU nodes is at 0, and a reason it did not skip for counts 0
+    assert 'gpufleet_burnin_nodes_verified_ratio{cluster="c"} 0.0' in text
+    assert 'gpufleet_burnin_sweep_nodes_skipped{cluster="a",reason="busy"} 2' in text
+    assert 'gpufleet_burnin_sweep_nodes_skipped{cluster="a",reason="cordoned"} 0' in text
+    # no verification at all: the fleet row says so
+    assert "<td>fleet</td><td>4</td><td>0</td><td>0.0</td><td>-</td>" in sweep.html(fleet_cover)
+
+
+def test_one_preempted_node_of_each_side_counts_two_and_the_fleets_percent_and_ratio():
+    selection = {"picked": [], "skipped": [{"node": "a", "reason": "preempted"}]}
+    assert sweep.coverage([], NOW, selection=selection, preempted=["b"])["skipped"] == {"preempted": 2}
+    assert coverage([], NOW, {})["verified_percent"] == 0.0
+    nodes = [node("a", marked_hours_ago=2), node("b", marked_hours_ago=30), node("c")]
+    fleet_cover = sweep.fleet_coverage({"x": coverage(nodes, NOW, {}), "y": coverage([], NOW, {})})
+    assert fleet_cover["verified_percent"] == 33.3
+    assert sweep.fleet_coverage({"y": coverage([], NOW, {})})["verified_percent"] == 0.0
+    text = sweep.prometheus(fleet_cover)
+    assert 'gpufleet_burnin_nodes_verified_ratio{cluster="x"} 0.333333' in text
+    page = sweep.html(fleet_cover)
+    assert "%s" not in page and "<tr><td>x</td><td>3</td><td>1</td><td>33.3</td>" in page and "<td>b, c</td>" not in page and "<td>c</td>" in page
