@@ -9,7 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import BURNIN_BATCH_OWN, burnin_batch_spec
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster_batch import drive_batch, host_inputs
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster_batch import drive_batch, host_inputs, started_result
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, display, host_auth
 
 NAME = "gpufleet.burnin.burnin_batch"
@@ -39,8 +39,7 @@ class ActionModule(K8sActionBase):
             )
 
         def broken_record(host):
-            facts = hostvars[host]
-            return dict(facts.get("burnin_result") or {}, **((facts.get("burnin__cluster") or {}).get("recorded") or {}))
+            return dict((started_result(hostvars.raw_get(host)) or {}).get("result") or {})
 
         out = drive_batch(
             NAME,

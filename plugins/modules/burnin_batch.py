@@ -10,19 +10,22 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: burnin_batch
-short_description: Run the burn-in stages of every cluster of the play's batch at once, from one task
+short_description: Read every cluster of the play's batch and run its burn-in stages, all at once, from one task
 version_added: 0.3.0
 description:
-  - Runs, for every host of O(hosts) whose cluster M(gpufleet.burnin.cluster_detect) read in this play (its
-    C(burnin__cluster) says C(Detected)), that host's C(burnin_stages) in order, each as M(gpufleet.burnin.burnin_stage)
-    runs it, all clusters at once (a thread per cluster in this one worker process), each with its own kubernetes.core
-    client, waits and deadline, so a slow or unreachable cluster holds only itself. A cluster's stages stop at its
-    first stage that could not reach the cluster, as the role's block does.
+  - For every host of O(hosts) that M(gpufleet.burnin.burnin_start) started in this play, reads its cluster first as
+    M(gpufleet.burnin.cluster_detect) does (the API server's version, its DRA APIs, the nodes and the run's namespace;
+    the platform and GPU of the host's checked variables checked against the nodes), then runs that host's
+    C(burnin_stages) in order, each as M(gpufleet.burnin.burnin_stage) runs it with what was read, all clusters at once
+    (a thread per cluster in this one worker process), each with its own kubernetes.core client, waits and deadline, so
+    a slow or unreachable cluster holds only itself. A cluster that cannot be read, or whose nodes contradict its group
+    (C(Mismatch)), runs no stage; a cluster's stages stop at its first stage that could not reach the cluster, as the
+    role's block does.
   - The role's task; run it with C(run_once) over C(ansible_play_batch) (a C(serial) batch, an AWX slice and C(--limit)
-    each drive only their hosts). Each host's inputs are its facts from the role's earlier tasks (C(burnin_result),
-    C(burnin__checked), C(burnin__run_id), C(burnin__namespace), C(burnin__cluster)) and its authentication is the
-    play's C(module_defaults) of C(group/kubernetes.core.k8s) templated with that host's variables.
-  - Prints one line per cluster as each attempt is applied and as it ends, with its verdict.
+    each drive only their hosts). Each host's inputs are what M(gpufleet.burnin.burnin_start) registered for it as
+    C(burnin__start) (its checked variables, run id, namespace and result) and its authentication is the play's
+    C(module_defaults) of C(group/kubernetes.core.k8s) templated with that host's variables.
+  - Prints one line per cluster once it was read and as each attempt is applied and as it ends, with its verdict.
   - On SIGINT or SIGTERM (Ctrl-C, an AWX cancel) every cluster's wait ends and no further apply starts; what each
     cluster's run created is printed to stderr, and written to C(<burnin_report_dir>/<run id>/cancelled.json) when
     C(burnin_report_dir) is set, with the C(gpufleet.burnin.cleanup) command that removes it.
@@ -44,14 +47,14 @@ options:
   hosts:
     description:
       - The inventory hosts whose stages to run (the role gives C(ansible_play_batch)).
-      - A host whose cluster was not detected in this play is left out and listed in C(left_out).
+      - A host that M(gpufleet.burnin.burnin_start) did not start in this play is left out and listed in C(left_out).
     type: list
     elements: str
     required: true
 """
 
 EXAMPLES = r"""
-- name: Run the stages of every cluster of the batch at once
+- name: Read every cluster of the batch and run its stages at once
   gpufleet.burnin.burnin_batch:
     hosts: "{{ ansible_play_batch }}"
   run_once: true
@@ -62,12 +65,13 @@ RETURN = r"""
 clusters:
   description:
     - Per host, the result of its last stage as M(gpufleet.burnin.burnin_stage) returns it, with C(lines) (every
-      stage's), C(stage) (the last one run) and C(seconds). A stage that could not reach the cluster sets C(failed),
+      stage's), C(stage) (the last one run, C(detect) when the cluster could not be read or contradicts its group) and
+      C(seconds). A cluster not read, or a stage that could not reach the cluster, sets C(failed),
       C(msg) and C(record) with the failure merged as the role records it (C(outcome), C(error_class), C(reason)).
   returned: always
   type: dict
 left_out:
-  description: The hosts of O(hosts) left out (their cluster was not detected in this play).
+  description: The hosts of O(hosts) left out (M(gpufleet.burnin.burnin_start) did not start them in this play).
   returned: always
   type: list
   elements: str

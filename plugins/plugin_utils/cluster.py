@@ -323,7 +323,7 @@ class Cluster(object):
         """A ListWatch of KIND in the cluster's namespace (the unit tests give a fake one)."""
         return ListWatch(self.service, kind, api_version, self.namespace, field_selector, label_selector, hidden_fields)
 
-    def _watch(self, source, done, timeout, on_event=None, sleep=None):
+    def _watch(self, source, done, timeout, on_event=None, sleep=None, list_first=True):
         """watching.watch_until with this cluster's grace, watch timeout, clock and names for messages; the reconnects
         back off up to the poll interval."""
         return watch_until(
@@ -338,6 +338,7 @@ class Cluster(object):
             server=self.server,
             clock=self._clock,
             sleep=sleep or self._sleep,
+            list_first=list_first,
         )
 
     def _look_at_pods(self, names, pods):
@@ -355,7 +356,8 @@ class Cluster(object):
         def stopped(dummy):
             return stop.is_set()
 
-        watched = self._watch(source, stopped, timeout, on_event=lambda kind, pod: kind == "DELETED" or pods.saw(pod), sleep=stop.wait)
+        # No list first: the watch's ADDED events show the pods there already (the wait's last look lists them once more).
+        watched = self._watch(source, stopped, timeout, on_event=lambda kind, pod: kind == "DELETED" or pods.saw(pod), sleep=stop.wait, list_first=False)
         pods.requests += watched["polls"]
         if watched["state"] == "unwatchable" and not stop.is_set():
             poll_until(
@@ -467,17 +469,18 @@ class Cluster(object):
         """The pods of TrainJob NAME and their logs (pod_logs.collect()), the wait's record WAITED (pods, logs,
         logs_cut) kept for the pods their controllers removed; WHOLE_LOGS_OF (default the option) names the replicated
         jobs whose logs are read whole. The pod listing is retried as the wait's reads are; one unreadable pod is
-        recorded as such and does not lose the others' logs. A job that ended whose pods the wait last saw all ended
-        for good is not listed again: no pod of it runs again and no controller makes another."""
+        recorded as such and does not lose the others' logs. A job that ended is not listed again: its controllers make
+        no more pods, and the wait looked at them as it ended; a pod of that look gone since counts as removed."""
         waited = waited or {}
         cuts = dict(waited.get("logs_cut") or {})
         early, final = waited.get("logs") or {}, set(waited.get("logs_final") or [])
         seen = waited.get("pods") or []
-        if waited.get("outcome") in TERMINAL and seen and all(has_ended_for_good(pod) for pod in seen):
+        reused = bool(waited.get("outcome") in TERMINAL and seen)
+        if reused:
             pods = sorted(seen, key=pod_name)
         else:
             pods = sorted(self.retried("listing the pods of TrainJob %s" % name, lambda: self.pods_of([name])[name], interval=1), key=pod_name)
-        read = {}
+        read, gone = {}, set()
         for pod in pods:
             if not_started(pod):
                 read[pod_name(pod)] = (None, not_started(pod))
@@ -491,7 +494,11 @@ class Cluster(object):
             try:
                 read[pod_name(pod)] = (pod_log(api_client_of(self.service), pod, tail, self.options["max_bytes"], cuts), None)
             except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
-                read[pod_name(pod)] = (None, self.classified(str(exc))["message"])
+                error = self.classified(str(exc))
+                if reused and error["category"] == "NotFound":
+                    gone.add(pod_name(pod))
+                read[pod_name(pod)] = (None, error["message"])
+        pods = [pod for pod in pods if pod_name(pod) not in gone]
         return collect(pods, read, waited.get("pods"), waited.get("logs"), cuts)
 
     def delete(self, names):

@@ -2,9 +2,10 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """Every cluster of a play's batch through its stages at once, behind gpufleet.burnin.burnin_batch: each host's inputs
-from its facts, the batch (module_utils/burnin/batch_run.py over cluster_stages.run_cluster_stage) with SIGINT and
-SIGTERM as its cancel, each cluster's result as the role's rescue keeps it, and after a cancel a record of what each
-cluster created."""
+from what gpufleet.burnin.burnin_start registered for it, the batch (module_utils/burnin/batch_run.py: each cluster
+read first, cluster_stages.detect_cluster, then its stages, cluster_stages.run_cluster_stage) with SIGINT and SIGTERM
+as its cancel, each cluster's result as the role's rescue keeps it, and after a cancel a record of what each cluster
+created."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -20,28 +21,34 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_res
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.files import safe_join
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cancel
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster_stages import run_cluster_stage
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster_stages import DETECT, detect_cluster, run_cluster_stage
 
-# The facts of each host the role's earlier tasks set (roles/burnin/tasks/main.yml), by the option of burnin_stage
-# they feed.
-FACTS = {"result": "burnin_result", "variables": "burnin__checked", "run_id": "burnin__run_id", "namespace": "burnin__namespace", "cluster": "burnin__cluster"}
+# What gpufleet.burnin.burnin_start registered for each host (roles/burnin/tasks/main.yml), and its fields by the
+# option of burnin_stage they feed.
+STARTED = "burnin__start"
+FIELDS = {"result": "result", "variables": "variables", "run_id": "run_id", "namespace": "namespace"}
+
+
+def started_result(raw):
+    """The result burnin_start began for a host whose variables RAW (hostvars) are, or None when it did not start."""
+    started = raw.get(STARTED) if isinstance(raw, dict) else None
+    if not isinstance(started, dict) or started.get("failed") or not isinstance(started.get("result"), dict):
+        return None
+    return started
 
 
 def host_inputs(hostvars, task_vars, templar, host, auth_of):
-    """(burnin_stage's options, kubernetes.core's authentication options) of HOST from its facts, templated with its
-    own variables, its result with what detection recorded; AUTH_OF(that templar) gives the options. None when its
-    cluster was not detected in this play."""
+    """(burnin_stage's options but the cluster's, kubernetes.core's authentication options) of HOST from what
+    burnin_start registered for it, templated with its own variables; AUTH_OF(that templar) gives the options. None
+    when burnin_start did not start it in this play."""
     raw = hostvars.raw_get(host) if hostvars is not None else {}
-    if not isinstance(raw, dict) or not isinstance(raw.get("burnin__cluster"), dict):
+    started = started_result(raw)
+    if started is None:
         return None
     variables = dict(task_vars)
     variables.update(raw)
     templar = templar.copy_with_new_env(available_variables=variables)
-    args = dict((option, templar.template(raw.get(fact))) for option, fact in FACTS.items())
-    if (args["cluster"] or {}).get("outcome") != "Detected" or not isinstance(args["result"], dict):
-        return None
-    # What detection found joins the result here, not in a task of its own per host (roles/burnin/tasks/main.yml).
-    args["result"] = dict(args["result"], **(args["cluster"].get("recorded") or {}))
+    args = dict((option, templar.template(started.get(field))) for option, field in FIELDS.items())
     args["host"] = host
     return args, auth_of(templar)
 
@@ -65,6 +72,10 @@ def cancelled_by_signals(signums=(signal.SIGINT, signal.SIGTERM)):
             signal.signal(signum, handler)
 
 
+# What a failed first contact names as its step in the reason (the role's task before the batch read the clusters).
+DETECT_TASK = "Read the cluster and check its platform and GPU"
+
+
 def shown(host, out, context, verbose):
     """HOST's entry: its last stage's result, every diff headed by the host, a failure's record as the role's rescue
     keeps it (cluster_result.failure_of, the failed task named by its stage), its detail only when VERBOSE."""
@@ -76,7 +87,8 @@ def shown(host, out, context, verbose):
     if not out.get("failed"):
         return out
     failed = {"msg": out.get("msg"), "error": out.get("error")}
-    failure = failure_of(out.get("record"), {"name": "Run the stage %s" % out.get("stage")}, failed, context=context)
+    task = DETECT_TASK if out.get("stage") == DETECT else "Run the stage %s" % out.get("stage")
+    failure = failure_of(out.get("record"), {"name": task}, failed, context=context)
     out["record"] = dict(out.get("record") or {}, **failure["record"])
     out["detail"] = failure["detail"] if verbose else ""
     return out
@@ -120,7 +132,10 @@ def drive_batch(name, hosts, inputs_of, broken_record, progress, check_mode=Fals
             left_out.append(host)
             continue
         inputs[host] = found
-        specs[host] = {"stages": list((found[0]["variables"] or {}).get("burnin_stages") or ["fleet"]), "record": found[0]["result"]}
+        # Each cluster is read first (its version, DRA APIs, nodes and namespace, its platform and GPU checked), by the
+        # client its stages then use.
+        stages = list((found[0]["variables"] or {}).get("burnin_stages") or ["fleet"])
+        specs[host] = {"stages": [DETECT] + stages, "record": found[0]["result"]}
     progress("%s: %d cluster(s) at once: %s" % (name, len(specs), ", ".join(sorted(specs)) or "none"))
     # Said now: once the run is cancelled, Ansible no longer shows what its workers print.
     for run_id in sorted(set(found[0]["run_id"] for found in inputs.values())):
@@ -128,12 +143,23 @@ def drive_batch(name, hosts, inputs_of, broken_record, progress, check_mode=Fals
             "%s: if this run is stopped (Ctrl-C, an AWX cancel), what it created (label gpufleet.burnin/run-id=%s) is removed by: "
             "ansible-playbook -i <inventory> gpufleet.burnin.cleanup -e burnin_run_id=%s" % (name, run_id, run_id)
         )
+    detected = {}
     with cancelled_by_signals() as cancel:
 
         def run_stage(host, stage, record):
             stage_args, auth = inputs[host]
+            if stage == DETECT:
+                out = detect_cluster(auth, name, dict(stage_args, result=record), progress=progress)
+                detected[host] = out.get("cluster") or {}
+                return out
             return run_cluster_stage(
-                auth, name, dict(stage_args, stage=stage, result=record), check_mode=check_mode, diff=diff, progress=progress, cancel=cancel
+                auth,
+                name,
+                dict(stage_args, stage=stage, result=record, cluster=detected[host]),
+                check_mode=check_mode,
+                diff=diff,
+                progress=progress,
+                cancel=cancel,
             )
 
         outs = run_batch(specs, run_stage, cancel=cancel)
@@ -161,4 +187,4 @@ def drive_batch(name, hosts, inputs_of, broken_record, progress, check_mode=Fals
     return result
 
 
-__all__ = ["FACTS", "cancelled_by_signals", "drive_batch", "host_inputs", "record_cancel", "shown"]
+__all__ = ["DETECT_TASK", "STARTED", "cancelled_by_signals", "drive_batch", "host_inputs", "record_cancel", "shown", "started_result"]

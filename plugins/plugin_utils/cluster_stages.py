@@ -22,6 +22,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.files import safe_
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import TRAINER_API
 from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import scope_of
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster, shown_diffs
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster_detection import detect
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import ModuleExit
 
 # The role's variables a stage reads (roles/burnin/defaults/main.yml gives them all).
@@ -44,6 +45,46 @@ USED = (
     "burnin_isolation_max_jobs",
     "burnin_isolation_max_minutes",
 )
+
+
+# The batch's first step of every cluster (gpufleet.burnin.burnin_batch), before its stages.
+DETECT = "detect"
+
+
+def detect_cluster(auth, name, args, progress=None):
+    """The first contact with one cluster of a batch: cluster_detection.detect with the host's checked variables
+    (burnin_platform, burnin_gpu_architecture, burnin_check_nodes; the namespace looked up with
+    burnin_create_namespace). ARGS: burnin_stage's options (variables, namespace, result, host). Returns {record (the
+    result with what detection recorded), cluster (detect's answer, the stages' ``cluster`` option), lines, steps} or,
+    when the cluster cannot be read or its nodes contradict its group, {failed, record, msg, error, lines, steps}."""
+    variables = args["variables"] or {}
+    found = detect(
+        auth,
+        name,
+        variables.get("burnin_platform") or "",
+        variables.get("burnin_gpu_architecture") or "",
+        check_nodes=bool(variables.get("burnin_check_nodes", True)),
+        namespace=args["namespace"] if variables.get("burnin_create_namespace", True) else "",
+    )
+    host = args["host"] or args["result"].get("cluster") or ""
+    if found.get("failed"):
+        return {"failed": True, "record": args["result"], "steps": [], "lines": [], "error": None, "msg": found.get("msg")}
+    record = dict(args["result"], **found["recorded"])
+    if found["outcome"] != "Detected":
+        line = "%s: %s: %s" % (host, found["outcome"], found["reason"])
+        return {"failed": True, "record": record, "steps": [], "lines": [], "error": found.get("error"), "msg": line}
+    if progress is not None:
+        progress(
+            "%s: read: Kubernetes %s, %s/%s, %s GPU node(s)"
+            % (
+                host,
+                found.get("kubernetes_version") or "?",
+                record.get("platform"),
+                record.get("gpu_architecture"),
+                (record.get("detected") or {}).get("gpu_nodes"),
+            )
+        )
+    return {"record": record, "cluster": found, "steps": [], "lines": []}
 
 
 def checked_variables(given):
@@ -224,4 +265,4 @@ def _sweep_pairs(args, variables, settings, connect, host):
     return {"changed": out["changed"], "record": merged, "stop": False, "msg": line, "lines": [line], "steps": [], "rounds": out["rounds"]}
 
 
-__all__ = ["USED", "checked_variables", "run_cluster_stage"]
+__all__ = ["DETECT", "USED", "checked_variables", "detect_cluster", "run_cluster_stage"]

@@ -62,8 +62,8 @@ OWN_CLUSTER_ACTIONS = {
     # a stage: server-side applies the plan, reads its TrainJob and pods until it ends, reads the logs; the isolation
     # stage runs the pair jobs as burnin_isolate does
     "gpufleet.burnin.burnin_stage": "stage",
-    # every cluster's stages of the batch at once, each as burnin_stage runs it
-    "gpufleet.burnin.burnin_batch": "stage",
+    # reads every cluster of the batch as cluster_detect does, then runs its stages, each as burnin_stage runs it
+    "gpufleet.burnin.burnin_batch": "batch",
     # reads each node (get; undo lists them first) and merge-patches it
     "gpufleet.burnin.burnin_remediate": "remediate",
 }
@@ -172,6 +172,11 @@ def required():
         for verb in verbs:
             needs.setdefault((group, resource, verb, namespaced), []).append(where)
 
+    def need_detect(where):
+        urls.update([("/version", "get"), ("/apis", "get")])
+        need("Node", ["list"], where)
+        need("Namespace", ["get"], where)  # whether the run's namespace exists
+
     for name, task in role_tasks():
         where = "%s: %s" % (name, task.get("name"))
         own = [key for key in task if key.startswith("gpufleet.burnin.") and key not in OWN_CONTROLLER_ACTIONS]
@@ -190,12 +195,14 @@ def required():
                 for one in sorted(cleanup_kinds() | set(k for k in applied if KINDS.get(k, (None, None, True))[2]) | {"TrainJob"}):
                     need(one, ["list", "get", "delete"], where)
                 need("Namespace", ["list", "get", "delete"], where)
-            elif OWN_CLUSTER_ACTIONS[key] == "stage":
+            elif OWN_CLUSTER_ACTIONS[key] in ("stage", "batch"):
                 for one in sorted(applied):
                     need(one, ["get", "create", "patch"], where)
                 need("TrainJob", ["get", "list", "watch", "create", "patch", "delete"], where)
                 need("Pod", ["list", "watch"], where)
                 needs.setdefault(("", "pods/log", "get", True), []).append(where)
+                if OWN_CLUSTER_ACTIONS[key] == "batch":
+                    need_detect(where)
             elif OWN_CLUSTER_ACTIONS[key] == "isolate":
                 need("TrainJob", ["get", "list", "watch", "create", "patch", "delete"], where)
                 need("Pod", ["list", "watch"], where)
@@ -206,9 +213,7 @@ def required():
                 # The node marks' condition (burnin_mark_condition), set by the apply and removed by the undo.
                 needs.setdefault(("", "nodes/status", "patch", False), []).append(where)
             elif OWN_CLUSTER_ACTIONS[key] == "detect":
-                urls.update([("/version", "get"), ("/apis", "get")])
-                need("Node", ["list"], where)
-                need("Namespace", ["get"], where)  # whether the run's namespace exists
+                need_detect(where)
             else:
                 need_apply = dict(task[key] or {})
                 kinds = applied if "objects" in need_apply else set()

@@ -191,8 +191,10 @@ def run_attempt(cluster, stage, attempt, result, plan_attempt, judge, settings, 
     if not settings["collect_logs"]:
         return result, None, line, applied
 
-    # What the wait read of pods their controllers removed since, and what the log cap cut there.
+    # What the wait read of pods their controllers removed since, and what the log cap cut there; its outcome says
+    # whether its last look at the pods stands (a job that ended makes no more).
     early = dict((key, (waited or {}).get(key) or default) for key, default in (("pods", []), ("logs", {}), ("logs_cut", {}), ("logs_final", [])))
+    early["outcome"] = (waited or {}).get("outcome")
     pod_logs = steps.timed("logs (%s)" % label, cluster.logs, trainjob, early, whole_logs_of=plan_stage["whole_logs_of"])
     if settings["write_logs"] is not None:
         steps.timed("write logs (%s)" % label, settings["write_logs"], plan_stage.get("log_subdir") or "", pod_logs.get("results") or [])

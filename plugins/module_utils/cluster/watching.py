@@ -12,6 +12,9 @@ not at the next poll. Pure: the SOURCE does the requests (plugins/plugin_utils/k
   read (an API server killed mid-watch), is tried again after 1, 2,
   4, ... s (at most ``backoff_cap``) from the last resourceVersion; the wait ends as Unreachable only when every try
   for ``unreachable_grace`` seconds failed, as in polling.py. Any other error ends it at once.
+- A caller whose DONE does not need every object at once (the pods' thread of a wait: it only records what it sees)
+  skips the list (``list_first=False``): a watch without a resourceVersion starts with an ADDED event for every object
+  there, then follows (the Kubernetes API's "start at most recent"), one request where the list and watch are two.
 - When the first watch cannot be opened (RBAC without the ``watch`` verb, a proxy that refuses long requests) the
   state is ``unwatchable``: the caller polls instead (polling.py).
 """
@@ -70,6 +73,7 @@ def watch_until(
     server=None,
     clock=time.monotonic,
     sleep=time.sleep,
+    list_first=True,
 ):
     """Follow SOURCE's objects until DONE(objects) is true, the TIMEOUT passes, the cluster stays unreachable or a
     call fails.
@@ -77,7 +81,8 @@ def watch_until(
     SOURCE has ``list()`` -> the list's JSON ({items, metadata.resourceVersion}) and ``watch(resource_version,
     seconds)`` -> an iterable of watch events ({type, object}); both raise on failure. OBJECTS is {name: object}, as
     the list and the events since left it; DONE may raise (the exception's text is classified as a failed read).
-    ON_EVENT(type, object) is called for every listed object (type LISTED) and event. Returns a dict: ``state``
+    ON_EVENT(type, object) is called for every listed object (type LISTED) and event. LIST_FIRST false: no list, the
+    watches start without a resourceVersion until an event gives one (OBJECTS fill from their ADDED events). Returns a dict: ``state``
     (done, timeout, unreachable, error or unwatchable), ``value`` (OBJECTS), ``error`` (the classified last error, or
     None), ``polls`` (the requests: lists and watches), ``lists``, ``watches``, ``relists`` (after 410 Gone) and
     ``reconnects``.
@@ -107,7 +112,10 @@ def watch_until(
     while True:
         phase = "list"
         try:
-            if version is None:
+            if version is None and not list_first:
+                # Filled again by the watch's ADDED events (after a 410 Gone too).
+                objects.clear()
+            elif version is None:
                 counts["polls"] += 1
                 counts["lists"] += 1
                 listed = source.list() or {}

@@ -448,6 +448,8 @@ def test_the_defaults_run_once_apply_without_diff_and_wait_an_hour():
     launcher, worker0, worker1 = cluster.early["pods"]
     assert launcher["metadata"]["name"] == "nccl-burnin-r1-launcher-0-0-x1" and worker1["spec"]["nodeName"] == "node-1"
     assert dict((key, cluster.early[key]) for key in ("logs", "logs_cut", "logs_final")) == {"logs": {}, "logs_cut": {}, "logs_final": []}
+    # and its outcome: the logs list the pods again only when the job had not ended (plugin_utils/cluster.py logs)
+    assert cluster.early["outcome"] == "Complete"
     # the wait's conditions are recorded
     cluster = fakes.FakeCluster(fleet_script("good"))
     out = run_stage(cluster, "fleet", fakes.start(variables), fakes.planner(variables), settings=settings_of(variables, collect_logs=False))

@@ -286,3 +286,44 @@ def test_a_proxy_that_cuts_every_stream_after_a_while_never_makes_the_cluster_un
     out = run(source, clock, grace=60, backoff_cap=2)
     assert out["state"] == "done", out
     assert out["reconnects"] == 10
+
+
+def test_without_a_list_first_the_watch_starts_without_a_version_and_its_added_events_fill_the_objects():
+    clock = FakeClock()
+    source = FakeSource(
+        clock,
+        [RuntimeError("no list expected")],
+        [
+            # the server's synthetic ADDED event of the object there already, then a change
+            [event("ADDED", job("a", 7)), event("MODIFIED", job("a", 9, ended=True), at=3)],
+        ],
+    )
+    seen = []
+    out = watch_until(source, ended, 60, 30, clock=clock.clock, sleep=clock.sleep, on_event=lambda kind, obj: seen.append(kind), list_first=False)
+    assert out["state"] == "done" and out["lists"] == 0 and out["watches"] == 1 and out["polls"] == 1
+    assert source.calls == [("watch", None, 60)] and seen == ["ADDED", "MODIFIED"]
+
+
+def test_without_a_list_first_a_410_watches_again_from_no_version_with_the_objects_forgotten():
+    clock = FakeClock()
+    source = FakeSource(
+        clock,
+        [RuntimeError("no list expected")],
+        [
+            [event("ADDED", job("a", 7)), event("ADDED", job("b", 8))],
+            Gone("Gone"),
+            [event("ADDED", job("b", 20, ended=True))],
+        ],
+    )
+    out = watch_until(source, ended, 60, 30, watch_seconds=5, clock=clock.clock, sleep=clock.sleep, list_first=False)
+    # the second watch goes on from the first's last version; after 410 the third has none, and "a" (gone meanwhile)
+    # is no longer among the objects
+    assert [call[1] for call in source.calls] == [None, "8", None]
+    assert out["state"] == "done" and out["relists"] == 1 and out["lists"] == 0 and list(out["value"]) == ["b"]
+
+
+def test_without_a_list_first_a_watch_that_cannot_be_opened_is_unwatchable():
+    clock = FakeClock()
+    source = FakeSource(clock, [RuntimeError("no list expected")], [RuntimeError(FORBIDDEN)])
+    out = watch_until(source, ended, 60, 30, clock=clock.clock, sleep=clock.sleep, list_first=False)
+    assert out["state"] == "unwatchable" and out["lists"] == 0 and source.calls == [("watch", None, 60)]

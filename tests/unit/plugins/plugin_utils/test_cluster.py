@@ -80,13 +80,16 @@ BIG_CUT = {"kept": 10, "size": 100, "max_bytes": 10, "lines_dropped": 9}
 
 @pytest.fixture(name="logs_read")
 def fixture_logs_read(monkeypatch):
-    """pod_log replaced: each read recorded with its tail; a pod named *-broken cannot be read."""
+    """pod_log replaced: each read recorded with its tail; a pod named *-broken cannot be read, one named *-gone was
+    removed (the API server's 404 for its log)."""
     reads = []
 
     def pod_log(api_client, item, tail_lines=None, max_bytes=None, cuts=None):
         reads.append((item["metadata"]["name"], tail_lines))
         if item["metadata"]["name"].endswith("-broken"):
             raise RuntimeError("Connection refused")
+        if item["metadata"]["name"].endswith("-gone"):
+            raise RuntimeError('(404) Reason: Not Found HTTP response body: {"kind":"Status","reason":"NotFound","code":404}')
         if item["metadata"]["name"].endswith("-big") and cuts is not None:
             cuts[item["metadata"]["name"]] = BIG_CUT
         return "log of %s\n" % item["metadata"]["name"]
@@ -537,8 +540,10 @@ def test_a_second_signal_while_the_watches_are_stopped_does_not_deadlock():
     [
         ("Complete", False, False),
         ("Failed", False, False),
-        # A pod the wait last saw running may run again, or its controller may be making another: listed again.
-        ("Complete", True, True),
+        # A pod the wait last saw running (an MPI worker its JobSet ends once the launcher is done): the job ended, its
+        # controllers make no more pods, so the wait's last look stands and the pod's log is read now.
+        ("Complete", True, False),
+        ("Failed", True, False),
         # A job that did not end may make pods after the wait's last look.
         ("Timeout", False, True),
         ("Preempted", False, True),
@@ -546,7 +551,7 @@ def test_a_second_signal_while_the_watches_are_stopped_does_not_deadlock():
         (None, False, True),
     ],
 )
-def test_logs_list_the_pods_again_unless_the_job_ended_and_the_wait_saw_every_pod_end(logs_read, outcome, running, listed):
+def test_logs_list_the_pods_again_unless_the_job_ended_and_the_wait_saw_its_pods(logs_read, outcome, running, listed):
     seen = [pod("j-launcher-0", "j", replicated="launcher", ended=True), pod("j-node-0", "j", ended=not running)]
     now = [pod("j-launcher-0", "j", replicated="launcher", ended=True), pod("j-node-0", "j", ended=True), pod("j-node-9", "j", ended=True)]
     cluster, dummy = cluster_with({"Pod": [now]})
@@ -556,6 +561,24 @@ def test_logs_list_the_pods_again_unless_the_job_ended_and_the_wait_saw_every_po
     assert names == (["j-launcher-0", "j-node-0", "j-node-9"] if listed else ["j-launcher-0", "j-node-0"])
     # Every pod's log is read either way (none was read whole by the wait here).
     assert sorted(name for name, dummy in logs_read) == names
+
+
+@pytest.mark.parametrize("early", [True, False])
+def test_a_pod_of_the_waits_last_look_gone_since_counts_as_removed(logs_read, early):
+    seen = [pod("j-launcher-0", "j", replicated="launcher", ended=True), pod("j-node-gone", "j")]
+    cluster, dummy = cluster_with({"Pod": [[]]})
+    waited = {"outcome": "Complete", "pods": seen, "logs": {"j-node-gone": "early log\n"} if early else {}, "logs_final": []}
+    collected = cluster.logs("j", waited)
+    assert not cluster.service.calls
+    summary = collected["summary"]
+    assert summary["removed"] == ["j-node-gone"] and not summary["errors"]
+    # What the wait read of it stands; without that it is lost, as a pod a listing no longer shows.
+    assert summary["lost"] == ([] if early else ["j-node-gone"])
+    assert summary["collected"] == (2 if early else 1)
+    # Any other failed read of a pod still there is that pod's error.
+    cluster, dummy = cluster_with({"Pod": [[]]})
+    broken = cluster.logs("j", dict(waited, pods=[pod("j-node-broken", "j")]))["summary"]
+    assert list(broken["errors"]) == ["j-node-broken"] and not broken["removed"]
 
 
 def test_logs_of_a_job_whose_wait_saw_no_pod_list_them(logs_read):

@@ -28,6 +28,11 @@ def inputs(run_id="r1", report_dir=None, stages=("fleet",)):
     return args, {"context": "ctx"}
 
 
+def _detected(auth, name, args, progress=None):
+    """cluster_stages.detect_cluster for a cluster that was read and matches its group."""
+    return {"record": args["result"], "cluster": {}, "lines": [], "steps": []}
+
+
 def test_hosts_are_driven_left_out_or_broken_and_counted(monkeypatch):
     calls = []
 
@@ -39,6 +44,7 @@ def test_hosts_are_driven_left_out_or_broken_and_counted(monkeypatch):
         return {"changed": True, "record": dict(args["result"], done=args["stage"]), "lines": [args["stage"]], "diff": diff}
 
     monkeypatch.setattr(cluster_batch, "run_cluster_stage", stage)
+    monkeypatch.setattr(cluster_batch, "detect_cluster", _detected)
 
     def inputs_of(host):
         if host == "undetected":
@@ -77,6 +83,7 @@ def test_a_signal_cancels_records_what_each_cluster_created_and_runs_its_own_han
         return {"failed": True, "record": dict(args["result"], applied=["TrainJob/j"]), "msg": "waiting for TrainJob j: cancelled", "error": None}
 
     monkeypatch.setattr(cluster_batch, "run_cluster_stage", stage)
+    monkeypatch.setattr(cluster_batch, "detect_cluster", _detected)
     got = []
     own = signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
     try:
@@ -120,30 +127,61 @@ def _templar():
     return Templar(loader=DataLoader(), variables={})
 
 
-def _facts(outcome="Detected", recorded=None):
-    cluster = {"outcome": outcome, "recorded": recorded if recorded is not None else {"stage": "detect", "platform": "aws", "detected": {"gpu_nodes": 2}}}
-    return {
-        "burnin_result": {"cluster": "a", "stage": "start", "platform": "", "run_id": "r1"},
-        "burnin__checked": {"burnin_stages": ["fleet"]},
-        "burnin__run_id": "r1",
-        "burnin__namespace": "burnin",
-        "burnin__cluster": cluster,
-    }
+def _facts(started=True):
+    start = {"result": {"cluster": "a", "stage": "start", "platform": "", "run_id": "r1"}, "variables": {"burnin_stages": ["fleet"]}}
+    start.update(run_id="r1", namespace="burnin")
+    return {"burnin__start": start if started else {"failed": True, "msg": "burnin_nodes: must be an integer"}, "burnin_result": {"stale": True}}
 
 
-def test_a_hosts_inputs_are_its_templated_facts_with_what_detection_recorded():
+def test_a_hosts_inputs_are_what_burnin_start_registered_templated():
     hostvars = _HostVars({"a": _facts()})
     args, auth = cluster_batch.host_inputs(hostvars, {}, _templar(), "a", lambda templar: {"context": "ctx"})
-    # The role records detection in no task of its own: the batch's result starts with it.
-    assert args["result"] == {"cluster": "a", "stage": "detect", "platform": "aws", "run_id": "r1", "detected": {"gpu_nodes": 2}}
+    # the result burnin_start began, not a burnin_result fact an earlier play left
+    assert args["result"] == {"cluster": "a", "stage": "start", "platform": "", "run_id": "r1"}
     assert (args["host"], args["run_id"], args["namespace"], args["variables"], auth) == ("a", "r1", "burnin", {"burnin_stages": ["fleet"]}, {"context": "ctx"})
 
 
-def test_a_host_not_detected_or_without_detection_is_left_out():
-    assert cluster_batch.host_inputs(_HostVars({"a": _facts(outcome="Mismatch")}), {}, _templar(), "a", dict) is None
+def test_a_host_that_did_not_start_is_left_out():
+    assert cluster_batch.host_inputs(_HostVars({"a": _facts(started=False)}), {}, _templar(), "a", dict) is None
     without = _facts()
-    del without["burnin__cluster"]
+    del without["burnin__start"]
     assert cluster_batch.host_inputs(_HostVars({"a": without}), {}, _templar(), "a", dict) is None
-    # A detection that recorded nothing leaves the result as it was.
-    args, dummy = cluster_batch.host_inputs(_HostVars({"a": _facts(recorded={})}), {}, _templar(), "a", lambda templar: {})
-    assert args["result"]["stage"] == "start"
+
+
+def test_each_cluster_is_read_first_by_its_own_auth_and_its_stages_get_what_was_read(monkeypatch):
+    calls = []
+
+    def detect_cluster(auth, name, args, progress=None):
+        calls.append(("detect", args["host"], auth["context"]))
+        if args["host"] == "mismatched":
+            record = dict(args["result"], stage="detect", outcome="Mismatch", reason="the nodes are gcp's, the group says aws")
+            return {"failed": True, "record": record, "msg": "mismatched: Mismatch: the nodes are gcp's", "error": None, "lines": [], "steps": []}
+        return {"record": dict(args["result"], stage="detect", detected={"gpu_nodes": 2}), "cluster": {"nodes": [args["host"]]}, "lines": [], "steps": []}
+
+    def stage(auth, name, args, **options):
+        calls.append((args["stage"], args["host"], args["cluster"]["nodes"][0]))
+        return {"record": dict(args["result"], done=args["stage"]), "lines": [args["stage"]]}
+
+    monkeypatch.setattr(cluster_batch, "detect_cluster", detect_cluster)
+    monkeypatch.setattr(cluster_batch, "run_cluster_stage", stage)
+
+    def inputs_of(host):
+        args, dummy = inputs(stages=("node", "fleet"))
+        return dict(args, host=host), {"context": "ctx-%s" % host}
+
+    out = cluster_batch.drive_batch(NAME, ["ok", "mismatched"], inputs_of, dict, lambda line: None)
+    assert sorted(calls) == sorted([("detect", "ok", "ctx-ok"), ("node", "ok", "ok"), ("fleet", "ok", "ok"), ("detect", "mismatched", "ctx-mismatched")])
+    assert out["clusters"]["ok"]["record"]["detected"] == {"gpu_nodes": 2} and out["clusters"]["ok"]["record"]["done"] == "fleet"
+    # a cluster whose nodes contradict its group runs no stage; its record keeps detection's outcome and reason
+    mismatched = out["clusters"]["mismatched"]
+    assert mismatched["failed"] and mismatched["stage"] == "detect"
+    assert (mismatched["record"]["outcome"], mismatched["record"]["reason"]) == ("Mismatch", "the nodes are gcp's, the group says aws")
+
+
+def test_a_first_contact_that_failed_otherwise_names_the_reading_step_in_its_reason(monkeypatch):
+    def detect_cluster(auth, name, args, progress=None):
+        return {"failed": True, "record": args["result"], "msg": "burnin_platform: 'acme' is not a platform", "error": None, "lines": [], "steps": []}
+
+    monkeypatch.setattr(cluster_batch, "detect_cluster", detect_cluster)
+    out = cluster_batch.drive_batch(NAME, ["a"], lambda host: (dict(inputs()[0], host=host), {}), dict, lambda line: None)
+    assert out["clusters"]["a"]["record"]["reason"].startswith(cluster_batch.DETECT_TASK + ": ")

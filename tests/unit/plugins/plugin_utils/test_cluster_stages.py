@@ -1,0 +1,71 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""plugins/plugin_utils/cluster_stages.py detect_cluster: the batch's first contact with a cluster reads it with the
+host's checked variables and turns detect()'s answer (plugin_utils/cluster_detection.py, tested with its action) into
+the stage protocol of module_utils/burnin/batch_run.py. detect() is a stand-in here."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils import cluster_stages
+
+NAME = "gpufleet.burnin.burnin_batch"
+RECORDED = {"stage": "detect", "platform": "aws", "gpu_architecture": "h100", "detected": {"gpu_nodes": 2}, "warnings": []}
+
+
+def args(**variables):
+    given = {"burnin_platform": "aws", "burnin_gpu_architecture": "h100", "burnin_check_nodes": True, "burnin_create_namespace": True}
+    given.update(variables)
+    return {"variables": given, "namespace": "burnin", "host": "a", "result": {"cluster": "a", "run_id": "r1"}}
+
+
+@pytest.fixture(name="detected")
+def fixture_detected(monkeypatch):
+    calls, answers = [], []
+
+    def detect(auth, name, platform, gpu_architecture, check_nodes=True, namespace=""):
+        calls.append((auth, name, platform, gpu_architecture, check_nodes, namespace))
+        return answers[0]
+
+    monkeypatch.setattr(cluster_stages, "detect", detect)
+    return calls, answers
+
+
+@pytest.mark.parametrize("create_namespace, check_nodes, namespace", [(True, True, "burnin"), (False, False, "")])
+def test_the_cluster_is_read_with_the_hosts_checked_variables(detected, create_namespace, check_nodes, namespace):
+    calls, answers = detected
+    answers.append({"outcome": "Detected", "reason": "", "recorded": RECORDED, "kubernetes_version": "v1.34.4", "nodes": [{"name": "n1"}]})
+    lines = []
+    out = cluster_stages.detect_cluster(
+        {"context": "ctx"}, NAME, args(burnin_create_namespace=create_namespace, burnin_check_nodes=check_nodes), progress=lines.append
+    )
+    # the namespace is looked up only for the apply that would create it
+    assert calls == [({"context": "ctx"}, NAME, "aws", "h100", check_nodes, namespace)]
+    assert not out.get("failed") and out["cluster"] is answers[0]
+    assert out["record"] == dict({"cluster": "a", "run_id": "r1"}, **RECORDED)
+    assert lines == ["a: read: Kubernetes v1.34.4, aws/h100, 2 GPU node(s)"] and out["lines"] == []
+
+
+@pytest.mark.parametrize("outcome", ["Mismatch", "Unreachable", "Error"])
+def test_a_cluster_not_detected_fails_with_its_outcome_and_reason_recorded(detected, outcome):
+    calls, answers = detected
+    recorded = {"stage": "detect", "outcome": outcome, "reason": "why", "error_class": "" if outcome == "Mismatch" else outcome}
+    error = None if outcome == "Mismatch" else {"category": outcome, "message": "why"}
+    answers.append({"outcome": outcome, "reason": "why", "recorded": recorded, "error": error})
+    lines = []
+    out = cluster_stages.detect_cluster({}, NAME, args(), progress=lines.append)
+    assert out["failed"] and out["msg"] == "a: %s: why" % outcome and out["error"] == error
+    assert out["record"]["outcome"] == outcome and out["record"]["reason"] == "why" and out["record"]["run_id"] == "r1"
+    # its line is the batch's failure message, not a progress line as well
+    assert lines == [] and out["lines"] == []
+
+
+def test_a_declared_value_detection_refuses_fails_with_its_message_and_the_result_as_it_was(detected):
+    calls, answers = detected
+    answers.append({"changed": False, "failed": True, "msg": "%s: burnin_platform: unknown" % NAME})
+    out = cluster_stages.detect_cluster({}, NAME, args())
+    assert out["failed"] and out["msg"] == "%s: burnin_platform: unknown" % NAME and out["record"] == {"cluster": "a", "run_id": "r1"}
