@@ -185,6 +185,9 @@ class Cluster(object):
         "watch_seconds": WATCH_SECONDS,
         # A Cancel shared by the clusters of a batch, or None.
         "cancel": None,
+        # (kind, namespace, name) of the objects a read just found missing (detection's look at the run's namespace):
+        # their apply does not read them again.
+        "absent": (),
     }
 
     def __init__(self, auth, name, namespace=None, clock=time.monotonic, sleep=time.sleep, **options):
@@ -287,7 +290,7 @@ class Cluster(object):
         # check and diff mode, and a cluster not connected, with kubernetes.core's runner whole.
         direct = self.service is not None and not check_mode and not diff
         for attempt in range(CACHE_RETRIES + 1):
-            outcome = apply_with(self.service, params) if direct else run_k8s(params, check_mode=check_mode, diff=diff, name=self.name)
+            outcome = apply_with(self.service, params, self.options["absent"]) if direct else run_k8s(params, check_mode=check_mode, diff=diff, name=self.name)
             # In check mode a runtime's dry run stores nothing: its TrainJob is refused however long one waits.
             if not outcome.get("failed") or check_mode or attempt == CACHE_RETRIES or not runtime_not_cached(outcome.get("msg")):
                 break

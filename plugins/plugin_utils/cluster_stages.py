@@ -121,8 +121,11 @@ def run_cluster_stage(auth, name, args, check_mode=False, diff=False, progress=N
     def plan_attempt(stage, attempt, record):
         return role_plan(variables, record["platform"], record["gpu_architecture"], args["run_id"], args["namespace"], args["cluster"], stage, attempt)
 
+    # Detection read the run's namespace just now: when it was missing, the apply that creates it does not read it again.
+    absent = [] if args["cluster"].get("namespace_exists", True) else [("Namespace", "", args["namespace"])]
+
     def connect(namespace, api_version):
-        return Cluster(auth, name, namespace, api_version=api_version, **options).connect("TrainJob", api_version)
+        return Cluster(auth, name, namespace, api_version=api_version, absent=absent, **options).connect("TrainJob", api_version)
 
     def written(subdir, results):
         # The logs under the report directory (a node stage's in <stage>/); the host is one plain directory name there.

@@ -58,9 +58,18 @@ try:
         without the read of the object that precedes it there (``apply_object``: a client-side patch that server-side
         apply does not use; the runner's ``retrieve`` has read the object already, for the diff)."""
 
-        def __init__(self, service, server_side_apply):
+        def __init__(self, service, server_side_apply, absent=()):
             super(ServerSideApply, self).__init__(service.client, service.module)
             self.server_side_apply = server_side_apply
+            self.absent = set(tuple(key) for key in absent)
+
+        def retrieve(self, resource, definition):
+            """The runner's read for the diff, but of an object in ABSENT ((kind, namespace, name) a read just found
+            missing): None, as kubernetes.core's retrieve answers for an object not found."""
+            meta = definition.get("metadata") or {}
+            if (definition.get("kind"), meta.get("namespace") or "", meta.get("name")) in self.absent:
+                return None
+            return super(ServerSideApply, self).retrieve(resource, definition)
 
         def apply(self, resource, definition, existing=None):
             del existing
@@ -188,13 +197,14 @@ def run_k8s(params, check_mode, diff, name):
     return {"failed": True, "msg": "%s: kubernetes.core's runner returned no result" % name}
 
 
-def apply_with(service, params):
+def apply_with(service, params, absent=()):
     """kubernetes.core.k8s's result of a server-side apply with PARAMS (``resource_definition``, ``server_side_apply``,
     ``hidden_fields``) through SERVICE (k8s_reader's, connected): kubernetes.core's runner as ``run_module`` runs it
     (``perform_action`` object by object: the read for the diff, the apply, the diff and the hidden fields; the
     result shaped, the first error failed, secrets removed, by the module's exit and fail), with ServerSideApply's one
-    request per apply. Not for check or diff mode: run_k8s."""
-    service = ServerSideApply(service, params["server_side_apply"])
+    request per apply; ABSENT: (kind, namespace, name) of objects a read just found missing, not read again. Not for
+    check or diff mode: run_k8s."""
+    service = ServerSideApply(service, params["server_side_apply"], absent)
     # As run_k8s's module does: the caller's objects are not changed (the runner sets each one's kind and apiVersion).
     module, params = service.module, dict(copy.deepcopy(params), apply=True)
     results, changed = [], False

@@ -270,7 +270,7 @@ def test_apply_retries_a_runtime_the_webhook_has_not_cached(monkeypatch, check_m
         calls.append((params["server_side_apply"], check_mode, diff))
         return answers[len(calls) - 1]
 
-    def apply_with(service, params):
+    def apply_with(service, params, absent=()):
         return run_k8s(params, False, False, "direct")
 
     monkeypatch.setattr(cluster_module, "run_k8s", run_k8s)
@@ -296,7 +296,7 @@ def test_apply_retries_a_runtime_the_webhook_has_not_cached(monkeypatch, check_m
 def test_apply_uses_the_connected_client_only_outside_check_and_diff_mode(monkeypatch, connected, check_mode, diff, direct):
     used = []
     monkeypatch.setattr(cluster_module, "run_k8s", lambda params, check_mode, diff, name: used.append(("runner", check_mode, diff)) or {"changed": True})
-    monkeypatch.setattr(cluster_module, "apply_with", lambda service, params: used.append(("direct", service)) or {"changed": True})
+    monkeypatch.setattr(cluster_module, "apply_with", lambda service, params, absent=(): used.append(("direct", service)) or {"changed": True})
     cluster, dummy = cluster_with({})
     if not connected:
         cluster.service = None

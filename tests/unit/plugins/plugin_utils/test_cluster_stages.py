@@ -69,3 +69,62 @@ def test_a_declared_value_detection_refuses_fails_with_its_message_and_the_resul
     answers.append({"changed": False, "failed": True, "msg": "%s: burnin_platform: unknown" % NAME})
     out = cluster_stages.detect_cluster({}, NAME, args())
     assert out["failed"] and out["msg"] == "%s: burnin_platform: unknown" % NAME and out["record"] == {"cluster": "a", "run_id": "r1"}
+
+
+class _Module(object):
+    params = {"state": "present"}
+    check_mode = False
+
+
+class _Client(object):
+    dry_run = False
+
+    def __init__(self):
+        self.gets = []
+
+    def get(self, resource, **params):
+        self.gets.append(params)
+        return {"metadata": params}
+
+
+class _Service(object):
+    def __init__(self):
+        self.client, self.module = _Client(), _Module()
+
+
+def test_the_apply_does_not_read_again_an_object_a_read_just_found_missing():
+    from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import ServerSideApply
+
+    service = _Service()
+    apply = ServerSideApply(service, {"field_manager": "f", "force_conflicts": False}, [("Namespace", "", "burnin")])
+    namespace = {"kind": "Namespace", "metadata": {"name": "burnin"}}
+    # kubernetes.core's retrieve answers None for an object not found: the same, without the request
+    assert apply.retrieve("namespaces", namespace) is None and service.client.gets == []
+    # another name, kind or namespace is read as kubernetes.core reads it
+    others = [
+        {"kind": "Namespace", "metadata": {"name": "other"}},
+        {"kind": "ConfigMap", "metadata": {"name": "burnin", "namespace": "burnin"}},
+        {"kind": "TrainJob", "metadata": {"name": "burnin", "namespace": ""}},
+    ]
+    for definition in others:
+        assert apply.retrieve("r", definition) is not None
+    assert [get.get("name") for get in service.client.gets] == ["other", "burnin", "burnin"]
+
+
+@pytest.mark.parametrize("cluster, absent", [({"namespace_exists": False}, [("Namespace", "", "burnin")]), ({"namespace_exists": True}, []), ({}, [])])
+def test_a_stage_tells_its_cluster_the_namespace_detection_found_missing(monkeypatch, cluster, absent):
+    made = []
+
+    class Cluster(object):
+        def __init__(self, auth, name, namespace, **options):
+            made.append(options["absent"])
+
+        def connect(self, kind, api_version):
+            raise RuntimeError("stop here")
+
+    monkeypatch.setattr(cluster_stages, "Cluster", Cluster)
+    monkeypatch.setattr(cluster_stages, "checked_variables", lambda given: dict((name, 1) for name in cluster_stages.USED))
+    stage_args = {"stage": "fleet", "variables": {}, "run_id": "r1", "namespace": "burnin", "cluster": cluster, "host": "a", "result": {}}
+    with pytest.raises(RuntimeError):
+        cluster_stages.run_cluster_stage({}, NAME, stage_args)
+    assert made == [absent]
