@@ -49,7 +49,8 @@ class ActionModule(K8sActionBase):
             display.display,
             check_mode=self._task.check_mode,
             diff=self._task.diff,
-            verbose=display.verbosity >= 1,
+            # The API server's own words at -v, as the role's rescue shows them, unless the task hides its output.
+            verbose=display.verbosity >= 1 and not self._task.no_log,
         )
         for entry in out["clusters"].values():
             if entry.get("failed"):

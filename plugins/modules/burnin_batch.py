@@ -25,7 +25,9 @@ description:
     each drive only their hosts). Each host's inputs are what M(gpufleet.burnin.burnin_start) registered for it as
     C(burnin__start) (its checked variables, run id, namespace and result) and its authentication is the play's
     C(module_defaults) of C(group/kubernetes.core.k8s) templated with that host's variables.
-  - Prints one line per cluster once it was read and as each attempt is applied and as it ends, with its verdict.
+  - Prints one line per cluster once it was read, as each attempt is applied and as it ends, with its verdict, and as
+    it fails (the role fails such a host only at the end, after the summary); at C(-v), a failed cluster's API server's
+    own words, unless the task's output is hidden (C(no_log)).
   - On SIGINT or SIGTERM (Ctrl-C, an AWX cancel) every cluster's wait ends and no further apply starts; what each
     cluster's run created is printed to stderr, and written to C(<burnin_report_dir>/<run id>/cancelled.json) when
     C(burnin_report_dir) is set, with the C(gpufleet.burnin.cleanup) command that removes it.

@@ -78,7 +78,8 @@ DETECT_TASK = "Read the cluster and check its platform and GPU"
 
 def shown(host, out, context, verbose):
     """HOST's entry: its last stage's result, every diff headed by the host, a failure's record as the role's rescue
-    keeps it (cluster_result.failure_of, the failed task named by its stage), its detail only when VERBOSE."""
+    keeps it (cluster_result.failure_of, the failed task named by its stage), its detail (the API server's own words)
+    only when VERBOSE."""
     out = dict(out)
     for diff in out.get("diff") or []:
         for header in ("before_header", "after_header"):
@@ -151,21 +152,29 @@ def drive_batch(name, hosts, inputs_of, broken_record, progress, check_mode=Fals
             if stage == DETECT:
                 out = detect_cluster(auth, name, dict(stage_args, result=record), progress=progress)
                 detected[host] = out.get("cluster") or {}
-                return out
-            return run_cluster_stage(
-                auth,
-                name,
-                dict(stage_args, stage=stage, result=record, cluster=detected[host]),
-                check_mode=check_mode,
-                diff=diff,
-                progress=progress,
-                cancel=cancel,
-            )
+            else:
+                out = run_cluster_stage(
+                    auth,
+                    name,
+                    dict(stage_args, stage=stage, result=record, cluster=detected[host]),
+                    check_mode=check_mode,
+                    diff=diff,
+                    progress=progress,
+                    cancel=cancel,
+                )
+            if out.get("failed"):
+                # Told as it happens: the role fails the host only at the end, after the summary.
+                progress("%s: %s%s" % (host, "" if stage == DETECT else "%s stage failed: " % stage, out.get("msg")))
+            return out
 
         outs = run_batch(specs, run_stage, cancel=cancel)
     clusters = dict((host, shown(host, out, inputs[host][1].get("context"), verbose)) for host, out in outs.items())
-    for host, msg in broken.items():
+    for host in sorted(clusters):
+        if clusters[host].get("detail"):
+            progress("%s: the API server's own words: %s" % (host, clusters[host]["detail"]))
+    for host, msg in sorted(broken.items()):
         # Its authentication options are wrong: nothing reached its cluster.
+        progress(msg)
         record = broken_record(host)
         clusters[host] = shown(host, {"failed": True, "record": record, "msg": msg, "stage": "fleet", "error": None}, None, verbose)
         inputs[host] = ({"run_id": record.get("run_id") or "", "namespace": "", "variables": {}}, {})

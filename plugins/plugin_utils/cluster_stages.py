@@ -71,8 +71,7 @@ def detect_cluster(auth, name, args, progress=None):
         return {"failed": True, "record": args["result"], "steps": [], "lines": [], "error": None, "msg": found.get("msg")}
     record = dict(args["result"], **found["recorded"])
     if found["outcome"] != "Detected":
-        line = "%s: %s: %s" % (host, found["outcome"], found["reason"])
-        return {"failed": True, "record": record, "steps": [], "lines": [], "error": found.get("error"), "msg": line}
+        return {"failed": True, "record": record, "steps": [], "lines": [], "error": found.get("error"), "msg": "%s: %s" % (found["outcome"], found["reason"])}
     if progress is not None:
         progress(
             "%s: read: Kubernetes %s, %s/%s, %s GPU node(s)"

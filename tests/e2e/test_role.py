@@ -136,6 +136,12 @@ class RoleFleet:
         resource = self.fleet.dynamic(cluster).resources.get(api_version=api_version, kind=kind)
         return resource.get(name=name, namespace=NAMESPACE).to_dict()
 
+    def terminating(self, cluster):
+        """How many pods of the namespace are being deleted (a deletionTimestamp, their grace period not over)."""
+        client = self.fleet.dynamic(cluster)
+        pods = client.resources.get(api_version="v1", kind="Pod").get(namespace=NAMESPACE)
+        return sum(1 for pod in pods.items if pod.metadata.deletionTimestamp)
+
     def snapshot(self, cluster):
         """(kind, name, resourceVersion) of every object of the entry in the namespace, plus the namespace."""
         from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
@@ -190,23 +196,26 @@ def second(role, first):
 
 
 def settled(role, quiet=5.0, timeout=90.0, clock=time.monotonic, sleep=time.sleep):
-    """Every cluster's snapshot once it stopped changing for QUIET seconds: the controllers still end the pods of the
-    runs before (JobSet deletes a failed job's workers; they end within their grace period and the TrainJob's status
-    follows), which changes those TrainJobs' resourceVersion while nobody applies anything. Fails when the snapshots
-    still change after TIMEOUT seconds: the --check run compared against a moving "before" would prove nothing.
+    """Every cluster's snapshot once it stopped changing for QUIET seconds and no pod of the namespace is being deleted:
+    the controllers still end the pods of the runs before (JobSet deletes a failed job's workers; they end within
+    their grace period, 30 s, long after the last change, and the TrainJob's status follows), which changes those
+    TrainJobs' resourceVersion while nobody applies anything. Fails when the snapshots still change, or pods are still
+    being deleted, after TIMEOUT seconds: the --check run compared against a moving "before" would prove nothing.
     (CLOCK and SLEEP are injectable for tests/unit/test_e2e_settled.py.)"""
     start = clock()
     last, since = None, start
     while True:
         now = dict((c, role.snapshot(c)) for c in role.fleet.clusters)
         at = clock()
+        deleting = sorted(c for c in role.fleet.clusters if role.terminating(c))
         if now != last:
             changed = sorted(c for c in now if last is None or now[c] != last.get(c))
             last, since = now, at
-        elif at - since >= quiet:
+        elif at - since >= quiet and not deleting:
             return now
         if at - start >= timeout:
-            pytest.fail("the clusters did not settle: %s still changed after %s s (no %s quiet seconds)" % (", ".join(changed), timeout, quiet))
+            why = "pods still being deleted in %s" % ", ".join(deleting) if deleting and at - since >= quiet else "%s still changed" % ", ".join(changed)
+            pytest.fail("the clusters did not settle: %s after %s s (no %s quiet seconds)" % (why, timeout, quiet))
         sleep(1)
 
 

@@ -43,11 +43,19 @@ class Clock:
 class Fleet:
     """Snapshots per cluster: CHANGES[c] is how many more polls cluster c's resourceVersion moves on."""
 
-    def __init__(self, changes):
+    def __init__(self, changes, deleting=0):
         self.changes = dict(changes)
+        # how many more polls a pod of the first cluster is still being deleted
+        self.deleting = deleting
         self.clusters = sorted(changes)
         self.fleet = self
         self.version = dict((c, 0) for c in changes)
+
+    def terminating(self, cluster):
+        if cluster != self.clusters[0] or self.deleting <= 0:
+            return 0
+        self.deleting -= 1
+        return 1
 
     def snapshot(self, cluster):
         if self.changes[cluster] > 0:
@@ -88,3 +96,18 @@ def test_a_cluster_that_settles_just_before_the_timeout_still_returns():
     got = settled(fleet, quiet=5.0, timeout=30.0, clock=clock, sleep=clock.sleep)
     assert got == {"a": {("TrainJob", "job", "25")}}
     assert clock.now - 1000.0 == 29.0
+
+
+def test_it_waits_for_pods_being_deleted_even_when_quiet():
+    # a failed job's workers end 30 s after JobSet deleted them, long after the last change: their end still moves the
+    # TrainJob, so the snapshot is taken only once none is being deleted
+    clock = Clock()
+    fleet = Fleet({"a": 0, "b": 0}, deleting=20)
+    settled(fleet, quiet=5, timeout=90, clock=clock, sleep=clock.sleep)
+    assert fleet.deleting == 0 and clock.now - 1000.0 >= 20
+
+
+def test_it_fails_at_its_timeout_when_pods_are_still_being_deleted():
+    clock = Clock()
+    with pytest.raises(pytest.fail.Exception, match="pods still being deleted in a after 30 s"):
+        settled(Fleet({"a": 0}, deleting=1000), quiet=5, timeout=30, clock=clock, sleep=clock.sleep)

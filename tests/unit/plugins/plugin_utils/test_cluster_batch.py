@@ -70,6 +70,8 @@ def test_hosts_are_driven_left_out_or_broken_and_counted(monkeypatch):
     assert sorted(set(call[0] for call in calls)) == ["failing", "ok"] and all(call[2] == "ctx" for call in calls)
     assert lines[0] == "%s: 2 cluster(s) at once: failing, ok" % NAME
     assert "gpufleet.burnin.cleanup -e burnin_run_id=bad" in lines[1] and "burnin_run_id=r1" in lines[2]
+    # each failure told as it happens (the role fails the host only at the end), the broken host's too
+    assert lines[3:] == ["failing: node stage failed: waiting: timed out", "%s: broken: api_key: not a string" % NAME]
 
 
 def test_a_signal_cancels_records_what_each_cluster_created_and_runs_its_own_handler(monkeypatch, tmp_path):
@@ -155,7 +157,7 @@ def test_each_cluster_is_read_first_by_its_own_auth_and_its_stages_get_what_was_
         calls.append(("detect", args["host"], auth["context"]))
         if args["host"] == "mismatched":
             record = dict(args["result"], stage="detect", outcome="Mismatch", reason="the nodes are gcp's, the group says aws")
-            return {"failed": True, "record": record, "msg": "mismatched: Mismatch: the nodes are gcp's", "error": None, "lines": [], "steps": []}
+            return {"failed": True, "record": record, "msg": "Mismatch: the nodes are gcp's", "error": None, "lines": [], "steps": []}
         return {"record": dict(args["result"], stage="detect", detected={"gpu_nodes": 2}), "cluster": {"nodes": [args["host"]]}, "lines": [], "steps": []}
 
     def stage(auth, name, args, **options):
@@ -169,7 +171,9 @@ def test_each_cluster_is_read_first_by_its_own_auth_and_its_stages_get_what_was_
         args, dummy = inputs(stages=("node", "fleet"))
         return dict(args, host=host), {"context": "ctx-%s" % host}
 
-    out = cluster_batch.drive_batch(NAME, ["ok", "mismatched"], inputs_of, dict, lambda line: None)
+    told = []
+    out = cluster_batch.drive_batch(NAME, ["ok", "mismatched"], inputs_of, dict, told.append)
+    assert told[-1] == "mismatched: Mismatch: the nodes are gcp's"
     assert sorted(calls) == sorted([("detect", "ok", "ctx-ok"), ("node", "ok", "ok"), ("fleet", "ok", "ok"), ("detect", "mismatched", "ctx-mismatched")])
     assert out["clusters"]["ok"]["record"]["detected"] == {"gpu_nodes": 2} and out["clusters"]["ok"]["record"]["done"] == "fleet"
     # a cluster whose nodes contradict its group runs no stage; its record keeps detection's outcome and reason
@@ -185,3 +189,18 @@ def test_a_first_contact_that_failed_otherwise_names_the_reading_step_in_its_rea
     monkeypatch.setattr(cluster_batch, "detect_cluster", detect_cluster)
     out = cluster_batch.drive_batch(NAME, ["a"], lambda host: (dict(inputs()[0], host=host), {}), dict, lambda line: None)
     assert out["clusters"]["a"]["record"]["reason"].startswith(cluster_batch.DETECT_TASK + ": ")
+
+
+def test_the_api_servers_own_words_are_told_only_when_verbose(monkeypatch):
+    def stage(auth, name, args, **options):
+        error = {"category": "Forbidden", "status": 403, "message": "Forbidden: the token may not", "detail": 'pods is forbidden: User "x"'}
+        return {"failed": True, "record": args["result"], "msg": "listing Pod: Forbidden", "error": error}
+
+    monkeypatch.setattr(cluster_batch, "run_cluster_stage", stage)
+    monkeypatch.setattr(cluster_batch, "detect_cluster", _detected)
+    for verbose in (False, True):
+        told = []
+        out = cluster_batch.drive_batch(NAME, ["a"], lambda host: (dict(inputs()[0], host=host), {}), dict, told.append, verbose=verbose)
+        assert out["clusters"]["a"]["record"]["error_class"] == "Forbidden"
+        words = [line for line in told if 'User "x"' in line]
+        assert words == (['a: the API server\'s own words: pods is forbidden: User "x"'] if verbose else [])

@@ -58,9 +58,9 @@ def test_a_cluster_not_detected_fails_with_its_outcome_and_reason_recorded(detec
     answers.append({"outcome": outcome, "reason": "why", "recorded": recorded, "error": error})
     lines = []
     out = cluster_stages.detect_cluster({}, NAME, args(), progress=lines.append)
-    assert out["failed"] and out["msg"] == "a: %s: why" % outcome and out["error"] == error
+    assert out["failed"] and out["msg"] == "%s: why" % outcome and out["error"] == error
     assert out["record"]["outcome"] == outcome and out["record"]["reason"] == "why" and out["record"]["run_id"] == "r1"
-    # its line is the batch's failure message, not a progress line as well
+    # the batch tells the failure (cluster_batch.drive_batch), not a progress line here as well
     assert lines == [] and out["lines"] == []
 
 
