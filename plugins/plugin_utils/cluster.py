@@ -185,9 +185,9 @@ class Cluster(object):
         "watch_seconds": WATCH_SECONDS,
         # A Cancel shared by the clusters of a batch, or None.
         "cancel": None,
-        # (kind, namespace, name) of the objects a read just found missing (detection's look at the run's namespace):
-        # their apply does not read them again.
-        "absent": (),
+        # The run's namespace when a read found it missing just before this cluster's first apply (detection's look):
+        # that apply reads neither the namespace nor its objects, none of which can be there.
+        "absent_namespace": None,
     }
 
     def __init__(self, auth, name, namespace=None, clock=time.monotonic, sleep=time.sleep, **options):
@@ -195,6 +195,7 @@ class Cluster(object):
         self.options = dict(self.DEFAULTS, **options)
         self.service = None
         self.server = configured_server(auth)
+        self._applied = False
 
     def connect(self, kind="Pod", api_version="v1"):
         """Make the client (kubernetes.core's K8sService); raises k8s_in_process.ModuleExit when it cannot."""
@@ -290,7 +291,10 @@ class Cluster(object):
         # check and diff mode, and a cluster not connected, with kubernetes.core's runner whole.
         direct = self.service is not None and not check_mode and not diff
         for attempt in range(CACHE_RETRIES + 1):
-            outcome = apply_with(self.service, params, self.options["absent"]) if direct else run_k8s(params, check_mode=check_mode, diff=diff, name=self.name)
+            # Only the first try of the first apply: after it, the namespace and some of its objects may be there.
+            absent_namespace = None if self._applied else self.options["absent_namespace"]
+            self._applied = True
+            outcome = apply_with(self.service, params, absent_namespace) if direct else run_k8s(params, check_mode=check_mode, diff=diff, name=self.name)
             # In check mode a runtime's dry run stores nothing: its TrainJob is refused however long one waits.
             if not outcome.get("failed") or check_mode or attempt == CACHE_RETRIES or not runtime_not_cached(outcome.get("msg")):
                 break

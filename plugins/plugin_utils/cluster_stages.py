@@ -120,11 +120,13 @@ def run_cluster_stage(auth, name, args, check_mode=False, diff=False, progress=N
     def plan_attempt(stage, attempt, record):
         return role_plan(variables, record["platform"], record["gpu_architecture"], args["run_id"], args["namespace"], args["cluster"], stage, attempt)
 
-    # Detection read the run's namespace just now: when it was missing, the apply that creates it does not read it again.
-    absent = [] if args["cluster"].get("namespace_exists", True) else [("Namespace", "", args["namespace"])]
+    # Detection read the run's namespace just now: when it was missing (and no earlier stage created it), the first apply
+    # reads neither the namespace nor its objects again.
+    missing = args["cluster"].get("namespace_exists", True) is False and not args["result"].get("namespace_created")
+    absent_namespace = args["namespace"] if missing else None
 
     def connect(namespace, api_version):
-        return Cluster(auth, name, namespace, api_version=api_version, absent=absent, **options).connect("TrainJob", api_version)
+        return Cluster(auth, name, namespace, api_version=api_version, absent_namespace=absent_namespace, **options).connect("TrainJob", api_version)
 
     def written(subdir, results):
         # The logs under the report directory (a node stage's in <stage>/); the host is one plain directory name there.

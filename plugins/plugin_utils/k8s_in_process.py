@@ -58,16 +58,18 @@ try:
         without the read of the object that precedes it there (``apply_object``: a client-side patch that server-side
         apply does not use; the runner's ``retrieve`` has read the object already, for the diff)."""
 
-        def __init__(self, service, server_side_apply, absent=()):
+        def __init__(self, service, server_side_apply, absent_namespace=None):
             super(ServerSideApply, self).__init__(service.client, service.module)
             self.server_side_apply = server_side_apply
-            self.absent = set(tuple(key) for key in absent)
+            self.absent_namespace = absent_namespace
 
         def retrieve(self, resource, definition):
-            """The runner's read for the diff, but of an object in ABSENT ((kind, namespace, name) a read just found
-            missing): None, as kubernetes.core's retrieve answers for an object not found."""
+            """The runner's read for the diff, but of the namespace ABSENT_NAMESPACE (a read just found it missing) or of
+            an object in it: None, as kubernetes.core's retrieve answers for an object not found."""
             meta = definition.get("metadata") or {}
-            if (definition.get("kind"), meta.get("namespace") or "", meta.get("name")) in self.absent:
+            if self.absent_namespace and (
+                meta.get("namespace") == self.absent_namespace or (definition.get("kind") == "Namespace" and meta.get("name") == self.absent_namespace)
+            ):
                 return None
             return super(ServerSideApply, self).retrieve(resource, definition)
 
@@ -197,14 +199,14 @@ def run_k8s(params, check_mode, diff, name):
     return {"failed": True, "msg": "%s: kubernetes.core's runner returned no result" % name}
 
 
-def apply_with(service, params, absent=()):
+def apply_with(service, params, absent_namespace=None):
     """kubernetes.core.k8s's result of a server-side apply with PARAMS (``resource_definition``, ``server_side_apply``,
     ``hidden_fields``) through SERVICE (k8s_reader's, connected): kubernetes.core's runner as ``run_module`` runs it
     (``perform_action`` object by object: the read for the diff, the apply, the diff and the hidden fields; the
     result shaped, the first error failed, secrets removed, by the module's exit and fail), with ServerSideApply's one
-    request per apply; ABSENT: (kind, namespace, name) of objects a read just found missing, not read again. Not for
-    check or diff mode: run_k8s."""
-    service = ServerSideApply(service, params["server_side_apply"], absent)
+    request per apply; ABSENT_NAMESPACE: a namespace a read just found missing, neither it nor its objects read again.
+    Not for check or diff mode: run_k8s."""
+    service = ServerSideApply(service, params["server_side_apply"], absent_namespace)
     # As run_k8s's module does: the caller's objects are not changed (the runner sets each one's kind and apiVersion).
     module, params = service.module, dict(copy.deepcopy(params), apply=True)
     results, changed = [], False

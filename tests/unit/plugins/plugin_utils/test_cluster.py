@@ -270,7 +270,7 @@ def test_apply_retries_a_runtime_the_webhook_has_not_cached(monkeypatch, check_m
         calls.append((params["server_side_apply"], check_mode, diff))
         return answers[len(calls) - 1]
 
-    def apply_with(service, params, absent=()):
+    def apply_with(service, params, absent_namespace=None):
         return run_k8s(params, False, False, "direct")
 
     monkeypatch.setattr(cluster_module, "run_k8s", run_k8s)
@@ -289,6 +289,23 @@ def test_apply_retries_a_runtime_the_webhook_has_not_cached(monkeypatch, check_m
     assert clock.sleeps == [cluster_module.CACHE_DELAY_SECONDS] * 2
 
 
+def test_only_the_first_try_of_the_first_apply_skips_the_reads_of_a_namespace_found_missing(monkeypatch):
+    answers = [{"failed": True, "msg": "admission webhook denied: TrainingRuntime x must be created before the TrainJob"}, {"changed": True}, {"changed": True}]
+    given = []
+
+    def apply_with(service, params, absent_namespace=None):
+        given.append(absent_namespace)
+        return answers[len(given) - 1]
+
+    monkeypatch.setattr(cluster_module, "apply_with", apply_with)
+    cluster, dummy = cluster_with({}, absent_namespace="burnin")
+    objects = [{"kind": "TrainJob", "metadata": {"name": "a", "namespace": "burnin"}}]
+    cluster.apply(objects)
+    cluster.apply(objects)
+    # the refused first try may have created the namespace and the runtime: its retry, and any later apply, read them
+    assert given == ["burnin", None, None]
+
+
 @pytest.mark.parametrize(
     "connected, check_mode, diff, direct",
     [(True, False, False, True), (True, True, False, False), (True, False, True, False), (False, False, False, False)],
@@ -296,7 +313,7 @@ def test_apply_retries_a_runtime_the_webhook_has_not_cached(monkeypatch, check_m
 def test_apply_uses_the_connected_client_only_outside_check_and_diff_mode(monkeypatch, connected, check_mode, diff, direct):
     used = []
     monkeypatch.setattr(cluster_module, "run_k8s", lambda params, check_mode, diff, name: used.append(("runner", check_mode, diff)) or {"changed": True})
-    monkeypatch.setattr(cluster_module, "apply_with", lambda service, params, absent=(): used.append(("direct", service)) or {"changed": True})
+    monkeypatch.setattr(cluster_module, "apply_with", lambda service, params, absent_namespace=None: used.append(("direct", service)) or {"changed": True})
     cluster, dummy = cluster_with({})
     if not connected:
         cluster.service = None

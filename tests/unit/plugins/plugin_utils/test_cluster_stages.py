@@ -92,39 +92,55 @@ class _Service(object):
         self.client, self.module = _Client(), _Module()
 
 
-def test_the_apply_does_not_read_again_an_object_a_read_just_found_missing():
+def test_the_first_apply_reads_neither_a_namespace_just_found_missing_nor_its_objects():
     from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import ServerSideApply
 
     service = _Service()
-    apply = ServerSideApply(service, {"field_manager": "f", "force_conflicts": False}, [("Namespace", "", "burnin")])
-    namespace = {"kind": "Namespace", "metadata": {"name": "burnin"}}
+    apply = ServerSideApply(service, {"field_manager": "f", "force_conflicts": False}, "burnin")
     # kubernetes.core's retrieve answers None for an object not found: the same, without the request
-    assert apply.retrieve("namespaces", namespace) is None and service.client.gets == []
-    # another name, kind or namespace is read as kubernetes.core reads it
+    for definition in ({"kind": "Namespace", "metadata": {"name": "burnin"}}, {"kind": "TrainJob", "metadata": {"name": "j", "namespace": "burnin"}}):
+        assert apply.retrieve("r", definition) is None
+    assert service.client.gets == []
+    # another namespace, an object of another namespace, a cluster-scoped object of the same name: read as
+    # kubernetes.core reads them
     others = [
         {"kind": "Namespace", "metadata": {"name": "other"}},
-        {"kind": "ConfigMap", "metadata": {"name": "burnin", "namespace": "burnin"}},
-        {"kind": "TrainJob", "metadata": {"name": "burnin", "namespace": ""}},
+        {"kind": "ConfigMap", "metadata": {"name": "burnin", "namespace": "other"}},
+        {"kind": "PriorityClass", "metadata": {"name": "burnin"}},
     ]
     for definition in others:
         assert apply.retrieve("r", definition) is not None
     assert [get.get("name") for get in service.client.gets] == ["other", "burnin", "burnin"]
+    # without a namespace found missing, everything is read
+    service = _Service()
+    ServerSideApply(service, {"field_manager": "f", "force_conflicts": False}).retrieve("r", {"kind": "Namespace", "metadata": {"name": "burnin"}})
+    assert len(service.client.gets) == 1
 
 
-@pytest.mark.parametrize("cluster, absent", [({"namespace_exists": False}, [("Namespace", "", "burnin")]), ({"namespace_exists": True}, []), ({}, [])])
-def test_a_stage_tells_its_cluster_the_namespace_detection_found_missing(monkeypatch, cluster, absent):
+@pytest.mark.parametrize(
+    "cluster, result, absent",
+    [
+        ({"namespace_exists": False}, {}, "burnin"),
+        # an earlier stage created it: its objects may be there
+        ({"namespace_exists": False}, {"namespace_created": True}, None),
+        ({"namespace_exists": True}, {}, None),
+        # not looked up (burnin_create_namespace false)
+        ({}, {}, None),
+    ],
+)
+def test_a_stage_tells_its_cluster_the_namespace_detection_found_missing(monkeypatch, cluster, result, absent):
     made = []
 
     class Cluster(object):
         def __init__(self, auth, name, namespace, **options):
-            made.append(options["absent"])
+            made.append(options["absent_namespace"])
 
         def connect(self, kind, api_version):
             raise RuntimeError("stop here")
 
     monkeypatch.setattr(cluster_stages, "Cluster", Cluster)
     monkeypatch.setattr(cluster_stages, "checked_variables", lambda given: dict((name, 1) for name in cluster_stages.USED))
-    stage_args = {"stage": "fleet", "variables": {}, "run_id": "r1", "namespace": "burnin", "cluster": cluster, "host": "a", "result": {}}
+    stage_args = {"stage": "fleet", "variables": {}, "run_id": "r1", "namespace": "burnin", "cluster": cluster, "host": "a", "result": result}
     with pytest.raises(RuntimeError):
         cluster_stages.run_cluster_stage({}, NAME, stage_args)
     assert made == [absent]
