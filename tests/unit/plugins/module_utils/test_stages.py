@@ -157,6 +157,24 @@ def test_a_rerun_replaces_the_stage_findings_and_a_failed_stage_fails_the_cluste
     assert [a["verdict"] for a in result["stages"][0]["attempts"]] == ["fail", "pass"]
 
 
+@pytest.mark.parametrize(
+    "records, reason, want",
+    [
+        # The fleet stage's failure is the result's own reason: alone, nothing is added.
+        ([("fleet", "fail", "slow")], "R", {}),
+        ([("fleet", "error", "no pods")], "R", {}),
+        # Another stage's failure is added after the fleet's reason when the fleet failed too, alone otherwise.
+        ([("fleet", "fail", "slow"), ("node", "fail", "n1 slow")], "R", {"reason": "R; node stage fail: n1 slow", "stage": "verdict"}),
+        ([("fleet", "pass", "ok"), ("node", "fail", "n1 slow")], "R", {"reason": "node stage fail: n1 slow", "stage": "verdict"}),
+        ([("fleet", "fail", "slow"), ("isolation", "error", "x")], "", {"reason": "isolation stage error: x", "stage": "verdict"}),
+        ([("node", "warn", "band"), ("gpu", "fail", "g"), ("dcgm", "pass", "")], "R", {"reason": "gpu stage fail: g", "stage": "verdict"}),
+    ],
+)
+def test_the_final_record_adds_the_failed_stages_but_the_fleets_to_the_reason(records, reason, want):
+    result = {"reason": reason, "stages": [{"stage": stage, "verdict": verdict, "reason": why} for stage, verdict, why in records]}
+    assert cluster_result.final_record(result) == want
+
+
 # ------------------------------------------------------------------------------------------------ per-pod judging
 
 
