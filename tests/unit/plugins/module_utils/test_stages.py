@@ -107,6 +107,14 @@ def test_trainjob_names_per_stage_and_attempt():
     assert stages.stage_trainjob("e-r1", "fleet", 2) == "e-r1-2"
     assert stages.stage_trainjob("e-r1", "node") == "e-r1-node"
     assert stages.stage_trainjob("e-r1", "node", 3) == "e-r1-node-3"
+    # the first attempt (or none before it) keeps the name, the second adds its number, also given as text
+    assert [stages.stage_trainjob("e-r1", "gpu", attempt) for attempt in (0, 1, 2, "1", "2")] == [
+        "e-r1-gpu",
+        "e-r1-gpu",
+        "e-r1-gpu-2",
+        "e-r1-gpu",
+        "e-r1-gpu-2",
+    ]
     assert stages.longest_trainjob("e-r1", ["node", "fleet", "isolation"], 2) == "e-r1-node-3"
     # The run's DNS-label check covers the longest stage name.
     long_entry = "e" * 41
