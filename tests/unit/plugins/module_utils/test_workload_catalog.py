@@ -300,3 +300,19 @@ def test_the_kernel_log_script_keeps_the_runs_xid_records_only(tmp_path):
     )
     out = subprocess.run(["bash", "-c", awk.replace("${start_us}", "8000000")], input=records, capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["# gpufleet-burnin kmsg: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149"]
+
+
+def test_the_default_image_is_the_kinds_record_with_its_key_from_the_shared_file_or_the_platforms_folder(tmp_path):
+    library = TemplateLibrary()
+    dcgm = library.default_image("dcgm", "aws", "h100")
+    assert dcgm["key"] == "dcgm" and dcgm["image"].startswith("nvcr.io/nvidia/cloud-native/dcgm:")
+    # GCP's own record is in _lib/platforms/gcp/images.yaml
+    assert library.default_image("nccl-tests", "gcp", "h100")["key"] == "nccl-tests-ngc-gke"
+    assert library.image_records()[1]["nccl-tests-ngc-gke"] == "_lib/platforms/gcp/images.yaml"
+    assert library.default_image("nccl-tests", "aws", "h100")["key"] == "nccl-tests-efa"
+    assert library.default_image("no-such-kind", "aws", "h100") is None
+    # a _lib without a platforms folder: the shared file's records only
+    (tmp_path / "_lib").mkdir()
+    (tmp_path / "_lib" / "images.yaml").write_text("k: {image: example.com/x:1, kind: dcgm, arches: [amd64], default_for: ['*']}\n")
+    own = TemplateLibrary(str(tmp_path / "templates"), str(tmp_path / "_lib"))
+    assert own.image_records()[1] == {"k": "_lib/images.yaml"} and own.default_image("dcgm", "aws", "h100")["image"] == "example.com/x:1"
