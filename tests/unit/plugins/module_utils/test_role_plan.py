@@ -7,12 +7,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
 
+import pytest
 import yaml
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_plan
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_plan, sweep
+from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import MANAGED_BY_LABEL, MANAGER, RUN_LABEL, plan_workload
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
@@ -86,3 +89,82 @@ def test_the_workloads_container_goes_on_the_gpu_workers_not_on_the_mpi_launcher
     assert merged["node"][0]["securityContext"]["privileged"] is True
     assert "privileged" not in str(merged["launcher"])
     assert role_plan.with_container(objects, {}) is objects
+
+
+# ---------------------------------------------------------------------- the stage plan (issue 47, third round)
+
+CLUSTER = {"detection": {"gpu_nodes": 3}}
+
+
+def test_a_stage_that_runs_no_trainjob_is_refused_naming_those_that_do():
+    for stage in ("isolation", "nope", None):
+        with pytest.raises(ConfigError) as caught:
+            role_plan.role_plan(checked(), "aws", "h100", "r1", "burnin", CLUSTER, stage=stage)
+        assert str(caught.value) == "stage: must be a stage that runs a TrainJob, one of node, fleet, dcgm, gpu, got %r" % (stage,)
+
+
+@pytest.mark.parametrize(
+    "changes, stage, attempt, platform, want",
+    [
+        # A node stage: every GPU node, its pods' logs read whole into a directory of the stage's own.
+        ({}, "node", 1, "aws", (3, ["node"], "node", "nccl-burnin-r1-node", 1, "p5.48xlarge")),
+        ({}, "gpu", 1, "aws", (3, ["node"], "gpu", "nccl-burnin-r1-gpu", 1, "p5.48xlarge")),
+        # The fleet stage: burnin_nodes, the launcher's log, the report's directory itself.
+        ({}, "fleet", 1, "aws", (2, ["launcher"], "", "nccl-burnin-r1", 1, "p5.48xlarge")),
+        ({"burnin_nodes": 1}, "fleet", 1, "aws", (1, ["launcher"], "", "nccl-burnin-r1", 1, "p5.48xlarge")),
+        ({"burnin_nodes": 5, "burnin_entry_name": "e"}, "fleet", 2, "aws", (5, ["launcher"], "", "e-r1-2", 2, "p5.48xlarge")),
+        ({"burnin_workload": "dcgm-diag"}, "fleet", "3", "aws", (2, ["launcher", "node"], "", "nccl-burnin-r1-3", 3, "p5.48xlarge")),
+        # A platform without a default instance type plans none.
+        ({}, "fleet", 1, "onprem", (2, ["launcher"], "", "nccl-burnin-r1", 1, "")),
+    ],
+)
+def test_the_stage_plan_says_where_its_attempt_runs_and_its_logs_go(changes, stage, attempt, platform, want):
+    plan = role_plan.role_plan(checked(**changes), platform, "h100", "r1", "burnin", CLUSTER, stage=stage, attempt=attempt)["stage"]
+    assert (plan["nodes"], plan["whole_logs_of"], plan["log_subdir"], plan["trainjob"], plan["attempt"], plan["instance_type"]) == want
+    assert plan["stage"] == stage and plan["objects"][-1] == "TrainJob/" + want[3]
+
+
+def test_the_first_attempt_is_the_default_one():
+    plan = role_plan.role_plan(checked(), "aws", "h100", "r1", "burnin", CLUSTER)
+    assert plan["stage"]["attempt"] == 1 and plan["stage"]["trainjob"] == "nccl-burnin-r1" and plan["stage"]["stage"] == "fleet"
+
+
+def _anti_affinity(objects):
+    runtime = [obj for obj in objects if obj["kind"] == "TrainingRuntime"][0]
+    return [
+        ((job["template"]["spec"]["template"].get("spec") or {}).get("affinity") or {}).get("podAntiAffinity")
+        for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    ]
+
+
+@pytest.mark.parametrize(
+    "workload, stage, spread",
+    [
+        # One pod per node: a node stage, and a fleet stage whose workload judges each pod's own output.
+        ("nccl-all-reduce", "node", True),
+        ("dcgm-diag", "fleet", True),
+        ("gpu-burn", "fleet", True),
+        ("nccl-all-reduce", "fleet", False),
+    ],
+)
+def test_a_stage_judged_pod_by_pod_runs_one_pod_per_node(workload, stage, spread):
+    objects = role_plan.role_plan(checked(burnin_workload=workload), "aws", "h100", "r1", "burnin", CLUSTER, stage=stage)["objects"]
+    assert all(anti is not None for anti in _anti_affinity(objects)) is spread
+    assert any(anti is not None for anti in _anti_affinity(objects)) is spread
+
+
+@pytest.mark.parametrize("hold, tolerated", [("taint", True), ("none", False)])
+def test_a_sweeps_pods_tolerate_its_hold_taint_only_when_it_holds_by_taint(hold, tolerated):
+    # The role's variables as the action gets them, read from JSON.
+    variables = json.loads(json.dumps(checked(burnin_sweep_nodes=["n1"], burnin_sweep_hold=hold)))
+    objects = role_plan.role_plan(variables, "aws", "h100", "r1", "burnin", CLUSTER, stage="node")["objects"]
+    runtime = [obj for obj in objects if obj["kind"] == "TrainingRuntime"][0]
+    (job,) = [job for job in runtime["spec"]["template"]["spec"]["replicatedJobs"] if job["name"] == "node"]
+    keys = [item.get("key") for item in job["template"]["spec"]["template"]["spec"].get("tolerations") or []]
+    assert (sweep.HOLD_TAINT_KEY in keys) is tolerated
+
+
+@pytest.mark.parametrize("per_run, labels", [(True, {MANAGED_BY_LABEL: MANAGER, RUN_LABEL: "r1"}), (False, {MANAGED_BY_LABEL: MANAGER})])
+def test_the_namespace_carries_the_run_id_only_when_it_is_the_runs_own(per_run, labels):
+    out = role_plan.role_plan(checked(burnin_namespace_per_run=per_run), "aws", "h100", "r1", "ns", CLUSTER)
+    assert out["namespace_object"] == {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns", "labels": labels}}
