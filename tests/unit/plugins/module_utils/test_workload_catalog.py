@@ -316,3 +316,65 @@ def test_the_default_image_is_the_kinds_record_with_its_key_from_the_shared_file
     (tmp_path / "_lib" / "images.yaml").write_text("k: {image: example.com/x:1, kind: dcgm, arches: [amd64], default_for: ['*']}\n")
     own = TemplateLibrary(str(tmp_path / "templates"), str(tmp_path / "_lib"))
     assert own.image_records()[1] == {"k": "_lib/images.yaml"} and own.default_image("dcgm", "aws", "h100")["image"] == "example.com/x:1"
+
+
+BASE = "framework: exec\nimage: x\nimage_kind: pytorch\ntrainer: {command: [a]}\n"
+NAMED = "workload t: "
+
+
+@pytest.mark.parametrize(
+    "body, error, message",
+    [
+        ("framework: exec\nimage: x\nimage_kind: pytorch\ntrainer: {}\n", ParseError, NAMED + "trainer must be a non-empty mapping"),
+        (BASE + "collective: ''\n", ParseError, NAMED + "collective must be a non-empty string such as all_reduce"),
+        (BASE + "results: foo\n", ParseError, NAMED + "results must be one of nccl-tests, dcgm-diag, gpu-burn (or absent), got 'foo'"),
+        (BASE + "container: {name: x}\n", ParseError, NAMED + "container must be a mapping of container fields (without name) merged into the GPU container"),
+        (BASE + "container: [a]\n", ParseError, NAMED + "container must be a mapping of container fields"),
+        (BASE + "results: gpu-burn\njudging: [1]\n", ParseError, NAMED + "judging must be a mapping of the verdict's parameters"),
+        # sibling_percent is gpu-burn's: another verdict's (sorting before and after it) or none takes no such parameter
+        (
+            BASE + "results: dcgm-diag\njudging: {sibling_percent: 5}\n",
+            ParseError,
+            NAMED + "judging.sibling_percent is not a parameter of the dcgm-diag verdict; known: sibling_percent",
+        ),
+        (
+            BASE + "results: nccl-tests\njudging: {sibling_percent: 5}\n",
+            ParseError,
+            NAMED + "judging.sibling_percent is not a parameter of the nccl-tests verdict",
+        ),
+        (BASE + "judging: {sibling_percent: 5}\n", ParseError, NAMED + "judging.sibling_percent is not a parameter of the None verdict"),
+        (BASE + "results: gpu-burn\njudging: {x: 1}\n", ParseError, NAMED + "judging.x is not a parameter of the gpu-burn verdict"),
+        (BASE + "results: gpu-burn\njudging: {sibling_percent: true}\n", ParseError, NAMED + "judging.sibling_percent must be a number, got True"),
+        (BASE + "results: gpu-burn\njudging: {sibling_percent: '5'}\n", ParseError, NAMED + "judging.sibling_percent must be a number, got '5'"),
+        (BASE + "env: [A=1]\n", ParseError, NAMED + "env must be a list of {name, value} mappings"),
+        (
+            "framework: exec\nimage: ''\nimage_kind: pytorch\ntrainer: {command: [a]}\n",
+            ConfigError,
+            "data.image: workload t has no default image for gpu_architecture 'h100'",
+        ),
+        ("framework: exec\nimage: 5\nimage_kind: pytorch\ntrainer: {command: [a]}\n", ConfigError, "data.image: workload t has no default image"),
+    ],
+)
+def test_each_rule_of_a_rendered_workload_is_refused_naming_it(tmp_path, body, error, message):
+    (tmp_path / "templates" / "workloads").mkdir(parents=True)
+    (tmp_path / "templates" / "workloads" / "t.yaml").write_text(body)
+    with pytest.raises(error) as caught:
+        workload_catalog.render_workload("t", data(), TemplateLibrary(str(tmp_path / "templates"), str(tmp_path / "_lib")))
+    assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    "more",
+    [
+        "results: gpu-burn\njudging: {sibling_percent: 5}\n",
+        "results: gpu-burn\njudging: {sibling_percent: 2.5}\n",
+        "judging: {}\n",
+        "container: {securityContext: {privileged: true}}\n",
+    ],
+)
+def test_a_rendered_workload_within_the_rules_is_taken_without_image_records(tmp_path, more):
+    # a _lib without images.yaml: no record to check the image's kind against
+    (tmp_path / "templates" / "workloads").mkdir(parents=True)
+    (tmp_path / "templates" / "workloads" / "t.yaml").write_text(BASE + more)
+    rendered = workload_catalog.render_workload("t", data(), TemplateLibrary(str(tmp_path / "templates"), str(tmp_path / "_lib")))
+    assert rendered["workload"] == "t" and rendered["image"] == "x"
