@@ -15,7 +15,7 @@ import yaml
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import role_plan, sweep
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import MANAGED_BY_LABEL, MANAGER, RUN_LABEL, plan_workload
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import ENTRY_LABEL, MANAGED_BY_LABEL, MANAGER, RUN_LABEL, plan_workload
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
@@ -168,3 +168,111 @@ def test_a_sweeps_pods_tolerate_its_hold_taint_only_when_it_holds_by_taint(hold,
 def test_the_namespace_carries_the_run_id_only_when_it_is_the_runs_own(per_run, labels):
     out = role_plan.role_plan(checked(burnin_namespace_per_run=per_run), "aws", "h100", "r1", "ns", CLUSTER)
     assert out["namespace_object"] == {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns", "labels": labels}}
+
+
+def _runtime_of(jobs):
+    """A TrainingRuntime whose replicated jobs are JOBS [(name, [container names])]."""
+    return {
+        "kind": "TrainingRuntime",
+        "metadata": {"name": "rt"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "replicatedJobs": [
+                        {"name": name, "template": {"spec": {"template": {"spec": {"containers": [{"name": c, "image": "i"} for c in containers]}}}}}
+                        for name, containers in jobs
+                    ]
+                }
+            }
+        },
+    }
+
+
+def test_the_workloads_container_goes_on_the_node_container_of_the_node_job_only():
+    # other kinds first, a job before and after "node", containers before and after "node"
+    runtime = _runtime_of([("launcher", ["node"]), ("node", ["a-sidecar", "node", "z-sidecar"]), ("workers", ["node"])])
+    # kinds sorting before and after TrainingRuntime (Kueue's Workload has no runtime template)
+    workload = {"kind": "Workload", "metadata": {"name": "w"}, "spec": {"podSets": []}}
+    objects = [{"kind": "ConfigMap", "metadata": {"name": "c"}}, runtime, workload, {"kind": "TrainJob", "metadata": {"name": "t"}}]
+    merged = _node_containers(role_plan.with_container(objects, {"securityContext": {"privileged": True}}))
+    assert objects[2] == {"kind": "Workload", "metadata": {"name": "w"}, "spec": {"podSets": []}}
+    assert [[c.get("securityContext") for c in containers] for containers in (merged["launcher"], merged["node"], merged["workers"])] == [
+        [None],
+        [None, {"privileged": True}, None],
+        [None],
+    ]
+
+
+def test_one_pod_per_node_goes_on_every_job_of_the_runtime_and_nothing_else():
+    runtime = _runtime_of([("launcher", ["node"]), ("node", ["node"])])
+    other = {"kind": "Workload", "metadata": {"name": "w"}, "spec": {"podSets": []}}
+    objects = role_plan.one_pod_per_node([{"kind": "ConfigMap", "metadata": {"name": "c"}}, runtime, other])
+    assert objects[2] == {"kind": "Workload", "metadata": {"name": "w"}, "spec": {"podSets": []}}
+    for job in objects[1]["spec"]["template"]["spec"]["replicatedJobs"]:
+        (term,) = job["template"]["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert term["matchLabelKeys"] == [role_plan.JOBSET_NAME_LABEL] and term["topologyKey"] == "kubernetes.io/hostname"
+
+
+def test_the_trainjob_is_the_last_of_three_objects_for_its_name_and_annotations():
+    objects = [
+        {"kind": "ConfigMap", "metadata": {"name": "c", "labels": {ENTRY_LABEL: "old"}}},
+        {"kind": "TrainingRuntime", "metadata": {"name": "rt"}},
+        {"kind": "TrainJob", "metadata": {"name": "t", "labels": {ENTRY_LABEL: "old"}}},
+    ]
+    staged = role_plan.staged(objects, "e-r1-node", "e")
+    assert [obj["metadata"]["name"] for obj in staged] == ["c", "rt", "e-r1-node"]
+    # the entry label replaced where there is one, not added where there is none
+    assert [obj["metadata"].get("labels") for obj in staged] == [{ENTRY_LABEL: "e"}, {}, {ENTRY_LABEL: "e"}]
+    annotated = role_plan.annotated(staged, {"team": "sre"})
+    assert [obj["metadata"].get("annotations") for obj in annotated] == [None, None, {"team": "sre"}]
+    assert role_plan.annotated(staged, {}) is staged
+
+
+def test_a_namespace_is_labelled_as_the_burn_ins_and_with_a_run_id_only_when_given():
+    assert role_plan.namespace_object("ns")["metadata"]["labels"] == {MANAGED_BY_LABEL: MANAGER}
+    assert role_plan.namespace_object("ns", "")["metadata"]["labels"] == {MANAGED_BY_LABEL: MANAGER}
+    assert role_plan.namespace_object("ns", "r1")["metadata"]["labels"] == {MANAGED_BY_LABEL: MANAGER, RUN_LABEL: "r1"}
+
+
+def test_the_workloads_counts_and_image_follow_the_platform_and_the_gpu():
+    # Azure's H100 VM sizes get no Mellanox NICs from the GPU defaults (_lib/gpu-defaults.yaml platforms)
+    plain = checked(burnin_gpus_per_node=None, burnin_mlnx_per_node=None)
+    assert (role_plan.workload_of(plain, "azure", "h100")["mlnx_per_node"], role_plan.workload_of(plain, "aws", "h100")["mlnx_per_node"]) == (0, 8)
+    # a GB300 (arm64) node of GCP runs GCP's arm64 image, not the x86_64 one
+    assert role_plan.workload_of(checked(), "gcp", "gb300")["image"].endswith("-arm64:v1.1.1")
+    assert "arm64" not in role_plan.workload_of(checked(), "gcp", "h100")["image"]
+
+
+def test_the_nic_resource_names_are_the_catalogues():
+    assert {"vpc.amazonaws.com/efa", "nvidia.com/gpu"} & role_plan.nic_resource_names() == {"vpc.amazonaws.com/efa"}
+
+
+def test_the_options_carry_every_default_of_workload_plan():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import workload_plan_spec
+
+    options, dummy = role_plan.plan_options(checked(), "aws", "h100", "r1", "burnin")
+    for name, spec in workload_plan_spec().items():
+        if "default" in spec:
+            assert name in options, name
+
+
+def test_a_run_starts_out_of_check_mode_unless_told():
+    assert role_plan.run_start(checked(), "aws-a", "r1")["result"]["check_mode"] is False
+    assert role_plan.run_start(checked(), "aws-a", "r1", check_mode=True)["result"]["check_mode"] is True
+
+
+def test_the_workloads_parser_env_and_options_as_the_role_gives_them():
+    # the parser of a node stage's output: the workload's results, nccl-tests for a custom trainer
+    assert role_plan.workload_of(checked(burnin_workload="dcgm-diag"), "aws", "h100")["parser"] == "dcgm-diag"
+    assert role_plan.workload_of(checked(), "aws", "h100")["parser"] == "nccl-tests"
+    assert role_plan.workload_of(checked(burnin_workload="dcgm-diag", burnin_trainer={"command": ["true"]}), "aws", "h100")["parser"] == "nccl-tests"
+    # the workload's env (OCI's default image turns the net plugin off) with the user's after it
+    user = [{"name": "NCCL_DEBUG", "value": "INFO"}]
+    assert role_plan.workload_of(checked(burnin_env=user), "oci", "h100")["env"] == [{"name": "NCCL_NET_PLUGIN", "value": "none"}] + user
+    # an empty burnin_resources leaves workload_plan's option unset (it has no default)
+    options, dummy = role_plan.plan_options(checked(burnin_resources={}), "aws", "h100", "r1", "burnin")
+    assert "resources" not in options and "instance_type" not in options
+    options, dummy = role_plan.plan_options(
+        checked(burnin_resources={"limits": {"cpu": "1"}}, burnin_instance_type="p5.48xlarge"), "aws", "h100", "r1", "burnin"
+    )
+    assert options["resources"] == {"limits": {"cpu": "1"}} and options["instance_type"] == "p5.48xlarge"
