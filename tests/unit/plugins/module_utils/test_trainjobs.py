@@ -56,7 +56,9 @@ def running(name="a-node-1", node="n2", phase="Running"):
 def test_a_preemption_is_the_schedulers_disruption_target_only():
     pod = from_json(preempted())
     assert trainjobs.preemption_of(pod)["reason"] == "PreemptionByScheduler"
-    for kind, reason in (("DisruptionTarget", "EvictionByEvictionAPI"), ("Ready", "PreemptionByScheduler"), ("DisruptionTarget", None)):
+    # the kubelet's and the taint manager's DisruptionTarget reasons sort after and before the scheduler's
+    others = ("EvictionByEvictionAPI", "DeletionByTaintManager", "TerminationByKubelet", None)
+    for kind, reason in [("DisruptionTarget", other) for other in others] + [("Ready", "PreemptionByScheduler")]:
         other = from_json(dict(pod, status={"conditions": [{"type": kind, "reason": reason}]}))
         assert trainjobs.preemption_of(other) is None, (kind, reason)
     # a condition that is no mapping is skipped, the next one read
