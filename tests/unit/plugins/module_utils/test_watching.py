@@ -377,3 +377,27 @@ def test_a_broken_watch_names_the_server(server, shown):
     source = FakeSource(clock, [listed(10, job("a", 9))], [[RuntimeError("Response ended prematurely")]] * 50)
     out = run(source, clock, grace=5, server=server)
     assert out["state"] == "unreachable" and out["error"]["message"].startswith("The watch on %s broke: " % shown)
+
+
+def test_the_default_back_off_doubles_up_to_8_seconds():
+    clock = FakeClock()
+    source = FakeSource(clock, [listed(10, job("a", 9))], [ConnectionError(REFUSED)] * 6 + [[event("MODIFIED", job("a", 11, True), at=100)]])
+    assert run(source, clock, grace=300)["state"] == "done" and clock.sleeps == [1, 2, 4, 8, 8, 8]
+
+
+def test_a_stream_that_stood_a_second_before_it_broke_starts_the_grace_again():
+    clock = FakeClock()
+
+    class Stood(FakeSource):
+        def _stream(self, script, seconds):
+            # a generator, as the real stream: it runs (and breaks) when read, not when opened
+            if script == "stood":
+                self.clock.now += 1
+                raise ConnectionError(REFUSED)
+            for item in FakeSource._stream(self, script, seconds):
+                yield item
+
+    # refused at 0 s, a stream standing from 1 to 2 s breaks: the grace of 2 s counts from 2 s, not from 0
+    source = Stood(clock, [listed(10, job("a", 9))], [ConnectionError(REFUSED), "stood"] + [ConnectionError(REFUSED)] * 5)
+    out = run(source, clock, grace=2)
+    assert (out["state"], out["unreachable_seconds"], clock.sleeps) == ("unreachable", 2.0, [1, 2])
