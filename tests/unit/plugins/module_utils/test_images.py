@@ -205,6 +205,8 @@ def test_a_platforms_images_are_in_its_folder_and_merged_once():
         ([("_lib/platforms/p/images.yaml", "p", {"a": {"default_for": ["q"]}})], "image record a names q in default_for or platforms"),
         ([("_lib/platforms/p/images.yaml", "p", {"a": {"default_for": ["*"]}})], "image record a names * in default_for or platforms"),
         ([("_lib/platforms/p/images.yaml", "p", {"a": {"platforms": {"p": {}, "q": {}}}})], "image record a names q in default_for or platforms"),
+        # named in both (the union of the two, not what only one of them names)
+        ([("_lib/platforms/p/images.yaml", "p", {"a": {"default_for": ["q"], "platforms": {"q": {}}}})], "image record a names q in default_for or platforms"),
         ([("_lib/platforms/p/images.yaml", "p", ["a"])], "must be a mapping of image records, got list"),
         ([("_lib/images.yaml", None, {"a": "x"})], "image record a must be a mapping"),
     ],
