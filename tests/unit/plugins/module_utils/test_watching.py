@@ -394,8 +394,7 @@ def test_a_stream_that_stood_a_second_before_it_broke_starts_the_grace_again():
             if script == "stood":
                 self.clock.now += 1
                 raise ConnectionError(REFUSED)
-            for item in FakeSource._stream(self, script, seconds):
-                yield item
+            yield from FakeSource._stream(self, script, seconds)
 
     # refused at 0 s, a stream standing from 1 to 2 s breaks: the grace of 2 s counts from 2 s, not from 0
     source = Stood(clock, [listed(10, job("a", 9))], [ConnectionError(REFUSED), "stood"] + [ConnectionError(REFUSED)] * 5)
