@@ -225,6 +225,7 @@ def test_the_trainjob_is_the_last_of_three_objects_for_its_name_and_annotations(
     assert [obj["metadata"].get("labels") for obj in staged] == [{ENTRY_LABEL: "e"}, {}, {ENTRY_LABEL: "e"}]
     annotated = role_plan.annotated(staged, {"team": "sre"})
     assert [obj["metadata"].get("annotations") for obj in annotated] == [None, None, {"team": "sre"}]
+    assert [obj["metadata"]["name"] for obj in annotated] == ["c", "rt", "e-r1-node"]
     assert role_plan.annotated(staged, {}) is staged
 
 
