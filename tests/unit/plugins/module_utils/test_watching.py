@@ -400,3 +400,19 @@ def test_a_stream_that_stood_a_second_before_it_broke_starts_the_grace_again():
     source = Stood(clock, [listed(10, job("a", 9))], [ConnectionError(REFUSED), "stood"] + [ConnectionError(REFUSED)] * 5)
     out = run(source, clock, grace=2)
     assert (out["state"], out["unreachable_seconds"], clock.sleeps) == ("unreachable", 2.0, [1, 2])
+
+
+def test_a_wait_whose_list_stays_refused_times_out_before_the_grace():
+    clock = FakeClock()
+    out = run(FakeSource(clock, [ConnectionError(REFUSED)], []), clock, timeout=5, grace=120)
+    # refused at 0, 1, 3 and 5 s, the last pause cut to the 2 s left
+    assert out["state"] == "timeout" and out["lists"] == 4 and clock.sleeps == [1, 2, 2]
+
+
+@pytest.mark.parametrize("code", [400, 403, 409, 411, 500])
+def test_an_error_event_of_another_code_than_410_ends_the_wait(code):
+    clock = FakeClock()
+    status = {"kind": "Status", "code": code, "reason": "Other", "message": "no"}
+    source = FakeSource(clock, [listed(10, job("a", 9))], [[event("ERROR", status, at=1)]])
+    out = run(source, clock)
+    assert out["state"] == "error" and out["lists"] == 1 and out["relists"] == 0
