@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
 import re
 import sys
@@ -294,3 +295,43 @@ def test_the_causes_an_xid_line_names(line, causes):
 def test_a_findings_signal_is_its_origins_on_both_sides_of_fail(stage, verdict, evidence, signal):
     found = {"node": "n1", "stage": stage, "verdict": verdict, "reason": "r", "evidence": evidence}
     assert actions.signals_of_finding(found) == [signal]
+
+
+# The signal rules of signals_of_finding, each on both sides of its verdict (issue 47, third round): the findings
+# are read back from JSON as a report holds them, so a verdict is compared by its value, not by its identity.
+SIGNAL_ROWS = [
+    ("node", "pass", {"busbw": 432.0}, "r", [("pass", "")]),
+    ("gpu", "fail", {"bad_gpus": [{"index": 3, "result": "fail"}]}, "r", [("gpu_slow", "GPU 3")]),
+    ("gpu", "warn", {"bad_gpus": [{"index": 3, "result": "warn"}]}, "r", [("gpu_slow_warn", "GPU 3")]),
+    ("isolation", "fail", {}, "r", [("isolation_culprit", "")]),
+    ("siblings", "fail", {"metric": "gpu/gflops", "sku": "h100"}, "r", [("sibling_slow", "gpu/gflops of SKU h100")]),
+    ("drift", "fail", {"key": "nccl", "value": "2.21.5"}, "r", [("config_drift", "nccl 2.21.5")]),
+    # A failed node of a fleet verdict (its pods' reasons), a node stage's failed pod; a warning naming a failed
+    # pod is no pod failure.
+    ("fleet", "fail", {"pods": []}, "r", [("pod_failure", "")]),
+    ("node", "fail", {}, "pod p-0 failed: exit code 1", [("pod_failure", "")]),
+    ("node", "warn", {}, "pod p-0 failed: exit code 1", [("warn", "")]),
+    ("fleet", "warn", {"pods": []}, "r", [("warn", "")]),
+    # The pod's " failed" read in the reason's first 200 characters: ending at the 200th, then one past it.
+    ("node", "fail", {}, "pod " + "x" * 189 + " failed", [("pod_failure", "")]),
+    ("node", "fail", {}, "pod " + "x" * 190 + " failed", [("fail", "")]),
+    # A passing finding's Xid is its only signal.
+    (
+        "node",
+        "pass",
+        {"log_lines": ["NVRM: Xid (PCI:0000:dc:00): 79, pid=1, GPU has fallen off the bus."]},
+        "r",
+        [("xid_reboot", "Xid 79 ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS (RESTART_BM)")],
+    ),
+    ("node", "fail", {"busbw": 383.9}, "r", [("busbw_fail_node", "busbw 383.9 GB/s")]),
+    ("node", "warn", {"busbw": 431.9}, "r", [("busbw_warn", "busbw 431.9 GB/s")]),
+    # Nothing more to say: the verdict itself.
+    ("node", "fail", {}, "r", [("fail", "")]),
+    ("node", "warn", {}, "r", [("warn", "")]),
+]
+
+
+@pytest.mark.parametrize("stage, verdict, evidence, reason, signals", SIGNAL_ROWS)
+def test_a_findings_signals_read_from_json_are_its_verdicts_rule(stage, verdict, evidence, reason, signals):
+    found = json.loads(json.dumps({"node": "n1", "stage": stage, "verdict": verdict, "reason": reason, "evidence": evidence}))
+    assert actions.signals_of_finding(found) == signals

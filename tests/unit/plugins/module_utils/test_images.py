@@ -205,6 +205,8 @@ def test_a_platforms_images_are_in_its_folder_and_merged_once():
         ([("_lib/platforms/p/images.yaml", "p", {"a": {"default_for": ["q"]}})], "image record a names q in default_for or platforms"),
         ([("_lib/platforms/p/images.yaml", "p", {"a": {"default_for": ["*"]}})], "image record a names * in default_for or platforms"),
         ([("_lib/platforms/p/images.yaml", "p", {"a": {"platforms": {"p": {}, "q": {}}}})], "image record a names q in default_for or platforms"),
+        # named in both (the union of the two, not what only one of them names)
+        ([("_lib/platforms/p/images.yaml", "p", {"a": {"default_for": ["q"], "platforms": {"q": {}}}})], "image record a names q in default_for or platforms"),
         ([("_lib/platforms/p/images.yaml", "p", ["a"])], "must be a mapping of image records, got list"),
         ([("_lib/images.yaml", None, {"a": "x"})], "image record a must be a mapping"),
     ],
@@ -220,8 +222,10 @@ def test_merged_records_keep_each_file_and_a_platforms_own_names_it():
             ("_lib/images.yaml", None, {"a": {"image": "x", "default_for": ["*"], "platforms": {"q": {}}}}),
             ("_lib/platforms/p/images.yaml", "p", {"b": {"image": "y", "kind": "dcgm", "default_for": ["p"], "platforms": {"p": {}}}}),
             ("_lib/platforms/q/images.yaml", "q", None),
+            # a platform's record that names no platform at all is its own too
+            ("_lib/platforms/r/images.yaml", "r", {"c": {"image": "z", "kind": "pytorch"}}),
         ]
     )
-    assert list(records) == ["a", "b"] and files == {"a": "_lib/images.yaml", "b": "_lib/platforms/p/images.yaml"}
+    assert list(records) == ["a", "b", "c"] and files == {"a": "_lib/images.yaml", "b": "_lib/platforms/p/images.yaml", "c": "_lib/platforms/r/images.yaml"}
     with pytest.raises(ConfigError, match=re.escape("but y is _lib/platforms/p/images.yaml's b, a dcgm image")):
         images.check_kind(records, "y", "nccl-tests", "w", files=files)

@@ -323,6 +323,8 @@ def test_a_pair_is_judged_as_two_nodes_of_the_fleets_instance_type_by_default():
     assert "as expected for aws/h100 (p5en.48xlarge) on 2 host(s)" in verdict["reason"]
     # two nodes: the multi-node record, not the single node's
     assert "meets aws-h100-all-reduce-peak (" in verdict["reason"] and "single-node" not in verdict["reason"]
+    # and its verdict records the two nodes it was asked for
+    assert verdict["facts"]["nodes"] == 2 and verdict["facts"]["mnnvl"] is False
 
 
 def test_a_rails_probe_named_at_run_time_is_judged_as_one_nic():
@@ -395,3 +397,12 @@ def test_the_sweep_connects_to_the_trainjobs_namespace_and_api_version_whatever_
     planned["objects"] = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra", "namespace": "other"}}] + planned["objects"]
     isolation_stage.sweep_pairs(connect, SWEPT, planned, ["n0", "n1"], budget={"timeout": 600})
     assert connected == [(fakes.NAMESPACE, "trainer.kubeflow.org/v1alpha1")]
+
+
+def test_a_pair_is_judged_by_the_roles_thresholds_when_it_has_some():
+    # burnin_thresholds reach the pairs' verdicts: 10000 GB/s fails the good pair that the catalogue passes.
+    waited = {"outcome": "Complete", "reason": "JobsCompleted"}
+    judging = dict(isolation_stage.DEFAULT_JUDGING, overrides=[{"collective": "all_reduce", "pass": 10000.0, "warn": 9000.0}])
+    verdict = isolation_stage.pair_judge(FAILED_FLEET, judging)(good_pair_logs(), waited)
+    assert verdict["verdict"] == "fail" and "is below inventory-*-*-all_reduce-peak (>= 10000 GB/s, warn >= 9000)" in verdict["reason"]
+    assert isolation_stage.pair_judge(FAILED_FLEET, dict(judging, overrides=[]))(good_pair_logs(), waited)["verdict"] == "pass"

@@ -703,3 +703,47 @@ def test_a_catalogues_topology_labels_are_kept_in_order(tmp_path):
     (tmp_path / "other" / "platforms" / "none").mkdir(parents=True)
     (tmp_path / "other" / "platforms" / "none" / "platform.yaml").write_text("shapes: {}\n")
     assert platform_catalog.load_platform_catalog(str(tmp_path / "other"))["none"]["topology_labels"] == []
+
+
+TRANSPORT_IDS = "must be a transport id (efa, ib, gib, tcpxo, tcpx, socket), got "
+
+
+@pytest.mark.parametrize(
+    "files, message",
+    [
+        ({"bad": "shapes: {}\nlabels: [x]\n"}, "bad: must be a mapping with keys from " + ", ".join(platform_catalog._CATALOG_KEYS)),
+        ({"bad": "- shapes\n"}, "bad: must be a mapping with keys from " + ", ".join(platform_catalog._CATALOG_KEYS)),
+        ({"bad": "transport: EFA\n"}, "bad: transport " + TRANSPORT_IDS + "'EFA'"),
+        ({"bad": "transport: 5\n"}, "bad: transport " + TRANSPORT_IDS + "5"),
+        ({"bad": "shapes:\n  x: {gpu: h100, transport: Bad}\n"}, "bad: shapes.x.transport " + TRANSPORT_IDS + "'Bad'"),
+        ({"bad": "shapes:\n  a: {gpu: h100, default: true}\n  b: {gpu: h100, default: true}\n"}, "bad: shapes a and b are both the default for h100"),
+        ({"bad": "nic_resources: [{name: vpc.amazonaws.com/efa, field: efa}, {name: vpc.amazonaws.com/efa, field: x}]\n"}, "bad: nic_resources[1] needs"),
+        ({"bad": "nic_resources: [{name: 'bad name', field: efa}]\n"}, "bad: nic_resources[0] needs a resource name and field efa or rdma"),
+        ({"bad": "nic_resources: [vpc.amazonaws.com/efa]\n"}, "bad: nic_resources[0] needs a resource name and field efa or rdma"),
+        (
+            {"a": "vars: {hca: {default: x, description: d}}\n", "b": "vars: {hca: {default: y, description: d}}\n"},
+            "b: variable hca is already defined by platform a",
+        ),
+    ],
+)
+def test_each_catalogue_rule_is_refused_naming_the_file(tmp_path, files, message):
+    for platform, text in files.items():
+        (tmp_path / "platforms" / platform).mkdir(parents=True)
+        (tmp_path / "platforms" / platform / "platform.yaml").write_text(text)
+    platform, rest = message.split(": ", 1)
+    with pytest.raises(ParseError, match=re.escape("platform catalogue _lib/platforms/%s/platform.yaml: %s" % (platform, rest))):
+        platform_catalog.load_platform_catalog(str(tmp_path))
+
+
+def test_a_catalogue_takes_what_its_rules_allow(tmp_path):
+    (tmp_path / "platforms" / "good").mkdir(parents=True)
+    labels = ["example.com/l%d" % index for index in range(300)]
+    (tmp_path / "platforms" / "good" / "platform.yaml").write_text(
+        "transport: efa\nshapes:\n  a: {gpu: h100, default: true, transport: ib}\n  b: {gpu: h100}\n  c: {gpu: b200, default: true}\n"
+        "nic_resources: [{name: vpc.amazonaws.com/efa, field: efa}, {name: rdma/ib, field: rdma}]\n"
+        "topology_labels: %s\n" % json.dumps(labels)
+    )
+    info = platform_catalog.load_platform_catalog(str(tmp_path))["good"]
+    assert info["defaults"] == {"h100": "a", "b200": "c"} and info["transport"] == "efa" and len(info["nic_resources"]) == 2
+    # 300 distinct labels are distinct (no bound on their number)
+    assert info["topology_labels"] == labels

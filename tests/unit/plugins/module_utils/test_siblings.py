@@ -379,6 +379,21 @@ def test_findings_read_back_from_json_are_samples():
     assert [(metric, sample, value) for metric, _l, _u, sample, _n, _g, value, _f in got] == [("node/busbw@16G", "n0", 480.0), ("gpu/gbps", "n1/gpu3", 2900.0)]
 
 
+def test_only_the_nccl_tests_node_stages_busbw_is_a_busbw_sample():
+    # The other node stages (dcgm-diag sorts before nccl-tests, gpu-burn too) give no busbw sample, even with a busbw
+    # and a size in their evidence; the gpu stage's figures still are samples.
+    dcgm = finding("n0", "dcgm", "pass", "ok", {"busbw": 480.0, "size": G16})
+    gpu = finding("n1", "gpu", "pass", "ok", {"busbw": 480.0, "size": G16, "gpus": [{"index": 0, "figures": {"gbps": 2900.0}}]})
+    got = siblings.samples_of(json.loads(json.dumps([dcgm, gpu])))
+    assert [(metric, sample) for metric, _l, _u, sample, _n, _g, _v, _f in got] == [("gpu/gbps", "n1/gpu0")]
+
+
+def test_a_gpu_entry_without_figures_is_skipped_and_the_next_one_read():
+    gpus = [None, "gpu0", {"index": 1}, {"index": 2, "figures": None}, {"index": 3, "figures": {"tflops": 700.0}}]
+    got = siblings.samples_of([finding("n0", "gpu", "pass", "ok", {"gpus": gpus})])
+    assert [(metric, sample, value) for metric, _l, _u, sample, _n, _g, value, _f in got] == [("gpu/tflops", "n0/gpu3", 700.0)]
+
+
 def test_findings_without_a_node_or_evidence_are_skipped():
     good = finding("n0", "node", "pass", "ok", {"busbw": 480.0, "size": G16})
     items = ["not a finding", None, {"stage": "node", "evidence": {"busbw": 480.0, "size": G16}}, {"node": "n1", "stage": "node", "evidence": None}, good]

@@ -562,3 +562,19 @@ def test_a_failed_wait_without_an_error_is_explained_by_its_reason():
         run_stage(UnreadWait(fleet_script("good")), "fleet", fakes.start(variables), fakes.planner(variables), settings=settings_of(variables))
     assert caught.value.error == {"category": "Unreachable", "message": "no route to host"}
     assert str(caught.value) == "waiting for TrainJob nccl-burnin-r1: no route to host"
+
+
+def test_a_node_stages_verdict_names_its_planned_workload_and_collective():
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import stage_run
+
+    result = {"platform": "aws", "gpu_architecture": "h100", "outcome": "Complete"}
+    pod = {"metadata": {"name": "p"}, "spec": {"nodeName": "n0"}, "status": {"phase": "Succeeded"}}
+    settings = dict(stage_run.DEFAULT_SETTINGS)
+    plan_stage = {"workload": "nccl-all-reduce-node", "collective": "all_reduce", "parser": "nccl-tests"}
+    verdict = stage_run.judge_attempt("node", plan_stage, result, {"results": [], "pods": [pod]}, {}, settings)
+    assert (verdict["stage"], verdict["workload"], verdict["collective"]) == ("node", "nccl-all-reduce-node", "all_reduce")
+    # a stage without a collective (dcgm-diag, gpu-burn) names none
+    verdict = stage_run.judge_attempt(
+        "dcgm", dict(plan_stage, workload="dcgm-diag", collective="", parser="dcgm-diag"), result, {"results": [], "pods": [pod]}, {}, settings
+    )
+    assert (verdict["stage"], verdict["workload"], verdict["collective"]) == ("dcgm", "dcgm-diag", None)

@@ -107,6 +107,14 @@ def test_trainjob_names_per_stage_and_attempt():
     assert stages.stage_trainjob("e-r1", "fleet", 2) == "e-r1-2"
     assert stages.stage_trainjob("e-r1", "node") == "e-r1-node"
     assert stages.stage_trainjob("e-r1", "node", 3) == "e-r1-node-3"
+    # the first attempt (or none before it) keeps the name, the second adds its number, also given as text
+    assert [stages.stage_trainjob("e-r1", "gpu", attempt) for attempt in (0, 1, 2, "1", "2")] == [
+        "e-r1-gpu",
+        "e-r1-gpu",
+        "e-r1-gpu-2",
+        "e-r1-gpu",
+        "e-r1-gpu-2",
+    ]
     assert stages.longest_trainjob("e-r1", ["node", "fleet", "isolation"], 2) == "e-r1-node-3"
     # The run's DNS-label check covers the longest stage name.
     long_entry = "e" * 41
@@ -155,6 +163,24 @@ def test_a_rerun_replaces_the_stage_findings_and_a_failed_stage_fails_the_cluste
     assert len(result["node_findings"]) == 2 and result["node_verdicts"]["node-1"]["verdict"] == "pass"
     assert outcomes.cluster_passed(result) and cluster_result.final_record(result) == {}
     assert [a["verdict"] for a in result["stages"][0]["attempts"]] == ["fail", "pass"]
+
+
+@pytest.mark.parametrize(
+    "records, reason, want",
+    [
+        # The fleet stage's failure is the result's own reason: alone, nothing is added.
+        ([("fleet", "fail", "slow")], "R", {}),
+        ([("fleet", "error", "no pods")], "R", {}),
+        # Another stage's failure is added after the fleet's reason when the fleet failed too, alone otherwise.
+        ([("fleet", "fail", "slow"), ("node", "fail", "n1 slow")], "R", {"reason": "R; node stage fail: n1 slow", "stage": "verdict"}),
+        ([("fleet", "pass", "ok"), ("node", "fail", "n1 slow")], "R", {"reason": "node stage fail: n1 slow", "stage": "verdict"}),
+        ([("fleet", "fail", "slow"), ("isolation", "error", "x")], "", {"reason": "isolation stage error: x", "stage": "verdict"}),
+        ([("node", "warn", "band"), ("gpu", "fail", "g"), ("dcgm", "pass", "")], "R", {"reason": "gpu stage fail: g", "stage": "verdict"}),
+    ],
+)
+def test_the_final_record_adds_the_failed_stages_but_the_fleets_to_the_reason(records, reason, want):
+    result = {"reason": reason, "stages": [{"stage": stage, "verdict": verdict, "reason": why} for stage, verdict, why in records]}
+    assert cluster_result.final_record(result) == want
 
 
 # ------------------------------------------------------------------------------------------------ per-pod judging

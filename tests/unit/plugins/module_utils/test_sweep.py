@@ -489,3 +489,104 @@ def test_one_preempted_node_of_each_side_counts_two_and_the_fleets_percent_and_r
     assert 'gpufleet_burnin_nodes_verified_ratio{cluster="x"} 0.333333' in text
     page = sweep.html(fleet_cover)
     assert "%s" not in page and "<tr><td>x</td><td>3</td><td>1</td><td>33.3</td>" in page and "<td>b, c</td>" not in page and "<td>c</td>" in page
+
+
+# ------------------------------------------------------------------------ issue 47, third round: i47b's survivors
+
+
+def test_a_nodes_gpus_are_the_sum_of_its_gpu_resources_a_missing_or_unreadable_one_counting_0():
+    assert sweep.gpus_of(node("n", gpus=8)) == 8 and sweep.gpus_of(node("n", gpus=0)) == 0
+    amd = {"status": {"capacity": {"amd.com/gpu": "8", "nvidia.com/gpu": "1k"}}}
+    assert sweep.gpus_of(amd) == 8 and sweep.gpus_of({"status": {"capacity": {"nvidia.com/gpu": " 4 "}}}) == 4
+    assert sweep.gpus_of({}) == 0 and sweep.gpus_of({"status": {"capacity": {"nvidia.com/gpu": "-1"}}}) == 0
+
+
+@pytest.mark.parametrize(
+    "conditions, ready",
+    [
+        # Read from JSON, as the API server gives them; another condition before Ready (AKS's VMEventScheduled
+        # sorts after it, node-problem-detector's KernelDeadlock before) does not decide.
+        ([{"type": "VMEventScheduled", "status": "False"}, {"type": "Ready", "status": "True"}], True),
+        ([{"type": "KernelDeadlock", "status": "False"}, {"type": "Ready", "status": "True"}], True),
+        ([{"type": "VMEventScheduled", "status": "True"}, {"type": "Ready", "status": "False"}], False),
+        ([{"type": "Ready", "status": "Unknown"}], False),
+        # No Ready condition: not ready.
+        ([{"type": "VMEventScheduled", "status": "True"}], False),
+        ([], False),
+    ],
+)
+def test_a_node_is_ready_by_its_ready_condition_only(conditions, ready):
+    obj = json.loads(json.dumps(dict(node("n", marked_hours_ago=None), status={"capacity": {"nvidia.com/gpu": "8"}, "conditions": conditions})))
+    chosen = select([obj], [], NOW, OPTIONS)
+    assert ([row["node"] for row in chosen["picked"]] == ["n"]) is ready
+    assert ([row["reason"] for row in chosen["skipped"]] == ["not_ready"]) is not ready
+
+
+def test_a_tolerated_taint_does_not_hide_a_blocking_one_after_it():
+    taints = [
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+        sweep.hold_taint("run-1"),
+        {"key": "example.com/maintenance", "effect": "NoExecute"},
+    ]
+    chosen = select([node("n", taints=taints)], [], NOW, OPTIONS)
+    assert chosen["skipped"] == [{"node": "n", "reason": "tainted", "detail": "example.com/maintenance:NoExecute"}]
+
+
+def test_only_the_preempted_events_of_the_run_name_a_preempted_node():
+    def event(reason, victim="sweep-r1-node-0-0-x", message="Preempted by pod 1 on node n1"):
+        return {"reason": reason, "involvedObject": {"name": victim}, "message": message}
+
+    # Other reasons (sorting before and after Preempted) naming a node are no preemption.
+    for reason in ("Killing", "FailedScheduling", "Pulled", "Scheduled", None):
+        assert sweep.preempted_nodes([event(reason, message="Stopping container node on node n1")], picked=["n1"], run_id="r1") == [], reason
+    assert sweep.preempted_nodes(json.loads(json.dumps([event("Killing"), event("Preempted")])), picked=["n1"], run_id="r1") == ["n1"]
+
+
+def test_a_node_with_two_stale_holds_is_released_once_and_other_taints_are_no_hold():
+    twice = node("a", taints=[sweep.hold_taint("run-1"), dict(sweep.hold_taint("run-1"), effect="NoExecute")])
+    # keys sorting before and after the hold's, of another run's value
+    others = node("b", taints=[{"key": "example.com/x", "value": "run-1", "effect": "NoSchedule"}, {"key": "nvidia.com/gpu", "value": "run-1"}])
+    assert sweep.stale_holds([twice, others], "run-2") == ["a"]
+
+
+def _runtime(jobs, tolerations=(), expressions=()):
+    def job(name):
+        spec = {"tolerations": [dict(t) for t in tolerations]}
+        if expressions:
+            spec["affinity"] = {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [dict(e) for e in expressions]}]}
+                }
+            }
+        return {"name": name, "template": {"spec": {"template": {"spec": spec}}}}
+
+    return {"kind": "TrainingRuntime", "spec": {"template": {"spec": {"replicatedJobs": [job(name) for name in jobs]}}}}
+
+
+def _pod_specs(objects):
+    (runtime,) = [obj for obj in objects if obj["kind"] == "TrainingRuntime"]
+    return dict((job["name"], job["template"]["spec"]["template"]["spec"]) for job in runtime["spec"]["template"]["spec"]["replicatedJobs"])
+
+
+def test_only_the_gpu_job_is_pinned_past_other_kinds_and_jobs_sorting_before_and_after_it():
+    objects = [{"kind": "ConfigMap", "metadata": {"name": "c"}}, _runtime(["launcher", "node", "workers"]), {"kind": "TrainJob"}]
+    specs = _pod_specs(sweep.pinned(objects, ["n1"]))
+    assert [name for name, spec in sorted(specs.items()) if "affinity" in spec] == ["node"]
+    assert all(spec["priorityClassName"] == sweep.PRIORITY_CLASS for spec in specs.values())
+
+
+def test_the_pin_replaces_only_the_hostname_expression_and_the_hold_only_the_holds_toleration():
+    expressions = [
+        {"key": "a.example.com/pool", "operator": "Exists"},
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["old"]},
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]},
+    ]
+    tolerations = [
+        {"key": "a.example.com/pool", "operator": "Exists"},
+        {"key": sweep.HOLD_TAINT_KEY, "operator": "Equal", "value": "old"},
+        {"key": "nvidia.com/gpu", "operator": "Exists"},
+    ]
+    spec = _pod_specs(sweep.pinned([_runtime(["node"], tolerations, expressions)], ["n1"], hold=True))["node"]
+    (term,) = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert term["matchExpressions"] == [expressions[0], expressions[2], {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}]
+    assert spec["tolerations"] == [tolerations[0], tolerations[2], {"key": sweep.HOLD_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]

@@ -327,3 +327,133 @@ def test_without_a_list_first_a_watch_that_cannot_be_opened_is_unwatchable():
     source = FakeSource(clock, [RuntimeError("no list expected")], [RuntimeError(FORBIDDEN)])
     out = watch_until(source, ended, 60, 30, clock=clock.clock, sleep=clock.sleep, list_first=False)
     assert out["state"] == "unwatchable" and out["lists"] == 0 and source.calls == [("watch", None, 60)]
+
+
+# ------------------------------------------------------------------------------------ issue 47, third round
+
+
+def test_unreachable_exactly_at_the_grace():
+    clock = FakeClock()
+    # refused at 0, 1 and 3 s: the third try is 3 s after the first, the grace
+    source = FakeSource(clock, [listed(10, job("a", 9))], [ConnectionError(REFUSED)] * 10)
+    out = run(source, clock, grace=3)
+    assert (out["state"], out["unreachable_seconds"], clock.sleeps) == ("unreachable", 3.0, [1, 2])
+
+
+def test_an_unreachable_first_list_ends_after_the_grace_too():
+    clock = FakeClock()
+    source = FakeSource(clock, [ConnectionError(REFUSED)], [])
+    out = run(source, clock, grace=30)
+    assert out["state"] == "unreachable" and out["lists"] == len(clock.sleeps) + 1 and 30 <= out["unreachable_seconds"] < 40
+
+
+def test_a_refused_first_list_is_an_error_not_a_fall_back_to_polling():
+    clock = FakeClock()
+    out = run(FakeSource(clock, [RuntimeError(FORBIDDEN)], []), clock)
+    assert out["state"] == "error" and out["error"]["category"] == "Forbidden" and out["watches"] == 0
+
+
+def test_the_last_watch_asks_for_one_second_when_less_is_left():
+    clock = FakeClock()
+    source = FakeSource(clock, [listed(10, job("a", 9))], [])
+    out = run(source, clock, timeout=60.5, watch_seconds=60)
+    assert out["state"] == "timeout" and [call[2] for call in source.calls if call[0] == "watch"] == [60, 1]
+
+
+@pytest.mark.parametrize("kind", ["cut at once", "refused"])
+def test_a_pause_before_trying_again_never_passes_the_waits_timeout(kind):
+    clock = FakeClock()
+
+    class Cut(FakeSource):
+        def _stream(self, script, seconds):
+            return iter(())
+
+    if kind == "cut at once":
+        source = Cut(clock, [listed(10, job("a", 9))], [])
+    else:
+        source = FakeSource(clock, [listed(10, job("a", 9))], [ConnectionError(REFUSED)] * 10)
+    out = run(source, clock, timeout=1.5, grace=120)
+    # 1 s, then the half second left instead of the back-off's 2 s
+    assert out["state"] == "timeout" and clock.sleeps == [1, 0.5]
+
+
+def test_a_watch_that_took_longer_than_what_was_left_pauses_no_negative_time():
+    clock = FakeClock()
+
+    class Slow(FakeSource):
+        def _stream(self, script, seconds):
+            self.clock.now += 0.6
+            return iter(())
+
+    out = run(Slow(clock, [listed(10, job("a", 9))], []), clock, timeout=0.5)
+    assert out["state"] == "timeout" and clock.sleeps == [0.0]
+
+
+def test_the_back_off_starts_again_after_a_watch_that_stood_and_at_a_streams_first_event():
+    clock = FakeClock()
+
+    class Scripted(FakeSource):
+        def _stream(self, script, seconds):
+            if script == "cut":
+                return iter(())
+            return FakeSource._stream(self, script, seconds)
+
+    # two watches the server ends at once (1, 2 s), one that stands its 60 s: the next cut pauses 1 s again
+    source = Scripted(clock, [listed(10, job("a", 9))], ["cut", "cut", [], "cut", [event("MODIFIED", job("a", 11, True), at=200)]])
+    assert run(source, clock, timeout=600, watch_seconds=60)["state"] == "done" and clock.sleeps == [1, 2, 1]
+    # refused twice (1, 2 s), then a stream with one event that breaks: the next pause is 1 s again
+    clock = FakeClock()
+    source = FakeSource(
+        clock,
+        [listed(10, job("a", 9))],
+        [ConnectionError(REFUSED), ConnectionError(REFUSED), [event("MODIFIED", job("a", 12), at=4), ConnectionError(REFUSED)], ConnectionError(REFUSED)]
+        + [[event("MODIFIED", job("a", 13, True), at=30)]],
+    )
+    assert run(source, clock)["state"] == "done" and clock.sleeps == [1, 2, 1, 2]
+
+
+@pytest.mark.parametrize("server, shown", [(None, "the API server"), ("https://10.0.0.1:6443", "https://10.0.0.1:6443")])
+def test_a_broken_watch_names_the_server(server, shown):
+    clock = FakeClock()
+    source = FakeSource(clock, [listed(10, job("a", 9))], [[RuntimeError("Response ended prematurely")]] * 50)
+    out = run(source, clock, grace=5, server=server)
+    assert out["state"] == "unreachable" and out["error"]["message"].startswith("The watch on %s broke: " % shown)
+
+
+def test_the_default_back_off_doubles_up_to_8_seconds():
+    clock = FakeClock()
+    source = FakeSource(clock, [listed(10, job("a", 9))], [ConnectionError(REFUSED)] * 6 + [[event("MODIFIED", job("a", 11, True), at=100)]])
+    assert run(source, clock, grace=300)["state"] == "done" and clock.sleeps == [1, 2, 4, 8, 8, 8]
+
+
+def test_a_stream_that_stood_a_second_before_it_broke_starts_the_grace_again():
+    clock = FakeClock()
+
+    class Stood(FakeSource):
+        def _stream(self, script, seconds):
+            # a generator, as the real stream: it runs (and breaks) when read, not when opened
+            if script == "stood":
+                self.clock.now += 1
+                raise ConnectionError(REFUSED)
+            yield from FakeSource._stream(self, script, seconds)
+
+    # refused at 0 s, a stream standing from 1 to 2 s breaks: the grace of 2 s counts from 2 s, not from 0
+    source = Stood(clock, [listed(10, job("a", 9))], [ConnectionError(REFUSED), "stood"] + [ConnectionError(REFUSED)] * 5)
+    out = run(source, clock, grace=2)
+    assert (out["state"], out["unreachable_seconds"], clock.sleeps) == ("unreachable", 2.0, [1, 2])
+
+
+def test_a_wait_whose_list_stays_refused_times_out_before_the_grace():
+    clock = FakeClock()
+    out = run(FakeSource(clock, [ConnectionError(REFUSED)], []), clock, timeout=5, grace=120)
+    # refused at 0, 1, 3 and 5 s, the last pause cut to the 2 s left
+    assert out["state"] == "timeout" and out["lists"] == 4 and clock.sleeps == [1, 2, 2]
+
+
+@pytest.mark.parametrize("code", [400, 403, 409, 411, 500])
+def test_an_error_event_of_another_code_than_410_ends_the_wait(code):
+    clock = FakeClock()
+    status = {"kind": "Status", "code": code, "reason": "Other", "message": "no"}
+    source = FakeSource(clock, [listed(10, job("a", 9))], [[event("ERROR", status, at=1)]])
+    out = run(source, clock)
+    assert out["state"] == "error" and out["lists"] == 1 and out["relists"] == 0

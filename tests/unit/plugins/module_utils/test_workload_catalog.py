@@ -300,3 +300,81 @@ def test_the_kernel_log_script_keeps_the_runs_xid_records_only(tmp_path):
     )
     out = subprocess.run(["bash", "-c", awk.replace("${start_us}", "8000000")], input=records, capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["# gpufleet-burnin kmsg: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149"]
+
+
+def test_the_default_image_is_the_kinds_record_with_its_key_from_the_shared_file_or_the_platforms_folder(tmp_path):
+    library = TemplateLibrary()
+    dcgm = library.default_image("dcgm", "aws", "h100")
+    assert dcgm["key"] == "dcgm" and dcgm["image"].startswith("nvcr.io/nvidia/cloud-native/dcgm:")
+    # GCP's own record is in _lib/platforms/gcp/images.yaml
+    assert library.default_image("nccl-tests", "gcp", "h100")["key"] == "nccl-tests-ngc-gke"
+    assert library.image_records()[1]["nccl-tests-ngc-gke"] == "_lib/platforms/gcp/images.yaml"
+    assert library.default_image("nccl-tests", "aws", "h100")["key"] == "nccl-tests-efa"
+    assert library.default_image("no-such-kind", "aws", "h100") is None
+    # a _lib without a platforms folder: the shared file's records only
+    (tmp_path / "_lib").mkdir()
+    (tmp_path / "_lib" / "images.yaml").write_text("k: {image: example.com/x:1, kind: dcgm, arches: [amd64], default_for: ['*']}\n")
+    own = TemplateLibrary(str(tmp_path / "templates"), str(tmp_path / "_lib"))
+    assert own.image_records()[1] == {"k": "_lib/images.yaml"} and own.default_image("dcgm", "aws", "h100")["image"] == "example.com/x:1"
+
+
+BASE = "framework: exec\nimage: x\nimage_kind: pytorch\ntrainer: {command: [a]}\n"
+NAMED = "workload t: "
+
+
+@pytest.mark.parametrize(
+    "body, error, message",
+    [
+        ("framework: exec\nimage: x\nimage_kind: pytorch\ntrainer: {}\n", ParseError, NAMED + "trainer must be a non-empty mapping"),
+        (BASE + "collective: ''\n", ParseError, NAMED + "collective must be a non-empty string such as all_reduce"),
+        (BASE + "results: foo\n", ParseError, NAMED + "results must be one of nccl-tests, dcgm-diag, gpu-burn (or absent), got 'foo'"),
+        (BASE + "container: {name: x}\n", ParseError, NAMED + "container must be a mapping of container fields (without name) merged into the GPU container"),
+        (BASE + "container: [a]\n", ParseError, NAMED + "container must be a mapping of container fields"),
+        (BASE + "results: gpu-burn\njudging: [1]\n", ParseError, NAMED + "judging must be a mapping of the verdict's parameters"),
+        # sibling_percent is gpu-burn's: another verdict's (sorting before and after it) or none takes no such parameter
+        (
+            BASE + "results: dcgm-diag\njudging: {sibling_percent: 5}\n",
+            ParseError,
+            NAMED + "judging.sibling_percent is not a parameter of the dcgm-diag verdict; known: sibling_percent",
+        ),
+        (
+            BASE + "results: nccl-tests\njudging: {sibling_percent: 5}\n",
+            ParseError,
+            NAMED + "judging.sibling_percent is not a parameter of the nccl-tests verdict",
+        ),
+        (BASE + "judging: {sibling_percent: 5}\n", ParseError, NAMED + "judging.sibling_percent is not a parameter of the None verdict"),
+        (BASE + "results: gpu-burn\njudging: {x: 1}\n", ParseError, NAMED + "judging.x is not a parameter of the gpu-burn verdict"),
+        (BASE + "results: gpu-burn\njudging: {sibling_percent: true}\n", ParseError, NAMED + "judging.sibling_percent must be a number, got True"),
+        (BASE + "results: gpu-burn\njudging: {sibling_percent: '5'}\n", ParseError, NAMED + "judging.sibling_percent must be a number, got '5'"),
+        (BASE + "env: [A=1]\n", ParseError, NAMED + "env must be a list of {name, value} mappings"),
+        (
+            "framework: exec\nimage: ''\nimage_kind: pytorch\ntrainer: {command: [a]}\n",
+            ConfigError,
+            "data.image: workload t has no default image for gpu_architecture 'h100'",
+        ),
+        ("framework: exec\nimage: 5\nimage_kind: pytorch\ntrainer: {command: [a]}\n", ConfigError, "data.image: workload t has no default image"),
+    ],
+)
+def test_each_rule_of_a_rendered_workload_is_refused_naming_it(tmp_path, body, error, message):
+    (tmp_path / "templates" / "workloads").mkdir(parents=True)
+    (tmp_path / "templates" / "workloads" / "t.yaml").write_text(body)
+    with pytest.raises(error) as caught:
+        workload_catalog.render_workload("t", data(), TemplateLibrary(str(tmp_path / "templates"), str(tmp_path / "_lib")))
+    assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    "more",
+    [
+        "results: gpu-burn\njudging: {sibling_percent: 5}\n",
+        "results: gpu-burn\njudging: {sibling_percent: 2.5}\n",
+        "judging: {}\n",
+        "container: {securityContext: {privileged: true}}\n",
+    ],
+)
+def test_a_rendered_workload_within_the_rules_is_taken_without_image_records(tmp_path, more):
+    # a _lib without images.yaml: no record to check the image's kind against
+    (tmp_path / "templates" / "workloads").mkdir(parents=True)
+    (tmp_path / "templates" / "workloads" / "t.yaml").write_text(BASE + more)
+    rendered = workload_catalog.render_workload("t", data(), TemplateLibrary(str(tmp_path / "templates"), str(tmp_path / "_lib")))
+    assert rendered["workload"] == "t" and rendered["image"] == "x"
