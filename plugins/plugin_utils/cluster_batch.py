@@ -149,8 +149,14 @@ def drive_batch(name, hosts, inputs_of, broken_record, progress, check_mode=Fals
 
         def run_stage(host, stage, record):
             stage_args, auth = inputs[host]
+            told = set()
+
+            def tell(line):
+                told.add(line)
+                progress(line)
+
             if stage == DETECT:
-                out = detect_cluster(auth, name, dict(stage_args, result=record), progress=progress)
+                out = detect_cluster(auth, name, dict(stage_args, result=record), progress=tell)
                 detected[host] = out.get("cluster") or {}
             else:
                 out = run_cluster_stage(
@@ -159,9 +165,14 @@ def drive_batch(name, hosts, inputs_of, broken_record, progress, check_mode=Fals
                     dict(stage_args, stage=stage, result=record, cluster=detected[host]),
                     check_mode=check_mode,
                     diff=diff,
-                    progress=progress,
+                    progress=tell,
                     cancel=cancel,
                 )
+            # Every line of the stage is told once: a TrainJob stage tells each attempt's as it ends, the isolation and
+            # the sweep's pairs their rounds; their last line (what was found, why a stage did not run) is told here.
+            for line in out.get("lines") or []:
+                if line not in told:
+                    tell(line)
             if out.get("failed"):
                 # Told as it happens: the role fails the host only at the end, after the summary.
                 progress("%s: %s%s" % (host, "" if stage == DETECT else "%s stage failed: " % stage, out.get("msg")))

@@ -70,8 +70,10 @@ def test_hosts_are_driven_left_out_or_broken_and_counted(monkeypatch):
     assert sorted(set(call[0] for call in calls)) == ["failing", "ok"] and all(call[2] == "ctx" for call in calls)
     assert lines[0] == "%s: 2 cluster(s) at once: failing, ok" % NAME
     assert "gpufleet.burnin.cleanup -e burnin_run_id=bad" in lines[1] and "burnin_run_id=r1" in lines[2]
-    # each failure told as it happens (the role fails the host only at the end), the broken host's too
-    assert lines[3:] == ["failing: node stage failed: waiting: timed out", "%s: broken: api_key: not a string" % NAME]
+    # each stage's lines and each failure told as they happen (the role fails the host only at the end), the broken
+    # host's after the batch (the clusters' threads tell theirs in any order)
+    assert sorted(lines[3:-1]) == sorted(["node", "fleet", "failing: node stage failed: waiting: timed out"])
+    assert lines[-1] == "%s: broken: api_key: not a string" % NAME
 
 
 def test_a_signal_cancels_records_what_each_cluster_created_and_runs_its_own_handler(monkeypatch, tmp_path):
@@ -173,7 +175,7 @@ def test_each_cluster_is_read_first_by_its_own_auth_and_its_stages_get_what_was_
 
     told = []
     out = cluster_batch.drive_batch(NAME, ["ok", "mismatched"], inputs_of, dict, told.append)
-    assert told[-1] == "mismatched: Mismatch: the nodes are gcp's"
+    assert "mismatched: Mismatch: the nodes are gcp's" in told
     assert sorted(calls) == sorted([("detect", "ok", "ctx-ok"), ("node", "ok", "ok"), ("fleet", "ok", "ok"), ("detect", "mismatched", "ctx-mismatched")])
     assert out["clusters"]["ok"]["record"]["detected"] == {"gpu_nodes": 2} and out["clusters"]["ok"]["record"]["done"] == "fleet"
     # a cluster whose nodes contradict its group runs no stage; its record keeps detection's outcome and reason
@@ -204,3 +206,20 @@ def test_the_api_servers_own_words_are_told_only_when_verbose(monkeypatch):
         assert out["clusters"]["a"]["record"]["error_class"] == "Forbidden"
         words = [line for line in told if 'User "x"' in line]
         assert words == (['a: the API server\'s own words: pods is forbidden: User "x"'] if verbose else [])
+
+
+def test_every_line_of_a_stage_is_told_once(monkeypatch):
+    def stage(auth, name, args, progress=None, **options):
+        if args["stage"] == "fleet":
+            progress("a: fleet stage, attempt 1: pass")
+            return {"record": args["result"], "lines": ["a: fleet stage, attempt 1: pass"]}
+        # the isolation tells its rounds as they end; its last line only comes back in its lines
+        progress("a: isolation round 1: 2 pairs")
+        return {"record": args["result"], "lines": ["a: isolation found: node-2"]}
+
+    monkeypatch.setattr(cluster_batch, "run_cluster_stage", stage)
+    monkeypatch.setattr(cluster_batch, "detect_cluster", _detected)
+    told = []
+    out = cluster_batch.drive_batch(NAME, ["a"], lambda host: (dict(inputs(stages=("fleet", "isolation"))[0], host=host), {}), dict, told.append)
+    assert told[2:] == ["a: fleet stage, attempt 1: pass", "a: isolation round 1: 2 pairs", "a: isolation found: node-2"]
+    assert out["clusters"]["a"]["lines"] == ["a: fleet stage, attempt 1: pass", "a: isolation found: node-2"]
