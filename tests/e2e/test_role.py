@@ -143,14 +143,19 @@ class RoleFleet:
         return sum(1 for pod in pods.items if pod.metadata.deletionTimestamp)
 
     def snapshot(self, cluster):
-        """(kind, name, resourceVersion) of every object of the entry in the namespace, plus the namespace."""
+        """(kind, name, what a writer left) of every object of the entry in the namespace, plus the namespace.
+
+        What a writer left is the object's uid, generation, deletion, labels, annotations and the fields applied
+        (server-side apply's managedFields entries): whatever an apply, a create or a delete by the role would change.
+        Not the resourceVersion: the controllers move it with each status write (a failed TrainJob's status follows
+        its JobSet long after its pods ended), with nobody applying anything."""
         from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 
         client = self.fleet.dynamic(cluster)
         found = set()
         try:
             ns = client.resources.get(api_version="v1", kind="Namespace").get(name=NAMESPACE)
-            found.add(("Namespace", NAMESPACE, ns.metadata.resourceVersion))
+            found.add(("Namespace", NAMESPACE, written(ns.to_dict())))
         except NotFoundError:
             return found
         for api_version, kind in KINDS:
@@ -159,8 +164,16 @@ class RoleFleet:
             except ResourceNotFoundError:
                 continue
             for item in resource.get(namespace=NAMESPACE, label_selector="gpufleet.burnin/entry=%s" % ENTRY).items:
-                found.add((kind, item.metadata.name, item.metadata.resourceVersion))
+                found.add((kind, item.metadata.name, written(item.to_dict())))
         return found
+
+
+def written(obj):
+    """What a writer left on OBJ, as one string: see Role.snapshot."""
+    meta = obj["metadata"]
+    applied = sorted((f["manager"], json.dumps(f.get("fieldsV1"), sort_keys=True)) for f in meta.get("managedFields") or () if f.get("operation") == "Apply")
+    left = (meta.get("uid"), meta.get("generation"), meta.get("deletionTimestamp"), meta.get("labels"), meta.get("annotations"), applied)
+    return json.dumps(left, sort_keys=True)
 
 
 def closed_port():
@@ -198,8 +211,8 @@ def second(role, first):
 def settled(role, quiet=5.0, timeout=90.0, clock=time.monotonic, sleep=time.sleep):
     """Every cluster's snapshot once it stopped changing for QUIET seconds and no pod of the namespace is being deleted:
     the controllers still end the pods of the runs before (JobSet deletes a failed job's workers; they end within
-    their grace period, 30 s, long after the last change, and the TrainJob's status follows), which changes those
-    TrainJobs' resourceVersion while nobody applies anything. Fails when the snapshots still change, or pods are still
+    their grace period, 30 s, long after the last change, and the TrainJob's status follows). The snapshots leave the
+    controllers' status writes out; a check run racing those ends would still prove less. Fails when the snapshots still change, or pods are still
     being deleted, after TIMEOUT seconds: the --check run compared against a moving "before" would prove nothing.
     (CLOCK and SLEEP are injectable for tests/unit/test_e2e_settled.py.)"""
     start = clock()
