@@ -7,6 +7,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import UNREACHABLE_CLASSES
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import TRAINJOB_WAIT_OWN, trainjob_wait_spec
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit
@@ -32,6 +34,10 @@ class ActionModule(K8sActionBase):
             cluster = Cluster(auth, NAME, args["namespace"], **options).connect("TrainJob", args["api_version"])
         except ModuleExit as exc:
             return dict(result, failed=True, msg=exc.result.get("msg"))
+        except ClusterCallFailed as failed:
+            # A cluster that cannot be read is the wait's outcome, as when it stops answering mid-wait.
+            outcome = "Unreachable" if failed.error["category"] in UNREACHABLE_CLASSES else "Error"
+            return dict(result, changed=False, outcome=outcome, reason=str(failed), error=self.shown_error(failed.error))
         waited = cluster.wait([args["name"]], args["timeout"])[args["name"]]
         result.update(changed=False, **waited)
         return result

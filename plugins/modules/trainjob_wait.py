@@ -25,7 +25,8 @@ description:
   - A read that cannot reach the cluster (connection refused, name resolution, timeout, TLS) does not end the wait at
     once; when every read for O(unreachable_grace) seconds failed the wait ends with outcome C(Unreachable) and the
     last error. Any other error (Unauthorized, Forbidden, the TrainJob deleted, the Trainer API missing) ends it at
-    once with outcome C(Error). The errors are classified as by the P(gpufleet.burnin.k8s_error#filter) filter.
+    once with outcome C(Error). The errors are classified as by the P(gpufleet.burnin.k8s_error#filter) filter. The
+    first read includes kubernetes.core's discovery of the server when the controller has no cache of it.
   - Runs kubernetes.core's own client and service inside Ansible's worker process on the controller, like
     M(gpufleet.burnin.k8s_apply), and takes kubernetes.core's authentication options and their C(module_defaults).
 author:

@@ -198,8 +198,12 @@ class Cluster(object):
         self._applied = False
 
     def connect(self, kind="Pod", api_version="v1"):
-        """Make the client (kubernetes.core's K8sService); raises k8s_in_process.ModuleExit when it cannot."""
-        self.service = k8s_reader(dict(self.auth, kind=kind, api_version=api_version), self.name)
+        """Make the client (kubernetes.core's K8sService), retried while the cluster does not answer; raises
+        ClusterCallFailed, classified, when it cannot. A process with no discovery cache for the server (a fresh AWX
+        job, a new server) reads the server's discovery here: its refusal or silence is the cluster's error, not the
+        client's traceback."""
+        params = dict(self.auth, kind=kind, api_version=api_version)
+        self.service = self.retried("reading the API server's discovery", lambda: k8s_reader(params, self.name))
         self.server = server_of(self.service, self.auth)
         return self
 

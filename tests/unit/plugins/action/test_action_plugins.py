@@ -405,6 +405,43 @@ def test_remediate_an_unreachable_cluster_fails_the_task_naming_the_call(cluster
     assert result["error"]["category"] == "Unreachable" and "detail" not in result["error"]  # the server's words only at -v
 
 
+UNAUTHORIZED = (
+    "(401)\nReason: Unauthorized\nHTTP response body: "
+    '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}'
+)
+
+
+@pytest.mark.parametrize(
+    "module, args",
+    [
+        ("burnin_remediate", dict(AUTH, mode="undo", run_id="r1", unreachable_grace=0)),
+        ("burnin_cleanup", dict(AUTH, entry="nccl", namespace="burnin", run_id="r1", unreachable_grace=0)),
+        ("trainjob_logs", dict(AUTH, namespace="burnin", name="j", unreachable_grace=0)),
+    ],
+)
+@pytest.mark.parametrize("text, category", [(UNAUTHORIZED, "Unauthorized"), (REFUSED, "Unreachable")])
+def test_a_client_refused_at_its_first_discovery_fails_the_task_classified(monkeypatch, module, args, text, category):
+    # No discovery cache for the server (a fresh AWX job): making the client reads the server's discovery, and its
+    # raw exception once escaped the action, printed by ansible-core with the client's "Original traceback".
+    def refused(params, name):
+        raise ApiError(text)
+
+    monkeypatch.setattr(importlib.import_module("ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster"), "k8s_reader", refused)
+    result = run_action(module, args)
+    assert result["failed"] and result["msg"].startswith("reading the API server's discovery: "), result
+    assert result["error"]["category"] == category and "detail" not in result["error"], result
+
+
+def test_a_wait_refused_at_its_first_discovery_is_its_outcome(monkeypatch):
+    def refused(params, name):
+        raise ApiError(UNAUTHORIZED)
+
+    monkeypatch.setattr(importlib.import_module("ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster"), "k8s_reader", refused)
+    result = run_action("trainjob_wait", dict(AUTH, namespace="burnin", name="j", timeout=60, unreachable_grace=0))
+    assert not result.get("failed") and result["outcome"] == "Error", result
+    assert result["reason"].startswith("reading the API server's discovery: ") and result["error"]["category"] == "Unauthorized"
+
+
 def test_remediate_undo_removes_only_the_marks_of_its_run(cluster):
     fake = cluster(FakeCluster(nodes=[h100_node("good"), h100_node("bad"), h100_node("other", labels={"team": "infra"})]))
     apply_args = dict(AUTH, run_id="r1", node_verdicts=VERDICTS, label_verified=True, quarantine="taint", unreachable_grace=0)

@@ -614,3 +614,62 @@ def test_the_apply_body_is_sent_as_kubernetes_cores_k8s_apply_sends_it(monkeypat
     definition = {"kind": "ConfigMap", "metadata": {"name": "a"}}
     body = k8s_in_process._apply_body(definition)  # pylint: disable=protected-access
     assert body == (b'{"kind": "ConfigMap", "metadata": {"name": "a"}}' if encoded else definition)
+
+
+def unauthorized():
+    """The client's own exception for a refused token, as kubernetes.core's discovery raises it (its body verbatim
+    from an API server's 401)."""
+    from kubernetes.client.exceptions import ApiException
+
+    exc = ApiException(status=401, reason="Unauthorized")
+    exc.body = '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}'
+    return exc
+
+
+def connecting(monkeypatch, answers, **options):
+    """A cluster whose client creation (kubernetes.core's discovery) answers ANSWERS in turn: an exception to raise or
+    a service; the last one repeated."""
+    clock = Clock()
+    tries = []
+
+    def k8s_reader(params, name):
+        tries.append(params["kind"])
+        answer = answers[min(len(tries), len(answers)) - 1]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(cluster_module, "k8s_reader", k8s_reader)
+    options = dict(dict(poll_interval=1, unreachable_grace=10), **options)
+    return cluster_module.Cluster({"host": "https://127.0.0.1:6443"}, "gpufleet.burnin.test", clock=clock, sleep=clock.sleep, **options), clock, tries
+
+
+def test_a_refused_discovery_is_the_clusters_classified_error_at_once(monkeypatch):
+    # A process without kubernetes.core's discovery cache for the server reads it while making the client: the raw
+    # exception escaped the action once, and Ansible printed its "Original traceback".
+    cluster, clock, tries = connecting(monkeypatch, [unauthorized()])
+    with pytest.raises(ClusterCallFailed) as failed:
+        cluster.connect("Node", "v1")
+    assert failed.value.what == "reading the API server's discovery"
+    assert failed.value.error["category"] == "Unauthorized", failed.value.error
+    assert "Traceback" not in str(failed.value)
+    assert tries == ["Node"] and clock.sleeps == []
+
+
+def test_a_silent_discovery_is_retried_for_the_grace_then_unreachable(monkeypatch):
+    refused = OSError(
+        "HTTPSConnectionPool(host='127.0.0.1', port=6443): Max retries exceeded with url: /version (Caused by NewConnectionError: [Errno 111] Connection refused)"
+    )
+    cluster, clock, tries = connecting(monkeypatch, [refused], unreachable_grace=10)
+    with pytest.raises(ClusterCallFailed) as failed:
+        cluster.connect()
+    assert failed.value.error["category"] == "Unreachable", failed.value.error
+    assert 10 <= clock.now < 20 and len(tries) > 1
+
+
+def test_a_discovery_that_answers_within_the_grace_connects(monkeypatch):
+    service = FakeService({})
+    refused = OSError("[Errno 111] Connection refused")
+    cluster, clock, tries = connecting(monkeypatch, [refused, refused, service], unreachable_grace=10)
+    assert cluster.connect().service is service
+    assert len(tries) == 3 and clock.now < 10
