@@ -658,7 +658,8 @@ def test_a_refused_discovery_is_the_clusters_classified_error_at_once(monkeypatc
 
 def test_a_silent_discovery_is_retried_for_the_grace_then_unreachable(monkeypatch):
     refused = OSError(
-        "HTTPSConnectionPool(host='127.0.0.1', port=6443): Max retries exceeded with url: /version (Caused by NewConnectionError: [Errno 111] Connection refused)"
+        "HTTPSConnectionPool(host='127.0.0.1', port=6443): Max retries exceeded with url: /version"
+        " (Caused by NewConnectionError: [Errno 111] Connection refused)"
     )
     cluster, clock, tries = connecting(monkeypatch, [refused], unreachable_grace=10)
     with pytest.raises(ClusterCallFailed) as failed:
