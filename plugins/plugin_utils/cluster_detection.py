@@ -14,7 +14,15 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.detect imp
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import UNREACHABLE_CLASSES, classify
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.dra import served_rct_versions
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import configured_server, error_text, get_json, k8s_reader, server_of
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (
+    NODES_PATH,
+    configured_server,
+    error_text,
+    get_json,
+    k8s_reader,
+    list_json,
+    server_of,
+)
 
 
 def detect(auth, name, platform, gpu_architecture, check_nodes=True, namespace=""):
@@ -36,10 +44,7 @@ def detect(auth, name, platform, gpu_architecture, check_nodes=True, namespace="
     result.update(kubernetes_version=version.get("gitVersion", ""), dra_api_versions=served_rct_versions(groups), nodes=[], nodes_listed=False)
     if check_nodes:
         try:
-            found = reader.find("Node", "v1")
-            if not found.get("api_found", True):
-                raise LookupError(found.get("msg"))
-            result.update(nodes=[node_evidence(node) for node in found.get("resources") or []], nodes_listed=True)
+            result.update(nodes=list_json(dynamic, NODES_PATH, keep=node_evidence), nodes_listed=True)
         # A namespace-scoped token (Forbidden) goes on with the declared values; anything else stops.
         except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
             error = classify(error_text(exc), context=auth.get("context"), server=server)

@@ -181,6 +181,21 @@ K8S_MUTUALLY_EXCLUSIVE = [
 ]
 
 
+# kubernetes.core's dependency checks of a module (AnsibleK8SModule: requires kubernetes, has_at_least, requires pyyaml)
+# each import kubernetes_validate, which is not installed: a failed import searches sys.path again every time, under
+# Python's import lock, three times per client. They run for this process's first module only; until one passed, each
+# module runs them.
+_DEPENDENCIES = {"checked": False}
+
+
+def _k8s_module(**kwargs):
+    """kubernetes.core's AnsibleK8SModule with KWARGS, its dependency checks run once per process."""
+    checks = {"check_k8s": False, "check_pyyaml": False} if _DEPENDENCIES["checked"] else {}
+    module = AnsibleK8SModule(**dict(kwargs, **checks))
+    _DEPENDENCIES["checked"] = True
+    return module
+
+
 def run_k8s(params, check_mode, diff, name):
     """Run kubernetes.core.k8s's code with ``params`` (its options, validated against its own argument spec) in this
     process; return the module result dict."""
@@ -189,7 +204,7 @@ def run_k8s(params, check_mode, diff, name):
         return ControllerModule(params=copy.deepcopy(params), check_mode=check_mode, diff=diff, name=name, **kwargs)
 
     try:
-        module = AnsibleK8SModule(module_class=module_class, argument_spec=k8s_argspec(), mutually_exclusive=K8S_MUTUALLY_EXCLUSIVE, supports_check_mode=True)
+        module = _k8s_module(module_class=module_class, argument_spec=k8s_argspec(), mutually_exclusive=K8S_MUTUALLY_EXCLUSIVE, supports_check_mode=True)
         try:
             run_module(module)
         except CoreException as exc:
@@ -238,10 +253,18 @@ def k8s_reader(params, name):
     def module_class(**kwargs):
         return ControllerModule(params=copy.deepcopy(params), check_mode=False, diff=False, name=name, **kwargs)
 
-    module = AnsibleK8SModule(module_class=module_class, argument_spec=k8s_info_argspec(), supports_check_mode=True)
+    module = _k8s_module(module_class=module_class, argument_spec=k8s_info_argspec(), supports_check_mode=True)
     with _CLIENT_CREATION:
         client = get_api_client(module)
     return K8sService(client, module)
+
+
+def warm_log_api():
+    """Import pod_log's API (kubernetes.client's CoreV1Api, a module of 30,000 lines imported on first use) before a
+    batch's threads need it: each would wait on the import lock for it at its first log. Not at this module's import:
+    it would grow the main process that Ansible forks for every task."""
+    if IMPORT_ERROR is None:
+        from kubernetes.client import CoreV1Api  # noqa: F401 pylint: disable=unused-import
 
 
 def pod_log(api_client, pod, tail_lines=None, max_bytes=None, cuts=None):
@@ -294,9 +317,32 @@ def error_text(exc):
     return exc.result.get("msg") if isinstance(exc, ModuleExit) else str(exc)
 
 
-def get_json(dynamic, path):
-    """GET PATH (not a Kubernetes object: no kind) through kubernetes.core's dynamic client; the parsed JSON."""
-    return json.loads(dynamic.request("get", path, serialize=False).data.decode("utf-8"))
+def get_json(dynamic, path, **params):
+    """GET PATH (not a Kubernetes object: no kind) through kubernetes.core's dynamic client, with the query PARAMS the
+    client takes (limit, _continue, ...); the parsed JSON."""
+    return json.loads(dynamic.request("get", path, serialize=False, **params).data.decode("utf-8"))
+
+
+# A list read a page at a time: a cluster of thousands of nodes is never one response, and a server that keeps
+# answering "continue" is stopped (MAX_LIST_PAGES * LIST_PAGE objects).
+LIST_PAGE = 500
+NODES_PATH = "/api/v1/nodes"
+MAX_LIST_PAGES = 200
+
+
+def list_json(dynamic, path, keep=None):
+    """The items of the list at PATH (a collection's URL, /api/v1/nodes) through kubernetes.core's dynamic client,
+    LIST_PAGE at a time (the API's limit and continue), each passed through KEEP as its page arrives: the JSON as the server sent
+    it, not the client's objects (kubernetes.core's find makes every field an object first: a millisecond per Node).
+    Raises ValueError past MAX_LIST_PAGES pages."""
+    items, token, page = [], None, LIST_PAGE
+    for _ in range(MAX_LIST_PAGES):
+        found = get_json(dynamic, path, limit=page, _continue=token)
+        items.extend(item if keep is None else keep(item) for item in found.get("items") or [])
+        token = (found.get("metadata") or {}).get("continue")
+        if not token:
+            return items
+    raise ValueError("%s: still more after %d pages of %d" % (path, MAX_LIST_PAGES, page))
 
 
 def _hide(obj, paths):
@@ -426,13 +472,11 @@ def read_cluster(auth, name):
         reader = k8s_reader(dict(auth, kind="Node", api_version="v1"), name)
         server = server_of(reader, auth)
         version = get_json(reader.client.client, "/version")
-        found = reader.find("Node", "v1")
-        if not found.get("api_found", True):
-            raise LookupError(found.get("msg"))
+        nodes = list_json(reader.client.client, NODES_PATH, keep=node_evidence)
     # Classified: the inventory says why a cluster is in its unreachable group.
     except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
         return {"server": server, "error": classify(error_text(exc), context=auth.get("context"), server=server)}
-    return {"server": server, "kubernetes_version": version.get("gitVersion", ""), "nodes": [node_evidence(node) for node in found.get("resources") or []]}
+    return {"server": server, "kubernetes_version": version.get("gitVersion", ""), "nodes": nodes}
 
 
 def module_defaults_auth(task, templar, spec, own):

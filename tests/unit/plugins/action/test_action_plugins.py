@@ -79,8 +79,15 @@ class FakeCluster:
         outer = self
 
         class Dynamic:
-            def request(self, method, path, serialize=False):
+            def request(self, method, path, serialize=False, limit=None, _continue=None):
                 outer.calls.append(("request", method, path))
+                if path == "/api/v1/nodes":
+                    # The node list a page of LIMIT at a time, as the API server pages it (its continue token).
+                    outer.raise_for("nodes")
+                    names, start = sorted(outer.nodes), int(_continue or 0)
+                    end = start + (limit or len(names))
+                    more = {"continue": str(end)} if end < len(names) else {}
+                    return Response({"kind": "NodeList", "metadata": more, "items": [outer.nodes[name] for name in names[start:end]]})
                 outer.raise_for("version" if path == "/version" else "apis")
                 if path == "/version":
                     return Response({"gitVersion": outer.version})
@@ -296,8 +303,35 @@ def test_cluster_detect_check_nodes_false_reads_no_node_and_says_so(cluster):
     fake = cluster(FakeCluster(nodes=[h100_node("n1")]))
     result = run_action("cluster_detect", dict(AUTH, platform="aws", gpu_architecture="h100", check_nodes=False))
     assert result["nodes_listed"] is False and result["nodes"] == []
-    assert ("find", "Node", None) not in fake.calls
+    assert ("request", "get", "/api/v1/nodes") not in fake.calls
     assert result["recorded"]["warnings"], result["recorded"]
+
+
+def test_cluster_detect_reads_every_page_of_the_node_list_keeping_what_detection_reads(cluster, monkeypatch):
+    from ansible_collections.gpufleet.burnin.plugins.plugin_utils import k8s_in_process
+
+    monkeypatch.setattr(k8s_in_process, "LIST_PAGE", 2)
+    fake = cluster(FakeCluster(nodes=[h100_node("n%d" % i) for i in range(5)]))
+    result = run_action("cluster_detect", dict(AUTH, platform="aws", gpu_architecture="h100"))
+    assert [n["metadata"]["name"] for n in result["nodes"]] == ["n0", "n1", "n2", "n3", "n4"], result
+    assert all("annotations" not in n["metadata"] for n in result["nodes"])
+    assert fake.calls.count(("request", "get", "/api/v1/nodes")) == 3
+    assert result["recorded"]["detected"]["gpu_nodes"] == 5
+
+
+@pytest.mark.parametrize("pages, stops", [(3, False), (2, True)])
+def test_cluster_detect_stops_a_node_list_that_never_ends_at_its_page_bound(cluster, monkeypatch, pages, stops):
+    # Input from the cluster is bounded: a server answering "continue" for ever ends the read at MAX_LIST_PAGES pages.
+    from ansible_collections.gpufleet.burnin.plugins.plugin_utils import k8s_in_process
+
+    cluster(FakeCluster(nodes=[h100_node("n%d" % i) for i in range(6)]))
+    monkeypatch.setattr(k8s_in_process, "LIST_PAGE", 2)
+    monkeypatch.setattr(k8s_in_process, "MAX_LIST_PAGES", pages)
+    result = run_action("cluster_detect", dict(AUTH, platform="aws", gpu_architecture="h100"))
+    if stops:
+        assert result["outcome"] == "Error" and "still more after 2 pages of 2" in result["reason"], result
+    else:
+        assert result["nodes_listed"] is True and len(result["nodes"]) == 6, result
 
 
 @pytest.mark.parametrize(

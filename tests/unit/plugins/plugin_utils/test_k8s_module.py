@@ -1,0 +1,59 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufleet.burnin contributors
+# Apache License 2.0 (see LICENSE)
+"""k8s_in_process._k8s_module: kubernetes.core's dependency checks once per process, not once per client."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+pytest.importorskip("kubernetes")
+
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils import k8s_in_process  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import ModuleExit  # noqa: E402
+
+
+class Recorder(object):
+    """AnsibleK8SModule's constructor as _k8s_module calls it: the settings each module got; FAIL: the modules whose
+    checks fail (kubernetes.core's requires() ends the module with fail_json)."""
+
+    def __init__(self, fail=()):
+        self.calls, self.fail = [], set(fail)
+
+    def __call__(self, **kwargs):
+        self.calls.append(dict((key, kwargs.get(key, True)) for key in ("check_k8s", "check_pyyaml")))
+        if len(self.calls) in self.fail:
+            raise ModuleExit({"failed": True, "msg": "kubernetes is required"})
+        return object()
+
+
+@pytest.fixture
+def recorder(monkeypatch):
+    monkeypatch.setitem(k8s_in_process._DEPENDENCIES, "checked", False)
+
+    def use(fail=()):
+        made = Recorder(fail)
+        monkeypatch.setattr(k8s_in_process, "AnsibleK8SModule", made)
+        return made
+
+    return use
+
+
+def test_the_first_module_of_the_process_checks_the_dependencies_the_later_ones_do_not(recorder):
+    made = recorder()
+    for _ in range(3):
+        k8s_in_process._k8s_module(argument_spec={}, supports_check_mode=True)
+    on, off = {"check_k8s": True, "check_pyyaml": True}, {"check_k8s": False, "check_pyyaml": False}
+    assert made.calls == [on, off, off]
+
+
+def test_until_a_check_passed_every_module_checks_again(recorder):
+    made = recorder(fail=(1, 2))
+    for _ in range(2):
+        with pytest.raises(ModuleExit):
+            k8s_in_process._k8s_module(argument_spec={})
+    k8s_in_process._k8s_module(argument_spec={})
+    k8s_in_process._k8s_module(argument_spec={})
+    assert [call["check_k8s"] for call in made.calls] == [True, True, True, False]
