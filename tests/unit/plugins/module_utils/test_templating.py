@@ -279,3 +279,26 @@ def test_data_json_cannot_hold_renders_without_a_cache(sources):
     circular.append(circular)
     assert library.render_yaml("t.yaml", {"a": circular}) == {"a": 1}  # a circular list (ValueError)
     assert cached(cache_dir, "gpufleet-burnin-render-") == [] and templating._RENDERED == {}  # pylint: disable=protected-access
+
+
+def test_a_new_library_reads_the_names_of_edited_sources_not_the_kept_ones(sources):
+    templates = sources[0]
+    (templates / "t.yaml").write_text("{{ a }}\n")
+    assert library_of(sources).variables_read("templates/t.yaml") == {"a"}
+    (templates / "t.yaml").write_text("{{ bb }} {{ c }}\n")
+    assert library_of(sources).variables_read("templates/t.yaml") == {"bb", "c"}
+    assert len(cached(sources[2], "gpufleet-burnin-reads-")) == 2
+
+
+def test_equal_data_in_another_order_is_one_render(sources):
+    (sources[0] / "t.yaml").write_text("a: {{ a }}\nb: {{ b }}\n")
+    library = library_of(sources)
+    assert library.render_yaml("t.yaml", {"a": 1, "b": 2}) == library.render_yaml("t.yaml", {"b": 2, "a": 1}) == {"a": 1, "b": 2}
+    assert len(cached(sources[2], "gpufleet-burnin-render-")) == 1
+
+
+def test_a_render_that_is_no_yaml_names_the_template(sources):
+    (sources[0] / "t.yaml").write_text("a: [{{ a }}\n")
+    with pytest.raises(RenderError) as caught:
+        library_of(sources).render_yaml("t.yaml", {"a": 1})
+    assert str(caught.value).startswith("rendered templates/t.yaml is not valid YAML: ")
