@@ -455,3 +455,10 @@ def test_the_datas_counts_at_their_bound_and_one_past_it(key, value, ok):
     with pytest.raises(ConfigError) as caught:
         workload_catalog.render_workload("exec-example", data(**{key: value}))
     assert str(caught.value) == "data.%s: must be an integer >= %d, got %d" % (key, 1 if key == "nodes" else 0, value)
+
+
+def test_only_yaml_files_with_a_workload_name_are_workloads(tmp_path):
+    library = probe_library(tmp_path, {"good-1": "collective: x\n", "Bad_Name": "collective: y\n"})
+    (tmp_path / "templates" / "workloads" / "notes.txt").write_text("")  # "note" would be a name
+    (tmp_path / "templates" / "workloads" / "README").write_text("")
+    assert workload_catalog.available_workloads(library) == ["good-1"]
