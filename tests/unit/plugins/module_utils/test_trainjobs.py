@@ -58,7 +58,8 @@ def test_a_preemption_is_the_schedulers_disruption_target_only():
     assert trainjobs.preemption_of(pod)["reason"] == "PreemptionByScheduler"
     # the kubelet's and the taint manager's DisruptionTarget reasons sort after and before the scheduler's
     others = ("EvictionByEvictionAPI", "DeletionByTaintManager", "TerminationByKubelet", None)
-    for kind, reason in [("DisruptionTarget", other) for other in others] + [("Ready", "PreemptionByScheduler")]:
+    # the scheduler's reason on another pod condition, of a type sorting after DisruptionTarget and before it
+    for kind, reason in [("DisruptionTarget", other) for other in others] + [("Ready", "PreemptionByScheduler"), ("ContainersReady", "PreemptionByScheduler")]:
         other = from_json(dict(pod, status={"conditions": [{"type": kind, "reason": reason}]}))
         assert trainjobs.preemption_of(other) is None, (kind, reason)
     # a condition that is no mapping is skipped, the next one read
