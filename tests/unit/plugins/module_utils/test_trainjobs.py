@@ -122,6 +122,11 @@ def test_a_done_wait_is_its_terminal_conditions_outcome_and_reason():
     # the first True terminal condition, past a False one; the reason alone or the message alone
     out = trainjobs.outcome_of(polled("done", [cond("Failed", "False"), cond("Complete", reason="JobsCompleted")]), "a", 60)
     assert (out["outcome"], out["reason"]) == ("Complete", "JobsCompleted")
+    # past an Unknown one (which sorts after True), and the first of two True ones
+    out = trainjobs.outcome_of(polled("done", [cond("Complete", "Unknown"), cond("Failed", reason="JobFailed")]), "a", 60)
+    assert (out["outcome"], out["reason"]) == ("Failed", "JobFailed")
+    out = trainjobs.outcome_of(polled("done", [cond("Failed", reason="JobFailed"), cond("Complete", reason="JobsCompleted")]), "a", 60)
+    assert (out["outcome"], out["reason"]) == ("Failed", "JobFailed")
     assert trainjobs.outcome_of(polled("done", [cond("Complete", message="all done")]), "a", 60)["reason"] == "all done"
     assert trainjobs.outcome_of(polled("done", [cond("Complete")]), "a", 60)["reason"] == ""
     # only the kept keys of a condition
