@@ -17,7 +17,7 @@ import shutil
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import templating
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import overrides, templating
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError, RenderError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.overrides import build_overrides, build_overrides_with_sources
 
@@ -330,3 +330,224 @@ def test_warm_loads_every_template_and_leaves_broken_ones_to_the_render(library_
 def test_shared_library_is_one_per_process_and_renders_like_a_fresh_one():
     assert templating.shared_library() is templating.shared_library()
     assert build_overrides(TORCH_WITHOUT_MNNVL) == build_overrides(TORCH_WITHOUT_MNNVL, templating.TemplateLibrary())
+
+
+# --- What the mutation run of rendering/overrides.py found untested (issue 47, fourth round) ---------------------
+# Each rule on both sides: the entry an error names (the first and the second of a list), every refusal's whole
+# text, which keys take a JSON string, the keys dropped when empty, a seed or a platform file rendering nothing,
+# the platform an entry of a platform file must name, the DRA check, the options' bounds and defaults.
+
+
+def write_library(root, seed=None, platforms=None):
+    """A copy of the collection's templates with the seed and the platform layer replaced (``platforms``: file
+    name -> text; None keeps the collection's own files)."""
+    if seed is not None:
+        (root / "templates" / "overrides" / "workloadrun.yaml").write_text(seed)
+    if platforms is not None:
+        layer = root / "templates" / "overrides" / "platforms"
+        shutil.rmtree(str(layer))
+        layer.mkdir()
+        for name, text in platforms.items():
+            (layer / name).write_text(text)
+    return templating.TemplateLibrary(str(root / "templates"), str(root / "_lib"))
+
+
+@pytest.mark.parametrize(
+    "item, index, message",
+    [
+        ([], 0, "platform: parse overrides: override #1 is not a mapping"),
+        ("when: {}", 1, "platform: parse overrides: override #2 is not a mapping"),
+        ({"preCommand": ["x"]}, 0, "platform: parse overrides: override #1 needs a 'when' mapping"),
+        ({"when": []}, 1, "platform: parse overrides: override #2 needs a 'when' mapping"),
+        (
+            {"when": {}, "preComand": [], "zz": 1},
+            2,
+            "platform: parse overrides: override #3 has unknown keys preComand, zz; allowed: " + ", ".join(overrides.OVERRIDE_KEYS),
+        ),
+        ({"when": {}, "dependencies": {"kind": "ConfigMap"}}, 0, "platform: parse overrides: override #1 dependencies must be a list"),
+        ({"when": {}, "mpiArgs": "-x A=1"}, 1, "platform: parse overrides: override #2 mpiArgs must be a list"),
+    ],
+)
+def test_a_refused_entry_is_named_by_its_place_in_the_list_counted_from_one(item, index, message):
+    with pytest.raises(ParseError) as caught:
+        overrides.parse_override(item, index)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    "key, text, parsed",
+    [
+        # As the original: only jobTemplatePatch takes its JSON Patch document as a string.
+        ("jobTemplatePatch", '[{"op": "add", "path": "/a", "value": 1}]', [{"op": "add", "path": "/a", "value": 1}]),
+        ("dependencies", '[{"kind": "ConfigMap"}]', None),  # sorts before jobTemplatePatch
+        ("preCommand", '["echo a"]', None),  # sorts after it
+        ("mpiArgs", '["-x", "A=1"]', None),
+    ],
+)
+def test_only_jobtemplatepatch_takes_a_json_string(key, text, parsed):
+    if parsed is not None:
+        assert overrides.parse_override({"when": {}, key: text}, 0) == {"when": {}, key: parsed}
+        return
+    with pytest.raises(ParseError) as caught:
+        overrides.parse_override({"when": {}, key: text}, 0)
+    assert str(caught.value) == "platform: parse overrides: override #1 %s must be a list" % key
+
+
+@pytest.mark.parametrize("text", ['[{"op": "add"', "not json", ""])
+def test_a_jobtemplatepatch_string_that_is_no_json_is_a_parse_error_naming_the_entry(text):
+    with pytest.raises(ParseError) as caught:
+        overrides.parse_override({"when": {}, "jobTemplatePatch": text}, 1)
+    assert str(caught.value).startswith("platform: parse overrides: override #2 jobTemplatePatch is not JSON: ")
+
+
+def test_empty_values_are_dropped_but_an_empty_when_is_kept():
+    item = {"when": {}, "jobTemplate": {}, "jobTemplatePatch": [], "dependencies": [], "orchestration": {}, "preCommand": None, "mpiArgs": []}
+    assert overrides.parse_override(item, 0) == {"when": {}}  # an empty when matches every cluster
+    full = {"when": {"platform": {"equals": "aws"}}, "orchestration": {"topology": {}}, "preCommand": [1, "b"], "mpiArgs": ["-x"]}
+    assert overrides.parse_override(full, 0) == dict(full, preCommand=["1", "b"])
+
+
+def test_only_a_platform_file_may_render_nothing(library_copy):
+    # A platform file whose entries are all conditional renders no YAML at all: no entries. The seed must be a list.
+    library = write_library(library_copy, platforms={"zz.yaml": "{% if false %}\n- when: {}\n{% endif %}\n"})
+    assert build_overrides_with_sources(TORCH_WITHOUT_MNNVL, library)[1] == ["templates/overrides/workloadrun.yaml"] * 15
+    library = write_library(library_copy, seed="# nothing\n", platforms={})
+    with pytest.raises(ParseError) as caught:
+        build_overrides(TORCH_WITHOUT_MNNVL, library)
+    assert str(caught.value) == "platform: parse overrides: templates/overrides/workloadrun.yaml must render a YAML list, got NoneType"
+    library = write_library(library_copy, seed="- when: {}\n", platforms={"aa.yaml": "when: {}\n"})
+    with pytest.raises(ParseError) as caught:
+        build_overrides(TORCH_WITHOUT_MNNVL, library)
+    assert str(caught.value) == "platform: parse overrides: templates/overrides/platforms/aa.yaml must render a YAML list, got dict"
+
+
+@pytest.mark.parametrize("equals", ["aaa", "zzz", None])
+def test_every_entry_of_a_platform_file_names_that_platform(library_copy, equals):
+    # The second entry names a platform sorting before the file's, after it, or none.
+    when = "{platform: {equals: %s}}" % equals if equals else "{gpuArchitecture: {equals: h100}}"
+    text = "- when: {platform: {equals: mid}}\n- when: %s\n" % when
+    library = write_library(library_copy, seed="- when: {}\n", platforms={"mid.yaml": text})
+    with pytest.raises(ParseError) as caught:
+        build_overrides(TORCH_WITHOUT_MNNVL, library)
+    assert str(caught.value) == "platform: parse overrides: override #2 of templates/overrides/platforms/mid.yaml must have when.platform.equals: mid"
+    # the first entry of a file is #1, and the same entry naming its platform is taken
+    library = write_library(library_copy, seed="- when: {}\n", platforms={"mid.yaml": "- when: %s\n" % when})
+    with pytest.raises(ParseError, match="override #1 of templates/overrides/platforms/mid.yaml"):
+        build_overrides(TORCH_WITHOUT_MNNVL, library)
+    library = write_library(library_copy, seed="- when: {}\n", platforms={"mid.yaml": "- when: {platform: {equals: mid}}\n"})
+    assert build_overrides(TORCH_WITHOUT_MNNVL, library) == [{"when": {}}, {"when": {"platform": {"equals": "mid"}}}]
+
+
+def test_a_refused_entry_of_a_file_names_the_file(library_copy):
+    library = write_library(library_copy, seed="- when: {}\n- 3\n", platforms={})
+    with pytest.raises(ParseError) as caught:
+        build_overrides(TORCH_WITHOUT_MNNVL, library)
+    assert str(caught.value) == "platform: parse overrides: override #2 is not a mapping (templates/overrides/workloadrun.yaml)"
+
+
+@pytest.mark.parametrize(
+    "obj, needs",
+    [
+        ({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "spec": {}}, True),
+        ({"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain"}, True),
+        # the API version a DRA object gets on a server without DRA, read back as text built at run time
+        ({"apiVersion": "".join(["resource.k8s.io/", "UNAVAILABLE"]), "kind": "Anything"}, True),
+        (
+            {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime", "spec": {"a": [{"resourceClaims": [{"name": "x"}]}]}},
+            True,
+        ),  # a runtime whose pods claim devices
+        ({"apiVersion": "batch/v1", "kind": "Job", "spec": {}}, False),  # an API version sorting before DRA's
+        ({"apiVersion": "v1", "kind": "ConfigMap", "data": {"resourceClaims": "x"}}, False),  # claims outside the spec
+        ({"apiVersion": "resource.k8s.io/UNAVAILABLF", "kind": "Job"}, False),  # sorting just after it
+        ({"kind": "ConfigMap", "spec": None}, False),
+    ],
+)
+def test_what_needs_dra(obj, needs):
+    assert overrides.needs_dra(obj) is needs
+
+
+@pytest.mark.parametrize(
+    "dependency, refused",
+    [
+        ("{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: b}}", False),
+        ("{apiVersion: resource.nvidia.com/v1beta1, kind: ComputeDomain, metadata: {name: d}}", True),
+    ],
+)
+def test_a_server_without_dra_refuses_only_overrides_with_a_dra_dependency(library_copy, dependency, refused):
+    seed = "- when: {}\n  preCommand: [a]\n- when: {}\n  dependencies:\n  - %s\n" % dependency
+    library = write_library(library_copy, seed=seed, platforms={})
+    config = dict(TORCH_WITHOUT_MNNVL, server_version="v1.31.2")
+    if not refused:
+        assert len(build_overrides(config, library)) == 2
+        return
+    with pytest.raises(ConfigError, match=r"^server_version: Kubernetes v1\.31\.2 has no resource\.k8s\.io DRA API"):
+        build_overrides(config, library)
+
+
+def test_the_platform_layer_is_on_by_default(library_copy):
+    library = write_library(library_copy, platforms={"aa.yaml": "[]\n", "bb.yaml": "[]\n"})
+    assert overrides.override_templates(library) == ["overrides/workloadrun.yaml", "overrides/platforms/aa.yaml", "overrides/platforms/bb.yaml"]
+    assert overrides.override_templates(library, extended=False) == ["overrides/workloadrun.yaml"]
+    assert overrides.override_templates(library, platforms=["bb"]) == ["overrides/workloadrun.yaml", "overrides/platforms/bb.yaml"]
+
+
+BASE = dict(entry_name="e")
+
+
+@pytest.mark.parametrize(
+    "field, value, ok",
+    [
+        ("nodes", 1, True),
+        ("nodes", 0, False),
+        ("gpus_per_node", 0, True),
+        ("gpus_per_node", -1, False),
+        ("mlnx_per_node", 0, True),
+        ("mlnx_per_node", -1, False),
+        ("efa_per_node", 0, True),
+        ("efa_per_node", -1, False),
+        ("rdma_per_node", 0, True),
+        ("rdma_per_node", -1, False),
+        ("gpus_per_node", True, False),
+        ("nodes", "2", False),
+    ],
+)
+def test_the_counts_at_their_bound_and_one_past_it(field, value, ok):
+    if ok:
+        assert overrides.normalize_override_config(dict(BASE, **{field: value}))[field] == value
+        return
+    with pytest.raises(ConfigError) as caught:
+        overrides.normalize_override_config(dict(BASE, **{field: value}))
+    minimum = 1 if field == "nodes" else 0
+    assert str(caught.value) == "%s: must be an integer >= %d, got %r" % (field, minimum, value)
+
+
+def test_the_options_defaults():
+    data = overrides.normalize_override_config(dict(BASE))
+    assert (data["nodes"], data["gpus_per_node"], data["mlnx_per_node"]) == (1, 0, 0)
+    assert (data["enable_mnnvl"], data["framework"], data["extended_platforms"]) == (False, "torch", True)
+    assert (data["efa_per_node"], data["rdma_resource"], data["rdma_per_node"], data["server_version"]) == (None, None, None, None)
+    assert data["compute_domain_num_nodes"] == 0 and data["rct_api_version"] == "resource.k8s.io/v1"
+
+
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        # plugins/doc_fragments/render.py: rdma_per_node is 1 when rdma_resource is given alone; 0 requests none.
+        (dict(rdma_resource="rdma/ib"), ("rdma/ib", 1)),
+        (dict(rdma_resource="rdma/ib", rdma_per_node=0), ("rdma/ib", 0)),
+        (dict(rdma_resource="rdma/ib", rdma_per_node=4), ("rdma/ib", 4)),
+        (dict(rdma_resource=""), (None, None)),
+        (dict(rdma_per_node=2), (None, 2)),
+    ],
+)
+def test_rdma_per_node_is_one_when_the_resource_is_given_alone(given, expected):
+    data = overrides.normalize_override_config(dict(BASE, **given))
+    assert (data["rdma_resource"], data["rdma_per_node"]) == expected
+
+
+def test_the_warm_up_leaves_a_broken_catalogue_to_the_render(monkeypatch):
+    def broken(lib_dir=None):
+        raise ConfigError("platform_catalog", "broken")
+
+    monkeypatch.setattr(overrides, "load_platform_catalog", broken)
+    assert overrides.warm_up() is None

@@ -32,6 +32,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import t
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validate import GRAMMARS
 
 TRAINERS = {
     "torch": {"script": "/workspace/smoke.py"},
@@ -747,3 +748,121 @@ def test_a_catalogue_takes_what_its_rules_allow(tmp_path):
     assert info["defaults"] == {"h100": "a", "b200": "c"} and info["transport"] == "efa" and len(info["nic_resources"]) == 2
     # 300 distinct labels are distinct (no bound on their number)
     assert info["topology_labels"] == labels
+
+
+# --- What the mutation run of rendering/platform_catalog.py found untested (issue 47, fourth round) --------------
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("{default: 1.5, description: d}", "vars.v default must be a boolean, integer, string or list of strings"),
+        ("{default: null, description: d}", "vars.v default must be a boolean, integer, string or list of strings"),
+        ("{default: [a, 1], description: d}", "vars.v default must be a list of strings"),
+        ("{default: [1], description: d}", "vars.v default must be a list of strings"),
+        ("{default: 8, description: d, format: qualified_name}", "vars.v format must be one of %s, for a string variable" % ", ".join(sorted(GRAMMARS))),
+        ("{default: [a], description: d, format: qualified_name}", "vars.v format must be one of %s, for a string variable" % ", ".join(sorted(GRAMMARS))),
+        ("{default: a, description: d, format: no_such_grammar}", "vars.v format must be one of %s, for a string variable" % ", ".join(sorted(GRAMMARS))),
+        ("{default: a, description: d, choices: abc}", "vars.v choices must be a list holding the default"),
+        ("{default: a, description: d, choices: [b, c]}", "vars.v choices must be a list holding the default"),
+        ("{default: a}", "vars.v needs a default and a description"),
+        ("{description: d}", "vars.v needs a default and a description"),
+        ("{default: a, description: 1}", "vars.v needs a default and a description"),
+        ("[a]", "vars.v needs a default and a description"),
+    ],
+)
+def test_each_rule_of_a_variable_is_refused_with_its_text(tmp_path, spec, message):
+    (tmp_path / "platforms" / "bad").mkdir(parents=True)
+    (tmp_path / "platforms" / "bad" / "platform.yaml").write_text("vars:\n  v: %s\n" % spec)
+    with pytest.raises(ParseError) as caught:
+        platform_catalog.load_platform_catalog(str(tmp_path))
+    assert str(caught.value) == "platform catalogue _lib/platforms/bad/platform.yaml: " + message
+
+
+def test_variables_within_the_rules_are_taken_with_their_type(tmp_path):
+    (tmp_path / "platforms" / "good").mkdir(parents=True)
+    (tmp_path / "platforms" / "good" / "platform.yaml").write_text(
+        "vars:\n  b: {default: true, description: d}\n  i: {default: 2, description: d, choices: [1, 2]}\n"
+        "  s: {default: x.example.com/y, description: d, format: qualified_name}\n  l: {default: [a, b], description: d}\n  e: {default: [], description: d}\n"
+    )
+    found = platform_catalog.load_platform_catalog(str(tmp_path))["good"]["vars"]
+    assert dict((name, spec["type"]) for name, spec in found.items()) == {"b": "bool", "i": "int", "s": "str", "l": "list", "e": "list"}
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        # each type's refusal names it, " of strings" for a list only
+        ({"azure_sharp": 1}, "platform_vars.azure_sharp: must be a bool, got 1"),
+        ({"oci_ssh_port": True}, "platform_vars.oci_ssh_port: must be a int, got True"),
+        ({"oci_ssh_port": "2222"}, "platform_vars.oci_ssh_port: must be a int, got '2222'"),
+        ({"gcp_rdma_mode": 1}, "platform_vars.gcp_rdma_mode: must be a str, got 1"),
+        ({"gcp_tcpx_networks": ["a", 1]}, "platform_vars.gcp_tcpx_networks: must be a list of strings, got ['a', 1]"),
+        ({"gcp_tcpx_networks": "vpc1"}, "platform_vars.gcp_tcpx_networks: must be a list of strings, got 'vpc1'"),
+    ],
+)
+def test_a_platform_variable_of_the_wrong_type_is_refused_naming_its_type(value, message):
+    with pytest.raises(ConfigError) as caught:
+        platform_catalog.resolve_platform_vars(value, platform_catalog.load_platform_catalog())
+    assert str(caught.value) == message
+
+
+def test_the_transport_of_a_default_shape_names_it():
+    found = platform_catalog.expected_transport("aws", "h100")
+    assert found == {"transport": "efa", "source": "_lib/platforms/aws/platform.yaml shapes.p5.48xlarge, the default shape for h100"}
+
+
+@pytest.mark.parametrize("nodes", [[{}, "node-1"], [node("a"), None]])
+def test_cluster_nodes_must_all_be_mappings(nodes):
+    with pytest.raises(ConfigError) as caught:
+        platform_catalog.discover_node_resources(nodes, "aws")
+    assert str(caught.value) == "cluster_nodes: must be a list of Node objects (mappings), got 'list'"
+
+
+def test_a_node_with_one_gpu_is_a_gpu_node():
+    cpu = {"metadata": {"labels": {"node.kubernetes.io/instance-type": "m5.large"}}, "status": {"allocatable": {"cpu": "2"}}}
+    found = platform_catalog.discover_node_resources([node("g", gpus=1), cpu, cpu], "aws")
+    assert (found["gpu_nodes"], found["instance_type"]) == (1, "g")
+    assert platform_catalog.discover_node_resources([node("g", gpus=0), cpu, cpu], "aws") == dict(found, gpu_nodes=3, instance_type="m5.large")
+    assert platform_catalog.discover_node_resources([], "aws")["gpu_nodes"] == 0
+
+
+def test_a_nodes_instance_type_is_its_first_label_and_ties_go_to_the_first_name():
+    # CoreWeave's own label counts only for a node without node.kubernetes.io/instance-type.
+    both = node("x", labels={"node.coreweave.cloud/type": "y"})
+    found = platform_catalog.discover_node_resources([both, node("z"), node(None, labels={"node.coreweave.cloud/type": "y"})], "coreweave")
+    assert found["instance_type"] == "x"  # x, y and z once each: the first by name
+    # a tie between names seen in the other order
+    assert platform_catalog.discover_node_resources([node("b"), node("a")], "aws")["instance_type"] == "a"
+    assert platform_catalog.discover_node_resources([node("b"), node("a"), node("b")], "aws")["instance_type"] == "b"
+
+
+def test_a_nodes_counts_are_its_allocatable_else_its_capacity():
+    capacity_only = {
+        "metadata": {"labels": {"node.kubernetes.io/instance-type": "g"}},
+        "status": {"capacity": {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "4"}},
+    }
+    cpu = {"metadata": {"labels": {"node.kubernetes.io/instance-type": "c"}}, "status": {"allocatable": {"cpu": "2"}}}
+    found = platform_catalog.discover_node_resources([capacity_only, cpu, cpu], "aws")
+    assert (found["gpu_nodes"], found["instance_type"], found["efa_per_node"]) == (1, "g", 4)
+
+
+def test_the_first_nic_resource_of_each_field_is_taken_and_only_for_its_field():
+    catalog = {
+        "p": {
+            "nic_resources": [
+                {"name": "a.example.com/efa", "field": "efa"},
+                {"name": "b.example.com/efa", "field": "efa"},
+                {"name": "c.example.com/ib", "field": "rdma"},
+                {"name": "d.example.com/ib", "field": "rdma", "shared": True},
+            ]
+        }
+    }
+    offered = {"a.example.com/efa": "2", "b.example.com/efa": "3", "c.example.com/ib": "4", "d.example.com/ib": "5"}
+    found = platform_catalog.discover_node_resources([node("x", offered)], "p", catalog)
+    assert (found["efa_per_node"], found["rdma_resource"], found["rdma_per_node"]) == (2, "c.example.com/ib", 4)
+    del offered["a.example.com/efa"], offered["c.example.com/ib"]
+    found = platform_catalog.discover_node_resources([node("x", offered)], "p", catalog)
+    assert (found["efa_per_node"], found["rdma_resource"], found["rdma_per_node"]) == (3, "d.example.com/ib", 1)  # a shared one counts 1
+    found = platform_catalog.discover_node_resources([node("x", {"b.example.com/efa": "3"})], "p", catalog)
+    assert (found["efa_per_node"], found["rdma_resource"], found["rdma_per_node"]) == (3, None, None)

@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.nccl_env import base_nccl_env
-from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import build_runtime
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import build_runtime, normalize_runtime_config, parse_trainer_version
 
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 
@@ -156,3 +156,98 @@ def test_null_sides_of_the_resources_are_unset():
 
     assert worker_resources({"limits": None, "requests": {"cpu": "1"}}, 0) == {"requests": {"cpu": "1"}}
     assert worker_resources({"limits": None}, 8) == {"limits": {"nvidia.com/gpu": "8"}}
+
+
+# --- What the mutation run of rendering/runtime.py found untested (issue 47, fourth round) -----------------------
+
+
+def worker_of(runtime):
+    return pod(runtime["spec"]["template"]["spec"]["replicatedJobs"][0])["containers"][0]
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [("v2.3", (2, 3)), ("2.2.1", (2, 2)), ("v3.1", (3, 1)), ("v10.0.7", (10, 0)), ("v1.5", (1, 5))],
+)
+def test_a_trainer_version_is_its_major_and_minor(value, expected):
+    assert parse_trainer_version(value) == expected
+
+
+@pytest.mark.parametrize(
+    "field, value, ok",
+    [
+        # plugins/modules/training_runtime.py: nodes at least 1; gpus_per_node 0 requests none.
+        ("nodes", 1, True),
+        ("nodes", 0, False),
+        ("gpus_per_node", 0, True),
+        ("gpus_per_node", -1, False),
+    ],
+)
+def test_the_counts_at_their_bound_and_one_past_it(field, value, ok):
+    if ok:
+        assert normalize_runtime_config(config(**{field: value}))[field] == value
+        return
+    with pytest.raises(ConfigError) as caught:
+        build_runtime("torch", config(**{field: value}))
+    assert str(caught.value) == "%s: must be an integer >= %d, got %d" % (field, 1 if field == "nodes" else 0, value)
+
+
+def test_nodes_default_to_one_and_gpus_to_none():
+    given = dict(entry_name="test", image="img:1")
+    runtime = build_runtime("torch", given)
+    assert runtime["spec"]["mlPolicy"]["numNodes"] == 1
+    assert "resources" not in worker_of(runtime)
+    normal = normalize_runtime_config(given)
+    assert (normal["nodes"], normal["gpus_per_node"]) == (1, 0)
+
+
+@pytest.mark.parametrize("framework", ["torch", "mpi"])
+@pytest.mark.parametrize(
+    "gpus, resources, expected",
+    [
+        (0, None, None),
+        (1, None, {"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": "1"}}),
+        (2, None, {"limits": {"nvidia.com/gpu": "2"}, "requests": {"nvidia.com/gpu": "2"}}),
+        (0, {"limits": {"memory": "1Gi"}}, {"limits": {"memory": "1Gi"}}),
+        (1, {"requests": {"cpu": "1"}}, {"limits": {"nvidia.com/gpu": "1"}, "requests": {"cpu": "1", "nvidia.com/gpu": "1"}}),
+    ],
+)
+def test_the_gpu_containers_resources_are_the_gpus_and_the_users(framework, gpus, resources, expected):
+    worker = worker_of(build_runtime(framework, config(gpus_per_node=gpus, resources=resources)))
+    if expected is None:
+        assert "resources" not in worker
+    else:
+        assert worker["resources"] == expected
+
+
+def test_the_mpi_workers_script_copies_the_mounted_keys():
+    worker = worker_of(build_runtime("mpi", config()))
+    assert worker["args"][0].split(" && ") == [
+        "set -x",
+        "(test -x /usr/sbin/sshd || (apt-get update",
+        "apt-get install -y --no-install-recommends openssh-server))",
+        "mkdir -p /var/run/sshd",
+        "chmod 0755 /var/run/sshd",
+        "mkdir -p /root/.ssh",
+        "chmod 700 /root/.ssh",
+        "cp /tmp/mpi-ssh-raw/* /root/.ssh/",
+        "chmod 600 /root/.ssh/id_rsa",
+        "chmod 644 /root/.ssh/id_rsa.pub /root/.ssh/authorized_keys",
+        "/usr/sbin/sshd -De",
+    ]
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("resources", ["limits"], "resources: must be a mapping with limits/requests/claims, got ['limits']"),
+        ("env", [{"name": "A", "value": "1"}, "B=2"], "env: must be a list of mappings, got [{'name': 'A', 'value': '1'}, 'B=2']"),
+        ("volumes", {"name": "v"}, "volumes: must be a list of mappings, got {'name': 'v'}"),
+        ("init_containers", ["x"], "init_containers: must be a list of mappings, got ['x']"),
+        ("nodes", True, "nodes: must be an integer >= 1, got True"),
+    ],
+)
+def test_refused_inputs_with_their_whole_text(field, value, message):
+    with pytest.raises(ConfigError) as caught:
+        build_runtime("torch", config(**{field: value}))
+    assert str(caught.value) == message

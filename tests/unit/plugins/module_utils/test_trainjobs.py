@@ -58,7 +58,8 @@ def test_a_preemption_is_the_schedulers_disruption_target_only():
     assert trainjobs.preemption_of(pod)["reason"] == "PreemptionByScheduler"
     # the kubelet's and the taint manager's DisruptionTarget reasons sort after and before the scheduler's
     others = ("EvictionByEvictionAPI", "DeletionByTaintManager", "TerminationByKubelet", None)
-    for kind, reason in [("DisruptionTarget", other) for other in others] + [("Ready", "PreemptionByScheduler")]:
+    # the scheduler's reason on another pod condition, of a type sorting after DisruptionTarget and before it
+    for kind, reason in [("DisruptionTarget", other) for other in others] + [("Ready", "PreemptionByScheduler"), ("ContainersReady", "PreemptionByScheduler")]:
         other = from_json(dict(pod, status={"conditions": [{"type": kind, "reason": reason}]}))
         assert trainjobs.preemption_of(other) is None, (kind, reason)
     # a condition that is no mapping is skipped, the next one read
@@ -121,6 +122,11 @@ def test_a_done_wait_is_its_terminal_conditions_outcome_and_reason():
     # the first True terminal condition, past a False one; the reason alone or the message alone
     out = trainjobs.outcome_of(polled("done", [cond("Failed", "False"), cond("Complete", reason="JobsCompleted")]), "a", 60)
     assert (out["outcome"], out["reason"]) == ("Complete", "JobsCompleted")
+    # past an Unknown one (which sorts after True), and the first of two True ones
+    out = trainjobs.outcome_of(polled("done", [cond("Complete", "Unknown"), cond("Failed", reason="JobFailed")]), "a", 60)
+    assert (out["outcome"], out["reason"]) == ("Failed", "JobFailed")
+    out = trainjobs.outcome_of(polled("done", [cond("Failed", reason="JobFailed"), cond("Complete", reason="JobsCompleted")]), "a", 60)
+    assert (out["outcome"], out["reason"]) == ("Failed", "JobFailed")
     assert trainjobs.outcome_of(polled("done", [cond("Complete", message="all done")]), "a", 60)["reason"] == "all done"
     assert trainjobs.outcome_of(polled("done", [cond("Complete")]), "a", 60)["reason"] == ""
     # only the kept keys of a condition

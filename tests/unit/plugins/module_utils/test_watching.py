@@ -457,3 +457,44 @@ def test_an_error_event_of_another_code_than_410_ends_the_wait(code):
     source = FakeSource(clock, [listed(10, job("a", 9))], [[event("ERROR", status, at=1)]])
     out = run(source, clock)
     assert out["state"] == "error" and out["lists"] == 1 and out["relists"] == 0
+
+
+# ------------------------------------------------------------------------------------ issue 47, fourth round
+
+
+class Slow(FakeSource):
+    """Every list and every watch's opening takes TOOK seconds before it answers."""
+
+    took = 0.0
+
+    def list(self):
+        self.clock.now += self.took
+        return FakeSource.list(self)
+
+    def watch(self, resource_version, seconds):
+        self.clock.now += self.took
+        return FakeSource.watch(self, resource_version, seconds)
+
+
+@pytest.mark.parametrize(
+    "took, sleeps",
+    [
+        (0.0, [1, 2, 2]),  # refused at 0, 1, 3 and 5 s: the last exactly at the timeout
+        (0.5, [1, 2, 0.5]),  # refused at 0.5, 2, 4.5 and 5.5 s: the last past it
+    ],
+)
+def test_a_cluster_that_stays_unreachable_ends_the_wait_at_its_timeout_and_past_it(took, sleeps):
+    clock = FakeClock()
+    source = Slow(clock, [ConnectionError(REFUSED)], [])
+    source.took = took
+    out = run(source, clock, timeout=5, grace=120)
+    assert (out["state"], out["lists"], clock.sleeps) == ("timeout", 4, sleeps)
+
+
+def test_the_unreachable_seconds_are_given_to_a_tenth():
+    clock = FakeClock()
+    # each try takes 0.3 s: refused at 0.3, 1.6 and 3.9 s, the grace of 2 s passed 3.6 s after the first
+    source = Slow(clock, [listed(10, job("a", 9))], [ConnectionError(REFUSED)] * 10)
+    source.took = 0.3
+    out = run(source, clock, grace=2)
+    assert (out["state"], out["unreachable_seconds"], clock.sleeps) == ("unreachable", 3.6, [1, 2])

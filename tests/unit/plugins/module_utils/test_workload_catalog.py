@@ -378,3 +378,87 @@ def test_a_rendered_workload_within_the_rules_is_taken_without_image_records(tmp
     (tmp_path / "templates" / "workloads" / "t.yaml").write_text(BASE + more)
     rendered = workload_catalog.render_workload("t", data(), TemplateLibrary(str(tmp_path / "templates"), str(tmp_path / "_lib")))
     assert rendered["workload"] == "t" and rendered["image"] == "x"
+
+
+# --- What the mutation run of workload_catalog.py (whole, issue 47's fourth round) found untested --------------------
+
+
+def probe_library(tmp_path, workloads):
+    """A library of WORKLOADS (name -> template text) and no _lib."""
+    (tmp_path / "templates" / "workloads").mkdir(parents=True)
+    (tmp_path / "_lib").mkdir()
+    for name, text in workloads.items():
+        (tmp_path / "templates" / "workloads" / ("%s.yaml" % name)).write_text(text)
+    return TemplateLibrary(str(tmp_path / "templates"), str(tmp_path / "_lib"))
+
+
+def test_the_catalogues_collectives_are_those_its_workloads_render_sorted():
+    assert workload_catalog.catalogue_collectives() == ["all_gather", "all_reduce"]
+
+
+def test_a_broken_workload_or_one_without_a_collective_adds_none(tmp_path):
+    library = probe_library(
+        tmp_path,
+        {
+            "a-broken": "collective: {{ nothing }}\n",  # sorts first: the others are still read
+            "b-list": "- collective: x\n",
+            "c-none": "collective: ''\n",
+            "d-number": "collective: 5\n",
+            "e-sendrecv": "collective: sendrecv\n",
+            "f-all-reduce": "collective: all_reduce\n",
+            "g-all-reduce": "collective: all_reduce\n",
+        },
+    )
+    assert workload_catalog.catalogue_collectives(library) == ["all_reduce", "sendrecv"]
+
+
+def test_a_workloads_image_kind_is_what_it_declares_and_none_when_it_does_not_render(tmp_path):
+    assert [workload_catalog.image_kind(name) for name in NAMES] == ["dcgm", "pytorch", "pytorch", "nccl-tests", "nccl-tests", "nccl-tests", "pytorch"]
+    library = probe_library(tmp_path, {"broken": "image_kind: {{ nothing }}\n", "list": "- image_kind: dcgm\n", "none": "framework: exec\n"})
+    assert [workload_catalog.image_kind(name, library) for name in ("broken", "list", "none")] == [None, None, None]
+
+
+@pytest.mark.parametrize(
+    "name, params, burnin_image, expected",
+    [
+        ("nccl-all-reduce", {}, "reg/nccl:1", {"image": "reg/nccl:1"}),
+        ("nccl-all-reduce", {"image": "mine:2"}, "reg/nccl:1", {"image": "mine:2"}),
+        ("nccl-all-reduce", {"iters": 5}, None, {"iters": 5}),
+        ("nccl-all-reduce", None, "", {}),
+        # the gpu and dcgm stages keep their PyTorch and DCGM images
+        ("dcgm-diag", {}, "reg/nccl:1", {}),
+        ("gpu-burn", {}, "reg/nccl:1", {}),
+        ("torch-smoke", {"x": 1}, "reg/nccl:1", {"x": 1}),
+    ],
+)
+def test_burnin_image_is_the_image_of_the_nccl_tests_workloads_only(name, params, burnin_image, expected):
+    assert workload_catalog.with_burnin_image(name, params, burnin_image) == expected
+
+
+def test_a_parameter_the_workload_lacks_is_refused_naming_the_field():
+    with pytest.raises(ConfigError) as caught:
+        workload_catalog.check_parameters("dcgm-diag", {"levle": 3}, field="burnin_workload_params")
+    allowed = ", ".join(workload_catalog.workload_parameters("dcgm-diag"))
+    assert (
+        str(caught.value)
+        == "burnin_workload_params.levle: is not a parameter of workload dcgm-diag; its parameters: %s (templates/workloads/dcgm-diag.yaml)" % allowed
+    )
+    with pytest.raises(ConfigError, match="^levle: is not a parameter of workload dcgm-diag"):
+        workload_catalog.check_parameters("dcgm-diag", {"levle": 3})
+
+
+@pytest.mark.parametrize("key, value, ok", [("nodes", 1, True), ("nodes", 0, False), ("gpus_per_node", 0, True), ("gpus_per_node", -1, False)])
+def test_the_datas_counts_at_their_bound_and_one_past_it(key, value, ok):
+    if ok:
+        assert workload_catalog.render_workload("exec-example", data(**{key: value}))["workload"] == "exec-example"
+        return
+    with pytest.raises(ConfigError) as caught:
+        workload_catalog.render_workload("exec-example", data(**{key: value}))
+    assert str(caught.value) == "data.%s: must be an integer >= %d, got %d" % (key, 1 if key == "nodes" else 0, value)
+
+
+def test_only_yaml_files_with_a_workload_name_are_workloads(tmp_path):
+    library = probe_library(tmp_path, {"good-1": "collective: x\n", "Bad_Name": "collective: y\n"})
+    (tmp_path / "templates" / "workloads" / "notes.txt").write_text("")  # "note" would be a name
+    (tmp_path / "templates" / "workloads" / "README").write_text("")
+    assert workload_catalog.available_workloads(library) == ["good-1"]
