@@ -336,7 +336,7 @@ def list_json(dynamic, path, keep=None):
     it, not the client's objects (kubernetes.core's find makes every field an object first: a millisecond per Node).
     Raises ValueError past MAX_LIST_PAGES pages."""
     items, token, page = [], None, LIST_PAGE
-    for _ in range(MAX_LIST_PAGES):
+    for _page in range(MAX_LIST_PAGES):
         found = get_json(dynamic, path, limit=page, _continue=token)
         items.extend(item if keep is None else keep(item) for item in found.get("items") or [])
         token = (found.get("metadata") or {}).get("continue")

@@ -43,7 +43,7 @@ def recorder(monkeypatch):
 
 def test_the_first_module_of_the_process_checks_the_dependencies_the_later_ones_do_not(recorder):
     made = recorder()
-    for _ in range(3):
+    for _module in range(3):
         k8s_in_process._k8s_module(argument_spec={}, supports_check_mode=True)
     on, off = {"check_k8s": True, "check_pyyaml": True}, {"check_k8s": False, "check_pyyaml": False}
     assert made.calls == [on, off, off]
@@ -51,7 +51,7 @@ def test_the_first_module_of_the_process_checks_the_dependencies_the_later_ones_
 
 def test_until_a_check_passed_every_module_checks_again(recorder):
     made = recorder(fail=(1, 2))
-    for _ in range(2):
+    for _module in range(2):
         with pytest.raises(ModuleExit):
             k8s_in_process._k8s_module(argument_spec={})
     k8s_in_process._k8s_module(argument_spec={})
