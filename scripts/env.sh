@@ -66,8 +66,8 @@ case ":${PATH:-}:" in
     *":$GPUFLEET_VENV/bin:"*) ;;
     *) export PATH="$GPUFLEET_VENV/bin${PATH:+:$PATH}" ;;
 esac
-# This checkout's tree first; a tree another checkout put there (its env.sh sourced earlier in this shell) is dropped,
-# or Ansible would find that checkout's collections too.
+# This checkout's tree first; a tree another checkout put there (its env.sh sourced earlier in this shell, whatever its
+# GPUFLEET_CACHE: CI=true makes one of its own) is dropped, or Ansible would find that checkout's collections too.
 _gpufleet_rest="${PYTHONPATH:-}"
 _gpufleet_kept=""
 while [ -n "$_gpufleet_rest" ]; do
@@ -78,7 +78,11 @@ while [ -n "$_gpufleet_rest" ]; do
     esac
     case "$_gpufleet_entry" in
         "" | "$GPUFLEET_CACHE/trees/"*) ;;
-        *) _gpufleet_kept="${_gpufleet_kept:+$_gpufleet_kept:}$_gpufleet_entry" ;;
+        *)
+            if [ ! -e "$_gpufleet_entry/ansible_collections/gpufleet/burnin" ]; then
+                _gpufleet_kept="${_gpufleet_kept:+$_gpufleet_kept:}$_gpufleet_entry"
+            fi
+            ;;
     esac
 done
 export PYTHONPATH="$GPUFLEET_COLLECTIONS_ROOT${_gpufleet_kept:+:$_gpufleet_kept}"
