@@ -17,6 +17,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import decimal
 import json
 import math
 import re
@@ -149,6 +150,32 @@ def check_finite(field, value):
     elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
             check_finite("%s[%d]" % (field, index), item)
+
+
+# The most digits a number given as text for an int or float option may have before the point.
+NUMBER_TEXT_DIGITS_MAX = 19
+
+
+def check_number_text(spec, args, field=""):
+    """Refuse, naming the option, text given for an int or float option of the argument SPEC that ansible-core's
+    conversion would make infinite ("inf": it raises OverflowError) or huge ("1e999999999": an integer of a billion
+    digits), in ARGS and their suboptions. Other text is left to the argument spec."""
+    for name, option in (spec or {}).items():
+        if not isinstance(args, dict) or name not in args:
+            continue
+        value, path = args[name], "%s.%s" % (field, name) if field else name
+        if option.get("type") in ("int", "float") and isinstance(value, str):
+            try:
+                number = decimal.Decimal(value.strip())
+            except (decimal.DecimalException, ValueError):
+                continue
+            if not number.is_finite() or number.adjusted() >= NUMBER_TEXT_DIGITS_MAX:
+                fail(path, "must be a finite number of at most %d digits" % NUMBER_TEXT_DIGITS_MAX, value)
+        elif option.get("options") and isinstance(value, dict):
+            check_number_text(option["options"], value, path)
+        elif option.get("options") and isinstance(value, list):
+            for index, item in enumerate(value):
+                check_number_text(option["options"], item, "%s[%d]" % (path, index))
 
 
 def check_int(field, value, low=0, high=INT32_MAX):

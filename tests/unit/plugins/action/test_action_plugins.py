@@ -785,6 +785,20 @@ def test_training_runtime_refuses_a_negative_gpu_count_naming_the_field():
     assert result.get("failed") and result["msg"].startswith("gpus_per_node: "), result
 
 
+@pytest.mark.parametrize(
+    "module, args, message",
+    [
+        ("training_runtime", {"entry_name": "nccl", "image": "img", "gpus_per_node": "INFINITY"}, "gpus_per_node: must be a finite number"),
+        ("platform_overrides", {"entry_name": "nccl", "gpus_per_node": "1e999999999"}, "gpus_per_node: must be a finite number"),
+        ("burnin_export", {"report": "/nonexistent/r.json", "run_id": "r1", "backoff": "Infinity"}, "backoff: must be a finite number"),
+        ("trainjob_wait", dict(AUTH, namespace="burnin", name="j", timeout="-inf"), "gpufleet.burnin.trainjob_wait: timeout: must be a finite number"),
+    ],
+)
+def test_number_text_that_would_be_infinite_is_refused_naming_the_option_not_a_traceback(module, args, message):
+    result = run_action(module, args)
+    assert result.get("failed") and result["msg"].startswith(message), result
+
+
 def test_platform_overrides_returns_the_overrides_and_their_sources():
     from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.overrides import build_overrides_with_sources
     from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import platform_overrides_spec

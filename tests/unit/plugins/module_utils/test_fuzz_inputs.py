@@ -37,7 +37,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import r
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import workload_catalog
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError  # noqa: E402
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validate import check_finite  # noqa: E402
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validate import check_finite, check_number_text  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils import validate  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import COLLECTION_ROOT, read_yaml_file  # noqa: E402
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.overrides import build_overrides_with_sources  # noqa: E402
@@ -268,6 +268,7 @@ def through_argspec(spec, args):
     try:
         # The plugins refuse non-finite numbers before ansible-core's int conversion, which raises OverflowError on them.
         check_finite("", args)
+        check_number_text(spec, args)
     except ConfigError:
         event("refused as not finite")
         return None
@@ -320,6 +321,8 @@ def test_training_runtime(args):
 
 
 @given(options(dict(OVERRIDE_OPTS, platform=maybe(PLATFORMS)), ("entry_name", "gpus_per_node")))
+# Found here (2026-12-07): text ansible-core's int conversion makes infinite raised OverflowError (validate.check_number_text).
+@example({"entry_name": "nccl", "gpus_per_node": "INFINITY"})
 def test_platform_overrides(args):
     args = through_argspec(argspec.platform_overrides_spec(), args)
     if args is not None and refused_cleanly(inputs.check_override_options, args) is not None:

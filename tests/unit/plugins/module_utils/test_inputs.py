@@ -304,6 +304,34 @@ def test_finite_numbers_pass():
     validate.check_finite("", {"nodes": 2, "ratio": 0.5, "list": [1e300, "inf"]})
 
 
+NUMBER_SPEC = {"nodes": {"type": "int"}, "ratio": {"type": "float"}, "name": {"type": "str"}, "files": {"type": "list", "options": {"size": {"type": "int"}}}}
+
+
+@pytest.mark.parametrize(
+    "args, field",
+    [
+        ({"nodes": "inf"}, "nodes"),
+        ({"nodes": "INFINITY"}, "nodes"),  # hypothesis's find: ansible-core's int conversion raised OverflowError
+        ({"ratio": " -Infinity "}, "ratio"),
+        ({"nodes": "nan"}, "nodes"),
+        ({"nodes": "1e19"}, "nodes"),  # 20 digits: one past the bound
+        ({"nodes": "1e999999999"}, "nodes"),  # an integer of a billion digits, had it been converted
+        ({"files": [{"size": 1}, {"size": "1E+19"}]}, "files[1].size"),
+    ],
+)
+def test_number_text_that_would_be_infinite_or_huge_is_refused_naming_the_option(args, field):
+    with pytest.raises(ConfigError) as exc:
+        validate.check_number_text(NUMBER_SPEC, args)
+    assert str(exc.value).startswith(field + ": must be a finite number of at most 19 digits"), exc.value
+
+
+def test_other_number_text_is_left_to_the_argument_spec():
+    # At the bound (19 digits), ordinary text, text that is no number, a string option and a missing one.
+    validate.check_number_text(NUMBER_SPEC, {"nodes": "9999999999999999999", "ratio": "1e18", "files": [{"size": " 12 "}, {"size": "x"}], "name": "inf"})
+    validate.check_number_text(NUMBER_SPEC, {"nodes": "two"})
+    validate.check_number_text(NUMBER_SPEC, {})
+
+
 SECRET_ENV = [{"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "registry", "key": ".dockerconfigjson"}}}]
 
 
