@@ -33,8 +33,9 @@ options:
     description:
       - The role's C(burnin_*) variables by name. Leave out C(burnin_kubeconfig) and C(burnin_context), which may hold
         secrets and are kubernetes.core's to check.
+      - Left out, the host's own C(burnin_*) variables are read and templated by the action, those two excepted (what the
+        role does).
     type: dict
-    required: true
   run_id:
     description: The run's id when C(burnin_run_id) is empty (the role generates one per playbook run).
     type: str
@@ -51,6 +52,12 @@ EXAMPLES = r"""
     variables:
       burnin_workload: nccl-all-reduce
       burnin_nodes: 2
+    run_id: "20261203-120000"
+    host: "{{ inventory_hostname }}"
+  register: start
+
+- name: Check the host's own burnin_* variables, as the role does
+  gpufleet.burnin.burnin_start:
     run_id: "20261203-120000"
     host: "{{ inventory_hostname }}"
   register: start

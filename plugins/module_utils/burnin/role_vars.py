@@ -17,6 +17,7 @@ __metaclass__ = type
 import difflib
 import json
 import os
+import re
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import defaults
 
@@ -362,6 +363,17 @@ CHECKS = {
     "burnin_sweep_nodes": lambda n, v: _list(n, v, _node_names),
     "burnin_marks_now": lambda n, v: _int(n, v, 0, node_marks.NOW_MAX),
 }
+
+
+# The host's variables gpufleet.burnin.burnin_start checks when the task gives none: every burnin_* name (the role's
+# own burnin__* are internal) but the kubeconfig and context, which may hold secrets and are kubernetes.core's to check.
+GIVEN_NAME = re.compile(r"^burnin_[a-z0-9]")
+NOT_GIVEN = ("burnin_kubeconfig", "burnin_context")
+
+
+def given_names(names):
+    """The names among NAMES (a host's variables) that check_role_vars is given, sorted."""
+    return sorted(name for name in names if isinstance(name, str) and GIVEN_NAME.match(name) and name not in NOT_GIVEN)
 
 
 SECRET_ENV_VARIABLES = ("burnin_env", "burnin_init_containers")

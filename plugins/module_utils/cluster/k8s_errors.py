@@ -157,20 +157,40 @@ def _explain(cls, code, message, where, context):
     return _sentence(message) if message else "Unknown error."
 
 
+# Each kubeconfig file read once per process while it stays the same (its size and time): every cluster of a batch
+# names its server from the same file, whose certificates can make it large.
+_SERVERS = {}
+_SERVERS_MAX = 64
+
+
+def _servers(config):
+    """{context name: server URL, None: the current context's} of the kubeconfig mapping CONFIG."""
+    clusters = dict((c.get("name"), (c.get("cluster") or {}).get("server")) for c in config.get("clusters") or [] if isinstance(c, dict))
+    servers = dict((c.get("name"), clusters.get((c.get("context") or {}).get("cluster"))) for c in config.get("contexts") or [] if isinstance(c, dict))
+    servers[None] = servers.get(config.get("current-context"))
+    return servers
+
+
+def _file_servers(path):
+    import yaml
+
+    stat = os.stat(path)
+    key = (path, stat.st_size, stat.st_mtime_ns)
+    if key not in _SERVERS:
+        with open(path) as handle:
+            servers = _servers(yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {})
+        if len(_SERVERS) >= _SERVERS_MAX:
+            _SERVERS.clear()
+        _SERVERS[key] = servers
+    return _SERVERS[key]
+
+
 def kubeconfig_server(kubeconfig, context=None):
     """The server URL of CONTEXT (or the current context) in KUBECONFIG (a path, or the kubeconfig as a mapping), or
     None: for messages about a cluster that gave no answer to tell its URL."""
     try:
-        if isinstance(kubeconfig, dict):
-            config = kubeconfig
-        else:
-            import yaml
-
-            with open(os.path.expanduser(kubeconfig)) as handle:
-                config = yaml.safe_load(handle) or {}
-        name = context or config.get("current-context")
-        cluster = next(c["context"]["cluster"] for c in config.get("contexts") or [] if c.get("name") == name)
-        return next(c["cluster"]["server"] for c in config.get("clusters") or [] if c.get("name") == cluster)
+        servers = _servers(kubeconfig) if isinstance(kubeconfig, dict) else _file_servers(os.path.expanduser(kubeconfig))
+        return servers.get(context or None)
     # Naming the server is a courtesy: any problem reading the file only leaves it out.
     except Exception:  # noqa: BLE001 pylint: disable=broad-except
         return None

@@ -94,7 +94,7 @@ def burnin_plan_spec():
 def burnin_start_spec():
     """gpufleet.burnin.burnin_start: the role's first step."""
     return dict(
-        variables=dict(type="dict", required=True),
+        variables=dict(type="dict"),
         run_id=dict(type="str", default=""),
         host=dict(type="str", required=True),
     )

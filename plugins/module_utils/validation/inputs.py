@@ -234,8 +234,13 @@ def check_structures(args):
 
 # --- the plugins' options -----------------------------------------------------------------------------------------
 def check_runtime_options(args):
-    """gpufleet.burnin.training_runtime (and the runtime part of workload_plan)."""
+    """gpufleet.burnin.training_runtime."""
     check_structures(args)
+    return _runtime_options(args)
+
+
+def _runtime_options(args):
+    """The runtime's options, once their structures are bounded (also the runtime part of workload_plan)."""
     check_entry_name(args.get("entry_name"))
     validate.check_grammar("image", args.get("image"), "image")
     validate.check_choice("framework", args.get("framework", "torch"), FRAMEWORKS)
@@ -253,8 +258,13 @@ def check_runtime_options(args):
 
 
 def check_override_options(args, library=None):
-    """gpufleet.burnin.platform_overrides (and the override part of workload_plan)."""
+    """gpufleet.burnin.platform_overrides."""
     check_structures(args)
+    return _override_options(args, library)
+
+
+def _override_options(args, library=None):
+    """The overrides' options, once their structures are bounded (also the override part of workload_plan)."""
     check_entry_name(args.get("entry_name"))
     validate.check_choice("framework", args.get("framework", "torch"), FRAMEWORKS)
     validate.check_int("nodes", args.get("nodes", 1), 1, validate.NODES_MAX)
@@ -280,9 +290,10 @@ def check_override_options(args, library=None):
 
 def check_plan_options(args, library=None):
     """gpufleet.burnin.workload_plan: the runtime's and the overrides' options plus the cluster's and the run's."""
+    # Walked once: the role plans every attempt of every cluster through here, with the cluster's nodes among the options.
     check_structures(args)
-    check_runtime_options(args)
-    check_override_options(dict(args, platform=None), library)
+    _runtime_options(args)
+    _override_options(dict(args, platform=None), library)
     check_platform("platform", args.get("platform"), library=library)
     check_architecture("gpu_architecture", args.get("gpu_architecture"))
     validate.check_grammar("namespace", args.get("namespace"), "dns_label")

@@ -690,6 +690,45 @@ def test_burnin_start_checks_the_variables_and_starts_the_result():
     assert given["run_id"] == "mine" and given["namespace"] == "gpufleet-burnin-mine"
 
 
+def run_with_host_variables(module, args, host_variables):
+    """Run the action gpufleet.burnin.MODULE as a task of a host whose variables are HOST_VARIABLES (templated by
+    Ansible's own templar)."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.playbook.task import Task
+    from ansible.template import Templar
+
+    task = Task()
+    task.args = copy.deepcopy(args)
+    templar = Templar(loader=DataLoader(), variables=host_variables)
+    plugin = importlib.import_module(ACTION % module).ActionModule(
+        task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=templar, shared_loader_obj=None
+    )
+    return plugin.run(task_vars=host_variables)
+
+
+def test_burnin_start_without_variables_reads_the_hosts_own_burnin_variables():
+    from ansible.template import trust_as_template  # what a play's YAML gives: text Ansible may template
+
+    host = dict(role_defaults(burnin_repeats=trust_as_template("{{ survey_repeats }}")), survey_repeats="3", inventory_hostname="c", other=1)
+    # Left out: the two that may hold secrets, the role's internal names and anything not burnin_*.
+    host.update(burnin_kubeconfig={"users": [{"user": {"token": "s3cret"}}]}, burnin_context="ctx", burnin__internal="x")
+    result = run_with_host_variables("burnin_start", {"run_id": "r1", "host": "c"}, host)
+    assert not result.get("failed"), result
+    assert result["variables"]["burnin_repeats"] == 3  # templated, then the survey text parsed
+    assert not set(result["variables"]) & {"burnin_kubeconfig", "burnin_context", "burnin__internal", "other", "survey_repeats"}
+    assert "s3cret" not in json.dumps(result)
+    # Given variables win: the host's are not read.
+    given = run_with_host_variables("burnin_start", {"variables": role_defaults(), "run_id": "r1", "host": "c"}, dict(host, burnin_nodes="many"))
+    assert not given.get("failed") and given["variables"]["burnin_repeats"] == 0, given
+    # Each of the host's variables is checked as a given one would be, and one that cannot be templated is named.
+    for name, value, message in (
+        ("burnin_nodes", "many", "burnin_nodes: "),
+        ("burnin_image", trust_as_template("{{ no_such_variable }}"), "burnin_image: cannot be templated"),
+    ):
+        failed = run_with_host_variables("burnin_start", {"run_id": "r1", "host": "c"}, dict(host, **{name: value}))
+        assert failed.get("failed") and failed["msg"].startswith(message) and "result" not in failed, failed
+
+
 @pytest.mark.parametrize(
     "changes, message",
     [

@@ -352,6 +352,27 @@ def test_the_kubeconfig_server_is_that_of_the_context_asked_else_the_current_one
     assert kubeconfig_server(str(path)) is None
 
 
+def test_a_kubeconfig_file_is_read_again_only_when_its_size_or_time_changes(tmp_path):
+    import os
+
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import kubeconfig_server
+
+    path = tmp_path / "config"
+    path.write_text(json.dumps(kubeconfig(1)))
+    assert kubeconfig_server(str(path), "aws-a") == "https://a:6443"
+    stat = os.stat(str(path))
+    # The same size and time: the first reading answers (a batch's clusters share one file).
+    path.write_text(json.dumps(kubeconfig(1)).replace("https://a:6443", "https://c:6443"))
+    os.utime(str(path), ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert kubeconfig_server(str(path), "aws-a") == "https://a:6443"
+    # A new time: read again.
+    os.utime(str(path), ns=(stat.st_atime_ns, stat.st_mtime_ns + 1000))
+    assert kubeconfig_server(str(path), "aws-a") == "https://c:6443"
+    # A new size: read again, and a context whose cluster has no server, or is not listed, has none.
+    path.write_text(json.dumps(dict(kubeconfig(1), clusters=[{"name": "cluster-a", "cluster": {}}])))
+    assert kubeconfig_server(str(path), "aws-a") is None and kubeconfig_server(str(path), "gcp-b") is None
+
+
 @pytest.mark.parametrize(
     "msg",
     [
