@@ -21,7 +21,8 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_res
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.files import safe_join
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cancel
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster_stages import DETECT, detect_cluster, run_cluster_stage
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.remediation_run import asked as remediation_asked
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster_stages import DETECT, REMEDIATE, detect_cluster, remediate_cluster, run_cluster_stage
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import warm_log_api
 
 # What gpufleet.burnin.burnin_start registered for each host (roles/burnin/tasks/main.yml), and its fields by the
@@ -73,8 +74,13 @@ def cancelled_by_signals(signums=(signal.SIGINT, signal.SIGTERM)):
             signal.signal(signum, handler)
 
 
-# What a failed first contact names as its step in the reason (the role's task before the batch read the clusters).
+# What a failed first contact, or a failed remediation, names as its step in the reason (the role's tasks before the
+# batch did them); a stage names itself.
 DETECT_TASK = "Read the cluster and check its platform and GPU"
+REMEDIATE_TASK = "Label the verified nodes and quarantine the failed ones"
+STEP_TASKS = {DETECT: DETECT_TASK, REMEDIATE: REMEDIATE_TASK}
+# How a failure is told as it happens, by its step.
+STEP_FAILED = {DETECT: "", REMEDIATE: "remediation failed: "}
 
 
 def shown(host, out, context, verbose):
@@ -89,7 +95,7 @@ def shown(host, out, context, verbose):
     if not out.get("failed"):
         return out
     failed = {"msg": out.get("msg"), "error": out.get("error")}
-    task = DETECT_TASK if out.get("stage") == DETECT else "Run the stage %s" % out.get("stage")
+    task = STEP_TASKS.get(out.get("stage")) or "Run the stage %s" % out.get("stage")
     failure = failure_of(out.get("record"), {"name": task}, failed, context=context)
     out["record"] = dict(out.get("record") or {}, **failure["record"])
     out["detail"] = failure["detail"] if verbose else ""
@@ -136,8 +142,11 @@ def drive_batch(name, hosts, inputs_of, broken_record, progress, check_mode=Fals
         inputs[host] = found
         # Each cluster is read first (its version, DRA APIs, nodes and namespace, its platform and GPU checked), by the
         # client its stages then use.
-        stages = list((found[0]["variables"] or {}).get("burnin_stages") or ["fleet"])
-        specs[host] = {"stages": [DETECT] + stages, "record": found[0]["result"]}
+        variables = found[0]["variables"] or {}
+        stages = list(variables.get("burnin_stages") or ["fleet"])
+        # After every stage: labels, taints or cordons by the nodes' verdicts, when asked (off by default).
+        remediate = [REMEDIATE] if remediation_asked(variables, check_mode) else []
+        specs[host] = {"stages": [DETECT] + stages + remediate, "record": found[0]["result"]}
     progress("%s: %d cluster(s) at once: %s" % (name, len(specs), ", ".join(sorted(specs)) or "none"))
     # Said now: once the run is cancelled, Ansible no longer shows what its workers print.
     for run_id in sorted(set(found[0]["run_id"] for found in inputs.values())):
@@ -161,6 +170,8 @@ def drive_batch(name, hosts, inputs_of, broken_record, progress, check_mode=Fals
             if stage == DETECT:
                 out = detect_cluster(auth, name, dict(stage_args, result=record), progress=tell)
                 detected[host] = out.get("cluster") or {}
+            elif stage == REMEDIATE:
+                out = remediate_cluster(auth, name, dict(stage_args, result=record), diff=diff)
             else:
                 out = run_cluster_stage(
                     auth,
@@ -178,7 +189,7 @@ def drive_batch(name, hosts, inputs_of, broken_record, progress, check_mode=Fals
                     tell(line)
             if out.get("failed"):
                 # Told as it happens: the role fails the host only at the end, after the summary.
-                progress("%s: %s%s" % (host, "" if stage == DETECT else "%s stage failed: " % stage, out.get("msg")))
+                progress("%s: %s%s" % (host, STEP_FAILED.get(stage, "%s stage failed: " % stage), out.get("msg")))
             return out
 
         outs = run_batch(specs, run_stage, cancel=cancel)

@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import isolation_stage, stages
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import isolation_stage, remediation_run, stages
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import recorded_attempt
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_plan import role_plan
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.role_vars import check_role_vars
@@ -84,6 +84,36 @@ def detect_cluster(auth, name, args, progress=None):
             )
         )
     return {"record": record, "cluster": found, "steps": [], "lines": []}
+
+
+# The batch's last step of a cluster whose stages all ran, when its variables ask for it (remediation_run.asked).
+REMEDIATE = "remediate"
+
+
+def remediate_cluster(auth, name, args, diff=False):
+    """Label, taint, cordon or mark one cluster's nodes by its stages' verdicts, as gpufleet.burnin.burnin_remediate
+    does (module_utils/burnin/remediation_run.py), with kubernetes.core's authentication options AUTH. ARGS:
+    burnin_stage's options (variables, run_id, result, host). Returns {record (with its remediation), changed, lines,
+    steps, diff} or {failed, record, changes, msg, error, lines, steps}."""
+    record = args["result"]
+    host = args["host"] or record.get("cluster") or ""
+    given = remediation_run.role_args(args["variables"] or {}, args["run_id"], record)
+    failed = {"failed": True, "record": record, "steps": [], "lines": [], "error": None}
+    try:
+        settings = remediation_run.checked(given)
+        cluster = Cluster(auth, name, poll_interval=2, unreachable_grace=given["unreachable_grace"]).connect("Node", "v1")
+        out = remediation_run.run_remediation(cluster, given, settings)
+    except BurninError as exc:
+        return dict(failed, msg="%s: %s" % (name, exc))
+    except ModuleExit as exc:
+        return dict(failed, msg=exc.result.get("msg"))
+    except ClusterCallFailed as exc:
+        changes = getattr(exc, "partial", {}).get("changes", [])
+        return dict(failed, changes=changes, changed=bool(changes), error=exc.error, msg="%s: %s" % (exc.what, exc.error["message"]))
+    result = {"record": dict(record, remediation=out["remediation"]), "changed": out["changed"], "lines": ["%s: %s" % (host, out["msg"])], "steps": []}
+    if diff and out.get("diffs"):
+        result["diff"] = out["diffs"]
+    return result
 
 
 def checked_variables(given):
@@ -269,4 +299,4 @@ def _sweep_pairs(args, variables, settings, connect, host):
     return {"changed": out["changed"], "record": merged, "stop": False, "msg": line, "lines": [line], "steps": [], "rounds": out["rounds"]}
 
 
-__all__ = ["DETECT", "USED", "checked_variables", "detect_cluster", "run_cluster_stage"]
+__all__ = ["DETECT", "REMEDIATE", "USED", "checked_variables", "detect_cluster", "remediate_cluster", "run_cluster_stage"]

@@ -15,8 +15,8 @@ taint, not a node-restriction.kubernetes.io/ label, and not the record ConfigMap
 (b) a quarantine-taint record naming an administrator's NoExecute taint does not make the cleanup
     (playbooks/cleanup.yml, burnin_cleanup_all_runs) remove it, while the cleanup does remove the collection's marks;
 (c) a verified-label record naming an administrator's node-restriction.kubernetes.io/ label does not make the
-    remediation with label_verified delete it. The remediation is the role's task (gpufleet.burnin.burnin_remediate,
-    roles/burnin/tasks/remediate.yml) run through tests/e2e/playbooks/remediate.yml with the node verdicts given, not a
+    remediation with label_verified delete it. The remediation is the role's (gpufleet.burnin.burnin_remediate's core,
+    which the batch runs after the stages) run through tests/e2e/playbooks/remediate.yml with the node verdicts given, not a
     whole burn-in: the TrainJob and judging add nothing to what is tested here.
 
 GPUFLEET_RECORDS_FLEET_DIR reuses a fleet started by hand with the SPEC below (left running).

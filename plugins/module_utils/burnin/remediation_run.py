@@ -212,4 +212,35 @@ def run_remediation(cluster, args, settings, check_mode=False):
     return result
 
 
-__all__ = ["ATTEMPTS", "checked", "run_remediation"]
+def asked(variables, check_mode=False):
+    """Whether the role remediates a cluster after its stages, by its checked VARIABLES (off by default): never in
+    check mode, only with the stages' verdicts (burnin_wait and burnin_collect_logs), and when a verified label, a
+    quarantine or node marks are asked."""
+    wanted = variables.get("burnin_label_verified") or variables.get("burnin_quarantine", "none") != "none" or variables.get("burnin_node_marks")
+    return bool(not check_mode and variables.get("burnin_wait") and variables.get("burnin_collect_logs") and wanted)
+
+
+def role_args(variables, run_id, record):
+    """burnin_remediate's options as the role gives them after a cluster's stages: from its checked VARIABLES, the
+    run's RUN_ID and the cluster's RECORD (its node verdicts; itself for the node marks' annotation)."""
+    return {
+        "mode": "apply",
+        "run_id": run_id,
+        "all_runs": False,
+        "now": 0,
+        "node_verdicts": record.get("node_verdicts") or {},
+        "label_verified": variables["burnin_label_verified"],
+        "verified_label": variables["burnin_verified_label"],
+        "quarantine": variables["burnin_quarantine"],
+        "quarantine_taint": variables["burnin_quarantine_taint"],
+        "node_marks": variables["burnin_node_marks"],
+        "mark_ttl_hours": variables["burnin_mark_ttl_hours"],
+        "mark_condition": variables["burnin_mark_condition"],
+        "cluster_result": record if variables["burnin_node_marks"] else {},
+        # The record of what the collection did to each node, which no node can write (cluster/node_records.py).
+        "record_namespace": variables["burnin_namespace"],
+        "unreachable_grace": int(variables["burnin_unreachable_grace"]),
+    }
+
+
+__all__ = ["ATTEMPTS", "asked", "checked", "role_args", "run_remediation"]

@@ -386,6 +386,46 @@ def test_remediate_labels_the_passed_and_taints_the_failed_node_leaving_the_warn
     assert all(call[2] == "application/merge-patch+json" for call in fake.calls if call[0] == "patch")
 
 
+def role_remediation_variables(**changes):
+    """The checked variables of a host that asks for the verified label and a taint."""
+    return dict(role_defaults(burnin_label_verified=True, burnin_quarantine="taint", burnin_unreachable_grace=0), **changes)
+
+
+def test_the_batch_remediates_a_cluster_as_burnin_remediate_does(cluster):
+    from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster_stages import remediate_cluster
+
+    fake = cluster(FakeCluster(nodes=[h100_node("good"), h100_node("bad"), h100_node("meh")]))
+    record = {"cluster": "aws-a", "outcome": "Complete", "node_verdicts": VERDICTS}
+    args = {"variables": role_remediation_variables(burnin_namespace="burnin-records"), "run_id": "r1", "result": record, "host": "aws-a"}
+    out = remediate_cluster(AUTH, "gpufleet.burnin.burnin_batch", args, diff=True)
+    assert not out.get("failed") and out["changed"] is True, out
+    # The record of what was done to each node, in the role's burnin_namespace (cluster/node_records.py).
+    assert [namespace for namespace, _name in fake.configmaps] == ["burnin-records"]
+    assert out["lines"] == ["aws-a: remediated 2 node(s): bad, good"]
+    assert fake.nodes["good"]["metadata"]["labels"]["gpufleet.burnin/verified"] == "r1"
+    assert fake.nodes["bad"]["spec"]["taints"] == [{"key": "gpufleet.burnin/bad", "value": "r1", "effect": "NoSchedule"}]
+    # The record keeps what changed, as the role's record of burnin_remediate's result did; the diff only with --diff.
+    assert out["record"]["remediation"]["nodes"] == ["bad", "good"] and out["record"]["outcome"] == "Complete"
+    assert [d["before_header"] for d in out["diff"]] == ["Node/bad", "Node/good"]
+    assert "diff" not in remediate_cluster(AUTH, "gpufleet.burnin.burnin_batch", dict(args, run_id="r2"))
+
+
+def test_the_batch_remediation_that_is_refused_is_the_clusters_failure_with_what_changed_before(cluster):
+    from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster_stages import remediate_cluster
+
+    cluster(FakeCluster(nodes=[h100_node("good"), h100_node("bad")], fail={"patch:good": ApiError(FORBIDDEN, 403)}))
+    record = {"cluster": "aws-a", "node_verdicts": VERDICTS}
+    args = {"variables": role_remediation_variables(), "run_id": "r1", "result": record, "host": "aws-a"}
+    out = remediate_cluster(AUTH, "gpufleet.burnin.burnin_batch", args)
+    assert out["failed"] and out["error"]["category"] == "Forbidden" and out["record"] == record, out
+    assert [(c["node"], c["what"]) for c in out["changes"] if c["what"] != "annotation"] == [("bad", "taint")] and out["changed"] is True
+    # A bad option is named before anything connects.
+    fake = cluster(FakeCluster(nodes=[h100_node("good")]))
+    bad = remediate_cluster(AUTH, "gpufleet.burnin.burnin_batch", dict(args, variables=role_remediation_variables(burnin_verified_label="Bad Label")))
+    assert bad["failed"] and bad["msg"].startswith("gpufleet.burnin.burnin_batch: verified_label: ") and bad["error"] is None, bad
+    assert fake.calls == []
+
+
 def test_remediate_in_check_mode_reads_but_patches_nothing(cluster):
     fake = cluster(FakeCluster(nodes=[h100_node("good"), h100_node("bad")]))
     result = run_action(

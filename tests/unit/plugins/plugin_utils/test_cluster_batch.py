@@ -14,6 +14,8 @@ import os
 import signal
 import threading
 
+import pytest
+
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils import cluster_batch
 
@@ -74,6 +76,66 @@ def test_hosts_are_driven_left_out_or_broken_and_counted(monkeypatch):
     # host's after the batch (the clusters' threads tell theirs in any order)
     assert sorted(lines[3:-1]) == sorted(["node", "fleet", "failing: node stage failed: waiting: timed out"])
     assert lines[-1] == "%s: broken: api_key: not a string" % NAME
+
+
+REMEDIATION = {"burnin_wait": True, "burnin_collect_logs": True, "burnin_label_verified": True, "burnin_quarantine": "none", "burnin_node_marks": False}
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_the_remediation_follows_a_clusters_last_stage_when_asked_and_its_failure_is_named(monkeypatch, check_mode):
+    remediated = []
+
+    def stage(auth, name, args, **options):
+        if args["host"] == "failing":
+            return {"failed": True, "record": args["result"], "msg": "waiting: timed out", "error": None}
+        return {"record": dict(args["result"], node_verdicts={"n1": {"verdict": "pass"}}), "lines": []}
+
+    def remediate(auth, name, args, diff=False):
+        remediated.append((args["host"], args["result"].get("node_verdicts")))
+        if args["host"] == "refused":
+            return {"failed": True, "record": args["result"], "msg": "patching node n1: may not patch nodes", "error": {"category": "Forbidden"}}
+        return {"record": dict(args["result"], remediation={"nodes": ["n1"]}), "changed": True, "lines": ["%s: remediated 1 node(s): n1" % args["host"]]}
+
+    monkeypatch.setattr(cluster_batch, "run_cluster_stage", stage)
+    monkeypatch.setattr(cluster_batch, "detect_cluster", _detected)
+    monkeypatch.setattr(cluster_batch, "remediate_cluster", remediate)
+
+    def inputs_of(host):
+        args, auth = inputs()
+        variables = dict(args["variables"], **REMEDIATION) if host != "unasked" else args["variables"]
+        return dict(args, host=host, variables=variables), auth
+
+    lines = []
+    out = cluster_batch.drive_batch(NAME, ["ok", "failing", "refused", "unasked"], inputs_of, dict, lines.append, check_mode=check_mode)
+    if check_mode:
+        # never in check mode, as the role never remediated in check mode
+        assert remediated == [] and all("remediation" not in entry["record"] for entry in out["clusters"].values())
+        return
+    # after the last stage, with its verdicts; not after a failed stage, nor when not asked
+    assert sorted(remediated) == [("ok", {"n1": {"verdict": "pass"}}), ("refused", {"n1": {"verdict": "pass"}})]
+    assert out["clusters"]["ok"]["record"]["remediation"] == {"nodes": ["n1"]} and not out["clusters"]["ok"].get("failed")
+    assert "remediation" not in out["clusters"]["unasked"]["record"] and not out["clusters"]["unasked"].get("failed")
+    refused = out["clusters"]["refused"]
+    assert refused["failed"] and refused["stage"] == "remediate" and "Label the verified nodes and quarantine the failed ones" in json.dumps(refused["record"])
+    assert "ok: remediated 1 node(s): n1" in lines and "refused: remediation failed: patching node n1: may not patch nodes" in lines
+
+
+@pytest.mark.parametrize(
+    "changes, asked",
+    [
+        ({}, True),
+        ({"burnin_label_verified": False}, False),
+        ({"burnin_label_verified": False, "burnin_quarantine": "cordon"}, True),
+        ({"burnin_label_verified": False, "burnin_node_marks": True}, True),
+        ({"burnin_wait": False}, False),
+        ({"burnin_collect_logs": False}, False),
+    ],
+)
+def test_the_remediation_is_asked_by_a_mark_with_the_verdicts_at_hand(changes, asked):
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.remediation_run import asked as remediation_asked
+
+    assert remediation_asked(dict(REMEDIATION, **changes)) is asked
+    assert remediation_asked(dict(REMEDIATION, **changes), check_mode=True) is False
 
 
 def test_a_signal_cancels_records_what_each_cluster_created_and_runs_its_own_handler(monkeypatch, tmp_path):
