@@ -44,6 +44,7 @@ try:
     from ansible_collections.kubernetes.core.plugins.modules.k8s import argspec as k8s_argspec
     from ansible_collections.kubernetes.core.plugins.modules.k8s_info import argspec as k8s_info_argspec
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+    from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService, decode_response
 
     def _apply_body(definition):
@@ -109,16 +110,40 @@ display = Display()
 # inventory benchmark saw a context of one cluster read another's nodes). One client is created at a time, here and in
 # kubernetes.core's runner (its module-level name, wrapped once below); requests run in parallel.
 _CLIENT_CREATION = threading.Lock()
+# And one client per authentication, for the process: kubernetes.core pools its clients by their configuration, but
+# reads the kubeconfig file to make that configuration at every call (a batch asked two or three times per cluster).
+# The same options, kubeconfig file (its size and time) and dry run: the client kubernetes.core's pool would give.
+_CLIENTS = {}
+
+
+def _client_key(module):
+    params = module.params
+    auth = dict((name, params.get(name)) for name in sorted(AUTH_ARG_SPEC) if params.get(name) is not None)
+    kubeconfig, stat = auth.get("kubeconfig"), None
+    if isinstance(kubeconfig, str):
+        try:
+            found = os.stat(os.path.expanduser(kubeconfig))
+            stat = [found.st_size, found.st_mtime_ns]
+        except OSError:
+            pass
+    return json.dumps([auth, stat, bool(getattr(module, "server_side_dry_run", False))], sort_keys=True, default=str)
 
 
 def _one_at_a_time(create):
-    def created(*args, **kwargs):
+    def created(module=None, **kwargs):
         with _CLIENT_CREATION:
-            return create(*args, **kwargs)
+            if module is None or kwargs or not isinstance(getattr(module, "params", None), dict):
+                return create(module, **kwargs)
+            key = _client_key(module)
+            if key not in _CLIENTS:
+                _CLIENTS[key] = create(module)
+            return _CLIENTS[key]
 
     created.gpufleet_serialized = True
     return created
 
+
+_one_client = _one_at_a_time(lambda module=None, **kwargs: get_api_client(module, **kwargs))
 
 if IMPORT_ERROR is None:
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s import runner as _runner
@@ -254,9 +279,7 @@ def k8s_reader(params, name):
         return ControllerModule(params=copy.deepcopy(params), check_mode=False, diff=False, name=name, **kwargs)
 
     module = _k8s_module(module_class=module_class, argument_spec=k8s_info_argspec(), supports_check_mode=True)
-    with _CLIENT_CREATION:
-        client = get_api_client(module)
-    return K8sService(client, module)
+    return K8sService(_one_client(module), module)
 
 
 def warm_log_api():

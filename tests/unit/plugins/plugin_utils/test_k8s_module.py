@@ -57,3 +57,39 @@ def test_until_a_check_passed_every_module_checks_again(recorder):
     k8s_in_process._k8s_module(argument_spec={})
     k8s_in_process._k8s_module(argument_spec={})
     assert [call["check_k8s"] for call in made.calls] == [True, True, True, False]
+
+
+class Module(object):
+    """What get_api_client reads of a module: its params and whether it dry-runs on the server."""
+
+    def __init__(self, server_side_dry_run=False, **params):
+        self.params = dict({"kind": "Node", "api_version": "v1", "namespace": None}, **params)
+        self.server_side_dry_run = server_side_dry_run
+
+
+def test_one_client_per_authentication_and_kubeconfig_version(monkeypatch, tmp_path):
+    made = []
+    monkeypatch.setattr(k8s_in_process, "_CLIENTS", {})
+    monkeypatch.setattr(k8s_in_process, "get_api_client", lambda module=None, **kwargs: made.append(module) or object())
+    config = tmp_path / "kubeconfig"
+    config.write_text("apiVersion: v1\n")
+    first = k8s_in_process._one_client(Module(kubeconfig=str(config), context="a"))
+    # Another kind, namespace or name of the same cluster: the same client, the kubeconfig not read again.
+    assert k8s_in_process._one_client(Module(kubeconfig=str(config), context="a", kind="TrainJob", namespace="burnin")) is first
+    assert len(made) == 1
+    # Another context, token or dry run: a client of its own.
+    for other in (
+        Module(kubeconfig=str(config), context="b"),
+        Module(kubeconfig=str(config), context="a", api_key="t"),
+        Module(True, kubeconfig=str(config), context="a"),
+    ):
+        assert k8s_in_process._one_client(other) is not first
+    assert len(made) == 4
+    # The file changed (its size): made again.
+    config.write_text("apiVersion: v1\nkind: Config\n")
+    assert k8s_in_process._one_client(Module(kubeconfig=str(config), context="a")) is not first and len(made) == 5
+    # A creation that fails is not kept: the next call tries again.
+    monkeypatch.setattr(k8s_in_process, "get_api_client", lambda module=None, **kwargs: (_ for _ in ()).throw(ValueError("unreachable")))
+    for _attempt in range(2):
+        with pytest.raises(ValueError):
+            k8s_in_process._one_client(Module(kubeconfig=str(config), context="c"))
