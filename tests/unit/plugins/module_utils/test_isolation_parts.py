@@ -1417,3 +1417,16 @@ def test_a_failed_log_read_beside_a_read_one_adds_no_text_to_the_nic_search():
 def test_the_jobs_budget_bounds_the_node_and_the_finer_rounds_together(count, max_jobs):
     outcome = isolate(FaultyCluster(nodes(count), rails={"n1": ["mlx5_2"], "n3": ["mlx5_1"]}), max_jobs=max_jobs)
     assert len(outcome["results"]) + len(outcome["part_results"]) == max_jobs and outcome["pending"]
+
+
+def test_by_default_the_isolation_runs_at_most_8_jobs():
+    cluster = FaultyCluster(nodes(6), rails={"n1": ["mlx5_2"], "n3": ["mlx5_1"]})
+    outcome = isolation_run.run_isolation(
+        cluster,
+        trainjob(),
+        cluster.nodes,
+        cluster.judge_for(2),
+        clock=cluster.clock,
+        parts={"transport": "ib", "judge_for": cluster.judge_for, "judge_probe": cluster.judge_probe},
+    )
+    assert len(outcome["results"]) + len(outcome["part_results"]) == 8 and outcome["pending"]

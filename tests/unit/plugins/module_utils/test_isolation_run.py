@@ -254,6 +254,9 @@ def test_a_wait_that_could_not_read_the_cluster_ends_the_isolation_with_what_was
         # a -x right after an mpirun that is not the first word; a NAME=value that is no -x pair is the program's
         ({"command": ["env", "A=1", "mpirun", "-x", "NCCL_X=0", "prog"]}, ["env", "A=1", "mpirun", "-x", "NEW=1", "-x", "NCCL_X=5", "prog"]),
         ({"command": ["mpirun", "prog", "NCCL_X=0"]}, ["mpirun", "-x", "NEW=1", "-x", "NCCL_X=5", "prog", "NCCL_X=0"]),
+        # a wrapper's own -x before mpirun, and another option sorting before -x, are not mpirun's -x
+        ({"command": ["wrapper", "-x", "NCCL_X=0", "mpirun", "prog"]}, ["wrapper", "-x", "NCCL_X=0", "mpirun", "-x", "NEW=1", "-x", "NCCL_X=5", "prog"]),
+        ({"command": ["mpirun", "--env", "NCCL_X=0", "prog"]}, ["mpirun", "-x", "NEW=1", "-x", "NCCL_X=5", "--env", "NCCL_X=0", "prog"]),
         # one arg, not under /bin/bash -c: the plain line
         ({"command": ["mpirun"], "args": ["all_reduce_perf"]}, ["mpirun", "-x", "NEW=1", "-x", "NCCL_X=5", "all_reduce_perf"]),
     ],
@@ -398,3 +401,40 @@ def test_by_default_the_isolation_has_30_minutes():
     cluster = FakeCluster(["n2"])
     isolation_run.run_isolation(cluster, TRAINJOB, NODES, judge_for(cluster), clock=lambda: 0)
     assert [call[2] for call in cluster.calls if call[0] == "wait"][0] == 1800
+
+
+def test_only_a_passed_node_outside_the_run_is_a_known_good_partner():
+    # pass sorts between error, fail and warn: each of them is no partner
+    verdicts = dict((node, {"verdict": verdict}) for node, verdict in (("e", "error"), ("f", "fail"), ("p", "pass"), ("w", "warn"), ("n0", "pass")))
+    assert isolation_run.known_good_nodes({"node_verdicts": verdicts}, ["n0", "n1"]) == ["p"]
+
+
+def test_a_pair_of_a_trainjob_read_back_from_json_holds_one_isolation_patch():
+    # a pair job made again from one read back (its earlier isolation patch's manager an equal string, not this module's)
+    earlier = isolation_run.pair_trainjob(TRAINJOB, ["n0", "n1"], 1, 0)
+    again = isolation_run.pair_trainjob(json.loads(json.dumps(earlier)), ["n2", "n3"], 2, 0)
+    assert [p["manager"] for p in again["spec"]["runtimePatches"]] == ["gpufleet.burnin/image-pull-secrets", "gpufleet.burnin/isolation"]
+    assert node_affinity(again)["nodeSelectorTerms"][0]["matchExpressions"][-1]["values"] == ["n2", "n3"]
+
+
+def test_a_pairs_pods_read_back_from_json_are_checked_for_strays():
+    verdict = {"verdict": "pass", "reason": "ok", "metrics": {"peak_busbw": 440.0, "largest_size": 1024}}
+    pods = json.loads(json.dumps([pod("n0"), pod("n3")]))
+    assert isolation_run.pair_result(["n0", "n1"], "j", 1, {"outcome": "Complete", "pods": pods}, verdict)["verdict"] == "error"
+
+
+@pytest.mark.parametrize("kind", ["ConfigMap", "TrainingRuntime"])  # sorting before and after TrainJob
+def test_only_a_trainjob_makes_a_pair_job(kind):
+    with pytest.raises(ConfigError, match="must be the planned TrainJob"):
+        isolation_run.pair_trainjob(dict(TRAINJOB, kind=kind), ["n0", "n1"], 1, 0)
+
+
+def test_check_mode_spends_no_minutes_and_finds_nothing():
+    outcome = isolation_run.run_isolation(None, TRAINJOB, NODES, None, check_mode=True)
+    assert (outcome["minutes"], outcome["results"], outcome["findings"], outcome["nodes"]) == (0.0, [], [], NODES)
+    assert [job["metadata"]["name"] for job in outcome["objects"]] == ["nccl-burnin-run1-iso-1-0", "nccl-burnin-run1-iso-1-1"]
+
+
+def test_a_bash_line_without_a_script_runs_no_mpirun():
+    with pytest.raises(ConfigError, match="runs no mpirun"):
+        isolation_run.with_env({"command": ["/bin/bash", "-c"], "args": []}, [{"name": "NEW", "value": 1}])
