@@ -1373,3 +1373,60 @@ def test_two_groups_slow_alone_are_both_named_inside_and_not_split_again():
         "the group of l0 A, B is slow alone: the fault is inside that domain, not between domains",
         [],
     )
+
+
+def test_the_finer_rounds_are_numbered_on_after_the_node_rounds():
+    cluster = FaultyCluster(nodes(4), nvlink=["n2"])
+    outcome = isolate(cluster)
+    probed = [entry for entry in outcome["rounds"] if entry.get("probes")]
+    assert probed and len(probed) < len(outcome["rounds"])
+    for number, entry in enumerate(outcome["rounds"], 1):
+        assert entry["round"] == number
+        assert all(name.endswith("-iso-%d-%d" % (number, index)) for index, name in enumerate(entry["trainjobs"]))
+
+
+def test_each_finer_run_and_part_carries_its_own_minutes_to_the_hundredth():
+    # Rounds of 100 s on a clock that does not start at 0: minutes since the isolation's start, to two decimals.
+    cluster = FaultyCluster(nodes(4), rails={"n1": ["mlx5_2"], "n3": ["mlx5_1"]}, round_minutes=100 / 60.0)
+    cluster.now = 1000.0
+    outcome = isolate(cluster)
+    assert outcome["conclusion"]["minutes"] == 3.33 and len(outcome["rounds"]) == 7
+    assert [(run["round"], run["minutes"]) for run in outcome["part_results"]] == [(r, round(r * 100 / 60.0, 2)) for r in (3, 3, 4, 4, 5, 5, 6, 6, 7, 7)]
+    # A part's minutes: the last run of its own node and kind (the paths probe ended at round 3, the rails at 7).
+    assert [(part["level"], part["node"], part["minutes"]) for part in outcome["parts"]] == [
+        ("path", "n1", 5.0),
+        ("nic", "n1", 11.67),
+        ("path", "n3", 5.0),
+        ("nic", "n3", 11.67),
+    ]
+    assert outcome["minutes"] == 11.67
+
+
+def test_a_failed_log_read_beside_a_read_one_adds_no_text_to_the_nic_search():
+    class Cluster(FaultyCluster):
+        def logs(self, name, waited):
+            read = FaultyCluster.logs(self, name, waited)
+            # k8s_log's failed read (no log), a log that is no text, and something that is no entry at all
+            return dict(read, results=[{"failed": True, "msg": "pod gone"}, {"log": None}, "junk"] + read["results"])
+
+    outcome = isolate(Cluster(nodes(4), slow=["n2"]))
+    assert all(result["opened_nics"] == NICS for result in outcome["results"])
+
+
+@pytest.mark.parametrize("count, max_jobs", [(4, 6), (4, 8), (4, 12), (6, 9), (6, 11), (6, 13), (6, 15)])
+def test_the_jobs_budget_bounds_the_node_and_the_finer_rounds_together(count, max_jobs):
+    outcome = isolate(FaultyCluster(nodes(count), rails={"n1": ["mlx5_2"], "n3": ["mlx5_1"]}), max_jobs=max_jobs)
+    assert len(outcome["results"]) + len(outcome["part_results"]) == max_jobs and outcome["pending"]
+
+
+def test_by_default_the_isolation_runs_at_most_8_jobs():
+    cluster = FaultyCluster(nodes(6), rails={"n1": ["mlx5_2"], "n3": ["mlx5_1"]})
+    outcome = isolation_run.run_isolation(
+        cluster,
+        trainjob(),
+        cluster.nodes,
+        cluster.judge_for(2),
+        clock=cluster.clock,
+        parts={"transport": "ib", "judge_for": cluster.judge_for, "judge_probe": cluster.judge_probe},
+    )
+    assert len(outcome["results"]) + len(outcome["part_results"]) == 8 and outcome["pending"]

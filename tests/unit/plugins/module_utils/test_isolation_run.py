@@ -5,6 +5,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 import pytest
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin import cluster_result, isolation_run
@@ -231,3 +233,208 @@ def test_a_wait_that_could_not_read_the_cluster_ends_the_isolation_with_what_was
     assert failed.value.what == "waiting for the pair TrainJobs" and failed.value.error["category"] == "Unreachable"
     assert len(failed.value.partial["rounds"]) == 1 and failed.value.partial["results"] == []
     assert [call[0] for call in cluster.calls] == ["apply", "wait"]
+
+
+# ------------------------------------------------------------------------------------------------ mutation (issue 47, fifth round)
+
+
+@pytest.mark.parametrize(
+    "trainer, line",
+    [
+        # mpirun first: the variables right after it, the rest of the line once
+        ({"command": ["mpirun", "-np", "16", "prog"]}, ["mpirun", "-x", "NEW=1", "-x", "NCCL_X=5", "-np", "16", "prog"]),
+        # split between command and args; a -x the line has is given the new value in place
+        (
+            {"command": ["/usr/local/mpi/bin/mpirun"], "args": ["-np", "16", "-x", "NCCL_X=0", "prog"]},
+            ["/usr/local/mpi/bin/mpirun", "-x", "NEW=1", "-np", "16", "-x", "NCCL_X=5", "prog"],
+        ),
+        # a -x pair that ends the line is read too; a -x without a value is left alone
+        ({"command": ["env", "A=1", "mpirun", "prog", "-x", "NCCL_X=0"]}, ["env", "A=1", "mpirun", "-x", "NEW=1", "prog", "-x", "NCCL_X=5"]),
+        ({"command": ["mpirun", "prog", "-x"]}, ["mpirun", "-x", "NEW=1", "-x", "NCCL_X=5", "prog", "-x"]),
+        # a -x right after an mpirun that is not the first word; a NAME=value that is no -x pair is the program's
+        ({"command": ["env", "A=1", "mpirun", "-x", "NCCL_X=0", "prog"]}, ["env", "A=1", "mpirun", "-x", "NEW=1", "-x", "NCCL_X=5", "prog"]),
+        ({"command": ["mpirun", "prog", "NCCL_X=0"]}, ["mpirun", "-x", "NEW=1", "-x", "NCCL_X=5", "prog", "NCCL_X=0"]),
+        # a wrapper's own -x before mpirun, and another option sorting before -x, are not mpirun's -x
+        ({"command": ["wrapper", "-x", "NCCL_X=0", "mpirun", "prog"]}, ["wrapper", "-x", "NCCL_X=0", "mpirun", "-x", "NEW=1", "-x", "NCCL_X=5", "prog"]),
+        ({"command": ["mpirun", "--env", "NCCL_X=0", "prog"]}, ["mpirun", "-x", "NEW=1", "-x", "NCCL_X=5", "--env", "NCCL_X=0", "prog"]),
+        # one arg, not under /bin/bash -c: the plain line
+        ({"command": ["mpirun"], "args": ["all_reduce_perf"]}, ["mpirun", "-x", "NEW=1", "-x", "NCCL_X=5", "all_reduce_perf"]),
+    ],
+)
+def test_the_probe_env_rewrites_an_mpirun_line_in_its_place(trainer, line):
+    got = isolation_run.with_env(trainer, [{"name": "NEW", "value": 1}, {"name": "NCCL_X", "value": "5"}])
+    # the command keeps its number of words, the rest of the line is in args
+    assert got["command"] + got["args"] == line and len(got["command"]) == len(trainer["command"])
+    assert isolation_run.with_env(trainer, []) == trainer
+
+
+def test_the_pin_replaces_only_the_runtimes_hostname_expressions_whatever_their_keys_sort():
+    own = [
+        {"key": "cloud.google.com/gke-nodepool", "operator": "In", "values": ["a3"]},  # sorts before the hostname key
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["old"]},
+        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},  # before it too, by one word
+        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["z"]},  # after it
+    ]
+    runtime = {
+        "spec": {
+            "template": {
+                "spec": {
+                    "replicatedJobs": [
+                        {
+                            "name": "node",
+                            "template": {
+                                "spec": {
+                                    "template": {
+                                        "spec": {
+                                            "affinity": {
+                                                "nodeAffinity": {
+                                                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": own}]}
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            },
+                        }
+                    ]
+                }
+            }
+        }
+    }
+    (term,) = node_affinity(isolation_run.pair_trainjob(TRAINJOB, ["n1", "n0"], 1, 0, runtime=runtime))["nodeSelectorTerms"]
+    assert term["matchExpressions"] == [own[0], own[2], own[3], {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n0", "n1"]}]
+
+
+@pytest.mark.parametrize("max_minutes, waits", [(None, [3600, 3600]), (120, [3600, 3600]), (30, [1800, 1800])])
+def test_a_round_waits_an_hour_at_most_by_default(max_minutes, waits):
+    cluster = FakeCluster(["n2"])
+    outcome = isolation_run.run_isolation(cluster, TRAINJOB, NODES, judge_for(cluster), max_minutes=max_minutes, clock=lambda: 0)
+    assert [call[2] for call in cluster.calls if call[0] == "wait"][:2] == waits and len(outcome["rounds"]) >= 2
+
+
+@pytest.mark.parametrize("second_round_at, more", [(1799, True), (1800, False)])
+def test_the_time_budget_at_its_bound_and_a_second_before(second_round_at, more):
+    # The clock: the start, then each later look at it (the first round's timeout, then the next step's elapsed time).
+    ticks = iter([0, 0, 0, second_round_at] + [second_round_at] * 20)
+    cluster = FakeCluster(["n2"])
+    outcome = isolation_run.run_isolation(cluster, TRAINJOB, NODES, judge_for(cluster), max_minutes=30, clock=lambda: next(ticks))
+    assert (len(outcome["rounds"]) > 1) == more
+    assert (outcome["conclusion"]["outcome"] == "budget_exhausted") == (not more)
+
+
+def test_the_rounds_are_numbered_in_order_and_name_their_trainjobs():
+    cluster = FakeCluster(["n2"])
+    outcome = isolation_run.run_isolation(cluster, TRAINJOB, NODES, judge_for(cluster), max_jobs=8, max_minutes=30)
+    assert len(outcome["rounds"]) >= 3
+    for number, entry in enumerate(outcome["rounds"], 1):
+        assert entry["round"] == number
+        assert all(name.startswith("nccl-burnin-run1-iso-%d-" % number) for name in entry["trainjobs"])
+        assert all(result["round"] == number for result in entry["results"])
+
+
+def test_a_cluster_failure_carries_the_minutes_spent():
+    class Broken(FakeCluster):
+        def wait(self, names, timeout):
+            raise RuntimeError("gone")
+
+    ticks = iter([1000, 1000, 1000, 1610, 1610, 1610])  # a clock that does not start at 0
+    with pytest.raises(RuntimeError) as info:
+        isolation_run.run_isolation(Broken([]), TRAINJOB, NODES, None, clock=lambda: next(ticks))
+    assert info.value.partial["minutes"] == 10.17
+
+
+def test_a_planned_trainjob_read_back_from_json_is_a_trainjob():
+    # The plan reaches the isolation as JSON (Ansible's facts): its kind is an equal string, not this module's literal.
+    job = isolation_run.pair_trainjob(json.loads(json.dumps(TRAINJOB)), ["n0", "n1"], 1, 0)
+    assert job["kind"] == "TrainJob" and job["metadata"]["name"] == "nccl-burnin-run1-iso-1-0"
+    with pytest.raises(ConfigError, match="must be the planned TrainJob"):
+        isolation_run.pair_trainjob(json.loads(json.dumps(dict(TRAINJOB, kind="TrainingRuntime"))), ["n0", "n1"], 1, 0)
+
+
+@pytest.mark.parametrize("lines", [["exec mpirun -np 2 prog"], ["set -e", "exec mpirun -np 2 prog"], ["set -e", "export A=1", "exec mpirun -np 2 prog"]])
+def test_the_probe_env_reaches_the_exec_line_of_a_bash_script_of_any_length(lines):
+    trainer = {"command": ["/bin/bash", "-c"], "args": ["\n".join(lines)]}
+    got = isolation_run.with_env(trainer, [{"name": "NEW", "value": 1}])
+    assert got["command"] == ["/bin/bash", "-c"]
+    assert got["args"] == ["\n".join(lines[:-1] + ["exec mpirun -x NEW=1 -np 2 prog"])]
+
+
+@pytest.mark.parametrize("logs_pods, waited_on, verdict", [(None, ["n0", "n1"], "pass"), (None, ["n0", "n9"], "error"), (["n0", "n9"], ["n0", "n1"], "error")])
+def test_a_pairs_pods_are_the_logs_else_the_waits(logs_pods, waited_on, verdict):
+    class Cluster(FakeCluster):
+        def wait(self, names, timeout):
+            waited = FakeCluster.wait(self, names, timeout)
+            return dict((name, dict(entry, pods=[pod(node) for node in waited_on])) for name, entry in waited.items())
+
+        def logs(self, name, waited):
+            return {"results": [], "name": name, "pods": [pod(node) for node in logs_pods] if logs_pods else None}
+
+    cluster = Cluster([])
+    outcome = isolation_run.run_isolation(cluster, TRAINJOB, NODES, judge_for(cluster), max_jobs=2)
+    assert outcome["rounds"][0]["results"][0]["verdict"] == verdict
+
+
+def test_by_default_the_run_ran_its_nodes_together_so_a_pair_of_two_would_only_repeat_it():
+    cluster = FakeCluster(["n1"])
+    outcome = isolation_run.run_isolation(cluster, TRAINJOB, ["n0", "n1"], judge_for(cluster))
+    assert outcome["conclusion"]["outcome"] == "undetermined" and outcome["rounds"] == [] and cluster.calls == []
+    apart = isolation_run.run_isolation(cluster, TRAINJOB, ["n0", "n1"], judge_for(cluster), ran_together=False)
+    assert len(apart["rounds"]) == 1 and apart["rounds"][0]["pairs"] == [["n0", "n1"]]
+
+
+def test_the_pin_keeps_the_node_jobs_own_terms_not_another_jobs_sorting_after_it():
+    def job(name, key):
+        terms = {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "Exists"}]}]}
+        return {
+            "name": name,
+            "template": {"spec": {"template": {"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": terms}}}}}},
+        }
+
+    runtime = {
+        "spec": {"template": {"spec": {"replicatedJobs": [job("launcher", "example.com/l"), job("workers", "example.com/w"), job("node", "example.com/n")]}}}
+    }
+    (term,) = node_affinity(isolation_run.pair_trainjob(TRAINJOB, ["n0", "n1"], 1, 0, runtime=runtime))["nodeSelectorTerms"]
+    assert [expr["key"] for expr in term["matchExpressions"]] == ["example.com/n", "kubernetes.io/hostname"]
+
+
+def test_by_default_the_isolation_has_30_minutes():
+    cluster = FakeCluster(["n2"])
+    isolation_run.run_isolation(cluster, TRAINJOB, NODES, judge_for(cluster), clock=lambda: 0)
+    assert [call[2] for call in cluster.calls if call[0] == "wait"][0] == 1800
+
+
+def test_only_a_passed_node_outside_the_run_is_a_known_good_partner():
+    # pass sorts between error, fail and warn: each of them is no partner
+    verdicts = dict((node, {"verdict": verdict}) for node, verdict in (("e", "error"), ("f", "fail"), ("p", "pass"), ("w", "warn"), ("n0", "pass")))
+    assert isolation_run.known_good_nodes({"node_verdicts": verdicts}, ["n0", "n1"]) == ["p"]
+
+
+def test_a_pair_of_a_trainjob_read_back_from_json_holds_one_isolation_patch():
+    # a pair job made again from one read back (its earlier isolation patch's manager an equal string, not this module's)
+    earlier = isolation_run.pair_trainjob(TRAINJOB, ["n0", "n1"], 1, 0)
+    again = isolation_run.pair_trainjob(json.loads(json.dumps(earlier)), ["n2", "n3"], 2, 0)
+    assert [p["manager"] for p in again["spec"]["runtimePatches"]] == ["gpufleet.burnin/image-pull-secrets", "gpufleet.burnin/isolation"]
+    assert node_affinity(again)["nodeSelectorTerms"][0]["matchExpressions"][-1]["values"] == ["n2", "n3"]
+
+
+def test_a_pairs_pods_read_back_from_json_are_checked_for_strays():
+    verdict = {"verdict": "pass", "reason": "ok", "metrics": {"peak_busbw": 440.0, "largest_size": 1024}}
+    pods = json.loads(json.dumps([pod("n0"), pod("n3")]))
+    assert isolation_run.pair_result(["n0", "n1"], "j", 1, {"outcome": "Complete", "pods": pods}, verdict)["verdict"] == "error"
+
+
+@pytest.mark.parametrize("kind", ["ConfigMap", "TrainingRuntime"])  # sorting before and after TrainJob
+def test_only_a_trainjob_makes_a_pair_job(kind):
+    with pytest.raises(ConfigError, match="must be the planned TrainJob"):
+        isolation_run.pair_trainjob(dict(TRAINJOB, kind=kind), ["n0", "n1"], 1, 0)
+
+
+def test_check_mode_spends_no_minutes_and_finds_nothing():
+    outcome = isolation_run.run_isolation(None, TRAINJOB, NODES, None, check_mode=True)
+    assert (outcome["minutes"], outcome["results"], outcome["findings"], outcome["nodes"]) == (0.0, [], [], NODES)
+    assert [job["metadata"]["name"] for job in outcome["objects"]] == ["nccl-burnin-run1-iso-1-0", "nccl-burnin-run1-iso-1-1"]
+
+
+def test_a_bash_line_without_a_script_runs_no_mpirun():
+    with pytest.raises(ConfigError, match="runs no mpirun"):
+        isolation_run.with_env({"command": ["/bin/bash", "-c"], "args": []}, [{"name": "NEW", "value": 1}])

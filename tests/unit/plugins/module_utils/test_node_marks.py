@@ -186,3 +186,53 @@ def test_the_role_refuses_bad_mark_variables_naming_them(given, field, words):
 def test_the_role_takes_mark_variables_as_text():
     checked = check_role_vars({"burnin_node_marks": "yes", "burnin_mark_ttl_hours": "6", "burnin_mark_condition": "false"})
     assert checked["burnin_node_marks"] is True and checked["burnin_mark_ttl_hours"] == 6 and checked["burnin_mark_condition"] is False
+
+
+# What the mutation run of cluster/node_marks.py whole (issue 47, fifth round) left.
+
+
+def test_the_record_is_written_with_sorted_keys():
+    after = marked(node(), "pass", ttl=2)
+    assert after["annotations"][nm.MARKS_RECORD] == '{"condition":"","expires":%d,"marked_at":%d,"run_id":"run-1"}' % (NOW + 2 * HOUR, NOW)
+
+
+def test_the_latest_runs_marks_of_different_times_are_none_superseded():
+    # Each record is read from its own node's JSON: one run's id on two nodes is two equal strings, not one object.
+    early = marked(node("early"), "pass", run="run-2", now=NOW)
+    late = marked(node("late"), "pass", run="run-2", now=NOW + 60)
+    older = marked(node("older"), "pass", run="run-1", now=NOW - 60)
+    assert nm.plan_expire([early, late, older], NOW + HOUR) == {"older": "superseded by run run-2"}
+
+
+@pytest.mark.parametrize("now, ok", [(0, True), (nm.NOW_MAX, True), (str(nm.NOW_MAX), True), (4102444800, True), (4102444801, False), (-1, False)])
+def test_the_role_takes_a_given_clock_up_to_2100(now, ok):
+    if ok:
+        assert check_role_vars({"burnin_marks_now": now})["burnin_marks_now"] == int(now)
+    else:
+        with pytest.raises(ConfigError) as raised:
+            check_role_vars({"burnin_marks_now": now})
+        assert raised.value.field == "burnin_marks_now"
+
+
+def test_a_verdict_annotation_over_the_bound_loses_half_of_its_longest_list_at_a_time():
+    evidence = [{"id": "e%d" % index, "lines": ["y" * 280] * 3} for index in range(16)]
+    big = dict(entry(verdict="fail"), evidence=evidence)
+    assert len(json.dumps(big)) > nm.VERDICT_MAX_BYTES and len(json.dumps(dict(big, evidence=evidence[:8]))) < nm.VERDICT_MAX_BYTES
+    shown = json.loads(nm.bounded_entry(big))
+    assert shown["evidence"] == evidence[:8] and shown["reasons"] == big["reasons"]
+
+
+def test_the_conditions_transition_time_is_kept_for_a_status_read_back_from_json():
+    before = json.loads(json.dumps({"type": nm.CONDITION_TYPE, "status": "True", "lastTransitionTime": "2025-01-01T00:00:00Z"}))
+    kept = nm.condition_for("pass", "run-2", NOW + HOUR, [], NOW, before=before)
+    assert kept["lastTransitionTime"] == "2025-01-01T00:00:00Z" and kept["lastHeartbeatTime"] == nm.iso(NOW)
+    moved = nm.condition_for("fail", "run-2", NOW + HOUR, [], NOW, before=before)
+    assert moved["lastTransitionTime"] == nm.iso(NOW) and moved["status"] == "False"
+
+
+def test_the_collections_condition_is_found_among_a_nodes_conditions():
+    ours = {"type": nm.CONDITION_TYPE, "status": "True", "reason": "BurninPass", "message": "m", "lastHeartbeatTime": "a", "lastTransitionTime": "b"}
+    obj = {"status": {"conditions": ["not a condition", {"type": "Ready", "status": "True"}, dict(ours, extra="dropped")]}}
+    assert nm.condition_of(obj) == ours
+    assert nm.condition_of({"status": {"conditions": [{"type": "Ready", "status": "True"}]}}) is None
+    assert nm.condition_of({}) is None

@@ -9,6 +9,8 @@ __metaclass__ = type
 
 import os
 
+import pytest
+
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import pod_logs
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import NO_PODS, collect, has_ended_once, not_started, reads_whole
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import verdict
@@ -143,3 +145,119 @@ def test_the_cap_has_a_floor_and_collect_notes_the_cut_pods():
     assert out["results"][0]["cut"] == cut and list(out["summary"]["cut"]) == ["p-1"]
     assert "12 lines between were not" in out["summary"]["cut"]["p-1"]
     assert out["summary"]["note"].endswith("cut at burnin_log_max_bytes: p-1")
+
+
+# What the mutation run of cluster/pod_logs.py whole (issue 47, fifth round) left.
+
+
+@pytest.mark.parametrize(
+    "text, lines, want",
+    [("a\nb\nc\n", None, "a\nb\nc\n"), ("a\nb\nc\n", 2, "b\nc\n"), ("a\nb\nc", "1", "c"), ("a\nb\nc\n", 5, "a\nb\nc\n"), ("a\n", 0, ""), (None, 3, None)],
+)
+def test_a_tail_of_lines_as_the_api_gives_it(text, lines, want):
+    assert pod_logs.tail_of(text, lines) == want
+
+
+@pytest.mark.parametrize("status, ended", [({"phase": "Succeeded"}, True), ({"phase": "Failed"}, True), ({"phase": "Running"}, False), (None, False)])
+def test_a_pod_has_ended_for_good_in_a_final_phase_only(status, ended):
+    assert pod_logs.has_ended_for_good({"status": status} if status is not None else {}) is ended
+
+
+def test_a_log_of_a_few_mebibytes_is_read_whole_by_default():
+    text = b"".join(b"line %07d of a long but ordinary log\n" % index for index in range(100000))  # 3.7 MiB
+    assert pod_logs.LogBound().max_bytes == 16 << 20
+    assert pod_logs.bound_text(text) == (text.decode("utf-8"), None)
+
+
+def test_every_spill_keeps_its_lines_that_are_not_nccl_info_and_counts_the_dropped_ones():
+    # 3000 lines, 3 in 40 not NCCL INFO (the middle's share holds them all), fed in 4 KiB chunks under the smallest
+    # cap: the tail spills several times, and each spill adds its lines to the middle after the earlier ones.
+    lines = [
+        (b"h:1:1 [0] WARN line %04d kept\n" % index) if index % 40 in (7, 19, 33) else (b"h:1:1 [0] NCCL INFO Channel %04d via P2P/CUMEM\n" % index)
+        for index in range(3000)
+    ]
+    text = b"".join(lines)
+    bound = pod_logs.LogBound(pod_logs.MIN_LOG_BYTES)
+    for start in range(0, len(text), 4096):
+        bound.feed(text[start : start + 4096])
+    got, cut = bound.result()
+    kept = got.encode("utf-8").splitlines(True)
+    assert cut["size"] == len(text) and len(got.encode("utf-8")) <= pod_logs.MIN_LOG_BYTES
+    assert [line for line in lines if b"WARN" in line] == [line for line in kept if b"WARN" in line]
+    assert cut["lines_dropped"] == len(lines) - len(kept) > 0
+
+
+def test_a_log_without_nccl_info_lines_fills_its_cap_up_to_a_line_in_each_part():
+    lines = [b"rank %05d: a table row or a warning, nothing of NCCL's INFO\n" % index for index in range(4000)]
+    got, cut = pod_logs.bound_text(b"".join(lines), pod_logs.MIN_LOG_BYTES)
+    kept = got.encode("utf-8")
+    # head, middle and tail each end on a line: less than three lines short of the cap
+    assert pod_logs.MIN_LOG_BYTES - 3 * len(lines[0]) < len(kept) <= pod_logs.MIN_LOG_BYTES
+    # whole lines of the log, in its order
+    assert kept.splitlines(True) == sorted(kept.splitlines(True)) and set(kept.splitlines(True)) <= set(lines)
+    assert cut["lines_dropped"] == len(lines) - len(kept.splitlines(True))
+
+
+def test_the_logs_are_written_one_file_a_pod(tmp_path):
+    results = [
+        {"item": {"metadata": {"name": "job-node-0-0"}}, "log": "NCCL version 2.21.5\n"},
+        {"item": {"metadata": {"name": "job-node-0-1"}}, "failed": True, "msg": "pod gone"},
+        {"item": {"metadata": {"name": "job-node-0-2"}}, "log": None},
+    ]
+    paths, changed = pod_logs.write_logs(str(tmp_path / "logs"), results)
+    assert [os.path.basename(path) for path in paths] == ["job-node-0-0.log", "job-node-0-2.log"] and changed
+    assert (tmp_path / "logs" / "job-node-0-0.log").read_text() == "NCCL version 2.21.5\n"
+    assert (tmp_path / "logs" / "job-node-0-2.log").read_text() == ""
+    assert pod_logs.write_logs(str(tmp_path / "logs"), results) == (paths, False)
+
+
+def test_a_last_line_longer_than_the_tail_counts_as_one_line_dropped():
+    head = b"".join(b"NCCL version line %03d\n" % index for index in range(400))  # over the head's eighth
+    got, cut = pod_logs.bound_text(head + b"#" * (200 << 10), pod_logs.MIN_LOG_BYTES)
+    kept = got.encode("utf-8")
+    assert kept.endswith(b"#" * (pod_logs.MIN_LOG_BYTES // pod_logs.TAIL_SHARE)) and not kept.endswith(
+        b"#" * (pod_logs.MIN_LOG_BYTES // pod_logs.TAIL_SHARE + 1)
+    )
+    # the head's lines that did not fit, and the one long line whose start is gone
+    assert cut["lines_dropped"] == 400 - kept.count(b"\n") + 1
+
+
+def test_a_middle_that_fills_at_a_later_spill_stays_full():
+    # Lines that are not NCCL INFO few at first (the middle takes them), then only such lines (the middle fills at a
+    # later spill, not the first): what is kept stays within the cap, whole lines in order.
+    lines = [
+        (b"%05d [0] NCCL INFO Channel via P2P/CUMEM\n" % index) if index < 1500 and index % 40 else (b"%05d [0] a row or a warning\n" % index)
+        for index in range(6000)
+    ]
+    text = b"".join(lines)
+    bound = pod_logs.LogBound(pod_logs.MIN_LOG_BYTES)
+    for start in range(0, len(text), 4096):
+        bound.feed(text[start : start + 4096])
+    got, cut = bound.result()
+    kept = got.encode("utf-8").splitlines(True)
+    assert pod_logs.MIN_LOG_BYTES - 3 * len(lines[-1]) < len(got.encode("utf-8")) <= pod_logs.MIN_LOG_BYTES
+    assert kept == sorted(kept) and set(kept) <= set(lines)
+    # the few of the first part all kept (the middle took them before it filled)
+    assert set(line for line in lines[:1500] if b"INFO" not in line) <= set(kept)
+    assert cut["lines_dropped"] == len(lines) - len(kept)
+
+
+def test_an_empty_line_before_a_line_longer_than_the_middle_is_kept():
+    # The head's eighth holds exactly its 128 lines; then an empty line, a line longer than the middle's share, and
+    # NCCL INFO lines: the middle keeps what fits of the lines that are not INFO, whole lines, here the empty one.
+    head = b"".join(b"head line %053d\n" % index for index in range(128))
+    assert len(head) == pod_logs.MIN_LOG_BYTES // pod_logs.HEAD_SHARE
+    info = b"".join(b"h:1:1 [0] NCCL INFO Channel %05d via P2P/CUMEM\n" % index for index in range(3000))
+    got, cut = pod_logs.bound_text(head + b"\n" + b"y" * 30000 + b"\n" + info, pod_logs.MIN_LOG_BYTES)
+    kept = got.encode("utf-8")
+    assert kept.startswith(head + b"\n" + b"h:1:1 [0] NCCL INFO Channel") and info.endswith(kept[len(head) + 1 :])
+    assert cut["lines_dropped"] == 1 + 3000 - (kept.count(b"\n") - 129)
+
+
+def test_a_line_longer_than_the_middle_right_after_the_head_is_dropped_whole():
+    head = b"".join(b"head line %053d\n" % index for index in range(128))
+    info = b"".join(b"h:1:1 [0] NCCL INFO Channel %05d via P2P/CUMEM\n" % index for index in range(3000))
+    got, cut = pod_logs.bound_text(head + b"y" * 30000 + b"\n" + info, pod_logs.MIN_LOG_BYTES)
+    kept = got.encode("utf-8")
+    assert kept.startswith(head + b"h:1:1 [0] NCCL INFO Channel") and info.endswith(kept[len(head) :])
+    assert cut["lines_dropped"] == 1 + 3000 - (kept.count(b"\n") - 128)

@@ -379,3 +379,86 @@ def test_a_third_stage_is_recorded_after_the_first_two():
     assert [record["stage"] for record in result["stages"]] == ["node", "fleet", "dcgm"]
     assert [len(record["attempts"]) for record in result["stages"]] == [1, 1, 1]
     assert result["stages"][2]["attempts"][0]["trainjob"] == "job-dcgm"
+
+
+# ------------------------------------------------------------------------------------------------ mutation (issue 47, fifth round)
+
+
+def attempts_result(stage, verdicts):
+    result = {}
+    for number, verdict in enumerate(verdicts, 1):
+        result = dict(result, **cluster_result.recorded_attempt(result, stage, "job-%d" % number, {"verdict": verdict, "reason": "r", "findings": []}))
+    return result
+
+
+@pytest.mark.parametrize(
+    "verdicts, repeats, want",
+    [
+        (["fail"], 3, 2),  # fewer attempts than reruns allowed: the next one
+        (["fail", "warn"], 3, 3),
+        (["fail", "fail"], 2, 3),  # at the bound: the last rerun
+        (["fail", "fail", "fail"], 2, 0),  # one past it: done
+        (["warn", "warn", "warn", "warn"], 10, 5),
+        (["fail", "pass"], 10, 0),
+        (["warn", "error"], 10, 0),
+    ],
+)
+def test_the_next_attempt_at_the_repeats_bound_and_one_past_it(verdicts, repeats, want):
+    assert stages.next_attempt(attempts_result("node", verdicts), "node", repeats) == want
+    assert stages.next_attempt(attempts_result("node", verdicts), "node", str(repeats)) == want
+
+
+@pytest.mark.parametrize("given, want", [({}, 1), ({"burnin_nodes": None}, 1), ({"burnin_nodes": 0}, 1), ({"burnin_nodes": 3}, 3)])
+def test_a_node_stage_without_counted_nodes_runs_on_burnin_nodes_else_one(given, want):
+    variables, note = stages.stage_variables(dict(given, burnin_entry_name="e"), "node", cluster={})
+    assert variables["burnin_nodes"] == want
+    assert note == "the GPU nodes could not be counted (nodes not listed): the node stage runs on burnin_nodes (%d) nodes" % want
+
+
+@pytest.mark.parametrize(
+    "stage_list, repeats, want",
+    [
+        (["node", "fleet"], None, "x-r1-node"),  # by default no rerun: the first attempts' names
+        (["node", "fleet"], 0, "x-r1-node"),
+        (["node", "fleet"], 1, "x-r1-node-2"),
+        (["fleet"], 10, "x-r1-11"),
+        (None, 0, "x-r1"),
+        (["isolation"], 0, "x-r1"),  # no TrainJob of its own: the run's name
+    ],
+)
+def test_the_longest_trainjob_name_of_a_run(stage_list, repeats, want):
+    if repeats is None:
+        assert stages.longest_trainjob("x-r1", stage_list) == want
+    else:
+        assert stages.longest_trainjob("x-r1", stage_list, repeats) == want
+
+
+@pytest.mark.parametrize("available, shown", [([], "none"), (["nccl-all-reduce"], "nccl-all-reduce"), (["a", "b"], "a, b")])
+def test_a_missing_node_stage_workload_names_the_workloads_there_else_none(available, shown):
+    with pytest.raises(ConfigError) as caught:
+        stages.check_stages("burnin_stages", ["node", "fleet"], available)
+    assert str(caught.value).endswith(
+        "stage node runs the catalogue workload nccl-all-reduce-node, but templates/workloads/nccl-all-reduce-node.yaml is missing; available: %s" % shown
+    )
+
+
+@pytest.mark.parametrize("value, want", [(0, 0), ("0", 0), (10, 10), (" 10 ", 10), (-1, None), (11, None), ("11", None)])
+def test_repeats_at_their_bounds_and_one_past_them(value, want):
+    if want is None:
+        with pytest.raises(ConfigError, match="must be an integer from 0 to 10"):
+            stages.check_repeats("burnin_repeats", value)
+    else:
+        assert stages.check_repeats("burnin_repeats", value) == want
+
+
+def test_a_stage_listed_twice_is_refused_under_its_index_with_its_name():
+    with pytest.raises(ConfigError) as caught:
+        stages.check_stages("burnin_stages", ["node", "fleet", "node"])
+    assert caught.value.field == "burnin_stages[2]"
+    assert str(caught.value).endswith("stage node is listed twice (burnin_repeats runs a stage again)")
+
+
+def test_an_error_read_back_from_json_stops_the_later_stages():
+    # A resumed run's verdicts are read from its JSON record: equal strings, not this module's literals.
+    assert stages.stop_after(json.loads('"error"')) is True
+    assert stages.stop_after(json.loads('"fail"')) is False

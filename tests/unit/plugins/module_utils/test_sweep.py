@@ -590,3 +590,114 @@ def test_the_pin_replaces_only_the_hostname_expression_and_the_hold_only_the_hol
     (term,) = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert term["matchExpressions"] == [expressions[0], expressions[2], {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}]
     assert spec["tolerations"] == [tolerations[0], tolerations[2], {"key": sweep.HOLD_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
+
+
+# ------------------------------------------------------------------------------------------------ mutation (issue 47, fifth round)
+
+
+@pytest.mark.parametrize("verdict", ["warn", "fail", "error"])
+def test_a_recent_mark_that_is_no_pass_is_not_stale(verdict):
+    # Stale is missing, expired or older than max_age_hours: a node marked warn, fail or error an hour ago is none.
+    nodes = [node("a", marked_hours_ago=1, verdict=verdict), node("b", marked_hours_ago=30, verdict=verdict)]
+    chosen = select(nodes, [], NOW, OPTIONS)
+    assert chosen["fresh"] == ["a"] and [(row["node"], row["why"]) for row in chosen["picked"]] == [("b", "expired")]
+
+
+@pytest.mark.parametrize("max_percent, ok", [(0, False), (1, True), (100, True), (101, False)])
+def test_the_sweeps_percent_at_its_bounds_and_one_past_them(max_percent, ok):
+    if ok:
+        assert sweep.check_options(1, 1, max_percent, "none")["max_percent"] == max_percent
+    else:
+        with pytest.raises(ConfigError, match="max_percent"):
+            sweep.check_options(1, 1, max_percent, "none")
+
+
+def test_the_priority_class_value_is_the_documented_one():
+    # docs/sweep.md: value -1000, below every default (0)
+    assert sweep.PRIORITY_VALUE == -1000 and sweep.priority_class()["value"] == -1000
+
+
+def test_only_a_preempted_pod_on_a_picked_node_counts():
+    preempted = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+    pods = [
+        {"spec": {"nodeName": "a"}, "status": {"conditions": [preempted]}},  # picked, preempted
+        {"spec": {"nodeName": "b"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}},  # picked, running
+        {"spec": {"nodeName": "c"}, "status": {"conditions": [preempted]}},  # preempted, not the sweep's node
+    ]
+    assert sweep.preempted_nodes([], pods, ["a", "b"]) == ["a"]
+
+
+def test_an_earlier_runs_event_does_not_end_the_read_of_this_runs():
+    events = [
+        {"reason": "Preempted", "message": "Preempted by pod u1 on node a", "involvedObject": {"name": "nccl-burnin-r1-node-node-0-0-x"}},
+        {"reason": "Preempted", "message": "Preempted by pod u2 on node b", "involvedObject": {"name": "nccl-burnin-r2-node-node-0-0-y"}},
+    ]
+    assert sweep.preempted_nodes(events, [], ["a", "b"], run_id="r2") == ["b"]
+
+
+@pytest.mark.parametrize("length, found", [(1024, ["node-1"]), (1025, [])])
+def test_an_events_message_is_read_in_its_first_1024_characters(length, found):
+    tail = " on node node-1"
+    message = "x" * (length - len(tail)) + tail
+    assert len(message) == length
+    assert sweep.preempted_nodes([{"reason": "Preempted", "message": message}], [], ["node-1"]) == found
+
+
+def test_the_ratio_lines_are_given_to_six_decimals():
+    two = coverage([node("x", marked_hours_ago=3), node("y"), node("z")], NOW, {})
+    lines = sweep.prometheus(sweep.fleet_coverage({"c1": two})).splitlines()
+    assert 'gpufleet_burnin_nodes_verified_ratio{cluster="c1"} 0.333333' in lines
+    assert 'gpufleet_burnin_nodes_verified_ratio{cluster=""} 0.333333' in lines
+
+
+def test_the_page_shows_a_dash_for_no_picked_node_and_the_names_else():
+    cover = sweep.fleet_coverage({"c1": coverage([node("x")], NOW, {"picked": ["x", "y"]}), "c2": coverage([node("z", marked_hours_ago=1)], NOW, {})})
+    page = sweep.html(cover)
+    assert "<td>x, y</td>" in page
+    row = [part for part in page.split("<tr>") if part.startswith("<td>c2</td>")][0]
+    assert row.count("<td>-</td>") >= 3  # never verified, picked, preempted
+
+
+def test_by_default_the_pinned_pods_do_not_tolerate_the_hold_taint():
+    spec = _pod_specs(sweep.pinned([_runtime(["node"], [], [])], ["n1"]))["node"]
+    assert not [t for t in spec.get("tolerations") or [] if t.get("key") == sweep.HOLD_TAINT_KEY]
+
+
+def test_the_page_shows_the_oldest_verification_and_the_preempted_nodes_else_a_dash():
+    cover = sweep.fleet_coverage({"c1": coverage([node("x")], NOW, {}, preempted=["x"]), "c2": coverage([node("z", marked_hours_ago=1)], NOW, {})})
+    rows = dict((part.split("</td>")[0][len("<td>") :], part) for part in sweep.html(cover).split("<tr>") if part.startswith("<td>"))
+
+    def cells(cluster):
+        return rows[cluster].split("</tr>")[0][len("<td>") : -len("</td>")].split("</td><td>")
+
+    # cluster, GPU nodes, verified, verified %, oldest verification, never verified, picked, preempted, skipped
+    assert cells("c1")[4:8] == ["-", "x", "-", "x"] and cells("c2")[4:8] == [nm.iso(NOW - HOUR), "-", "-", "-"]
+
+
+def test_a_fleet_without_gpu_nodes_has_a_ratio_of_0():
+    assert 'gpufleet_burnin_nodes_verified_ratio{cluster=""} 0.0' in sweep.prometheus(sweep.fleet_coverage({})).splitlines()
+
+
+def test_a_hold_of_any_other_run_is_stale_whichever_sorts_first():
+    nodes = [node("a", taints=[sweep.hold_taint("run-1")]), node("b", taints=[sweep.hold_taint("run-2")]), node("c", taints=[sweep.hold_taint("run-3")])]
+    assert sweep.stale_holds(nodes, "run-2") == ["a", "c"]
+
+
+def test_only_the_training_runtime_is_pinned_whatever_the_other_kinds_sort():
+    other = {"kind": "Workload", "spec": {"podSets": []}}  # sorts after TrainingRuntime
+    out = sweep.pinned([_runtime(["node"], [], []), other], ["n1"], hold=True)
+    assert out[1] == other and "affinity" in _pod_specs(out)["node"]
+
+
+def test_the_hold_toleration_read_back_from_json_is_replaced_not_doubled():
+    tolerations = json.loads(json.dumps([{"key": sweep.HOLD_TAINT_KEY, "operator": "Equal", "value": "old"}]))
+    spec = _pod_specs(sweep.pinned(json.loads(json.dumps([_runtime(["node"], tolerations, [])])), ["n1"], hold=True))["node"]
+    assert spec["tolerations"] == [{"key": sweep.HOLD_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
+
+
+@pytest.mark.parametrize("seconds_ago, stale", [(24 * HOUR, True), (24 * HOUR - 1, False)])
+def test_a_mark_exactly_max_age_hours_old_is_stale_and_a_second_younger_is_not(seconds_ago, stale):
+    # marks of 48 hours: not expired, only old
+    chosen = select([node("a", marked_hours_ago=seconds_ago / float(HOUR), ttl=48)], [], NOW, sweep.check_options(24, 10, 100, "none"))
+    assert [(row["node"], row["why"]) for row in chosen["picked"]] == ([("a", "stale")] if stale else [])
+    assert chosen["fresh"] == ([] if stale else ["a"])

@@ -11,11 +11,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import importlib.util
+import json
 import os
 
 import pytest
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.watching import watch_until
+from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.watching import WatchError, watch_until
 
 # The polling tests' fake clock and error texts (a sibling file, not a package).
 _SPEC = importlib.util.spec_from_file_location("_polling_tests", os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_polling.py"))
@@ -426,8 +427,9 @@ def test_the_default_back_off_doubles_up_to_8_seconds():
     assert run(source, clock, grace=300)["state"] == "done" and clock.sleeps == [1, 2, 4, 8, 8, 8]
 
 
-def test_a_stream_that_stood_a_second_before_it_broke_starts_the_grace_again():
-    clock = FakeClock()
+@pytest.mark.parametrize("start", [1000.0, 0.0])  # a monotonic clock may start anywhere, 0 too
+def test_a_stream_that_stood_a_second_before_it_broke_starts_the_grace_again(start):
+    clock = FakeClock(start=start)
 
     class Stood(FakeSource):
         def _stream(self, script, seconds):
@@ -483,18 +485,121 @@ class Slow(FakeSource):
         (0.5, [1, 2, 0.5]),  # refused at 0.5, 2, 4.5 and 5.5 s: the last past it
     ],
 )
-def test_a_cluster_that_stays_unreachable_ends_the_wait_at_its_timeout_and_past_it(took, sleeps):
-    clock = FakeClock()
+@pytest.mark.parametrize("start", [1000.0, 0.0])  # a monotonic clock may start anywhere, 0 too
+def test_a_cluster_that_stays_unreachable_ends_the_wait_at_its_timeout_and_past_it(took, sleeps, start):
+    clock = FakeClock(start=start)
     source = Slow(clock, [ConnectionError(REFUSED)], [])
     source.took = took
     out = run(source, clock, timeout=5, grace=120)
     assert (out["state"], out["lists"], clock.sleeps) == ("timeout", 4, sleeps)
 
 
-def test_the_unreachable_seconds_are_given_to_a_tenth():
-    clock = FakeClock()
-    # each try takes 0.3 s: refused at 0.3, 1.6 and 3.9 s, the grace of 2 s passed 3.6 s after the first
+@pytest.mark.parametrize("start", [1000.0, 0.0])
+@pytest.mark.parametrize("took, seconds", [(0.3, 3.6), (0.33, 3.7)])
+def test_the_unreachable_seconds_are_given_to_a_tenth(start, took, seconds):
+    clock = FakeClock(start=start)
+    # each try takes TOOK s: with 0.3, refused at 0.3, 1.6 and 3.9 s, the grace of 2 s passed 3.6 s after the first;
+    # with 0.33, 3.66 s after it, given as 3.7
     source = Slow(clock, [listed(10, job("a", 9))], [ConnectionError(REFUSED)] * 10)
-    source.took = 0.3
+    source.took = took
     out = run(source, clock, grace=2)
-    assert (out["state"], out["unreachable_seconds"], clock.sleeps) == ("unreachable", 3.6, [1, 2])
+    assert (out["state"], out["unreachable_seconds"], clock.sleeps) == ("unreachable", seconds, [1, 2])
+
+
+# What the mutation run of cluster/watching.py whole (issue 47, fifth round) left.
+
+
+@pytest.mark.parametrize(
+    "status, code, shown",
+    [
+        ({"code": 500, "message": "etcd is down"}, 500, '"code": 500'),
+        ({"message": "no code"}, None, '"message": "no code"'),
+        ("a text, not a Status", None, '"message": "a text, not a Status"'),
+    ],
+)
+def test_a_watch_error_keeps_its_status_code_and_shows_a_status_object(status, code, shown):
+    error = WatchError(status)
+    assert error.status == code
+    assert str(error).startswith('watch ERROR event: {"kind": "Status", ') and shown in str(error)
+
+
+@pytest.mark.parametrize("watch_seconds, asked", [(0, 1), (0.4, 1), (1, 1), (1.2, 2)])
+def test_a_watch_asks_the_server_for_at_least_one_second(watch_seconds, asked):
+    # 0 seconds would be no timeout of ours (the server's own default, minutes): a watch asks for one at least.
+    clock = FakeClock()
+    source = FakeSource(clock, [listed(10, job("a", 9))], [[event("MODIFIED", job("a", 11, True))]])
+    assert run(source, clock, watch_seconds=watch_seconds)["state"] == "done"
+    assert source.calls[1] == ("watch", "10", asked)
+
+
+def test_events_read_from_json_follow_the_same_rules():
+    # The real stream's events are parsed JSON: their types and codes are new objects, not this module's literals.
+    clock = FakeClock()
+    source = FakeSource(
+        clock,
+        [listed(10, job("a", 9), job("b", 8)), listed(500, job("a", 499))],
+        json.loads(
+            json.dumps(
+                [
+                    [
+                        event("ADDED", job("c", 11), at=1),
+                        event("DELETED", job("b", 12), at=2),
+                        event("BOOKMARK", {"metadata": {"resourceVersion": "15"}}, at=3),
+                    ],
+                    [event("ERROR", {"kind": "Status", "code": 410, "reason": "Expired"}, at=70)],
+                    [event("MODIFIED", job("a", 501, True), at=80)],
+                ]
+            )
+        ),
+    )
+    asked = []
+
+    def done(objects):
+        asked.append(sorted(objects))
+        return ended(objects)
+
+    out = watch_until(source, done, 600, 120, clock=clock.clock, sleep=clock.sleep)
+    assert out["state"] == "done" and out["relists"] == 1
+    assert [call[1] for call in source.calls if call[0] == "watch"] == ["10", "15", "500"]
+    # A BOOKMARK moves the version only: DONE is not asked again for it.
+    assert asked == [["a", "b"], ["a", "b", "c"], ["a", "c"], ["a", "c"], ["a"], ["a"]]
+
+
+@pytest.mark.parametrize("late, state", [(599.5, "done"), (600, "timeout"), (600.5, "timeout")])
+@pytest.mark.parametrize("start", [1000.0, 100.0])  # a monotonic clock may start anywhere
+def test_the_waits_timeout_ends_it_at_an_event_of_a_stream_that_goes_on(late, state, start):
+    clock = FakeClock(start=start)
+    source = FakeSource(
+        clock,
+        [listed(10, job("a", 9))],
+        [[event("MODIFIED", job("a", 11), at=5), event("MODIFIED", job("a", 12), at=late), event("MODIFIED", job("a", 13, True), at=601)]],
+    )
+    out = run(source, clock, timeout=600, watch_seconds=1000)
+    assert out["state"] == state
+    assert out["watches"] == 1 and clock.now - clock.start == (601 if state == "done" else late)
+
+
+@pytest.mark.parametrize("took, sleeps", [(0, [1]), (0.9, [1]), (1, []), (1.5, []), (30, [])])
+@pytest.mark.parametrize("events", [[], [event("MODIFIED", job("a", 10))]])
+@pytest.mark.parametrize("start", [1000.0, 0.0])  # a monotonic clock may start anywhere, 0 too
+def test_a_watch_that_ended_empty_within_a_second_pauses_before_the_next(took, sleeps, events, start):
+    # only an empty one: a watch that brought an event, however soon it ended, is opened again at once
+    sleeps = sleeps if not events else []
+    clock = FakeClock(start=start)
+
+    class Source(object):
+        def __init__(self):
+            self.watches = 0
+
+        def list(self):
+            return listed(10, job("a", 9))
+
+        def watch(self, resource_version, seconds):
+            self.watches += 1
+            if self.watches == 1:
+                clock.now += took  # the server ended it after TOOK seconds
+                return iter(events)
+            return iter([event("MODIFIED", job("a", 12, True))])
+
+    assert run(Source(), clock)["state"] == "done"
+    assert clock.sleeps == sleeps
