@@ -5,6 +5,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import json
 
 import pytest
@@ -275,32 +276,9 @@ def test_the_pin_replaces_only_the_runtimes_hostname_expressions_whatever_their_
         {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},  # before it too, by one word
         {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["z"]},  # after it
     ]
-    runtime = {
-        "spec": {
-            "template": {
-                "spec": {
-                    "replicatedJobs": [
-                        {
-                            "name": "node",
-                            "template": {
-                                "spec": {
-                                    "template": {
-                                        "spec": {
-                                            "affinity": {
-                                                "nodeAffinity": {
-                                                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": own}]}
-                                                }
-                                            }
-                                        }
-                                    }
-                                }
-                            },
-                        }
-                    ]
-                }
-            }
-        }
-    }
+    runtime = copy.deepcopy(RUNTIME)
+    pod = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] = [{"matchExpressions": own}]
     (term,) = node_affinity(isolation_run.pair_trainjob(TRAINJOB, ["n1", "n0"], 1, 0, runtime=runtime))["nodeSelectorTerms"]
     assert term["matchExpressions"] == [own[0], own[2], own[3], {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n0", "n1"]}]
 
