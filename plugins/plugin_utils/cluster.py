@@ -36,7 +36,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.watching i
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.runtime import API_VERSION as TRAINER_API
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import (
     ListWatch,
-    api_client_of,
+    dynamic_client_of,
     apply_with,
     configured_server,
     k8s_reader,
@@ -390,7 +390,7 @@ class Cluster(object):
         thread of their own), or polled when they cannot be watched (or the ``watch`` option is off)."""
 
         def read_log(pod, cuts):
-            return pod_log(api_client_of(self.service), pod, max_bytes=self.options["max_bytes"], cuts=cuts)
+            return pod_log(dynamic_client_of(self.service), pod, max_bytes=self.options["max_bytes"], cuts=cuts)
 
         if not self.options["watch"]:
             pods = _PodsSeen(names, read_log)
@@ -503,7 +503,7 @@ class Cluster(object):
                 read[pod_name(pod)] = (tail_of(early[pod_name(pod)], tail), None)
                 continue
             try:
-                read[pod_name(pod)] = (pod_log(api_client_of(self.service), pod, tail, self.options["max_bytes"], cuts), None)
+                read[pod_name(pod)] = (pod_log(dynamic_client_of(self.service), pod, tail, self.options["max_bytes"], cuts), None)
             except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
                 error = self.classified(str(exc))
                 if reused and error["category"] == "NotFound":

@@ -23,7 +23,6 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.files import safe_
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cancel
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.remediation_run import asked as remediation_asked
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster_stages import DETECT, REMEDIATE, detect_cluster, remediate_cluster, run_cluster_stage
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import warm_log_api
 
 # What gpufleet.burnin.burnin_start registered for each host (roles/burnin/tasks/main.yml), and its fields by the
 # option of burnin_stage they feed.
@@ -155,8 +154,6 @@ def drive_batch(name, hosts, inputs_of, broken_record, progress, check_mode=Fals
             "ansible-playbook -i <inventory> gpufleet.burnin.cleanup -e burnin_run_id=%s" % (name, run_id, run_id)
         )
     detected = {}
-    if specs:
-        warm_log_api()
     with cancelled_by_signals() as cancel:
 
         def run_stage(host, stage, record):

@@ -282,28 +282,18 @@ def k8s_reader(params, name):
     return K8sService(_one_client(module), module)
 
 
-def warm_log_api():
-    """Import pod_log's API (kubernetes.client's CoreV1Api, a module of 30,000 lines imported on first use) before a
-    batch's threads need it: each would wait on the import lock for it at its first log. Not at this module's import:
-    it would grow the main process that Ansible forks for every task."""
-    if IMPORT_ERROR is None:
-        from kubernetes.client import CoreV1Api  # noqa: F401 pylint: disable=unused-import
-
-
-def pod_log(api_client, pod, tail_lines=None, max_bytes=None, cuts=None):
-    """The log of every container of POD, in order, as kubernetes.core.k8s_log with all_containers reads it (the last
-    TAIL_LINES lines of each, or all), streamed and bounded to MAX_BYTES for the whole pod (pod_logs.LogBound: head,
-    tail and the lines between that are not NCCL INFO lines; default pod_logs.MAX_LOG_BYTES). A log that was cut is
-    recorded in CUTS (a dict: pod name -> the cut), when given."""
-    from kubernetes.client import CoreV1Api
-
-    core = CoreV1Api(api_client)
+def pod_log(dynamic, pod, tail_lines=None, max_bytes=None, cuts=None):
+    """The log of every container of POD, in order, as kubernetes.core.k8s_log with all_containers reads it (through
+    the DYNAMIC client, unserialized; the last TAIL_LINES lines of each, or all), streamed and bounded to MAX_BYTES for
+    the whole pod (pod_logs.LogBound: head, tail and the lines between that are not NCCL INFO lines; default
+    pod_logs.MAX_LOG_BYTES). A log that was cut is recorded in CUTS (a dict: pod name -> the cut), when given."""
     metadata = pod["metadata"]
+    path = "/api/v1/namespaces/%s/pods/%s/log" % (metadata["namespace"], metadata["name"])
     names = [c["name"] for c in (pod.get("status") or {}).get("containerStatuses") or []]
-    options = {} if tail_lines is None else {"tail_lines": tail_lines}
     bound = LogBound(MAX_LOG_BYTES if max_bytes is None else max_bytes)
     for name in names:
-        response = core.read_namespaced_pod_log(metadata["name"], metadata["namespace"], container=name, _preload_content=False, **options)
+        query = [("container", name)] + ([] if tail_lines is None else [("tailLines", tail_lines)])
+        response = dynamic.request("get", path, serialize=False, query_params=query)
         try:
             while True:
                 chunk = response.read(1 << 16)
@@ -318,9 +308,9 @@ def pod_log(api_client, pod, tail_lines=None, max_bytes=None, cuts=None):
     return text
 
 
-def api_client_of(service):
-    """The kubernetes ApiClient under kubernetes.core's K8sService (K8SClient -> dynamic client -> ApiClient)."""
-    return service.client.client.client
+def dynamic_client_of(service):
+    """The kubernetes dynamic client under kubernetes.core's K8sService (its K8SClient's)."""
+    return service.client.client
 
 
 def configured_server(auth):

@@ -1,15 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
-"""plugin_utils/k8s_in_process.pod_log: every container's log streamed into one bounded read (pod_logs.LogBound), the
-cut recorded, the connection released; what the real API server serves is exercised by tests/e2e/test_verdict_fleet.py."""
+"""plugin_utils/k8s_in_process.pod_log: every container's log read through the dynamic client as kubernetes.core's
+k8s_log reads it, streamed into one bounded read (pod_logs.LogBound), the cut recorded, the connection released; what the real API server serves is exercised by tests/e2e/test_verdict_fleet.py.
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
-
-import sys
-import types
 
 import pytest
 
@@ -29,65 +27,54 @@ class _Response(object):
         self.released.append(True)
 
 
-def _fake_api(logs, calls, released):
-    class FakeCore(object):
-        def __init__(self, api_client):
-            self.api_client = api_client
+class _Dynamic(object):
+    """kubernetes' dynamic client as pod_log calls it: request(method, path, serialize=False, query_params=[...]); LOGS
+    by container, each returned as a streamed response (or RESPONSE_CLASS's)."""
 
-        def read_namespaced_pod_log(self, name, namespace, container=None, _preload_content=True, **options):
-            calls.append((name, namespace, container, _preload_content, options))
-            return _Response(logs[container], released)
+    def __init__(self, logs, calls, released, response_class=_Response):
+        self.logs, self.calls, self.released, self.response_class = logs, calls, released, response_class
 
-    return FakeCore
-
-
-def _use(monkeypatch, fake_core):
-    """FAKE_CORE as kubernetes.client.CoreV1Api, installed or not (ansible-test's unit venv has no kubernetes)."""
-    client = types.ModuleType("kubernetes.client")
-    client.CoreV1Api = fake_core
-    package = types.ModuleType("kubernetes")
-    package.client = client
-    monkeypatch.setitem(sys.modules, "kubernetes", package)
-    monkeypatch.setitem(sys.modules, "kubernetes.client", client)
+    def request(self, method, path, serialize=True, query_params=None, **params):
+        self.calls.append((method, path, serialize, list(query_params or []), params))
+        return self.response_class(self.logs[dict(query_params)["container"]], self.released)
 
 
 POD = {"metadata": {"name": "job-launcher-0-0-x", "namespace": "ns"}, "status": {"containerStatuses": [{"name": "init"}, {"name": "launcher"}]}}
 
 
-def test_every_container_is_streamed_and_a_short_log_is_read_whole(monkeypatch):
+def test_every_container_is_streamed_and_a_short_log_is_read_whole():
     calls, released = [], []
-    _use(monkeypatch, _fake_api({"init": b"a\n", "launcher": "b \u00e9\n".encode()}, calls, released))
+    dynamic = _Dynamic({"init": b"a\n", "launcher": "b \u00e9\n".encode()}, calls, released)
     cuts = {}
-    assert k8s_in_process.pod_log(object(), POD, tail_lines=5, cuts=cuts) == "a\nb \u00e9\n"
+    assert k8s_in_process.pod_log(dynamic, POD, tail_lines=5, cuts=cuts) == "a\nb \u00e9\n"
     assert cuts == {} and len(released) == 2
-    assert [(c[2], c[3], c[4]) for c in calls] == [("init", False, {"tail_lines": 5}), ("launcher", False, {"tail_lines": 5})]
+    # The pod's log subresource, unserialized, as kubernetes.core.k8s_log reads it; the tail only when asked.
+    path = "/api/v1/namespaces/ns/pods/job-launcher-0-0-x/log"
+    assert calls == [
+        ("get", path, False, [("container", "init"), ("tailLines", 5)], {}),
+        ("get", path, False, [("container", "launcher"), ("tailLines", 5)], {}),
+    ]
+    calls[:] = []
+    k8s_in_process.pod_log(dynamic, POD)
+    assert [call[3] for call in calls] == [[("container", "init")], [("container", "launcher")]]
 
 
-def test_a_log_over_the_cap_is_cut_and_the_cut_recorded(monkeypatch):
+def test_a_log_over_the_cap_is_cut_and_the_cut_recorded():
     calls, released = [], []
     big = b"h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\n" * 40000 + b"# Avg bus bandwidth    : 1.5 \n"
-    _use(monkeypatch, _fake_api({"init": b"", "launcher": big}, calls, released))
     cuts = {}
-    text = k8s_in_process.pod_log(object(), POD, max_bytes=1 << 16, cuts=cuts)
+    text = k8s_in_process.pod_log(_Dynamic({"init": b"", "launcher": big}, calls, released), POD, max_bytes=1 << 16, cuts=cuts)
     assert len(text) <= 1 << 16 < len(big) and text.endswith("# Avg bus bandwidth    : 1.5 \n")
     assert cuts["job-launcher-0-0-x"]["size"] == len(big) and cuts["job-launcher-0-0-x"]["lines_dropped"] > 0
 
 
-def test_a_failed_read_still_releases_the_connection(monkeypatch):
+def test_a_failed_read_still_releases_the_connection():
     released = []
 
     class Broken(_Response):
         def read(self, size):
             raise IOError("connection reset")
 
-    class FakeCore(object):
-        def __init__(self, api_client):
-            pass
-
-        def read_namespaced_pod_log(self, name, namespace, container=None, _preload_content=True, **options):
-            return Broken(b"", released)
-
-    _use(monkeypatch, FakeCore)
     with pytest.raises(IOError):
-        k8s_in_process.pod_log(object(), POD)
+        k8s_in_process.pod_log(_Dynamic({"init": b"", "launcher": b""}, [], released, Broken), POD)
     assert released == [True]

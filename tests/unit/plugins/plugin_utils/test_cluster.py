@@ -84,7 +84,7 @@ def fixture_logs_read(monkeypatch):
     removed (the API server's 404 for its log)."""
     reads = []
 
-    def pod_log(api_client, item, tail_lines=None, max_bytes=None, cuts=None):
+    def pod_log(dynamic, item, tail_lines=None, max_bytes=None, cuts=None):
         reads.append((item["metadata"]["name"], tail_lines))
         if item["metadata"]["name"].endswith("-broken"):
             raise RuntimeError("Connection refused")
@@ -95,7 +95,7 @@ def fixture_logs_read(monkeypatch):
         return "log of %s\n" % item["metadata"]["name"]
 
     monkeypatch.setattr(cluster_module, "pod_log", pod_log)
-    monkeypatch.setattr(cluster_module, "api_client_of", lambda service: None)
+    monkeypatch.setattr(cluster_module, "dynamic_client_of", lambda service: None)
     return reads
 
 

@@ -88,8 +88,12 @@ def test_one_client_per_authentication_and_kubeconfig_version(monkeypatch, tmp_p
     # The file changed (its size): made again.
     config.write_text("apiVersion: v1\nkind: Config\n")
     assert k8s_in_process._one_client(Module(kubeconfig=str(config), context="a")) is not first and len(made) == 5
+
     # A creation that fails is not kept: the next call tries again.
-    monkeypatch.setattr(k8s_in_process, "get_api_client", lambda module=None, **kwargs: (_ for _ in ()).throw(ValueError("unreachable")))
+    def unreachable(module=None, **kwargs):
+        raise ValueError("unreachable")
+
+    monkeypatch.setattr(k8s_in_process, "get_api_client", unreachable)
     for _attempt in range(2):
         with pytest.raises(ValueError):
             k8s_in_process._one_client(Module(kubeconfig=str(config), context="c"))
