@@ -2,8 +2,8 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """plugin_utils/k8s_in_process.pod_log: every container's log read through the dynamic client as kubernetes.core's
-k8s_log reads it, streamed into one bounded read (pod_logs.LogBound), the cut recorded, the connection released; what the real API server serves is exercised by tests/e2e/test_verdict_fleet.py.
-"""
+k8s_log reads it, streamed into one bounded read (pod_logs.LogBound), the cut recorded, the connection released;
+what the real API server serves is exercised by tests/e2e/test_verdict_fleet.py."""
 
 from __future__ import absolute_import, division, print_function
 
