@@ -382,7 +382,10 @@ class ListWatch(object):
     proxies are kubernetes.core's). ``stop()``, from another thread, ends the watch being read."""
 
     CONNECT_SECONDS = 10
-    # A watch's read timeout past its own: a server that stops sending without closing (a dead link) ends the read.
+    # A watch with bookmarks hears from the API server about every minute (its watch cache sends a bookmark that often),
+    # whatever the watch's own timeout: a stream silent for longer than that and the slack is a dead link (a server gone
+    # without closing), and its read ends; module_utils/cluster/watching.py opens it again.
+    BOOKMARK_SECONDS = 60
     READ_SLACK_SECONDS = 15
 
     def __init__(self, service, kind, api_version, namespace=None, field_selector=None, label_selector=None, hidden_fields=()):
@@ -418,7 +421,7 @@ class ListWatch(object):
             allow_watch_bookmarks=True,
             resource_version=resource_version,
             timeout_seconds=int(seconds),
-            _request_timeout=(self.CONNECT_SECONDS, int(seconds) + self.READ_SLACK_SECONDS),
+            _request_timeout=(self.CONNECT_SECONDS, min(int(seconds), self.BOOKMARK_SECONDS) + self.READ_SLACK_SECONDS),
             **self._selectors,
         )
         # Never back in the client's shared pool: urllib3 puts a connection back there itself when its stream ends, in

@@ -5,8 +5,10 @@
 follow the Kubernetes watch API from the list's resourceVersion, so an end is seen when the API server says so,
 not at the next poll. Pure: the SOURCE does the requests (plugins/plugin_utils/k8s_in_process.py ListWatch).
 
-- Each watch request asks the server to end it after ``watch_seconds`` (the watch timeout; less when the wait's own
-  timeout is nearer); a watch that ends is opened again from the last resourceVersion seen (an event's or a BOOKMARK's).
+- Each watch request asks the server to end it after ``watch_seconds`` (the watch timeout, 5 minutes: client-go's
+  reflectors ask for 5 to 10; less when the wait's own timeout is nearer); a watch that ends is opened again from the
+  last resourceVersion seen (an event's or a BOOKMARK's). A stream that stays silent longer than the API server's
+  bookmark period is a broken one (the SOURCE's read timeout), opened again as below.
 - ``410 Gone`` (the resourceVersion is older than the server keeps: an ERROR event or the HTTP status) re-lists.
 - A request that cannot reach the cluster (classes Unreachable and TLS of k8s_errors.py), or a stream cut while it is
   read (an API server killed mid-watch), is tried again after 1, 2,
@@ -30,7 +32,7 @@ import time
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import UNREACHABLE_CLASSES, classify
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.polling import delays
 
-WATCH_SECONDS = 60
+WATCH_SECONDS = 300
 GONE = 410
 
 

@@ -12,6 +12,8 @@ __metaclass__ = type
 import json
 import threading
 
+import pytest
+
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import ListWatch
 
 
@@ -111,6 +113,18 @@ def test_list_and_watch_ask_what_the_watch_rule_needs_and_keep_no_hidden_field()
     # The client's read timeout lies past the server's end of the watch: a dead link ends the read, a quiet watch not.
     assert watching["_request_timeout"][1] > 60
     assert watching["serialize"] is False
+
+
+@pytest.mark.parametrize("seconds, read_timeout", [(1, 16), (59, 74), (60, 75), (61, 75), (300, 75), (3600, 75)])
+def test_a_watch_reads_for_one_bookmark_period_and_slack_at_most(seconds, read_timeout):
+    # The server ends the watch after SECONDS and sends a bookmark about every minute before that (its watch cache): a
+    # read silent for longer than a minute and the slack is a dead link, whatever the watch's length.
+    service = Service([Response(chunks=[line("BOOKMARK", {"metadata": {"resourceVersion": "9"}})])])
+    source = ListWatch(service, "TrainJob", "trainer.kubeflow.org/v1alpha1", "ns")
+    assert [e["type"] for e in source.watch("7", seconds)] == ["BOOKMARK"]
+    ((verb, path, watching),) = service.requests
+    assert (verb, path) == ("get", "/apis/trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs")
+    assert watching["timeout_seconds"] == seconds and watching["_request_timeout"] == (ListWatch.CONNECT_SECONDS, read_timeout)
 
 
 def test_stop_ends_a_stream_read_in_another_thread_and_any_later_watch():
