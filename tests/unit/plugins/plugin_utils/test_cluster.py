@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import threading
 
 import pytest
@@ -47,27 +48,48 @@ class NotFound(Exception):
     status = 404
 
 
+class Resource(str):
+    """kubernetes.core's resource of a kind, as the cluster uses it: its name and its collection's path."""
+
+    def path(self, namespace=None):
+        return "/fake/namespaces/%s/%s" % (namespace, self)
+
+
+class Response(object):
+    def __init__(self, body):
+        self.data = json.dumps(body).encode("utf-8")
+
+
 class FakeService(object):
-    """kubernetes.core's K8sService as the cluster uses it: find, find_resource, client.delete. SCRIPT: per kind, a list
-    of answers (a value, or an exception to raise), the last one repeated."""
+    """kubernetes.core's K8sService as the cluster uses it: find, find_resource, client.delete, and the dynamic
+    client's raw GET of a list (client.client.request, as ListWatch.list reads the pods). SCRIPT: per kind, a list of
+    answers (a value, or an exception to raise), the last one repeated."""
 
     def __init__(self, script):
         self.script, self.calls = dict((kind, list(answers)) for kind, answers in script.items()), []
         self.client = self
         self.deleted = []
 
-    def find(self, kind, api_version, name=None, namespace=None, label_selectors=None, hidden_fields=None):
-        self.calls.append((kind, name, tuple(label_selectors or ())))
+    def _answer(self, kind, name, selectors):
+        self.calls.append((kind, name, tuple(selectors or ())))
         answers = self.script[kind]
         answer = answers.pop(0) if len(answers) > 1 else answers[0]
         if isinstance(answer, Exception):
             raise answer
+        return answer
+
+    def find(self, kind, api_version, name=None, namespace=None, label_selectors=None, hidden_fields=None):
+        answer = self._answer(kind, name, label_selectors)
         if kind == "TrainJob":
             return {"resources": [answer[name]] if name in answer else []}
         return {"resources": answer}
 
+    def request(self, method, path, serialize=True, label_selector=None, **params):
+        assert method == "get" and serialize is False and "watch" not in params, (method, serialize, params)
+        return Response({"items": self._answer(path.rsplit("/", 1)[-1], None, [label_selector] if label_selector else []), "metadata": {}})
+
     def find_resource(self, kind, api_version, fail=False):
-        return kind
+        return Resource(kind)
 
     def delete(self, resource, name=None, namespace=None):
         self.deleted.append((resource, name, namespace))
