@@ -32,11 +32,10 @@ class ActionModule(K8sActionBase):
     def run_with(self, result, args, auth):
         del auth  # each host's own (host_inputs)
         hostvars = self._task_vars.get("hostvars")
+        spec = self.SPEC()  # once: each call builds it anew
 
         def inputs_of(host):
-            return host_inputs(
-                hostvars, self._task_vars, self._templar, host, lambda templar: host_auth(self._task, templar, self.SPEC(), self.OWN, self._given)
-            )
+            return host_inputs(hostvars, self._task_vars, self._templar, host, lambda templar: host_auth(self._task, templar, spec, self.OWN, self._given))
 
         def broken_record(host):
             return dict((started_result(hostvars.raw_get(host)) or {}).get("result") or {})

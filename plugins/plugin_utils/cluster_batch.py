@@ -17,7 +17,7 @@ import os
 import signal
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.batch_run import run_batch
-from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import failure_of
+from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.cluster_result import failure_of, utc_stamp
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.files import safe_join
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cancel
@@ -126,8 +126,8 @@ def record_cancel(clusters, inputs):
 def drive_batch(name, hosts, inputs_of, broken_record, progress, check_mode=False, diff=False, verbose=False):
     """HOSTS' stages at once. INPUTS_OF(host) -> host_inputs' pair or None (raises BurninError for a host whose options
     are wrong); BROKEN_RECORD(host) -> its burnin_result so far. PROGRESS(line) hears the batch. Returns the action's
-    result: {clusters: {host: shown entry}, left_out, changed, msg, diff (when any)}. After a cancel the record is
-    written and the signal's own handler runs (Ansible's worker ends there)."""
+    result: {clusters: {host: shown entry, its record's ``finished`` stamped as its stages ended}, left_out, changed, msg,
+    diff (when any)}. After a cancel the record is written and the signal's own handler runs (Ansible's worker ends there)."""
     specs, inputs, left_out, broken = {}, {}, [], {}
     for host in hosts:
         try:
@@ -187,6 +187,9 @@ def drive_batch(name, hosts, inputs_of, broken_record, progress, check_mode=Fals
             if out.get("failed"):
                 # Told as it happens: the role fails the host only at the end, after the summary.
                 progress("%s: %s%s" % (host, STEP_FAILED.get(stage, "%s stage failed: " % stage), out.get("msg")))
+            if out.get("failed") or stage == specs[host]["stages"][-1]:
+                # The cluster's stages ended: its record's end, when they did, not when the batch's last cluster did.
+                out["record"] = dict(out.get("record") or {}, finished=utc_stamp())
             return out
 
         outs = run_batch(specs, run_stage, cancel=cancel)
@@ -200,6 +203,11 @@ def drive_batch(name, hosts, inputs_of, broken_record, progress, check_mode=Fals
         record = broken_record(host)
         clusters[host] = shown(host, {"failed": True, "record": record, "msg": msg, "stage": "fleet", "error": None}, None, verbose)
         inputs[host] = ({"run_id": record.get("run_id") or "", "namespace": "", "variables": {}}, {})
+    ended = utc_stamp()
+    for out in clusters.values():
+        # A cluster cancelled, not started or whose options were wrong ends with the batch.
+        if "finished" not in (out.get("record") or {}):
+            out["record"] = dict(out.get("record") or {}, finished=ended)
     if cancel.is_set():
         record_cancel(clusters, inputs)
         handler = signal.getsignal(cancel.signum or signal.SIGINT)

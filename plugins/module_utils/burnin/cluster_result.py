@@ -20,13 +20,18 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes i
 from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import runs_on_every_node, scope_of
 
 
+def utc_stamp():
+    """Now, in UTC, as a result's times are written (its ``started`` and ``finished``)."""
+    import datetime
+
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def started_record(variables, cluster, run_id, namespace, trainjob, entry, check_mode=False, started=None):
     """A cluster's first result, before any task reached it (role_plan.run_start). VARIABLES: the role's checked
     variables; STARTED: the start time (now, in UTC, when not given)."""
-    import datetime
-
     platform, gpu = str(variables.get("burnin_platform") or ""), str(variables.get("burnin_gpu_architecture") or "")
-    started = started or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    started = started or utc_stamp()
     return {
         "cluster": cluster,
         "run_id": run_id,

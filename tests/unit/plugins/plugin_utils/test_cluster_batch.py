@@ -78,6 +78,36 @@ def test_hosts_are_driven_left_out_or_broken_and_counted(monkeypatch):
     assert lines[-1] == "%s: broken: api_key: not a string" % NAME
 
 
+def test_a_clusters_record_is_stamped_finished_as_its_stages_end_not_before(monkeypatch):
+    # The stamp names the thread that made it: each cluster's own (batch_run's thread per cluster) when its last stage
+    # or its failure ended it; the batch's own for a host whose options were wrong.
+    monkeypatch.setattr(cluster_batch, "utc_stamp", lambda: "at the end of " + threading.current_thread().name)
+    seen = []
+
+    def stage(auth, name, args, **options):
+        seen.append((args["host"], args["stage"], "finished" in args["result"]))
+        if args["host"] == "failing":
+            return {"failed": True, "record": args["result"], "msg": "waiting: timed out", "error": None}
+        return {"record": dict(args["result"], done=args["stage"]), "lines": []}
+
+    monkeypatch.setattr(cluster_batch, "run_cluster_stage", stage)
+    monkeypatch.setattr(cluster_batch, "detect_cluster", _detected)
+
+    def inputs_of(host):
+        if host == "broken":
+            raise BurninError("api_key: not a string")
+        args, auth = inputs(stages=("node", "fleet"))
+        return dict(args, host=host), auth
+
+    out = cluster_batch.drive_batch(NAME, ["ok", "failing", "broken"], inputs_of, lambda host: {"run_id": "r1", "cluster": host}, lambda line: None)
+    records = dict((host, entry["record"]) for host, entry in out["clusters"].items())
+    assert records["ok"]["finished"] == "at the end of gpufleet-burnin-ok" and records["ok"]["done"] == "fleet"
+    assert records["failing"]["finished"] == "at the end of gpufleet-burnin-failing"
+    assert records["broken"]["finished"] == "at the end of " + threading.current_thread().name
+    # No stage got a record stamped already: the stamp is the end of the last one.
+    assert sorted(seen) == [("failing", "node", False), ("ok", "fleet", False), ("ok", "node", False)]
+
+
 REMEDIATION = {"burnin_wait": True, "burnin_collect_logs": True, "burnin_label_verified": True, "burnin_quarantine": "none", "burnin_node_marks": False}
 
 
