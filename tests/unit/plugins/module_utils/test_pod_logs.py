@@ -169,6 +169,14 @@ def test_a_log_of_a_few_mebibytes_is_read_whole_by_default():
     assert pod_logs.bound_text(text) == (text.decode("utf-8"), None)
 
 
+def fed_in_chunks(text, cap=pod_logs.MIN_LOG_BYTES, chunk=4096):
+    """LogBound(CAP)'s result of TEXT fed CHUNK bytes at a time, as a pod's log stream arrives."""
+    bound = pod_logs.LogBound(cap)
+    for start in range(0, len(text), chunk):
+        bound.feed(text[start : start + chunk])
+    return bound.result()
+
+
 def test_every_spill_keeps_its_lines_that_are_not_nccl_info_and_counts_the_dropped_ones():
     # 3000 lines, 3 in 40 not NCCL INFO (the middle's share holds them all), fed in 4 KiB chunks under the smallest
     # cap: the tail spills several times, and each spill adds its lines to the middle after the earlier ones.
@@ -177,10 +185,7 @@ def test_every_spill_keeps_its_lines_that_are_not_nccl_info_and_counts_the_dropp
         for index in range(3000)
     ]
     text = b"".join(lines)
-    bound = pod_logs.LogBound(pod_logs.MIN_LOG_BYTES)
-    for start in range(0, len(text), 4096):
-        bound.feed(text[start : start + 4096])
-    got, cut = bound.result()
+    got, cut = fed_in_chunks(text)
     kept = got.encode("utf-8").splitlines(True)
     assert cut["size"] == len(text) and len(got.encode("utf-8")) <= pod_logs.MIN_LOG_BYTES
     assert [line for line in lines if b"WARN" in line] == [line for line in kept if b"WARN" in line]
@@ -229,11 +234,7 @@ def test_a_middle_that_fills_at_a_later_spill_stays_full():
         (b"%05d [0] NCCL INFO Channel via P2P/CUMEM\n" % index) if index < 1500 and index % 40 else (b"%05d [0] a row or a warning\n" % index)
         for index in range(6000)
     ]
-    text = b"".join(lines)
-    bound = pod_logs.LogBound(pod_logs.MIN_LOG_BYTES)
-    for start in range(0, len(text), 4096):
-        bound.feed(text[start : start + 4096])
-    got, cut = bound.result()
+    got, cut = fed_in_chunks(b"".join(lines))
     kept = got.encode("utf-8").splitlines(True)
     assert pod_logs.MIN_LOG_BYTES - 3 * len(lines[-1]) < len(got.encode("utf-8")) <= pod_logs.MIN_LOG_BYTES
     assert kept == sorted(kept) and set(kept) <= set(lines)
