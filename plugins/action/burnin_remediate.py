@@ -7,12 +7,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.burnin.plugins.module_utils.burnin.remediation_run import checked, run_remediation
-from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed
-from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation.argspec import BURNIN_REMEDIATE_OWN, burnin_remediate_spec
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster
-from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase, ModuleExit
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import K8sActionBase
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.node_remediation import remediate_nodes
 
 NAME = "gpufleet.burnin.burnin_remediate"
 
@@ -27,27 +24,11 @@ class ActionModule(K8sActionBase):
     NON_NEGATIVE = ("unreachable_grace",)
 
     def run_with(self, result, args, auth):
-        check_mode = self._task.check_mode
-        try:
-            # Every option checked before anything connects.
-            settings = checked(args)
-            cluster = Cluster(auth, NAME, poll_interval=2, unreachable_grace=args["unreachable_grace"]).connect("Node", "v1")
-            out = run_remediation(cluster, args, settings, check_mode=check_mode)
-        except BurninError as exc:
-            return dict(result, failed=True, msg="%s: %s" % (NAME, exc))
-        except ModuleExit as exc:
-            return dict(result, failed=True, msg=exc.result.get("msg"))
-        except ClusterCallFailed as failed:
-            changes = getattr(failed, "partial", {}).get("changes", [])
-            error = self.shown_error(failed.error)
-            return dict(
-                result,
-                failed=True,
-                changed=bool(changes) and not check_mode,
-                changes=changes,
-                error=error,
-                msg="%s: %s" % (failed.what, failed.error["message"]),
-            )
+        out = remediate_nodes(auth, NAME, args, check_mode=self._task.check_mode)
+        if out.get("failed"):
+            if "error" in out:
+                out["error"] = self.shown_error(out["error"])
+            return dict(result, **out)
         diffs = out.pop("diffs")
         result.update(out)
         if self._task.diff and diffs:

@@ -24,6 +24,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster import Cluster, shown_diffs
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.cluster_detection import detect
 from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process import ModuleExit
+from ansible_collections.gpufleet.burnin.plugins.plugin_utils.node_remediation import remediate_nodes
 
 # The role's variables a stage reads (roles/burnin/defaults/main.yml gives them all).
 USED = (
@@ -97,19 +98,9 @@ def remediate_cluster(auth, name, args, diff=False):
     steps, diff} or {failed, record, changes, msg, error, lines, steps}."""
     record = args["result"]
     host = args["host"] or record.get("cluster") or ""
-    given = remediation_run.role_args(args["variables"] or {}, args["run_id"], record)
-    failed = {"failed": True, "record": record, "steps": [], "lines": [], "error": None}
-    try:
-        settings = remediation_run.checked(given)
-        cluster = Cluster(auth, name, poll_interval=2, unreachable_grace=given["unreachable_grace"]).connect("Node", "v1")
-        out = remediation_run.run_remediation(cluster, given, settings)
-    except BurninError as exc:
-        return dict(failed, msg="%s: %s" % (name, exc))
-    except ModuleExit as exc:
-        return dict(failed, msg=exc.result.get("msg"))
-    except ClusterCallFailed as exc:
-        changes = getattr(exc, "partial", {}).get("changes", [])
-        return dict(failed, changes=changes, changed=bool(changes), error=exc.error, msg="%s: %s" % (exc.what, exc.error["message"]))
+    out = remediate_nodes(auth, name, remediation_run.role_args(args["variables"] or {}, args["run_id"], record))
+    if out.get("failed"):
+        return dict({"record": record, "steps": [], "lines": [], "error": None}, **out)
     result = {"record": dict(record, remediation=out["remediation"]), "changed": out["changed"], "lines": ["%s: %s" % (host, out["msg"])], "steps": []}
     if diff and out.get("diffs"):
         result["diff"] = out["diffs"]
