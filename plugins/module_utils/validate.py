@@ -178,6 +178,14 @@ def check_number_text(spec, args, field=""):
                 check_number_text(option["options"], item, "%s[%d]" % (path, index))
 
 
+def check_numbers(spec, args):
+    """A task's ARGS before ansible-core converts them by their argument SPEC: no infinite or NaN number anywhere
+    (check_finite), no text for an int or float option that would convert to an infinite or a huge number
+    (check_number_text)."""
+    check_finite("", args)
+    check_number_text(spec, args)
+
+
 def check_int(field, value, low=0, high=INT32_MAX):
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         fail(field, "must be an integer from %d to %d" % (low, high), value)

@@ -15,7 +15,7 @@ from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import filter_loader
 
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validate import check_finite, check_number_text
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validate import check_numbers
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.overrides import warm_up as warm_templates
 
 _PLUGINS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -94,8 +94,7 @@ class RenderActionBase(ControllerActionBase):
         result = super(RenderActionBase, self).run(tmp, task_vars)
         del tmp
         try:
-            check_finite("", self._task.args)
-            check_number_text(self.argument_spec, self._task.args)
+            check_numbers(self.argument_spec, self._task.args)
             if self.raw_check is not None:
                 self.raw_check(self._task.args)
             validation, args = self.validate_argument_spec(argument_spec=self.argument_spec)
@@ -128,8 +127,7 @@ class WriteActionBase(ControllerActionBase):
         result = super(WriteActionBase, self).run(tmp, task_vars)
         del tmp
         try:
-            check_finite("", self._task.args)
-            check_number_text(self.argument_spec(), self._task.args)
+            check_numbers(self.argument_spec(), self._task.args)
         except BurninError as exc:
             return dict(result, failed=True, msg=str(exc))
         validation, args = self.validate_argument_spec(argument_spec=self.argument_spec())

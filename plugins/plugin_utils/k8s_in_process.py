@@ -29,7 +29,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.pod_logs import MAX_LOG_BYTES, LogBound
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.trainjobs import ClusterCallFailed  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import BurninError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.validate import check_finite, check_number_text
+from ansible_collections.gpufleet.burnin.plugins.module_utils.validate import check_numbers
 
 try:
     from ansible.executor.module_common import _get_action_arg_defaults
@@ -542,8 +542,7 @@ class K8sActionBase(ActionBase):
         if self.missing_requirements():
             return dict(result, failed=True, msg=self.missing_requirements())
         try:
-            check_finite("", self._task.args)
-            check_number_text(self.SPEC(), self._task.args)
+            check_numbers(self.SPEC(), self._task.args)
         except BurninError as exc:
             return dict(result, failed=True, msg="%s: %s" % (self.NAME, exc))
         args, auth = self.validated_args(self.SPEC())
