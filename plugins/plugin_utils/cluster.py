@@ -47,8 +47,9 @@ from ansible_collections.gpufleet.burnin.plugins.plugin_utils.k8s_in_process imp
 
 HIDDEN_FIELDS = ["metadata.managedFields"]
 # A TrainJob refused because Trainer's webhook has not seen its runtime yet (applied a moment before, in the same
-# call) is applied again, server-side apply being idempotent: up to CACHE_RETRIES times, CACHE_DELAY_SECONDS apart.
-CACHE_RETRIES, CACHE_DELAY_SECONDS = 5, 2
+# call) is applied again, server-side apply being idempotent: up to CACHE_RETRIES times, CACHE_DELAY_SECONDS apart
+# (10 s in all). A connected cluster applies that TrainJob alone again; kubernetes.core's runner, every object.
+CACHE_RETRIES, CACHE_DELAY_SECONDS = 10, 1
 # How long delete() waits for the TrainJobs' pods to end (their grace period, 30 s by default, and some): past it the
 # caller goes on, the next pods wait for the GPUs.
 PODS_GONE_SECONDS = 120
@@ -294,11 +295,21 @@ class Cluster(object):
         # A connected cluster applies with its own client (k8s_in_process.apply_with: one request less per object);
         # check and diff mode, and a cluster not connected, with kubernetes.core's runner whole.
         direct = self.service is not None and not check_mode and not diff
+
+        def again(msg, tries):
+            if tries > CACHE_RETRIES or not runtime_not_cached(msg):
+                return False
+            self._sleep(CACHE_DELAY_SECONDS)
+            return True
+
         for attempt in range(CACHE_RETRIES + 1):
             # Only the first try of the first apply: after it, the namespace and some of its objects may be there.
             absent_namespace = None if self._applied else self.options["absent_namespace"]
             self._applied = True
-            outcome = apply_with(self.service, params, absent_namespace) if direct else run_k8s(params, check_mode=check_mode, diff=diff, name=self.name)
+            if direct:
+                outcome = apply_with(self.service, params, absent_namespace, again=again)
+                break
+            outcome = run_k8s(params, check_mode=check_mode, diff=diff, name=self.name)
             # In check mode a runtime's dry run stores nothing: its TrainJob is refused however long one waits.
             if not outcome.get("failed") or check_mode or attempt == CACHE_RETRIES or not runtime_not_cached(outcome.get("msg")):
                 break

@@ -239,12 +239,14 @@ def run_k8s(params, check_mode, diff, name):
     return {"failed": True, "msg": "%s: kubernetes.core's runner returned no result" % name}
 
 
-def apply_with(service, params, absent_namespace=None):
+def apply_with(service, params, absent_namespace=None, again=None):
     """kubernetes.core.k8s's result of a server-side apply with PARAMS (``resource_definition``, ``server_side_apply``,
     ``hidden_fields``) through SERVICE (k8s_reader's, connected): kubernetes.core's runner as ``run_module`` runs it
     (``perform_action`` object by object: the read for the diff, the apply, the diff and the hidden fields; the
     result shaped, the first error failed, secrets removed, by the module's exit and fail), with ServerSideApply's one
     request per apply; ABSENT_NAMESPACE: a namespace a read just found missing, neither it nor its objects read again.
+    AGAIN(msg, tries), when given, is asked after an object's apply failed with MSG (TRIES: its failures so far): true,
+    once it has waited, applies that object again, and only it (the ones before it are applied).
     Not for check or diff mode: run_k8s."""
     service = ServerSideApply(service, params["server_side_apply"], absent_namespace)
     # As run_k8s's module does: the caller's objects are not changed (the runner sets each one's kind and apiVersion).
@@ -252,14 +254,20 @@ def apply_with(service, params, absent_namespace=None):
     results, changed = [], False
     try:
         for definition in create_definitions(params):
-            try:
-                result = perform_action(service, definition, params)
-            except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
-                error = dict(getattr(exc, "result", None) or {})
-                if getattr(exc.__cause__, "reason", None) is not None:
-                    error["reason"] = exc.__cause__.reason
-                error["msg"] = str(exc)
-                module.fail_json(**error)
+            tries = 0
+            while True:
+                try:
+                    result = perform_action(service, definition, params)
+                    break
+                except Exception as exc:  # noqa: BLE001 pylint: disable=broad-except
+                    tries += 1
+                    if again is not None and again(str(exc), tries):
+                        continue
+                    error = dict(getattr(exc, "result", None) or {})
+                    if getattr(exc.__cause__, "reason", None) is not None:
+                        error["reason"] = exc.__cause__.reason
+                    error["msg"] = str(exc)
+                    module.fail_json(**error)
             changed |= result["changed"]
             results.append(result)
         if len(results) == 1:

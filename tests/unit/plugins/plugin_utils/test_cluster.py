@@ -283,20 +283,20 @@ def test_delete_refused_raises_with_what():
     assert failed.value.error["category"] == "Forbidden"
 
 
+REFUSED = "admission webhook denied: TrainingRuntime x must be created before the TrainJob"
+
+
 @pytest.mark.parametrize("check_mode", [False, True])
-def test_apply_retries_a_runtime_the_webhook_has_not_cached(monkeypatch, check_mode):
-    answers = [{"failed": True, "msg": "admission webhook denied: TrainingRuntime x must be created before the TrainJob"}] * 2 + [{"changed": True}]
+def test_kubernetes_cores_runner_applies_every_object_again_after_a_refusal_but_in_check_mode(monkeypatch, check_mode):
+    # The runner's path (diff mode; check mode): the whole call again, CACHE_DELAY_SECONDS apart.
+    answers = [{"failed": True, "msg": REFUSED}] * 2 + [{"changed": True}]
     calls = []
 
     def run_k8s(params, check_mode, diff, name):
         calls.append((params["server_side_apply"], check_mode, diff))
         return answers[len(calls) - 1]
 
-    def apply_with(service, params, absent_namespace=None):
-        return run_k8s(params, False, False, "direct")
-
     monkeypatch.setattr(cluster_module, "run_k8s", run_k8s)
-    monkeypatch.setattr(cluster_module, "apply_with", apply_with)
     cluster, clock = cluster_with({}, field_manager="fm", force_conflicts=False)
     objects = [{"kind": "TrainJob", "metadata": {"name": "a"}}]
     if check_mode:
@@ -306,25 +306,50 @@ def test_apply_retries_a_runtime_the_webhook_has_not_cached(monkeypatch, check_m
         assert len(calls) == 1 and failed.value.what == "applying TrainJob/a"
         assert failed.value.outcome["failed"] is True
         return
-    assert cluster.apply(objects) == {"changed": True}
-    assert calls == [({"field_manager": "fm", "force_conflicts": False}, False, False)] * 3
+    assert cluster.apply(objects, diff=True) == {"changed": True}
+    assert calls == [({"field_manager": "fm", "force_conflicts": False}, False, True)] * 3
     assert clock.sleeps == [cluster_module.CACHE_DELAY_SECONDS] * 2
 
 
-def test_only_the_first_try_of_the_first_apply_skips_the_reads_of_a_namespace_found_missing(monkeypatch):
-    answers = [{"failed": True, "msg": "admission webhook denied: TrainingRuntime x must be created before the TrainJob"}, {"changed": True}, {"changed": True}]
+@pytest.mark.parametrize("refusals, applied", [(0, True), (1, True), (10, True), (11, False)])
+def test_a_connected_cluster_applies_the_refused_trainjob_alone_again_up_to_the_retries(monkeypatch, refusals, applied):
+    # apply_with asks AGAIN after each failed object: the runtime's refusal of the TrainJob, CACHE_RETRIES times at most
+    # (10, a second apart); another error is never retried.
+    asked = []
+
+    def apply_with(service, params, absent_namespace=None, again=None):
+        for tries in range(1, refusals + 1):
+            asked.append(tries)
+            if not again(REFUSED, tries):
+                return {"failed": True, "msg": REFUSED}
+        assert not again("Forbidden: cannot patch trainjobs", 1)
+        return {"changed": True}
+
+    monkeypatch.setattr(cluster_module, "apply_with", apply_with)
+    cluster, clock = cluster_with({})
+    objects = [{"kind": "TrainJob", "metadata": {"name": "a"}}]
+    if applied:
+        assert cluster.apply(objects) == {"changed": True}
+    else:
+        with pytest.raises(ClusterCallFailed):
+            cluster.apply(objects)
+    assert clock.sleeps == [1] * min(refusals, 10) and asked == list(range(1, refusals + 1))
+
+
+def test_only_the_first_apply_skips_the_reads_of_a_namespace_found_missing(monkeypatch):
     given = []
 
-    def apply_with(service, params, absent_namespace=None):
+    def apply_with(service, params, absent_namespace=None, again=None):
         given.append(absent_namespace)
-        return answers[len(given) - 1]
+        return {"changed": True}
 
     monkeypatch.setattr(cluster_module, "apply_with", apply_with)
     cluster, dummy = cluster_with({}, absent_namespace="burnin")
     objects = [{"kind": "TrainJob", "metadata": {"name": "a", "namespace": "burnin"}}]
     cluster.apply(objects)
     cluster.apply(objects)
-    # the refused first try may have created the namespace and the runtime: its retry, and any later apply, read them
+    cluster.apply(objects)
+    # the first apply created the namespace and its objects: any later apply reads them
     assert given == ["burnin", None, None]
 
 
@@ -335,7 +360,9 @@ def test_only_the_first_try_of_the_first_apply_skips_the_reads_of_a_namespace_fo
 def test_apply_uses_the_connected_client_only_outside_check_and_diff_mode(monkeypatch, connected, check_mode, diff, direct):
     used = []
     monkeypatch.setattr(cluster_module, "run_k8s", lambda params, check_mode, diff, name: used.append(("runner", check_mode, diff)) or {"changed": True})
-    monkeypatch.setattr(cluster_module, "apply_with", lambda service, params, absent_namespace=None: used.append(("direct", service)) or {"changed": True})
+    monkeypatch.setattr(
+        cluster_module, "apply_with", lambda service, params, absent_namespace=None, again=None: used.append(("direct", service)) or {"changed": True}
+    )
     cluster, dummy = cluster_with({})
     if not connected:
         cluster.service = None

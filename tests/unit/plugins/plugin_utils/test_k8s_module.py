@@ -97,3 +97,49 @@ def test_one_client_per_authentication_and_kubeconfig_version(monkeypatch, tmp_p
     for _attempt in range(2):
         with pytest.raises(ValueError):
             k8s_in_process._one_client(Module(kubeconfig=str(config), context="c"))
+
+
+REFUSED = "admission webhook denied: TrainingRuntime nccl must be created before the TrainJob"
+
+
+@pytest.mark.parametrize("refusals, tries_allowed, applied", [(0, 3, ["nccl", "job", "after"]), (2, 3, ["nccl", "job", "job", "job", "after"]), (3, 3, None)])
+def test_apply_with_applies_again_only_the_object_it_is_asked_to(monkeypatch, refusals, tries_allowed, applied):
+    # kubernetes.core's runner object by object: a TrainJob refused until Trainer's webhook caches its runtime is
+    # applied again alone, the runtime before it once; past the tries AGAIN allows, the first error is the result.
+    class Module(object):
+        def exit_json(self, **result):
+            raise ModuleExit(result)
+
+        def fail_json(self, **result):
+            raise ModuleExit(dict(result, failed=True))
+
+    class Service(object):
+        def __init__(self, service, server_side_apply, absent_namespace):
+            self.module = Module()
+
+    done, asked = [], []
+
+    def perform_action(service, definition, params):
+        done.append(definition["metadata"]["name"])
+        if definition["kind"] == "TrainJob" and done.count("job") <= refusals:
+            raise RuntimeError(REFUSED)
+        return {"changed": True, "method": "apply", "result": definition}
+
+    def again(msg, tries):
+        asked.append((msg, tries))
+        return tries < tries_allowed
+
+    monkeypatch.setattr(k8s_in_process, "ServerSideApply", Service)
+    monkeypatch.setattr(k8s_in_process, "perform_action", perform_action)
+    objects = [
+        {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": kind, "metadata": {"name": name, "namespace": "burnin"}}
+        for kind, name in (("TrainingRuntime", "nccl"), ("TrainJob", "job"), ("ConfigMap", "after"))
+    ]
+    params = {"resource_definition": objects, "server_side_apply": {"field_manager": "fm"}, "hidden_fields": [], "namespace": None}
+    out = k8s_in_process.apply_with(object(), params, again=again)
+    assert asked == [(REFUSED, tries) for tries in range(1, refusals + 1)]
+    if applied is None:
+        assert out["failed"] is True and out["msg"] == REFUSED and done == ["nccl"] + ["job"] * refusals
+        return
+    assert done == applied and out["changed"] is True
+    assert [result["result"]["metadata"]["name"] for result in out["result"]["results"]] == ["nccl", "job", "after"]
