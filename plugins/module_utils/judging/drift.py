@@ -78,6 +78,33 @@ def _joined(labels, names):
     return ".".join(parts) if parts and _text(labels.get(names[0])) else ""
 
 
+def grouped_configs(configs):
+    """CONFIGS ({node: config}) as a result keeps them: each config once with its nodes, [{config, nodes (sorted)}]
+    in the order of their first node. A cluster's nodes mostly run one config: a few entries, not one per node."""
+    groups = {}
+    for node in sorted(configs or {}, key=str):
+        config = configs[node] if isinstance(configs[node], dict) else {}
+        key = tuple(sorted((str(name), _text(value)) for name, value in config.items()))
+        groups.setdefault(key, {"config": dict(key), "nodes": []})["nodes"].append(str(node))
+    return list(groups.values())
+
+
+def configs_of(detected):
+    """{node: config} of a result's ``detected``: its ``node_configs`` (grouped_configs), or the per-node
+    ``node_config`` of results written before them (earlier runs' reports, baselines)."""
+    detected = detected if isinstance(detected, dict) else {}
+    grouped = detected.get("node_configs")
+    if isinstance(grouped, list):
+        configs = {}
+        for group in grouped:
+            if isinstance(group, dict) and isinstance(group.get("config"), dict) and isinstance(group.get("nodes"), list):
+                for node in group["nodes"]:
+                    configs[str(node)] = group["config"]
+        return configs
+    old = detected.get("node_config")
+    return old if isinstance(old, dict) else {}
+
+
 def node_config(node):
     """{key: value} of a Node object (or its evidence): the KEYS it shows, each a bounded string."""
     if not isinstance(node, dict):
@@ -261,8 +288,8 @@ def _runtime_values(runtime, gpu_nodes):
 
 
 def judge(results, key=siblings.DEFAULT_KEY, golden=None, fail_keys=()):
-    """Drift of every node of RESULTS (the fleet's results keyed by cluster, each with ``detected.node_config`` and
-    ``node_runtime``).
+    """Drift of every node of RESULTS (the fleet's results keyed by cluster, each with ``detected.node_configs`` (or an
+    earlier run's ``node_config``: configs_of) and ``node_runtime``).
 
     Returns {findings: {cluster: [finding]}, skus: [{sku, key, scope, label, majority, counts, nodes, golden}], nodes:
     [{cluster, node, sku, key, scope, value, majority, golden, why, verdict}], golden (bool), fail_keys}; ``scope`` is
@@ -273,8 +300,7 @@ def judge(results, key=siblings.DEFAULT_KEY, golden=None, fail_keys=()):
         entry = results[cluster]
         if not isinstance(entry, dict):
             continue
-        detected = entry.get("detected") if isinstance(entry.get("detected"), dict) else {}
-        configs = detected.get("node_config") if isinstance(detected.get("node_config"), dict) else {}
+        configs = configs_of(entry.get("detected"))
         runtime = entry.get("node_runtime") if isinstance(entry.get("node_runtime"), dict) else {}
         if not configs and not runtime:
             continue
@@ -333,6 +359,8 @@ __all__ = [
     "RUNTIME_KEYS",
     "check_fail_keys",
     "check_golden",
+    "configs_of",
+    "grouped_configs",
     "judge",
     "load_golden",
     "node_config",

@@ -208,8 +208,7 @@ def _with_offenders(clusters, repeat):
 def _with_drift(name, entry, drifted):
     """ENTRY with the drift check's findings of cluster NAME added and a ``drift`` verdict (a check per drifting node
     and key; passing when the cluster's nodes were compared and none drifted)."""
-    configs = (entry.get("detected") or {}).get("node_config") if isinstance(entry.get("detected"), dict) else None
-    configs = configs if isinstance(configs, dict) else {}
+    configs = drift.configs_of(entry.get("detected"))
     runtime = entry.get("node_runtime") if isinstance(entry.get("node_runtime"), dict) else {}
     # The nodes compared: the GPU nodes detection read, else those the stages' pods ran on.
     compared = set(configs) or set(node for nodes in runtime.values() if isinstance(nodes, dict) for node in nodes)

@@ -428,9 +428,44 @@ def test_a_bad_golden_file_says_what_it_allows():
     assert str(caught.value) == "burnin_golden.aws.firmware: is not a key the drift check reads; allowed: %s" % keys
 
 
+def test_a_result_keeps_each_node_config_once_with_its_nodes():
+    nodes = [node("n-%d" % index) for index in range(5)] + [node("n-9", kernel="6.8.0-1016-aws"), node("n-10", kernel="6.8.0-1016-aws")]
+    detected = cluster(nodes)["detected"]
+    assert "node_config" not in detected
+    one, other = detected["node_configs"]
+    # in the order of their first node (sorted as text: n-10 before n-9), each node once
+    assert one["nodes"] == ["n-0", "n-1", "n-2", "n-3", "n-4"] and other["nodes"] == ["n-10", "n-9"]
+    assert one["config"] == drift.node_config(nodes[0]) and other["config"]["kernel"] == "6.8.0-1016-aws"
+    assert drift.configs_of(detected) == dict((item["metadata"]["name"], drift.node_config(item)) for item in nodes)
+
+
+def test_the_drift_of_results_kept_per_node_before_is_the_same():
+    # An earlier run's results (reports, baselines) hold detected.node_config, one entry per node: read the same.
+    grouped = fleet()
+    per_node = dict(
+        (
+            name,
+            dict(
+                entry, detected=dict(dict((k, v) for k, v in entry["detected"].items() if k != "node_configs"), node_config=drift.configs_of(entry["detected"]))
+            ),
+        )
+        for name, entry in grouped.items()
+    )
+    assert "node_configs" not in per_node["a"]["detected"] and len(per_node["a"]["detected"]["node_config"]) == 3
+    assert drift.judge(per_node) == drift.judge(grouped) and drift.judge(grouped)["nodes"][0]["node"] == "b-1"
+
+
+@pytest.mark.parametrize(
+    "detected",
+    [None, "x", {}, {"node_configs": "x"}, {"node_configs": ["x", {"config": "y", "nodes": ["n"]}, {"config": {}, "nodes": "n"}]}, {"node_config": ["n"]}],
+)
+def test_configs_that_are_not_what_a_result_keeps_read_as_none(detected):
+    assert drift.configs_of(detected) == {}
+
+
 def test_a_cluster_with_runtime_but_no_node_config_is_compared_and_one_with_neither_skipped():
     results = runtime_fleet(["2.20.5+cuda12.4", "2.20.5+cuda12.4", "2.19.3+cuda12.3"])
-    results["a"]["detected"] = dict(results["a"]["detected"], node_config={})
+    results["a"]["detected"] = dict(results["a"]["detected"], node_configs=[])
     # "0" (no node config, no runtime) sorts before "a" and "b"
     results["0"] = {"outcome": "Succeeded"}
     rows = [(row["cluster"], row["node"], row["key"]) for row in drift.judge(results)["nodes"]]
