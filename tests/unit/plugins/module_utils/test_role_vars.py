@@ -93,7 +93,7 @@ def rendered_with(monkeypatch):
 def test_a_node_stages_parameters_render_with_the_declared_gpus_defaults(monkeypatch, platform, arch, gpus):
     seen = rendered_with(monkeypatch)
     role_vars.check_stage_params({"burnin_platform": platform, "burnin_gpu_architecture": arch, "burnin_stage_params": {"node": {}}})
-    assert [data["gpus_per_node"] for data in seen] == [gpus]
+    assert [(data["gpus_per_node"], data["nodes"]) for data in seen] == [(gpus, 1)]
     seen[:] = []
     role_vars.check_stage_params({"burnin_platform": platform, "burnin_gpus_per_node": 2, "burnin_stage_params": {"node": {}}})
     assert [data["gpus_per_node"] for data in seen] == [2]
@@ -114,7 +114,12 @@ def test_the_sweeps_node_names_are_at_most_the_node_bound_and_many_distinct_ones
     # More than 256 names: the lengths compared are equal values, not the same object.
     assert accepted("burnin_sweep_nodes", names) == names
     assert "names a node twice" in refused("burnin_sweep_nodes", names + ["node-0"])
+    with pytest.raises(ConfigError) as caught:
+        role_vars.check_role_vars({"burnin_sweep_nodes": ["node-1", "Bad_Name"]})
+    assert caught.value.field == "burnin_sweep_nodes[1]", str(caught.value)
     check = role_vars.CHECKS["burnin_sweep_nodes"]
+    # At the bound (check_role_vars' own bound of 100000 values refuses more before this check).
+    assert len(check("burnin_sweep_nodes", ["n%d" % index for index in range(100000)])) == 100000
     with pytest.raises(ConfigError) as caught:
         check("burnin_sweep_nodes", ["n"] * 100001)
     assert str(caught.value) == "burnin_sweep_nodes: may name at most 100000 nodes"
@@ -154,6 +159,17 @@ def test_only_the_workloads_own_framework_fits_it(framework, ok):
         ),
         ({"burnin_export_headers": "{not json"}, "burnin_export_headers"),
         ({"burnin_namespace": ""}, "burnin_namespace"),
+        ({"burnin_pushgateway_job": ""}, "burnin_pushgateway_job"),
+        ({"burnin_threshold_on_missing": ""}, "burnin_threshold_on_missing"),
+        ({"burnin_sweep_hold": ""}, "burnin_sweep_hold"),
+        ({"burnin_report_formats": None}, None),
+        ({"burnin_export_headers": '{"X-Scope": "a"}'}, None),
+        ({"burnin_export_headers": ""}, None),
+        # The first of the exports that need the report is named.
+        ({"burnin_metrics_dir": "/m", "burnin_export_url": "https://c.example.com/in"}, "burnin_metrics_dir"),
+        # A custom trainer takes the keys of the framework given (torch has no binary), any framework's without one.
+        ({"burnin_framework": "torch", "burnin_trainer": {"binary": "/x"}}, "burnin_trainer"),
+        ({"burnin_trainer": {"binary": "/x"}}, None),
         # An integer is never optional: empty survey text is refused, not taken as unset.
         ({"burnin_nodes": ""}, "burnin_nodes"),
         ({"burnin_timeout": None}, "burnin_timeout"),
@@ -176,3 +192,16 @@ def test_the_checks_across_variables(given, field):
 def test_bad_export_headers_text_is_refused_without_repeating_it():
     message = refused("burnin_export_headers", '{"Authorization": "Bearer s3cr3t"')
     assert "must be a mapping of header names to values" in message and "s3cr3t" not in message and ", got" not in message, message
+
+
+def test_messages_that_do_not_repeat_the_value():
+    message = refused("burnin_sweep_stages", ["node", "fleet"])
+    assert message == "burnin_sweep_stages: takes node stages only (dcgm, gpu, node); fleet run(s) over the fleet", message
+    message = refused("burnin_metrics_dir", "/m")
+    assert message.endswith("needs the run's JSON report: set burnin_report_dir and keep json in burnin_report_formats"), message
+
+
+def test_export_headers_given_as_json_text_are_checked_and_masked():
+    shown = accepted("burnin_export_headers", '{"Authorization": "Bearer s3cr3t"}')
+    assert list(shown) == ["Authorization"] and "s3cr3t" not in str(shown)
+    assert accepted("burnin_export_headers", "  ") == {}
