@@ -473,3 +473,16 @@ def test_a_gpu_node_without_a_gpu_count_counts_no_gpus():
     bare = node("gpu-0", "aws:///x/i-1", "NVIDIA-H100-80GB-HBM3")
     assert detect.describe_node(bare)["gpus"] == 0
     assert detect.detect_cluster([bare, aws_h100(1)])["gpus"] == 8
+
+
+@pytest.mark.parametrize(
+    "labels, instance_type",
+    [
+        ({"node.kubernetes.io/instance-type": "p5.48xlarge", "beta.kubernetes.io/instance-type": "g6.xlarge"}, "p5.48xlarge"),
+        ({"beta.kubernetes.io/instance-type": "g6.xlarge"}, "g6.xlarge"),
+        ({"node.kubernetes.io/instance-type": "", "beta.kubernetes.io/instance-type": "g6.xlarge"}, "g6.xlarge"),
+    ],
+)
+def test_the_ga_instance_type_label_wins_over_the_beta_one(labels, instance_type):
+    # Sixth round of issue 47 (docs/mutation.md): `break` -> `continue` let the beta label override the GA one.
+    assert detect.describe_node({"metadata": {"name": "n0", "labels": labels}})["instance_type"] == instance_type
