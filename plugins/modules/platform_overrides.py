@@ -18,9 +18,9 @@ description:
   - Then, unless O(extended_platforms=false), the platform layer - C(templates/overrides/platforms/*.yaml) in
     file-name order (aws, azure, coreweave, gcp, nebius, oci, onprem), built from C(_lib/platforms/). The seed's
     entries are always first and unchanged; RV(sources) names the template of each entry.
-  - Every entry is returned whatever the platform (O(platform) leaves out other platforms' files); each carries a
-    C(when) to match against the cluster's platform, GPU architecture and instance type. Only O(framework) and the
-    data (for example O(platform_vars)) change the list at render time.
+  - Without O(platform) every entry is returned, as the original did; each carries a C(when) to match against the
+    cluster's platform, GPU architecture and instance type. Only O(platform), O(framework) and the data (for example
+    O(platform_vars)) change the list at render time.
   - Runs on the controller (action plugin) and never contacts a cluster.
 author:
   - gpufleet.burnin maintainers (!UNKNOWN)
@@ -35,10 +35,11 @@ extends_documentation_fragment:
 options:
   platform:
     description:
-      - The cluster's platform, for example V(aws), V(gcp), V(azure), V(oci). Set, the platform layer is that
-        platform's file only (C(templates/overrides/platforms/<platform>.yaml), none for platforms without one such
-        as V(togetherai)); the seed's entries are always all returned. Every entry of a platform file matches that
-        platform only, so this never changes which entries match the cluster, and the list is much shorter.
+      - The cluster's platform, for example V(aws), V(gcp), V(azure), V(oci). Set, only the entries that can match
+        a cluster of that platform are returned - the platform layer is that platform's file only
+        (C(templates/overrides/platforms/<platform>.yaml), none for platforms without one such as V(togetherai)),
+        and the seed's entries are those whose C(when.platform) admits it (every seed entry without one), in the
+        seed's order and first. This never changes which entries match the cluster, and the list is much shorter.
       - Unset - every platform's entries. An unknown platform is refused, naming the known ones.
     type: str
   entry_name:

@@ -58,11 +58,15 @@ def warm_up():
         except Exception:  # pylint: disable=broad-except
             pass
     warm_templates()
-    try:
-        # The allowed platforms (a render of the seed), so no worker renders them again.
-        importlib.import_module("%s.module_utils.validation.inputs" % _PACKAGE).known_platforms()
-    except Exception:  # pylint: disable=broad-except
-        pass
+    for module, function in (
+        # The allowed platforms (a render of the seed) and the Trainer releases' rules, so no worker reads them again.
+        ("validation.inputs", "known_platforms"),
+        ("rendering.trainer_rules", "load_trainer_versions"),
+    ):
+        try:
+            getattr(importlib.import_module("%s.module_utils.%s" % (_PACKAGE, module)), function)()
+        except Exception:  # pylint: disable=broad-except
+            pass
 
 
 warm_up()

@@ -32,6 +32,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.dra impo
     parse_server_version,
     resource_api_version,
 )
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.merge import matches_when
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.names import check_entry_name, check_framework
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.platform_catalog import RESOURCE_NAME, load_platform_catalog, resolve_platform_vars
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import shared_library
@@ -182,9 +183,18 @@ def needs_dra(obj):
     return '"resourceClaims"' in json.dumps(obj.get("spec") or {})
 
 
+def admits_platform(override, platform):
+    """Whether ``override`` can match a cluster of ``platform``: its ``when.platform`` condition holds for it (an
+    entry without one matches any platform). The other conditions are left to the cluster's facts."""
+    condition = override["when"].get("platform")
+    return condition is None or matches_when({"platform": condition}, {"platform": platform})
+
+
 def build_overrides_with_sources(config, library=None):
     """``(overrides, sources)``: the overrides in render order and, for each, the template it came from. With
-    ``config["platform"]`` the platform layer is that platform's file only (the seed is always whole)."""
+    ``config["platform"]`` only the entries that can match that platform: the platform layer is its file alone and
+    the seed keeps the entries whose ``when.platform`` admits it, so which entries match a cluster of that platform
+    is the same (and the result, which Ansible copies in every task that reads it, is about half as long)."""
     library = library or shared_library()
     data = normalize_override_config(config, load_platform_catalog(library.lib_dir))
     platform = config.get("platform") or None
@@ -195,6 +205,8 @@ def build_overrides_with_sources(config, library=None):
         for override, dummy in rendered:
             if any(needs_dra(dep) for dep in override.get("dependencies", [])):
                 raise dra_unavailable_error(data["server_version"], "the ComputeDomain and ResourceClaimTemplate overrides")
+    if platform is not None:
+        rendered = [(override, source) for override, source in rendered if admits_platform(override, platform)]
     return [override for override, dummy in rendered], [source for dummy, source in rendered]
 
 

@@ -31,6 +31,7 @@ from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import p
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering import templating
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validation import inputs
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError, ParseError
+from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.merge import matches_when
 from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.plan import plan_workload
 from ansible_collections.gpufleet.burnin.plugins.module_utils.validate import GRAMMARS
 
@@ -454,17 +455,89 @@ def test_platforms_outside_the_layer_keep_the_seed():
             assert full["objects"] == seed["objects"]
 
 
-@pytest.mark.parametrize("platform", ["aws", "gcp", "oci", "togetherai"])
-def test_platform_option_keeps_the_seed_and_only_that_platforms_layer(platform):
+SEED = "templates/overrides/workloadrun.yaml"
+
+
+@pytest.mark.parametrize("platform", ["aws", "gcp", "azure", "oci", "togetherai", "mistral", "other"])
+def test_platform_option_keeps_only_what_can_match_that_platform(platform):
     config = dict(entry_name="burnin", nodes=2, gpus_per_node=8, mlnx_per_node=8, framework="mpi")
     every, every_sources = overrides.build_overrides_with_sources(config)
     some, some_sources = overrides.build_overrides_with_sources(dict(config, platform=platform))
     seed = overrides.build_overrides(dict(config, extended_platforms=False))
-    assert some[: len(seed)] == seed  # the seed, whole and first
-    wanted = [(o, src) for o, src in zip(every, every_sources) if src == "templates/overrides/workloadrun.yaml" or src.endswith("/%s.yaml" % platform)]
+
+    def admits(override):
+        condition = override["when"].get("platform") or {}
+        return condition.get("equals") in (None, platform) and platform in condition.get("in", [platform]) and platform not in condition.get("notIn", [])
+
+    # The seed's entries that admit the platform, first and in the seed's order; then that platform's file alone.
+    wanted = [(o, src) for o, src in zip(every, every_sources) if (src == SEED and admits(o)) or src.endswith("/%s.yaml" % platform)]
     assert list(zip(some, some_sources)) == wanted
-    assert len(some) < len(every)
-    assert all(o["when"]["platform"]["equals"] == platform for o in some[len(seed) :])
+    kept_seed = [o for o, src in zip(some, some_sources) if src == SEED]
+    assert some[: len(kept_seed)] == kept_seed == [o for o in seed if admits(o)]
+    # Both sides: the seed has entries for other platforms (left out) and entries without a platform (kept).
+    assert len(kept_seed) < len(seed)
+    assert any("platform" not in o["when"] for o in kept_seed)
+    assert all(o["when"]["platform"]["equals"] == platform for o in some[len(kept_seed) :])
+
+
+def test_platform_option_unset_keeps_the_whole_seed():
+    # Parity: without the option every seed entry is returned, whatever its platform (the original's list).
+    config = dict(entry_name="burnin", nodes=2, gpus_per_node=8, mlnx_per_node=8, framework="mpi", extended_platforms=False)
+    seed = overrides.build_overrides(config)
+    named = sorted({o["when"]["platform"]["equals"] for o in seed if "equals" in o["when"].get("platform", {})})
+    assert {"aws", "gcp", "azure"} <= set(named)
+    assert len(overrides.build_overrides(dict(config, platform="aws"))) < len(seed)
+
+
+def _match_values(entries):
+    """Every value the entries' conditions name, per field, plus one they never name."""
+    values = {"platform": {"other"}, "gpuArchitecture": {"unknown"}, "instanceType": {None, "other.type"}}
+    for entry in entries:
+        for field, condition in entry["when"].items():
+            if field in values:
+                for key in ("equals", "in", "notIn"):
+                    found = condition.get(key)
+                    values[field].update(found if isinstance(found, list) else [found] if found else [])
+    return values
+
+
+@pytest.mark.parametrize("framework", ["torch", "mpi", "exec"])
+def test_platform_option_never_changes_what_matches(framework):
+    """Metamorphic: for every platform, GPU and instance type the entries name (and one each they do not), the
+    entries matching a cluster are the same from the list rendered for its platform as from the whole list."""
+    config = dict(entry_name="burnin", nodes=2, gpus_per_node=8, mlnx_per_node=8, framework=framework)
+    every = overrides.build_overrides(config)
+    values = _match_values(every)
+    checked = 0
+    for platform in sorted(values["platform"]):
+        some = overrides.build_overrides(dict(config, platform=platform))
+        for gpu in sorted(values["gpuArchitecture"]):
+            for instance_type in sorted(values["instanceType"], key=str):
+                facts = {"platform": platform, "gpuArchitecture": gpu, "instanceType": instance_type, "framework": framework}
+                assert [o for o in some if matches_when(o["when"], facts)] == [o for o in every if matches_when(o["when"], facts)], facts
+                checked += 1
+    assert checked > 500
+
+
+@pytest.mark.parametrize(
+    "condition, admitted",
+    [
+        (None, True),
+        ({"equals": "aws"}, True),
+        ({"equals": "gcp"}, False),
+        ({"equals": ""}, True),
+        ({"in": ["gcp", "aws"]}, True),
+        ({"in": ["gcp"]}, False),
+        ({"notIn": ["aws"]}, False),
+        ({"notIn": ["gcp"]}, True),
+        ({"equals": "aws", "notIn": ["aws"]}, False),
+    ],
+)
+def test_admits_platform_reads_every_operator(condition, admitted):
+    when = {"gpuArchitecture": {"equals": "h100"}}
+    if condition is not None:
+        when["platform"] = condition
+    assert overrides.admits_platform({"when": when}, "aws") is admitted
 
 
 def test_platform_option_is_checked():
