@@ -2,7 +2,7 @@
 # Copyright (c) gpufleet.burnin contributors
 # Apache License 2.0 (see LICENSE)
 """Platform, GPU, instance type and per-node config read off Node objects people outside this project published
-(tests/fixtures/real/nodes/README.md): `kubectl describe node` output of EKS, AKS, GKE and OKE nodes, and the GPU
+(tests/fixtures/real/nodes/PROVENANCE.md): `kubectl describe node` output of EKS, AKS, GKE and OKE nodes, and the GPU
 feature discovery labels of a Lambda node. Each expected value is read by hand off the published text; the comment
 beside it says where."""
 
@@ -285,7 +285,7 @@ def test_a_published_gpu_nodes_instance_type_alone_tells_its_architecture(fixtur
 
 
 # Families whose names do not carry the GPU model, of models cluster/detect.py knows (each family's source:
-# tests/fixtures/real/nodes/README.md): each size is read as the family's GPU and as its own cloud, as the published
+# tests/fixtures/real/nodes/PROVENANCE.md): each size is read as the family's GPU and as its own cloud, as the published
 # NC6s_v3 node must be.
 _FAMILIES = {
     ("aws", "v100"): ("p3.2xlarge", "p3.8xlarge", "p3.16xlarge", "p3dn.24xlarge"),
