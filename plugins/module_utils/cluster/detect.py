@@ -74,8 +74,12 @@ _MODELS = (
 _MODEL_WORDS = dict(_MODELS)
 _RTX_PRO_6000 = re.compile(r"RTX[-_ ]?PRO[-_ ]?6000")
 
-# Instance types whose name does not carry the GPU model.
+# Instance types whose name does not carry the GPU model: every such family of a model in _MODELS, of each cloud whose
+# instance types the catalogues' detection tells (_lib/platforms/*/platform.yaml). A family left out makes its nodes
+# without GFD labels GPU nodes of no architecture (tests/fixtures/real/nodes: the AKS Standard_NC6s_v3 node).
 _INSTANCE_TYPES = (
+    (re.compile(r"^p3(dn)?\."), "v100"),
+    (re.compile(r"^g4dn\."), "t4"),
     (re.compile(r"^p4de?\."), "a100"),
     (re.compile(r"^p5\."), "h100"),
     (re.compile(r"^p5en?\."), "h200"),
@@ -93,7 +97,13 @@ _INSTANCE_TYPES = (
     (re.compile(r"^a4x-highgpu-"), "gb200"),
     (re.compile(r"^a4x-max(gpu)?-"), "gb300"),
     (re.compile(r"^g2-"), "l4"),
+    (re.compile(r"^g4-"), "rtxpro6000"),
+    (re.compile(r"^Standard_NC\d+r?s_v3\Z"), "v100"),
+    (re.compile(r"^Standard_ND40rs_v2\Z"), "v100"),
+    (re.compile(r"^Standard_ND96asr_v4\Z"), "a100"),
     (re.compile(r"^BM\.GPU4\.8\Z"), "a100"),
+    (re.compile(r"^BM\.GPU\.B4\.8\Z"), "a100"),
+    (re.compile(r"^(BM|VM)\.GPU3\.\d+\Z"), "v100"),
 )
 _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 
