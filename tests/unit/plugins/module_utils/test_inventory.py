@@ -455,3 +455,14 @@ def test_read_all_bounds_workers_past_the_small_integers():
 
     results = inventory.read_all([(i, i) for i in range(301)], read, workers=300, timeout=60)
     assert peak[0] == 300 and len(results) == 301 and all(value == {"nodes": []} for value in results.values())
+
+
+def test_a_context_takes_its_cluster_and_user_by_name_not_one_sorting_after_it():
+    # the cluster and user listed after others whose names sort after theirs
+    config = {
+        "contexts": [{"name": "c", "context": {"cluster": "a", "user": "ua"}}],
+        "clusters": [{"name": "z", "cluster": {"server": "https://z:6443"}}, {"name": "a", "cluster": {"server": "https://a:6443"}}],
+        "users": [{"name": "uz", "user": {"token": "tz"}}, {"name": "ua", "user": {"token": "ta"}}],
+    }
+    one = inventory.context_kubeconfig(config, "c", "/x")
+    assert one["clusters"] == [config["clusters"][1]] and one["users"] == [config["users"][1]]
