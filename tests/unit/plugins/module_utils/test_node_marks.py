@@ -236,3 +236,19 @@ def test_the_collections_condition_is_found_among_a_nodes_conditions():
     assert nm.condition_of(obj) == ours
     assert nm.condition_of({"status": {"conditions": [{"type": "Ready", "status": "True"}]}}) is None
     assert nm.condition_of({}) is None
+
+
+# --- issue 47, seventh round: the survivor of cluster/node_marks.py's resumed run -------------------------------------
+@pytest.mark.parametrize(
+    "now, verdict, state",
+    [
+        (NOW + 24 * HOUR - 1, "pass", "verified"),
+        (NOW + 24 * HOUR, "pass", "expired"),
+        (NOW + HOUR, "warn", "warn"),
+        (NOW + HOUR, "fail", "fail"),
+    ],
+)
+def test_a_mark_read_back_from_the_cluster_is_judged_by_value(now, verdict, state):
+    # the node is read from the API server's JSON: its result label is a new string, not this module's literal
+    read_back = json.loads(json.dumps(marked(node(), verdict)))
+    assert nm.status(read_back, now) == {"state": state, "result": verdict, "run_id": "run-1", "expires": NOW + 24 * HOUR}
