@@ -252,3 +252,37 @@ def test_a_mark_read_back_from_the_cluster_is_judged_by_value(now, verdict, stat
     # the node is read from the API server's JSON: its result label is a new string, not this module's literal
     read_back = json.loads(json.dumps(marked(node(), verdict)))
     assert nm.status(read_back, now) == {"state": state, "result": verdict, "run_id": "run-1", "expires": NOW + 24 * HOUR}
+
+
+def test_a_verdict_annotation_just_over_the_bound_is_halved_not_cut_to_fit():
+    # ten items just over the bound: half of them (5), though eight would fit (docstring of bounded_entry: halving)
+    evidence = [{"id": "e%d" % index, "lines": ["y" * 280] * 3} for index in range(10)]
+    big = dict(entry(verdict="fail"), evidence=evidence)
+    assert len(json.dumps(big)) > nm.VERDICT_MAX_BYTES and len(json.dumps(dict(big, evidence=evidence[:8]))) < nm.VERDICT_MAX_BYTES
+    assert json.loads(nm.bounded_entry(big))["evidence"] == evidence[:5]
+
+
+@pytest.mark.parametrize(
+    "marked_at, expires, read",
+    [
+        (NOW, NOW + HOUR, True),
+        (0, 0, True),
+        (True, NOW + HOUR, False),  # a JSON true is no time
+        (NOW, False, False),
+        (NOW, str(NOW + HOUR), False),
+        (str(NOW), NOW + HOUR, False),
+        (NOW, float(NOW + HOUR), False),
+        (None, NOW + HOUR, False),
+    ],
+)
+def test_a_record_is_the_collections_only_with_integer_times(marked_at, expires, read):
+    text = json.dumps({"run_id": "run-1", "marked_at": marked_at, "expires": expires, "condition": ""})
+    record = nm.read_record(node(annotations={nm.MARKS_RECORD: text}))
+    assert (record == {"run_id": "run-1", "marked_at": marked_at, "expires": expires, "condition": ""}) if read else record is None
+
+
+@pytest.mark.parametrize("reasons, message", [(["nccl: busbw 300 below 350"], "; nccl: busbw 300 below 350"), ([], ""), (None, "")])
+def test_the_condition_names_the_first_reason_of_the_verdict_when_it_has_one(reasons, message):
+    given = dict(entry(verdict="fail"), reasons=reasons)
+    after = nm.plan_mark(node(), given, "run-1", NOW, options(condition=True))
+    assert after["condition"]["message"] == "run run-1: fail; expires %s%s" % (nm.iso(NOW + 24 * HOUR), message)
