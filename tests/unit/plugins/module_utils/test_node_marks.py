@@ -286,3 +286,28 @@ def test_the_condition_names_the_first_reason_of_the_verdict_when_it_has_one(rea
     given = dict(entry(verdict="fail"), reasons=reasons)
     after = nm.plan_mark(node(), given, "run-1", NOW, options(condition=True))
     assert after["condition"]["message"] == "run run-1: fail; expires %s%s" % (nm.iso(NOW + 24 * HOUR), message)
+
+
+def test_a_text_of_the_bound_is_kept_and_one_past_it_cut():
+    evidence = [{"id": "e%d" % index, "lines": ["y" * 280] * 3} for index in range(16)]
+    big = dict(entry(verdict="fail"), reasons=["a" * nm.TEXT_MAX_CHARS, "b" * (nm.TEXT_MAX_CHARS + 1)], evidence=evidence)
+    shown = json.loads(nm.bounded_entry(big))
+    assert shown["reasons"] == ["a" * nm.TEXT_MAX_CHARS, "b" * (nm.TEXT_MAX_CHARS - 3) + "..."] and shown["evidence"] == evidence[:8]
+
+
+@pytest.mark.parametrize("now", [NOW, NOW + 4])
+@pytest.mark.parametrize("ahead, superseded", [(nm.FUTURE_SKEW, True), (nm.FUTURE_SKEW + 1, False)])
+def test_a_mark_from_the_future_within_the_skew_is_the_latest_run_and_one_past_it_ignored(now, ahead, superseded):
+    # the clock of the run that marked may be ahead of this one by up to FUTURE_SKEW seconds; NOW + 4 as now keeps
+    # `now + skew` apart from `now | skew` (NOW's low bits are 0)
+    older = marked(node("older"), "pass", run="run-1", now=NOW - 60)
+    ahead_mark = marked(node("ahead"), "pass", run="run-3", now=now + ahead)
+    assert nm.plan_expire([older, ahead_mark], now) == ({"older": "superseded by run run-3"} if superseded else {})
+
+
+def test_the_cleanup_looks_past_a_node_without_the_collections_record():
+    # an unmarked node listed first: the marked nodes after it are still judged
+    plain = node("plain", labels={"team": "ml"})
+    old = marked(node("old"), "pass", run="run-1", now=NOW)
+    new = marked(node("new"), "pass", run="run-2", now=NOW + HOUR)
+    assert nm.plan_expire([plain, old, new], NOW + 2 * HOUR) == {"old": "superseded by run run-2"}
