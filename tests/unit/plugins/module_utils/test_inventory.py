@@ -441,14 +441,18 @@ def test_read_all_measures_a_reads_time_from_its_own_start_whatever_the_clock_re
 
 
 def test_read_all_bounds_workers_past_the_small_integers():
-    # 300 workers (past CPython's cached small integers, up to 256): 301 clusters, the last waits for a free worker
-    active, peak, lock = [0], [0], threading.Lock()
+    # 300 workers (past CPython's cached small integers, up to 256): 301 clusters, the last waits for a free worker;
+    # no read ends before 300 run at once (whatever the load), and then only after a moment a 301st would start in
+    active, peak, lock, full = [0], [0], threading.Lock(), threading.Event()
 
     def read(argument):
         with lock:
             active[0] += 1
             peak[0] = max(peak[0], active[0])
-        time.sleep(1.5)
+            if active[0] >= 300:
+                full.set()
+        full.wait(30)
+        time.sleep(0.2)
         with lock:
             active[0] -= 1
         return {"nodes": []}
