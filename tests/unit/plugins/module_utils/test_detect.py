@@ -486,3 +486,26 @@ def test_a_gpu_node_without_a_gpu_count_counts_no_gpus():
 def test_the_ga_instance_type_label_wins_over_the_beta_one(labels, instance_type):
     # Sixth round of issue 47 (docs/mutation.md): `break` -> `continue` let the beta label override the GA one.
     assert detect.describe_node({"metadata": {"name": "n0", "labels": labels}})["instance_type"] == instance_type
+
+
+# --- issue 47, seventh round: decided (docs/mutation.md), only models of four characters or more are found glued --------
+@pytest.mark.parametrize(
+    "instance_type, arch",
+    [
+        # four characters or more, glued inside an instance type (CoreWeave's names): found
+        ("gd-8xh100ib-i128", "h100"),
+        ("gd-8xl40sib-i128", "l40s"),
+        ("xa10gy", "a10g"),
+        # three characters, glued: not found (a short name glued to other characters also matches unrelated names,
+        # and a wrong GPU is worse than unknown, which makes the user declare it)
+        ("gd-8xh20ib-i128", "unknown"),
+        ("xa10y", "unknown"),
+        ("gd-8xl40ib-i128", "unknown"),
+        # the same three-character models as whole words: found
+        ("Standard_NV36ads_A10_v5", "a10"),
+        ("gd-8x-h20-ib", "h20"),
+        ("gd-8x.L40.ib", "l40"),
+    ],
+)
+def test_only_models_of_four_characters_or_more_are_found_glued_in_an_instance_type(instance_type, arch):
+    assert detect.gpu_from_instance_type(instance_type) == arch

@@ -346,3 +346,127 @@ def test_read_all_starts_the_reads_in_the_inventorys_order():
 
     results = inventory.read_all([("a", "a"), ("b", "b"), ("c", "c")], read, workers=1, timeout=10)
     assert seen == ["a", "b", "c"] and list(results) == ["a", "b", "c"]
+
+
+# --- issue 47, seventh round: the survivors of cluster/inventory.py's whole run ---------------------------------------
+def test_a_context_is_found_by_its_name_not_by_one_sorting_after_it():
+    # the wanted context listed after one whose name sorts after it (and before it): only its own name matches
+    config = {
+        "contexts": [
+            {"name": "ctx-b", "context": {"cluster": "b", "user": "u"}},
+            {"name": "ctx-a", "context": {"cluster": "a", "user": "u"}},
+            {"name": "ctx-0", "context": {"cluster": "z", "user": "u"}},
+        ],
+        "clusters": [{"name": "a", "cluster": {}}, {"name": "b", "cluster": {}}, {"name": "z", "cluster": {}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+    }
+    for context, cluster in (("ctx-a", "a"), ("ctx-b", "b"), ("ctx-0", "z")):
+        one = inventory.context_kubeconfig(config, context, "/x")
+        assert one["contexts"] == [entry for entry in config["contexts"] if entry["name"] == context]
+        assert one["clusters"] == [{"name": cluster, "cluster": {}}]
+    assert inventory.context_kubeconfig(config, "ctx-c", "/x") is None
+
+
+@pytest.mark.parametrize(
+    "value, made",
+    [
+        ("pki/a.crt", "/home/u/.kube/pki/a.crt"),  # relative: from the kubeconfig's directory
+        ("/etc/a.crt", "/etc/a.crt"),  # absolute: kept
+        ("~/a.crt", "~/a.crt"),  # absolute once the home is expanded (as kubectl reads it): kept as written
+        ("", ""),  # empty: no file, kept empty rather than made the directory
+        (None, None),
+    ],
+)
+def test_only_a_relative_file_name_is_made_absolute(value, made):
+    config = {
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+        "clusters": [{"name": "k", "cluster": {"certificate-authority": value}}],
+        "users": [{"name": "u", "user": {"client-key": value}}],
+    }
+    one = inventory.context_kubeconfig(config, "c", "/home/u/.kube")
+    assert one["clusters"][0]["cluster"]["certificate-authority"] == made and one["users"][0]["user"]["client-key"] == made
+
+
+@pytest.mark.parametrize(
+    "nodes, platform",
+    [
+        # undetected GPU models (the GPU "unknown" sorts after "mixed"): the detection's own reason, no mixed one
+        ([node("odd%d" % i, "aws:///us-east-1a/i-8%d" % i, "", "NVIDIA-Foo-9000", 8) for i in range(2)], ""),
+        # a declared platform the nodes contradict, of one GPU sorting after "mixed" (v100) and before it (h100)
+        (AWS_V100, "gcp"),
+        (AWS_H100, "gcp"),
+    ],
+)
+def test_a_cluster_of_one_or_no_architecture_is_never_given_the_mixed_reason(nodes, platform):
+    host, groups = inventory.cluster_host({"nodes": nodes}, platform=platform)
+    assert "undetected" in groups and host["burnin_cluster_reason"]
+    assert "several architectures" not in host["burnin_cluster_reason"]
+
+
+def offset_clock(base, calls):
+    # the inventory's clock, counted, starting at BASE (a monotonic clock may start anywhere, 0 included)
+    started = time.monotonic()
+
+    def clock():
+        calls[0] += 1
+        return base + time.monotonic() - started
+
+    return clock
+
+
+@pytest.mark.parametrize("base", [0.0, 1000.0])
+def test_read_all_sleeps_until_a_read_answers_rather_than_polling(base):
+    # one read of 0.3 s within a 10 s timeout: the clock is read to start it, to wait and once after its answer; a
+    # wait shorter than the time left (a poll every 0.01 s) would read it dozens of times
+    calls = [0]
+
+    def read(argument):
+        time.sleep(0.3)
+        return {"nodes": [], "argument": argument}
+
+    results = inventory.read_all([("slow", "slow")], read, workers=1, timeout=10, clock=offset_clock(base, calls))
+    assert results == {"slow": {"nodes": [], "argument": "slow"}}
+    assert calls[0] <= 6
+
+
+@pytest.mark.parametrize("base", [0.0, 1000.0, 5.0])
+def test_read_all_measures_a_reads_time_from_its_own_start_whatever_the_clock_reads(base):
+    # a read of 0.3 s within 10 s answers on a clock starting at 0, 5 (half the timeout) or 1000
+    def read(argument):
+        time.sleep(0.3)
+        return {"nodes": [], "argument": argument}
+
+    results = inventory.read_all([("a", "a"), ("b", "b")], read, workers=1, timeout=10, clock=offset_clock(base, [0]))
+    assert results == {"a": {"nodes": [], "argument": "a"}, "b": {"nodes": [], "argument": "b"}}
+
+
+def test_read_all_bounds_workers_past_the_small_integers():
+    # 300 workers (past CPython's cached small integers, up to 256): 301 clusters, the last waits for a free worker;
+    # no read ends before 300 run at once (whatever the load), and then only after a moment a 301st would start in
+    active, peak, lock, full = [0], [0], threading.Lock(), threading.Event()
+
+    def read(argument):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+            if active[0] >= 300:
+                full.set()
+        full.wait(30)
+        time.sleep(0.2)
+        with lock:
+            active[0] -= 1
+        return {"nodes": []}
+
+    results = inventory.read_all([(i, i) for i in range(301)], read, workers=300, timeout=60)
+    assert peak[0] == 300 and len(results) == 301 and all(value == {"nodes": []} for value in results.values())
+
+
+def test_a_context_takes_its_cluster_and_user_by_name_not_one_sorting_after_it():
+    # the cluster and user listed after others whose names sort after theirs
+    config = {
+        "contexts": [{"name": "c", "context": {"cluster": "a", "user": "ua"}}],
+        "clusters": [{"name": "z", "cluster": {"server": "https://z:6443"}}, {"name": "a", "cluster": {"server": "https://a:6443"}}],
+        "users": [{"name": "uz", "user": {"token": "tz"}}, {"name": "ua", "user": {"token": "ta"}}],
+    }
+    one = inventory.context_kubeconfig(config, "c", "/x")
+    assert one["clusters"] == [config["clusters"][1]] and one["users"] == [config["users"][1]]

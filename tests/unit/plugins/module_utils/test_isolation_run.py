@@ -416,3 +416,29 @@ def test_check_mode_spends_no_minutes_and_finds_nothing():
 def test_a_bash_line_without_a_script_runs_no_mpirun():
     with pytest.raises(ConfigError, match="runs no mpirun"):
         isolation_run.with_env({"command": ["/bin/bash", "-c"], "args": []}, [{"name": "NEW", "value": 1}])
+
+
+# --- issue 47, seventh round: decided (docs/mutation.md), which bash -c trainer has its exec line rewritten ---------------
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["/bin/bash", "-c"],  # plan.py wrap_pre_command's shape
+        ["/bin/bash", "-c", "-e"],  # bash options before the script: bash still reads the script from the first arg
+        ["/bin/bash", "-c", "-o", "pipefail"],
+    ],
+)
+def test_a_bash_c_trainer_with_one_arg_has_the_exec_line_of_that_script_rewritten(command):
+    trainer = {"command": command, "args": ["set -e\nexec mpirun -np 2 prog"]}
+    got = isolation_run.with_env(trainer, [{"name": "NEW", "value": 1}])
+    assert got == {"command": command, "args": ["set -e\nexec mpirun -x NEW=1 -np 2 prog"]}
+
+
+def test_a_bash_c_trainer_with_more_args_is_read_as_a_plain_command_line():
+    # bash's $0 and positional arguments after the script: the `exec "$@"` idiom runs mpirun from the positional
+    # arguments, where the plain line's mpirun word is found; the script's own exec line names no mpirun
+    trainer = {"command": ["/bin/bash", "-c"], "args": ['exec "$@"', "bash", "mpirun", "-np", "2", "prog"]}
+    got = isolation_run.with_env(trainer, [{"name": "NEW", "value": 1}])
+    assert got == {"command": ["/bin/bash", "-c"], "args": ['exec "$@"', "bash", "mpirun", "-x", "NEW=1", "-np", "2", "prog"]}
+    # a script of an mpirun exec line followed by $0: still the plain line, which holds no mpirun word
+    with pytest.raises(ConfigError, match="runs no mpirun"):
+        isolation_run.with_env({"command": ["/bin/bash", "-c"], "args": ["exec mpirun -np 2 prog", "bash"]}, [{"name": "NEW", "value": 1}])

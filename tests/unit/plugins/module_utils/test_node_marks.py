@@ -236,3 +236,78 @@ def test_the_collections_condition_is_found_among_a_nodes_conditions():
     assert nm.condition_of(obj) == ours
     assert nm.condition_of({"status": {"conditions": [{"type": "Ready", "status": "True"}]}}) is None
     assert nm.condition_of({}) is None
+
+
+# --- issue 47, seventh round: the survivor of cluster/node_marks.py's resumed run -------------------------------------
+@pytest.mark.parametrize(
+    "now, verdict, state",
+    [
+        (NOW + 24 * HOUR - 1, "pass", "verified"),
+        (NOW + 24 * HOUR, "pass", "expired"),
+        (NOW + HOUR, "warn", "warn"),
+        (NOW + HOUR, "fail", "fail"),
+    ],
+)
+def test_a_mark_read_back_from_the_cluster_is_judged_by_value(now, verdict, state):
+    # the node is read from the API server's JSON: its result label is a new string, not this module's literal
+    read_back = json.loads(json.dumps(marked(node(), verdict)))
+    assert nm.status(read_back, now) == {"state": state, "result": verdict, "run_id": "run-1", "expires": NOW + 24 * HOUR}
+
+
+def test_a_verdict_annotation_just_over_the_bound_is_halved_not_cut_to_fit():
+    # ten items just over the bound: half of them (5), though eight would fit (docstring of bounded_entry: halving)
+    evidence = [{"id": "e%d" % index, "lines": ["y" * 280] * 3} for index in range(10)]
+    big = dict(entry(verdict="fail"), evidence=evidence)
+    assert len(json.dumps(big)) > nm.VERDICT_MAX_BYTES and len(json.dumps(dict(big, evidence=evidence[:8]))) < nm.VERDICT_MAX_BYTES
+    assert json.loads(nm.bounded_entry(big))["evidence"] == evidence[:5]
+
+
+@pytest.mark.parametrize(
+    "marked_at, expires, read",
+    [
+        (NOW, NOW + HOUR, True),
+        (0, 0, True),
+        (True, NOW + HOUR, False),  # a JSON true is no time
+        (NOW, False, False),
+        (NOW, str(NOW + HOUR), False),
+        (str(NOW), NOW + HOUR, False),
+        (NOW, float(NOW + HOUR), False),
+        (None, NOW + HOUR, False),
+    ],
+)
+def test_a_record_is_the_collections_only_with_integer_times(marked_at, expires, read):
+    text = json.dumps({"run_id": "run-1", "marked_at": marked_at, "expires": expires, "condition": ""})
+    record = nm.read_record(node(annotations={nm.MARKS_RECORD: text}))
+    assert (record == {"run_id": "run-1", "marked_at": marked_at, "expires": expires, "condition": ""}) if read else record is None
+
+
+@pytest.mark.parametrize("reasons, message", [(["nccl: busbw 300 below 350"], "; nccl: busbw 300 below 350"), ([], ""), (None, "")])
+def test_the_condition_names_the_first_reason_of_the_verdict_when_it_has_one(reasons, message):
+    given = dict(entry(verdict="fail"), reasons=reasons)
+    after = nm.plan_mark(node(), given, "run-1", NOW, options(condition=True))
+    assert after["condition"]["message"] == "run run-1: fail; expires %s%s" % (nm.iso(NOW + 24 * HOUR), message)
+
+
+def test_a_text_of_the_bound_is_kept_and_one_past_it_cut():
+    evidence = [{"id": "e%d" % index, "lines": ["y" * 280] * 3} for index in range(16)]
+    big = dict(entry(verdict="fail"), reasons=["a" * nm.TEXT_MAX_CHARS, "b" * (nm.TEXT_MAX_CHARS + 1)], evidence=evidence)
+    shown = json.loads(nm.bounded_entry(big))
+    assert shown["reasons"] == ["a" * nm.TEXT_MAX_CHARS, "b" * (nm.TEXT_MAX_CHARS - 3) + "..."] and shown["evidence"] == evidence[:8]
+
+
+@pytest.mark.parametrize("now", [NOW, NOW + 4])
+@pytest.mark.parametrize("ahead, superseded", [(nm.FUTURE_SKEW, True), (nm.FUTURE_SKEW + 1, False)])
+def test_a_mark_from_the_future_within_the_skew_is_the_latest_run_and_one_past_it_ignored(now, ahead, superseded):
+    # the clock of the run that marked may be ahead of this one by up to FUTURE_SKEW seconds; NOW + 4 as now keeps
+    # `now + skew` apart from `now | skew` (NOW's low bits are 0)
+    older = marked(node("older"), "pass", run="run-1", now=NOW - 60)
+    ahead_mark = marked(node("ahead"), "pass", run="run-3", now=now + ahead)
+    assert nm.plan_expire([older, ahead_mark], now) == ({"older": "superseded by run run-3"} if superseded else {})
+
+
+def test_the_cleanup_looks_past_a_node_without_the_collections_record():
+    # an unmarked node listed first: the marked nodes after it are still judged
+    plain = node("plain", labels={"team": "ml"})
+    old = marked(node("old"), "pass", run="run-1", now=NOW)
+    new = marked(node("new"), "pass", run="run-2", now=NOW + HOUR)
+    assert nm.plan_expire([plain, old, new], NOW + 2 * HOUR) == {"old": "superseded by run run-2"}

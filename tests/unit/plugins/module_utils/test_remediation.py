@@ -386,3 +386,26 @@ def test_a_taint_of_our_key_with_an_effect_sorting_after_ours_is_no_quarantine_e
 def test_the_summary_is_of_a_real_run_by_default_and_the_record_keeps_the_run_id():
     assert rem.summary("apply", ["n1"]) == "remediated 1 node(s): n1"
     assert rem.record("undo", "run-7", [])["run_id"] == "run-7" and rem.record("expire", None, [])["run_id"] == ""
+
+
+# --- issue 47, seventh round: the survivors of cluster/remediation.py's whole run ------------------------------------
+@pytest.mark.parametrize(
+    "verdict, label, quarantine, marks, touched",
+    [
+        ("fail", False, "taint", False, True),
+        ("fail", False, "cordon", False, True),
+        ("fail", True, "none", False, True),  # a failing node loses the collection's verified label
+        ("fail", False, "none", False, False),  # nothing wanted at all
+        ("pass", True, "none", False, True),
+        ("pass", False, "taint", False, False),  # a passing node is never quarantined
+        ("warn", True, "taint", False, False),
+        (None, True, "taint", False, False),
+        ("warn", False, "none", True, True),  # node marks: every judged node
+        ("pass", False, "none", True, True),
+    ],
+)
+def test_which_node_can_change_under_the_options_with_verdicts_read_from_json(verdict, label, quarantine, marks, touched):
+    # the node verdicts come from the cluster result's JSON: new strings, compared by value
+    given = json.loads(json.dumps(verdict))
+    opts = dict(options(label=label, quarantine=quarantine), node_marks=marks)
+    assert rem.touches(given, opts) is touched
