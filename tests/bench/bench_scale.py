@@ -45,6 +45,9 @@ Measured per run:
   `apiserver_flowcontrol_dispatched_requests_total{flow_schema="gpufleet-bench-ansible"}` counts the requests of
   Ansible alone (the bench's ServiceAccount); `apiserver_request_total` summed by verb counts every client's (the
   cluster's controllers, KWOK, the fleet's agent, the scrape itself), for scale;
+- the fleet's side, for the role's run and the floor's: the machine's busy CPU seconds (every process, /proc/stat;
+  on this machine the fleet and the controller share two cores, so a run that keeps both busy takes its CPU / 2) and
+  the API servers' time by request kind (apiserver_request_duration_seconds, watches left out), the ten longest;
 - reports: the wall time of the role's task "Write the fleet's reports" (a callback times every task; the slowest
   tasks are printed), and the time of writer.py's write_reports on the run's summary.json, rerun here afterwards;
 - task evaluations per host: every task queued for a host, skipped and includes too (tests/bench/task_count.py,
@@ -269,6 +272,38 @@ def counters(rest):
     return ansible_requests(rest, text), by_verb
 
 
+# apiserver_request_duration_seconds' sum and count per request kind; watches (and CONNECT) are left out: their
+# duration is how long they stayed open, not what they cost.
+DURATION = re.compile(r"^apiserver_request_duration_seconds_(sum|count)\{([^}]*)\} (\S+)$", re.M)
+LABEL = re.compile(r'(\w+)="([^"]*)"')
+
+
+def served(rests):
+    """{"VERB resource[/subresource]": [requests, seconds]} the API servers RESTS answered so far, summed over them."""
+    kinds = {}
+    for rest in rests:
+        for match in DURATION.finditer(scrape(rest)):
+            labels = dict(LABEL.findall(match.group(2)))
+            if labels.get("verb") in ("WATCH", "WATCHLIST", "CONNECT"):
+                continue
+            kind = "%s %s%s" % (labels.get("verb"), labels.get("resource"), "/" + labels["subresource"] if labels.get("subresource") else "")
+            kinds.setdefault(kind, [0.0, 0.0])[0 if match.group(1) == "count" else 1] += float(match.group(3))
+    return kinds
+
+
+def served_delta(before, after, top=10):
+    """The TOP request kinds by the API servers' time between two `served` readings: [kind, requests, seconds]."""
+    rows = [(kind, n - before.get(kind, [0, 0])[0], s - before.get(kind, [0, 0])[1]) for kind, (n, s) in after.items()]
+    return [[kind, int(n), round(s, 2)] for kind, n, s in sorted(rows, key=lambda row: -row[2])[:top] if n]
+
+
+def machine_busy():
+    """The machine's CPU seconds not idle so far, every process's (/proc/stat): the fleet's share shows against the
+    controller's own CPU."""
+    fields = [float(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def delete_namespaces(state, clusters, namespaces_by_cluster, timeout=300):
     """Delete the run's namespaces and wait until they are gone, so the next run starts on idle clusters."""
     for name in clusters:
@@ -447,11 +482,20 @@ def floor_run(args, state, clusters, kubeconfig, size, work, env):
     ]
     rests = dict((name, admin(state, name)) for name in clusters)
     before = dict((name, ansible_requests(rest)) for name, rest in rests.items())
+    served_before, busy_before = served(rests.values()), machine_busy()
     wall, cpu, dummy = floor_client.floor(jobs, args.timeout, work)
+    busy = machine_busy() - busy_before
     requests = sum(ansible_requests(rest) - before[name] for name, rest in rests.items())
+    kinds = served_delta(served_before, served(rests.values()))
     if not args.keep_namespaces:
         delete_namespaces(state, clusters, namespaces)
-    return {"floor_wall_seconds": round(wall, 2), "floor_cpu_seconds": round(cpu, 2), "floor_requests_per_host": round(requests / float(size), 1)}
+    return {
+        "floor_wall_seconds": round(wall, 2),
+        "floor_cpu_seconds": round(cpu, 2),
+        "floor_requests_per_host": round(requests / float(size), 1),
+        "floor_machine_busy_seconds": round(busy, 1),
+        "floor_served": kinds,
+    }
 
 
 def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, env):
@@ -473,6 +517,7 @@ def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, e
     command = ["ansible-playbook", "-i", str(inventory), str(REPO / "playbooks" / "burnin.yml"), "--forks", str(forks), "-e", json.dumps(extra)]
     rests = dict((name, admin(state, name)) for name in clusters)
     before = dict((name, counters(rest)) for name, rest in rests.items())
+    served_before, busy_before = served(rests.values()), machine_busy()
     cpu_before = cpu_children()
     started = time.monotonic()
     proc = subprocess.Popen(
@@ -490,7 +535,9 @@ def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, e
     sampler.done.set()
     sampler.join()
     cpu = cpu_children() - cpu_before
+    busy = machine_busy() - busy_before
     after = dict((name, counters(rest)) for name, rest in rests.items())
+    kinds = served_delta(served_before, served(rests.values()))
     (work / ("ansible-%s.log" % tag)).write_text(output)
 
     summary_path = reports / run_id / "summary.json"
@@ -538,6 +585,8 @@ def one_run(args, state, clusters, kubeconfig, size, forks, round_index, work, e
         "baseline_cpu_seconds": round(baseline_cpu, 2) if baseline_cpu is not None else None,
         "cpu_seconds": round(cpu, 2),
         "cpu_seconds_per_host": round(cpu / size, 3),
+        "machine_busy_seconds": round(busy, 1),
+        "served": kinds,
         "peak_rss_bytes": sampler.peak,
         "peak_pss_bytes": sampler.peak_pss,
         "peak_rss_main_bytes": sampler.peak_main,
@@ -630,6 +679,17 @@ def print_results(results, capacity):
                     json.dumps(c["all_clients_by_verb"], sort_keys=True),
                 )
             )
+    print("\nthe fleet's side: the machine's busy CPU s (every process) and the API servers' time by request kind (no watches)")
+    for r in results:
+        for who, busy, kinds in (
+            ("role", r.get("machine_busy_seconds"), r.get("served")),
+            ("floor", r.get("floor_machine_busy_seconds"), r.get("floor_served")),
+        ):
+            if busy is not None:
+                print(
+                    "  %4d hosts forks %2d round %d %-5s: busy %.1f s; %s"
+                    % (r["size"], r["forks"], r["round"], who, busy, "; ".join("%s %d %.1f s" % tuple(k) for k in kinds or []))
+                )
     print("\nslowest tasks (wall time from the task's start to its last result, s)")
     for r in results:
         print(
