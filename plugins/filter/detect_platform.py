@@ -118,6 +118,21 @@ _value:
     instance_types:
       description: GPU nodes per instance type.
       type: dict
+    node_configs:
+      description:
+        - What the GPU nodes run (kubelet, kernel, OS image, container runtime, driver and CUDA versions, ...), each
+          configuration once with the names of the nodes that run it, in the order of their first node.
+        - The drift between a SKU's nodes is judged on it (docs/verdicts.md).
+      type: list
+      elements: dict
+      contains:
+        config:
+          description: The configuration, key to version.
+          type: dict
+        nodes:
+          description: The nodes that run it, sorted.
+          type: list
+          elements: str
 """
 
 from ansible.errors import AnsibleFilterError

@@ -14,7 +14,7 @@ __metaclass__ = type
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import detect
 from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster.k8s_errors import UNREACHABLE_CLASSES, classify
 from ansible_collections.gpufleet.burnin.plugins.module_utils.errors import ConfigError
-from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions, drift, isolation, isolation_parts
+from ansible_collections.gpufleet.burnin.plugins.module_utils.judging import actions, isolation, isolation_parts
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.node_findings import from_verdict, with_findings
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.outcomes import VERDICTS, cluster_passed
 from ansible_collections.gpufleet.burnin.plugins.module_utils.stage_table import runs_on_every_node, scope_of
@@ -78,8 +78,9 @@ def recorded_detection(detection, check_nodes=True):
         ),
         "warnings": list(detection["warnings"]) + ([] if check_nodes else [detect.NOT_CHECKED]),
     }
-    # Each config once with its nodes: per node, an 80-node cluster's configs were half of its result's values.
-    recorded["detected"]["node_configs"] = drift.grouped_configs(detection.get("node_config"))
+    # Each config once with its nodes (detect.py groups them): per node, an 80-node cluster's configs were half of its
+    # result's values.
+    recorded["detected"]["node_configs"] = detection.get("node_configs") or []
     if not detection["ok"]:
         recorded.update(outcome="Mismatch", reason=detection["message"])
         recorded.update(actions.of_result(recorded))

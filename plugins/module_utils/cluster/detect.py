@@ -283,7 +283,8 @@ def detect_cluster(nodes):
         "nodes": len(described),
         "gpu_nodes": len(gpu_nodes),
         "gpus": sum(node["gpus"] for node in gpu_nodes),
-        "node_config": dict((name, config) for name, config in configs.items() if config),
+        # Each config once with its nodes, as a cluster's result keeps them (drift.configs_of reads them per node).
+        "node_configs": drift.grouped_configs(dict((name, config) for name, config in configs.items() if config)),
     }
 
 

@@ -435,8 +435,11 @@ def test_the_node_config_is_of_named_gpu_nodes_only():
     for obj in (gpu, cpu, nameless):
         obj["status"]["nodeInfo"] = dict(info)
     del nameless["metadata"]["name"]
-    configs = detect.detect_cluster([gpu, cpu, nameless])["node_config"]
-    assert list(configs) == [gpu["metadata"]["name"]] and configs[gpu["metadata"]["name"]]["kubelet"] == "v1.34.1"
+    grouped = detect.detect_cluster([gpu, cpu, nameless])["node_configs"]
+    assert [group["nodes"] for group in grouped] == [[gpu["metadata"]["name"]]] and grouped[0]["config"]["kubelet"] == "v1.34.1"
+    # the filter's answer and the result's record hold one shape
+    assert recorded_detection(detect.check_cluster([gpu, cpu, nameless], "aws", "h100"))["detected"]["node_configs"] == grouped
+    assert "node_config" not in detect.check_cluster([gpu, cpu, nameless], "aws", "h100")
 
 
 def test_nodes_not_listed_take_the_declared_platform_and_gpu():

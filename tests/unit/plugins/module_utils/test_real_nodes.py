@@ -314,7 +314,7 @@ def test_families_of_gpus_detect_does_not_know_or_of_no_gpu_stay_unknown(instanc
 
 
 def test_each_published_node_config_is_what_its_system_info_and_gfd_labels_show():
-    configs = detect.detect_cluster([eks_p4d(), aks_nc6s_v3(), aks_windows_t4(), gke_l4(), gke_tpu(), oke_cpu(), lambda_h100()])["node_config"]
+    configs = drift.configs_of(detect.detect_cluster([eks_p4d(), aks_nc6s_v3(), aks_windows_t4(), gke_l4(), gke_tpu(), oke_cpu(), lambda_h100()]))
     assert configs == {
         # System Info: of the EKS node; no GFD driver or CUDA labels yet
         "ip-10-0-5-152.ap-northeast-2.compute.internal": {
@@ -345,8 +345,8 @@ def test_each_published_node_config_is_what_its_system_info_and_gfd_labels_show(
 
 
 def test_the_published_configs_group_and_come_back_per_node():
-    configs = detect.detect_cluster([eks_p4d(), aks_nc6s_v3(), aks_windows_t4(), lambda_h100()])["node_config"]
-    grouped = drift.grouped_configs(configs)
+    grouped = detect.detect_cluster([eks_p4d(), aks_nc6s_v3(), aks_windows_t4(), lambda_h100()])["node_configs"]
+    configs = drift.configs_of({"node_configs": grouped})
     # four nodes of four different configs: four groups of one node each, in node-name order
     assert [group["nodes"] for group in grouped] == [
         ["192-222-54-148"],
@@ -354,7 +354,7 @@ def test_the_published_configs_group_and_come_back_per_node():
         ["akswin19000005"],
         ["ip-10-0-5-152.ap-northeast-2.compute.internal"],
     ]
-    assert drift.configs_of({"node_configs": grouped}) == configs
+    assert drift.grouped_configs(configs) == grouped
     # a result as the controller records it holds the same groups
     recorded = recorded_detection(detect.check_cluster([eks_p4d(), aks_nc6s_v3()], "aws", "a100"))
     assert drift.configs_of(recorded["detected"]) == dict(
@@ -363,5 +363,5 @@ def test_the_published_configs_group_and_come_back_per_node():
     # the same published node twice is one group of two
     twin = eks_p4d()
     twin["metadata"]["name"] = "ip-10-0-5-153.ap-northeast-2.compute.internal"
-    twice = drift.grouped_configs(detect.detect_cluster([eks_p4d(), twin])["node_config"])
+    twice = detect.detect_cluster([eks_p4d(), twin])["node_configs"]
     assert len(twice) == 1 and twice[0]["nodes"] == ["ip-10-0-5-152.ap-northeast-2.compute.internal", "ip-10-0-5-153.ap-northeast-2.compute.internal"]
