@@ -520,3 +520,57 @@ def test_the_node_labels_are_those_of_the_wanted_nodes_only():
 
     assert isolation_run.node_labels(Finder([]), ["n0", "n1", "n5"]) == {"n0": {"rack": "r1"}, "n1": {}}
     assert isolation_run.node_labels(FakeCluster([]), ["n0"]) is None
+
+
+def test_only_the_node_jobs_pods_name_where_a_pair_ran():
+    # replicated jobs sorting before the node job (launcher, dataset-initializer) and after it (worker), and a pod
+    # without the label: only the node job's pods count
+    pods = [pod("n0"), pod("n1"), pod("n7", "launcher"), pod("n8", "dataset-initializer"), pod("n9", "worker"), {"metadata": {}, "spec": {"nodeName": "n6"}}]
+    assert isolation_run.worker_nodes(pods) == ["n0", "n1"]
+    verdict = {"verdict": "pass", "reason": "ok", "metrics": {}}
+    assert isolation_run.pair_result(["n0", "n1"], "j", 1, {"outcome": "Complete", "pods": pods}, verdict)["verdict"] == "pass"
+
+
+@pytest.mark.parametrize(
+    "verdict, waited_reason, reason",
+    [({"verdict": "fail", "reason": "busbw low"}, "DeadlineExceeded", "busbw low"), (None, "DeadlineExceeded", "DeadlineExceeded"), (None, None, "")],
+)
+def test_a_pairs_reason_is_its_verdicts_else_the_waits(verdict, waited_reason, reason):
+    got = isolation_run.pair_result(["n0", "n1"], "j", 1, {"outcome": "Failed", "reason": waited_reason, "pods": [pod("n0"), pod("n1")]}, verdict)
+    assert got["reason"] == reason and got["verdict"] == (verdict or {}).get("verdict", "error")
+
+
+class LabelledCluster(FakeCluster):
+    """A FakeCluster that can list its Nodes (recorded)."""
+
+    def find(self, kind, version):
+        self.calls.append(("find", kind))
+        return [{"metadata": {"name": name, "labels": {"rack": "r%d" % (index // 2)}}} for index, name in enumerate(NODES)]
+
+
+@pytest.mark.parametrize("mnnvl, reads", [(False, False), (True, True)])
+def test_a_found_culprit_reads_the_nodes_labels_only_for_an_mnnvl_run(mnnvl, reads):
+    # the links probe's topology domains are for a conclusion that names no culprit; an MNNVL run's paths probe needs
+    # the NVLink domains: a found culprit of a run without MNNVL lists no Nodes (the cluster reader's rights, docs/rbac.md)
+    cluster = LabelledCluster(["n2"])
+    judge = judge_for(cluster)
+    outcome = isolation_run.run_isolation(cluster, TRAINJOB, NODES, judge, max_jobs=8, clock=lambda: 0, parts={"judge_for": lambda size: judge, "mnnvl": mnnvl})
+    assert outcome["conclusion"]["outcome"] == "found"
+    assert (("find", "Node") in cluster.calls) is reads
+
+
+def test_with_parts_every_group_is_judged_by_their_judge_for_of_its_size():
+    # PARTS' judge_for (a node count -> its JUDGE) judges the pairs and every finer group; JUDGE itself is not asked
+    cluster = FakeCluster(["n2"])
+    judge, sizes = judge_for(cluster), []
+
+    def not_asked(logs, waited):
+        raise AssertionError("JUDGE asked while PARTS has a judge_for")
+
+    def by_size(size):
+        sizes.append(size)
+        return judge
+
+    outcome = isolation_run.run_isolation(cluster, TRAINJOB, NODES, not_asked, max_jobs=8, clock=lambda: 0, parts={"judge_for": by_size})
+    assert outcome["conclusion"]["outcome"] == "found" and outcome["part_results"]
+    assert sizes == [2] * (len(outcome["results"]) + len(outcome["part_results"]))
