@@ -574,3 +574,17 @@ def test_with_parts_every_group_is_judged_by_their_judge_for_of_its_size():
     outcome = isolation_run.run_isolation(cluster, TRAINJOB, NODES, not_asked, max_jobs=8, clock=lambda: 0, parts={"judge_for": by_size})
     assert outcome["conclusion"]["outcome"] == "found" and outcome["part_results"]
     assert sizes == [2] * (len(outcome["results"]) + len(outcome["part_results"]))
+
+
+def test_the_runtimes_node_job_read_back_from_json_gives_its_terms():
+    # the runtime as plan.py renders it or the cluster returns it: its job names new strings, not this module's
+    terms = node_affinity(isolation_run.pair_trainjob(TRAINJOB, ["n0", "n1"], 1, 0, runtime=json.loads(json.dumps(RUNTIME))))["nodeSelectorTerms"]
+    assert terms[0]["matchExpressions"][0] == {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]}
+
+
+@pytest.mark.parametrize("command", [["/bin/bash"], ["/bin/bash", "-a"], ["/bin/b"]])
+def test_a_bash_without_c_or_another_command_sorting_before_bash_c_runs_its_one_arg_as_a_file(command):
+    # only `/bin/bash -c` and one arg is a script whose exec line is rewritten; `/bin/bash FILE` runs a file
+    trainer = {"command": command, "args": ["exec mpirun -np 2 /opt/nccl-tests/build/all_reduce_perf"]}
+    with pytest.raises(ConfigError, match="runs no mpirun"):
+        isolation_run.with_env(trainer, [{"name": "NCCL_P2P_DISABLE", "value": "1"}])
