@@ -302,3 +302,26 @@ def test_the_pods_counted_are_those_there_now_and_those_removed(removed):
     # one pod there now and none, one or two removed (1 + 1: a sum, not the bits of the two counts)
     out = collect([LAUNCHER], {"tj-launcher-0-0": ("table\n", None)}, seen=[LAUNCHER] + removed)
     assert out["summary"]["pods"] == 1 + len(removed) == len(out["pods"])
+
+
+def _info(index, length=64):
+    text = b"h:1:1 [0] NCCL INFO Channel %05d " % index
+    return text + b"x" * (length - len(text) - 1) + b"\n"
+
+
+@pytest.mark.parametrize("shape", ["interleaved", "long last line"])
+def test_a_line_that_is_not_nccl_info_is_kept_whatever_the_info_marks_of_its_block(shape):
+    # Between the head and the tail, the lines that are not NCCL INFO lines are kept while they fit, also in a spilled
+    # block with as many NCCL INFO marks as lines: two ranks' INFO lines interleaved on one line (mpirun's shared
+    # stdout), or a last line longer than the tail that starts as an INFO line (its start is in the block, no newline)
+    head = b"".join(b"head line %053d\n" % index for index in range(128))
+    warn = b"h:2:2 [1] NCCL WARN Net : Connection closed by remote peer\n"
+    if shape == "interleaved":
+        between = b"h:1:1 [0] NCCL INFO Channel 00/0 : h:2:2 [1] NCCL INFO Channel 01/0\n" + warn + b"".join(_info(i) for i in range(430))
+        text = head + between + b"".join(_info(i) for i in range(512))
+    else:
+        between = warn + b"".join(_info(i) for i in range(430))
+        text = head + between + b"h:1:1 [0] NCCL INFO " + b"y" * (40 << 10)
+    got, cut = pod_logs.bound_text(text, pod_logs.MIN_LOG_BYTES)
+    kept = got.encode("utf-8")
+    assert cut is not None and kept.startswith(head + warn)
