@@ -10,6 +10,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+
 from ansible_collections.gpufleet.burnin.plugins.module_utils.judging.attribution import cut_note
 from ansible_collections.gpufleet.burnin.plugins.module_utils.text import clean, clean_tree
 
@@ -37,6 +39,8 @@ MIN_LOG_BYTES = 64 * 1024
 # lines interleave, WARN and failure lines); NCCL INFO lines between head and tail are what a cut drops first.
 HEAD_SHARE, TAIL_SHARE = 8, 2
 INFO_MARK = b" NCCL INFO "
+# A whole line without INFO_MARK (a block that has none is not split at all).
+NOT_INFO_LINE = re.compile(b"^(?!.*" + re.escape(INFO_MARK) + b").*\n", re.MULTILINE)
 
 
 class LogBound(object):
@@ -89,8 +93,9 @@ class LogBound(object):
         lines = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
         kept = 0
         # Once the middle is full the lines are only counted.
-        # (Counted first: a block of NCCL INFO lines alone, the bulk of a large log, is not split at all.)
-        if len(self.middle) < self.middle_budget and block.count(b"\n") > block.count(INFO_MARK):
+        # (Searched first: a block of NCCL INFO lines alone, the bulk of a large log, is not split at all. Not by
+        # counting the marks: a line may hold two, ranks' lines interleaved, and the block's last line may be cut.)
+        if len(self.middle) < self.middle_budget and NOT_INFO_LINE.search(block):
             kept_lines = [line for line in block.split(b"\n")[: block.count(b"\n")] if INFO_MARK not in line]
             joined = b"\n".join(kept_lines) + b"\n" if kept_lines else b""
             room = self.middle_budget - len(self.middle)

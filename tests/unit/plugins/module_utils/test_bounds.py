@@ -636,3 +636,32 @@ def test_a_pods_net_plugins_are_kept_4_at_most(count):
 
     text = "\n".join("h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin P%d (v9)" % index for index in range(count))
     assert len(transport.versions(text)["net_plugin"].split(", ")) == min(count, transport.MAX_VERSIONS) == min(count, 4)
+
+
+@pytest.mark.parametrize("pad, whole", [(0, True), (1, False)])
+def test_a_verdict_annotation_of_8192_bytes_is_kept_whole_and_one_more_is_cut(pad, whole):
+    nm = _nm()
+    # an evidence list of short texts (under TEXT_MAX_CHARS: nothing to cut but the list), 8192 bytes in all, or 8193
+    entry = {"node": "n1", "verdict": "fail", "evidence": ["e" * 100] * 78}
+    entry["evidence"][0] = "e" * (100 + 8192 - len(nm._compact(entry)) + pad)
+    assert len(entry["evidence"][0]) <= nm.TEXT_MAX_CHARS
+    assert len(nm._compact(entry).encode("utf-8")) == 8192 + pad and nm.VERDICT_MAX_BYTES == 8192
+    shown = json.loads(nm.bounded_entry(entry))
+    assert shown == (entry if whole else dict(entry, evidence=entry["evidence"][:39]))
+
+
+@pytest.mark.parametrize("ahead, counted", [(299, True), (300, True), (301, False)])
+def test_a_mark_or_record_at_most_300_seconds_ahead_of_the_clock_counts(ahead, counted):
+    # docs/remediation.md and docs/rbac.md: a record written more than 300 s ahead of the controller's clock is ignored
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.cluster import node_records
+
+    nm = _nm()
+    now = 1764770004
+
+    def marked(name, run, at):
+        record = {"run_id": run, "marked_at": at, "expires": at + 10**6, "condition": ""}
+        return _state(name, annotations={nm.MARKS_RECORD: json.dumps(record)}, labels={nm.RESULT_LABEL: "pass", nm.EXPIRES_LABEL: str(at + 10**6)})
+
+    states = [marked("n1", "r1", now - 60), marked("n2", "r2", now + ahead)]
+    assert nm.plan_expire(states, now) == ({"n1": "superseded by run r2"} if counted else {})
+    assert node_records.from_the_future({"at": now + ahead, "records": {}}, now) is not counted

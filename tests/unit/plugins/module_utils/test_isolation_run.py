@@ -442,3 +442,149 @@ def test_a_bash_c_trainer_with_more_args_is_read_as_a_plain_command_line():
     # a script of an mpirun exec line followed by $0: still the plain line, which holds no mpirun word
     with pytest.raises(ConfigError, match="runs no mpirun"):
         isolation_run.with_env({"command": ["/bin/bash", "-c"], "args": ["exec mpirun -np 2 prog", "bash"]}, [{"name": "NEW", "value": 1}])
+
+
+class ClockedCluster(FakeCluster):
+    """A FakeCluster whose clock (``now``, from START) moves to START + AT after its WAITS-th wait."""
+
+    def __init__(self, bad, at, waits, start=0):
+        FakeCluster.__init__(self, bad)
+        self.now, self.at, self.waits = start, start + at, waits
+
+    def wait(self, names, timeout):
+        out = FakeCluster.wait(self, names, timeout)
+        if sum(1 for call in self.calls if call[0] == "wait") == self.waits:
+            self.now = self.at
+        return out
+
+
+@pytest.mark.parametrize("start", [0, 1000])
+@pytest.mark.parametrize("at, finer_wait", [(1799, 1), (1799.5, 1), (1800, None)])
+def test_the_finer_rounds_keep_to_the_budget_at_its_bound_and_wait_a_second_at_least(start, at, finer_wait):
+    # n2 is found by three rounds of pairs; the clock then reads AT seconds after the start (a clock not starting at
+    # 0: the time spent is the clock's difference): under 30 minutes the finer (paths) round runs, waiting what is
+    # left, a second at least; at 30 minutes it does not run and its probe is pending
+    cluster = ClockedCluster(["n2"], at, 3, start)
+    judge = judge_for(cluster)
+    outcome = isolation_run.run_isolation(
+        cluster, TRAINJOB, NODES, judge, max_jobs=8, max_minutes=30, clock=lambda: cluster.now, parts={"judge_for": lambda size: judge}
+    )
+    waits = [call[2] for call in cluster.calls if call[0] == "wait"]
+    assert outcome["conclusion"]["outcome"] == "found" and [c["node"] for c in outcome["conclusion"]["culprits"]] == ["n2"]
+    if finer_wait is None:
+        assert waits == [1800, 1800, 1800] and outcome["part_results"] == []
+        assert [(probe["kind"], probe["node"]) for probe in outcome["pending"]] == [("paths", "n2")]
+    else:
+        assert waits == [1800, 1800, 1800, finer_wait] and outcome["rounds"][3]["probes"][0]["node"] == "n2"
+
+
+def test_the_isolation_patch_replaces_only_its_own_whatever_the_other_managers_sort():
+    patches = [{"manager": "a.example/first"}, {"manager": isolation_run.PATCH_MANAGER, "trainingRuntimeSpec": {}}, {"manager": "kueue.x-k8s.io/last"}]
+    planned = json.loads(json.dumps(dict(TRAINJOB, spec=dict(TRAINJOB["spec"], runtimePatches=patches))))
+    job = isolation_run.pair_trainjob(planned, ["n0", "n1"], 1, 0)
+    assert [p["manager"] for p in job["spec"]["runtimePatches"]] == ["a.example/first", "kueue.x-k8s.io/last", isolation_run.PATCH_MANAGER]
+
+
+@pytest.mark.parametrize("round_number, index", [(1, 0), (9, 9), (10, 0), (1, 10), (10, 10), (100, 7), (123, 45)])
+def test_a_long_base_is_cut_to_exactly_the_name_bound_whatever_the_suffixs_length(round_number, index):
+    # suffixes of 8 to 12 characters (-iso-1-0 to -iso-123-45): the base's cut leaves room for the hash and the suffix
+    name = isolation_run.pair_name("b" * 60, round_number, index)
+    suffix = "-iso-%d-%d" % (round_number, index)
+    assert len(name) == isolation_run.NAME_MAX and name.endswith(suffix) and name.startswith("b" * (isolation_run.NAME_MAX - len(suffix) - 7) + "-")
+
+
+def test_known_good_partners_are_read_by_value_from_a_result_read_back_from_json():
+    verdicts = {"spare": {"verdict": "pass"}, "n0": {"verdict": "pass"}, "bad": {"verdict": "fail"}}
+    result = json.loads(json.dumps({"node_verdicts": verdicts}))
+    assert isolation_run.known_good_nodes(result, ["n0", "n1"]) == ["spare"]
+
+
+@pytest.mark.parametrize("ran_on", [[], ["n0"], ["n1"], ["n0", "n1"]])
+def test_a_pair_whose_pods_ran_on_part_of_it_or_nowhere_keeps_its_verdict(ran_on):
+    # only a node outside the pair makes the result the pair's no more
+    verdict = {"verdict": "fail", "reason": "busbw low", "metrics": {"peak_busbw": 110.0, "largest_size": 8}}
+    got = isolation_run.pair_result(["n0", "n1"], "j", 1, {"outcome": "Failed", "pods": [pod(node) for node in ran_on]}, verdict)
+    assert (got["verdict"], got["reason"]) == ("fail", "busbw low")
+
+
+def test_the_node_labels_are_those_of_the_wanted_nodes_only():
+    class Finder(FakeCluster):
+        def find(self, kind, version):
+            assert (kind, version) == ("Node", "v1")
+            return [
+                {"metadata": {"name": "n0", "labels": {"rack": "r1"}}},
+                {"metadata": {"name": "other", "labels": {"rack": "r9"}}},
+                {"metadata": {"name": "n1"}},
+                {"metadata": {}},
+            ]
+
+    assert isolation_run.node_labels(Finder([]), ["n0", "n1", "n5"]) == {"n0": {"rack": "r1"}, "n1": {}}
+    assert isolation_run.node_labels(FakeCluster([]), ["n0"]) is None
+
+
+def test_only_the_node_jobs_pods_name_where_a_pair_ran():
+    # replicated jobs sorting before the node job (launcher, dataset-initializer) and after it (worker), and a pod
+    # without the label: only the node job's pods count
+    pods = [pod("n0"), pod("n1"), pod("n7", "launcher"), pod("n8", "dataset-initializer"), pod("n9", "worker"), {"metadata": {}, "spec": {"nodeName": "n6"}}]
+    assert isolation_run.worker_nodes(pods) == ["n0", "n1"]
+    verdict = {"verdict": "pass", "reason": "ok", "metrics": {}}
+    assert isolation_run.pair_result(["n0", "n1"], "j", 1, {"outcome": "Complete", "pods": pods}, verdict)["verdict"] == "pass"
+
+
+@pytest.mark.parametrize(
+    "verdict, waited_reason, reason",
+    [({"verdict": "fail", "reason": "busbw low"}, "DeadlineExceeded", "busbw low"), (None, "DeadlineExceeded", "DeadlineExceeded"), (None, None, "")],
+)
+def test_a_pairs_reason_is_its_verdicts_else_the_waits(verdict, waited_reason, reason):
+    got = isolation_run.pair_result(["n0", "n1"], "j", 1, {"outcome": "Failed", "reason": waited_reason, "pods": [pod("n0"), pod("n1")]}, verdict)
+    assert got["reason"] == reason and got["verdict"] == (verdict or {}).get("verdict", "error")
+
+
+class LabelledCluster(FakeCluster):
+    """A FakeCluster that can list its Nodes (recorded)."""
+
+    def find(self, kind, version):
+        self.calls.append(("find", kind))
+        return [{"metadata": {"name": name, "labels": {"rack": "r%d" % (index // 2)}}} for index, name in enumerate(NODES)]
+
+
+@pytest.mark.parametrize("mnnvl, reads", [(False, False), (True, True)])
+def test_a_found_culprit_reads_the_nodes_labels_only_for_an_mnnvl_run(mnnvl, reads):
+    # the links probe's topology domains are for a conclusion that names no culprit; an MNNVL run's paths probe needs
+    # the NVLink domains: a found culprit of a run without MNNVL lists no Nodes (the cluster reader's rights, docs/rbac.md)
+    cluster = LabelledCluster(["n2"])
+    judge = judge_for(cluster)
+    outcome = isolation_run.run_isolation(cluster, TRAINJOB, NODES, judge, max_jobs=8, clock=lambda: 0, parts={"judge_for": lambda size: judge, "mnnvl": mnnvl})
+    assert outcome["conclusion"]["outcome"] == "found"
+    assert (("find", "Node") in cluster.calls) is reads
+
+
+def test_with_parts_every_group_is_judged_by_their_judge_for_of_its_size():
+    # PARTS' judge_for (a node count -> its JUDGE) judges the pairs and every finer group; JUDGE itself is not asked
+    cluster = FakeCluster(["n2"])
+    judge, sizes = judge_for(cluster), []
+
+    def not_asked(logs, waited):
+        raise AssertionError("JUDGE asked while PARTS has a judge_for")
+
+    def by_size(size):
+        sizes.append(size)
+        return judge
+
+    outcome = isolation_run.run_isolation(cluster, TRAINJOB, NODES, not_asked, max_jobs=8, clock=lambda: 0, parts={"judge_for": by_size})
+    assert outcome["conclusion"]["outcome"] == "found" and outcome["part_results"]
+    assert sizes == [2] * (len(outcome["results"]) + len(outcome["part_results"]))
+
+
+def test_the_runtimes_node_job_read_back_from_json_gives_its_terms():
+    # the runtime as plan.py renders it or the cluster returns it: its job names new strings, not this module's
+    terms = node_affinity(isolation_run.pair_trainjob(TRAINJOB, ["n0", "n1"], 1, 0, runtime=json.loads(json.dumps(RUNTIME))))["nodeSelectorTerms"]
+    assert terms[0]["matchExpressions"][0] == {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]}
+
+
+@pytest.mark.parametrize("command", [["/bin/bash"], ["/bin/bash", "-a"], ["/bin/b"]])
+def test_a_bash_without_c_or_another_command_sorting_before_bash_c_runs_its_one_arg_as_a_file(command):
+    # only `/bin/bash -c` and one arg is a script whose exec line is rewritten; `/bin/bash FILE` runs a file
+    trainer = {"command": command, "args": ["exec mpirun -np 2 /opt/nccl-tests/build/all_reduce_perf"]}
+    with pytest.raises(ConfigError, match="runs no mpirun"):
+        isolation_run.with_env(trainer, [{"name": "NCCL_P2P_DISABLE", "value": "1"}])

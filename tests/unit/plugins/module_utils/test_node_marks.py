@@ -311,3 +311,75 @@ def test_the_cleanup_looks_past_a_node_without_the_collections_record():
     old = marked(node("old"), "pass", run="run-1", now=NOW)
     new = marked(node("new"), "pass", run="run-2", now=NOW + HOUR)
     assert nm.plan_expire([plain, old, new], NOW + 2 * HOUR) == {"old": "superseded by run run-2"}
+
+
+def test_the_default_ttl_is_the_modules_and_the_roles_default():
+    # TTL_HOURS_DEFAULT is the default that plugins/modules/burnin_remediate.py documents for mark_ttl_hours and
+    # roles/burnin/defaults/main.yml gives burnin_mark_ttl_hours (docs/remediation.md: 24)
+    yaml = pytest.importorskip("yaml")
+    from ansible_collections.gpufleet.burnin.plugins.modules import burnin_remediate
+    from ansible_collections.gpufleet.burnin.plugins.module_utils.rendering.templating import COLLECTION_ROOT, read_yaml_file
+
+    documented = yaml.safe_load(burnin_remediate.DOCUMENTATION)["options"]["mark_ttl_hours"]["default"]
+    role_default = read_yaml_file(COLLECTION_ROOT + "/roles/burnin/defaults/main.yml", "defaults")["burnin_mark_ttl_hours"]
+    assert nm.TTL_HOURS_DEFAULT == documented == role_default
+
+
+@pytest.mark.parametrize(
+    "before, result, since",
+    [
+        ("True", "pass", "kept"),
+        ("False", "pass", "new"),
+        ("True", "fail", "new"),
+        ("False", "fail", "kept"),
+        ("False", "warn", "kept"),
+        (None, "pass", "new"),
+    ],
+)
+def test_the_condition_keeps_its_transition_time_only_while_its_status_stays(before, result, since):
+    earlier = {"status": before, "lastTransitionTime": "2025-01-01T00:00:00Z"} if before else None
+    condition = nm.condition_for(result, "run-2", NOW + HOUR, [], NOW, earlier)
+    assert condition["lastTransitionTime"] == ("2025-01-01T00:00:00Z" if since == "kept" else nm.iso(NOW))
+    assert condition["lastHeartbeatTime"] == nm.iso(NOW)
+
+
+@pytest.mark.parametrize("first", ["DiskPressure", "Ready", "GpuBurninPasse", "GpuBurninPassed0"])
+def test_the_collections_condition_is_found_by_its_type_read_from_json(first):
+    # the node as the API server returns it: JSON, so the types are new strings; another condition listed first,
+    # sorting before or after the collection's type
+    ours = {"type": "GpuBurninPassed", "status": "False", "reason": "BurninFail", "message": "m", "lastHeartbeatTime": "t", "lastTransitionTime": "u"}
+    given = json.loads(json.dumps({"status": {"conditions": [{"type": first, "status": "True"}, ours]}}))
+    assert nm.condition_of(given) == ours
+    alone = json.loads(json.dumps({"status": {"conditions": [{"type": first, "status": "True"}]}}))
+    assert nm.condition_of(alone) is None
+
+
+@pytest.mark.parametrize("condition, removed", [("GpuBurninPassed", True), ("", False)])
+def test_unmarking_removes_the_condition_only_when_the_record_says_the_collection_wrote_it(condition, removed):
+    ours = {"type": nm.CONDITION_TYPE, "status": "True", "reason": "BurninPass", "message": "m", "lastHeartbeatTime": "t", "lastTransitionTime": "t"}
+    record = json.dumps({"run_id": "run-1", "marked_at": NOW, "expires": NOW + HOUR, "condition": condition})
+    state = node(annotations={nm.MARKS_RECORD: record}, conditions=[{"type": "Ready", "status": "True"}, ours])
+    assert state["condition"]["type"] == nm.CONDITION_TYPE
+    after = nm.plan_unmark(state)
+    assert after["condition"] == (None if removed else state["condition"])
+    assert nm.MARKS_RECORD not in after["annotations"]
+
+
+@pytest.mark.parametrize("run_id", [None, 5, True, ["run-1"], "missing"])
+def test_a_record_whose_run_id_is_no_string_is_none_of_the_collections(run_id):
+    record = {"marked_at": NOW, "expires": NOW + HOUR, "condition": ""}
+    if run_id != "missing":
+        record["run_id"] = run_id
+    assert nm.read_record(node(annotations={nm.MARKS_RECORD: json.dumps(record)})) is None
+    assert nm.read_record(node(annotations={nm.MARKS_RECORD: json.dumps(dict(record, run_id=""))}))["run_id"] == ""
+
+
+@pytest.mark.parametrize("label, run_id", [("run-9", "run-9"), ("", "run-1"), (None, "run-1")])
+def test_a_marks_run_is_its_label_else_the_records(label, run_id):
+    # the run-id label, as the node shows it, first; the record's run without it
+    record = json.dumps({"run_id": "run-1", "marked_at": NOW, "expires": NOW + HOUR, "condition": ""})
+    labels = {nm.RESULT_LABEL: "pass", nm.EXPIRES_LABEL: str(NOW + HOUR)}
+    if label is not None:
+        labels[nm.RUN_LABEL] = label
+    found = nm.status(node(labels=labels, annotations={nm.MARKS_RECORD: record}), NOW)
+    assert (found["state"], found["run_id"]) == ("verified", run_id)

@@ -738,6 +738,9 @@ def test_catalogue_errors_name_the_file(tmp_path):
     "detection, message",
     [
         ("detection: [aws://]\n", "detection must be a mapping with keys from provider_ids, label_prefixes, instance_types"),
+        # an empty mapping tells no platform from its nodes: refused, as a mapping with an unknown key and no mapping
+        ("detection: {}\n", "detection must be a mapping with keys from provider_ids, label_prefixes, instance_types"),
+        ("detection: 5\n", "detection must be a mapping with keys from provider_ids, label_prefixes, instance_types"),
         ("detection: {labels: [x/]}\n", "detection must be a mapping with keys from provider_ids, label_prefixes, instance_types"),
         ("detection: {label_prefixes: x/}\n", "detection.label_prefixes must be a list of non-empty strings"),
         ("detection: {provider_ids: ['']}\n", "detection.provider_ids must be a list of non-empty strings"),
@@ -883,6 +886,34 @@ def test_a_platform_variable_of_the_wrong_type_is_refused_naming_its_type(value,
 def test_the_transport_of_a_default_shape_names_it():
     found = platform_catalog.expected_transport("aws", "h100")
     assert found == {"transport": "efa", "source": "_lib/platforms/aws/platform.yaml shapes.p5.48xlarge, the default shape for h100"}
+
+
+def test_the_transport_expected_and_its_source_in_each_case_of_the_docstring():
+    catalog = {
+        "acme": {"transport": "ib", "defaults": {"h100": "a-8x"}, "shapes": {"a-8x": {"transport": "efa"}, "a-cpu": {}}},
+        "bare": {"defaults": {"h100": "b-8x"}, "shapes": {"b-8x": {}}},
+    }
+
+    def expected(platform, gpu, instance_type=None):
+        return platform_catalog.expected_transport(platform, gpu, instance_type, catalog)
+
+    shape = "_lib/platforms/acme/platform.yaml shapes.a-8x, "
+    own = {"transport": "ib", "source": "_lib/platforms/acme/platform.yaml transport"}
+    # a known instance type: its shape's transport, whatever the GPU; a shape without one expects nothing
+    assert expected("acme", "h100", "a-8x") == {"transport": "efa", "source": shape + "the instance type"}
+    assert expected("acme", "b200", "a-8x") == {"transport": "efa", "source": shape + "the instance type"}
+    assert expected("acme", "h100", "a-cpu") is None
+    # no instance type: the GPU's default shape's, else the platform's own
+    assert expected("acme", "h100") == {"transport": "efa", "source": shape + "the default shape for h100"}
+    assert expected("acme", "b200") == own
+    # an instance type the catalogue does not list: the platform's own, also for a GPU with a default shape
+    assert expected("acme", "h100", "z-8x") == own
+    assert expected("acme", "b200", "z-8x") == own
+    # a platform without a transport of its own, and a platform the catalogue does not know: nothing
+    assert expected("bare", "h100") is None
+    assert expected("bare", "b200") is None
+    assert expected("bare", "h100", "z-8x") is None
+    assert expected("nowhere", "h100") is None
 
 
 @pytest.mark.parametrize("nodes", [[{}, "node-1"], [node("a"), None]])

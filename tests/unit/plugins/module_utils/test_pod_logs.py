@@ -262,3 +262,66 @@ def test_a_line_longer_than_the_middle_right_after_the_head_is_dropped_whole():
     kept = got.encode("utf-8")
     assert kept.startswith(head + b"h:1:1 [0] NCCL INFO Channel") and info.endswith(kept[len(head) :])
     assert cut["lines_dropped"] == 1 + 3000 - (kept.count(b"\n") - 128)
+
+
+@pytest.mark.parametrize("head_lines", [400, 401, 402, 403])
+def test_a_last_line_longer_than_the_tail_counts_as_one_line_dropped_after_any_number_of_lines(head_lines):
+    # an odd and an even number of whole lines dropped before the long line's cut start: each counts one, and the long
+    # line one more
+    head = b"".join(b"NCCL version line %03d\n" % index for index in range(head_lines))
+    got, cut = pod_logs.bound_text(head + b"#" * (200 << 10), pod_logs.MIN_LOG_BYTES)
+    kept = got.encode("utf-8")
+    assert kept.endswith(b"#" * (pod_logs.MIN_LOG_BYTES // pod_logs.TAIL_SHARE))
+    assert cut["lines_dropped"] == head_lines - kept.count(b"\n") + 1
+
+
+@pytest.mark.parametrize("before_tail, kept", [(1, False), (0, True)])
+def test_the_tail_starts_at_the_first_line_starting_in_the_last_half_of_the_cap(before_tail, kept):
+    # NCCL INFO lines of 64 bytes; a marked one starts BEFORE_TAIL bytes before the log's last cap // 2 bytes: one byte
+    # before, it is not the tail's (dropped with the INFO lines between head and tail); at their start, it is the
+    # tail's first line (docs/nccl-corpus.md, "What is read of each pod": the head, the tail and the lines between)
+    cap = pod_logs.MIN_LOG_BYTES
+    tail_budget = cap // pod_logs.TAIL_SHARE
+
+    def line(tag, length=64):
+        text = b"h:1:1 [0] NCCL INFO %s " % tag
+        return text + b"x" * (length - len(text) - 1) + b"\n"
+
+    after = tail_budget + before_tail - 64  # bytes after the marked line: whole lines and a last one of 64 to 127
+    rest = [line(b"after-%04d" % index) for index in range(after // 64 - 1)]
+    rest.append(line(b"last", 64 + after % 64))
+    text = b"".join(line(b"before-%04d" % index) for index in range(600)) + line(b"MARKED") + b"".join(rest)
+    assert len(text) - text.index(b"h:1:1 [0] NCCL INFO MARKED") == tail_budget + before_tail and len(text) > cap
+    got, cut = pod_logs.bound_text(text, cap)
+    assert (b"MARKED" in got.encode("utf-8")) is kept and cut["size"] == len(text)
+    assert got.encode("utf-8").endswith(b"".join(rest))
+
+
+@pytest.mark.parametrize("removed", [[], [WORKER0], [WORKER0, WORKER1]])
+def test_the_pods_counted_are_those_there_now_and_those_removed(removed):
+    # one pod there now and none, one or two removed (1 + 1: a sum, not the bits of the two counts)
+    out = collect([LAUNCHER], {"tj-launcher-0-0": ("table\n", None)}, seen=[LAUNCHER] + removed)
+    assert out["summary"]["pods"] == 1 + len(removed) == len(out["pods"])
+
+
+def _info(index, length=64):
+    text = b"h:1:1 [0] NCCL INFO Channel %05d " % index
+    return text + b"x" * (length - len(text) - 1) + b"\n"
+
+
+@pytest.mark.parametrize("shape", ["interleaved", "long last line"])
+def test_a_line_that_is_not_nccl_info_is_kept_whatever_the_info_marks_of_its_block(shape):
+    # Between the head and the tail, the lines that are not NCCL INFO lines are kept while they fit, also in a spilled
+    # block with as many NCCL INFO marks as lines: two ranks' INFO lines interleaved on one line (mpirun's shared
+    # stdout), or a last line longer than the tail that starts as an INFO line (its start is in the block, no newline)
+    head = b"".join(b"head line %053d\n" % index for index in range(128))
+    warn = b"h:2:2 [1] NCCL WARN Net : Connection closed by remote peer\n"
+    if shape == "interleaved":
+        between = b"h:1:1 [0] NCCL INFO Channel 00/0 : h:2:2 [1] NCCL INFO Channel 01/0\n" + warn + b"".join(_info(i) for i in range(430))
+        text = head + between + b"".join(_info(i) for i in range(512))
+    else:
+        between = warn + b"".join(_info(i) for i in range(430))
+        text = head + between + b"h:1:1 [0] NCCL INFO " + b"y" * (40 << 10)
+    got, cut = pod_logs.bound_text(text, pod_logs.MIN_LOG_BYTES)
+    kept = got.encode("utf-8")
+    assert cut is not None and kept.startswith(head + warn)

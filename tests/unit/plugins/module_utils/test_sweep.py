@@ -701,3 +701,50 @@ def test_a_mark_exactly_max_age_hours_old_is_stale_and_a_second_younger_is_not(s
     chosen = select([node("a", marked_hours_ago=seconds_ago / float(HOUR), ttl=48)], [], NOW, sweep.check_options(24, 10, 100, "none"))
     assert [(row["node"], row["why"]) for row in chosen["picked"]] == ([("a", "stale")] if stale else [])
     assert chosen["fresh"] == ([] if stale else ["a"])
+
+
+def test_a_node_with_one_gpu_is_a_gpu_node_of_the_sweep_and_of_its_coverage():
+    nodes = [node("eight"), node("one", gpus=1), node("none", gpus=0)]
+    chosen = select(nodes, [], NOW, OPTIONS)
+    assert chosen["gpu_nodes"] == 2 and [row["node"] for row in chosen["picked"]] == ["eight", "one"]
+    cover = coverage(nodes, NOW, chosen)
+    assert cover["gpu_nodes"] == 2 and cover["never_verified"] == ["eight", "one"]
+
+
+@pytest.mark.parametrize("gpu_nodes, max_percent, expected", [(99, 2, 1), (100, 2, 2), (149, 2, 2), (150, 2, 3), (199, 1, 1), (200, 1, 2)])
+def test_the_percent_of_the_gpu_nodes_is_rounded_down(gpu_nodes, max_percent, expected):
+    # docs/sweep.md, burnin_sweep_max_percent: that percentage of the GPU nodes, rounded down (at least one)
+    assert sweep.limit(gpu_nodes, 100000, max_percent) == expected
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4])
+def test_a_busy_node_names_its_gpu_pods_and_adds_dots_only_past_three(count):
+    nodes = [node("busy", marked_hours_ago=30)]
+    pods = [pod("train-%d" % index, "busy") for index in range(count)]
+    (row,) = select(nodes, pods, NOW, OPTIONS)["skipped"]
+    names = ", ".join("team/train-%d" % index for index in range(min(count, 3)))
+    assert row["detail"] == "GPUs held by " + names + (", ..." if count > 3 else "")
+
+
+def test_the_sweeps_own_pods_read_from_json_do_not_make_a_node_busy():
+    # the pods as the API server returns them: their priority class a new string, not the module's constant
+    pods = json.loads(json.dumps([pod("sweep-0", "a", priority_class=sweep.PRIORITY_CLASS), pod("train", "b", priority_class="high")]))
+    chosen = select([node("a"), node("b")], pods, NOW, OPTIONS)
+    assert [row["node"] for row in chosen["picked"]] == ["a"] and [(row["node"], row["reason"]) for row in chosen["skipped"]] == [("b", "busy")]
+
+
+def test_only_an_expired_mark_is_listed_expired_and_only_a_verified_node_has_a_verification_time():
+    # every state of a mark: verified, warn, fail and error (unexpired), expired, unmarked; error sorts before expired,
+    # warn after verified
+    nodes = [
+        node("a-pass", marked_hours_ago=2),
+        node("b-warn", marked_hours_ago=2, verdict="warn"),
+        node("c-fail", marked_hours_ago=2, verdict="fail"),
+        node("d-error", marked_hours_ago=2, verdict="error"),
+        node("e-expired", marked_hours_ago=30),
+        node("f-never"),
+    ]
+    cover = coverage(nodes, NOW, {})
+    assert [row["state"] for row in cover["nodes"]] == ["verified", "warn", "fail", "error", "expired", "unmarked"]
+    assert cover["expired"] == ["e-expired"] and cover["never_verified"] == ["f-never"]
+    assert [row["node"] for row in cover["nodes"] if row["verified_at"] is not None] == ["a-pass"]
